@@ -1,0 +1,26 @@
+"""sdckit: statistical disclosure control for microdata.
+
+Measures how easily a person in a microdata file can be re-identified, how much a
+protection step damages the data, and applies the protection methods that trade the two.
+
+Importing sdckit imports NumPy, SciPy-free kernels, narwhals and Polars only; pandas,
+PyArrow, matplotlib and the file readers are imported when used.
+"""
+
+from ._errors import MissingColumnError, SdcError, SdcWarning
+from .risk import FrequencyResult, KAnonymityResult, frequencies, k_anonymity
+from .scenario import Scenario
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "FrequencyResult",
+    "KAnonymityResult",
+    "MissingColumnError",
+    "Scenario",
+    "SdcError",
+    "SdcWarning",
+    "frequencies",
+    "k_anonymity",
+    "__version__",
+]

@@ -1,0 +1,124 @@
+"""Sample and weighted key frequencies under sdcMicro's missing-value rule (spec A.1, A.1.1)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .grouping import group_rows, lookup_sums, row_keys
+
+__all__ = ["pattern_table", "pattern_frequencies", "record_frequencies"]
+
+
+def pattern_table(codes: np.ndarray, weights: np.ndarray | None = None, factorize=None):
+    """Aggregate records to distinct key patterns (NA is a value here).
+
+    Parameters
+    ----------
+    codes : ndarray (n, m) int, ``-1`` = missing
+    weights : ndarray (n,) or None
+    factorize : callable, optional
+        ``factorize(int64 keys) -> (dense ids, number of groups)``; an engine's faster GROUP BY.
+        Default: NumPy's sort-based ``np.unique`` (the oracle).
+
+    Returns
+    -------
+    ids : ndarray (n,)   pattern index of every record
+    patterns : ndarray (P, m) int32, ``-1`` = missing
+    counts : ndarray (P,) float   c_p
+    wsum : ndarray (P,) float     W_p (= c_p without weights)
+    """
+    codes = np.asarray(codes)
+    n, m = codes.shape
+    radix = [int(codes[:, j].max()) + 2 if n else 1 for j in range(m)]
+    shifted = codes.astype(np.int64)
+    shifted += 1
+    key = row_keys(shifted, radix)
+    if factorize is None:
+        uniq, ids = np.unique(key, return_inverse=True)
+        ids, g = ids.reshape(-1), len(uniq)
+    else:
+        ids, g = factorize(key)
+    counts = np.bincount(ids, minlength=g).astype(float)
+    wsum = counts.copy() if weights is None else np.bincount(ids, weights=weights, minlength=g)
+    first = np.empty(g, dtype=np.int64)
+    first[ids[::-1]] = np.arange(n - 1, -1, -1)
+    return ids, codes[first].astype(np.int32), counts, wsum
+
+
+def pattern_frequencies(patterns: np.ndarray, counts: np.ndarray, wsum: np.ndarray, alpha: float = 1.0,
+                        na_rule: str = "sdcmicro") -> tuple[np.ndarray, np.ndarray]:
+    """f and F of every distinct pattern under the missing-value rule.
+
+    Rule ``"sdcmicro"`` (spec A.1.1, sdcMicro ``freqCalc``): a missing value matches any
+    value. With c_p, W_p the count and weight sum of pattern p and alpha in [0, 1]:
+
+    * complete p:  f_p = c_p + alpha * sum_{q partial, compatible} c_q
+      (all-missing patterns are not added when m >= 2);
+    * partial p:   f_p = c_p + sum_{q complete, compatible} c_q
+      + alpha * sum_{q partial or all-missing, q != p, compatible} c_q;
+    * all-missing p (m >= 2): f_p = n;
+    * m = 1: a value gets c_v + alpha * #NA; the NA pattern gets n.
+
+    F uses the same formulas with W_p. Patterns are compatible when they agree wherever both
+    are observed. Cost: one hash join per (mask, mask) pair of the missing-value masks present,
+    never a scan of all pattern pairs.
+
+    Rule ``"own_category"``: a missing value is one more category (f_p = c_p), the meaning
+    sdcMicro's documentation gives alpha = 0 (spec K.4).
+    """
+    patterns = np.asarray(patterns)
+    f = np.asarray(counts, dtype=float).copy()
+    F = np.asarray(wsum, dtype=float).copy()
+    if na_rule == "own_category":
+        return f, F
+    if na_rule != "sdcmicro":
+        raise ValueError(f"na_rule: {na_rule!r}")
+    P, m = patterns.shape
+    miss = patterns < 0
+    nmiss = miss.sum(axis=1)
+    complete = nmiss == 0
+    allmiss = nmiss == m
+    partial = ~complete & ~allmiss
+    n_total, w_total = float(np.sum(counts)), float(np.sum(wsum))
+    cw = np.column_stack([counts, wsum]).astype(float)
+    c_all = cw[allmiss].sum(axis=0)  # count and weight of the all-missing pattern (0 or 1 pattern)
+    if m == 1:
+        f[complete] += alpha * c_all[0]
+        F[complete] += alpha * c_all[1]
+    elif partial.any():
+        comp_idx = np.flatnonzero(complete)
+        part_idx = np.flatnonzero(partial)
+        mask_ids, n_masks = group_rows(miss[part_idx].astype(np.int64))
+        groups = [part_idx[mask_ids == s] for s in range(n_masks)]
+        observed = [~miss[g[0]] for g in groups]
+        add = np.zeros((P, 2))
+        comp_rows = patterns[comp_idx]
+        for s, (gs, obs_s) in enumerate(zip(groups, observed)):
+            rows_s = patterns[gs][:, obs_s]
+            # complete patterns compatible with each partial pattern of mask s count fully
+            add[gs] += lookup_sums(comp_rows[:, obs_s], cw[comp_idx], rows_s)
+            # ... and each complete pattern is credited alpha * (partial patterns of mask s)
+            add[comp_idx] += alpha * lookup_sums(rows_s, cw[gs], comp_rows[:, obs_s])
+            # partial-partial: other masks t (same mask: compatible means identical = itself)
+            for t, (gt, obs_t) in enumerate(zip(groups, observed)):
+                if t == s:
+                    continue
+                common = obs_s & obs_t
+                if not common.any():
+                    add[gs] += alpha * cw[gt].sum(axis=0)
+                else:
+                    add[gs] += alpha * lookup_sums(patterns[gt][:, common], cw[gt], patterns[gs][:, common])
+            add[gs] += alpha * c_all
+        f += add[:, 0]
+        F += add[:, 1]
+    f[allmiss] = n_total
+    F[allmiss] = w_total
+    return f, F
+
+
+def record_frequencies(codes: np.ndarray, weights: np.ndarray | None = None, alpha: float = 1.0,
+                       na_rule: str = "sdcmicro") -> tuple[np.ndarray, np.ndarray]:
+    """Per-record f_k and F_k (input row order); the NumPy oracle of ``sdckit.frequencies``."""
+    ids, patterns, counts, wsum = pattern_table(codes, weights)
+    fp, Fp = pattern_frequencies(patterns, counts, wsum, alpha, na_rule)
+    return fp[ids], Fp[ids]

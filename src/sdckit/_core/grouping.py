@@ -1,0 +1,72 @@
+"""Row grouping on integer code matrices (the NumPy oracle of the engines' GROUP BY)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["row_keys", "group_rows", "lookup_sums"]
+
+_LIMIT = np.int64(2) ** 62
+
+
+def row_keys(codes: np.ndarray, radix=None) -> np.ndarray:
+    """Combine the columns of a non-negative integer matrix into one int64 key per row.
+
+    Equal rows get equal keys and different rows different keys. Mixed-radix packing is used
+    while the product of radices fits in 62 bits; beyond that the partial key is densified
+    (``np.unique``) before the next column is packed, so any number of columns works.
+
+    Parameters
+    ----------
+    codes : ndarray, shape (n, k), non-negative integers
+    radix : sequence of int, optional
+        Upper bound (exclusive) of each column; ``max + 1`` when omitted.
+    """
+    codes = np.asarray(codes)
+    n, k = codes.shape
+    if k == 0:
+        return np.zeros(n, dtype=np.int64)
+    if radix is None:
+        radix = [int(codes[:, j].max()) + 1 if n else 1 for j in range(k)]
+    key = codes[:, 0].astype(np.int64, copy=True)
+    span = int(radix[0])
+    for j in range(1, k):
+        r = int(radix[j])
+        if span * r >= _LIMIT:
+            uniq, key = np.unique(key, return_inverse=True)
+            key = key.astype(np.int64, copy=False).reshape(-1)
+            span = max(len(uniq), 1)
+        key *= r
+        key += codes[:, j]
+        span *= r
+    return key
+
+
+def group_rows(codes: np.ndarray, radix=None) -> tuple[np.ndarray, int]:
+    """Dense group ids (0..G-1, in sorted key order) of the rows of a code matrix."""
+    key = row_keys(codes, radix)
+    if key.size == 0:
+        return np.zeros(0, dtype=np.int64), 0
+    uniq, ids = np.unique(key, return_inverse=True)
+    return ids.reshape(-1), len(uniq)
+
+
+def lookup_sums(ref_rows: np.ndarray, ref_values: np.ndarray, query_rows: np.ndarray) -> np.ndarray:
+    """For each query row, the column sums of ``ref_values`` over reference rows equal to it.
+
+    ``ref_values`` has shape (n_ref, v); the result has shape (n_query, v). Rows are compared
+    on all columns (an equi-join followed by a sum).
+    """
+    nref = ref_rows.shape[0]
+    nv = ref_values.shape[1]
+    if query_rows.shape[0] == 0:
+        return np.zeros((0, nv))
+    if nref == 0:
+        return np.zeros((query_rows.shape[0], nv))
+    both = np.concatenate([ref_rows, query_rows], axis=0)
+    ids, g = group_rows(both)
+    out = np.empty((query_rows.shape[0], nv))
+    for v in range(nv):
+        sums = np.bincount(ids[:nref], weights=ref_values[:, v], minlength=g)
+        out[:, v] = sums[ids[nref:]]
+    return out

@@ -1,0 +1,86 @@
+"""Encode categorical key variables to integer codes, once.
+
+Each key column becomes int32 codes ``0..R-1`` with ``-1`` for a missing value. Labels are
+kept as they are (strings, integers, floats, booleans, dates); nothing is coerced to a
+number. Missing means null, a floating-point NaN, or one of the user's ``missing`` values.
+Code order: the declared category order for Polars ``Enum`` columns (and therefore for
+ordered pandas categoricals read from labelled files), sorted label order otherwise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+__all__ = ["EncodedKeys", "encode_keys", "encode_column"]
+
+
+@dataclass(frozen=True)
+class EncodedKeys:
+    """Integer-coded key variables.
+
+    Attributes
+    ----------
+    names : tuple of str
+    codes : ndarray, shape (n, m), int32
+        ``-1`` marks a missing value.
+    labels : tuple of polars.Series
+        ``labels[j][c]`` is the label of code ``c`` of variable ``j``.
+    """
+
+    names: tuple[str, ...]
+    codes: np.ndarray
+    labels: tuple[pl.Series, ...]
+
+    @property
+    def cardinalities(self) -> tuple[int, ...]:
+        return tuple(len(lab) for lab in self.labels)
+
+    @property
+    def missing(self) -> np.ndarray:
+        return self.codes < 0
+
+
+def _missing_expr(s: pl.Series, missing) -> pl.Series:
+    if s.dtype.is_float():
+        s = s.fill_nan(None)
+    if missing:
+        vals = [v for v in missing]
+        try:
+            s = pl.select(pl.when(pl.lit(s).is_in(pl.lit(pl.Series(vals, strict=False)).implode())).then(None).otherwise(pl.lit(s))).to_series().alias(s.name)
+        except Exception:  # value types that cannot be compared with this column: nothing to mark
+            pass
+    return s
+
+
+def encode_column(s: pl.Series, missing=None) -> tuple[np.ndarray, pl.Series]:
+    """Return ``(codes, labels)`` for one column (codes int32, -1 = missing)."""
+    s = _missing_expr(s, missing)
+    if isinstance(s.dtype, pl.Enum):
+        labels = pl.Series(s.name, s.dtype.categories)
+        codes = s.to_physical().cast(pl.Int32).fill_null(-1).to_numpy()
+        return np.ascontiguousarray(codes, dtype=np.int32), labels
+    if isinstance(s.dtype, pl.Categorical):
+        s = s.cast(pl.String)
+    labels = s.drop_nulls().unique().sort()
+    codes = (
+        s.replace_strict(labels, pl.Series(np.arange(len(labels), dtype=np.int32)), return_dtype=pl.Int32)
+        .fill_null(-1)
+        .to_numpy()
+    )
+    return np.ascontiguousarray(codes, dtype=np.int32), labels.alias(s.name)
+
+
+def encode_keys(frame: pl.DataFrame, keys, missing=None) -> EncodedKeys:
+    """Encode the columns ``keys`` of ``frame`` (validated beforehand)."""
+    keys = tuple(keys)
+    n = frame.height
+    codes = np.empty((n, len(keys)), dtype=np.int32)
+    labels = []
+    for j, k in enumerate(keys):
+        c, lab = encode_column(frame.get_column(k), missing)
+        codes[:, j] = c
+        labels.append(lab)
+    return EncodedKeys(keys, codes, tuple(labels))

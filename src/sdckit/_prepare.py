@@ -1,0 +1,34 @@
+"""Validation and encoding shared by the public measures (done once, at the boundary)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._encode import EncodedKeys, encode_keys
+from ._frame import Table
+from .scenario import Scenario
+
+__all__ = ["Prepared", "prepare"]
+
+
+@dataclass(frozen=True)
+class Prepared:
+    table: Table
+    scenario: Scenario
+    keys: EncodedKeys
+    weights: np.ndarray | None
+
+
+def prepare(data, keys, *, weight=None, sensitive=None, household=None, strata=None, missing=None,
+            allow_degenerate_keys: bool = False) -> Prepared:
+    """Validate the roles against ``data`` (every problem in one error) and encode the keys."""
+    sc = Scenario(keys=keys, weight=weight, sensitive=sensitive or (), household=household,
+                  strata=strata or (), missing=missing)
+    table = sc.validate(data, allow_degenerate_keys=allow_degenerate_keys)
+    enc = encode_keys(table.frame, sc.keys, sc.missing)
+    w = None
+    if sc.weight is not None:
+        w = table.column(sc.weight).cast(float).to_numpy().astype(float, copy=False)
+    return Prepared(table, sc, enc, w)
