@@ -8,12 +8,18 @@ PyArrow, matplotlib and the file readers are imported when used.
 """
 
 from ._errors import MissingColumnError, SdcError, SdcWarning
+from .io import read_data
 from .risk import FrequencyResult, KAnonymityResult, frequencies, k_anonymity
+from .risk import LDiversityResult, TClosenessResult, l_diversity, t_closeness
 from .scenario import Scenario
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "LDiversityResult",
+    "TClosenessResult",
+    "l_diversity",
+    "t_closeness",
     "FrequencyResult",
     "KAnonymityResult",
     "MissingColumnError",
@@ -22,5 +28,6 @@ __all__ = [
     "SdcWarning",
     "frequencies",
     "k_anonymity",
+    "read_data",
     "__version__",
 ]

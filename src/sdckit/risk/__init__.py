@@ -3,3 +3,7 @@
 from .frequencies import FrequencyResult, KAnonymityResult, frequencies, k_anonymity
 
 __all__ = ["FrequencyResult", "KAnonymityResult", "frequencies", "k_anonymity"]
+
+from .diversity import LDiversityResult, TClosenessResult, l_diversity, t_closeness  # noqa: E402
+
+__all__ += ["LDiversityResult", "TClosenessResult", "l_diversity", "t_closeness"]

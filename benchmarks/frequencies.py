@@ -1,0 +1,210 @@
+"""Benchmark of ``sdckit.frequencies`` (spec A.1 / A.1.1) on synthetic microdata.
+
+Times ``sdckit.frequencies(df, keys, weight="w")`` on tables made by
+:func:`synthetic.make_keys` (7 Zipf-distributed keys with 2..50 categories, string and integer
+labels, lognormal weights) with 0% and 5% missing key values, and prints a markdown table:
+
+    n | missing | weighted | seconds | records/s | target | ok?
+
+Targets (from the performance issue):
+
+* 10**6 records with weights: under 0.3 s; 10**7 records with weights: under 3 s
+  (the unweighted 10**6 run is held to the same 0.3 s);
+* with 5% missing key values: at most 2x the time of the same table without missing values.
+
+Times are the best of ``--repeats`` runs (default 3; a single run at 10**7 or when one run
+takes longer than 20 s). Data generation is not timed. ``--profile`` adds a per-step
+breakdown (validation, key encoding, row keys, GROUP BY, pattern frequencies, mapping back)
+using sdckit's internal functions; it is informative only.
+
+The exit code is always 0: benchmarks report, they do not fail CI.
+
+Usage::
+
+    python benchmarks/frequencies.py                 # 1e5, 1e6, 1e7
+    python benchmarks/frequencies.py --quick         # 1e5, 1e6, one run each
+    python benchmarks/frequencies.py --sizes 1e6 --profile
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+import traceback
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import numpy as np  # noqa: E402
+import polars as pl  # noqa: E402
+
+import sdckit  # noqa: E402
+from synthetic import make_keys  # noqa: E402
+
+KEYS = [f"k{j}" for j in range(7)]
+MISSING_SHARES = (0.0, 0.05)
+ABS_TARGETS = {10**6: 0.3, 10**7: 3.0}  # seconds, with or without weights
+MAX_RATIO_MISSING = 2.0
+SLOW_RUN = 20.0  # seconds: do not repeat a run slower than this
+
+
+def _parse_sizes(text: str) -> list[int]:
+    return [int(float(s)) for s in text.split(",") if s.strip()]
+
+
+def _time(fn, repeats: int) -> tuple[float, object]:
+    best, out = float("inf"), None
+    for _ in range(max(repeats, 1)):
+        t = time.perf_counter()
+        out = fn()
+        dt = time.perf_counter() - t
+        best = min(best, dt)
+        if dt > SLOW_RUN:
+            break
+    return best, out
+
+
+def _steps(df: pl.DataFrame, weight) -> dict[str, float]:
+    """Per-step times through sdckit internals (mirrors ``_frequencies_from_prepared``)."""
+    from sdckit._core.frequencies import pattern_frequencies
+    from sdckit._core.grouping import row_keys
+    from sdckit._encode import encode_keys
+    from sdckit._engine import factorize
+    from sdckit.scenario import Scenario
+
+    out: dict[str, float] = {}
+
+    def step(name, fn):
+        t = time.perf_counter()
+        r = fn()
+        out[name] = time.perf_counter() - t
+        return r
+
+    sc = Scenario(keys=KEYS, weight=weight)
+    table = step("validate", lambda: sc.validate(df))
+    enc = step("encode keys", lambda: encode_keys(table.frame, sc.keys, sc.missing))
+    w = None if weight is None else step(
+        "weights to numpy", lambda: table.column(weight).cast(float).to_numpy().astype(float, copy=False))
+    codes = enc.codes
+    n = codes.shape[0]
+
+    def rk():
+        radix = [int(codes[:, j].max()) + 2 for j in range(codes.shape[1])]
+        shifted = codes.astype(np.int64)
+        shifted += 1
+        return row_keys(shifted, radix)
+
+    key = step("row keys", rk)
+    ids, g = step("factorize (GROUP BY)", lambda: factorize(key))
+
+    def agg():
+        counts = np.bincount(ids, minlength=g).astype(float)
+        wsum = counts.copy() if w is None else np.bincount(ids, weights=w, minlength=g)
+        first = np.empty(g, dtype=np.int64)
+        first[ids[::-1]] = np.arange(n - 1, -1, -1)
+        return codes[first].astype(np.int32), counts, wsum
+
+    patterns, counts, wsum = step("pattern sums", agg)
+    fp, Fp = step("pattern frequencies", lambda: pattern_frequencies(patterns, counts, wsum, 1.0))
+    step("map back", lambda: (fp[ids], Fp[ids]))
+    miss = patterns < 0
+    out["_patterns"] = float(g)
+    out["_masks"] = float(len(np.unique(miss[miss.any(axis=1)], axis=0))) if miss.any() else 0.0
+    return out
+
+
+def _fmt_s(x: float) -> str:
+    return f"{x:.3f}" if x < 10 else f"{x:.1f}"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", type=_parse_sizes, default=None,
+                    help="comma-separated record counts, e.g. 1e5,1e6 (default 1e5,1e6,1e7)")
+    ap.add_argument("--quick", action="store_true", help="sizes 1e5,1e6 and one run each")
+    ap.add_argument("--repeats", type=int, default=3, help="runs per case, best is reported (default 3)")
+    ap.add_argument("--profile", action="store_true", help="also print a per-step breakdown")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+
+    sizes = args.sizes or ([10**5, 10**6] if args.quick else [10**5, 10**6, 10**7])
+    repeats = 1 if args.quick else args.repeats
+
+    print(f"sdckit {sdckit.__version__}, polars {pl.__version__}, numpy {np.__version__}, "
+          f"python {platform.python_version()}, {os.cpu_count()} CPUs")
+    print(f"keys: {len(KEYS)} (cardinalities 2,5,10,20,30,40,50, Zipf), best of {repeats} run(s)\n")
+
+    # warm-up (imports, Polars thread pool)
+    small = make_keys(30_000, seed=args.seed + 1)
+    sdckit.frequencies(small, KEYS, weight="w")
+    sdckit.frequencies(make_keys(1000, missing=0.05, seed=args.seed + 1), KEYS, weight="w")
+
+    rows, profiles = [], []
+    base: dict[tuple[int, bool], float] = {}
+    for n in sizes:
+        cases = [(m, True) for m in MISSING_SHARES]
+        if n == 10**6:
+            cases += [(m, False) for m in MISSING_SHARES]
+        for missing, weighted in sorted(cases, key=lambda c: (not c[1], c[0])):
+            df = make_keys(n, missing=missing, seed=args.seed, weights=True)
+            weight = "w" if weighted else None
+            reps = 1 if n >= 10**7 else repeats
+            try:
+                secs, res = _time(lambda: sdckit.frequencies(df, KEYS, weight=weight), reps)
+                err = None
+            except Exception as e:  # report, never fail
+                secs, res, err = float("nan"), None, f"{type(e).__name__}: {e}"
+                traceback.print_exc()
+            if missing == 0.0:
+                base[(n, weighted)] = secs
+            target, ok = "—", "—"
+            if err is None:
+                if missing == 0.0 and n in ABS_TARGETS:
+                    target = f"< {ABS_TARGETS[n]:g} s"
+                    ok = "yes" if secs < ABS_TARGETS[n] else "**no**"
+                elif missing > 0 and (n, weighted) in base and np.isfinite(base[(n, weighted)]):
+                    lim = MAX_RATIO_MISSING * base[(n, weighted)]
+                    target = f"<= 2x 0% ({_fmt_s(lim)} s)"
+                    ok = "yes" if secs <= lim else f"**no** ({secs / base[(n, weighted)]:.0f}x)"
+            rows.append((f"{n:,}", f"{100 * missing:g}%", "yes" if weighted else "no",
+                         "error" if err else _fmt_s(secs),
+                         "—" if err else f"{n / secs:,.0f}", target, err or ok))
+            print(f"  done n={n:,} missing={missing:g} weighted={weighted}: "
+                  f"{'error' if err else _fmt_s(secs) + ' s'}"
+                  f"{'' if res is None else f' ({res.n_keys:,} key patterns)'}", file=sys.stderr)
+            if args.profile and err is None:
+                try:
+                    profiles.append(((n, missing, weighted), _steps(df, weight)))
+                except Exception:
+                    traceback.print_exc()
+            del df, res
+
+    print("| n | missing | weighted | seconds | records/s | target | ok? |")
+    print("|---:|---:|:---:|---:|---:|:---|:---|")
+    for r in rows:
+        print("| " + " | ".join(r) + " |")
+
+    if profiles:
+        names = [k for k in profiles[0][1] if not k.startswith("_")]
+        for _, p in profiles:
+            names += [k for k in p if not k.startswith("_") and k not in names]
+        print("\nStep breakdown (seconds, one run each):\n")
+        print("| n | missing | weighted | patterns | masks | " + " | ".join(names) + " | sum |")
+        print("|---:|---:|:---:|---:|---:|" + "---:|" * (len(names) + 1))
+        for (n, missing, weighted), p in profiles:
+            cells = [_fmt_s(p[k]) if k in p else "—" for k in names]
+            total = sum(p[k] for k in names if k in p)
+            print(f"| {n:,} | {100 * missing:g}% | {'yes' if weighted else 'no'} | {int(p['_patterns']):,} | "
+                  f"{int(p['_masks'])} | " + " | ".join(cells) + f" | {_fmt_s(total)} |")
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except Exception:  # a benchmark reports, it never fails the build
+        traceback.print_exc()
+    sys.exit(0)

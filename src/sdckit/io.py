@@ -1,0 +1,489 @@
+"""Read microdata files into Polars and write per-record results.
+
+Formats are chosen by the file extension (case-insensitive):
+
+============================  ==============================================================
+extension                     reader
+============================  ==============================================================
+``.csv``, ``.txt``, ``.tsv``  Polars CSV reader (separator detected, see :func:`read_data`)
+``.parquet``, ``.pq``         Polars
+``.sav``, ``.zsav``           SPSS, via pyreadstat (``pip install sdckit[stats]``)
+``.dta``                      Stata, via pyreadstat
+``.sas7bdat``, ``.xpt``       SAS data set / SAS transport file, via pyreadstat
+============================  ==============================================================
+
+pyreadstat is imported only when an SPSS, Stata or SAS file is read. Every failure (file
+not found, unsupported extension, unreadable or corrupt file, missing optional dependency)
+raises :class:`~sdckit.SdcError` naming the path and what was expected.
+"""
+
+from __future__ import annotations
+
+import inspect
+import io
+import os
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from ._errors import MissingColumnError, SdcError
+from ._frame import as_table, missing_columns_message
+
+__all__ = ["read_data", "read_metadata", "write_records"]
+
+_TEXT = {".csv": "CSV", ".txt": "CSV", ".tsv": "TSV"}
+_PARQUET = {".parquet": "Parquet", ".pq": "Parquet"}
+_STAT = {
+    ".sav": "SPSS",
+    ".zsav": "SPSS",
+    ".dta": "Stata",
+    ".sas7bdat": "SAS",
+    ".xpt": "SAS transport (XPORT)",
+}
+_KIND = {**_TEXT, **_PARQUET, **_STAT}
+_SUPPORTED = ", ".join(_KIND)
+_WRITABLE = {".csv": ",", ".tsv": "\t", ".parquet": None, ".pq": None}
+
+
+# ------------------------------------------------------------------------------------------
+# public API
+# ------------------------------------------------------------------------------------------
+def read_data(path, *, columns=None, string_columns=None, value_labels: bool = True,
+              na_values=("", "NA"), sep: str | None = None, encoding: str | None = None) -> pl.DataFrame:
+    """Read a microdata file into a Polars DataFrame.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        File to read. The format is taken from the extension (case-insensitive): ``.csv``,
+        ``.txt``, ``.tsv``, ``.parquet``, ``.pq``, ``.sav``, ``.zsav`` (SPSS), ``.dta``
+        (Stata), ``.sas7bdat`` and ``.xpt`` (SAS). SPSS, Stata and SAS need the optional
+        dependency pyreadstat (``pip install sdckit[stats]``).
+    columns : list of str, optional
+        Read only these columns, returned in this order. Default: every column.
+    string_columns : str or list of str, optional
+        Columns to keep as text. In CSV files they are read as ``String`` so that labels such
+        as ``"01"`` and ``"1"`` stay distinct instead of being coerced to the number 1. In the
+        other formats a numeric column listed here is converted to its text form (``1.0``
+        becomes ``"1"``); text and labelled (``Enum``) columns are left as they are.
+    value_labels : bool, default True
+        SPSS / Stata / SAS only. If True a variable with value labels becomes a Polars
+        ``Enum`` whose categories are the labels in code order; values present in the data
+        without a label become categories named by their code (``"7"``), placed by code, so
+        the category order of ordinal variables is preserved. Two codes with the same label
+        become one category. If False the raw codes are returned.
+    na_values : sequence of str, default ("", "NA")
+        Strings read as missing (null): in every column of a CSV file, and in the text
+        variables of SPSS / Stata / SAS files (whose formats have no null text value).
+        Parquet files carry real nulls and are returned as stored.
+    sep : str, optional
+        CSV field separator. Default: ``"\\t"`` for ``.tsv``; for ``.csv`` and ``.txt``
+        ``";"`` if the header line contains ``";"`` and no ``","``, a tab if it contains a
+        tab and neither ``","`` nor ``";"``, otherwise ``","``.
+    encoding : str, optional
+        Text encoding. CSV default UTF-8 (a byte-order mark is ignored); other encodings
+        (``"latin-1"``, ``"cp1252"``, ...) are decoded by Python. SPSS / Stata / SAS: passed
+        to pyreadstat (default: the encoding recorded in the file).
+
+    Returns
+    -------
+    polars.DataFrame
+        User-defined missing values (SPSS missing values and ranges, Stata ``.a``-``.z``) and
+        system missing values are null.
+
+    Raises
+    ------
+    SdcError
+        The file does not exist, the extension is not supported, the file cannot be read as
+        the format its extension names, or pyreadstat is missing.
+    MissingColumnError
+        A name in ``columns`` or ``string_columns`` is not in the file.
+
+    See Also
+    --------
+    read_metadata : variable and value labels of a file.
+
+    Examples
+    --------
+    >>> df = sdckit.read_data("survey.sav")                     # doctest: +SKIP
+    >>> sdckit.frequencies(df, keys=["region", "sex", "age"])  # doctest: +SKIP
+    """
+    p, ext = _check_path(path)
+    columns = _names(columns, "columns")
+    string_columns = _names(string_columns, "string_columns") or []
+    na = [str(v) for v in (na_values or ())]
+    if isinstance(na_values, str):
+        na = [na_values]
+    if ext in _TEXT:
+        return _read_text(p, ext, columns, string_columns, na, sep, encoding)
+    if ext in _PARQUET:
+        df = _read_parquet(p, columns)
+    else:
+        df = _read_stat(p, ext, columns, na, value_labels, encoding)
+    if string_columns:
+        _require(df.columns, string_columns, "string_columns", p)
+        df = df.with_columns([_as_text(df.get_column(c)) for c in string_columns])
+    return df
+
+
+def read_metadata(path, *, encoding: str | None = None) -> dict[str, Any]:
+    """Variable labels, value labels and missing-value definitions of a data file.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A file :func:`read_data` accepts.
+    encoding : str, optional
+        As in :func:`read_data`.
+
+    Returns
+    -------
+    dict
+        ``format`` (``"CSV"``, ``"Parquet"``, ``"SPSS"``, ...), ``path``, ``columns`` (names
+        in file order), ``n_rows`` (None when unknown without reading the data, e.g. CSV),
+        ``file_label`` (or None), ``variable_labels`` (column -> label, labelled columns
+        only), ``value_labels`` (column -> {code: label}, codes in ascending order, integral
+        codes as ``int``), ``measure`` (SPSS: column -> ``"nominal"`` / ``"ordinal"`` /
+        ``"scale"``), ``user_missing`` (SPSS: column -> list of missing values, a range as
+        ``{"lo": .., "hi": ..}``; Stata files declare no missing values per variable, their
+        ``.a``-``.z`` codes are read as null).
+        For CSV and Parquet the label and missing dictionaries are empty.
+
+    Raises
+    ------
+    SdcError
+        As :func:`read_data`.
+    """
+    p, ext = _check_path(path)
+    out: dict[str, Any] = {
+        "format": _KIND[ext], "path": str(p), "columns": [], "n_rows": None, "file_label": None,
+        "variable_labels": {}, "value_labels": {}, "measure": {}, "user_missing": {},
+    }
+    if ext in _TEXT:
+        sep, text = _text_source(p, ext, None, encoding)
+        out["columns"] = _guard(p, _KIND[ext], lambda: pl.read_csv(text, separator=sep, n_rows=0).columns)
+        return out
+    if ext in _PARQUET:
+        out["columns"] = _guard(p, "Parquet", lambda: list(pl.read_parquet_schema(p)))
+        out["n_rows"] = _guard(p, "Parquet", lambda: pl.scan_parquet(p).select(pl.len()).collect().item())
+        return out
+    _, meta = _stat_call(p, ext, metadataonly=True, user_missing=True, encoding=encoding)
+    out["columns"] = list(meta.column_names)
+    n = getattr(meta, "number_rows", None)
+    out["n_rows"] = int(n) if isinstance(n, int) and n >= 0 else None
+    out["file_label"] = getattr(meta, "file_label", None) or None
+    out["variable_labels"] = {c: lab for c, lab in (getattr(meta, "column_names_to_labels", None) or {}).items() if lab}
+    out["value_labels"] = {
+        c: {_plain(k): v for k, v in sorted(labs.items(), key=lambda kv: _sort_key(kv[0]))}
+        for c, labs in (getattr(meta, "variable_value_labels", None) or {}).items()
+    }
+    if ext in (".sav", ".zsav"):
+        out["measure"] = {c: m for c, m in (getattr(meta, "variable_measure", None) or {}).items() if m and m != "unknown"}
+        um: dict[str, list] = {}
+        for c, ranges in (getattr(meta, "missing_ranges", None) or {}).items():
+            vals = []
+            for r in ranges:
+                lo, hi = r.get("lo"), r.get("hi")
+                vals.append(_plain(lo) if lo == hi else {"lo": _plain(lo), "hi": _plain(hi)})
+            um[c] = vals
+        out["user_missing"] = um
+    return out
+
+
+def write_records(data, path) -> Path:
+    """Write per-record output (for example ``result.to_frame()``) to CSV or Parquet.
+
+    Parameters
+    ----------
+    data : dict of equal-length columns, polars.DataFrame, or any table ``sdckit`` accepts
+    path : str or os.PathLike
+        Destination; ``.csv`` (comma separated), ``.tsv`` (tab separated), ``.parquet`` or
+        ``.pq``. An existing file is overwritten; the directory must exist.
+
+    Returns
+    -------
+    pathlib.Path
+        The path written.
+
+    Raises
+    ------
+    SdcError
+        Unsupported extension, missing directory, or a column that cannot be written.
+
+    Notes
+    -----
+    Record-level output is as confidential as the microdata it was computed from.
+    """
+    p = Path(os.fspath(path))
+    ext = p.suffix.lower()
+    if ext not in _WRITABLE:
+        raise SdcError(f"path: cannot write {p}: unsupported extension {ext or '(none)'!r}; "
+                       "expected .csv, .tsv, .parquet or .pq")
+    if not p.parent.is_dir():
+        raise SdcError(f"path: cannot write {p}: directory {p.parent} does not exist; expected an existing directory")
+    frame = as_table(data, "records").frame
+    try:
+        if _WRITABLE[ext] is None:
+            frame.write_parquet(p)
+        else:
+            frame.write_csv(p, separator=_WRITABLE[ext])
+    except Exception as exc:
+        raise SdcError(f"path: could not write {p} ({_short(exc)}); expected a writable "
+                       f"{'Parquet' if _WRITABLE[ext] is None else 'CSV'} destination") from None
+    return p
+
+
+# ------------------------------------------------------------------------------------------
+# helpers
+# ------------------------------------------------------------------------------------------
+def _check_path(path) -> tuple[Path, str]:
+    try:
+        p = Path(os.fspath(path))
+    except TypeError:
+        raise SdcError(f"path: got {type(path).__name__}; expected a file path (str or os.PathLike)") from None
+    ext = p.suffix.lower()
+    if ext not in _KIND:
+        raise SdcError(f"path: unsupported file extension {ext or '(none)'!r} of {p}; expected one of {_SUPPORTED}")
+    if not p.exists():
+        raise SdcError(f"path: file {p} not found; expected an existing {_KIND[ext]} file")
+    if not p.is_file():
+        raise SdcError(f"path: {p} is not a file; expected a {_KIND[ext]} file")
+    return p, ext
+
+
+def _names(value, param: str) -> list[str] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = [value]
+    try:
+        names = [str(v) for v in value]
+    except TypeError:
+        raise SdcError(f"{param}: got {type(value).__name__}; expected a column name or a list of names") from None
+    return list(dict.fromkeys(names))
+
+
+def _require(available, names, param: str, p: Path) -> None:
+    missing = [c for c in names if c not in available]
+    if missing:
+        raise MissingColumnError(missing_columns_message(param, missing, list(available)) + f" (file {p})")
+
+
+def _short(exc: BaseException) -> str:
+    msg = str(exc).strip().splitlines()
+    text = msg[0] if msg else type(exc).__name__
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def _guard(p: Path, kind: str, fn):
+    try:
+        return fn()
+    except SdcError:
+        raise
+    except Exception as exc:
+        raise SdcError(f"path: could not read {p} ({_short(exc)}); expected a valid {kind} file") from None
+
+
+def _plain(v):
+    """Integral floats as int (SPSS stores every number as a double)."""
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return v
+
+
+def _code_text(v) -> str:
+    return str(_plain(v))
+
+
+def _sort_key(v):
+    return (0, float(v), "") if isinstance(v, (int, float)) and not isinstance(v, bool) else (1, 0.0, str(v))
+
+
+def _as_text(s: pl.Series) -> pl.Series:
+    """Numeric column -> its text form (integral floats without ``.0``); others unchanged."""
+    if not s.dtype.is_numeric():
+        return s
+    if s.dtype.is_float():
+        s = s.fill_nan(None)
+        nn = s.drop_nulls()
+        if nn.len() == 0 or bool((nn == nn.round(0)).all()) and bool((nn.abs() < 2**53).all()):
+            return s.cast(pl.Int64).cast(pl.String)
+    return s.cast(pl.String)
+
+
+# -- CSV -----------------------------------------------------------------------------------
+_CSV_PARAMS = set(inspect.signature(pl.read_csv).parameters)
+
+
+def _text_source(p: Path, ext: str, sep: str | None, encoding: str | None):
+    """Return ``(separator, source)``: the path itself for UTF-8, decoded bytes otherwise."""
+    enc = None if encoding is None else encoding.lower().replace("_", "-")
+    source: Any = p
+    if enc not in (None, "utf8", "utf-8", "utf-8-sig", "utf8-lossy", "utf-8-lossy"):
+        try:
+            text = p.read_bytes().decode(encoding)
+        except LookupError:
+            raise SdcError(f"encoding: unknown encoding {encoding!r}; expected a Python codec name such as 'latin-1'") from None
+        except UnicodeDecodeError as exc:
+            raise SdcError(f"path: could not decode {p} as {encoding} ({_short(exc)}); expected a text file in that encoding") from None
+        except OSError as exc:
+            raise SdcError(f"path: could not read {p} ({_short(exc)}); expected a readable file") from None
+        source = io.BytesIO(text.encode("utf-8"))
+    if sep is None:
+        if ext == ".tsv":
+            sep = "\t"
+        else:
+            if isinstance(source, io.BytesIO):
+                head = source.getvalue()[:65536].split(b"\n", 1)[0]
+            else:
+                try:
+                    with open(p, "rb") as fh:
+                        head = fh.readline(65536)
+                except OSError as exc:
+                    raise SdcError(f"path: could not read {p} ({_short(exc)}); expected a readable file") from None
+            line = head.decode("utf-8", errors="replace")
+            if ";" in line and "," not in line:
+                sep = ";"
+            elif "\t" in line and "," not in line and ";" not in line:
+                sep = "\t"
+            else:
+                sep = ","
+    elif not isinstance(sep, str) or len(sep) != 1:
+        raise SdcError(f"sep: got {sep!r}; expected a single character such as ',' or ';'")
+    return sep, source
+
+
+def _read_text(p, ext, columns, string_columns, na, sep, encoding) -> pl.DataFrame:
+    kind = _KIND[ext]
+    sep, source = _text_source(p, ext, sep, encoding)
+    lossy = encoding is not None and encoding.lower().replace("_", "-") in ("utf8-lossy", "utf-8-lossy")
+
+    def rewind():
+        if isinstance(source, io.BytesIO):
+            source.seek(0)
+        return source
+
+    header = _guard(p, kind, lambda: pl.read_csv(rewind(), separator=sep, n_rows=0,
+                                                 encoding="utf8-lossy" if lossy else "utf8").columns)
+    if columns:
+        _require(header, columns, "columns", p)
+    if string_columns:
+        _require(header, string_columns, "string_columns", p)
+    kw: dict[str, Any] = {
+        "separator": sep,
+        "null_values": na or None,
+        "schema_overrides": {c: pl.String for c in string_columns} or None,
+        "encoding": "utf8-lossy" if lossy else "utf8",
+    }
+    if columns:
+        kw["columns"] = columns
+    empty_null = "" in na
+    if "empty_string_is_null" in _CSV_PARAMS:
+        kw["empty_string_is_null"] = empty_null
+    elif "missing_is_null" in _CSV_PARAMS:  # polars 1.x
+        kw["missing_is_null"] = empty_null
+    df = _guard(p, kind, lambda: pl.read_csv(rewind(), **kw))
+    if columns:
+        df = df.select(columns)
+    return df
+
+
+# -- Parquet -------------------------------------------------------------------------------
+def _read_parquet(p: Path, columns) -> pl.DataFrame:
+    if columns:
+        names = _guard(p, "Parquet", lambda: list(pl.read_parquet_schema(p)))
+        _require(names, columns, "columns", p)
+    return _guard(p, "Parquet", lambda: pl.read_parquet(p, columns=columns))
+
+
+# -- SPSS / Stata / SAS --------------------------------------------------------------------
+def _pyreadstat(p: Path, ext: str):
+    try:
+        import pyreadstat
+    except ImportError:
+        raise SdcError(f"path: reading the {_KIND[ext]} file {p} needs the optional package pyreadstat, "
+                       "which is not installed; install sdckit[stats] (pip install 'sdckit[stats]')") from None
+    return pyreadstat
+
+
+def _stat_call(p: Path, ext: str, **kw):
+    """Call the pyreadstat reader for ``ext``; returns ``(polars.DataFrame, metadata)``."""
+    prs = _pyreadstat(p, ext)
+    reader = {".sav": prs.read_sav, ".zsav": prs.read_sav, ".dta": prs.read_dta,
+              ".sas7bdat": prs.read_sas7bdat, ".xpt": prs.read_xport}[ext]
+    if ext == ".xpt":
+        kw.pop("user_missing", None)
+    kw = {k: v for k, v in kw.items() if v is not None}
+    kind = _KIND[ext]
+
+    def call():
+        try:
+            return reader(os.fspath(p), output_format="polars", **kw)
+        except TypeError as exc:  # pyreadstat without Polars output: go through pandas
+            if "output_format" not in str(exc):
+                raise
+        df, meta = reader(os.fspath(p), **kw)
+        return pl.from_pandas(df), meta
+
+    return _guard(p, kind, call)
+
+
+def _read_stat(p, ext, columns, na, value_labels, encoding) -> pl.DataFrame:
+    kw = {"encoding": encoding, "user_missing": False}
+    if columns:
+        kw["usecols"] = columns
+    df, meta = _stat_call(p, ext, **kw)
+    if columns:
+        if any(c not in df.columns for c in columns):  # pyreadstat ignores unknown names
+            _, full = _stat_call(p, ext, metadataonly=True, encoding=encoding)
+            _require(list(full.column_names), columns, "columns", p)
+        df = df.select(columns)
+    # system and user-defined missing values: null, never NaN; text "" (and na_values) -> null
+    fixes = []
+    for name, dtype in df.schema.items():
+        if dtype.is_float():
+            fixes.append(pl.col(name).fill_nan(None))
+        elif dtype == pl.String and na:
+            fixes.append(pl.when(pl.col(name).is_in(na)).then(None).otherwise(pl.col(name)).alias(name))
+    if fixes:
+        df = df.with_columns(fixes)
+    if value_labels:
+        labelled = getattr(meta, "variable_value_labels", None) or {}
+        conv = [_labelled_to_enum(df.get_column(c), labs) for c, labs in labelled.items() if c in df.columns and labs]
+        if conv:
+            df = df.with_columns(conv)
+    return df
+
+
+def _labelled_to_enum(s: pl.Series, labels: dict) -> pl.Series:
+    """Codes + value labels -> Enum with categories in code order (see :func:`read_data`)."""
+    numeric = s.dtype.is_numeric()
+
+    def key(v):
+        return float(v) if numeric else str(v)
+
+    code_label: dict = {}
+    for code, lab in labels.items():
+        try:
+            code_label[key(code)] = str(lab)
+        except (TypeError, ValueError):  # a label for a value of another type cannot occur in the data
+            continue
+    present = s.drop_nulls().unique().to_list()
+    label_names = set(code_label.values())
+    cats: list[str] = []
+    name_of: dict = {}
+    for code in sorted(set(code_label) | {key(v) for v in present}, key=_sort_key):
+        if code in code_label:
+            name = code_label[code]
+        else:
+            name = _code_text(code)
+            if name in label_names:  # an unlabelled code whose text is another code's label: keep apart
+                name = f"{name} (unlabelled code)"
+        name_of[code] = name
+        if name not in cats:
+            cats.append(name)
+    if not present:
+        return pl.Series(s.name, [None] * s.len(), dtype=pl.Enum(cats))
+    new = [name_of[key(v)] for v in present]
+    return s.replace_strict(present, new, return_dtype=pl.String).cast(pl.Enum(cats)).alias(s.name)

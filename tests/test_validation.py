@@ -1,0 +1,116 @@
+"""Catalogue of bad inputs: each gives a clear SdcError naming the parameter or column."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+import sdckit
+from sdckit import MissingColumnError, Scenario, SdcError
+
+from conftest import S002_KEYS, s002_table
+
+
+def base() -> pl.DataFrame:
+    return s002_table()
+
+
+def with_w(values) -> pl.DataFrame:
+    return base().with_columns(pl.Series("w", values))
+
+
+BAD_FREQ_CALLS = [
+    # (id, kwargs for sdckit.frequencies, exception type, fragments the message must contain)
+    ("missing-key", dict(data=base(), keys=["Residence", "Age"]), MissingColumnError, ["Age", "not found", "available columns", "Gender"]),
+    ("missing-weight", dict(data=base(), keys=S002_KEYS, weight="wt"), MissingColumnError, ["wt", "not found"]),
+    ("string-weight", dict(data=base().with_columns(pl.col("w").cast(pl.String)), keys=S002_KEYS, weight="w"), SdcError, ["weight", "w", "expected positive numbers"]),
+    ("bool-weight", dict(data=base().with_columns(pl.lit(True).alias("w")), keys=S002_KEYS, weight="w"), SdcError, ["weight", "Boolean"]),
+    ("negative-weight", dict(data=with_w([1.0, -2, 3, 4, 5, 6, 7, 8, 9, 10]), keys=S002_KEYS, weight="w"), SdcError, ["weight", "1 negative", "-2"]),
+    ("nan-weight", dict(data=with_w([1.0, np.nan, 3, 4, 5, 6, 7, 8, 9, 10]), keys=S002_KEYS, weight="w"), SdcError, ["weight", "missing", "1 record"]),
+    ("null-weight", dict(data=with_w([1.0, None, 3, 4, 5, 6, 7, 8, 9, 10]), keys=S002_KEYS, weight="w"), SdcError, ["weight", "missing"]),
+    ("zero-weight", dict(data=with_w([0.0, 2, 3, 4, 5, 6, 7, 8, 9, 10]), keys=S002_KEYS, weight="w"), SdcError, ["weight", "zero", "represents nobody"]),
+    ("inf-weight", dict(data=with_w([np.inf, 2, 3, 4, 5, 6, 7, 8, 9, 10]), keys=S002_KEYS, weight="w"), SdcError, ["weight", "infinite"]),
+    ("empty-data", dict(data=base().head(0), keys=S002_KEYS), SdcError, ["data", "no records"]),
+    ("key-is-weight", dict(data=base(), keys=["Residence", "w"], weight="w"), SdcError, ["column w", "one role"]),
+    ("key-twice", dict(data=base(), keys=["Residence", "Residence"]), SdcError, ["keys", "more than once"]),
+    ("all-missing-key", dict(data=base().with_columns(pl.lit(None, pl.String).alias("Gender")), keys=S002_KEYS), SdcError, ["Gender", "missing for every record", "allow_degenerate_keys"]),
+    ("single-level-key", dict(data=base().with_columns(pl.lit("x").alias("Gender")), keys=S002_KEYS), SdcError, ["Gender", "single category", "'x'"]),
+    ("alpha-range", dict(data=base(), keys=S002_KEYS, alpha=1.5), SdcError, ["alpha", "1.5", "[0, 1]"]),
+    ("alpha-text", dict(data=base(), keys=S002_KEYS, alpha="half"), SdcError, ["alpha", "'half'"]),
+    ("alpha-nan", dict(data=base(), keys=S002_KEYS, alpha=float("nan")), SdcError, ["alpha"]),
+    ("list-data", dict(data=[[1, 2], [3, 4]], keys=["a"]), SdcError, ["data", "unsupported type", "list"]),
+    ("none-data", dict(data=None, keys=["a"]), SdcError, ["data", "None"]),
+    ("numpy-1d", dict(data=np.arange(5), keys=["0"]), SdcError, ["data", "2-D"]),
+    ("no-keys", dict(data=base(), keys=[]), SdcError, ["keys", "no key variables"]),
+    ("keys-none", dict(data=base(), keys=None), SdcError, ["keys"]),
+    ("key-not-a-name", dict(data=base(), keys=[1.5]), SdcError, ["keys", "1.5", "not a column name"]),
+    ("na-rule", dict(data=base(), keys=S002_KEYS, na_rule="drop"), SdcError, ["na_rule", "'drop'", "sdcmicro"]),
+    ("weight-list", dict(data=base(), keys=S002_KEYS, weight=["w", "w2"]), SdcError, ["weight", "single column"]),
+    ("ragged-dict", dict(data={"a": [1, 2], "b": [1]}, keys=["a"]), SdcError, ["data", "equal-length"]),
+    ("list-key-column", dict(data=pl.DataFrame({"a": [[1], [2]], "b": [1, 2]}), keys=["a", "b"]), SdcError, ["keys", "column a", "List"]),
+]
+
+
+@pytest.mark.parametrize("case", BAD_FREQ_CALLS, ids=[c[0] for c in BAD_FREQ_CALLS])
+def test_bad_input_gives_clear_error(case):
+    _, kwargs, exc, fragments = case
+    with pytest.raises(exc) as info:
+        sdckit.frequencies(**kwargs)
+    msg = str(info.value)
+    for frag in fragments:
+        assert frag in msg, f"{frag!r} not in {msg!r}"
+    assert isinstance(info.value, SdcError) and isinstance(info.value, ValueError)
+
+
+def test_catalogue_size():
+    assert len(BAD_FREQ_CALLS) >= 15
+
+
+def test_missing_column_is_keyerror():
+    with pytest.raises(KeyError):
+        sdckit.frequencies(base(), ["nope"])
+
+
+def test_all_problems_in_one_error():
+    """Missing columns, a bad weight and a degenerate key are reported together, one per line."""
+    d = with_w([1.0, -2, 3, 4, 5, 6, 7, 8, 9, 0]).with_columns(pl.lit("x").alias("Gender"))
+    with pytest.raises(MissingColumnError) as info:
+        sdckit.frequencies(d, ["Residence", "Gender", "Age", "Income"], weight="w")
+    err = info.value
+    assert len(err.problems) == 4, err.problems
+    text = str(err)
+    assert "Age, Income" in text and "negative" in text and "zero" in text and "single category" in text
+    assert text.count("\n  - ") == 4
+
+
+@pytest.mark.parametrize("k, fragment", [(0, "k: got 0"), ("x", "k: got 'x'"), ([], "k: empty"), ([2, -1], "k: got -1")])
+def test_bad_k(k, fragment):
+    with pytest.raises(SdcError, match="expected|empty") as info:
+        sdckit.k_anonymity(base(), S002_KEYS, k=k)
+    assert fragment in str(info.value)
+
+
+def test_scenario_household_and_numeric_keys():
+    d = base().with_columns(pl.Series("hh", [1, 1, None, 2, 2, 3, 3, 4, 4, None]))
+    sc = Scenario(keys=S002_KEYS, numeric_keys=["Health"], household="hh", weight="w")
+    with pytest.raises(SdcError) as info:
+        sc.validate(d)
+    text = str(info.value)
+    assert "household: column hh is missing for 2 record(s)" in text
+    assert "numeric_keys: column Health" in text
+
+
+def test_scenario_is_frozen_and_normalised():
+    sc = Scenario(keys="Residence", sensitive="Health")
+    assert sc.keys == ("Residence",) and sc.sensitive == ("Health",)
+    with pytest.raises(Exception):
+        sc.keys = ("x",)
+    table = sc.validate(base())
+    assert table.n == 10
+
+
+def test_degenerate_keys_allowed_on_request():
+    d = base().with_columns(pl.lit(None, pl.String).alias("Gender"))
+    r = sdckit.frequencies(d, S002_KEYS, allow_degenerate_keys=True)
+    assert r.n == 10
