@@ -191,6 +191,59 @@ def test_numpy_oracle_matches_brute_force(table, alpha):
     np.testing.assert_allclose(F, Fb, rtol=RTOL, atol=0)
 
 
+@st.composite
+def wide_tables(draw):
+    """Tables over a large key space (2-14 keys, up to ~40 labels each) that still have many
+    compatible pairs: half of the rows are random, half are copies of a few prototype rows with
+    holes punched in. Exercises the sparse joins (and, with many keys, the densified keys) of
+    the frequency kernel, which small category counts never reach."""
+    m = draw(st.integers(2, 14))
+    n = draw(st.integers(1, 60))
+    seed = draw(st.integers(0, 2**32 - 1))
+    p_miss = draw(st.sampled_from([0.1, 0.3, 0.6]))
+    rng = np.random.default_rng(seed)
+    protos = rng.integers(0, 40, size=(draw(st.integers(1, 4)), m))
+    rand = rng.integers(0, 40, size=(n, m))
+    pick = rng.integers(0, len(protos), size=n)
+    from_proto = rng.random(n) < 0.5
+    codes = np.where(from_proto[:, None], protos[pick], rand)
+    codes[from_proto[:, None] & (rng.random((n, m)) < p_miss)] = -1
+    w = rng.lognormal(0.0, 1.0, size=n) + 0.01 if draw(st.booleans()) else None
+    return codes, w
+
+
+@SETTINGS
+@given(wide_tables(), st.sampled_from(ALPHAS))
+def test_matches_brute_force_oracle_wide_key_space(table, alpha):
+    codes, w = table
+    df, keys = _frame(codes, w)
+    res = _freq(df, keys, w is not None, alpha)
+    f, F = brute_force(codes, w, alpha)
+    np.testing.assert_allclose(res.fk, f, rtol=RTOL, atol=0)
+    np.testing.assert_allclose(res.Fk, F, rtol=RTOL, atol=0)
+
+
+@pytest.mark.parametrize("alpha", [1.0, 0.3])
+def test_matches_brute_force_oracle_key_space_beyond_int64(alpha):
+    """20 keys with ~100 labels each: the product of the cardinalities exceeds 2**62, so
+    projection keys on many columns must be densified rather than packed into one int64."""
+    rng = np.random.default_rng(7)
+    n, m = 300, 20
+    protos = rng.integers(0, 100, size=(5, m))
+    codes = rng.integers(0, 100, size=(n, m))
+    from_proto = rng.random(n) < 0.6
+    codes[from_proto] = protos[rng.integers(0, 5, size=int(from_proto.sum()))]
+    codes[from_proto[:, None] & (rng.random((n, m)) < 0.08)] = -1
+    codes[rng.random(n) < 0.05] = -1  # a few all-missing records
+    w = rng.lognormal(0.0, 1.0, size=n) + 0.01
+    df, keys = _frame(codes, w)
+    res = _freq(df, keys, True, alpha)
+    f, F = brute_force(codes, w, alpha)
+    assert np.any((f > 1) & (f < n))  # the table does have matches through missing values
+    np.testing.assert_allclose(res.fk, f, rtol=RTOL, atol=0)
+    np.testing.assert_allclose(res.Fk, F, rtol=RTOL, atol=0)
+
+
 # ---------------------------------------------------------------------------------------------
 # invariances
 # ---------------------------------------------------------------------------------------------
@@ -364,3 +417,29 @@ def test_polars_engine_matches_numpy_oracle_50k(alpha):
     res_u = sdckit.frequencies(df, keys, alpha=alpha)
     np.testing.assert_allclose(res_u.fk, f0, rtol=RTOL, atol=0)
     np.testing.assert_array_equal(res_u.Fk, res_u.fk)
+
+
+def test_large_wide_table_matches_reference_kernel():
+    """Benchmark-like table (7 keys with 2..50 categories, 5% missing, 150,000 rows, so more than
+    50,000 complete patterns and ~100 missing-value masks): the fast kernel behind
+    ``sdckit.frequencies`` against the plain mask-pair join of the spec
+    (``_core.frequencies.pattern_frequencies_reference``)."""
+    import sdckit._core.frequencies as core
+
+    reference = getattr(core, "pattern_frequencies_reference", None)
+    if reference is None:
+        pytest.skip("no separate reference kernel in sdckit._core.frequencies")
+    rng = np.random.default_rng(11)
+    n, cards = 150_000, (2, 5, 10, 20, 30, 40, 50)
+    codes = np.column_stack([rng.integers(0, c, size=n) for c in cards]).astype(np.int32)
+    codes[rng.random(codes.shape) < 0.05] = -1
+    w = rng.lognormal(4.0, 0.8, size=n) + 1.0
+    df = pl.DataFrame({f"k{j}": codes[:, j] for j in range(len(cards))} | {"w": w})
+    df = df.with_columns(pl.when(pl.col(f"k{j}") >= 0).then(pl.col(f"k{j}")) for j in range(len(cards)))
+    keys = [f"k{j}" for j in range(len(cards))]
+    ids, patterns, counts, wsum = pattern_table(codes, w)
+    for alpha in (1.0, 0.5):
+        res = sdckit.frequencies(df, keys, weight="w", alpha=alpha)
+        fr, Fr = reference(patterns, counts, wsum, alpha)
+        np.testing.assert_allclose(res.fk, fr[ids], rtol=RTOL, atol=0)
+        np.testing.assert_allclose(res.Fk, Fr[ids], rtol=RTOL, atol=0)

@@ -44,15 +44,34 @@ class EncodedKeys:
 
 
 def _missing_expr(s: pl.Series, missing) -> pl.Series:
+    """``s`` with NaN and the user's ``missing`` values set to null.
+
+    A missing code is compared in the column's own type: numbers against numeric columns
+    (``-999`` matches ``-999.0``), strings against text and categorical columns; codes of
+    another type cannot occur in the column and are ignored.
+    """
     if s.dtype.is_float():
         s = s.fill_nan(None)
-    if missing:
-        vals = [v for v in missing]
-        try:
-            s = pl.select(pl.when(pl.lit(s).is_in(pl.lit(pl.Series(vals, strict=False)).implode())).then(None).otherwise(pl.lit(s))).to_series().alias(s.name)
-        except Exception:  # value types that cannot be compared with this column: nothing to mark
-            pass
-    return s
+    if not missing:
+        return s
+    dt = s.dtype
+    vals = list(missing)
+    if dt.is_numeric():
+        vals = [v for v in vals if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))]
+        target = pl.Float64 if dt.is_float() or any(isinstance(v, (float, np.floating)) for v in vals) else pl.Int64
+    elif dt == pl.String or isinstance(dt, (pl.Categorical, pl.Enum)):
+        vals = [str(v) for v in vals if isinstance(v, str) or (isinstance(v, (int, np.integer)) and not isinstance(v, bool))]
+        target = pl.String
+    else:
+        target = dt
+    if not vals:
+        return s
+    try:
+        cand = pl.Series(vals, dtype=target, strict=False).drop_nulls()
+        mask = s.cast(target).is_in(cand.implode())
+    except (pl.exceptions.PolarsError, TypeError, ValueError):
+        return s  # codes that cannot be expressed in the column's type cannot occur in it
+    return pl.select(pl.when(pl.lit(mask)).then(None).otherwise(pl.lit(s))).to_series().alias(s.name)
 
 
 def encode_column(s: pl.Series, missing=None) -> tuple[np.ndarray, pl.Series]:

@@ -96,7 +96,20 @@ def as_table(data: Any, param: str = "data") -> Table:
         frame = nwdf.to_polars()
     except Exception as exc:
         raise SdcError(f"{param}: could not read the table ({exc})") from None
+    if backend == "pandas":
+        frame = _keep_pandas_category_order(data, frame)
     return Table(frame, backend)
+
+
+def _keep_pandas_category_order(pdf, frame: pl.DataFrame) -> pl.DataFrame:
+    """pandas categoricals with text categories become Polars Enums in the declared order
+    (unobserved categories kept), so ordinal variables keep their order."""
+    casts = []
+    for name, dtype in zip(pdf.columns, pdf.dtypes):
+        cats = getattr(dtype, "categories", None)
+        if cats is not None and len(cats) and all(isinstance(c, str) for c in cats):
+            casts.append(pl.col(str(name)).cast(pl.String).cast(pl.Enum(list(cats))))
+    return frame.with_columns(casts) if casts else frame
 
 
 def to_native(columns: dict[str, Any], backend: str):

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from .grouping import group_rows, lookup_sums, row_keys
+from .nafreq import pattern_frequencies
 
-__all__ = ["pattern_table", "pattern_frequencies", "record_frequencies"]
+__all__ = ["pattern_table", "pattern_frequencies", "pattern_frequencies_reference", "record_frequencies"]
 
 
 def pattern_table(codes: np.ndarray, weights: np.ndarray | None = None, factorize=None):
@@ -45,7 +46,7 @@ def pattern_table(codes: np.ndarray, weights: np.ndarray | None = None, factoriz
     return ids, codes[first].astype(np.int32), counts, wsum
 
 
-def pattern_frequencies(patterns: np.ndarray, counts: np.ndarray, wsum: np.ndarray, alpha: float = 1.0,
+def pattern_frequencies_reference(patterns: np.ndarray, counts: np.ndarray, wsum: np.ndarray, alpha: float = 1.0,
                         na_rule: str = "sdcmicro") -> tuple[np.ndarray, np.ndarray]:
     """f and F of every distinct pattern under the missing-value rule.
 
@@ -65,6 +66,9 @@ def pattern_frequencies(patterns: np.ndarray, counts: np.ndarray, wsum: np.ndarr
 
     Rule ``"own_category"``: a missing value is one more category (f_p = c_p), the meaning
     sdcMicro's documentation gives alpha = 0 (spec K.4).
+
+    This is the straightforward mask-pair join of the spec, kept as the test oracle of
+    :func:`pattern_frequencies`.
     """
     patterns = np.asarray(patterns)
     f = np.asarray(counts, dtype=float).copy()
