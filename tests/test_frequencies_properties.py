@@ -419,6 +419,7 @@ def test_polars_engine_matches_numpy_oracle_50k(alpha):
     np.testing.assert_array_equal(res_u.Fk, res_u.fk)
 
 
+@pytest.mark.slow
 def test_large_wide_table_matches_reference_kernel():
     """Benchmark-like table (7 keys with 2..50 categories, 5% missing, 150,000 rows, so more than
     50,000 complete patterns and ~100 missing-value masks): the fast kernel behind

@@ -74,32 +74,51 @@ def _missing_expr(s: pl.Series, missing) -> pl.Series:
     return pl.select(pl.when(pl.lit(mask)).then(None).otherwise(pl.lit(s))).to_series().alias(s.name)
 
 
-def encode_column(s: pl.Series, missing=None) -> tuple[np.ndarray, pl.Series]:
-    """Return ``(codes, labels)`` for one column (codes int32, -1 = missing)."""
+def _prepared(s: pl.Series, missing) -> pl.Series:
     s = _missing_expr(s, missing)
-    if isinstance(s.dtype, pl.Enum):
-        labels = pl.Series(s.name, s.dtype.categories)
-        codes = s.to_physical().cast(pl.Int32).fill_null(-1).to_numpy()
-        return np.ascontiguousarray(codes, dtype=np.int32), labels
     if isinstance(s.dtype, pl.Categorical):
         s = s.cast(pl.String)
-    labels = s.drop_nulls().unique().sort()
-    codes = (
-        s.replace_strict(labels, pl.Series(np.arange(len(labels), dtype=np.int32)), return_dtype=pl.Int32)
-        .fill_null(-1)
-        .to_numpy()
-    )
-    return np.ascontiguousarray(codes, dtype=np.int32), labels.alias(s.name)
+    return s
+
+
+def encode_column(s: pl.Series, missing=None) -> tuple[np.ndarray, pl.Series]:
+    """Return ``(codes, labels)`` for one column (codes int32, -1 = missing)."""
+    enc = encode_keys(pl.DataFrame([s.alias("x")]), ["x"], missing)
+    return np.ascontiguousarray(enc.codes[:, 0]), enc.labels[0].alias(s.name)
 
 
 def encode_keys(frame: pl.DataFrame, keys, missing=None) -> EncodedKeys:
-    """Encode the columns ``keys`` of ``frame`` (validated beforehand)."""
+    """Encode the columns ``keys`` of ``frame`` (validated beforehand).
+
+    All columns are encoded in one parallel Polars query: sorted distinct labels, then each
+    value replaced by its label's position. Codes are stored column-major (one contiguous
+    column per key).
+    """
     keys = tuple(keys)
     n = frame.height
-    codes = np.empty((n, len(keys)), dtype=np.int32)
-    labels = []
+    pre = pl.DataFrame([_prepared(frame.get_column(k), missing).alias(f"_{j}") for j, k in enumerate(keys)]) if keys else None
+    codes = np.empty((n, len(keys)), dtype=np.int32, order="F")
+    labels: list = [None] * len(keys)
+    plain = []
     for j, k in enumerate(keys):
-        c, lab = encode_column(frame.get_column(k), missing)
-        codes[:, j] = c
-        labels.append(lab)
+        s = pre.get_column(f"_{j}")
+        if isinstance(s.dtype, pl.Enum):
+            labels[j] = pl.Series(k, s.dtype.categories)
+            codes[:, j] = s.to_physical().cast(pl.Int32).fill_null(-1).to_numpy()
+        else:
+            plain.append(j)
+    if plain:
+        uniq = pre.select([pl.col(f"_{j}").drop_nulls().unique().sort().implode() for j in plain]).row(0)
+        for j, u in zip(plain, uniq):
+            labels[j] = pl.Series(keys[j], u, dtype=pre.get_column(f"_{j}").dtype)
+        for j in [j for j in plain if len(labels[j]) == 0]:  # entirely missing: nothing to replace
+            codes[:, j] = -1
+            plain.remove(j)
+        coded = pre.select([
+            pl.col(f"_{j}").replace_strict(labels[j], pl.Series(np.arange(len(labels[j]), dtype=np.int32)),
+                                           return_dtype=pl.Int32).fill_null(-1)
+            for j in plain
+        ])
+        for j in plain:
+            codes[:, j] = coded.get_column(f"_{j}").to_numpy()
     return EncodedKeys(keys, codes, tuple(labels))

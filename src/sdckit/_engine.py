@@ -25,7 +25,7 @@ def factorize(key: np.ndarray) -> tuple[np.ndarray, int]:
     return ids, int(ids.max()) + 1
 
 
-def record_patterns(codes: np.ndarray, weights: np.ndarray | None = None):
+def record_patterns(codes: np.ndarray, weights: np.ndarray | None = None, cards=None):
     """Distinct key patterns with counts and weight sums (``_core.frequencies.pattern_table``
     with the Polars GROUP BY)."""
-    return pattern_table(codes, weights, factorize=factorize)
+    return pattern_table(codes, weights, factorize=factorize, cards=cards)

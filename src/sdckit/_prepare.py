@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._encode import EncodedKeys, encode_keys
+from ._encode import EncodedKeys
 from ._frame import Table
 from .scenario import Scenario
 
@@ -26,8 +26,7 @@ def prepare(data, keys, *, weight=None, sensitive=None, household=None, strata=N
     """Validate the roles against ``data`` (every problem in one error) and encode the keys."""
     sc = Scenario(keys=keys, weight=weight, sensitive=sensitive or (), household=household,
                   strata=strata or (), missing=missing)
-    table = sc.validate(data, allow_degenerate_keys=allow_degenerate_keys)
-    enc = encode_keys(table.frame, sc.keys, sc.missing)
+    table, enc = sc._validate(data, allow_degenerate_keys=allow_degenerate_keys)
     w = None
     if sc.weight is not None:
         w = table.column(sc.weight).cast(float).to_numpy().astype(float, copy=False)

@@ -8,6 +8,7 @@ import numpy as np
 import polars as pl
 
 from ._errors import MissingColumnError, SdcError
+from ._encode import encode_keys
 from ._frame import Table, as_table, missing_columns_message
 from ._validation import as_name_list
 
@@ -82,6 +83,9 @@ class Scenario:
         }
 
     def validate(self, data, *, require_keys: bool = True, allow_degenerate_keys: bool = False) -> Table:
+        return self._validate(data, require_keys=require_keys, allow_degenerate_keys=allow_degenerate_keys)[0]
+
+    def _validate(self, data, *, require_keys: bool = True, allow_degenerate_keys: bool = False):
         """Check every role against ``data`` at once and return the wrapped table.
 
         All problems are collected and reported in one :class:`SdcError` (one per line):
@@ -90,8 +94,11 @@ class Scenario:
         non-numeric numeric keys, and key variables that are entirely missing or have a single
         category (``allow_degenerate_keys=True`` accepts the last two, as sdcMicro does).
         A missing column raises :class:`MissingColumnError` (also a ``KeyError``).
+
+        ``_validate`` also returns the encoded key variables (encoded once, here).
         """
         table = as_table(data)
+        encoded = None
         problems: list[str] = []
         missing_cols: list[str] = []
         if require_keys and not self.keys:
@@ -119,14 +126,19 @@ class Scenario:
             for c in self.numeric_keys:
                 if present(c) and not table.column(c).dtype.is_numeric():
                     problems.append(f"numeric_keys: column {c} has type {table.column(c).dtype}; expected numbers")
-            for c in self.keys:
-                if present(c):
-                    problems += _key_problems(table.column(c), c, self.missing, allow_degenerate_keys)
+            encodable = [c for c in self.keys if present(c)]
+            bad_type = [c for c in encodable if isinstance(table.column(c).dtype, (pl.List, pl.Array, pl.Struct, pl.Object))]
+            for c in bad_type:
+                problems.append(f"keys: column {c} has type {table.column(c).dtype}; expected a categorical variable (labels)")
+            if encodable and not bad_type:
+                encoded = encode_keys(table.frame, encodable, self.missing)  # all keys unless some are absent
+                if not allow_degenerate_keys:
+                    problems += _degenerate_keys(encoded)
         if problems:
             msg = problems[0] if len(problems) == 1 else "invalid input:\n  - " + "\n  - ".join(problems)
             cls = MissingColumnError if missing_cols else SdcError
             raise cls(msg, problems)
-        return table
+        return table, encoded
 
 
 def _weight_problems(s: pl.Series, name: str) -> list[str]:
@@ -150,20 +162,14 @@ def _weight_problems(s: pl.Series, name: str) -> list[str]:
     return out
 
 
-def _key_problems(s: pl.Series, name: str, missing, allow_degenerate: bool) -> list[str]:
-    from ._encode import _missing_expr
-
-    if s.dtype == pl.Null:
-        s_obs = s.drop_nulls()
-    else:
-        s_obs = _missing_expr(s, missing).drop_nulls()
-    if isinstance(s.dtype, (pl.List, pl.Array, pl.Struct, pl.Object)):
-        return [f"keys: column {name} has type {s.dtype}; expected a categorical variable (labels)"]
-    if allow_degenerate:
-        return []
-    if s_obs.len() == 0:
-        return [f"keys: column {name} is missing for every record; drop it or pass allow_degenerate_keys=True"]
-    if s_obs.n_unique() == 1:
-        return [f"keys: column {name} has a single category ({s_obs[0]!r}); it cannot distinguish records, "
-                "drop it or pass allow_degenerate_keys=True"]
-    return []
+def _degenerate_keys(enc) -> list[str]:
+    out = []
+    for j, name in enumerate(enc.names):
+        col = enc.codes[:, j]
+        seen = np.flatnonzero(np.bincount(col[col >= 0], minlength=len(enc.labels[j])))
+        if seen.size == 0:
+            out.append(f"keys: column {name} is missing for every record; drop it or pass allow_degenerate_keys=True")
+        elif seen.size == 1:
+            out.append(f"keys: column {name} has a single category ({enc.labels[j][int(seen[0])]!r}); it cannot "
+                       "distinguish records, drop it or pass allow_degenerate_keys=True")
+    return out

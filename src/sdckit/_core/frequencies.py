@@ -10,16 +10,18 @@ from .nafreq import pattern_frequencies
 __all__ = ["pattern_table", "pattern_frequencies", "pattern_frequencies_reference", "record_frequencies"]
 
 
-def pattern_table(codes: np.ndarray, weights: np.ndarray | None = None, factorize=None):
+def pattern_table(codes: np.ndarray, weights: np.ndarray | None = None, factorize=None, cards=None):
     """Aggregate records to distinct key patterns (NA is a value here).
 
     Parameters
     ----------
-    codes : ndarray (n, m) int, ``-1`` = missing
+    codes : ndarray (n, m) int, ``-1`` = missing (column-major is fastest)
     weights : ndarray (n,) or None
     factorize : callable, optional
         ``factorize(int64 keys) -> (dense ids, number of groups)``; an engine's faster GROUP BY.
         Default: NumPy's sort-based ``np.unique`` (the oracle).
+    cards : sequence of int, optional
+        Number of categories per column (codes < cards); computed when omitted.
 
     Returns
     -------
@@ -30,10 +32,10 @@ def pattern_table(codes: np.ndarray, weights: np.ndarray | None = None, factoriz
     """
     codes = np.asarray(codes)
     n, m = codes.shape
-    radix = [int(codes[:, j].max()) + 2 if n else 1 for j in range(m)]
-    shifted = codes.astype(np.int64)
-    shifted += 1
-    key = row_keys(shifted, radix)
+    if cards is None:
+        cards = [int(codes[:, j].max()) + 1 if n else 0 for j in range(m)]
+    radix = [max(int(c), 0) + 1 for c in cards]  # one extra slot for "missing"
+    key = _combine(codes, radix)
     if factorize is None:
         uniq, ids = np.unique(key, return_inverse=True)
         ids, g = ids.reshape(-1), len(uniq)
@@ -43,7 +45,24 @@ def pattern_table(codes: np.ndarray, weights: np.ndarray | None = None, factoriz
     wsum = counts.copy() if weights is None else np.bincount(ids, weights=weights, minlength=g)
     first = np.empty(g, dtype=np.int64)
     first[ids[::-1]] = np.arange(n - 1, -1, -1)
-    return ids, codes[first].astype(np.int32), counts, wsum
+    return ids, np.ascontiguousarray(codes[first], dtype=np.int32), counts, wsum
+
+
+def _combine(codes: np.ndarray, radix) -> np.ndarray:
+    """int64 key of each row of codes (-1 = missing mapped to 0), equal rows <=> equal keys."""
+    n, m = codes.shape
+    span = 1
+    for r in radix:
+        span *= r
+    if span >= 2**62:  # too many combinations for one int64: pack with densification
+        return row_keys(codes.astype(np.int64) + 1, radix)
+    key = np.zeros(n, dtype=np.int64)
+    for j in range(m):
+        if j:
+            key *= radix[j]
+        key += codes[:, j]
+        key += 1
+    return key
 
 
 def pattern_frequencies_reference(patterns: np.ndarray, counts: np.ndarray, wsum: np.ndarray, alpha: float = 1.0,

@@ -174,9 +174,9 @@ def frequencies(data, keys, weight=None, alpha: float = 1.0, *, missing=None, na
 
 def _frequencies_from_prepared(prep, alpha: float, na_rule: str) -> FrequencyResult:
     codes = prep.keys.codes
-    ids, patterns, counts, wsum = record_patterns(codes, prep.weights)
+    ids, patterns, counts, wsum = record_patterns(codes, prep.weights, prep.keys.cardinalities)
     fp, Fp = pattern_frequencies(patterns, counts, wsum, alpha, na_rule)
-    miss = prep.keys.missing
+    pmiss = patterns < 0
     return FrequencyResult(
         keys=prep.keys.names,
         fk=fp[ids],
@@ -187,8 +187,8 @@ def _frequencies_from_prepared(prep, alpha: float, na_rule: str) -> FrequencyRes
         na_rule=na_rule,
         n=codes.shape[0],
         n_keys=len(counts),
-        records_with_missing=int(np.count_nonzero(miss.any(axis=1))),
-        missing_per_key={k: int(v) for k, v in zip(prep.keys.names, miss.sum(axis=0))},
+        records_with_missing=int(counts[pmiss.any(axis=1)].sum()),
+        missing_per_key={k: int(v) for k, v in zip(prep.keys.names, counts @ pmiss)},
         backend=prep.table.backend,
     )
 
