@@ -14,7 +14,7 @@ from .._core.diversity import (
     multi_ldiversity_classes,
     tcloseness_classes,
 )
-from .._encode import encode_column
+from .._encode import encode_keys
 from .._errors import SdcError
 from .._frame import to_native
 from .._prepare import prepare
@@ -36,43 +36,15 @@ def _sensitive_names(sensitive) -> list[str]:
 
 
 def _encode_sensitive(prep, names):
-    """Integer codes (n, a) of the sensitive variables (-1 = missing) and their labels."""
+    """Integer codes (n, a) of the sensitive variables (-1 = missing, including the user's
+    ``missing`` codes) and their labels."""
     frame = prep.table.frame
-    n = frame.height
-    codes = np.empty((n, len(names)), dtype=np.int32)
-    labels = []
-    for j, name in enumerate(names):
-        s = frame.get_column(name)
-        if isinstance(s.dtype, (pl.List, pl.Array, pl.Struct, pl.Object)):
-            raise SdcError(f"sensitive: column {name} has type {s.dtype}; expected a categorical or numeric variable")
-        c, lab = encode_column(_mark_missing(s, prep.scenario.missing), None)
-        codes[:, j] = c
-        labels.append(lab)
-    return codes, labels
-
-
-def _mark_missing(s: pl.Series, missing) -> pl.Series:
-    """``s`` with the user's ``missing`` codes set to null, each code compared in the column's
-    type (a numeric code matches numerically: -999 marks -999.0 in a float column and
-    -999.0 marks -999 in an integer one; codes of another type are ignored)."""
-    if not missing or s.dtype == pl.Null:
-        return s
-    mask = np.zeros(s.len(), dtype=bool)
-    numeric = s.dtype.is_numeric() and s.dtype != pl.Boolean
-    for v in missing:
-        if numeric:
-            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
-                continue
-            x = s.cast(pl.Float64).fill_null(np.nan).to_numpy()
-            mask |= x == float(v)
-        else:
-            try:
-                mask |= (s == v).fill_null(False).to_numpy().astype(bool)
-            except Exception:  # a code that cannot be compared with this column: matches nothing
-                continue
-    if not mask.any():
-        return s
-    return pl.select(pl.when(pl.lit(pl.Series(mask))).then(None).otherwise(pl.lit(s))).to_series().alias(s.name)
+    for name in names:
+        dtype = frame.get_column(name).dtype
+        if isinstance(dtype, (pl.List, pl.Array, pl.Struct, pl.Object)):
+            raise SdcError(f"sensitive: column {name} has type {dtype}; expected a categorical or numeric variable")
+    enc = encode_keys(frame, names, prep.scenario.missing)
+    return enc.codes, list(enc.labels)
 
 
 def _check_c(c) -> float:

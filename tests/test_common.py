@@ -1,0 +1,83 @@
+"""Common checks run over a registry of every public measure (scikit-learn style).
+
+Each entry says how to call the measure on the S002 reference table; every measure must:
+leave the input untouched, give the same per-record results whatever the row order, return
+aggregates only from ``to_dict()`` (JSON-ready) and ``summary()``, and return the caller's
+frame type from ``to_frame()``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import polars as pl
+import pytest
+
+import sdckit
+
+from conftest import S002_KEYS, s002_table
+
+REGISTRY = {
+    "frequencies": lambda d: sdckit.frequencies(d, S002_KEYS, weight="w"),
+    "k_anonymity": lambda d: sdckit.k_anonymity(d, S002_KEYS, k=[2, 3, 5], weight="w"),
+    "l_diversity": lambda d: sdckit.l_diversity(d, S002_KEYS, "Health"),
+    "t_closeness": lambda d: sdckit.t_closeness(d, S002_KEYS, "Health"),
+}
+
+
+def test_registry_covers_public_measures():
+    public = {name for name in sdckit.__all__ if callable(getattr(sdckit, name)) and name[0].islower()}
+    assert public - {"read_data"} == set(REGISTRY)
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_aggregates_only_and_json(name):
+    res = REGISTRY[name](s002_table())
+    d = res.to_dict()
+    text = json.dumps(d)  # JSON-ready
+    # no per-record vector: no list of length n anywhere in the payload
+    def walk(x):
+        if isinstance(x, dict):
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list):
+            assert len(x) != 10, f"{name}: per-record list in to_dict()"
+            for v in x:
+                walk(v)
+    walk(d)
+    assert "Urban" not in text  # labels of records are not leaked
+    s = res.summary()
+    assert str(s) and "<table>" in s.to_html()
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_row_order_invariance_and_no_mutation(name):
+    d = s002_table()
+    before = d.clone()
+    base = REGISTRY[name](d).to_frame()
+    assert d.equals(before)
+    perm = np.random.default_rng(3).permutation(d.height)
+    shuffled = REGISTRY[name](d[perm]).to_frame()
+    assert isinstance(base, pl.DataFrame) and base.columns == shuffled.columns
+    for col in base.columns:
+        np.testing.assert_allclose(base[col].to_numpy()[perm].astype(float), shuffled[col].to_numpy().astype(float))
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+@pytest.mark.parametrize("backend", ["pandas", "pyarrow"])
+def test_to_frame_returns_caller_type(name, backend):
+    d = s002_table()
+    native = d.to_pandas() if backend == "pandas" else d.to_arrow()
+    out = REGISTRY[name](native).to_frame()
+    assert type(out).__module__.split(".")[0] == backend
+
+
+def test_import_is_light():
+    """Importing sdckit does not import pandas, pyarrow, matplotlib, pyreadstat or scipy."""
+    code = ("import sys, sdckit; heavy = [m for m in ('pandas', 'pyarrow', 'matplotlib', 'pyreadstat', 'jinja2', "
+            "'duckdb', 'pyspark') if m in sys.modules]; print(heavy); sys.exit(1 if heavy else 0)")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
