@@ -28,11 +28,25 @@ class EncodedKeys:
         ``-1`` marks a missing value.
     labels : tuple of polars.Series
         ``labels[j][c]`` is the label of code ``c`` of variable ``j``.
+    observed : tuple
+        Per variable, the codes that occur when the labels are declared categories (Enum)
+        and may include unobserved ones; ``None`` when every label occurs in the data.
     """
+
+    def n_observed(self, j: int) -> int:
+        """Number of distinct non-missing values of variable ``j`` in the data."""
+        obs = self.observed[j] if self.observed else None
+        return len(self.labels[j]) if obs is None else len(obs)
+
+    def observed_label(self, j: int, i: int = 0):
+        """The ``i``-th observed label of variable ``j``."""
+        obs = self.observed[j] if self.observed else None
+        return self.labels[j][i if obs is None else obs[i]]
 
     names: tuple[str, ...]
     codes: np.ndarray
     labels: tuple[pl.Series, ...]
+    observed: tuple[tuple[int, ...] | None, ...] = ()
 
     @property
     def cardinalities(self) -> tuple[int, ...]:
@@ -99,12 +113,15 @@ def encode_keys(frame: pl.DataFrame, keys, missing=None) -> EncodedKeys:
     pre = pl.DataFrame([_prepared(frame.get_column(k), missing).alias(f"_{j}") for j, k in enumerate(keys)]) if keys else None
     codes = np.empty((n, len(keys)), dtype=np.int32, order="F")
     labels: list = [None] * len(keys)
+    observed: list = [None] * len(keys)
     plain = []
     for j, k in enumerate(keys):
         s = pre.get_column(f"_{j}")
         if isinstance(s.dtype, pl.Enum):
             labels[j] = pl.Series(k, s.dtype.categories)
             codes[:, j] = s.to_physical().cast(pl.Int32).fill_null(-1).to_numpy()
+            col = codes[:, j]
+            observed[j] = tuple(np.flatnonzero(np.bincount(col[col >= 0], minlength=len(labels[j]))).tolist())
         else:
             plain.append(j)
     if plain:
@@ -121,4 +138,4 @@ def encode_keys(frame: pl.DataFrame, keys, missing=None) -> EncodedKeys:
         ])
         for j in plain:
             codes[:, j] = coded.get_column(f"_{j}").to_numpy()
-    return EncodedKeys(keys, codes, tuple(labels))
+    return EncodedKeys(keys, codes, tuple(labels), tuple(observed))

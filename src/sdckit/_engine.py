@@ -11,7 +11,7 @@ import polars as pl
 
 from ._core.frequencies import pattern_table
 
-__all__ = ["factorize", "record_patterns"]
+__all__ = ["factorize", "gather", "record_patterns"]
 
 _POLARS_MIN_N = 20_000  # below this NumPy's sort is as fast and avoids the hand-over
 
@@ -21,7 +21,7 @@ def factorize(key: np.ndarray) -> tuple[np.ndarray, int]:
     if key.size < _POLARS_MIN_N:
         uniq, ids = np.unique(key, return_inverse=True)
         return ids.reshape(-1).astype(np.int64, copy=False), len(uniq)
-    ids = pl.Series(key).rank("dense").to_numpy().astype(np.int64) - 1
+    ids = pl.select((pl.lit(pl.Series(key)).rank("dense").cast(pl.Int64) - 1)).to_series().to_numpy()
     return ids, int(ids.max()) + 1
 
 
@@ -29,3 +29,13 @@ def record_patterns(codes: np.ndarray, weights: np.ndarray | None = None, cards=
     """Distinct key patterns with counts and weight sums (``_core.frequencies.pattern_table``
     with the Polars GROUP BY)."""
     return pattern_table(codes, weights, factorize=factorize, cards=cards)
+
+
+def gather(ids: np.ndarray, *arrays: np.ndarray) -> list[np.ndarray]:
+    """``[a[ids] for a in arrays]``: the per-pattern values mapped back to records
+    (multi-threaded through Polars for large inputs)."""
+    if ids.size < _POLARS_MIN_N:
+        return [a[ids] for a in arrays]
+    frame = pl.DataFrame({f"a{i}": a for i, a in enumerate(arrays)})
+    out = frame[pl.Series(ids)]
+    return [out.get_column(f"a{i}").to_numpy() for i in range(len(arrays))]

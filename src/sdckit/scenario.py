@@ -145,6 +145,8 @@ def _weight_problems(s: pl.Series, name: str) -> list[str]:
     if not s.dtype.is_numeric() or s.dtype == pl.Boolean:
         return [f"weight: column {name} has type {s.dtype}; expected positive numbers"]
     x = s.cast(pl.Float64).to_numpy()
+    if s.null_count() == 0 and x.size and x.min() > 0 and np.isfinite(x.max()):
+        return []  # the common case, in two passes
     out = []
     nmiss = int(np.isnan(x).sum())
     if nmiss:
@@ -165,11 +167,10 @@ def _weight_problems(s: pl.Series, name: str) -> list[str]:
 def _degenerate_keys(enc) -> list[str]:
     out = []
     for j, name in enumerate(enc.names):
-        col = enc.codes[:, j]
-        seen = np.flatnonzero(np.bincount(col[col >= 0], minlength=len(enc.labels[j])))
-        if seen.size == 0:
+        k = enc.n_observed(j)
+        if k == 0:
             out.append(f"keys: column {name} is missing for every record; drop it or pass allow_degenerate_keys=True")
-        elif seen.size == 1:
-            out.append(f"keys: column {name} has a single category ({enc.labels[j][int(seen[0])]!r}); it cannot "
+        elif k == 1:
+            out.append(f"keys: column {name} has a single category ({enc.observed_label(j)!r}); it cannot "
                        "distinguish records, drop it or pass allow_degenerate_keys=True")
     return out

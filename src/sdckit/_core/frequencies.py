@@ -35,7 +35,7 @@ def pattern_table(codes: np.ndarray, weights: np.ndarray | None = None, factoriz
     if cards is None:
         cards = [int(codes[:, j].max()) + 1 if n else 0 for j in range(m)]
     radix = [max(int(c), 0) + 1 for c in cards]  # one extra slot for "missing"
-    key = _combine(codes, radix)
+    key, packed = _combine(codes, radix)
     if factorize is None:
         uniq, ids = np.unique(key, return_inverse=True)
         ids, g = ids.reshape(-1), len(uniq)
@@ -43,26 +43,41 @@ def pattern_table(codes: np.ndarray, weights: np.ndarray | None = None, factoriz
         ids, g = factorize(key)
     counts = np.bincount(ids, minlength=g).astype(float)
     wsum = counts.copy() if weights is None else np.bincount(ids, weights=weights, minlength=g)
-    first = np.empty(g, dtype=np.int64)
-    first[ids[::-1]] = np.arange(n - 1, -1, -1)
-    return ids, np.ascontiguousarray(codes[first], dtype=np.int32), counts, wsum
+    if packed:  # decode the patterns from their keys (one scatter instead of m gathers)
+        ukey = np.empty(g, dtype=np.int64)
+        ukey[ids] = key
+        patterns = np.empty((g, m), dtype=np.int32)
+        for j in range(m - 1, -1, -1):
+            ukey, rem = np.divmod(ukey, radix[j])
+            patterns[:, j] = rem - 1
+    else:
+        first = np.empty(g, dtype=np.int64)
+        first[ids] = np.arange(n)  # any record of the pattern will do
+        patterns = np.empty((g, m), dtype=np.int32)
+        for j in range(m):
+            patterns[:, j] = codes[:, j][first]
+    return ids, patterns, counts, wsum
 
 
-def _combine(codes: np.ndarray, radix) -> np.ndarray:
-    """int64 key of each row of codes (-1 = missing mapped to 0), equal rows <=> equal keys."""
+def _combine(codes: np.ndarray, radix) -> tuple[np.ndarray, bool]:
+    """int64 key of each row of codes (-1 = missing mapped to 0), equal rows <=> equal keys.
+
+    Returns the key and whether it is a plain mixed-radix packing (decodable) or had to be
+    densified because the combinations do not fit in 62 bits.
+    """
     n, m = codes.shape
     span = 1
     for r in radix:
         span *= r
-    if span >= 2**62:  # too many combinations for one int64: pack with densification
-        return row_keys(codes.astype(np.int64) + 1, radix)
+    if span >= 2**62:
+        return row_keys(codes.astype(np.int64) + 1, radix), False
     key = np.zeros(n, dtype=np.int64)
     for j in range(m):
         if j:
             key *= radix[j]
         key += codes[:, j]
         key += 1
-    return key
+    return key, True
 
 
 def pattern_frequencies_reference(patterns: np.ndarray, counts: np.ndarray, wsum: np.ndarray, alpha: float = 1.0,

@@ -162,7 +162,7 @@ def pattern_frequencies(patterns: np.ndarray, counts: np.ndarray, wsum: np.ndarr
     if na_rule != "sdcmicro":
         raise ValueError(f"na_rule: {na_rule!r}")
     P, m = patterns.shape
-    if P == 0:
+    if P == 0 or patterns.min() >= 0:  # nothing missing: f = c, F = W
         return f, F
     miss = patterns < 0
     nmiss = miss.sum(axis=1)

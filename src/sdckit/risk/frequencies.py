@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._core.frequencies import pattern_frequencies
-from .._engine import record_patterns
+from .._engine import gather, record_patterns
 from .._errors import SdcError
 from .._prepare import prepare
 from .._validation import check_alpha, check_k_list
@@ -176,19 +176,21 @@ def _frequencies_from_prepared(prep, alpha: float, na_rule: str) -> FrequencyRes
     codes = prep.keys.codes
     ids, patterns, counts, wsum = record_patterns(codes, prep.weights, prep.keys.cardinalities)
     fp, Fp = pattern_frequencies(patterns, counts, wsum, alpha, na_rule)
-    pmiss = patterns < 0
+    pmiss = patterns < 0 if patterns.size and patterns.min() < 0 else np.zeros((0, patterns.shape[1]), bool)
+    pc = counts[: len(pmiss)]
+    fk, Fk = gather(ids, fp, Fp)
     return FrequencyResult(
         keys=prep.keys.names,
-        fk=fp[ids],
-        Fk=Fp[ids],
+        fk=fk,
+        Fk=Fk,
         pattern_ids=ids,
         alpha=alpha,
         weighted=prep.weights is not None,
         na_rule=na_rule,
         n=codes.shape[0],
         n_keys=len(counts),
-        records_with_missing=int(counts[pmiss.any(axis=1)].sum()),
-        missing_per_key={k: int(v) for k, v in zip(prep.keys.names, counts @ pmiss)},
+        records_with_missing=int(pc[pmiss.any(axis=1)].sum()),
+        missing_per_key={k: int(pc[pmiss[:, j]].sum()) for j, k in enumerate(prep.keys.names)},
         backend=prep.table.backend,
     )
 
