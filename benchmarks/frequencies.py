@@ -124,14 +124,19 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=3, help="runs per case, best is reported (default 3)")
     ap.add_argument("--profile", action="store_true", help="also print a per-step breakdown")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--tune-memory", action="store_true",
+                    help="call sdckit.tune_memory() first (what the sdckit command line does)")
     args = ap.parse_args(argv)
+    if args.tune_memory:
+        sdckit.tune_memory()
 
     sizes = args.sizes or ([10**5, 10**6] if args.quick else [10**5, 10**6, 10**7])
     repeats = 1 if args.quick else args.repeats
 
     print(f"sdckit {sdckit.__version__}, polars {pl.__version__}, numpy {np.__version__}, "
           f"python {platform.python_version()}, {os.cpu_count()} CPUs")
-    print(f"keys: {len(KEYS)} (cardinalities 2,5,10,20,30,40,50, Zipf), best of {repeats} run(s)\n")
+    print(f"keys: {len(KEYS)} (cardinalities 2,5,10,20,30,40,50, Zipf), best of {repeats} run(s), "
+          f"tune_memory: {'on' if args.tune_memory else 'off'}\n")
 
     # warm-up (imports, Polars thread pool)
     small = make_keys(30_000, seed=args.seed + 1)

@@ -8,6 +8,7 @@ PyArrow, matplotlib and the file readers are imported when used.
 """
 
 from ._errors import MissingColumnError, SdcError, SdcWarning
+from ._memory import tune_memory
 from .io import read_data
 from .risk import FrequencyResult, KAnonymityResult, frequencies, k_anonymity
 from .risk import LDiversityResult, TClosenessResult, l_diversity, t_closeness
@@ -29,5 +30,6 @@ __all__ = [
     "frequencies",
     "k_anonymity",
     "read_data",
+    "tune_memory",
     "__version__",
 ]

@@ -132,6 +132,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    from ._memory import tune_memory
+
+    tune_memory()  # the command line owns its process: keep freed memory for reuse
     if not getattr(args, "command", None):
         parser.print_help()
         return 0

@@ -31,7 +31,7 @@ __all__ = ["pattern_frequencies"]
 
 _MAX_SPACE = np.int64(2) ** 62
 _DENSE_MIN = 1 << 16  # dense tables of this many cells are always fine
-_DENSE_MAX = 1 << 23  # and larger than this never
+_DENSE_MAX = 1 << 22  # and larger than this never (measured)
 
 
 def _strides(cards) -> np.ndarray:
@@ -117,7 +117,15 @@ def _groups(patterns, complete, partial):
     part_idx = np.flatnonzero(partial)
     if part_idx.size:
         miss = patterns[part_idx] < 0
-        ids, g = group_rows(miss.astype(np.int64))
+        if cols <= 62:  # mask as a bit field: a counting sort instead of a row-wise unique
+            bits = np.zeros(len(part_idx), dtype=np.int64)
+            for j in range(cols):
+                bits |= miss[:, j].astype(np.int64) << j
+            _, ids = np.unique(bits, return_inverse=True)
+            ids = ids.reshape(-1)
+            g = int(ids.max()) + 1
+        else:
+            ids, g = group_rows(miss.astype(np.int64))
         order = np.argsort(ids, kind="stable")
         bounds = np.searchsorted(ids[order], np.arange(g + 1))
         masks = [(part_idx[order[bounds[s]:bounds[s + 1]]], ~miss[order[bounds[s]]], False) for s in range(g)]
@@ -200,7 +208,7 @@ def _reference_vs_targets(r, groups, rows, cws, acc, cards, alpha):
     cols_all = np.arange(len(cards))
     n_ref = len(rows[r])
     total_r = cws[r].sum(axis=0)
-    limit = min(max(2 * n_ref, 4096), _DENSE_MAX)
+    limit = min(max(n_ref, 4096), _DENSE_MAX)  # measured: larger tables cost more than they save
     by_u: dict[bytes, list[int]] = {}
     for t in range(r + 1, len(groups)):
         common = obs_r & groups[t][1]
@@ -228,24 +236,42 @@ def _reference_vs_targets(r, groups, rows, cws, acc, cards, alpha):
         _dense_tables(r, dense, rows, cws, acc, cards, w_to_target, w_to_ref)
 
 
+def _bits(u) -> int:
+    return int(sum(1 << int(j) for j in np.flatnonzero(u)))
+
+
 def _dense_tables(r, dense, rows, cws, acc, cards, w_to_target, w_to_ref):
-    """Reference r aggregated onto each shared column set U as a dense table (see module doc)."""
+    """Reference r aggregated onto each shared column set U as a dense table (see module doc).
+
+    Tables are built largest first, each marginalised from the smallest table already built
+    on a superset of its columns (or read from the reference rows); targets look up their
+    sums and push theirs; pushes travel back down, smallest first, into the parent when the
+    parent is smaller than the reference, otherwise straight to the reference rows.
+    """
     cols_all = np.arange(len(cards))
+    n_ref = len(rows[r])
     dense.sort(key=lambda x: -_space(cards[x[0]]))
-    tables, parent, pushes = [], [], []
+    bits = [_bits(u) for u, _ in dense]
+    sizes = [_space(cards[u]) for u, _ in dense]
+    tables, parent, pushes, ref_keys = [], [], [], {}
+
+    def ref_key(i):  # projection of the reference rows on table i's columns, computed once
+        if i not in ref_keys:
+            ref_keys[i] = _proj(rows[r], cols_all[dense[i][0]], cards)
+        return ref_keys[i]
+
     for i, (u, ts) in enumerate(dense):
         cols = cols_all[u]
         shape = tuple(int(c) for c in cards[cols])
         best = None
         for j in range(i):
-            if np.all(dense[j][0] >= u) and (best is None or tables[j].size < tables[best].size):
+            if bits[j] & bits[i] == bits[i] and (best is None or sizes[j] < sizes[best]):
                 best = j
         if best is None:
-            key = _proj(rows[r], cols, cards)
-            size = int(np.prod(shape))
-            tab = np.empty((size, 2))
+            key = ref_key(i)
+            tab = np.empty((sizes[i], 2))
             for v in range(2):
-                tab[:, v] = np.bincount(key, weights=cws[r][:, v], minlength=size)
+                tab[:, v] = np.bincount(key, weights=cws[r][:, v], minlength=sizes[i])
             tab = tab.reshape(shape + (2,))
         else:
             pcols = cols_all[dense[best][0]]
@@ -265,20 +291,15 @@ def _dense_tables(r, dense, rows, cws, acc, cards, w_to_target, w_to_ref):
         for v in range(2):
             push[:, v] = np.bincount(allkeys, weights=tcw[:, v], minlength=flat.shape[0])
         pushes.append(push)
-    # pushes travel down, smallest tables first: into the parent table when that is smaller
-    # than the reference, otherwise straight to the reference's rows
-    n_ref = len(rows[r])
     for i in range(len(dense) - 1, -1, -1):
         u = dense[i][0]
-        cols = cols_all[u]
         b = parent[i]
-        if b is None or tables[b].size // 2 > n_ref:
-            acc[r] += w_to_ref * pushes[i][_proj(rows[r], cols, cards)]
+        if b is None or sizes[b] > n_ref:
+            acc[r] += w_to_ref * pushes[i][ref_key(i)]
         else:
             pcols = cols_all[dense[b][0]]
             pshape = tuple(int(c) for c in cards[pcols])
-            g = pushes[i].reshape(tuple(int(c) for c in cards[cols]) + (2,))
-            expand = tuple(k for k, c in enumerate(pcols) if not u[c])
+            g = pushes[i].reshape(tuple(int(c) for c in cards[cols_all[u]]) + (2,))
             view = pushes[b].reshape(pshape + (2,))
-            view += np.expand_dims(g, expand)
+            view += np.expand_dims(g, tuple(k for k, c in enumerate(pcols) if not u[c]))
         pushes[i] = None
