@@ -152,7 +152,7 @@ def main(argv=None) -> int:
         for missing, weighted in sorted(cases, key=lambda c: (not c[1], c[0])):
             df = make_keys(n, missing=missing, seed=args.seed, weights=True)
             weight = "w" if weighted else None
-            reps = 1 if n >= 10**7 else repeats
+            reps = repeats
             try:
                 secs, res = _time(lambda: sdckit.frequencies(df, KEYS, weight=weight), reps)
                 err = None

@@ -101,12 +101,32 @@ def encode_column(s: pl.Series, missing=None) -> tuple[np.ndarray, pl.Series]:
     return np.ascontiguousarray(enc.codes[:, 0]), enc.labels[0].alias(s.name)
 
 
+def _int_codes(s: pl.Series, n: int):
+    """Codes of an integer column with a compact range by a lookup table (no hashing or
+    sorting): ``(codes, labels)``, or None when the range is too wide for a table."""
+    if not s.dtype.is_integer() or s.null_count() == s.len():
+        return None
+    lo, hi = s.min(), s.max()
+    span = int(hi) - int(lo) + 1
+    if span > max(4 * n, 1 << 16) or span > (1 << 26):
+        return None
+    x = s.fill_null(lo).to_numpy().astype(np.int64, copy=False) - int(lo)
+    nulls = s.is_null().to_numpy() if s.null_count() else None
+    present = np.bincount(x if nulls is None else x[~nulls], minlength=span) > 0
+    lut = (np.cumsum(present, dtype=np.int64) - 1).astype(np.int32)
+    codes = lut[x]
+    if nulls is not None:
+        codes[nulls] = -1
+    labels = pl.Series(s.name, np.flatnonzero(present) + int(lo)).cast(s.dtype)
+    return codes, labels
+
+
 def encode_keys(frame: pl.DataFrame, keys, missing=None) -> EncodedKeys:
     """Encode the columns ``keys`` of ``frame`` (validated beforehand).
 
-    All columns are encoded in one parallel Polars query: sorted distinct labels, then each
-    value replaced by its label's position. Codes are stored column-major (one contiguous
-    column per key).
+    Integer columns with a compact range go through a lookup table; the other columns are
+    encoded in one parallel Polars query (sorted distinct labels, then each value replaced by
+    its label's position). Codes are stored column-major (one contiguous column per key).
     """
     keys = tuple(keys)
     n = frame.height
@@ -122,6 +142,11 @@ def encode_keys(frame: pl.DataFrame, keys, missing=None) -> EncodedKeys:
             codes[:, j] = s.to_physical().cast(pl.Int32).fill_null(-1).to_numpy()
             col = codes[:, j]
             observed[j] = tuple(np.flatnonzero(np.bincount(col[col >= 0], minlength=len(labels[j]))).tolist())
+            continue
+        fast = _int_codes(s, n)
+        if fast is not None:
+            codes[:, j], lab = fast
+            labels[j] = lab.alias(k)
         else:
             plain.append(j)
     if plain:
@@ -131,11 +156,15 @@ def encode_keys(frame: pl.DataFrame, keys, missing=None) -> EncodedKeys:
         for j in [j for j in plain if len(labels[j]) == 0]:  # entirely missing: nothing to replace
             codes[:, j] = -1
             plain.remove(j)
-        coded = pre.select([
-            pl.col(f"_{j}").replace_strict(labels[j], pl.Series(np.arange(len(labels[j]), dtype=np.int32)),
-                                           return_dtype=pl.Int32).fill_null(-1)
-            for j in plain
-        ])
+        exprs = []
         for j in plain:
-            codes[:, j] = coded.get_column(f"_{j}").to_numpy()
+            col = pl.col(f"_{j}")
+            if pre.get_column(f"_{j}").dtype == pl.String:  # an Enum cast maps text to positions fastest
+                exprs.append(col.cast(pl.Enum(labels[j].to_list())).to_physical().cast(pl.Int32).fill_null(-1))
+            else:
+                exprs.append(col.replace_strict(labels[j], pl.Series(np.arange(len(labels[j]), dtype=np.int32)),
+                                                return_dtype=pl.Int32).fill_null(-1))
+        coded = pre.select(exprs)
+        for j, name in zip(plain, coded.columns):
+            codes[:, j] = coded.get_column(name).to_numpy()
     return EncodedKeys(keys, codes, tuple(labels), tuple(observed))
