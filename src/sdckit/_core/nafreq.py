@@ -70,6 +70,10 @@ def _keys_pair(ra: np.ndarray, rb: np.ndarray, cols: np.ndarray, cards: np.ndarr
 
 def _sums_by_key(keys: np.ndarray, vals: np.ndarray):
     """Sorted unique keys, per-key sums of ``vals`` (n, 2), and each row's slot."""
+    if keys.size < 2 or bool(np.all(keys[1:] > keys[:-1])):
+        # already sorted and distinct: a mask's own patterns projected on columns they all
+        # observe keep the pattern table's (sorted) order
+        return keys, vals, np.arange(keys.size)
     uk, inv = np.unique(keys, return_inverse=True)
     inv = inv.reshape(-1)
     sums = np.column_stack([np.bincount(inv, weights=vals[:, v], minlength=len(uk)) for v in range(vals.shape[1])])
