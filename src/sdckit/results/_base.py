@@ -111,6 +111,10 @@ class Result:
         raise NotImplementedError
 
     # -- common ------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        """Number of records the result describes."""
+        return int(self.n)
+
     def to_frame(self):
         """Per-record values as a frame of the caller's type (pandas, Polars or PyArrow).
 
@@ -126,7 +130,7 @@ class Result:
         return str(self.summary())
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__}: {len(self)} records>" if hasattr(self, "__len__") else f"<{type(self).__name__}>"
+        return f"<{type(self).__name__}: {len(self)} records>"
 
 
 def new_axes(ax):

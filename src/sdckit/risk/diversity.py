@@ -98,9 +98,6 @@ class LDiversityResult(Result):
     n_classes: int = 0
     missing_sensitive: dict = field(default_factory=dict)
 
-    def __len__(self) -> int:
-        return self.n
-
     @property
     def multi(self) -> bool:
         """True when the multi-attribute measures were computed (two or more sensitive variables)."""
@@ -341,9 +338,6 @@ class TClosenessResult(Result):
     n: int = 0
     n_classes: int = 0
     missing_sensitive: dict = field(default_factory=dict)
-
-    def __len__(self) -> int:
-        return self.n
 
     @property
     def max(self) -> dict:

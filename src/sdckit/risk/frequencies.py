@@ -56,9 +56,6 @@ class FrequencyResult(Result):
     records_with_missing: int = 0
     missing_per_key: dict = field(default_factory=dict)
 
-    def __len__(self) -> int:
-        return self.n
-
     @property
     def sample_uniques(self) -> int:
         return int(np.count_nonzero(self.fk == 1))
@@ -109,7 +106,7 @@ class FrequencyResult(Result):
             ("alpha (missing-value matching)", self.alpha),
         ]
         dist = {"columns": ["f_k", "records", "percent"],
-                "rows": [(k, v, 100.0 * v / self.n if self.n else 0.0) for k, v in d["fk_distribution"].items()]}
+                "rows": [(k, v, round(100.0 * v / self.n, 2) if self.n else 0.0) for k, v in d["fk_distribution"].items()]}
         notes = []
         if self.records_with_missing and self.na_rule == "sdcmicro":
             notes.append("a missing key value matches every category (sdcMicro rule, spec A.1.1)")
@@ -220,9 +217,6 @@ class KAnonymityResult(Result):
     flags: np.ndarray = field(default=None, repr=False)
     frequencies: FrequencyResult = field(default=None, repr=False)
 
-    def __len__(self) -> int:
-        return self.frequencies.n
-
     @property
     def n(self) -> int:
         return self.frequencies.n
@@ -250,7 +244,7 @@ class KAnonymityResult(Result):
 
     def summary(self) -> Summary:
         cols = ["k", "records violating", "percent", "keys violating"]
-        rows = [(k, self.violations[k], 100.0 * self.share(k), self.keys_violating[k]) for k in self.k]
+        rows = [(k, self.violations[k], round(100.0 * self.share(k), 2), self.keys_violating[k]) for k in self.k]
         if self.weighted_violations is not None:
             cols.append("records with F_k < k")
             rows = [r + (self.weighted_violations[k],) for r, k in zip(rows, self.k)]

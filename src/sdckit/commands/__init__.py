@@ -1,0 +1,75 @@
+"""Subcommands of the ``sdckit`` command line, one module each.
+
+A command module defines ``register(subparsers)``, which adds its parser and sets
+``func`` to a handler ``handler(args) -> int``; ``sdckit.cli.COMMANDS`` lists the modules.
+Shared helpers for the handlers live here.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from .._errors import SdcError
+
+__all__ = ["Progress", "add_output_options", "read_input", "split_list", "write_json", "progress_enabled"]
+
+
+class Progress:
+    """A small stage progress bar on stderr (shown for long runs on a terminal, or forced)."""
+
+    def __init__(self, stages: int, enabled: bool):
+        self.stages, self.enabled, self.done, self.t0 = stages, enabled, 0, time.perf_counter()
+
+    def step(self, label: str) -> None:
+        if not self.enabled:
+            return
+        self.done += 1
+        width = 24
+        filled = int(width * self.done / self.stages)
+        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.stages} {label:<28}"
+                         f" {time.perf_counter() - self.t0:6.1f}s")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+def split_list(value: str | None) -> list[str]:
+    """``"a, b,c"`` -> ``["a", "b", "c"]``."""
+    return [p.strip() for p in value.split(",") if p.strip()] if value else []
+
+
+def progress_enabled(args) -> bool:
+    if getattr(args, "progress", None) is not None:
+        return args.progress
+    return sys.stderr.isatty()
+
+
+def add_output_options(sp) -> None:
+    """--json, --records and --progress / --no-progress."""
+    sp.add_argument("--json", metavar="OUT", help="write the aggregate results as JSON to OUT")
+    sp.add_argument("--records", metavar="OUT",
+                    help="write per-record results to OUT (.csv or .parquet); record-level, keep it confidential")
+    g = sp.add_mutually_exclusive_group()
+    g.add_argument("--progress", dest="progress", action="store_true", default=None, help="always show progress")
+    g.add_argument("--no-progress", dest="progress", action="store_false", help="never show progress")
+
+
+def read_input(path, keys=(), na_values=None):
+    """Read a data file for a command (key columns as text, so labels are never coerced)."""
+    from ..io import read_data
+
+    return read_data(path, string_columns=list(keys) or None,
+                     na_values=tuple(na_values.split(",")) if na_values is not None else ("", "NA"))
+
+
+def write_json(path, payload: dict) -> None:
+    try:
+        Path(path).write_text(json.dumps(payload, indent=2) + "\n")
+    except OSError as exc:
+        raise SdcError(f"--json: cannot write {path} ({exc.strerror or exc})") from None

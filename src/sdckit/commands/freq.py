@@ -1,0 +1,48 @@
+"""``sdckit freq``: key frequencies and k-anonymity (spec A.1, A.2)."""
+
+from __future__ import annotations
+
+from .._errors import SdcError
+from . import Progress, add_output_options, progress_enabled, read_input, split_list, write_json
+
+
+def register(sub) -> None:
+    f = sub.add_parser("freq", help="key frequencies (f_k, F_k) and k-anonymity",
+                       description="Sample and weighted key frequencies with sdcMicro's missing-value rule, "
+                                   "and k-anonymity.")
+    f.add_argument("data", help="data file: .csv, .tsv, .parquet, .sav, .dta, .sas7bdat, .xpt")
+    f.add_argument("--keys", required=True, help="comma-separated categorical key variables")
+    f.add_argument("--weight", help="sampling weight column (none: the file is a census, F_k = f_k)")
+    f.add_argument("--alpha", type=float, default=1.0,
+                   help="weight of matches through missing values, in [0, 1] (default 1)")
+    f.add_argument("--k", default="2,3,5", help="k values for k-anonymity, comma-separated (default 2,3,5)")
+    f.add_argument("--missing", help="extra values to treat as missing in key variables, comma-separated (e.g. -999)")
+    f.add_argument("--na-values", dest="na_values", help="strings read as missing from text files (default: empty and NA)")
+    add_output_options(f)
+    f.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..io import write_records
+    from ..risk.frequencies import frequencies, k_anonymity
+
+    keys = split_list(args.keys)
+    if not keys:
+        raise SdcError("--keys: no key variables given; expected a comma-separated list of column names")
+    prog = Progress(4, progress_enabled(args))
+    prog.step("reading data")
+    data = read_input(args.data, keys, args.na_values)
+    prog.step("counting key patterns")
+    freq = frequencies(data, keys, weight=args.weight, alpha=args.alpha, missing=split_list(args.missing) or None)
+    prog.step("k-anonymity")
+    kan = k_anonymity(freq, k=args.k)
+    prog.step("writing output")
+    prog.close()
+    print(freq.summary())
+    print()
+    print(kan.summary())
+    if args.json:
+        write_json(args.json, {"data": str(args.data), "frequencies": freq.to_dict(), "k_anonymity": kan.to_dict()})
+    if args.records:
+        write_records(kan.to_frame(), args.records)
+    return 0
