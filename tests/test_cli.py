@@ -47,7 +47,7 @@ def test_freq_parquet_records(s002_csv, tmp_path):
 @pytest.mark.parametrize(
     "args, fragment",
     [
-        (["--keys", "Residence,Age"], "Age"),
+        (["--keys", "Residence,Age"], "--keys: column(s) Age not found in the data; available columns: Residence"),
         (["--keys", "Residence,Gender", "--weight", "Health"], "weight"),
         (["--keys", "Residence,Gender", "--alpha", "2"], "alpha"),
         (["--keys", "Residence,Gender", "--k", "0"], "k: got"),

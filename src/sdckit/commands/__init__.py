@@ -60,12 +60,23 @@ def add_output_options(sp) -> None:
     g.add_argument("--no-progress", dest="progress", action="store_false", help="never show progress")
 
 
-def read_input(path, keys=(), na_values=None):
-    """Read a data file for a command (key columns as text, so labels are never coerced)."""
+def read_input(path, keys=(), na_values=None, option: str = "--keys"):
+    """Read a data file for a command (key columns as text, so labels are never coerced).
+
+    A key that is not in the file is reported against ``option`` (the command's own flag).
+    """
+    from .._errors import MissingColumnError
     from ..io import read_data
 
-    return read_data(path, string_columns=list(keys) or None,
-                     na_values=tuple(na_values.split(",")) if na_values is not None else ("", "NA"))
+    nav = tuple(na_values.split(",")) if na_values is not None else ("", "NA")
+    try:
+        return read_data(path, string_columns=list(keys) or None, na_values=nav)
+    except MissingColumnError:
+        present = read_data(path, na_values=nav).columns
+        missing = [k for k in keys if k not in present]
+        from .._frame import missing_columns_message
+
+        raise MissingColumnError(missing_columns_message(option, missing, present)) from None
 
 
 def write_json(path, payload: dict) -> None:
