@@ -5,8 +5,12 @@ Each command lives in its own module under ``sdckit.commands`` (listed in ``COMM
 ``sdckit freq DATA --keys a,b,c [--weight W] [--alpha A] [--k 2,3,5] [--json OUT] [--records OUT]``
     Key frequencies and k-anonymity. Prints a summary, writes aggregates as JSON and the
     per-record columns (fk, Fk, violates_k) as CSV or Parquet.
+``sdckit risk DATA --keys a,b,c [--weight W] [--household H] [--max-global-risk G] [--json OUT] [--records OUT]``
+    Individual, global and household re-identification risk and the mu-ARGUS threshold (spec B).
 ``sdckit demo``
     The assessment on the bundled synthetic survey sample.
+``sdckit utility ORIGINAL PROTECTED --vars a,b,c [--scales a=ordinal,...] [--json OUT]``
+    Information loss of a protected file against its original (spec G).
 
 Bad input exits with status 2 and a one-line ``sdckit: error: ...`` message.
 """
@@ -22,7 +26,7 @@ from ._errors import SdcError
 __all__ = ["COMMANDS", "build_parser", "main"]
 
 #: command modules under ``sdckit.commands``, in the order ``sdckit --help`` lists them
-COMMANDS = ["demo", "freq"]
+COMMANDS = ["demo", "freq", "risk", "suda", "utility", "linkage", "external"]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import argparse
-
-from . import add_output_options
+from . import Progress, add_output_options, progress_enabled, write_json
 
 
 def register(sub) -> None:
@@ -15,12 +13,28 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from ..datasets import EXAMPLE_KEYS, example_path
-    from . import freq
+    from ..io import write_records
+    from . import read_input, risk
 
     path = example_path()
+    keys = list(EXAMPLE_KEYS)
     print(f"sdckit demo: risk assessment of the bundled synthetic survey sample\n  {path}\n"
-          f"  equivalent to: sdckit freq {path.name} --keys {','.join(EXAMPLE_KEYS)} --weight weight --k 2,3,5\n")
-    ns = argparse.Namespace(data=str(path), keys=",".join(EXAMPLE_KEYS), weight="weight", alpha=1.0,
-                            k="2,3,5", json=args.json, records=args.records, progress=args.progress,
-                            missing=None, na_values=None)
-    return freq.run(ns)
+          f"  equivalent to: sdckit freq {path.name} --keys {','.join(keys)} --weight weight --k 2,3,5\n"
+          f"            and: sdckit risk {path.name} --keys {','.join(keys)} --weight weight "
+          f"--household household\n")
+    prog = Progress(3, progress_enabled(args))
+    prog.step("reading data")
+    data = read_input(str(path), keys)
+    prog.step("frequencies and risk")
+    res, thr, kan, messages = risk.assess(data, keys, weight="weight", household="household")
+    prog.step("writing output")
+    prog.close()
+    print(res.frequencies.summary())
+    print()
+    risk.print_results(res, thr, kan, messages)
+    if args.json:
+        write_json(args.json, {"data": str(path), "frequencies": res.frequencies.to_dict(),
+                               "k_anonymity": kan.to_dict(), "risk": risk.payload(res, thr, kan)})
+    if args.records:
+        write_records(risk.records(res, thr, kan), args.records)
+    return 0

@@ -1,0 +1,446 @@
+"""Minimal sample uniques (MSUs), SUDA scores and DIS-SUDA on integer-coded keys (spec E).
+
+Pure NumPy. The input is the table of distinct key patterns (``-1`` = missing) with the number
+of records of each pattern, as built by :func:`sdckit._core.frequencies.pattern_table`; the
+outputs are per-pattern arrays that the caller maps back to records.
+
+Definitions (spec E.1): an *item* is (variable j, value v) with v observed. A set S of items of
+record i is *unique* if no other record holds all of them (a record missing on a variable of S
+holds none of its items). S is a *minimal sample unique* (MSU) of i if it is unique and no
+proper subset is; since non-uniqueness is inherited by subsets it suffices that every subset of
+size |S| - 1 is non-unique. Records whose full key occurs more than once (missing compared as a
+value) share every item set with their duplicate and have no MSU.
+
+Algorithm (:func:`msu_search`): a level-wise (Apriori-type) search over variable sets with the
+pruning that makes SUDA2 fast (Manning, Haglin & Keane 2008), not a scan of all 2^m subsets for
+every record. For each variable set S of size s it keeps the *live set* L(S): the patterns whose
+S-group (patterns sharing their values on S) has at least two records and contains at least one
+target pattern (a sample unique whose MSUs are wanted). Then
+
+* a target i is in every L(S \\ {k}) iff every (s-1)-subset of S is non-unique for i; so S is
+  an MSU of i iff i is in all parents' live sets and alone in its S-group;
+* the S-group of such an i is found by grouping only the patterns in the intersection of the
+  parents' live sets: any pattern sharing i's values on S shares them on every parent and is
+  therefore in every parent's live set (by induction), so the count is exact;
+* patterns outside that intersection are either unique on a subset of S (their supersets are
+  unique but never minimal, and nobody else shares their values) or sit in groups without a
+  target (nothing to find there): they are dropped for S and all its supersets, and a variable
+  set with an empty live set generates no candidates (Apriori join).
+
+The work is proportional to the number of (pattern, variable set) pairs in which the pattern is
+still non-unique on every subset -- the same quantity SUDA2's recursion visits -- and every
+step is a vectorised pass (bincount or sort) over the live patterns. Live sets are stored as
+boolean masks while ``candidates x live patterns`` fits a memory budget, otherwise as index
+arrays; the working set of patterns is compacted when it shrinks.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .grouping import row_keys
+
+__all__ = ["MsuSearch", "size_weights", "msu_search", "dis_probability", "dis_suda", "suda_q"]
+
+_DENSE_BUDGET = 1 << 27  # bytes of boolean live-set masks per level before switching to index arrays
+_BINCOUNT_MIN = 1 << 16  # a counting table of this many slots is always cheap
+_BINCOUNT_FACTOR = 32  # ... and one of up to 32 slots per key counted is cheaper than a sort
+_BINCOUNT_MAX = 1 << 24  # ... but never more than 2^24 slots (128 MiB)
+_COMPACT_MIN = 4096  # compact the working set only when it has at least this many patterns
+
+
+def size_weights(att: int, max_size: int | None = None, original_scores: bool = True) -> np.ndarray:
+    r"""Score weight w(s) of an MSU of size s, as an array indexed by s = 0..att (w(0) = 0).
+
+    ``original_scores=True`` (Elliot et al. 2005; sdcMicro's default):
+
+    .. math:: w(s) = \prod_{i=s}^{\min(M,\, ATT-1)} (ATT - i), \quad s \le M
+
+    which is (ATT - s)! for M = ATT (sdcMicro: a full-size MSU weighs 1, the empty product) and
+    Elliot's \prod_{i=s}^{M}(ATT - i) for M <= ATT - 1 (spec E.2, K.9).
+
+    ``original_scores=False`` (IHSN implementation, sdcMicro before 5.0.3):
+
+    .. math:: w(s) = (2^{ATT-s} - 1) / \binom{ATT}{s}, \quad s \le M
+
+    In both conventions w(s) = 0 for s > M.
+
+    Parameters
+    ----------
+    att : int
+        Number of key variables (ATT).
+    max_size : int, optional
+        Largest MSU size M counted (default ATT).
+    original_scores : bool
+    """
+    att = int(att)
+    m_max = att if max_size is None else int(max_size)
+    w = np.zeros(att + 1)
+    for s in range(1, min(m_max, att) + 1):
+        if original_scores:
+            w[s] = float(math.prod(att - i for i in range(s, min(m_max, att - 1) + 1)))
+        else:
+            w[s] = (2.0 ** (att - s) - 1.0) / math.comb(att, s)
+    return w
+
+
+def suda_q(att: int) -> float:
+    """Exponent Q = 1 + (8 - ATT) / 20 of DIS-SUDA (spec E.6, K.10)."""
+    return 1.0 + (8.0 - att) / 20.0
+
+
+def dis_probability(n_uniques: int, n_pair_keys: int, fraction: float) -> float:
+    r"""Estimated probability that a unique match is correct (Skinner & Elliot 2002; spec E.5).
+
+    .. math:: \hat\theta = \pi n_1 / (\pi n_1 + 2 (1 - \pi) n_2)
+
+    with n_1 sample uniques, n_2 keys of frequency 2 and sampling fraction pi. NaN when both
+    counts are 0.
+    """
+    num = fraction * n_uniques
+    den = num + 2.0 * (1.0 - fraction) * n_pair_keys
+    return num / den if den > 0 else float("nan")
+
+
+def dis_suda(scores: np.ndarray, n_pair_keys: int, fraction: float, att: int) -> np.ndarray:
+    r"""DIS-SUDA of every record from its SUDA score (spec E.6), in double precision.
+
+    .. math::
+
+        E = 2 n_2 (1 - \pi) / \pi, \quad Q = 1 + (8 - ATT)/20, \quad
+        A = \sum_{j: S_j > 0} S_j^{-Q}, \quad
+        \mathrm{DIS}_i = 1 / (1 + E\, S_i^{-Q} / A) \;(S_i > 0), \; 0 \text{ otherwise}.
+
+    E is the expected number of wrong population candidates for the sample uniques (it does not
+    depend on their number, so sdcMicro's miscount of n_1 does not matter here, and no NaN can
+    arise); each record with a positive score takes the share S_i^{-Q}/A of them.
+    """
+    scores = np.asarray(scores, dtype=float)
+    out = np.zeros(scores.shape)
+    pos = scores > 0
+    if not pos.any():
+        return out
+    q = suda_q(att)
+    inv = scores[pos] ** -q
+    e_false = 2.0 * n_pair_keys * (1.0 - fraction) / fraction
+    out[pos] = 1.0 / (1.0 + e_false * inv / inv.sum())
+    return out
+
+
+@dataclass(frozen=True)
+class MsuSearch:
+    """Per-pattern result of :func:`msu_search`.
+
+    Attributes
+    ----------
+    score : (P,) float
+        Sum of w(|S|) over the MSUs S of each pattern (0 for non-targets).
+    contributions : (P, m) float
+        ``contributions[p, j]`` = sum of w(|S|) over the MSUs of p that contain variable j
+        (divide by ``score`` for sdcMicro's per-record contribution).
+    msu_count : (P,) int64
+    min_size : (P,) int16
+        Size of the smallest MSU (0 when there is none).
+    by_size : (max_size + 1,) int64
+        Number of MSUs of each size over all patterns.
+    subsets : tuple of tuple of int
+        Variable sets referred to by ``msu_subset``.
+    msu_pattern, msu_subset : ndarray or None
+        With ``collect=True``: one entry per MSU, the pattern and the index of its variable set
+        in ``subsets`` (the MSU's items are the pattern's values on those variables).
+    """
+
+    score: np.ndarray
+    contributions: np.ndarray
+    msu_count: np.ndarray
+    min_size: np.ndarray
+    by_size: np.ndarray
+    subsets: tuple = ()
+    msu_pattern: np.ndarray | None = None
+    msu_subset: np.ndarray | None = None
+
+
+def msu_search(patterns: np.ndarray, counts: np.ndarray, max_size: int | None = None, weights=None, *,
+               targets: np.ndarray | None = None, collect: bool = False,
+               dense_budget: int = _DENSE_BUDGET) -> MsuSearch:
+    """All MSUs of size <= ``max_size`` of the target patterns (spec E.1, E.3; module docstring).
+
+    Parameters
+    ----------
+    patterns : ndarray (P, m) of int, ``-1`` = missing
+        Distinct key patterns (missing compared as a value).
+    counts : ndarray (P,)
+        Number of records of each pattern.
+    max_size : int, optional
+        Largest MSU size searched (default m).
+    weights : ndarray, optional
+        ``weights[s]`` = score weight of an MSU of size s (default :func:`size_weights`).
+    targets : ndarray (P,) of bool, optional
+        Patterns whose MSUs are wanted (default: every pattern with count 1; a pattern with
+        count >= 2 never has an MSU and is ignored as a target).
+    collect : bool
+        Also return every MSU as (pattern, variable set).
+    dense_budget : int
+        Bytes of boolean live-set masks allowed per level (beyond it index arrays are used;
+        both give identical results).
+
+    Returns
+    -------
+    MsuSearch
+    """
+    pat = np.asarray(patterns)
+    cnt = np.asarray(counts)
+    n_pat, m = pat.shape
+    msize = m if max_size is None else int(max_size)
+    w = size_weights(m, msize) if weights is None else np.asarray(weights, dtype=float)
+    tgt = cnt == 1 if targets is None else np.asarray(targets, dtype=bool) & (cnt == 1)
+    acc = _Accumulator(n_pat, m, msize, w, collect)
+    if n_pat == 0 or m == 0 or msize < 1 or float(cnt.sum()) < 2 or not tgt.any():
+        return acc.result()
+    order = np.concatenate([np.flatnonzero(tgt), np.flatnonzero(~tgt)])  # targets first: a prefix
+    work = _Work(order, int(np.count_nonzero(tgt)),
+                 [np.ascontiguousarray(pat[order, j], dtype=np.int64) for j in range(m)],
+                 [int(pat[:, j].max()) + 1 for j in range(m)])
+
+    # level 1: every pattern observed on j is live for the empty set (n >= 2)
+    dense = m * work.n <= dense_budget
+    level: dict[tuple, np.ndarray] = {}
+    for j in range(m):
+        live, msu = _group(work, (j,), work.cols[j] >= 0, dense)
+        acc.add(work, (j,), msu)
+        if live is not None:
+            level[(j,)] = live
+    level = work.compact(level, dense)
+
+    for s in range(2, msize + 1):
+        if not level:
+            break
+        cands = []
+        for t in level:  # Apriori join: extend by a later variable, every parent must be live
+            for j in range(t[-1] + 1, m):
+                S = t + (j,)
+                parents = [level.get(S[:k] + S[k + 1:]) for k in range(s)]
+                if all(p is not None for p in parents):
+                    cands.append((S, parents))
+        was_dense = dense
+        dense = len(cands) * work.n <= dense_budget
+        new: dict[tuple, np.ndarray] = {}
+        for S, parents in cands:
+            sel = _intersect(parents, work) if not was_dense else _and(parents)
+            live, msu = _group(work, S, sel, dense)
+            acc.add(work, S, msu)
+            if live is not None:
+                new[S] = live
+        level = work.compact(new, dense)
+    return acc.result()
+
+
+class _Work:
+    """The working set of patterns (targets first), their code columns and a cached prefix key."""
+
+    def __init__(self, orig, n_targets, cols, cards):
+        self.orig, self.n_targets, self.cols, self.cards = orig, n_targets, cols, cards
+        self.hits = None
+        self._prefix = None
+        self._prefix_key = None
+
+    @property
+    def n(self) -> int:
+        return len(self.orig)
+
+    def prefix_key(self, T: tuple) -> np.ndarray | None:
+        """Packed key of the variables T over the whole working set (codes of patterns missing on
+        T give meaningless values that are never read), cached for consecutive candidates that
+        share T; None when T has too many combinations to pack into a counting table."""
+        if T != self._prefix:
+            self._prefix = T
+            self._prefix_key = None
+            if _span(self, T) <= _BINCOUNT_MAX:
+                key = self.cols[T[0]].copy()
+                for j in T[1:]:
+                    key *= self.cards[j]
+                    key += self.cols[j]
+                self._prefix_key = key
+        return self._prefix_key
+
+    def compact(self, level: dict, dense: bool) -> dict:
+        """Drop patterns that are live for no variable set of the level just computed."""
+        if not level or self.n < _COMPACT_MIN:
+            return level
+        keep = np.zeros(self.n, dtype=bool)
+        for live in level.values():
+            if dense:
+                keep |= live
+            else:
+                keep[live] = True
+        nk = int(np.count_nonzero(keep))
+        if nk > 0.6 * self.n:
+            return level
+        self.n_targets = int(np.count_nonzero(keep[: self.n_targets]))
+        self.orig = self.orig[keep]
+        self.cols = [c[keep] for c in self.cols]
+        self.hits = None
+        self._prefix = self._prefix_key = None
+        if dense:
+            return {S: live[keep] for S, live in level.items()}
+        remap = np.cumsum(keep) - 1
+        return {S: remap[live] for S, live in level.items()}
+
+
+def _and(parents):
+    sel = parents[0] & parents[1]
+    for p in parents[2:]:
+        sel &= p
+    return sel
+
+
+def _intersect(parents, work: _Work) -> np.ndarray:
+    """Sorted intersection of sorted index arrays by counting hits (O(sum of sizes))."""
+    if work.hits is None:
+        work.hits = np.zeros(work.n, dtype=np.uint8 if len(work.cols) < 255 else np.uint16)
+    hits = work.hits
+    parents = sorted(parents, key=len)
+    for p in parents:
+        hits[p] += 1
+    smallest = parents[0]
+    out = smallest[hits[smallest] == len(parents)]
+    for p in parents:
+        hits[p] = 0
+    return out
+
+
+def _span(work: _Work, S) -> int:
+    span = 1
+    for j in S:
+        span *= max(work.cards[j], 1)
+    return span
+
+
+def _table_ok(span: int, k: int) -> bool:
+    """Whether a counting table of ``span`` slots is cheaper than sorting ``k`` keys."""
+    return span <= max(_BINCOUNT_MIN, min(_BINCOUNT_FACTOR * k, _BINCOUNT_MAX))
+
+
+def _group(work: _Work, S: tuple, sel: np.ndarray, dense_out: bool):
+    """Group the selected patterns by their values on S.
+
+    Returns ``(live, msu)``: the live set of S (mask if ``dense_out`` else sorted indices; None
+    when empty) and the working-set positions of the targets that are unique on S (None when
+    there are none).
+
+    Counting uses a table indexed by the packed key when the number of combinations allows
+    (one bincount; the groups holding a target are then marked in the same table), a sort
+    otherwise.
+    """
+    n, nt = work.n, work.n_targets
+    span = _span(work, S)
+    j = S[-1]
+    if sel.dtype == bool:
+        k = int(np.count_nonzero(sel))
+        if k == 0:
+            return None, None
+        if 2 * k >= n and _table_ok(span, n):
+            pk = work.prefix_key(S[:-1]) if len(S) > 1 else None
+            if len(S) == 1 or pk is not None:
+                return _group_dense(work, pk, j, sel, span, dense_out)
+        sel = np.flatnonzero(sel)
+    if sel.size == 0:
+        return None, None
+    idx = sel
+    cut = int(np.searchsorted(idx, nt))  # targets come first
+    pk = work.prefix_key(S[:-1]) if len(S) > 1 and _table_ok(span, idx.size) else None
+    if len(S) == 1 or pk is not None:
+        key = work.cols[j][idx] if pk is None else pk[idx] * work.cards[j] + work.cols[j][idx]
+        table = np.bincount(key, minlength=span)
+    else:  # too many combinations for a table: sort
+        key_raw = row_keys(np.column_stack([work.cols[v][idx] for v in S]), [work.cards[v] for v in S])
+        _, key, table = np.unique(key_raw, return_inverse=True, return_counts=True)
+        key = key.reshape(-1)
+    key_t = key[:cut]
+    c_t = table[key_t]
+    msu = idx[:cut][c_t == 1]
+    live_t = c_t >= 2
+    if not live_t.any():  # no target left: nothing to find below S
+        return None, (msu if msu.size else None)
+    table[key_t] = -1  # mark the groups that hold a target
+    live = np.concatenate([idx[:cut][live_t], idx[cut:][table[key[cut:]] == -1]])
+    if dense_out:
+        mask = np.zeros(n, dtype=bool)
+        mask[live] = True
+        live = mask
+    return live, (msu if msu.size else None)
+
+
+def _group_dense(work: _Work, prefix_key, j, sel, span, dense_out):
+    """:func:`_group` over the whole working set (no gathers) when most patterns are selected."""
+    nt = work.n_targets
+    if prefix_key is None:
+        key = work.cols[j].copy()
+    else:
+        key = np.multiply(prefix_key, work.cards[j])
+        key += work.cols[j]
+    np.putmask(key, ~sel, span)  # a sentinel slot for the patterns not selected
+    table = np.bincount(key, minlength=span + 1)
+    table[span] = 0
+    key_t = key[:nt]
+    c_t = table[key_t]
+    msu = np.flatnonzero(c_t == 1)
+    live = np.empty(work.n, dtype=bool)
+    live_t = np.greater_equal(c_t, 2, out=live[:nt])
+    if not live_t.any():
+        return None, (msu if msu.size else None)
+    table[key_t] = -1  # mark the groups that hold a target
+    table[span] = 0
+    np.equal(table[key[nt:]], -1, out=live[nt:])
+    if not dense_out:
+        live = np.flatnonzero(live)
+    return live, (msu if msu.size else None)
+
+
+class _Accumulator:
+    """Collects the MSUs found (pattern ids per variable set) and totals them at the end."""
+
+    def __init__(self, n_pat, m, max_size, weights, collect):
+        self.n_pat, self.m, self.max_size = n_pat, m, max(max_size, 0)
+        self.weights = weights
+        self.collect = collect
+        self.subsets: list[tuple] = []
+        self.pats: list[np.ndarray] = []
+
+    def add(self, work: _Work, S: tuple, msu):
+        if msu is None:
+            return
+        self.pats.append(work.orig[msu])
+        self.subsets.append(S)
+
+    def result(self) -> MsuSearch:
+        n_pat, m = self.n_pat, self.m
+        score = np.zeros(n_pat)
+        contrib = np.zeros((n_pat, m), order="F")
+        count = np.zeros(n_pat, dtype=np.int64)
+        min_size = np.zeros(n_pat, dtype=np.int16)
+        by_size = np.zeros(self.max_size + 1, dtype=np.int64)
+        sizes = np.array([len(S) for S in self.subsets], dtype=np.int64)
+        lengths = np.array([g.size for g in self.pats], dtype=np.int64)
+        w_of = np.array([self.weights[s] if s < len(self.weights) else 0.0 for s in sizes])
+        if self.pats:
+            pat = np.concatenate(self.pats)
+            sid = np.repeat(np.arange(len(self.pats), dtype=np.int32), lengths)
+            wk = w_of[sid]
+            score = np.bincount(pat, weights=wk, minlength=n_pat)
+            count = np.bincount(pat, minlength=n_pat).astype(np.int64, copy=False)
+            for j in range(m):
+                has_j = np.array([j in S for S in self.subsets])
+                if has_j.any():
+                    contrib[:, j] = np.bincount(pat, weights=wk * has_j[sid], minlength=n_pat)
+            np.add.at(by_size, sizes, lengths)
+            for g, s in zip(reversed(self.pats), reversed(sizes)):  # smaller sets come later
+                min_size[g] = s
+        else:
+            pat = np.zeros(0, dtype=np.int64)
+            sid = np.zeros(0, dtype=np.int32)
+        return MsuSearch(score, contrib, count, min_size, by_size, tuple(self.subsets),
+                         pat if self.collect else None, sid if self.collect else None)

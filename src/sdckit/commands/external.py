@@ -1,0 +1,93 @@
+"""``sdckit external``: Mlodak's external risk of a released file given an alternative source (spec F.7)."""
+
+from __future__ import annotations
+
+from .._errors import SdcError
+from . import Progress, add_output_options, progress_enabled, split_list, write_json
+
+
+def register(sub) -> None:
+    p = sub.add_parser("external", help="external risk: pairing an alternative source with the released file",
+                       description="Mlodak's external risk (S003, spec F.7): the share of records of an external "
+                                   "source that can be paired with a released record (nominal and ordinal variables "
+                                   "equal, continuous ones within a relative tolerance), the first-found links and, "
+                                   "with --internal-risk, the combined risk (internal + external) / 2.")
+    p.add_argument("released", help="released (protected) data file")
+    p.add_argument("external", help="alternative source the intruder may hold")
+    p.add_argument("--vars", required=True, help="comma-separated variables in both files")
+    p.add_argument("--scales", help="comma-separated NAME=SCALE with SCALE nominal, ordinal or continuous, or the "
+                                    "ordered categories low<mid<high (quote it); default: decimal columns continuous, "
+                                    "others nominal")
+    p.add_argument("--availability", help="comma-separated NAME=P, the probability the intruder has the variable "
+                                          "(default 1; 0 excludes it)")
+    p.add_argument("--tolerance", type=float, default=0.05, help="relative tolerance d* of continuous variables "
+                                                                 "(default 0.05)")
+    p.add_argument("--pair-tol", dest="pair_tol", type=float, default=0.0,
+                   help="largest record distance that still pairs (default 0: every variable matches)")
+    p.add_argument("--id", help="identifier column in both files: report correct links")
+    p.add_argument("--reuse", action="store_true", help="first-found linking may take a released record again")
+    p.add_argument("--internal-risk", dest="internal_risk", type=float,
+                   help="internal risk r_int in [0, 1] for the combined risk")
+    p.add_argument("--na-values", dest="na_values", help="strings read as missing from text files (default: empty and NA)")
+    add_output_options(p)
+    p.set_defaults(func=run)
+
+
+def _pairs(text, option):
+    out = {}
+    for part in split_list(text):
+        if "=" not in part:
+            raise SdcError(f"{option}: {part!r} has no '='; expected NAME=VALUE")
+        name, value = (x.strip() for x in part.split("=", 1))
+        if not name or not value:
+            raise SdcError(f"{option}: {part!r} is incomplete; expected NAME=VALUE")
+        if name in out:
+            raise SdcError(f"{option}: {name} is given twice")
+        out[name] = value
+    return out
+
+
+def run(args) -> int:
+    from ..io import read_data, write_records
+    from ..risk.linkage import external_risk
+
+    names = split_list(args.vars)
+    if not names:
+        raise SdcError("--vars: no variables given; expected a comma-separated list of column names")
+    raw_scales = _pairs(args.scales, "--scales")
+    scales, categories = {}, {}
+    for v, s in raw_scales.items():
+        if "<" in s:
+            scales[v] = "ordinal"
+            categories[v] = [c.strip() for c in s.split("<")]
+        else:
+            scales[v] = s
+    avail = {}
+    for v, s in _pairs(args.availability, "--availability").items():
+        try:
+            avail[v] = float(s)
+        except ValueError:
+            raise SdcError(f"--availability: {v}={s} is not a number; expected a probability in [0, 1]") from None
+    for opt, d in (("--scales", scales), ("--availability", avail)):
+        unknown = [v for v in d if v not in names]
+        if unknown:
+            raise SdcError(f"{opt}: {', '.join(unknown)} not in --vars")
+    text = [v for v, s in scales.items() if s == "nominal" or v in categories] + ([args.id] if args.id else [])
+    na = tuple(args.na_values.split(",")) if args.na_values is not None else ("", "NA")
+    prog = Progress(3, progress_enabled(args))
+    prog.step("reading released")
+    released = read_data(args.released, string_columns=text or None, na_values=na)
+    prog.step("reading external")
+    external = read_data(args.external, string_columns=text or None, na_values=na)
+    prog.step("pairing")
+    res = external_risk(released, external, names, scales=scales or None, availability=avail or None,
+                        tolerance=args.tolerance, categories=categories or None, id=args.id, pair_tol=args.pair_tol,
+                        one_to_one=not args.reuse, internal_risk=args.internal_risk)
+    prog.close()
+    print(res.summary())
+    if args.json:
+        write_json(args.json, {"released": str(args.released), "external": str(args.external),
+                               "external_risk": res.to_dict()})
+    if args.records:
+        write_records(res.to_frame(), args.records)
+    return 0

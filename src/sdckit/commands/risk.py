@@ -1,0 +1,119 @@
+"""``sdckit risk``: individual, global and household re-identification risk (spec B)."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+
+from .._errors import SdcError
+from . import Progress, add_output_options, progress_enabled, read_input, split_list, write_json
+
+K_VALUES = (2, 3, 5)
+
+
+def register(sub) -> None:
+    f = sub.add_parser("risk", help="individual, global and household re-identification risk",
+                       description="Individual re-identification risk (Benedetti-Franconi / mu-ARGUS), expected "
+                                   "re-identifications, household risk, the individual-risk threshold for a "
+                                   "target re-identification rate, and k-anonymity for k = 2, 3, 5.")
+    f.add_argument("data", help="data file: .csv, .tsv, .parquet, .sav, .dta, .sas7bdat, .xpt")
+    f.add_argument("--keys", required=True, help="comma-separated categorical key variables")
+    f.add_argument("--weight", help="sampling weight column (none: the file is a census, risk = 1/f_k)")
+    f.add_argument("--household", help="household id column (household risk; records without an id are "
+                                       "their own household)")
+    f.add_argument("--household-keys", dest="household_keys",
+                   help="comma-separated key variables that must be constant within a household")
+    f.add_argument("--strata", help="comma-separated strata variables (frequencies within strata)")
+    f.add_argument("--alpha", type=float, default=1.0,
+                   help="weight of matches through missing values, in [0, 1] (default 1)")
+    f.add_argument("--method", choices=["approx", "exact"], default="approx",
+                   help="approx: mu-ARGUS/sdcMicro closed forms (default); exact: exact value for every f_k")
+    f.add_argument("--max-global-risk", dest="max_global_risk", type=float, default=0.01,
+                   help="target re-identification rate for the risk threshold, in (0, 1) (default 0.01)")
+    f.add_argument("--household-risk", dest="household_risk", type=float, default=None,
+                   help="household risk threshold r^h* for the mu-ARGUS household rule (default: derived from "
+                        "--max-global-risk)")
+    f.add_argument("--missing", help="extra values to treat as missing in key variables, comma-separated (e.g. -999)")
+    f.add_argument("--na-values", dest="na_values", help="strings read as missing from text files (default: empty and NA)")
+    add_output_options(f)
+    f.set_defaults(func=run)
+
+
+def assess(data, keys, *, weight=None, household=None, household_keys=None, strata=None, alpha=1.0,
+           method="approx", max_global_risk=0.01, household_risk=None, missing=None):
+    """Individual risk, its threshold and k-anonymity (k = 2, 3, 5) from one frequency count.
+
+    Returns ``(risk_result, threshold_result, k_anonymity_result, warnings)``; the warnings
+    (documented :class:`SdcWarning` messages) are returned to be printed, not raised.
+    """
+    from ..risk.frequencies import k_anonymity
+    from ..risk.individual import _check_rate, individual_risk
+
+    _check_rate(max_global_risk, "--max-global-risk")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = individual_risk(data, keys, weight=weight, household=household, alpha=alpha, method=method,
+                              strata=strata, household_keys=household_keys, missing=missing)
+    thr = res.threshold(max_global_risk, household_risk=household_risk)
+    kan = k_anonymity(res.frequencies, k=K_VALUES)
+    return res, thr, kan, [str(w.message) for w in caught]
+
+
+def payload(res, thr, kan) -> dict:
+    """The JSON document of ``sdckit risk``: the risk aggregates at top level, the threshold
+    (``null`` when the file meets the target) and the k-anonymity violations."""
+    out = dict(res.to_dict())
+    out["max_global_risk"] = thr.max_global_risk
+    out["threshold"] = thr.threshold
+    out["threshold_details"] = thr.to_dict()
+    out["k_anonymity"] = kan.to_dict()
+    out["k_anonymity_violations"] = {str(k): v for k, v in kan.violations.items()}
+    return out
+
+
+def records(res, thr, kan) -> dict:
+    """Per-record columns: risk, fk, Fk, household_risk, unsafe, household_unsafe, violates_k."""
+    out = dict(res._records())
+    out["unsafe"] = thr.unsafe
+    if thr.household_unsafe is not None:
+        out["household_unsafe"] = thr.household_unsafe
+    for k in kan.k:
+        out[f"violates_{k}"] = kan.violates(k)
+    return out
+
+
+def print_results(res, thr, kan, messages) -> None:
+    for m in messages:
+        print(f"sdckit: warning: {m}", file=sys.stderr)
+    print(res.summary())
+    print()
+    print(thr.summary())
+    print()
+    print(kan.summary())
+
+
+def run(args) -> int:
+    from ..io import write_records
+
+    keys = split_list(args.keys)
+    if not keys:
+        raise SdcError("--keys: no key variables given; expected a comma-separated list of column names")
+    prog = Progress(4, progress_enabled(args))
+    prog.step("reading data")
+    strata = split_list(args.strata) or None
+    data = read_input(args.data, keys + (strata or []), args.na_values)
+    prog.step("individual and household risk")
+    res, thr, kan, messages = assess(
+        data, keys, weight=args.weight, household=args.household,
+        household_keys=split_list(args.household_keys) or None, strata=strata, alpha=args.alpha,
+        method=args.method, max_global_risk=args.max_global_risk, household_risk=args.household_risk,
+        missing=split_list(args.missing) or None)
+    prog.step("threshold and k-anonymity")
+    prog.step("writing output")
+    prog.close()
+    print_results(res, thr, kan, messages)
+    if args.json:
+        write_json(args.json, {"data": str(args.data), **payload(res, thr, kan)})
+    if args.records:
+        write_records(records(res, thr, kan), args.records)
+    return 0

@@ -1,0 +1,116 @@
+"""``sdckit utility``: information loss of a protected file against its original (spec G)."""
+
+from __future__ import annotations
+
+import warnings
+
+from .._errors import SdcError, SdcWarning
+from . import Progress, progress_enabled, split_list, write_json
+
+
+def register(sub) -> None:
+    u = sub.add_parser(
+        "utility", help="information loss of a protected file against its original",
+        description="Information loss (spec G): Mlodak's lambda and lambda_j, IL1 / IL1s, eigenvalue losses, the "
+                    "Domingo-Ferrer discrepancy table, gamma, contingency-table loss and the ANOVA R^2 loss. Rows "
+                    "of the two files are paired by position.")
+    u.add_argument("original", help="original data file (.csv, .tsv, .parquet, .sav, .dta, .sas7bdat, .xpt)")
+    u.add_argument("protected", help="protected data file, same records in the same order")
+    u.add_argument("--vars", required=True, help="comma-separated variables to compare")
+    u.add_argument("--scales", help="scales, comma-separated NAME=SCALE with SCALE nominal, ordinal or continuous, "
+                                    "or the ordered categories low<mid<high (quote it); a bare scale name applies to "
+                                    "every variable; text columns are nominal and decimal columns continuous unless "
+                                    "declared, integer columns must be declared")
+    u.add_argument("--suppressed", choices=("mlodak", "sdcmicro"), default="mlodak",
+                   help="distance when one of the two values is missing (default mlodak, spec G.4)")
+    u.add_argument("--ctbil-dim", dest="ctbil_dim", type=int, default=2,
+                   help="largest table dimension of the contingency-table loss (default 2; 0 skips it)")
+    u.add_argument("--bound", type=float, default=1.0, help="Trottini's cap on each mean-variation cell (default 1)")
+    u.add_argument("--no-robust", dest="robust", action="store_false",
+                   help="skip the robust (MCD) eigenvalue loss")
+    u.add_argument("--new-categories", dest="new_categories", choices=("error", "allow"), default="error",
+                   help="protected categories that the original lacks: error (default) or allow")
+    u.add_argument("--missing", help="extra values to treat as missing, comma-separated (e.g. -999)")
+    u.add_argument("--na-values", dest="na_values", help="strings read as missing from text files (default: empty and NA)")
+    u.add_argument("--json", metavar="OUT", help="write the aggregate results as JSON to OUT")
+    u.add_argument("--records", metavar="OUT",
+                   help="write the per-record distances to OUT (.csv or .parquet); record-level, keep it confidential")
+    g = u.add_mutually_exclusive_group()
+    g.add_argument("--progress", dest="progress", action="store_true", default=None, help="always show progress")
+    g.add_argument("--no-progress", dest="progress", action="store_false", help="never show progress")
+    u.set_defaults(func=run)
+
+
+def parse_scales(text: str | None):
+    """``"a=ordinal,b=low<mid<high,c=continuous"`` -> ``{"a": "ordinal", "b": ["low", "mid", "high"], ...}``;
+    a bare scale name (``"continuous"``) applies to every variable."""
+    out: dict = {}
+    bare = (text or "").strip().lower()
+    if bare in ("nominal", "ordinal", "continuous", "numeric"):
+        return bare
+    for part in split_list(text):
+        if "=" not in part:
+            raise SdcError(f"--scales: {part!r} has no '='; expected NAME=SCALE, e.g. age=ordinal")
+        name, value = (p.strip() for p in part.split("=", 1))
+        if not name or not value:
+            raise SdcError(f"--scales: {part!r} is incomplete; expected NAME=SCALE")
+        if name in out:
+            raise SdcError(f"--scales: {name} is given twice")
+        out[name] = [c.strip() for c in value.split("<")] if "<" in value else value
+    return out
+
+
+def _read(path, text_columns, na_values):
+    from ..io import read_data
+
+    return read_data(path, string_columns=list(text_columns) or None,
+                     na_values=tuple(na_values.split(",")) if na_values is not None else ("", "NA"))
+
+
+def run(args) -> int:
+    from ..io import write_records
+    from ..utility import information_loss
+
+    names = split_list(args.vars)
+    if not names:
+        raise SdcError("--vars: no variables given; expected a comma-separated list of column names")
+    scales = parse_scales(args.scales)
+    if isinstance(scales, str):
+        scales = {v: scales for v in names}
+    unknown = [v for v in scales if v not in names]
+    if unknown:
+        raise SdcError(f"--scales: {', '.join(unknown)} not in --vars; declare scales for the compared variables only")
+    # categorical variables are read as text, so "01" and "1" stay different labels
+    text = [v for v, s in scales.items() if isinstance(s, list) or s in ("nominal", "categorical")]
+    prog = Progress(4, progress_enabled(args))
+    prog.step("reading original")
+    original = _read(args.original, text, args.na_values)
+    prog.step("reading protected")
+    protected = _read(args.protected, text, args.na_values)
+    prog.step("information loss")
+    missing = split_list(args.missing) or None
+    if missing:
+        missing = [_number(m) for m in missing]
+    with warnings.catch_warnings():  # the summary prints the same messages as notes
+        warnings.simplefilter("ignore", SdcWarning)
+        res = information_loss(original, protected, names, scales or None, missing=missing,
+                               suppressed=args.suppressed, ctbil_dim=args.ctbil_dim, bound=args.bound,
+                               robust=args.robust, new_categories=args.new_categories, records=bool(args.records))
+    prog.step("writing output")
+    prog.close()
+    print(res.summary())
+    if args.json:
+        write_json(args.json, {"original": str(args.original), "protected": str(args.protected),
+                               "information_loss": res.to_dict()})
+    if args.records:
+        write_records(res.to_frame(), args.records)
+    return 0
+
+
+def _number(text: str):
+    """A missing code from the command line: a number when it reads as one, else the text."""
+    try:
+        f = float(text)
+    except ValueError:
+        return text
+    return int(f) if f.is_integer() and "." not in text else f

@@ -1,0 +1,421 @@
+"""Interval disclosure (dRisk), RMD intervals (dRiskRMD), MCD, outliers and Seri's
+confidentiality plot (spec F.3-F.6)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import sdckit
+from sdckit import MissingColumnError, SdcError, SdcWarning
+from sdckit._core import continuous as core
+
+from conftest import DATA, REFERENCE, reference_cases
+
+# the running numeric example of spec G (used by F.1, F.3, F.4)
+X8 = np.array([(10, 8, 25), (12, 9, 31), (15, 12, 40), (20, 15, 38), (22, 15, 52), (30, 20, 47),
+               (45, 30, 60), (80, 50, 58)], float)
+Y8 = np.array([(11, 8, 26), (12, 10, 30), (14, 12, 40), (21, 14, 39), (22, 16, 50), (29, 20, 48),
+               (47, 29, 61), (75, 52, 57)], float)
+V3 = ["inc", "exp", "age"]
+
+
+def frame(a, names=V3):
+    return pl.DataFrame({v: a[:, j] for j, v in enumerate(names)})
+
+
+O8, P8 = frame(X8), frame(Y8)
+
+
+# ----------------------------------------------------------------------------------------------
+# F.3.1 interval disclosure
+# ----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("k, expected", [(0.05, 0.125), (0.1, 0.75)])
+def test_drisk_spec_example(k, expected):
+    # spec F.3.1 example [V]: k = 0.05 -> 0.125 (record 3 only), k = 0.1 -> 0.75
+    res = sdckit.interval_disclosure(O8, P8, V3, k=k)
+    assert res.risk == expected
+    if k == 0.05:
+        assert res.at_risk.tolist() == [False, False, True, False, False, False, False, False]
+
+
+def _free1():
+    case = next(c for c in reference_cases("numeric_risk_utility.json") if c["id"] == "free1_onedims")
+    perturbed = REFERENCE / "perturbed"
+    x = pl.read_csv(perturbed / "free1_x_orig.csv", infer_schema_length=None)
+    xm = pl.read_csv(perturbed / "free1_microagg_onedims_k3.csv", infer_schema_length=None)
+    return case, x, xm
+
+
+@pytest.mark.skipif(not (REFERENCE / "numeric_risk_utility.json").exists(), reason="reference files not available")
+@pytest.mark.parametrize("key, k", [("dRisk", 0.05), ("dRisk_k0.01", 0.01)])
+def test_drisk_matches_sdcmicro_reference(key, k):
+    # sdcMicro 5.8.1: dRisk(obj = x, xm = xm1[, k = 0.01]) on free1 columns 31:34 after onedims
+    # microaggregation; the share is a count / 4000, so it must match exactly
+    case, x, xm = _free1()
+    res = sdckit.interval_disclosure(x, xm, x.columns, k=k)
+    assert res.risk == case["outputs"][key]
+
+
+def test_drisk_missing_values_are_skipped():
+    # hand calculation: protected sds are computed without the missing values; a record whose
+    # comparisons are all missing counts as at risk (sdcMicro keeps it)
+    o = pl.DataFrame({"a": [1.0, 2.0, None, 4.0], "b": [10.0, None, 30.0, 40.0]})
+    p = pl.DataFrame({"a": [1.0, 9.0, 3.0, None], "b": [10.0, 20.0, None, 47.0]})
+    res = sdckit.interval_disclosure(o, p, ["a", "b"], k=0.1)
+    # record 1: equal -> at risk; record 2: a differs by 7 > 0.1 sd -> not; record 3: nothing
+    # comparable -> at risk; record 4: b differs by 7 > 0.1 * sd(b') = 0.1 * 18.9 -> not
+    assert res.at_risk.tolist() == [True, False, True, False]
+    assert res.protected_sd["a"] == pytest.approx(np.std([1.0, 9.0, 3.0], ddof=1))
+
+
+def test_drisk_unmodified_data_is_fully_at_risk():
+    # spec F.3.1: "for unmodified data dRisk = 1" (even with k = 0: closed interval)
+    assert sdckit.interval_disclosure(O8, O8, V3, k=0).risk == 1.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10_000), st.floats(0, 0.5), st.floats(0, 0.5))
+def test_drisk_monotone_in_k(seed, k1, k2):
+    # a wider interval can only add records at risk
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(30, 2))
+    y = x + rng.normal(scale=0.3, size=x.shape)
+    lo, hi = sorted([k1, k2])
+    a = sdckit.interval_disclosure(frame(x, ["a", "b"]), frame(y, ["a", "b"]), ["a", "b"], k=lo).at_risk
+    b = sdckit.interval_disclosure(frame(x, ["a", "b"]), frame(y, ["a", "b"]), ["a", "b"], k=hi).at_risk
+    assert np.all(b | ~a)
+
+
+# ----------------------------------------------------------------------------------------------
+# MCD
+# ----------------------------------------------------------------------------------------------
+def test_mcd_raw_subset_is_the_exact_minimum():
+    # small n: exhaustive starts must find the h-subset of smallest covariance determinant; checked
+    # against enumerating all C(10, 6) subsets directly
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(10, 2))
+    x[0] += 6
+    h = core.h_alpha_n(0.5, 10, 2)
+    assert h == 6  # (10 + 2 + 1) // 2
+    best = min(itertools.combinations(range(10), h), key=lambda s: np.linalg.det(np.cov(x[list(s)].T)))
+    assert sorted(core.mcd(x).best.tolist()) == list(best)
+
+
+def test_mcd_consistency_factor_known_value():
+    # Croux & Haesbroeck factor for p = 3, h/n = 6/8: 0.75 / P(chi2_5 <= q), q = chi2_3 quantile 0.75
+    from scipy import stats
+
+    q = stats.chi2.ppf(0.75, 3)
+    assert core.mcd_consistency(3, 0.75) == pytest.approx(0.75 / stats.chi2.cdf(q, 5))
+    assert core.mcd_consistency(3, 0.75) == pytest.approx(1.609182516644017, rel=1e-12)
+    assert core.mcd_consistency(4, 1.0) == 1.0
+
+
+def test_mcd_recovers_truth_under_contamination():
+    # simulation against a known truth: 90 % N(0, I_3) and 10 % gross outliers at (8, 8, 8); the
+    # MCD must find the centre 0 and the correlation structure I, and give weight 0 to every
+    # outlier. (The consistency factor assumes every record comes from the model, so under
+    # contamination the scale is inflated by about 20 %, as in robustbase: checked by formula.)
+    rng = np.random.default_rng(1)
+    good = rng.normal(size=(1800, 3))
+    bad = rng.normal(loc=8, scale=0.5, size=(200, 3))
+    x = np.vstack([good, bad])
+    est = core.mcd(x)
+    assert np.all(np.abs(est.center) < 0.1)
+    assert not est.weights[1800:].any()
+    assert est.weights[:1800].mean() > 0.95
+    corr = est.cov / np.sqrt(np.outer(np.diag(est.cov), np.diag(est.cov)))
+    assert np.allclose(corr, np.eye(3), atol=0.08)
+    kept = x[est.weights]
+    expected = np.cov(kept.T) * core.mcd_consistency(3, est.weights.mean()) * est.factors[3]
+    np.testing.assert_allclose(est.cov, expected, rtol=1e-12)
+
+
+def test_mcd_consistent_at_the_normal_model():
+    # uncontaminated N(0, I_3), n = 1200: the corrected reweighted covariance estimates I
+    rng = np.random.default_rng(7)
+    est = core.mcd(rng.normal(size=(1200, 3)))
+    assert np.allclose(np.diag(est.cov), 1, atol=0.1)
+    assert np.allclose(est.center, 0, atol=0.1)
+
+
+def test_mcd_large_n_uses_subsample_and_stays_consistent():
+    # n > 1500 takes the subsample path; N(0, diag(1, 4)) must be recovered
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(6000, 2)) * np.array([1.0, 2.0])
+    est = core.mcd(x)
+    assert np.allclose(np.diag(est.cov), [1, 4], rtol=0.08)
+    assert abs(est.cov[0, 1]) < 0.1
+
+
+def test_mcd_affine_equivariance():
+    # MCD(a X + b) = a MCD(X) a' for the same subset; a diagonal scaling and shift
+    rng = np.random.default_rng(3)
+    x = rng.standard_t(3, size=(60, 3))
+    A = np.diag([2.0, 0.5, 3.0])
+    e1 = core.mcd(x)
+    e2 = core.mcd(x @ A + 7)
+    assert np.allclose(e2.cov, A @ e1.cov @ A, rtol=1e-8)
+    assert np.allclose(e2.center, e1.center @ A + 7)
+
+
+# ----------------------------------------------------------------------------------------------
+# F.4 RMD intervals
+# ----------------------------------------------------------------------------------------------
+def _robustbase_cov():
+    """robustbase covMcd(scale(x))$cov on the 8-record example: the same reweighted MCD with
+    robustbase's simulated small-sample factors for p = 3, n = 8 (raw 1.993509, reweighted
+    1.545905; robustbase R/covMcd.R tables MCDcnp2sim.mat and MCDcnp2sim.mat.rew)."""
+    zx = (X8 - X8.mean(0)) / X8.std(0, ddof=1)
+    return core.mcd(zx, small_sample=(1.993509, 1.545905)).cov
+
+
+@pytest.mark.parametrize("k, k2, risk1, risk2, wrisk1, wrisk2", [
+    (0.01, 0.05, 0.125, 0.125, 0.0119, 0.0119),
+    (0.7, 0.5, 0.875, 0.125, 0.576, 0.0332),
+])
+def test_drisk_rmd_spec_example_with_robustbase_covariance(k, k2, risk1, risk2, wrisk1, wrisk2):
+    # spec F.4 example [V-R] (sdcMicro 5.8.1, printed to 3 significant digits), reproduced with
+    # the same MCD: the spec says "test with tolerance or against the same MCD"
+    res = sdckit.rmd_interval_disclosure(O8, P8, V3, k=k, k2=k2, covariance=_robustbase_cov())
+    assert (res.risk1, res.risk2) == (risk1, risk2)
+    assert res.wrisk1 == pytest.approx(wrisk1, abs=5e-4 if wrisk1 > 0.1 else 5e-5)
+    assert res.wrisk2 == pytest.approx(wrisk2, abs=5e-5)
+    if k == 0.01:
+        assert np.flatnonzero(res.at_risk).tolist() == [2]  # record 3 (spec)
+
+
+@pytest.mark.parametrize("k, k2, risk1, risk2", [(0.01, 0.05, 0.125, 0.125), (0.7, 0.5, 0.875, 0.125)])
+def test_drisk_rmd_spec_example_default_mcd(k, k2, risk1, risk2):
+    # the library's own MCD (Pison et al. formula instead of robustbase's simulated table for
+    # n <= 20) flags the same records as sdcMicro; the weighted risks are larger because its
+    # reweighted small-sample factor is 1 here (documented deviation)
+    res = sdckit.rmd_interval_disclosure(O8, P8, V3, k=k, k2=k2)
+    assert (res.risk1, res.risk2) == (risk1, risk2)
+    assert res.mcd_factors[3] == 1.0
+
+
+def test_drisk_rmd_weighting_and_definitions():
+    res = sdckit.rmd_interval_disclosure(O8, P8, V3, k=0.7, k2=0.5, covariance=_robustbase_cov())
+    s = sdckit.rmd_interval_disclosure(O8, P8, V3, k=0.7, k2=0.5, covariance=_robustbase_cov(), weighting="sum")
+    w = res.at_risk
+    # sdcMicro: |w| * sum(RMD_w) / n; "sum": sum(RMD_w) / n
+    assert res.wrisk1 == pytest.approx(w.sum() * res.rmd[w].sum() / 8)
+    assert s.wrisk1 == pytest.approx(res.rmd[w].sum() / 8)
+    # RMD_i = 0.05 sqrt(z' C^-1 z) with z standardised original, centre 0
+    zx = (X8 - X8.mean(0)) / X8.std(0, ddof=1)
+    C = _robustbase_cov()
+    direct = 0.05 * np.sqrt(np.einsum("ij,jk,ik->i", zx, np.linalg.inv(C), zx))
+    np.testing.assert_allclose(res.rmd, direct, rtol=1e-12)
+    # isolated: nearest other protected (standardised) record farther than k2, by brute force
+    zy = (Y8 - Y8.mean(0)) / Y8.std(0, ddof=1)
+    dd = np.sqrt(((zy[:, None] - zy[None]) ** 2).sum(-1))
+    np.fill_diagonal(dd, np.inf)
+    assert res.at_risk_isolated.tolist() == (w & (dd.min(1) > 0.5)).tolist()
+
+
+def test_drisk_rmd_unchanged_data_all_at_risk():
+    # z'_ij = z_ij lies strictly inside z_ij +- k RMD_i whenever RMD_i > 0
+    res = sdckit.rmd_interval_disclosure(O8, O8, V3)
+    assert res.risk1 == 1.0
+
+
+def test_drisk_rmd_rejects_missing_and_singular():
+    o = O8.with_columns(pl.Series("inc", [None] + list(X8[1:, 0])))
+    with pytest.raises(SdcError, match="missing values"):
+        sdckit.rmd_interval_disclosure(o, P8, V3)
+    with pytest.raises(SdcError, match="constant"):
+        sdckit.rmd_interval_disclosure(O8.with_columns(pl.lit(1.0).alias("age")), P8, V3)
+    with pytest.raises(SdcError, match="covariance"):
+        sdckit.rmd_interval_disclosure(O8, P8, V3, covariance=np.eye(2))
+    with pytest.raises(SdcError, match="center"):
+        sdckit.rmd_interval_disclosure(O8, P8, V3, center="median")
+
+
+def test_drisk_rmd_tarragona_reasonable():
+    # sdcMicro's ?dRiskRMD example: Tarragona[, 5:7] with noise; the flags must be a subset
+    # relation (isolated implies at risk) and the MCD must keep most records
+    x = pl.read_csv(DATA / "sdcmicro" / "Tarragona.csv").select(["PAID.UP.CAPITAL", "SHORT.TERM.DEBT", "SALES"])
+    rng = np.random.default_rng(0)
+    y = x.with_columns([(pl.col(c) + rng.normal(scale=0.05 * x[c].std(), size=x.height)).alias(c) for c in x.columns])
+    res = sdckit.rmd_interval_disclosure(x, y, x.columns)
+    assert np.all(res.at_risk | ~res.at_risk_isolated)
+    assert 0 < res.risk1 <= 1
+
+
+# ----------------------------------------------------------------------------------------------
+# F.5 outliers
+# ----------------------------------------------------------------------------------------------
+def test_outliers_type7_quantile_hand_example():
+    # x = 1..10: type-7 quantile 0.9 = 1 + 0.9 * 9 = 9.1 -> only 10 is above; y with a missing
+    # value: quantile of 1..9 = 1 + 0.9 * 8 = 8.2 -> only 9; the missing value is never flagged
+    d = pl.DataFrame({"x": np.arange(1.0, 11), "y": [1.0, 2, 3, 4, 5, 6, 7, 8, 9, None]})
+    res = sdckit.outliers(d, ["x", "y"], percentile=0.9)
+    assert res.quantiles == {"x": pytest.approx(9.1), "y": pytest.approx(8.2)}
+    assert res.flags[:, 0].tolist() == [False] * 9 + [True]
+    assert res.flags[:, 1].tolist() == [False] * 8 + [True, False]
+    assert res.share == 0.2
+    assert res.to_dict()["share_per_variable"] == {"x": 0.1, "y": 0.1}
+
+
+def test_outliers_multivariate_finds_planted_outlier():
+    # a point inside every univariate range but off the correlation structure
+    rng = np.random.default_rng(4)
+    z = rng.normal(size=300)
+    x = np.column_stack([z, z + rng.normal(scale=0.1, size=300)])
+    x[0] = [1.5, -1.5]
+    res = sdckit.outliers(frame(x, ["a", "b"]), ["a", "b"], multivariate=True)
+    assert res.multivariate_outlier[0]
+    assert not res.outlier[0]
+    from scipy import stats
+
+    assert res.cutoff == pytest.approx(math.sqrt(stats.chi2.ppf(0.975, 2)))
+    assert res.multivariate_outlier.mean() < 0.06
+
+
+# ----------------------------------------------------------------------------------------------
+# F.6 confidentiality plot
+# ----------------------------------------------------------------------------------------------
+XS = np.array([(100, 10), (120, 12), (130, 11), (400, 40), (90, 9), (1000, 80)], float)
+YS = np.array([(104, 10), (115, 13), (131, 11), (380, 42), (95, 9), (1050, 85)], float)
+
+
+def test_confidentiality_spec_example():
+    # spec F.6 example [V-py]: alpha = 0.2, |U| = 30, delta = z_(6) = 0.1543316
+    res = sdckit.confidentiality_plot(frame(XS, ["a", "b"]), frame(YS, ["a", "b"]), ["a", "b"], alpha=0.2)
+    assert res.delta == pytest.approx(0.1543316, abs=5e-8)
+    assert res.neighbours.tolist() == [2, 3, 2, 1, 2, 1]
+    np.testing.assert_allclose(res.perturbation, [0.03980, 0.04228, 0.00766, 0.05000, 0.05528, 0.05009], atol=5e-6)
+    assert res.nearest_correct.all() and res.in_neighbourhood.all()
+
+
+def _direct_confidentiality(x, y, alpha):
+    """Independent O(n^2) computation with the full distance matrix (test oracle)."""
+    n = len(x)
+    d = np.sqrt(((y[:, None, :] - x[None, :, :]) ** 2).sum(-1))
+    z = d / np.linalg.norm(y, axis=1)[:, None]
+    nonlink = z[~np.eye(n, dtype=bool)]
+    delta = np.sort(nonlink)[math.ceil(alpha * n * (n - 1)) - 1]
+    nb = (z < delta).sum(1)
+    zo = z.copy()
+    np.fill_diagonal(zo, np.inf)
+    return delta, nb, np.diag(z) <= zo.min(1), np.diag(z) < delta, np.diag(d) / np.linalg.norm(x, axis=1)
+
+
+@pytest.mark.parametrize("log", [False, True])
+def test_confidentiality_tarragona_with_noise_against_direct(log):
+    # the issue's acceptance check: Tarragona (834 firms) protected with additive noise (10 % of
+    # each variable's sd, seeded); every count checked against the direct computation
+    t = pl.read_csv(DATA / "sdcmicro" / "Tarragona.csv")
+    cols = ["PAID.UP.CAPITAL", "SHORT.TERM.DEBT", "SALES"]
+    x = t.select(cols).to_numpy().astype(float)
+    rng = np.random.default_rng(11)
+    y = x + rng.normal(size=x.shape) * 0.1 * x.std(0, ddof=1)
+    if log:  # keep firms with positive values in both files for the log scale
+        keep = (x > 0).all(1) & (y > 0).all(1)
+        x, y = x[keep], y[keep]
+    res = sdckit.confidentiality_plot(frame(x, cols), frame(y, cols), cols, alpha=0.05, log=log)
+    xx, yy = (np.log(x), np.log(y)) if log else (x, y)
+    delta, nb, nearest, inside, il = _direct_confidentiality(xx, yy, 0.05)
+    assert res.delta == delta
+    assert res.neighbours.tolist() == nb.tolist()
+    assert res.nearest_correct.tolist() == nearest.tolist()
+    assert res.in_neighbourhood.tolist() == inside.tolist()
+    np.testing.assert_allclose(res.perturbation, il, rtol=1e-12)
+    assert 0 < res.to_dict()["share_nearest_correct"] < 1
+
+
+def test_confidentiality_sampled_delta_for_large_files():
+    # above the exact limit delta is estimated from sampled non-link pairs: close to the exact one
+    rng = np.random.default_rng(6)
+    x = rng.lognormal(size=(400, 3))
+    y = x * rng.lognormal(sigma=0.05, size=x.shape)
+    exact = core.confidentiality(x, y, 0.05)
+    approx = core.confidentiality(x, y, 0.05, exact_limit=100, sample_pairs=200_000)
+    assert not approx["exact"]
+    assert approx["delta"] == pytest.approx(exact["delta"], rel=0.03)
+    # neighbour counts of the sampled path are exact for its delta (k-d tree radius query)
+    d = np.sqrt(((y[:, None] - x[None]) ** 2).sum(-1)) / np.linalg.norm(y, axis=1)[:, None]
+    assert approx["neighbours"].tolist() == (d < approx["delta"]).sum(1).tolist()
+    assert approx["nearest_correct"].tolist() == exact["nearest_correct"].tolist()
+
+
+def test_confidentiality_plot_draws_safety_rules():
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    res = sdckit.confidentiality_plot(frame(XS, ["a", "b"]), frame(YS, ["a", "b"]), ["a", "b"], alpha=0.2)
+    ax = res.plot(perturbation=0.051, neighbours=2)
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "unsafe" in labels and "perturbation 0.051" in labels and "2 neighbours" in labels
+    ax = res.plot(curve=lambda nb: 0.06 - 0.01 * nb)
+    assert "safety curve" in [t.get_text() for t in ax.get_legend().get_texts()]
+    # below the curve 0.06 - 0.01 nb: records 3 (nb 2: 0.0077 < 0.04) and 1 (nb 2: 0.0398 < 0.04)
+    assert res.unsafe(curve=lambda nb: 0.06 - 0.01 * nb).tolist() == [True, False, True, False, False, False]
+    # unsafe = perturbation < 0.045 and nb < 2 and perturbation < 0.06 - 0.01 nb: none (records 4, 6
+    # have nb = 1 but perturbations 0.05, 0.0501)
+    assert res.unsafe(perturbation=0.045, neighbours=2).sum() == 0
+    assert res.unsafe(perturbation=0.051, neighbours=2).tolist() == [False, False, False, True, False, True]
+    assert res.unsafe().sum() == 0
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+
+
+def test_confidentiality_validation():
+    with pytest.raises(SdcError, match="log"):
+        sdckit.confidentiality_plot(O8, P8.with_columns(pl.lit(0.0).alias("age")), V3, log=True)
+    with pytest.raises(SdcError, match="alpha"):
+        sdckit.confidentiality_plot(O8, P8, V3, alpha=1.5)
+    with pytest.warns(SdcWarning, match="all zero"):
+        sdckit.confidentiality_plot(O8, P8.with_columns(pl.Series("inc", [0.0] + list(Y8[1:, 0])),
+                                                        pl.Series("exp", [0.0] + list(Y8[1:, 1])),
+                                                        pl.Series("age", [0.0] + list(Y8[1:, 2]))), V3)
+
+
+# ----------------------------------------------------------------------------------------------
+# validation of original / protected pairs (all continuous measures)
+# ----------------------------------------------------------------------------------------------
+PAIR_FUNCS = [sdckit.interval_disclosure, sdckit.rmd_interval_disclosure, sdckit.confidentiality_plot]
+
+
+@pytest.mark.parametrize("fn", PAIR_FUNCS, ids=lambda f: f.__name__)
+def test_mismatched_pairs_give_clear_errors(fn):
+    with pytest.raises(SdcError, match="protected: has 7 records but original has 8"):
+        fn(O8, P8.head(7), V3)
+    with pytest.raises(MissingColumnError, match=r"variables \(protected\).*age"):
+        fn(O8, P8.drop("age"), V3)
+    with pytest.raises(SdcError, match="column age of protected has type String"):
+        fn(O8, P8.with_columns(pl.col("age").cast(pl.String)), V3)
+    with pytest.raises(SdcError, match="infinite"):
+        fn(O8, P8.with_columns(pl.lit(np.inf).alias("age")), V3)
+    with pytest.raises(SdcError, match="no records"):
+        fn(O8.head(0), P8.head(0), V3)
+    with pytest.raises(SdcError, match="variables"):
+        fn(O8, P8, [])
+
+
+def test_inputs_not_mutated_and_numpy_input():
+    o, p = O8.clone(), P8.clone()
+    xa, ya = X8.copy(), Y8.copy()
+    sdckit.interval_disclosure(O8, P8, V3)
+    sdckit.confidentiality_plot(X8, Y8, ["0", "1", "2"])
+    assert O8.equals(o) and P8.equals(p)
+    assert np.array_equal(xa, X8) and np.array_equal(ya, Y8)
+
+
+def test_k_validation():
+    with pytest.raises(SdcError, match="k: got -1"):
+        sdckit.interval_disclosure(O8, P8, V3, k=-1)
+    with pytest.raises(SdcError, match="k: got 'a'"):
+        sdckit.interval_disclosure(O8, P8, V3, k="a")
+    with pytest.raises(SdcError, match="percentile"):
+        sdckit.outliers(O8, V3, percentile=1)
