@@ -17,6 +17,7 @@ from .risk import SudaResult, suda
 from .risk import ConfidentialityResult, IntervalDisclosureResult, OutlierResult, RMDIntervalResult
 from .risk import confidentiality_plot, interval_disclosure, outliers, rmd_interval_disclosure
 from .risk import ExternalRiskResult, LinkageResult, external_risk, record_linkage_risk
+from .risk import LoglinearRiskResult, loglinear_risk
 from .scenario import Scenario
 from .utility import InformationLossResult, information_loss
 
@@ -56,5 +57,7 @@ __all__ = [
     "rmd_interval_disclosure",
     "external_risk",
     "record_linkage_risk",
+    "LoglinearRiskResult",
+    "loglinear_risk",
     "__version__",
 ]

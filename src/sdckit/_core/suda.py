@@ -164,7 +164,7 @@ class MsuSearch:
 
 
 def msu_search(patterns: np.ndarray, counts: np.ndarray, max_size: int | None = None, weights=None, *,
-               targets: np.ndarray | None = None, collect: bool = False,
+               targets: np.ndarray | None = None, collect: bool | int = False,
                dense_budget: int = _DENSE_BUDGET) -> MsuSearch:
     """All MSUs of size <= ``max_size`` of the target patterns (spec E.1, E.3; module docstring).
 
@@ -181,11 +181,12 @@ def msu_search(patterns: np.ndarray, counts: np.ndarray, max_size: int | None = 
     targets : ndarray (P,) of bool, optional
         Patterns whose MSUs are wanted (default: every pattern with count 1; a pattern with
         count >= 2 never has an MSU and is ignored as a target).
-    collect : bool
-        Also return every MSU as (pattern, variable set).
+    collect : bool or int
+        Also return every MSU as (pattern, variable set): True for all, an integer k for at
+        most k (when there are more, none are returned), False for none.
     dense_budget : int
-        Bytes of boolean live-set masks allowed per level (beyond it index arrays are used;
-        both give identical results).
+        Bytes allowed per level for the live sets stored as boolean masks, then as packed
+        bits; beyond that, index arrays are used. All forms give identical results.
 
     Returns
     -------
@@ -206,14 +207,15 @@ def msu_search(patterns: np.ndarray, counts: np.ndarray, max_size: int | None = 
                  [int(pat[:, j].max()) + 1 for j in range(m)])
 
     # level 1: every pattern observed on j is live for the empty set (n >= 2)
-    dense = m * work.n <= dense_budget
+    mode = _mode(m, work.n, dense_budget)
     level: dict[tuple, np.ndarray] = {}
     for j in range(m):
-        live, msu = _group(work, (j,), work.cols[j] >= 0, dense)
+        live, msu = _group(work, (j,), work.cols[j] >= 0)
         acc.add(work, (j,), msu)
         if live is not None:
-            level[(j,)] = live
-    level = work.compact(level, dense)
+            level[(j,)] = _store(live, mode, work.n)
+    acc.end_level(1)
+    level = work.compact(level, mode)
 
     for s in range(2, msize + 1):
         if not level:
@@ -225,17 +227,39 @@ def msu_search(patterns: np.ndarray, counts: np.ndarray, max_size: int | None = 
                 parents = [level.get(S[:k] + S[k + 1:]) for k in range(s)]
                 if all(p is not None for p in parents):
                     cands.append((S, parents))
-        was_dense = dense
-        dense = len(cands) * work.n <= dense_budget
+        prev_mode, mode = mode, _mode(len(cands), work.n, dense_budget)
         new: dict[tuple, np.ndarray] = {}
         for S, parents in cands:
-            sel = _intersect(parents, work) if not was_dense else _and(parents)
-            live, msu = _group(work, S, sel, dense)
+            live, msu = _group(work, S, _intersect(parents, prev_mode, work))
             acc.add(work, S, msu)
             if live is not None:
-                new[S] = live
-        level = work.compact(new, dense)
+                new[S] = _store(live, mode, work.n)
+        acc.end_level(s)
+        level = work.compact(new, mode)
     return acc.result()
+
+
+_BOOL, _PACKED, _INDEX = "bool", "packed", "index"
+
+
+def _mode(n_sets: int, n: int, budget: int) -> str:
+    """Storage of a level's live sets: boolean masks, packed bits or sorted int32 indices."""
+    if n_sets * n <= budget:
+        return _BOOL
+    if n_sets * ((n + 7) // 8) <= budget:
+        return _PACKED
+    return _INDEX
+
+
+def _store(live: np.ndarray, mode: str, n: int) -> np.ndarray:
+    """Convert a live set (boolean mask or sorted indices) to the level's storage."""
+    if mode == _INDEX:
+        return (np.flatnonzero(live) if live.dtype == bool else live).astype(np.int32, copy=False)
+    if live.dtype != bool:
+        mask = np.zeros(n, dtype=bool)
+        mask[live] = True
+        live = mask
+    return np.packbits(live) if mode == _PACKED else live
 
 
 class _Work:
@@ -266,38 +290,49 @@ class _Work:
                 self._prefix_key = key
         return self._prefix_key
 
-    def compact(self, level: dict, dense: bool) -> dict:
+    def compact(self, level: dict, mode: str) -> dict:
         """Drop patterns that are live for no variable set of the level just computed."""
-        if not level or self.n < _COMPACT_MIN:
+        n = self.n
+        if not level or n < _COMPACT_MIN:
             return level
-        keep = np.zeros(self.n, dtype=bool)
-        for live in level.values():
-            if dense:
-                keep |= live
-            else:
+        if mode == _INDEX:
+            keep = np.zeros(n, dtype=bool)
+            for live in level.values():
                 keep[live] = True
+        else:
+            it = iter(level.values())
+            keep = next(it).copy()
+            for live in it:
+                keep |= live
+            if mode == _PACKED:
+                keep = np.unpackbits(keep, count=n).view(bool)
         nk = int(np.count_nonzero(keep))
-        if nk > 0.6 * self.n:
+        if nk > 0.6 * n:
             return level
         self.n_targets = int(np.count_nonzero(keep[: self.n_targets]))
         self.orig = self.orig[keep]
         self.cols = [c[keep] for c in self.cols]
         self.hits = None
         self._prefix = self._prefix_key = None
-        if dense:
+        if mode == _BOOL:
             return {S: live[keep] for S, live in level.items()}
-        remap = np.cumsum(keep) - 1
+        if mode == _PACKED:
+            return {S: np.packbits(np.unpackbits(live, count=n).view(bool)[keep]) for S, live in level.items()}
+        remap = (np.cumsum(keep) - 1).astype(np.int32)
         return {S: remap[live] for S, live in level.items()}
 
 
-def _and(parents):
-    sel = parents[0] & parents[1]
-    for p in parents[2:]:
-        sel &= p
-    return sel
+def _intersect(parents, mode: str, work: _Work) -> np.ndarray:
+    """Patterns live for every parent: a boolean mask, or sorted indices for index storage."""
+    if mode != _INDEX:
+        sel = parents[0] & parents[1]
+        for p in parents[2:]:
+            sel &= p
+        return np.unpackbits(sel, count=work.n).view(bool) if mode == _PACKED else sel
+    return _intersect_index(parents, work)
 
 
-def _intersect(parents, work: _Work) -> np.ndarray:
+def _intersect_index(parents, work: _Work) -> np.ndarray:
     """Sorted intersection of sorted index arrays by counting hits (O(sum of sizes))."""
     if work.hits is None:
         work.hits = np.zeros(work.n, dtype=np.uint8 if len(work.cols) < 255 else np.uint16)

@@ -31,3 +31,7 @@ __all__ += ["ConfidentialityResult", "IntervalDisclosureResult", "OutlierResult"
 from .individual import IndividualRiskResult, RiskThreshold, individual_risk  # noqa: E402
 
 __all__ += ["IndividualRiskResult", "RiskThreshold", "individual_risk"]
+
+from .loglinear import LoglinearRiskResult, loglinear_risk  # noqa: E402
+
+__all__ += ["LoglinearRiskResult", "loglinear_risk"]

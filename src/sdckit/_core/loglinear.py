@@ -1,0 +1,300 @@
+"""Poisson log-linear models on a full contingency table (spec C): pure NumPy/SciPy kernels.
+
+Nothing here knows about frames. The table is a dense float64 array over the full
+cross-product of the model variables (empty cells included), flattened in C order
+(the last variable varies fastest).
+
+Sizes (measured on 2 cores, see benchmarks/loglinear.py): IPF needs about 3 float64 arrays of
+the table size (24 bytes per cell) and runs in O(K) per generator and cycle, so tables of
+10^7 cells fit in well under 1 GB and a two-way model on 10^6 cells fits in seconds; dense
+tables up to ~10^8 cells are possible memory-wise (spec C.2). The Poisson GLM (IRLS) builds a
+sparse one-hot design (K x p) and a dense p x p normal matrix: use it for K up to ~10^6 cells and
+p up to a few thousand parameters (non-hierarchical designs, offsets, numeric covariates).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+__all__ = [
+    "cell_index", "cell_table", "closure", "generating_class", "is_hierarchical", "ipf", "design_matrix",
+    "poisson_irls", "n_parameters", "uniqueness_probabilities", "bias_criterion", "pram_correct_match",
+    "nb_smoothing",
+]
+
+
+# ---------------------------------------------------------------------------------------------
+# table
+def cell_index(codes: np.ndarray, shape) -> np.ndarray:
+    """Flat C-order cell index of every record (codes n x m, all >= 0)."""
+    if codes.shape[1] == 0:
+        return np.zeros(codes.shape[0], np.int64)
+    return np.ravel_multi_index(tuple(codes[:, j].astype(np.int64) for j in range(codes.shape[1])), tuple(shape))
+
+
+def cell_table(idx: np.ndarray, K: int, weights: np.ndarray | None = None):
+    """Sample counts f (K,), and the weighted counts \\hat F (K,) when ``weights`` is given."""
+    f = np.bincount(idx, minlength=K).astype(float)
+    F = None if weights is None else np.bincount(idx, weights=weights, minlength=K)
+    return f, F
+
+
+# ---------------------------------------------------------------------------------------------
+# model terms
+def closure(terms) -> set[tuple[int, ...]]:
+    """All non-empty subsets of the terms (the hierarchical closure)."""
+    out = set()
+    for t in terms:
+        t = tuple(sorted(t))
+        for r in range(1, len(t) + 1):
+            out.update(itertools.combinations(t, r))
+    return out
+
+
+def is_hierarchical(terms) -> bool:
+    s = {tuple(sorted(t)) for t in terms}
+    return closure(s) == s
+
+
+def generating_class(terms) -> list[tuple[int, ...]]:
+    """Maximal terms of the closure (the margins IPF matches), sorted by size then index."""
+    s = closure(terms)
+    gens = [t for t in s if not any(set(t) < set(u) for u in s)]
+    return sorted(gens, key=lambda t: (len(t), t))
+
+
+def n_parameters(terms, cards) -> int:
+    """1 + sum over the closed term set of prod (L_j - 1) (treatment contrasts)."""
+    return 1 + sum(math.prod(cards[j] - 1 for j in t) for t in terms)
+
+
+# ---------------------------------------------------------------------------------------------
+# IPF
+def ipf(target: np.ndarray, shape, generators, start: np.ndarray | None = None, tol: float | None = None,
+        max_iter: int = 1000):
+    """Iterative proportional fitting of a hierarchical log-linear model (spec C.2).
+
+    Fitted values mu with margins over every generator equal to those of ``target``; IPF keeps
+    the log-structure of ``start`` (default all ones), so a start from a sub-model's fit gives
+    the same MLE. Returns ``(mu (K,), cycles, converged)``.
+    Convergence: max |fitted margin - observed margin| over all generators < ``tol``
+    (default 1e-8 * sum(target)).
+    """
+    shape = tuple(int(s) for s in shape)
+    m = len(shape)
+    t = np.asarray(target, float).reshape(shape)
+    if tol is None:
+        tol = 1e-8 * max(float(t.sum()), 1.0)
+    others = [tuple(a for a in range(m) if a not in g) for g in generators]
+    obs = [t.sum(axis=o, keepdims=True) if o else t for o in others]
+    mu = np.ones(shape) if start is None else np.array(start, float).reshape(shape)
+    converged = False
+    cycles = 0
+    for cycles in range(1, max_iter + 1):
+        dev = 0.0
+        for o, ob in zip(others, obs):
+            fit = mu.sum(axis=o, keepdims=True) if o else mu.copy()
+            dev = max(dev, float(np.abs(fit - ob).max()))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratio = np.where(fit > 0, ob / fit, 0.0)
+            mu *= ratio
+        if dev < tol:
+            converged = True
+            break
+    return mu.reshape(-1), cycles, converged
+
+
+# ---------------------------------------------------------------------------------------------
+# Poisson GLM
+def design_matrix(shape, terms, numeric=None, extra=None):
+    """Sparse design matrix (K x p, CSR) with an intercept first and treatment contrasts.
+
+    ``terms``: tuples of variable indices. ``numeric``: optional dict variable -> values per level;
+    such a variable enters linearly (one column, R's formula semantics for numeric columns).
+    ``extra``: optional list of dense (K,) covariate columns appended at the end.
+    Returns ``(X, names)`` with names as tuples (term, column-in-term).
+    """
+    from scipy import sparse
+
+    numeric = numeric or {}
+    shape = tuple(int(s) for s in shape)
+    K = math.prod(shape)
+    grid = np.indices(shape, dtype=np.int32).reshape(len(shape), -1) if shape else np.zeros((0, 1), np.int32)
+    rows, cols, vals = [np.arange(K)], [np.zeros(K, np.int64)], [np.ones(K)]
+    names = [("(intercept)", 0)]
+    p = 1
+    for t in terms:
+        fac = [j for j in t if j not in numeric]
+        num = [j for j in t if j in numeric]
+        dims = tuple(shape[j] - 1 for j in fac)
+        width = math.prod(dims)
+        if width == 0:
+            continue
+        mask = np.ones(K, bool)
+        for j in fac:
+            mask &= grid[j] > 0
+        r = np.flatnonzero(mask)
+        if fac:
+            c = np.ravel_multi_index(tuple(grid[j][r] - 1 for j in fac), dims)
+        else:
+            c = np.zeros(r.size, np.int64)
+        v = np.ones(r.size)
+        for j in num:
+            v = v * np.asarray(numeric[j], float)[grid[j][r]]
+        rows.append(r)
+        cols.append(p + c)
+        vals.append(v)
+        names += [(t, i) for i in range(width)]
+        p += width
+    for e in extra or ():
+        rows.append(np.arange(K))
+        cols.append(np.full(K, p))
+        vals.append(np.asarray(e, float))
+        names.append(("(extra)", p))
+        p += 1
+    X = sparse.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(K, p))
+    return X, names
+
+
+def poisson_irls(X, y: np.ndarray, offset: np.ndarray | None = None, tol: float = 1e-10, max_iter: int = 100):
+    """Poisson GLM log E(y) = offset + X beta by IRLS (Newton), spec C.2.
+
+    Start: beta = (log(sum y / sum exp(offset)), 0, ...) (intercept first). Stops when the
+    relative deviance change |D - D_old| / (|D| + 0.1) < ``tol``. Cells with fitted value
+    < 1e-12 (zero margins: beta diverges) are set to 0. Rank-deficient designs are solved by
+    least squares. Returns ``(mu, beta, iterations, converged)``.
+    """
+    from scipy import linalg
+
+    y = np.asarray(y, float)
+    K, p = X.shape
+    off = np.zeros(K) if offset is None else np.asarray(offset, float)
+    beta = np.zeros(p)
+    beta[0] = math.log(max(y.sum(), 1e-300) / np.exp(off).sum())
+    eta = off + X @ beta
+    mu = np.exp(eta)
+    dev_old = np.inf
+    converged = False
+    Xt = X.T.tocsr()
+    it = 0
+    for it in range(1, max_iter + 1):
+        w = mu
+        z = eta - off + (y - mu) / np.maximum(mu, 1e-300)
+        XtWX = (Xt @ X.multiply(w[:, None]).tocsc()).toarray() if hasattr(X, "multiply") else Xt @ (X * w[:, None])
+        XtWz = Xt @ (w * z)
+        try:
+            c = linalg.cho_factor(XtWX, check_finite=False)
+            beta_new = linalg.cho_solve(c, XtWz, check_finite=False)
+            if not np.all(np.isfinite(beta_new)):
+                raise np.linalg.LinAlgError
+        except (np.linalg.LinAlgError, linalg.LinAlgError):
+            beta_new = np.linalg.lstsq(XtWX, XtWz, rcond=None)[0]
+        beta = beta_new
+        eta = np.minimum(off + X @ beta, 700.0)
+        mu = np.exp(eta)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            dev = 2.0 * float(np.sum(np.where(y > 0, y * np.log(y / mu), 0.0) - (y - mu)))
+        if abs(dev - dev_old) / (abs(dev) + 0.1) < tol:
+            converged = True
+            break
+        dev_old = dev
+    mu = np.where(mu < 1e-12, 0.0, mu)
+    return mu, beta, it, converged
+
+
+# ---------------------------------------------------------------------------------------------
+# measures
+def uniqueness_probabilities(mu: np.ndarray):
+    """For a sample unique with mu = (1 - pi) lambda (spec C.1):
+    P(F = 1 | f = 1) = exp(-mu) and E(1/F | f = 1) = (1 - exp(-mu)) / mu (:= 1 at mu = 0)."""
+    mu = np.asarray(mu, float)
+    p1 = np.exp(-mu)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p2 = np.where(mu > 0, -np.expm1(-mu) / mu, 1.0)
+    return p1, p2
+
+
+def bias_criterion(f: np.ndarray, lam: np.ndarray, pi: np.ndarray):
+    """Skinner-Shlomo standardised bias criterion for tau_1 and tau_2 (spec C.4).
+
+    Sums over every cell with lambda > 0 (empty cells included):
+    B = sum a (f - m) + b ((f - m)^2 - f), v = sum a^2 m + 2 b^2 m^2, m = pi lambda, Z = B / sqrt(v).
+    Returns ``{"B1", "v1", "Z1", "B2", "v2", "Z2"}``.
+    """
+    pos = lam > 0
+    f = f[pos]
+    lam = lam[pos]
+    pi = np.broadcast_to(pi, pos.shape)[pos]
+    m = pi * lam
+    q = 1.0 - pi
+    e_l = np.exp(-lam)
+    e_pl = np.exp(-m)
+    d = f - m
+    d2 = d * d - f
+    # tau_1
+    a1 = q * lam * e_l
+    b1 = q * q * lam * e_l / (2.0 * pi)
+    # tau_2
+    mu = q * lam
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(mu > 0, -np.expm1(-mu) / mu, 1.0)
+    a2 = e_pl * r - e_l
+    b2 = (e_pl * r - e_l * (1.0 + mu / 2.0)) / m
+    out = {}
+    for s, a, b in (("1", a1, b1), ("2", a2, b2)):
+        B = float(np.sum(a * d + b * d2))
+        v = float(np.sum(a * a * m + 2.0 * b * b * m * m))
+        out["B" + s] = B
+        out["v" + s] = v
+        out["Z" + s] = B / math.sqrt(v) if v > 0 else 0.0
+    return out
+
+
+def pram_correct_match(F: np.ndarray, M: np.ndarray, pi, k: int) -> float:
+    """Exact P(correct match | sample unique in released cell k) under misclassification
+    (spec C.5, general form): [pi_k M_kk / (1 - pi_k M_kk)] / sum_j F_j pi_j M_kj / (1 - pi_j M_kj).
+    ``M[k, j]`` = P(released k | true j)."""
+    F = np.asarray(F, float)
+    pi = np.broadcast_to(np.asarray(pi, float), F.shape)
+    row = M[k]
+    num = pi[k] * row[k] / (1.0 - pi[k] * row[k])
+    den = np.sum(F * pi * row / (1.0 - pi * row))
+    return float(num / den)
+
+
+def nb_smoothing(f: np.ndarray, shape, pi, window: int = 1):
+    """Negative-binomial smoothing, moment version (spec C.6; experimental, spec K.8).
+
+    In the window of cells within ``window`` steps on every variable (clipped at the table
+    edges), m = mean of f and s^2 = variance of f. alpha = m^2 / (s^2 - m) when s^2 > m, else the
+    Poisson limit. Returns per cell ``(p_unique, inv_F)`` = (P(F=1|f=1), E(1/F|f=1)).
+    """
+    from scipy import ndimage
+
+    shape = tuple(shape)
+    t = np.asarray(f, float).reshape(shape)
+    size = 2 * window + 1
+    ones = np.ones(shape)
+    cnt = ndimage.uniform_filter(ones, size=size, mode="constant", cval=0.0)
+    m = ndimage.uniform_filter(t, size=size, mode="constant", cval=0.0) / cnt
+    m2 = ndimage.uniform_filter(t * t, size=size, mode="constant", cval=0.0) / cnt
+    nw = cnt * size ** len(shape)
+    s2 = np.maximum(m2 - m * m, 0.0) * nw / np.maximum(nw - 1.0, 1.0)
+    m = m.reshape(-1)
+    s2 = s2.reshape(-1)
+    pi = np.broadcast_to(np.asarray(pi, float), m.shape)
+    over = s2 > m + 1e-12
+    # Poisson limit: lambda = m / pi
+    mu_p = (1.0 - pi) * m / pi
+    p1, p2 = uniqueness_probabilities(mu_p)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        alpha = np.where(over, m * m / (s2 - m), 1.0)
+        Nbeta = np.where(over, m / (alpha * pi), 0.0)
+        rho = (1.0 + Nbeta * pi) / (1.0 + Nbeta)
+        nb1 = rho ** (alpha + 1.0)
+        nb2 = np.where(rho < 1.0, rho * (1.0 - rho ** alpha) / (alpha * (1.0 - rho)), 1.0)
+    ok = over & (m > 0) & (alpha > 0)
+    return np.where(ok, nb1, p1), np.where(ok, nb2, p2)
