@@ -33,6 +33,7 @@ REGISTRY = {
     "interval_disclosure": lambda d: sdckit.interval_disclosure(d, d, ["w"]),
     "outliers": lambda d: sdckit.outliers(d, ["w"], percentile=0.8),
     "confidentiality_plot": lambda d: sdckit.confidentiality_plot(d, d, ["w"]),
+    "loglinear_risk": lambda d: sdckit.loglinear_risk(d, S002_KEYS, weight="w"),
 }
 
 # measures whose per-record output refers to row positions or needs a richer pair of files: their

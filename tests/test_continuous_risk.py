@@ -1,9 +1,8 @@
-"""Interval disclosure (dRisk), RMD intervals (dRiskRMD), MCD, outliers and Seri's
-confidentiality plot (spec F.3-F.6)."""
+"""Interval disclosure (dRisk), RMD intervals (dRiskRMD), outliers and Seri's confidentiality
+plot (spec F.3-F.6). The MCD itself is tested in test_robust.py."""
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
@@ -91,79 +90,6 @@ def test_drisk_monotone_in_k(seed, k1, k2):
     a = sdckit.interval_disclosure(frame(x, ["a", "b"]), frame(y, ["a", "b"]), ["a", "b"], k=lo).at_risk
     b = sdckit.interval_disclosure(frame(x, ["a", "b"]), frame(y, ["a", "b"]), ["a", "b"], k=hi).at_risk
     assert np.all(b | ~a)
-
-
-# ----------------------------------------------------------------------------------------------
-# MCD
-# ----------------------------------------------------------------------------------------------
-def test_mcd_raw_subset_is_the_exact_minimum():
-    # small n: exhaustive starts must find the h-subset of smallest covariance determinant; checked
-    # against enumerating all C(10, 6) subsets directly
-    rng = np.random.default_rng(5)
-    x = rng.normal(size=(10, 2))
-    x[0] += 6
-    h = core.h_alpha_n(0.5, 10, 2)
-    assert h == 6  # (10 + 2 + 1) // 2
-    best = min(itertools.combinations(range(10), h), key=lambda s: np.linalg.det(np.cov(x[list(s)].T)))
-    assert sorted(core.mcd(x).best.tolist()) == list(best)
-
-
-def test_mcd_consistency_factor_known_value():
-    # Croux & Haesbroeck factor for p = 3, h/n = 6/8: 0.75 / P(chi2_5 <= q), q = chi2_3 quantile 0.75
-    from scipy import stats
-
-    q = stats.chi2.ppf(0.75, 3)
-    assert core.mcd_consistency(3, 0.75) == pytest.approx(0.75 / stats.chi2.cdf(q, 5))
-    assert core.mcd_consistency(3, 0.75) == pytest.approx(1.609182516644017, rel=1e-12)
-    assert core.mcd_consistency(4, 1.0) == 1.0
-
-
-def test_mcd_recovers_truth_under_contamination():
-    # simulation against a known truth: 90 % N(0, I_3) and 10 % gross outliers at (8, 8, 8); the
-    # MCD must find the centre 0 and the correlation structure I, and give weight 0 to every
-    # outlier. (The consistency factor assumes every record comes from the model, so under
-    # contamination the scale is inflated by about 20 %, as in robustbase: checked by formula.)
-    rng = np.random.default_rng(1)
-    good = rng.normal(size=(1800, 3))
-    bad = rng.normal(loc=8, scale=0.5, size=(200, 3))
-    x = np.vstack([good, bad])
-    est = core.mcd(x)
-    assert np.all(np.abs(est.center) < 0.1)
-    assert not est.weights[1800:].any()
-    assert est.weights[:1800].mean() > 0.95
-    corr = est.cov / np.sqrt(np.outer(np.diag(est.cov), np.diag(est.cov)))
-    assert np.allclose(corr, np.eye(3), atol=0.08)
-    kept = x[est.weights]
-    expected = np.cov(kept.T) * core.mcd_consistency(3, est.weights.mean()) * est.factors[3]
-    np.testing.assert_allclose(est.cov, expected, rtol=1e-12)
-
-
-def test_mcd_consistent_at_the_normal_model():
-    # uncontaminated N(0, I_3), n = 1200: the corrected reweighted covariance estimates I
-    rng = np.random.default_rng(7)
-    est = core.mcd(rng.normal(size=(1200, 3)))
-    assert np.allclose(np.diag(est.cov), 1, atol=0.1)
-    assert np.allclose(est.center, 0, atol=0.1)
-
-
-def test_mcd_large_n_uses_subsample_and_stays_consistent():
-    # n > 1500 takes the subsample path; N(0, diag(1, 4)) must be recovered
-    rng = np.random.default_rng(2)
-    x = rng.normal(size=(6000, 2)) * np.array([1.0, 2.0])
-    est = core.mcd(x)
-    assert np.allclose(np.diag(est.cov), [1, 4], rtol=0.08)
-    assert abs(est.cov[0, 1]) < 0.1
-
-
-def test_mcd_affine_equivariance():
-    # MCD(a X + b) = a MCD(X) a' for the same subset; a diagonal scaling and shift
-    rng = np.random.default_rng(3)
-    x = rng.standard_t(3, size=(60, 3))
-    A = np.diag([2.0, 0.5, 3.0])
-    e1 = core.mcd(x)
-    e2 = core.mcd(x @ A + 7)
-    assert np.allclose(e2.cov, A @ e1.cov @ A, rtol=1e-8)
-    assert np.allclose(e2.center, e1.center @ A + 7)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from ._errors import SdcError
 __all__ = ["COMMANDS", "build_parser", "main"]
 
 #: command modules under ``sdckit.commands``, in the order ``sdckit --help`` lists them
-COMMANDS = ["demo", "freq", "risk", "suda", "utility", "linkage", "external"]
+COMMANDS = ["demo", "freq", "risk", "suda", "utility", "linkage", "external", "loglinear"]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -14,6 +14,8 @@ from itertools import combinations
 
 import numpy as np
 
+from .robust import content_order, mcd
+
 __all__ = [
     "column_stats",
     "il1_by_variable",
@@ -21,7 +23,6 @@ __all__ = [
     "scale",
     "scaled_pairwise_cov",
     "eigen_loss",
-    "mcd_cov",
     "robust_eigen_loss",
     "discrepancy",
     "inverse_corr_diag",
@@ -104,7 +105,7 @@ def il1_by_variable(X: np.ndarray, Y: np.ndarray, stats: dict | None = None) -> 
 
 
 # ---------------------------------------------------------------------------------------------
-# covariances, eigenvalues (G.1) and the robust MCD covariance
+# covariances, eigenvalues (G.1); the robust eigenvalues use the MCD of :mod:`.robust`
 # ---------------------------------------------------------------------------------------------
 def pairwise_cov(X: np.ndarray) -> np.ndarray:
     """Covariance matrix with pairwise-complete observations (R ``var(use="pairwise.complete.obs")``).
@@ -168,185 +169,24 @@ def eigen_loss(X: np.ndarray, Y: np.ndarray, scaled: tuple | None = None) -> flo
     return _eigen_difference(pairwise_cov(Xs), pairwise_cov(Ys))
 
 
-def _chi2_cdf(x: float, k: int) -> float:
-    from scipy.special import gammainc
-
-    return float(gammainc(k / 2.0, x / 2.0))
-
-
-def _chi2_ppf(q: float, k: int) -> float:
-    from scipy.special import gammaincinv
-
-    return 2.0 * float(gammaincinv(k / 2.0, q))
-
-
-def _chi2_consistency(alpha: float, p: int) -> float:
-    """Consistency factor of the MCD covariance at the normal model:
-    alpha / P(chi2_{p+2} <= chi2_p^{-1}(alpha))."""
-    if alpha >= 1:
-        return 1.0
-    return alpha / _chi2_cdf(_chi2_ppf(alpha, p), p + 2)
-
-
-def _mahal(X, mu, cov):
-    """Squared Mahalanobis distances; None when cov is singular."""
-    sign, _ = np.linalg.slogdet(cov)
-    if sign <= 0:
-        return None
-    try:
-        inv = np.linalg.inv(cov)
-    except np.linalg.LinAlgError:
-        return None
-    Xc = X - mu
-    return np.einsum("ij,ij->i", Xc @ inv, Xc)
-
-
-def _logdet(cov):
-    sign, ld = np.linalg.slogdet(cov)
-    return ld if sign > 0 else -np.inf
-
-
-def _csteps(X, idx, h, max_steps):
-    """Concentration steps from the subset ``idx`` (each step cannot increase the determinant):
-    returns (log det, idx, mu, cov); log det = -inf for an exact fit (singular subset)."""
-    mu = X[idx].mean(axis=0)
-    cov = np.atleast_2d(np.cov(X[idx], rowvar=False))
-    ld = _logdet(cov)
-    for _ in range(max_steps):
-        if ld == -np.inf:
-            break
-        d2 = _mahal(X, mu, cov)
-        if d2 is None:
-            ld = -np.inf
-            break
-        new = np.argpartition(d2, h - 1)[:h]
-        mu2 = X[new].mean(axis=0)
-        cov2 = np.atleast_2d(np.cov(X[new], rowvar=False))
-        ld2 = _logdet(cov2)
-        improved = ld2 < ld - 1e-6  # relative change of det below 1e-6: converged
-        if ld2 <= ld:
-            idx, mu, cov, ld = new, mu2, cov2, ld2
-        if not improved:
-            break
-    return ld, idx, mu, cov
-
-
-def _batched_csteps(sub, idx, hs, steps):
-    """``steps`` concentration steps for a batch of starting subsets ``idx`` (b, k) at once.
-    Returns (log det, subsets (b, hs)); log det = -inf for a degenerate subset."""
-    for _ in range(steps):
-        pts = sub[idx]  # (b, k, p)
-        mu = pts.mean(axis=1)
-        xc = pts - mu[:, None, :]
-        cov = np.matmul(xc.transpose(0, 2, 1), xc) / (pts.shape[1] - 1)
-        sign, ld = np.linalg.slogdet(cov)
-        good = sign > 0
-        inv = np.zeros_like(cov)
-        if good.any():
-            inv[good] = np.linalg.inv(cov[good])
-        zc = sub[None, :, :] - mu[:, None, :]  # (b, ns, p)
-        d2 = np.sum(np.matmul(zc, inv) * zc, axis=2)
-        d2[~good] = np.inf
-        idx = np.argpartition(d2, hs - 1, axis=1)[:, :hs]
-    pts = sub[idx]
-    xc = pts - pts.mean(axis=1)[:, None, :]
-    cov = np.matmul(xc.transpose(0, 2, 1), xc) / (pts.shape[1] - 1)
-    sign, ld = np.linalg.slogdet(cov)
-    return np.where(sign > 0, ld, -np.inf), idx
-
-
-def mcd_cov(X: np.ndarray, *, seed: int = 0, n_starts: int = 500, n_sub: int = 1500,
-            reweight: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    """Minimum covariance determinant estimate (FAST-MCD; Rousseeuw & Van Driessen 1999).
-
-    h = floor((n + p + 1) / 2) (breakdown 50 %, robustbase's default). ``n_starts`` random
-    (p + 1)-subsets of a random subsample of at most ``n_sub`` records each get three
-    concentration steps (vectorised over the starts); the ten best are iterated to convergence
-    on the subsample and the best one gets at most three more steps on all records (enough
-    from a subsample optimum; each step costs O(n p^2)). The raw covariance is multiplied by the
-    chi-square consistency factor alpha / P(chi2_{p+2} <= chi2_p^{-1}(alpha)), alpha = h / n,
-    and, with ``reweight``, recomputed from the records with d^2 <= chi2_p^{-1}(0.975) and
-    corrected with alpha = share of records kept (robustbase ``covMcd`` without its
-    small-sample factors). Deterministic for a given ``seed``. Rows with a missing value must
-    be removed first. An exact fit (more than h records on a hyperplane) returns the singular
-    covariance of those records.
-
-    Returns (centre, covariance).
-    """
-    n, p = X.shape
-    if n <= p + 1:
-        raise ValueError("too few records for the MCD")
-    h = (n + p + 1) // 2
-    rng = np.random.default_rng(seed)
-    sub = X if n <= n_sub else X[np.sort(rng.choice(n, n_sub, replace=False))]
-    ns = sub.shape[0]
-    hs = h if ns == n else max(p + 1, (h * ns) // n)
-    lds, subsets = [], []
-    batch = max(1, 2_000_000 // max(ns * p, 1))
-    for start in range(0, n_starts, batch):
-        b = min(batch, n_starts - start)
-        idx = np.argpartition(rng.random((b, ns)), p, axis=1)[:, : p + 1]
-        ld, sets = _batched_csteps(sub, idx, hs, 3)
-        lds.append(ld)
-        subsets.append(sets)
-    ld = np.concatenate(lds)
-    sets = np.concatenate(subsets)
-    order = np.argsort(ld, kind="stable")
-    if np.isneginf(ld[order[0]]) and not np.isfinite(ld).any():
-        # every start ends on a hyperplane: exact fit
-        best = [_csteps(sub, sets[order[0]], hs, 0)]
-    else:
-        best = [_csteps(sub, sets[i], hs, 100) for i in order[:10]]
-        best.sort(key=lambda c: c[0])
-    if ns < n:
-        full = []
-        for c in best[:1]:
-            d2 = _mahal(X, c[2], c[3])
-            if d2 is None:
-                full.append(c)
-                continue
-            full.append(_csteps(X, np.argpartition(d2, h - 1)[:h], h, 3))
-        full.sort(key=lambda c: c[0])
-        best = full
-    _, _, mu, cov = best[0]
-    cov = cov * _chi2_consistency(h / n, p)
-    if reweight:
-        d2 = _mahal(X, mu, cov)
-        if d2 is not None:
-            keep = d2 <= _chi2_ppf(0.975, p)
-            if keep.sum() > p:
-                mu = X[keep].mean(axis=0)
-                cov = np.atleast_2d(np.cov(X[keep], rowvar=False)) * _chi2_consistency(keep.mean(), p)
-    return mu, cov
-
-
-def _content_key(X: np.ndarray) -> np.ndarray:
-    """A pseudo-random number in [0, 1) per record computed from its values only (row order
-    and the other records do not enter); NaN counts as 0."""
-    acc = np.zeros(X.shape[0])
-    for j in range(X.shape[1]):
-        acc += np.nan_to_num(X[:, j], nan=0.0, posinf=0.0, neginf=0.0) * (1.0 + 0.6180339887498949 * (j + 1))
-    return np.modf(np.abs(acc) * 7919.617 + 0.5)[0]
-
-
 def robust_eigen_loss(X: np.ndarray, Y: np.ndarray, seed: int = 0, max_records: int = 100_000,
                       scaled: tuple | None = None) -> float:
     """sum_l |e_l - e'_l| / e_l over the eigenvalues of the MCD covariance matrices of the
     scaled data (sdcMicro ``dUtility(method="robeigen")``), on complete records of each file.
 
+    The MCD is :func:`sdckit._core.robust.mcd` (alpha = 1/2, consistency factor, reweighted)
+    without the small-sample factors (``small_sample=False``: robustbase's ``covMcd`` applies
+    them, this measure never has), carrying only the best subsample solution to all records
+    (``n_full=1``, the cost of a C-step being O(n p^2) on up to ``max_records`` records).
     Records are put in an order fixed by their values (original first, protected to break
-    ties), so that the random subsets of the MCD do not depend on the row order of the files.
-    Above ``max_records`` records the MCD of both files runs on the first ``max_records`` of that
-    order -- the same records in both files, a pseudo-random sample chosen by content.
+    ties, :func:`~sdckit._core.robust.content_order`), so that the random subsets of the MCD
+    do not depend on the row order of the files. Above ``max_records`` records the MCD of both
+    files runs on the first ``max_records`` of that order -- the same records in both files, a
+    pseudo-random sample chosen by content. NaN when a file has too few complete records or
+    more than half of them on a hyperplane (exact fit).
     ``scaled``: ``(scale(X), scale(Y))`` when already computed.
     """
-    kx, ky = _content_key(X), _content_key(Y)
-    if kx.size > max_records:
-        part = np.argpartition(kx, max_records - 1)[:max_records]
-        cand = np.flatnonzero(kx <= kx[part].max())  # every tie at the cut, whatever the row order
-        order = cand[np.lexsort((ky[cand], kx[cand]))][:max_records]
-    else:
-        order = np.lexsort((ky, kx))
+    order = content_order(X, Y, limit=max_records)
     Xs, Ys = scaled if scaled is not None else (scale(X), scale(Y))
     out = []
     for Z in (Xs, Ys):
@@ -354,7 +194,11 @@ def robust_eigen_loss(X: np.ndarray, Y: np.ndarray, seed: int = 0, max_records: 
         Z = Z[~np.isnan(Z).any(axis=1)]
         if Z.shape[0] <= 2 * Z.shape[1] + 1 or not np.all(np.isfinite(Z)):
             return float("nan")
-        out.append(mcd_cov(Z, seed=seed)[1])
+        try:
+            est = mcd(Z, seed=seed, small_sample=False, n_full=1, order="rows")  # rows: already in content order
+        except np.linalg.LinAlgError:
+            return float("nan")
+        out.append(est.cov)
     return _eigen_difference(*out)
 
 

@@ -30,8 +30,10 @@ target pattern (a sample unique whose MSUs are wanted). Then
 The work is proportional to the number of (pattern, variable set) pairs in which the pattern is
 still non-unique on every subset -- the same quantity SUDA2's recursion visits -- and every
 step is a vectorised pass (bincount or sort) over the live patterns. Live sets are stored as
-boolean masks while ``candidates x live patterns`` fits a memory budget, otherwise as index
-arrays; the working set of patterns is compacted when it shrinks.
+boolean masks while ``candidates x live patterns`` bytes fit a memory budget, then as packed
+bits, otherwise as index arrays; the working set of patterns is compacted when it shrinks.
+The MSUs found are totalled level by level (score, per-variable contributions, counts), and
+kept for explanation only on request.
 """
 
 from __future__ import annotations
@@ -45,11 +47,12 @@ from .grouping import row_keys
 
 __all__ = ["MsuSearch", "size_weights", "msu_search", "dis_probability", "dis_suda", "suda_q"]
 
-_DENSE_BUDGET = 1 << 27  # bytes of boolean live-set masks per level before switching to index arrays
+_DENSE_BUDGET = 1 << 27  # bytes of live-set masks per level (boolean, then packed bits; beyond: indices)
 _BINCOUNT_MIN = 1 << 16  # a counting table of this many slots is always cheap
 _BINCOUNT_FACTOR = 32  # ... and one of up to 32 slots per key counted is cheaper than a sort
 _BINCOUNT_MAX = 1 << 24  # ... but never more than 2^24 slots (128 MiB)
 _COMPACT_MIN = 4096  # compact the working set only when it has at least this many patterns
+_FORCE_MODE = None  # tests: force one storage of the live sets ("bool", "packed", "index")
 
 
 def size_weights(att: int, max_size: int | None = None, original_scores: bool = True) -> np.ndarray:
@@ -149,8 +152,9 @@ class MsuSearch:
     subsets : tuple of tuple of int
         Variable sets referred to by ``msu_subset``.
     msu_pattern, msu_subset : ndarray or None
-        With ``collect=True``: one entry per MSU, the pattern and the index of its variable set
-        in ``subsets`` (the MSU's items are the pattern's values on those variables).
+        When collected (see ``collect``): one entry per MSU, the pattern and the index of its
+        variable set in ``subsets`` (the MSU's items are the pattern's values on those
+        variables), grouped by variable set in order of size. None when not collected.
     """
 
     score: np.ndarray
@@ -244,6 +248,8 @@ _BOOL, _PACKED, _INDEX = "bool", "packed", "index"
 
 def _mode(n_sets: int, n: int, budget: int) -> str:
     """Storage of a level's live sets: boolean masks, packed bits or sorted int32 indices."""
+    if _FORCE_MODE is not None:  # tests
+        return _FORCE_MODE
     if n_sets * n <= budget:
         return _BOOL
     if n_sets * ((n + 7) // 8) <= budget:
@@ -359,12 +365,12 @@ def _table_ok(span: int, k: int) -> bool:
     return span <= max(_BINCOUNT_MIN, min(_BINCOUNT_FACTOR * k, _BINCOUNT_MAX))
 
 
-def _group(work: _Work, S: tuple, sel: np.ndarray, dense_out: bool):
-    """Group the selected patterns by their values on S.
+def _group(work: _Work, S: tuple, sel: np.ndarray):
+    """Group the selected patterns (boolean mask or sorted indices) by their values on S.
 
-    Returns ``(live, msu)``: the live set of S (mask if ``dense_out`` else sorted indices; None
-    when empty) and the working-set positions of the targets that are unique on S (None when
-    there are none).
+    Returns ``(live, msu)``: the live set of S (a boolean mask or sorted indices; None when
+    empty) and the working-set positions of the targets that are unique on S (None when there
+    are none).
 
     Counting uses a table indexed by the packed key when the number of combinations allows
     (one bincount; the groups holding a target are then marked in the same table), a sort
@@ -380,7 +386,7 @@ def _group(work: _Work, S: tuple, sel: np.ndarray, dense_out: bool):
         if 2 * k >= n and _table_ok(span, n):
             pk = work.prefix_key(S[:-1]) if len(S) > 1 else None
             if len(S) == 1 or pk is not None:
-                return _group_dense(work, pk, j, sel, span, dense_out)
+                return _group_dense(work, pk, j, sel, span)
         sel = np.flatnonzero(sel)
     if sel.size == 0:
         return None, None
@@ -402,14 +408,10 @@ def _group(work: _Work, S: tuple, sel: np.ndarray, dense_out: bool):
         return None, (msu if msu.size else None)
     table[key_t] = -1  # mark the groups that hold a target
     live = np.concatenate([idx[:cut][live_t], idx[cut:][table[key[cut:]] == -1]])
-    if dense_out:
-        mask = np.zeros(n, dtype=bool)
-        mask[live] = True
-        live = mask
     return live, (msu if msu.size else None)
 
 
-def _group_dense(work: _Work, prefix_key, j, sel, span, dense_out):
+def _group_dense(work: _Work, prefix_key, j, sel, span):
     """:func:`_group` over the whole working set (no gathers) when most patterns are selected."""
     nt = work.n_targets
     if prefix_key is None:
@@ -430,52 +432,63 @@ def _group_dense(work: _Work, prefix_key, j, sel, span, dense_out):
     table[key_t] = -1  # mark the groups that hold a target
     table[span] = 0
     np.equal(table[key[nt:]], -1, out=live[nt:])
-    if not dense_out:
-        live = np.flatnonzero(live)
     return live, (msu if msu.size else None)
 
 
 class _Accumulator:
-    """Collects the MSUs found (pattern ids per variable set) and totals them at the end."""
+    """Totals the MSUs found, level by level, and optionally keeps them."""
 
     def __init__(self, n_pat, m, max_size, weights, collect):
-        self.n_pat, self.m, self.max_size = n_pat, m, max(max_size, 0)
+        self.n_pat, self.m = n_pat, m
         self.weights = weights
-        self.collect = collect
+        self.limit = (np.inf if collect is True else 0 if collect is False else int(collect))
+        self.kept = 0
+        self.score = np.zeros(n_pat)
+        self.contrib = np.zeros((n_pat, m), order="F")
+        self.count = np.zeros(n_pat, dtype=np.int64)
+        self.min_size = np.zeros(n_pat, dtype=np.int16)
+        self.by_size = np.zeros(max(max_size, 0) + 1, dtype=np.int64)
         self.subsets: list[tuple] = []
-        self.pats: list[np.ndarray] = []
+        self.level: list[tuple[int, np.ndarray]] = []  # (subset index, pattern ids) of this level
+        self.kept_pats: list[np.ndarray] = []
+        self.kept_sids: list[np.ndarray] = []
+        self.dtype = np.int32 if n_pat < 2**31 else np.int64
 
     def add(self, work: _Work, S: tuple, msu):
-        if msu is None:
+        if msu is not None:
+            self.level.append((len(self.subsets), work.orig[msu].astype(self.dtype, copy=False)))
+            self.subsets.append(S)
+
+    def end_level(self, s: int):
+        """Fold the MSUs of size s into the per-pattern totals."""
+        if not self.level:
             return
-        self.pats.append(work.orig[msu])
-        self.subsets.append(S)
+        n_pat = self.n_pat
+        w = self.weights[s] if s < len(self.weights) else 0.0
+        pats = np.concatenate([g for _, g in self.level])
+        cnt = np.bincount(pats, minlength=n_pat)
+        self.count += cnt
+        self.score += w * cnt
+        self.by_size[s] += pats.size
+        first = pats[self.min_size[pats] == 0]
+        self.min_size[first] = s
+        for j in range(self.m):
+            blocks = [g for sid, g in self.level if j in self.subsets[sid]]
+            if blocks:
+                self.contrib[:, j] += w * np.bincount(np.concatenate(blocks), minlength=n_pat)
+        if self.kept + pats.size <= self.limit:
+            self.kept += pats.size
+            self.kept_pats.append(pats)
+            self.kept_sids += [np.full(g.size, sid, dtype=np.int32) for sid, g in self.level]
+        else:
+            self.limit = -1  # too many to keep: keep none
+            self.kept_pats, self.kept_sids = [], []
+        self.level = []
 
     def result(self) -> MsuSearch:
-        n_pat, m = self.n_pat, self.m
-        score = np.zeros(n_pat)
-        contrib = np.zeros((n_pat, m), order="F")
-        count = np.zeros(n_pat, dtype=np.int64)
-        min_size = np.zeros(n_pat, dtype=np.int16)
-        by_size = np.zeros(self.max_size + 1, dtype=np.int64)
-        sizes = np.array([len(S) for S in self.subsets], dtype=np.int64)
-        lengths = np.array([g.size for g in self.pats], dtype=np.int64)
-        w_of = np.array([self.weights[s] if s < len(self.weights) else 0.0 for s in sizes])
-        if self.pats:
-            pat = np.concatenate(self.pats)
-            sid = np.repeat(np.arange(len(self.pats), dtype=np.int32), lengths)
-            wk = w_of[sid]
-            score = np.bincount(pat, weights=wk, minlength=n_pat)
-            count = np.bincount(pat, minlength=n_pat).astype(np.int64, copy=False)
-            for j in range(m):
-                has_j = np.array([j in S for S in self.subsets])
-                if has_j.any():
-                    contrib[:, j] = np.bincount(pat, weights=wk * has_j[sid], minlength=n_pat)
-            np.add.at(by_size, sizes, lengths)
-            for g, s in zip(reversed(self.pats), reversed(sizes)):  # smaller sets come later
-                min_size[g] = s
-        else:
-            pat = np.zeros(0, dtype=np.int64)
-            sid = np.zeros(0, dtype=np.int32)
-        return MsuSearch(score, contrib, count, min_size, by_size, tuple(self.subsets),
-                         pat if self.collect else None, sid if self.collect else None)
+        mp = ms = None
+        if self.limit > 0:
+            mp = np.concatenate(self.kept_pats) if self.kept_pats else np.zeros(0, dtype=self.dtype)
+            ms = np.concatenate(self.kept_sids) if self.kept_sids else np.zeros(0, dtype=np.int32)
+        return MsuSearch(self.score, self.contrib, self.count, self.min_size, self.by_size,
+                         tuple(self.subsets), mp, ms)

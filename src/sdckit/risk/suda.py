@@ -21,6 +21,7 @@ __all__ = ["MSU", "SudaResult", "suda"]
 #: DIS-SUDA intervals of sdcMicro's print method (upper bounds; the first is "== 0")
 _DIS_BREAKS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
 _FRACTION_WARN = 0.10  # warn when the weights imply a fraction that differs by more than 10 %
+_KEEP_DEFAULT = 1 << 23  # MSUs kept for explanation by default (8 bytes each)
 
 
 @dataclass(frozen=True)
@@ -293,16 +294,17 @@ class SudaResult(Result):
         return to_native(cols, self.backend)
 
     def _msu_text(self) -> pl.Series:
-        mp, ms = self._msu_pattern, self._msu_subset
-        if mp is None:
-            return pl.Series("msus", ["; ".join(str(m) for m in self.msus(i)) for i in range(self.n)], dtype=pl.String)
+        mp, ms, subsets = self._msu_pattern, self._msu_subset, self._subsets
+        if mp is None:  # not kept: one search for every record
+            found = msu_search(self._patterns, self._counts, self.max_size, collect=True)
+            mp, ms, subsets = found.msu_pattern, found.msu_subset, found.subsets
         if mp.size == 0:
             return pl.Series("msus", [""] * self.n, dtype=pl.String)
         labels = [lab.cast(pl.String) for lab in self._labels]
         parts = []
         bounds = np.flatnonzero(np.diff(ms)) + 1  # MSUs come in blocks of one variable set
         for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, ms.size]):
-            S = self._subsets[int(ms[lo])]
+            S = subsets[int(ms[lo])]
             g = mp[lo:hi]
             exprs = []
             for t, j in enumerate(S):
@@ -426,7 +428,7 @@ def _check_bool(value, name: str) -> bool:
 # ----------------------------------------------------------------------------------------------
 def suda(data, keys, max_size: int | None = None, dis_fraction: float | str = 0.01, original_scores: bool = True,
          *, missing=None, weight: str | None = None, allow_degenerate_keys: bool = False,
-         keep_msus: bool = True) -> SudaResult:
+         keep_msus: bool | None = None) -> SudaResult:
     r"""SUDA scores, DIS-SUDA and key-variable contributions from minimal sample uniques.
 
     A *minimal sample unique* (MSU) of record i is a set of its key values that no other record
@@ -467,9 +469,10 @@ def suda(data, keys, max_size: int | None = None, dis_fraction: float | str = 0.
     allow_degenerate_keys : bool, default False
         Accept key variables that are entirely missing or have a single category (they never
         form an MSU but count in ATT).
-    keep_msus : bool, default True
-        Keep every MSU (8 bytes each) so that :meth:`SudaResult.msus` answers at once;
-        False recomputes a record's MSUs on request.
+    keep_msus : bool, optional
+        Keep every MSU (8 bytes each) so that :meth:`SudaResult.msus` answers at once
+        (True), or recompute a record's MSUs on request (False). Default: keep them when
+        there are at most 2^23 (64 MiB), recompute otherwise.
 
     Returns
     -------
@@ -497,7 +500,7 @@ def suda(data, keys, max_size: int | None = None, dis_fraction: float | str = 0.
     """
     frac = _check_fraction(dis_fraction)
     orig = _check_bool(original_scores, "original_scores")
-    keep = _check_bool(keep_msus, "keep_msus")
+    keep = _KEEP_DEFAULT if keep_msus is None else _check_bool(keep_msus, "keep_msus")
     if frac == "weights" and weight is None:
         raise SdcError("dis_fraction: 'weights' needs a weight column; pass weight= or a number in (0, 1]")
     prep = prepare(data, keys, weight=weight, missing=missing, allow_degenerate_keys=allow_degenerate_keys)
@@ -515,7 +518,7 @@ def suda(data, keys, max_size: int | None = None, dis_fraction: float | str = 0.
     return _suda_from_prepared(prep, msize, frac, orig, keep)
 
 
-def _suda_from_prepared(prep, msize: int, frac: float, orig: bool, keep: bool) -> SudaResult:
+def _suda_from_prepared(prep, msize: int, frac: float, orig: bool, keep: bool | int) -> SudaResult:
     enc = prep.keys
     codes = enc.codes
     n, m = codes.shape

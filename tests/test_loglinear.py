@@ -1,0 +1,343 @@
+"""Log-linear population-uniqueness risk (spec C): worked example, sdcMicro modRisk, kernels,
+properties, PRAM, CLI. Validation against a known truth is in tests/test_loglinear_validation.py."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import warnings
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import sdckit
+from sdckit import SdcError, SdcWarning
+from sdckit._core import loglinear as ll
+from sdckit.cli import main
+from sdckit.risk.loglinear import parse_model
+
+from conftest import DATA, S002_KEYS, reference_cases, s002_table
+
+# ---------------------------------------------------------------------------------------------
+# spec C.8 worked example (T-C1, T-C2) [V: independent Python + R glm]
+
+
+def test_worked_example_main_effects_constant_fraction():
+    # spec C.8: main effects on the 60-cell table, pi = 10/1570
+    r = sdckit.loglinear_risk(s002_table(), S002_KEYS, weight="w", model="independence", sampling="constant")
+    assert r.n_cells == 60 and r.sample_uniques == 4
+    assert r.sampling_fraction == pytest.approx(10 / 1570)
+    assert r.tau1 == pytest.approx(0.0016468, rel=1e-4)
+    assert r.tau2 == pytest.approx(0.3219648, rel=1e-6)
+    g = r.gof
+    assert g["B1"] == pytest.approx(-0.047265, rel=1e-4) and g["v1"] == pytest.approx(1.801279, rel=1e-6)
+    assert g["Z1"] == pytest.approx(-0.0352, abs=5e-5)
+    assert g["B2"] == pytest.approx(-0.253140, rel=1e-5) and g["v2"] == pytest.approx(1.430207, rel=1e-6)
+    assert g["Z2"] == pytest.approx(-0.2117, abs=5e-5)
+    # per-record lambda and risks of the four sample uniques (records 3, 5, 7, 8): spec C.8 table
+    lam = r.lam[[4, 2, 6, 7]]
+    np.testing.assert_allclose(lam, [6.594, 39.564, 39.564, 8.478], rtol=1e-9)
+    np.testing.assert_allclose(r.risk[[4, 2, 6, 7]], [0.152407, 0.025438, 0.025438, 0.118682], atol=1e-6)
+    np.testing.assert_allclose(r.p_unique[[4, 7]], [0.001427, 0.000220], atol=1e-6)
+    assert np.isnan(r.risk[[0, 1, 3, 5, 8, 9]]).all()  # not sample uniques
+
+
+def test_worked_example_pseudo_mle():
+    # spec C.8 (T-C2): main effects fitted to \hat F_k, pi_k = 1/w_i for sample uniques
+    r = sdckit.loglinear_risk(s002_table(), S002_KEYS, weight="w", model="independence")
+    assert r.sampling == "pml"
+    np.testing.assert_allclose(r.lam[[4, 6, 2, 7]], [7.837, 50.879, 60.772, 11.316], atol=6e-4)
+    assert r.tau1 == pytest.approx(0.00042475, rel=1e-4)
+    assert r.tau2 == pytest.approx(0.25331901, rel=1e-7)
+
+
+def test_census_every_sample_unique_is_population_unique():
+    # spec 0.4: sampling fraction 1 -> mu = 0 -> P(F=1|f=1) = 1 and E(1/F|f=1) = 1
+    r = sdckit.loglinear_risk(s002_table(), S002_KEYS, sampling_fraction=1.0, model="2way")
+    assert r.tau1 == r.tau2 == 4.0
+    assert r.rate1 == 1.0 and r.rate2_records == pytest.approx(0.4)
+
+
+# ---------------------------------------------------------------------------------------------
+# sdcMicro modRisk compatibility (C.7; reference/sdcmicro/modRisk.json, 1e-6 relative)
+MODRISK = reference_cases("modRisk.json")
+
+
+@pytest.mark.parametrize("case", MODRISK, ids=[c["id"] for c in MODRISK])
+def test_modrisk_reference(case):
+    par = case["parameters"]
+    data = pl.read_csv(DATA / "sdcmicro" / f"{case['dataset']}.csv")
+    keys = [v.strip() for v in par["formulaM"].lstrip("~").split("+")]
+    bound = math.inf if par["bound"] is None else par["bound"]
+    r = sdckit.loglinear_risk(data, keys, weight=par["weights"], model=par["formulaM"], compat="sdcMicro",
+                              modrisk_method=par["method"], bound=bound)
+    out = case["outputs"]
+    assert r.modrisk["gr1"] == pytest.approx(out["gr1"], rel=1e-6)
+    assert r.modrisk["gr2"] == pytest.approx(out["gr2"], rel=1e-6)
+    assert r.modrisk["gr1perc"] == pytest.approx(out["gr1perc"], rel=1e-6)
+    assert r.modrisk["kept_cells"] == len(out["inclProb"])
+    # fitted values: every record's lambda is its cell's fitted value in R
+    fit = out["fitted"]
+    vals = np.array(fit["values"])
+    if "dim" in fit:  # xtabs array, column-major over sorted levels
+        shape = tuple(fit["dim"])
+        vals = vals.reshape(shape[::-1]).transpose(tuple(range(len(shape)))[::-1]).reshape(-1)
+    # cells in sorted order of observed levels, last variable fastest (cell_tables layout)
+    codes = np.column_stack([data[k].rank("dense").cast(pl.Int64).to_numpy() - 1 for k in keys])
+    shape = tuple(int(c.max()) + 1 for c in codes.T)
+    cell = np.ravel_multi_index(tuple(codes.T), shape)
+    np.testing.assert_allclose(r.lam, vals[cell], rtol=1e-6)
+    assert math.isnan(r.tau1)  # modRisk does not estimate tau (spec K.12)
+
+
+def test_modrisk_cell_table_matches_reference():
+    ref = json.loads((DATA.parent / "reference" / "sdcmicro" / "modRisk.json").read_text())
+    ct = ref["cell_tables"]["testdata2"]["cells"]
+    data = pl.read_csv(DATA / "sdcmicro" / "testdata2.csv")
+    r = sdckit.loglinear_risk(data, ["sex", "water", "roof"], weight="sampling_weight", model="sex+water+roof",
+                              compat="sdcMicro")
+    assert r.n_cells == len(ct["counts"]) == 80
+    assert r.modrisk["numeric_covariates"] == ["sex", "water", "roof"]  # R treats integer columns linearly
+
+
+def test_modrisk_errors():
+    d = pl.read_csv(DATA / "sdcmicro" / "testdata2.csv")
+    with pytest.raises(SdcError, match="weight"):
+        sdckit.loglinear_risk(d, ["sex", "roof"], model="sex+roof", compat="sdcMicro")
+    with pytest.raises(SdcError, match="IPF"):
+        sdckit.loglinear_risk(d, ["sex", "roof"], weight="sampling_weight", model="sex*roof", compat="sdcMicro",
+                              modrisk_method="IPF")
+    with pytest.raises(SdcError, match="modrisk_method"):
+        sdckit.loglinear_risk(d, ["sex", "roof"], weight="sampling_weight", model="sex+roof", compat="sdcMicro",
+                              modrisk_method="XYZ")
+
+
+# ---------------------------------------------------------------------------------------------
+# kernels
+
+
+def test_ipf_matches_irls_for_hierarchical_model():
+    # the MLE is unique: IPF and Newton (IRLS) must agree on a 3x4x5 table with a two-way term
+    rng = np.random.default_rng(1)
+    shape = (3, 4, 5)
+    y = rng.poisson(3.0, size=60).astype(float)
+    terms = [(0,), (1,), (2,), (0, 1)]
+    mu_ipf, _, conv = ll.ipf(y, shape, ll.generating_class(terms), tol=1e-12)
+    X, _ = ll.design_matrix(shape, terms)
+    mu_irls, _, _, conv2 = ll.poisson_irls(X, y, tol=1e-14)
+    assert conv and conv2
+    np.testing.assert_allclose(mu_ipf, mu_irls, rtol=1e-8)
+
+
+def test_independence_closed_form():
+    # spec C.2: main effects mu_k = n prod_j (n_{j,k_j} / n)
+    rng = np.random.default_rng(2)
+    y = rng.poisson(2.0, size=(4, 3, 2)).astype(float)
+    n = y.sum()
+    closed = n * np.einsum("i,j,k->ijk", y.sum((1, 2)) / n, y.sum((0, 2)) / n, y.sum((0, 1)) / n)
+    mu, cycles, conv = ll.ipf(y.ravel(), y.shape, [(0,), (1,), (2,)])
+    np.testing.assert_allclose(mu, closed.ravel(), rtol=1e-12)
+    assert cycles == 2 and conv  # exact after one cycle, confirmed by the second
+
+
+def test_uniqueness_probabilities_values():
+    # hand: mu = 2 -> exp(-2) = 0.1353352832, (1 - exp(-2))/2 = 0.4323323584; mu = 0 -> 1, 1
+    p1, p2 = ll.uniqueness_probabilities(np.array([2.0, 0.0]))
+    np.testing.assert_allclose(p1, [0.1353352832366127, 1.0])
+    np.testing.assert_allclose(p2, [0.43233235838169365, 1.0])
+
+
+def test_pram_correct_match_spec_example():
+    # spec C.5 (T-C3): F = (3, 5, 2), pi = 0.4, M columns given -> 0.26231; cell-varying pi -> 0.26321
+    M = np.array([[0.8, 0.1, 0.2], [0.15, 0.85, 0.1], [0.05, 0.05, 0.7]])  # M[k, j] = P(k | j)
+    assert ll.pram_correct_match([3, 5, 2], M, 0.4, 0) == pytest.approx(0.26231, abs=5e-6)
+    assert ll.pram_correct_match([3, 5, 2], M, [0.4, 0.1, 0.7], 0) == pytest.approx(0.26321, abs=5e-6)
+
+
+def test_pram_adjusted_tau2():
+    # spec C.5: tau2_adj = sum_SU M_kk E(1/F|f=1), M_kk = prod of kept probabilities
+    d = s002_table()
+    base = sdckit.loglinear_risk(d, S002_KEYS, weight="w", model="independence")
+    r = sdckit.loglinear_risk(d, S002_KEYS, weight="w", model="independence",
+                              pram={"Labor": 0.9, "Education": {"Post-secondary": 0.5}})
+    # record 8 (Post-secondary): 0.9 * 0.5; other sample uniques: 0.9
+    su = ~np.isnan(base.risk)
+    expected = np.where(np.arange(10) == 7, 0.45, 0.9)[su] @ base.risk[su]
+    assert r.pram["tau2"] == pytest.approx(expected, rel=1e-12)
+    assert r.tau2 == base.tau2
+    with pytest.raises(SdcError, match="pram"):
+        sdckit.loglinear_risk(d, S002_KEYS, weight="w", model="independence", pram={"Labor": 1.5})
+    with pytest.raises(SdcError, match="pram"):
+        sdckit.loglinear_risk(d, S002_KEYS, weight="w", model="independence", pram={"Nope": 0.9})
+
+
+def test_nb_smoothing_experimental_and_poisson_limit():
+    # spec C.6: where the window variance does not exceed the mean, the Poisson limit is used;
+    # a flat table (all f equal) gives exactly the C.1 values with lambda = m / pi
+    f = np.full(27, 2.0)
+    p1, p2 = ll.nb_smoothing(f, (3, 3, 3), 0.5)
+    e1, e2 = ll.uniqueness_probabilities(np.array([(1 - 0.5) * 2.0 / 0.5]))
+    np.testing.assert_allclose(p1, e1[0])
+    np.testing.assert_allclose(p2, e2[0])
+    # alpha -> 0 limit check of the NB formula: rho (1 - rho^a) / (a (1 - rho)) -> rho log(1/rho) / (1 - rho)
+    rho, a = 0.3, 1e-9
+    assert rho * (1 - rho**a) / (a * (1 - rho)) == pytest.approx(rho * math.log(1 / rho) / (1 - rho), rel=1e-6)
+    with pytest.warns(SdcWarning, match="experimental"):
+        r = sdckit.loglinear_risk(s002_table(), S002_KEYS, weight="w", model="independence", smoothing="nb")
+    assert 0 <= r.smoothing["tau2"] <= r.sample_uniques
+
+
+# ---------------------------------------------------------------------------------------------
+# model specification and search
+
+
+def test_parse_model():
+    names = ["a", "b", "c"]
+    assert parse_model("a*b + c", names) == [(0,), (1,), (2,), (0, 1)]
+    assert parse_model("~ a + b:c", names) == [(0,), (1, 2)]  # non-hierarchical formula kept as given
+    assert parse_model([("a", "b")], names) == [(0,), (1,), (2,), (0, 1)]  # generating class, c added
+    assert len(parse_model("2way", names)) == 6
+    assert parse_model("saturated", names)[-1] == (0, 1, 2)
+    with pytest.raises(SdcError, match="model: variable 'd'"):
+        parse_model("a*d", names)
+
+
+def test_non_hierarchical_model_uses_irls():
+    r = sdckit.loglinear_risk(s002_table(), S002_KEYS, weight="w", model="Residence + Gender:Labor + Education")
+    assert r.fit_method == "irls"
+    assert np.all((r.risk[~np.isnan(r.risk)] >= 0) & (r.risk[~np.isnan(r.risk)] <= 1))
+
+
+def _synthetic_table(seed=0, n=3000):
+    """Keys with a strong a:b association: independence must over-estimate (Z >> 0)."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 6, n)
+    b = (a + rng.integers(0, 2, n)) % 6
+    c = rng.integers(0, 4, n)
+    d = rng.integers(0, 5, n)
+    return pl.DataFrame({"a": a, "b": b, "c": c, "d": d})
+
+
+def test_auto_search_path():
+    d = _synthetic_table()
+    r = sdckit.loglinear_risk(d, ["a", "b", "c", "d"], sampling_fraction=0.05, model="auto")
+    assert r.path[0]["added"] is None and r.path[0]["Z2"] > 1.96  # main effects under-fit
+    assert r.path[1]["added"] == "a:b"  # the real association is found first
+    assert ("a", "b") in r.terms
+    zs = [abs(p["Z2"]) for p in r.path if p["accepted"]]
+    assert zs == sorted(zs, reverse=True)  # |Z| decreases along the accepted path
+    d2 = r.to_dict()
+    assert d2["search"]["path"][1]["added"] == "a:b"
+
+
+# ---------------------------------------------------------------------------------------------
+# properties
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(0, 4), min_size=24, max_size=24), st.sampled_from(["independence", "2way", "ab"]))
+def test_fitted_margins_equal_observed(counts, model):
+    shape = (2, 3, 4)
+    y = np.array(counts, float)
+    terms = {"independence": [(0,), (1,), (2,)], "2way": [(0, 1), (0, 2), (1, 2)], "ab": [(0, 1), (2,)]}[model]
+    gens = ll.generating_class(terms)
+    mu, _, conv = ll.ipf(y, shape, gens, tol=1e-10, max_iter=20000)
+    t, m = y.reshape(shape), mu.reshape(shape)
+    for g in gens:
+        other = tuple(a for a in range(3) if a not in g)
+        np.testing.assert_allclose(m.sum(axis=other), t.sum(axis=other), atol=1e-6)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10_000), st.floats(0.01, 1.0), st.sampled_from(["independence", "2way", "auto"]))
+def test_risks_in_unit_interval(seed, pi, model):
+    d = _synthetic_table(seed, n=200)
+    r = sdckit.loglinear_risk(d, ["a", "b", "c", "d"], sampling_fraction=pi, model=model)
+    for x in (r.p_unique, r.risk):
+        v = x[~np.isnan(x)]
+        assert np.all((v >= 0) & (v <= 1))
+    assert 0 <= r.tau1 <= r.tau2 + 1e-12 <= r.sample_uniques + 1e-9  # exp(-mu) <= (1 - e^-mu)/mu <= 1
+    assert np.isnan(r.risk).sum() == r.n - r.sample_uniques
+
+
+# ---------------------------------------------------------------------------------------------
+# input handling
+
+
+def test_missing_key_values_are_excluded():
+    d = s002_table().with_columns(pl.when(pl.int_range(10) == 0).then(None).otherwise(pl.col("Labor")).alias("Labor"))
+    with pytest.warns(SdcWarning, match="1 record"):
+        r = sdckit.loglinear_risk(d, S002_KEYS, weight="w", model="independence")
+    assert r.n_excluded == 1 and r.n_used == 9 and np.isnan(r.lam[0])
+
+
+@pytest.mark.parametrize("kwargs, fragment", [
+    (dict(), "sampling_fraction: no weight"),
+    (dict(sampling_fraction=0), "sampling_fraction"),
+    (dict(sampling_fraction=1.5), "sampling_fraction"),
+    (dict(sampling_fraction="x"), "sampling_fraction"),
+    (dict(sampling_fraction=0.1, criterion="tau3"), "criterion"),
+    (dict(sampling_fraction=0.1, z_crit=-1), "z_crit"),
+    (dict(sampling_fraction=0.1, fit_method="newton"), "fit_method"),
+    (dict(sampling_fraction=0.1, model=3), "model"),
+    (dict(sampling_fraction=0.1, model="Age*Gender"), "model: variable 'Age'"),
+    (dict(weight="w", sampling="bayes"), "sampling"),
+    (dict(weight="w", compat="argus"), "compat"),
+    (dict(weight="w", smoothing="kernel"), "smoothing"),
+])
+def test_bad_input(kwargs, fragment):
+    with pytest.raises(SdcError, match=fragment):
+        sdckit.loglinear_risk(s002_table(), S002_KEYS, **kwargs)
+
+
+def test_input_not_mutated_and_pandas():
+    d = s002_table()
+    pdf = d.to_pandas()
+    before = pdf.copy()
+    r = sdckit.loglinear_risk(pdf, S002_KEYS, weight="w")
+    assert pdf.equals(before)
+    assert type(r.to_frame()).__module__.startswith("pandas")
+
+
+# ---------------------------------------------------------------------------------------------
+# CLI
+
+
+def test_cli_loglinear(tmp_path, capsys):
+    path = tmp_path / "s002.csv"
+    s002_table().write_csv(path)
+    out = tmp_path / "out.json"
+    rc = main(["loglinear", str(path), "--keys", ",".join(S002_KEYS), "--weight", "w", "--model", "independence",
+               "--sampling", "constant", "--json", str(out), "--no-progress"])
+    assert rc == 0
+    text = capsys.readouterr().out
+    assert "Log-linear population-uniqueness risk" in text and "tau_2" in text
+    payload = json.loads(out.read_text())["loglinear_risk"]
+    assert payload["tau2"] == pytest.approx(0.3219648, rel=1e-6)  # spec C.8
+    assert payload["model"]["formula"] == "Residence + Gender + Education + Labor"
+
+
+def test_cli_loglinear_auto_and_compat(tmp_path, capsys):
+    rc = main(["loglinear", str(DATA / "sdcmicro" / "testdata2.csv"), "--keys", "sex,water,roof", "--weight",
+               "sampling_weight", "--model", "sex+water+roof", "--compat", "sdcMicro", "--no-progress",
+               "--json", str(tmp_path / "m.json")])
+    assert rc == 0
+    assert "modRisk" in capsys.readouterr().out
+    gr1 = json.loads((tmp_path / "m.json").read_text())["loglinear_risk"]["modrisk"]["gr1"]
+    assert gr1 == pytest.approx(0.24436189654680462, rel=1e-6)  # modRisk.json, method default
+    rc = main(["loglinear", str(DATA / "sdcmicro" / "testdata2.csv"), "--keys", "sex,water,roof",
+               "--sampling-fraction", "0.05", "--no-progress"])
+    assert rc == 0 and "Forward search" in capsys.readouterr().out
+
+
+def test_cli_loglinear_errors(tmp_path, capsys):
+    path = tmp_path / "s002.csv"
+    s002_table().write_csv(path)
+    assert main(["loglinear", str(path), "--keys", ",".join(S002_KEYS), "--no-progress"]) == 2
+    assert "sampling_fraction" in capsys.readouterr().err
+    assert main(["loglinear", str(path), "--keys", "Residence,Nope", "--weight", "w", "--no-progress"]) == 2
+    assert "Nope" in capsys.readouterr().err
