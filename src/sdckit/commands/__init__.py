@@ -14,7 +14,8 @@ from pathlib import Path
 
 from .._errors import SdcError
 
-__all__ = ["Progress", "add_output_options", "read_input", "split_list", "write_json", "progress_enabled"]
+__all__ = ["Progress", "add_key_options", "add_missing_options", "add_output_options", "key_list", "read_input",
+           "split_list", "write_json", "progress_enabled"]
 
 
 class Progress:
@@ -48,6 +49,26 @@ def progress_enabled(args) -> bool:
     if getattr(args, "progress", None) is not None:
         return args.progress
     return sys.stderr.isatty()
+
+
+def add_key_options(sp) -> None:
+    """The data file and --keys, shared by every single-file command."""
+    sp.add_argument("data", help="data file: .csv, .tsv, .parquet, .sav, .dta, .sas7bdat, .xpt")
+    sp.add_argument("--keys", required=True, help="comma-separated categorical key variables")
+
+
+def add_missing_options(sp) -> None:
+    """--missing and --na-values."""
+    sp.add_argument("--missing", help="extra values to treat as missing in key variables, comma-separated (e.g. -999)")
+    sp.add_argument("--na-values", dest="na_values", help="strings read as missing from text files (default: empty and NA)")
+
+
+def key_list(args) -> list[str]:
+    """The --keys of a command, as a non-empty list."""
+    keys = split_list(args.keys)
+    if not keys:
+        raise SdcError("--keys: no key variables given; expected a comma-separated list of column names")
+    return keys
 
 
 def add_output_options(sp) -> None:

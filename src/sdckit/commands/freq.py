@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
-from .._errors import SdcError
-from . import Progress, add_output_options, progress_enabled, read_input, split_list, write_json
+from . import (
+    Progress, add_key_options, add_missing_options, add_output_options, key_list, progress_enabled,
+    read_input, split_list, write_json,
+)
 
 
 def register(sub) -> None:
     f = sub.add_parser("freq", help="key frequencies (f_k, F_k) and k-anonymity",
                        description="Sample and weighted key frequencies with sdcMicro's missing-value rule, "
                                    "and k-anonymity.")
-    f.add_argument("data", help="data file: .csv, .tsv, .parquet, .sav, .dta, .sas7bdat, .xpt")
-    f.add_argument("--keys", required=True, help="comma-separated categorical key variables")
+    add_key_options(f)
     f.add_argument("--weight", help="sampling weight column (none: the file is a census, F_k = f_k)")
     f.add_argument("--alpha", type=float, default=1.0,
                    help="weight of matches through missing values, in [0, 1] (default 1)")
     f.add_argument("--k", default="2,3,5", help="k values for k-anonymity, comma-separated (default 2,3,5)")
-    f.add_argument("--missing", help="extra values to treat as missing in key variables, comma-separated (e.g. -999)")
-    f.add_argument("--na-values", dest="na_values", help="strings read as missing from text files (default: empty and NA)")
+    add_missing_options(f)
     add_output_options(f)
     f.set_defaults(func=run)
 
@@ -26,9 +26,7 @@ def run(args) -> int:
     from ..io import write_records
     from ..risk.frequencies import frequencies, k_anonymity
 
-    keys = split_list(args.keys)
-    if not keys:
-        raise SdcError("--keys: no key variables given; expected a comma-separated list of column names")
+    keys = key_list(args)
     prog = Progress(4, progress_enabled(args))
     prog.step("reading data")
     data = read_input(args.data, keys, args.na_values)

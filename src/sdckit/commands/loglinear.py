@@ -5,8 +5,10 @@ from __future__ import annotations
 import sys
 import warnings
 
-from .._errors import SdcError
-from . import Progress, add_output_options, progress_enabled, read_input, split_list, write_json
+from . import (
+    Progress, add_key_options, add_missing_options, add_output_options, key_list, progress_enabled,
+    read_input, split_list, write_json,
+)
 
 
 def register(sub) -> None:
@@ -14,8 +16,7 @@ def register(sub) -> None:
                        description="Estimated number of sample uniques that are population unique (tau_1) and "
                                    "expected correct matches of sample uniques (tau_2) from a Poisson log-linear "
                                    "model of the key table, with Skinner-Shlomo automatic model search.")
-    f.add_argument("data", help="data file: .csv, .tsv, .parquet, .sav, .dta, .sas7bdat, .xpt")
-    f.add_argument("--keys", required=True, help="comma-separated categorical key variables")
+    add_key_options(f)
     f.add_argument("--weight", help="sampling weight column (pseudo-maximum likelihood, spec C.3)")
     f.add_argument("--sampling-fraction", dest="sampling_fraction", type=float,
                    help="known constant sampling fraction in (0, 1] (1: census); required without --weight")
@@ -28,8 +29,7 @@ def register(sub) -> None:
     f.add_argument("--compat", choices=["sdcMicro"], help="reproduce sdcMicro modRisk (needs --weight and a formula)")
     f.add_argument("--modrisk-method", dest="modrisk_method", default="default",
                    choices=["default", "CE", "PML", "weightedLLM", "IPF"], help="modRisk method with --compat")
-    f.add_argument("--missing", help="extra values to treat as missing in key variables, comma-separated")
-    f.add_argument("--na-values", dest="na_values", help="strings read as missing from text files (default: empty and NA)")
+    add_missing_options(f)
     add_output_options(f)
     f.set_defaults(func=run)
 
@@ -38,9 +38,7 @@ def run(args) -> int:
     from ..io import write_records
     from ..risk.loglinear import loglinear_risk
 
-    keys = split_list(args.keys)
-    if not keys:
-        raise SdcError("--keys: no key variables given; expected a comma-separated list of column names")
+    keys = key_list(args)
     prog = Progress(3, progress_enabled(args))
     prog.step("reading data")
     data = read_input(args.data, keys, args.na_values)

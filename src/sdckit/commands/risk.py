@@ -5,8 +5,10 @@ from __future__ import annotations
 import sys
 import warnings
 
-from .._errors import SdcError
-from . import Progress, add_output_options, progress_enabled, read_input, split_list, write_json
+from . import (
+    Progress, add_key_options, add_missing_options, add_output_options, key_list, progress_enabled,
+    read_input, split_list, write_json,
+)
 
 K_VALUES = (2, 3, 5)
 
@@ -16,8 +18,7 @@ def register(sub) -> None:
                        description="Individual re-identification risk (Benedetti-Franconi / mu-ARGUS), expected "
                                    "re-identifications, household risk, the individual-risk threshold for a "
                                    "target re-identification rate, and k-anonymity for k = 2, 3, 5.")
-    f.add_argument("data", help="data file: .csv, .tsv, .parquet, .sav, .dta, .sas7bdat, .xpt")
-    f.add_argument("--keys", required=True, help="comma-separated categorical key variables")
+    add_key_options(f)
     f.add_argument("--weight", help="sampling weight column (none: the file is a census, risk = 1/f_k)")
     f.add_argument("--household", help="household id column (household risk; records without an id are "
                                        "their own household)")
@@ -33,8 +34,7 @@ def register(sub) -> None:
     f.add_argument("--household-risk", dest="household_risk", type=float, default=None,
                    help="household risk threshold r^h* for the mu-ARGUS household rule (default: derived from "
                         "--max-global-risk)")
-    f.add_argument("--missing", help="extra values to treat as missing in key variables, comma-separated (e.g. -999)")
-    f.add_argument("--na-values", dest="na_values", help="strings read as missing from text files (default: empty and NA)")
+    add_missing_options(f)
     add_output_options(f)
     f.set_defaults(func=run)
 
@@ -95,9 +95,7 @@ def print_results(res, thr, kan, messages) -> None:
 def run(args) -> int:
     from ..io import write_records
 
-    keys = split_list(args.keys)
-    if not keys:
-        raise SdcError("--keys: no key variables given; expected a comma-separated list of column names")
+    keys = key_list(args)
     prog = Progress(4, progress_enabled(args))
     prog.step("reading data")
     strata = split_list(args.strata) or None

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from .._errors import SdcError
-from . import Progress, add_output_options, progress_enabled, read_input, split_list, write_json
+from . import (
+    Progress, add_key_options, add_missing_options, add_output_options, key_list, progress_enabled,
+    read_input, split_list, write_json,
+)
 
 
 def register(sub) -> None:
     f = sub.add_parser("suda", help="SUDA scores and DIS-SUDA from minimal sample uniques",
                        description="Minimal sample uniques (MSUs), SUDA scores, DIS-SUDA and the contribution "
                                    "of each key variable (sdcMicro suda2).")
-    f.add_argument("data", help="data file: .csv, .tsv, .parquet, .sav, .dta, .sas7bdat, .xpt")
-    f.add_argument("--keys", required=True, help="comma-separated categorical key variables")
+    add_key_options(f)
     f.add_argument("--max-size", dest="max_size", type=int, default=None,
                    help="largest MSU size searched and scored (default: the number of keys)")
     f.add_argument("--dis-fraction", dest="dis_fraction", default="0.01",
@@ -20,8 +22,7 @@ def register(sub) -> None:
     f.add_argument("--scores", choices=["elliot", "ihsn"], default="elliot",
                    help="score weights: elliot (sdcMicro default) or ihsn (sdcMicro original_scores=FALSE)")
     f.add_argument("--weight", help="sampling weight column (only for --dis-fraction weights and its check)")
-    f.add_argument("--missing", help="extra values to treat as missing in key variables, comma-separated (e.g. -999)")
-    f.add_argument("--na-values", dest="na_values", help="strings read as missing from text files (default: empty and NA)")
+    add_missing_options(f)
     f.add_argument("--levels", action="store_true",
                    help="add the per-category contributions to --json (they name the categories present)")
     f.add_argument("--msus", action="store_true", help="add each record's MSUs as text to --records")
@@ -42,9 +43,7 @@ def run(args) -> int:
     from ..io import write_records
     from ..risk.suda import suda
 
-    keys = split_list(args.keys)
-    if not keys:
-        raise SdcError("--keys: no key variables given; expected a comma-separated list of column names")
+    keys = key_list(args)
     frac = _fraction(args.dis_fraction)
     prog = Progress(3, progress_enabled(args))
     prog.step("reading data")
