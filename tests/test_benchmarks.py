@@ -1,0 +1,39 @@
+"""Smoke test of the benchmark scripts on tiny sizes: they must run to their table, without a
+traceback (the scripts always exit 0, so the output is what is checked)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+
+CASES = {
+    "frequencies.py": ["--sizes", "2e4", "--repeats", "1", "--profile"],
+    "risk.py": ["--sizes", "2e4", "--repeats", "1"],
+    "utility.py": ["--sizes", "5e3", "--repeats", "1"],
+    "external_risk.py": ["--n", "3000", "--repeats", "1"],
+    "linkage.py": ["--n", "3000", "--repeats", "1"],
+    "loglinear.py": [],
+    "loglinear_validation.py": ["--samples", "2", "--synthetic-samples", "1"],
+    "suda.py": ["--quick"],  # fixed sizes (10^5 and 10^6), one run each
+}
+
+
+def test_every_benchmark_is_covered():
+    scripts = {p.name for p in BENCH.glob("*.py")} - {"synthetic.py"}
+    assert scripts == set(CASES)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", sorted(CASES))
+def test_benchmark_runs(script):
+    res = subprocess.run([sys.executable, str(BENCH / script), *CASES[script]], capture_output=True, text=True,
+                         timeout=600, cwd=BENCH.parent)
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out
+    assert "Traceback" not in out, out
+    assert "|---" in res.stdout, out  # the markdown table was printed
