@@ -1,18 +1,13 @@
-"""Disclosure-risk measures for categorical key variables."""
+"""Disclosure-risk measures.
 
-from .frequencies import FrequencyResult, KAnonymityResult, frequencies, k_anonymity
+Categorical keys: :func:`frequencies`, :func:`k_anonymity`, :func:`l_diversity`,
+:func:`t_closeness`, :func:`individual_risk`, :func:`suda`, :func:`loglinear_risk`.
+Continuous keys and record linkage: :func:`interval_disclosure`,
+:func:`rmd_interval_disclosure`, :func:`outliers`, :func:`record_linkage_risk`,
+:func:`external_risk`, :func:`confidentiality_plot`.
+"""
 
-__all__ = ["FrequencyResult", "KAnonymityResult", "frequencies", "k_anonymity"]
-
-from .diversity import LDiversityResult, TClosenessResult, l_diversity, t_closeness  # noqa: E402
-
-__all__ += ["LDiversityResult", "TClosenessResult", "l_diversity", "t_closeness"]
-
-from .suda import MSU, SudaResult, suda  # noqa: E402
-
-__all__ += ["MSU", "SudaResult", "suda"]
-
-from .continuous import (  # noqa: E402
+from .continuous import (
     ConfidentialityResult,
     IntervalDisclosureResult,
     OutlierResult,
@@ -22,16 +17,27 @@ from .continuous import (  # noqa: E402
     outliers,
     rmd_interval_disclosure,
 )
-from .linkage import ExternalRiskResult, LinkageResult, external_risk, record_linkage_risk  # noqa: E402
+from .diversity import LDiversityResult, TClosenessResult, l_diversity, t_closeness
+from .frequencies import FrequencyResult, KAnonymityResult, frequencies, k_anonymity
+from .individual import IndividualRiskResult, RiskThreshold, individual_risk
+from .linkage import ExternalRiskResult, LinkageResult, external_risk, record_linkage_risk
+from .loglinear import LoglinearRiskResult, loglinear_risk
+from .suda import MSU, SudaResult, suda
 
-__all__ += ["ConfidentialityResult", "IntervalDisclosureResult", "OutlierResult", "RMDIntervalResult",
-            "confidentiality_plot", "interval_disclosure", "outliers", "rmd_interval_disclosure",
-            "ExternalRiskResult", "LinkageResult", "external_risk", "record_linkage_risk"]
-
-from .individual import IndividualRiskResult, RiskThreshold, individual_risk  # noqa: E402
-
-__all__ += ["IndividualRiskResult", "RiskThreshold", "individual_risk"]
-
-from .loglinear import LoglinearRiskResult, loglinear_risk  # noqa: E402
-
-__all__ += ["LoglinearRiskResult", "loglinear_risk"]
+__all__ = [
+    # categorical keys
+    "frequencies", "FrequencyResult",
+    "k_anonymity", "KAnonymityResult",
+    "l_diversity", "LDiversityResult",
+    "t_closeness", "TClosenessResult",
+    "individual_risk", "IndividualRiskResult", "RiskThreshold",
+    "suda", "SudaResult", "MSU",
+    "loglinear_risk", "LoglinearRiskResult",
+    # continuous keys and record linkage
+    "interval_disclosure", "IntervalDisclosureResult",
+    "rmd_interval_disclosure", "RMDIntervalResult",
+    "outliers", "OutlierResult",
+    "record_linkage_risk", "LinkageResult",
+    "external_risk", "ExternalRiskResult",
+    "confidentiality_plot", "ConfidentialityResult",
+]
