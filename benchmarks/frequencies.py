@@ -42,6 +42,7 @@ import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
 import sdckit  # noqa: E402
+from _common import best_of, fmt_s, parse_sizes  # noqa: E402
 from synthetic import make_keys  # noqa: E402
 
 KEYS = [f"k{j}" for j in range(7)]
@@ -51,20 +52,9 @@ MAX_RATIO_MISSING = 2.0
 SLOW_RUN = 20.0  # seconds: do not repeat a run slower than this
 
 
-def _parse_sizes(text: str) -> list[int]:
-    return [int(float(s)) for s in text.split(",") if s.strip()]
-
-
-def _time(fn, repeats: int) -> tuple[float, object]:
-    best, out = float("inf"), None
-    for _ in range(max(repeats, 1)):
-        t = time.perf_counter()
-        out = fn()
-        dt = time.perf_counter() - t
-        best = min(best, dt)
-        if dt > SLOW_RUN:
-            break
-    return best, out
+def _time(fn, repeats: int):
+    """Best of ``repeats`` runs; a run slower than SLOW_RUN is not repeated."""
+    return best_of(fn, repeats, SLOW_RUN)
 
 
 def _steps(df: pl.DataFrame, weight) -> dict[str, float]:
@@ -112,13 +102,9 @@ def _steps(df: pl.DataFrame, weight) -> dict[str, float]:
     return out
 
 
-def _fmt_s(x: float) -> str:
-    return f"{x:.3f}" if x < 10 else f"{x:.1f}"
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sizes", type=_parse_sizes, default=None,
+    ap.add_argument("--sizes", type=parse_sizes, default=None,
                     help="comma-separated record counts, e.g. 1e5,1e6 (default 1e5,1e6,1e7)")
     ap.add_argument("--quick", action="store_true", help="sizes 1e5,1e6 and one run each")
     ap.add_argument("--repeats", type=int, default=3, help="runs per case, best is reported (default 3)")
@@ -168,13 +154,13 @@ def main(argv=None) -> int:
                     ok = "yes" if secs < ABS_TARGETS[n] else "**no**"
                 elif missing > 0 and (n, weighted) in base and np.isfinite(base[(n, weighted)]):
                     lim = MAX_RATIO_MISSING * base[(n, weighted)]
-                    target = f"<= 2x 0% ({_fmt_s(lim)} s)"
+                    target = f"<= 2x 0% ({fmt_s(lim)} s)"
                     ok = "yes" if secs <= lim else f"**no** ({secs / base[(n, weighted)]:.0f}x)"
             rows.append((f"{n:,}", f"{100 * missing:g}%", "yes" if weighted else "no",
-                         "error" if err else _fmt_s(secs),
+                         "error" if err else fmt_s(secs),
                          "—" if err else f"{n / secs:,.0f}", target, err or ok))
             print(f"  done n={n:,} missing={missing:g} weighted={weighted}: "
-                  f"{'error' if err else _fmt_s(secs) + ' s'}"
+                  f"{'error' if err else fmt_s(secs) + ' s'}"
                   f"{'' if res is None else f' ({res.n_keys:,} key patterns)'}", file=sys.stderr)
             if args.profile and err is None:
                 try:
@@ -196,10 +182,10 @@ def main(argv=None) -> int:
         print("| n | missing | weighted | patterns | partial masks | " + " | ".join(names) + " | sum |")
         print("|---:|---:|:---:|---:|---:|" + "---:|" * (len(names) + 1))
         for (n, missing, weighted), p in profiles:
-            cells = [_fmt_s(p[k]) if k in p else "—" for k in names]
+            cells = [fmt_s(p[k]) if k in p else "—" for k in names]
             total = sum(p[k] for k in names if k in p and not k.startswith("("))
             print(f"| {n:,} | {100 * missing:g}% | {'yes' if weighted else 'no'} | {int(p['_patterns']):,} | "
-                  f"{int(p['_masks'])} | " + " | ".join(cells) + f" | {_fmt_s(total)} |")
+                  f"{int(p['_masks'])} | " + " | ".join(cells) + f" | {fmt_s(total)} |")
     return 0
 
 

@@ -19,13 +19,15 @@ import argparse
 import os
 import platform
 import sys
-import time
 import traceback
 
 import numpy as np
 import polars as pl
 
 import sdckit
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import best_of  # noqa: E402
 
 TARGET = 10.0
 VARS = [f"x{j}" for j in range(6)]
@@ -39,15 +41,6 @@ def make_pair(n: int, missing: float, seed: int = 0):
         y[rng.random(y.shape) < missing] = np.nan
     return (pl.DataFrame({v: x[:, j] for j, v in enumerate(VARS)}),
             pl.DataFrame({v: y[:, j] for j, v in enumerate(VARS)}))
-
-
-def best_of(fn, repeats):
-    best, out = float("inf"), None
-    for _ in range(max(1, repeats)):
-        t = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t)
-    return best, out
 
 
 def main() -> int:

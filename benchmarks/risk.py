@@ -46,6 +46,7 @@ import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
 import sdckit  # noqa: E402
+from _common import best_of, fmt_s, parse_sizes  # noqa: E402
 from synthetic import make_keys  # noqa: E402
 
 KEYS = [f"k{j}" for j in range(7)]
@@ -53,25 +54,9 @@ TARGETS = {10**6: 1.0, 10**7: 10.0}  # seconds, approx + household
 SLOW_RUN = 30.0
 
 
-def _parse_sizes(text: str) -> list[int]:
-    return [int(float(s)) for s in text.split(",") if s.strip()]
-
-
 def _time(fn, repeats: int):
-    best, out = float("inf"), None
-    for _ in range(max(repeats, 1)):
-        out = None
-        t = time.perf_counter()
-        out = fn()
-        dt = time.perf_counter() - t
-        best = min(best, dt)
-        if dt > SLOW_RUN:
-            break
-    return best, out
-
-
-def _fmt_s(x: float) -> str:
-    return f"{x:.3f}" if x < 10 else f"{x:.1f}"
+    """Best of ``repeats`` runs; a run slower than SLOW_RUN is not repeated."""
+    return best_of(fn, repeats, SLOW_RUN)
 
 
 def _steps(df: pl.DataFrame) -> dict[str, float]:
@@ -106,7 +91,7 @@ def _steps(df: pl.DataFrame) -> dict[str, float]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sizes", type=_parse_sizes, default=None,
+    ap.add_argument("--sizes", type=parse_sizes, default=None,
                     help="comma-separated record counts, e.g. 1e5,1e6 (default 1e6,1e7)")
     ap.add_argument("--quick", action="store_true", help="sizes 1e5,1e6 and one run each")
     ap.add_argument("--repeats", type=int, default=3, help="runs per case, best is reported (default 3)")
@@ -147,9 +132,9 @@ def main(argv=None) -> int:
                 if err is None and method == "approx" and missing == 0 and n in TARGETS:
                     target = f"< {TARGETS[n]:g} s"
                     ok = "yes" if secs < TARGETS[n] else "**no**"
-                rows.append((f"{n:,}", label, "error" if err else _fmt_s(secs),
+                rows.append((f"{n:,}", label, "error" if err else fmt_s(secs),
                              "—" if err else f"{n / secs:,.0f}", target, err or ok))
-                print(f"  done n={n:,} {label}: {'error' if err else _fmt_s(secs) + ' s'}"
+                print(f"  done n={n:,} {label}: {'error' if err else fmt_s(secs) + ' s'}"
                       + ("" if out is None else f" (global risk {out.global_risk:.5f}, household "
                                                 f"{out.household_global_risk:.5f}, {out.frequencies.n_keys:,} "
                                                 f"key patterns, {out.n_households:,} households)"),
@@ -159,7 +144,7 @@ def main(argv=None) -> int:
             if res is not None:
                 try:
                     secs, thr = _time(lambda: res.threshold(0.01), repeats)
-                    rows.append((f"{n:,}", "threshold(0.01), individual + household rule", _fmt_s(secs),
+                    rows.append((f"{n:,}", "threshold(0.01), individual + household rule", fmt_s(secs),
                                  f"{n / secs:,.0f}", "—", "—"))
                 except Exception as e:
                     traceback.print_exc()
@@ -182,9 +167,9 @@ def main(argv=None) -> int:
         print("| n | patterns | households | " + " | ".join(names) + " | sum |")
         print("|---:|---:|---:|" + "---:|" * (len(names) + 1))
         for n, p in profiles:
-            cells = [_fmt_s(p[k]) for k in names]
+            cells = [fmt_s(p[k]) for k in names]
             print(f"| {n:,} | {int(p['_patterns']):,} | {int(p['_households']):,} | " + " | ".join(cells)
-                  + f" | {_fmt_s(sum(p[k] for k in names))} |")
+                  + f" | {fmt_s(sum(p[k] for k in names))} |")
     return 0
 
 

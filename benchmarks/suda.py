@@ -41,6 +41,7 @@ import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
 import sdckit  # noqa: E402
+from _common import best_of, fmt_s  # noqa: E402
 from synthetic import default_cards, make_keys  # noqa: E402
 
 CASES = [(10**5, 7), (10**6, 7), (10**5, 10)]
@@ -50,15 +51,8 @@ SLOW_RUN = 30.0
 
 
 def _time(fn, repeats: int):
-    best, out = float("inf"), None
-    for _ in range(max(repeats, 1)):
-        t = time.perf_counter()
-        out = fn()
-        dt = time.perf_counter() - t
-        best = min(best, dt)
-        if dt > SLOW_RUN:
-            break
-    return best, out
+    """Best of ``repeats`` runs; a run slower than SLOW_RUN is not repeated."""
+    return best_of(fn, repeats, SLOW_RUN)
 
 
 def _steps(df: pl.DataFrame, keys) -> dict[str, float]:
@@ -94,10 +88,6 @@ def _steps(df: pl.DataFrame, keys) -> dict[str, float]:
         mod.record_patterns, mod.msu_search = saved
     out["scores, DIS, contributions"] = total - out.get("pattern table", 0.0) - out.get("MSU search", 0.0)
     return out
-
-
-def _fmt_s(x: float) -> str:
-    return f"{x:.3f}" if x < 10 else f"{x:.1f}"
 
 
 def main(argv=None) -> int:
@@ -139,11 +129,11 @@ def main(argv=None) -> int:
             if err is None and (n, nk) in TARGETS and miss == 0.0:
                 target = f"< {TARGETS[(n, nk)]:g} s (sdcMicro {SDCMICRO[(n, nk)]})"
                 ok = "yes" if secs < TARGETS[(n, nk)] else "**no**"
-            rows.append((f"{n:,}", str(nk), f"{100 * miss:g}%", "error" if err else _fmt_s(secs),
+            rows.append((f"{n:,}", str(nk), f"{100 * miss:g}%", "error" if err else fmt_s(secs),
                          "—" if err else f"{n / secs:,.0f}",
                          "—" if err else f"{res.n_sample_uniques:,}", "—" if err else f"{res.n_msus:,}",
                          target, err or ok))
-            print(f"  done n={n:,} keys={nk} missing={miss:g}: {'error' if err else _fmt_s(secs) + ' s'}",
+            print(f"  done n={n:,} keys={nk} missing={miss:g}: {'error' if err else fmt_s(secs) + ' s'}",
                   file=sys.stderr)
             if args.profile and err is None:
                 try:
@@ -162,7 +152,7 @@ def main(argv=None) -> int:
         print("| n | keys | missing | " + " | ".join(names) + " |")
         print("|---:|---:|---:|" + "---:|" * len(names))
         for (n, nk, miss), p in profiles:
-            print(f"| {n:,} | {nk} | {100 * miss:g}% | " + " | ".join(_fmt_s(p[k]) for k in names) + " |")
+            print(f"| {n:,} | {nk} | {100 * miss:g}% | " + " | ".join(fmt_s(p[k]) for k in names) + " |")
     return 0
 
 
