@@ -123,12 +123,7 @@ def external_pairwise(e: ExternalInput, want_pairs: bool = True):
         if want_pairs:
             pa.append(ia[ok])
             ph.append(ih[ok])
-    if not want_pairs:
-        return paired, None, None
-    ia = np.concatenate(pa) if pa else np.zeros(0, np.int64)
-    ih = np.concatenate(ph) if ph else np.zeros(0, np.int64)
-    ptr, idx = _csr_from_pairs(ia, ih, e.n_a)
-    return paired, ptr, idx
+    return _pairs_result(paired, pa, ph, want_pairs, e.n_a)
 
 
 def _bucket_ids(cd: np.ndarray, ca: np.ndarray):
@@ -255,17 +250,8 @@ def external_exact(e: ExternalInput, want_pairs: bool = True):
             ia = np.concatenate([ia1, ia2])
             ih = np.concatenate([io_s[p1], im_s[p2]])
             ok = continuous_mismatch(e.con_a[ia], e.con_d[ih], near[ia], e.tol).any(axis=1) == 0
-            ia, ih = ia[ok], ih[ok]
-            paired[np.unique(ia)] = True
-            if want_pairs:
-                pa.append(ia)
-                ph.append(ih)
-    if not want_pairs:
-        return paired, None, None
-    ia = np.concatenate(pa) if pa else np.zeros(0, np.int64)
-    ih = np.concatenate(ph) if ph else np.zeros(0, np.int64)
-    ptr, idx = _csr_from_pairs(ia, ih, e.n_a)
-    return paired, ptr, idx
+            _keep_pairs(ia[ok], ih[ok], paired, pa, ph, want_pairs)
+    return _pairs_result(paired, pa, ph, want_pairs, e.n_a)
 
 
 def _exact_tolerant(e: ExternalInput, near, want_pairs):
@@ -294,16 +280,25 @@ def _exact_tolerant(e: ExternalInput, near, want_pairs):
         ia, pos = _expand(bstart[ba[s:t]], cnt[s:t], np.arange(s, t))
         ih = order[pos]
         ok = pair_distance(e, ia, ih, near) <= e.pair_tol
-        ia, ih = ia[ok], ih[ok]
-        paired[np.unique(ia)] = True
-        if want_pairs:
-            pa.append(ia)
-            ph.append(ih)
+        _keep_pairs(ia[ok], ih[ok], paired, pa, ph, want_pairs)
+    return _pairs_result(paired, pa, ph, want_pairs, e.n_a)
+
+
+def _keep_pairs(ia, ih, paired, pa, ph, want_pairs) -> None:
+    """Mark the external records of accepted pairs and keep the pairs when they are wanted."""
+    paired[np.unique(ia)] = True
+    if want_pairs:
+        pa.append(ia)
+        ph.append(ih)
+
+
+def _pairs_result(paired, pa, ph, want_pairs, n_a):
+    """``(paired, ptr, idx)``: the flags and, when wanted, the pairs in CSR form by external record."""
     if not want_pairs:
         return paired, None, None
     ia = np.concatenate(pa) if pa else np.zeros(0, np.int64)
     ih = np.concatenate(ph) if ph else np.zeros(0, np.int64)
-    ptr, idx = _csr_from_pairs(ia, ih, e.n_a)
+    ptr, idx = _csr_from_pairs(ia, ih, n_a)
     return paired, ptr, idx
 
 
