@@ -235,3 +235,32 @@ def test_pandas_ordered_categorical_keeps_order():
     codes, labels = encode_column(as_table(df).column("a"))
     assert labels.to_list() == ["low", "mid", "high", "top"]
     np.testing.assert_array_equal(codes, [0, 2, -1, 1])
+
+
+def test_pandas_without_pyarrow_same_results(monkeypatch):
+    """pandas input when PyArrow is missing: the column-by-column fallback gives the same f, F
+    as the PyArrow conversion (object, categorical, nullable Int64 and NaN columns)."""
+    import narwhals as nw
+
+    df = pd.DataFrame({
+        "a": ["x", "y", "x", None],
+        "b": [1, 2, 1, 2],
+        "c": pd.Categorical(["u", "v", "u", "v"], categories=["v", "u"]),
+        "d": pd.array([1, None, 1, 2], dtype="Int64"),
+        "e": [1.0, np.nan, 1.0, 2.0],
+        "w": [1.0, 2, 3, 4],
+    })
+    keys = ["a", "b", "c", "d", "e"]
+    with_arrow = sdckit.frequencies(df, keys, weight="w")
+
+    def no_arrow(self):
+        raise ModuleNotFoundError("pyarrow is required for converting a pandas dataframe to Polars")
+
+    monkeypatch.setattr(nw.DataFrame, "to_polars", no_arrow)
+    without = sdckit.frequencies(df, keys, weight="w")
+    np.testing.assert_array_equal(without.fk, with_arrow.fk)
+    np.testing.assert_array_equal(without.Fk, with_arrow.Fk)
+    # hand check (spec A.1.1, alpha = 1): records 1 and 3 share (x,1,u,1,1.0): own count 2;
+    # record 2 (y,2,v,NA,NA) and record 4 (NA,2,v,2,2.0) are compatible: 1 + 1 each
+    np.testing.assert_array_equal(without.fk, [2, 2, 2, 2])
+    np.testing.assert_array_equal(without.Fk, [4, 6, 4, 6])

@@ -95,10 +95,31 @@ def as_table(data: Any, param: str = "data") -> Table:
     try:
         frame = nwdf.to_polars()
     except Exception as exc:
-        raise SdcError(f"{param}: could not read the table ({exc})") from None
+        frame = _pandas_without_pyarrow(data) if backend == "pandas" else None
+        if frame is None:
+            raise SdcError(f"{param}: could not read the table ({exc})") from None
     if backend == "pandas":
         frame = _keep_pandas_category_order(data, frame)
     return Table(frame, backend)
+
+
+def _pandas_without_pyarrow(pdf) -> pl.DataFrame | None:
+    """Column-by-column conversion of a pandas frame when PyArrow is not installed (Polars
+    needs it for object, string, categorical and nullable columns): NumPy-backed numeric
+    columns are passed as arrays, the others as Python values with missing as None."""
+    try:
+        cols = []
+        for name in pdf.columns:
+            col = pdf[name]
+            kind = getattr(col.dtype, "kind", "O")
+            if kind in "biuf" and type(col.dtype).__module__.startswith("numpy"):
+                cols.append(pl.Series(str(name), col.to_numpy()))
+            else:
+                values = col.astype(object).where(col.notna(), None).tolist()
+                cols.append(pl.Series(str(name), values, strict=False))
+        return pl.DataFrame(cols)
+    except Exception:  # anything unexpected: report the original error
+        return None
 
 
 def _keep_pandas_category_order(pdf, frame: pl.DataFrame) -> pl.DataFrame:
