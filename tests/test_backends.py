@@ -264,3 +264,20 @@ def test_pandas_without_pyarrow_same_results(monkeypatch):
     # record 2 (y,2,v,NA,NA) and record 4 (NA,2,v,2,2.0) are compatible: 1 + 1 each
     np.testing.assert_array_equal(without.fk, [2, 2, 2, 2])
     np.testing.assert_array_equal(without.Fk, [4, 6, 4, 6])
+
+
+def test_to_frame_pandas_without_pyarrow(monkeypatch, s002):
+    """to_frame() returns a pandas frame for pandas input even when Polars cannot convert
+    through PyArrow."""
+    import polars as pl
+
+    res = sdckit.k_anonymity(s002.to_pandas(), S002_KEYS, k=[2, 3], weight="w")
+
+    def no_arrow(self, *a, **k):
+        raise ModuleNotFoundError("No module named 'pyarrow'")
+
+    monkeypatch.setattr(pl.DataFrame, "to_pandas", no_arrow)
+    out = res.to_frame()
+    assert isinstance(out, pd.DataFrame)
+    assert list(out.columns) == ["fk", "Fk", "violates_2", "violates_3"]
+    assert list(out["fk"]) == F_EXPECTED

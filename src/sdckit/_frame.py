@@ -139,7 +139,12 @@ def to_native(columns: dict[str, Any], backend: str):
     if backend in ("polars", "numpy"):
         return df
     if backend == "pandas":
-        return df.to_pandas()
+        try:
+            return df.to_pandas()
+        except ModuleNotFoundError:  # no PyArrow: per-record columns are plain NumPy arrays
+            import pandas as pd
+
+            return pd.DataFrame({name: np.asarray(col) for name, col in columns.items()})
     if backend == "pyarrow":
         return df.to_arrow()
     return df
