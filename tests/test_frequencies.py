@@ -177,3 +177,20 @@ def test_k_rounding_and_single_k(s002):
     """k is rounded half-up like sdcMicro (2.5 -> 3); a single int is accepted."""
     r = sdckit.k_anonymity(s002, S002_KEYS, k=2.5)
     assert r.k == (3,) and r.violations[3] == 10
+
+
+def test_zero_weight_drop(s002):
+    """Spec 0.4: zero weights are an error by default; zero_weight="drop" keeps the record in
+    f_k and leaves it out of F_k. Record 2's weight set to 0: key {1,2} has f = 2 and
+    F = 180 + 0 = 180 (spec 0.5 table: 360 with both weights)."""
+    d = s002.with_columns(pl.Series("w", [180.0, 0, 215, 76, 186, 76, 180, 215, 186, 76]))
+    with pytest.raises(sdckit.SdcError, match="zero"):
+        sdckit.frequencies(d, S002_KEYS, weight="w")
+    r = sdckit.frequencies(d, S002_KEYS, weight="w", zero_weight="drop")
+    np.testing.assert_array_equal(r.fk, [2, 2, 1, 2, 1, 2, 1, 1, 2, 2])
+    np.testing.assert_array_equal(r.Fk, [180, 180, 215, 152, 186, 152, 180, 215, 262, 262])
+    with pytest.raises(sdckit.SdcError, match="zero_weight"):
+        sdckit.frequencies(d, S002_KEYS, weight="w", zero_weight="ignore")
+    k = sdckit.k_anonymity(d, S002_KEYS, k=200, weight="w", zero_weight="drop")
+    # F < 200: records 1, 2 (180), 4, 6 (152), 5 (186) and 7 (180)
+    assert k.weighted_violations == {200: 6}

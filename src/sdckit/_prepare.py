@@ -22,11 +22,11 @@ class Prepared:
 
 
 def prepare(data, keys, *, weight=None, sensitive=None, household=None, strata=None, missing=None,
-            allow_degenerate_keys: bool = False) -> Prepared:
+            allow_degenerate_keys: bool = False, zero_weight: str = "error") -> Prepared:
     """Validate the roles against ``data`` (every problem in one error) and encode the keys."""
     sc = Scenario(keys=keys, weight=weight, sensitive=sensitive or (), household=household,
                   strata=strata or (), missing=missing)
-    table, enc = sc._validate(data, allow_degenerate_keys=allow_degenerate_keys)
+    table, enc = sc._validate(data, allow_degenerate_keys=allow_degenerate_keys, zero_weight=zero_weight)
     w = None
     if sc.weight is not None:
         w = table.column(sc.weight).cast(float).to_numpy().astype(float, copy=False)

@@ -82,10 +82,13 @@ class Scenario:
             "sensitive": self.sensitive,
         }
 
-    def validate(self, data, *, require_keys: bool = True, allow_degenerate_keys: bool = False) -> Table:
-        return self._validate(data, require_keys=require_keys, allow_degenerate_keys=allow_degenerate_keys)[0]
+    def validate(self, data, *, require_keys: bool = True, allow_degenerate_keys: bool = False,
+                 zero_weight: str = "error") -> Table:
+        return self._validate(data, require_keys=require_keys, allow_degenerate_keys=allow_degenerate_keys,
+                              zero_weight=zero_weight)[0]
 
-    def _validate(self, data, *, require_keys: bool = True, allow_degenerate_keys: bool = False):
+    def _validate(self, data, *, require_keys: bool = True, allow_degenerate_keys: bool = False,
+                  zero_weight: str = "error"):
         """Check every role against ``data`` at once and return the wrapped table.
 
         All problems are collected and reported in one :class:`SdcError` (one per line):
@@ -95,7 +98,9 @@ class Scenario:
         category (``allow_degenerate_keys=True`` accepts the last two, as sdcMicro does).
         A missing column raises :class:`MissingColumnError` (also a ``KeyError``).
 
-        ``_validate`` also returns the encoded key variables (encoded once, here).
+        ``zero_weight="drop"`` accepts zero weights (spec 0.4: such records count in f_k but
+        add nothing to F_k). ``_validate`` also returns the encoded key variables (encoded
+        once, here).
         """
         table = as_table(data)
         encoded = None
@@ -118,7 +123,7 @@ class Scenario:
         if table.n > 0:
             present = lambda c: c in table.columns  # noqa: E731
             if self.weight and present(self.weight):
-                problems += _weight_problems(table.column(self.weight), self.weight)
+                problems += _weight_problems(table.column(self.weight), self.weight, allow_zero=zero_weight == "drop")
             if self.household and present(self.household):
                 nmiss = table.column(self.household).null_count()
                 if nmiss:
@@ -141,11 +146,11 @@ class Scenario:
         return table, encoded
 
 
-def _weight_problems(s: pl.Series, name: str) -> list[str]:
+def _weight_problems(s: pl.Series, name: str, allow_zero: bool = False) -> list[str]:
     if not s.dtype.is_numeric() or s.dtype == pl.Boolean:
         return [f"weight: column {name} has type {s.dtype}; expected positive numbers"]
     x = s.cast(pl.Float64).to_numpy()
-    if s.null_count() == 0 and x.size and x.min() > 0 and np.isfinite(x.max()):
+    if s.null_count() == 0 and x.size and (x.min() > 0 or allow_zero and x.min() >= 0) and np.isfinite(x.max()):
         return []  # the common case, in two passes
     out = []
     nmiss = int(np.isnan(x).sum())
@@ -159,8 +164,9 @@ def _weight_problems(s: pl.Series, name: str) -> list[str]:
     if nneg:
         out.append(f"weight: column {name} has {nneg} negative value(s) (min {fin.min():g}); expected positive numbers")
     nzero = int((fin == 0).sum())
-    if nzero:
-        out.append(f"weight: column {name} has {nzero} zero value(s); a record with weight 0 represents nobody, expected > 0")
+    if nzero and not allow_zero:
+        out.append(f"weight: column {name} has {nzero} zero value(s); a record with weight 0 represents nobody, expected > 0 "
+                   "(or zero_weight=\"drop\" to count such records in f_k only)")
     return out
 
 

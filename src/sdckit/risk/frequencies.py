@@ -127,7 +127,7 @@ class FrequencyResult(Result):
 
 
 def frequencies(data, keys, weight=None, alpha: float = 1.0, *, missing=None, na_rule: str = "sdcmicro",
-                allow_degenerate_keys: bool = False) -> FrequencyResult:
+                allow_degenerate_keys: bool = False, zero_weight: str = "error") -> FrequencyResult:
     r"""Sample frequency f_k and weighted population frequency \hat F_k of every record's key.
 
     .. math:: f_k = \#\{i : k(i) = k\}, \qquad \hat F_k = \sum_{i: k(i) = k} w_i
@@ -153,6 +153,9 @@ def frequencies(data, keys, weight=None, alpha: float = 1.0, *, missing=None, na
         ``"own_category"``: a missing value is one more category (spec K.4).
     allow_degenerate_keys : bool, default False
         Accept key variables that are entirely missing or have a single category.
+    zero_weight : {"error", "drop"}, default "error"
+        A record with weight 0 represents nobody: an error by default; ``"drop"`` keeps it in
+        f_k and leaves it out of F_k (spec 0.4).
 
     Returns
     -------
@@ -165,7 +168,10 @@ def frequencies(data, keys, weight=None, alpha: float = 1.0, *, missing=None, na
     a = check_alpha(alpha)
     if na_rule not in _NA_RULES:
         raise SdcError(f"na_rule: got {na_rule!r}; expected one of {', '.join(_NA_RULES)}")
-    prep = prepare(data, keys, weight=weight, missing=missing, allow_degenerate_keys=allow_degenerate_keys)
+    if zero_weight not in ("error", "drop"):
+        raise SdcError(f"zero_weight: got {zero_weight!r}; expected 'error' or 'drop'")
+    prep = prepare(data, keys, weight=weight, missing=missing, allow_degenerate_keys=allow_degenerate_keys,
+                   zero_weight=zero_weight)
     return _frequencies_from_prepared(prep, a, na_rule)
 
 
@@ -268,7 +274,8 @@ class KAnonymityResult(Result):
 
 
 def k_anonymity(data, keys=None, k=(2, 3, 5), weight=None, alpha: float = 1.0, *, missing=None,
-                na_rule: str = "sdcmicro", allow_degenerate_keys: bool = False) -> KAnonymityResult:
+                na_rule: str = "sdcmicro", allow_degenerate_keys: bool = False,
+                zero_weight: str = "error") -> KAnonymityResult:
     """Records and keys violating k-anonymity: record i violates it iff f_{k(i)} < k.
 
     Parameters
@@ -278,7 +285,7 @@ def k_anonymity(data, keys=None, k=(2, 3, 5), weight=None, alpha: float = 1.0, *
     keys : str or list of str
     k : int or sequence of int, default (2, 3, 5)
         Rounded half-up to integers, as sdcMicro does.
-    weight, alpha, missing, na_rule, allow_degenerate_keys
+    weight, alpha, missing, na_rule, allow_degenerate_keys, zero_weight
         As in :func:`frequencies`.
 
     Returns
@@ -302,7 +309,7 @@ def k_anonymity(data, keys=None, k=(2, 3, 5), weight=None, alpha: float = 1.0, *
         if keys is None:
             raise SdcError("keys: no key variables given; expected a column name or a list of names")
         fr = frequencies(data, keys, weight, alpha, missing=missing, na_rule=na_rule,
-                         allow_degenerate_keys=allow_degenerate_keys)
+                         allow_degenerate_keys=allow_degenerate_keys, zero_weight=zero_weight)
     flags = np.column_stack([fr.fk < kk for kk in ks]) if fr.n else np.zeros((0, len(ks)), bool)
     violations = {kk: int(flags[:, j].sum()) for j, kk in enumerate(ks)}
     keys_violating = _keys_violating(fr, ks)
