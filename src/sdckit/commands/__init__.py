@@ -14,8 +14,8 @@ from pathlib import Path
 
 from .._errors import SdcError
 
-__all__ = ["Progress", "add_key_options", "add_missing_options", "add_output_options", "key_list", "read_input",
-           "split_list", "write_json", "progress_enabled"]
+__all__ = ["Progress", "add_key_options", "add_missing_options", "add_output_options", "key_list", "name_list",
+           "parse_pairs", "read_input", "split_list", "write_json", "progress_enabled"]
 
 
 class Progress:
@@ -63,19 +63,39 @@ def add_missing_options(sp) -> None:
     sp.add_argument("--na-values", dest="na_values", help="strings read as missing from text files (default: empty and NA)")
 
 
+def name_list(text: str | None, option: str, what: str = "variables") -> list[str]:
+    """A comma-separated option as a non-empty list of column names."""
+    names = split_list(text)
+    if not names:
+        raise SdcError(f"{option}: no {what} given; expected a comma-separated list of column names")
+    return names
+
+
 def key_list(args) -> list[str]:
     """The --keys of a command, as a non-empty list."""
-    keys = split_list(args.keys)
-    if not keys:
-        raise SdcError("--keys: no key variables given; expected a comma-separated list of column names")
-    return keys
+    return name_list(args.keys, "--keys", "key variables")
 
 
-def add_output_options(sp) -> None:
+def parse_pairs(text: str | None, option: str) -> dict[str, str]:
+    """``"a=x, b=y"`` -> ``{"a": "x", "b": "y"}`` with a clear error naming ``option``."""
+    out: dict[str, str] = {}
+    for part in split_list(text):
+        if "=" not in part:
+            raise SdcError(f"{option}: {part!r} has no '='; expected NAME=VALUE")
+        name, value = (x.strip() for x in part.split("=", 1))
+        if not name or not value:
+            raise SdcError(f"{option}: {part!r} is incomplete; expected NAME=VALUE")
+        if name in out:
+            raise SdcError(f"{option}: {name} is given twice")
+        out[name] = value
+    return out
+
+
+def add_output_options(sp, records: str = "per-record results") -> None:
     """--json, --records and --progress / --no-progress."""
     sp.add_argument("--json", metavar="OUT", help="write the aggregate results as JSON to OUT")
     sp.add_argument("--records", metavar="OUT",
-                    help="write per-record results to OUT (.csv or .parquet); record-level, keep it confidential")
+                    help=f"write {records} to OUT (.csv or .parquet); record-level, keep it confidential")
     g = sp.add_mutually_exclusive_group()
     g.add_argument("--progress", dest="progress", action="store_true", default=None, help="always show progress")
     g.add_argument("--no-progress", dest="progress", action="store_false", help="never show progress")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .._errors import SdcError
-from . import Progress, add_output_options, progress_enabled, split_list, write_json
+from . import Progress, add_output_options, name_list, parse_pairs, progress_enabled, read_input, write_json
 
 
 def register(sub) -> None:
@@ -33,28 +33,12 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _pairs(text, option):
-    out = {}
-    for part in split_list(text):
-        if "=" not in part:
-            raise SdcError(f"{option}: {part!r} has no '='; expected NAME=VALUE")
-        name, value = (x.strip() for x in part.split("=", 1))
-        if not name or not value:
-            raise SdcError(f"{option}: {part!r} is incomplete; expected NAME=VALUE")
-        if name in out:
-            raise SdcError(f"{option}: {name} is given twice")
-        out[name] = value
-    return out
-
-
 def run(args) -> int:
-    from ..io import read_data, write_records
+    from ..io import write_records
     from ..risk.linkage import external_risk
 
-    names = split_list(args.vars)
-    if not names:
-        raise SdcError("--vars: no variables given; expected a comma-separated list of column names")
-    raw_scales = _pairs(args.scales, "--scales")
+    names = name_list(args.vars, "--vars")
+    raw_scales = parse_pairs(args.scales, "--scales")
     scales, categories = {}, {}
     for v, s in raw_scales.items():
         if "<" in s:
@@ -63,7 +47,7 @@ def run(args) -> int:
         else:
             scales[v] = s
     avail = {}
-    for v, s in _pairs(args.availability, "--availability").items():
+    for v, s in parse_pairs(args.availability, "--availability").items():
         try:
             avail[v] = float(s)
         except ValueError:
@@ -73,12 +57,11 @@ def run(args) -> int:
         if unknown:
             raise SdcError(f"{opt}: {', '.join(unknown)} not in --vars")
     text = [v for v, s in scales.items() if s == "nominal" or v in categories] + ([args.id] if args.id else [])
-    na = tuple(args.na_values.split(",")) if args.na_values is not None else ("", "NA")
     prog = Progress(3, progress_enabled(args))
     prog.step("reading released")
-    released = read_data(args.released, string_columns=text or None, na_values=na)
+    released = read_input(args.released, text, args.na_values, "--vars")
     prog.step("reading external")
-    external = read_data(args.external, string_columns=text or None, na_values=na)
+    external = read_input(args.external, text, args.na_values, "--vars")
     prog.step("pairing")
     res = external_risk(released, external, names, scales=scales or None, availability=avail or None,
                         tolerance=args.tolerance, categories=categories or None, id=args.id, pair_tol=args.pair_tol,

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from .._errors import SdcError
-from . import Progress, add_output_options, progress_enabled, split_list, write_json
+from . import Progress, add_output_options, name_list, progress_enabled, read_input, split_list, write_json
 
 
 def register(sub) -> None:
@@ -30,19 +29,16 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..io import read_data, write_records
+    from ..io import write_records
     from ..risk.linkage import record_linkage_risk
 
-    names = split_list(args.vars)
-    if not names:
-        raise SdcError("--vars: no variables given; expected a comma-separated list of column names")
+    names = name_list(args.vars, "--vars")
     cat = split_list(args.categorical)
-    na = tuple(args.na_values.split(",")) if args.na_values is not None else ("", "NA")
     prog = Progress(3, progress_enabled(args))
     prog.step("reading original")
-    original = read_data(args.original, string_columns=cat or None, na_values=na)
+    original = read_input(args.original, cat, args.na_values, "--categorical")
     prog.step("reading protected")
-    protected = read_data(args.protected, string_columns=cat or None, na_values=na)
+    protected = read_input(args.protected, cat, args.na_values, "--categorical")
     prog.step("linking")
     res = record_linkage_risk(original, protected, names, method=args.method, scale=args.scale, metric=args.metric,
                               second_weight=args.second_weight, categorical=cat or None, bins=args.bins)

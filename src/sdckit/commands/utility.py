@@ -5,7 +5,10 @@ from __future__ import annotations
 import warnings
 
 from .._errors import SdcError, SdcWarning
-from . import Progress, progress_enabled, split_list, write_json
+from . import (
+    Progress, add_output_options, name_list, parse_pairs, progress_enabled, read_input, split_list,
+    write_json,
+)
 
 
 def register(sub) -> None:
@@ -32,12 +35,7 @@ def register(sub) -> None:
                    help="protected categories that the original lacks: error (default) or allow")
     u.add_argument("--missing", help="extra values to treat as missing, comma-separated (e.g. -999)")
     u.add_argument("--na-values", dest="na_values", help="strings read as missing from text files (default: empty and NA)")
-    u.add_argument("--json", metavar="OUT", help="write the aggregate results as JSON to OUT")
-    u.add_argument("--records", metavar="OUT",
-                   help="write the per-record distances to OUT (.csv or .parquet); record-level, keep it confidential")
-    g = u.add_mutually_exclusive_group()
-    g.add_argument("--progress", dest="progress", action="store_true", default=None, help="always show progress")
-    g.add_argument("--no-progress", dest="progress", action="store_false", help="never show progress")
+    add_output_options(u, records="the per-record distances")
     u.set_defaults(func=run)
 
 
@@ -48,32 +46,16 @@ def parse_scales(text: str | None):
     bare = (text or "").strip().lower()
     if bare in ("nominal", "ordinal", "continuous", "numeric"):
         return bare
-    for part in split_list(text):
-        if "=" not in part:
-            raise SdcError(f"--scales: {part!r} has no '='; expected NAME=SCALE, e.g. age=ordinal")
-        name, value = (p.strip() for p in part.split("=", 1))
-        if not name or not value:
-            raise SdcError(f"--scales: {part!r} is incomplete; expected NAME=SCALE")
-        if name in out:
-            raise SdcError(f"--scales: {name} is given twice")
+    for name, value in parse_pairs(text, "--scales").items():
         out[name] = [c.strip() for c in value.split("<")] if "<" in value else value
     return out
-
-
-def _read(path, text_columns, na_values):
-    from ..io import read_data
-
-    return read_data(path, string_columns=list(text_columns) or None,
-                     na_values=tuple(na_values.split(",")) if na_values is not None else ("", "NA"))
 
 
 def run(args) -> int:
     from ..io import write_records
     from ..utility import information_loss
 
-    names = split_list(args.vars)
-    if not names:
-        raise SdcError("--vars: no variables given; expected a comma-separated list of column names")
+    names = name_list(args.vars, "--vars")
     scales = parse_scales(args.scales)
     if isinstance(scales, str):
         scales = {v: scales for v in names}
@@ -84,9 +66,9 @@ def run(args) -> int:
     text = [v for v, s in scales.items() if isinstance(s, list) or s in ("nominal", "categorical")]
     prog = Progress(4, progress_enabled(args))
     prog.step("reading original")
-    original = _read(args.original, text, args.na_values)
+    original = read_input(args.original, text, args.na_values, "--scales")
     prog.step("reading protected")
-    protected = _read(args.protected, text, args.na_values)
+    protected = read_input(args.protected, text, args.na_values, "--scales")
     prog.step("information loss")
     missing = split_list(args.missing) or None
     if missing:
