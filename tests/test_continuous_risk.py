@@ -3,6 +3,7 @@ plot (spec F.3-F.6). The MCD itself is tested in test_robust.py."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -308,6 +309,111 @@ def test_confidentiality_validation():
 
 
 # ----------------------------------------------------------------------------------------------
+# F.3.2 relative-interval rule
+# ----------------------------------------------------------------------------------------------
+def _relative_brute(X, p, groups=None):
+    """Direct count over all pairs (the definition of spec F.3.2, jointly over the columns)."""
+    n = X.shape[0]
+    out = np.full(n, np.nan)
+    for i in range(n):
+        if np.isnan(X[i]).any():
+            continue
+        c = 0
+        for h in range(n):
+            if np.isnan(X[h]).any() or (groups is not None and groups[h] != groups[i]):
+                continue
+            if all(abs(X[h, j] - X[i, j]) < p * abs(X[i, j]) or X[h, j] == X[i, j] for j in range(X.shape[1])):
+                c += 1
+        out[i] = c
+    return out
+
+
+def test_relative_interval_hand_example():
+    # spec G running example, p = 0.2 (open intervals; a value counts itself):
+    # inc 10 -> (8, 12) holds only 10; 12 -> (9.6, 14.4) holds 10 and 12; 15 -> (12, 18) only 15 (12 is on
+    # the boundary); 20 and 22 hold each other; 30, 45, 80 are alone.
+    # exp 8 -> (6.4, 9.6) and 9 -> (7.2, 10.8) hold 8 and 9; 15 -> (12, 18) holds both 15s.
+    r = sdckit.relative_interval_risk(O8, ["inc", "exp"], joint=True)
+    np.testing.assert_array_equal(r.counts[:, 0], [1, 2, 1, 2, 2, 1, 1, 1])
+    np.testing.assert_array_equal(r.counts[:, 1], [2, 2, 1, 2, 2, 1, 1, 1])
+    # jointly: record 2 (12, 9) holds records 1 and 2 on both; record 1 (10, 8) holds only itself on inc
+    np.testing.assert_array_equal(r.joint_counts, [1, 2, 1, 2, 2, 1, 1, 1])
+    assert r.records_unsafe == 8 and r.share_unsafe == 1.0  # c_min = 3: every value is unsafe
+    r2 = sdckit.relative_interval_risk(O8, "inc", p=0.5, c_min=2)
+    # inc 10 -> (5, 15): 10, 12; 12 -> (6, 18): 10, 12, 15; 15 -> (7.5, 22.5): 10..22; 20 -> (10, 30): 12, 15,
+    # 20, 22 (10 and 30 on the boundaries); 30 -> (15, 45): 20, 22, 30; 80 -> (40, 120): 45, 80
+    np.testing.assert_array_equal(r2.counts[:, 0], [2, 3, 5, 4, 5, 3, 2, 2])
+    assert r2.records_unsafe == 0
+    d = r2.to_dict()
+    assert d["unsafe_values"] == {"inc": {"unsafe": 0, "observed": 8}} and "joint" not in d
+
+
+def test_relative_interval_zero_negative_and_missing():
+    # a zero's open interval is empty, but equal values count; negative values use |x|;
+    # missing values are neither counted nor unsafe
+    d = pl.DataFrame({"x": [0.0, 0.0, -10.0, -11.0, 9.5, None]})
+    r = sdckit.relative_interval_risk(d, "x", p=0.2, c_min=2)
+    np.testing.assert_array_equal(r.counts[:5, 0], [2, 2, 2, 2, 1])  # -10 -> (-12, -8): -10, -11; 9.5 alone
+    assert np.isnan(r.counts[5, 0]) and not r.unsafe[5, 0]
+    np.testing.assert_array_equal(r.unsafe[:, 0], [False, False, False, False, True, False])
+
+
+def test_relative_interval_within_keys():
+    d = pl.DataFrame({"g": ["a", "a", "b", "b", None, None], "x": [10.0, 11.0, 10.0, 30.0, 10.5, 10.2]})
+    r = sdckit.relative_interval_risk(d, "x", keys="g", c_min=2)
+    # groups a: 10, 11 together; b: 10 and 30 apart; missing g is its own group: 10.5 and 10.2 together
+    np.testing.assert_array_equal(r.counts[:, 0], [2, 2, 1, 1, 2, 2])
+    assert r.keys == ("g",) and r.records_unsafe == 2
+    whole = sdckit.relative_interval_risk(d, "x", c_min=2)
+    assert (whole.counts >= r.counts).all()  # a key can only split the candidates
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 60), st.integers(1, 3), st.sampled_from([0.05, 0.2, 0.5]), st.integers(0, 10**6))
+def test_relative_interval_matches_brute_force(n, k, p, seed):
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.lognormal(2, 1, (n, k))) * rng.choice([-1.0, 1.0, 1.0, 0.0], (n, k))
+    X[rng.random((n, k)) < 0.1] = np.nan
+    g = rng.integers(0, 3, n)
+    frame_ = pl.DataFrame({**{f"v{j}": X[:, j] for j in range(k)}, "g": g})
+    names = [f"v{j}" for j in range(k)]
+    for keys, groups in ((None, None), ("g", g)):
+        r = sdckit.relative_interval_risk(frame_, names, p=p, joint=True, keys=keys)
+        np.testing.assert_array_equal(r.joint_counts, _relative_brute(X, p, groups))
+        for j in range(k):
+            np.testing.assert_array_equal(r.counts[:, j], _relative_brute(X[:, j:j + 1], p, groups))
+        # row order does not matter
+        perm = rng.permutation(n)
+        rp = sdckit.relative_interval_risk(frame_[perm], names, p=p, joint=True, keys=keys)
+        np.testing.assert_array_equal(rp.joint_counts, r.joint_counts[perm])
+    # the chunked joint count gives the same numbers with tiny chunks
+    np.testing.assert_array_equal(core.joint_relative_interval_counts(X, p, None, chunk=7), _relative_brute(X, p))
+
+
+def test_relative_interval_validation():
+    with pytest.raises(SdcError, match="p: got 1"):
+        sdckit.relative_interval_risk(O8, V3, p=1)
+    with pytest.raises(SdcError, match="p: got 0"):
+        sdckit.relative_interval_risk(O8, V3, p=0)
+    with pytest.raises(SdcError, match="c_min: got 0"):
+        sdckit.relative_interval_risk(O8, V3, c_min=0)
+    with pytest.raises(SdcError, match="c_min: got 2.5"):
+        sdckit.relative_interval_risk(O8, V3, c_min=2.5)
+    with pytest.raises(SdcError, match="joint: got 'yes'"):
+        sdckit.relative_interval_risk(O8, V3, joint="yes")
+    with pytest.raises(MissingColumnError, match="income"):
+        sdckit.relative_interval_risk(O8, ["income"])
+    with pytest.raises(MissingColumnError, match="region"):
+        sdckit.relative_interval_risk(O8, V3, keys="region")
+    with pytest.raises(SdcError, match="keys: inc also given as variables"):
+        sdckit.relative_interval_risk(O8, V3, keys="inc")
+    with pytest.raises(SdcError, match="column age of data has type String"):
+        sdckit.relative_interval_risk(O8.with_columns(pl.col("age").cast(pl.String)), V3)
+    with pytest.raises(SdcError, match="no records"):
+        sdckit.relative_interval_risk(O8.head(0), V3)
+
+
+# ----------------------------------------------------------------------------------------------
 # validation of original / protected pairs (all continuous measures)
 # ----------------------------------------------------------------------------------------------
 PAIR_FUNCS = [sdckit.interval_disclosure, sdckit.rmd_interval_disclosure, sdckit.confidentiality_plot]
@@ -345,3 +451,26 @@ def test_k_validation():
         sdckit.interval_disclosure(O8, P8, V3, k="a")
     with pytest.raises(SdcError, match="percentile"):
         sdckit.outliers(O8, V3, percentile=1)
+
+
+def test_relative_interval_cli(tmp_path, capsys):
+    from sdckit.cli import main
+
+    path, out, rec = tmp_path / "x.csv", tmp_path / "r.json", tmp_path / "r.csv"
+    O8.with_columns(pl.Series("g", list("aabbaabb"))).write_csv(path)
+    code = main(["interval", str(path), "--vars", "inc,exp", "--p", "0.5", "--c-min", "2", "--joint",
+                 "--json", str(out), "--records", str(rec), "--no-progress"])
+    assert code == 0
+    assert "Relative-interval rule" in capsys.readouterr().out
+    payload = json.loads(out.read_text())["relative_interval"]
+    direct = sdckit.relative_interval_risk(O8, ["inc", "exp"], p=0.5, c_min=2, joint=True)
+    assert payload == json.loads(json.dumps(direct.to_dict()))
+    assert pl.read_csv(rec)["count_inc"].to_list() == [2, 3, 5, 4, 5, 3, 2, 2]  # test_relative_interval_hand_example
+    # within keys, and one-line errors naming the option
+    assert main(["interval", str(path), "--vars", "inc", "--keys", "g", "--no-progress"]) == 0
+    capsys.readouterr()
+    assert main(["interval", str(path), "--vars", "inc", "--p", "1.5"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("sdckit: error: p: got 1.5") and err.count("\n") == 1
+    assert main(["interval", str(path), "--vars", "inc", "--keys", "region"]) == 2
+    assert "region" in capsys.readouterr().err

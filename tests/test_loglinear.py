@@ -3,10 +3,8 @@ properties, PRAM, CLI. Validation against a known truth is in tests/test_logline
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
-import warnings
 
 import numpy as np
 import polars as pl

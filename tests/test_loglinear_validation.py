@@ -12,7 +12,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import DATA, ROOT
+from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import loglinear_validation as V  # noqa: E402

@@ -11,6 +11,8 @@ Each command lives in its own module under ``sdckit.commands`` (listed in ``COMM
     The assessment on the bundled synthetic survey sample.
 ``sdckit utility ORIGINAL PROTECTED --vars a,b,c [--scales a=ordinal,...] [--json OUT]``
     Information loss of a protected file against its original (spec G).
+``sdckit interval DATA --vars a,b [--keys k] [--p 0.2] [--c-min 3] [--joint] [--json OUT] [--records OUT]``
+    The a-priori relative-interval rule for continuous variables (spec F.3.2).
 
 Bad input exits with status 2 and a one-line ``sdckit: error: ...`` message.
 """
@@ -26,7 +28,7 @@ from ._errors import SdcError
 __all__ = ["COMMANDS", "build_parser", "main"]
 
 #: command modules under ``sdckit.commands``, in the order ``sdckit --help`` lists them
-COMMANDS = ["demo", "freq", "risk", "suda", "utility", "linkage", "external", "loglinear"]
+COMMANDS = ["demo", "freq", "risk", "suda", "utility", "linkage", "external", "interval", "loglinear"]
 
 
 def build_parser() -> argparse.ArgumentParser:

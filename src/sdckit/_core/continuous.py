@@ -7,6 +7,8 @@ module is not loaded by ``import sdckit``.
 Contents
 --------
 * :func:`interval_at_risk` - sdcMicro ``dRisk`` (SDID) flags (F.3.1).
+* :func:`relative_interval_counts`, :func:`joint_relative_interval_counts` - the a-priori
+  relative-interval rule (F.3.2).
 * :func:`mcd` - Minimum Covariance Determinant, from :mod:`sdckit._core.robust` (the one
   implementation, shared with the robust eigenvalue loss), used by F.4 and F.5.
 * :func:`rmd_risk` - sdcMicro ``dRiskRMD`` (F.4).
@@ -28,6 +30,8 @@ __all__ = [
     "mcd",
     "mahalanobis_sq",
     "interval_at_risk",
+    "relative_interval_counts",
+    "joint_relative_interval_counts",
     "rmd_risk",
     "nearest_other_distance",
     "univariate_outliers",
@@ -54,6 +58,105 @@ def interval_at_risk(x: np.ndarray, y: np.ndarray, k: float) -> tuple[np.ndarray
     hi = y + k * sd
     outside = (x < lo) | (x > hi)  # NaN compares False: skipped
     return ~outside.any(axis=1), sd
+
+
+# ----------------------------------------------------------------------------------------------
+# F.3.2 relative-interval rule (a priori)
+# ----------------------------------------------------------------------------------------------
+def _interval_ranks(x: np.ndarray, p: float):
+    """Ranks of the observed values of ``x`` among its distinct values, and for each value the
+    rank range ``[lo, hi)`` of the values inside its interval.
+
+    Inside means ``x_i - p|x_i| < x_h < x_i + p|x_i|`` or ``x_h == x_i`` (so a value always
+    counts itself, also when ``x_i = 0`` and the open interval is empty).
+    """
+    u = np.unique(x)
+    r = np.searchsorted(u, x)
+    a = p * np.abs(x)
+    lo = np.searchsorted(u, x - a, side="right")  # first distinct value > x - p|x|
+    hi = np.searchsorted(u, x + a, side="left")  # first distinct value >= x + p|x|
+    lo = np.minimum(lo, r)
+    hi = np.maximum(hi, r + 1)
+    return r, lo, hi, len(u)
+
+
+def relative_interval_counts(x: np.ndarray, p: float, groups: np.ndarray | None = None) -> np.ndarray:
+    """c_i = number of observed values h (in the same group) with x_h in (x_i - p|x_i|, x_i + p|x_i|)
+    or x_h = x_i; NaN where x_i is missing. One sort and two binary searches per value."""
+    x = np.asarray(x, dtype=float)
+    out = np.full(x.shape[0], np.nan)
+    ok = ~np.isnan(x)
+    if not ok.any():
+        return out
+    xo = x[ok]
+    r, lo, hi, nu = _interval_ranks(xo, p)
+    g = np.zeros(xo.shape[0], dtype=np.int64) if groups is None else np.asarray(groups, dtype=np.int64)[ok]
+    span = np.int64(nu + 1)
+    key = np.sort(g * span + r)
+    out[ok] = np.searchsorted(key, g * span + hi) - np.searchsorted(key, g * span + lo)
+    return out
+
+
+def joint_relative_interval_counts(X: np.ndarray, p: float, groups: np.ndarray | None = None,
+                                   chunk: int = 1 << 22) -> np.ndarray:
+    """Number of records h (in the same group) inside the relative intervals of record i on every
+    variable at once (the joint version of F.3.2); NaN for records with a missing value, which
+    are neither counted nor evaluated.
+
+    For each record the candidates are the records inside its interval on the variable where it
+    has the fewest (a contiguous run in that variable's sorted order); each candidate is then
+    checked on the other variables. Cost: the sum over records of that smallest univariate
+    count, processed in chunks of ``chunk`` candidate pairs.
+    """
+    X = np.asarray(X, dtype=float)
+    n, k = X.shape
+    out = np.full(n, np.nan)
+    ok = ~np.isnan(X).any(axis=1)
+    if not ok.any():
+        return out
+    Xo = X[ok]
+    m = Xo.shape[0]
+    g = np.zeros(m, dtype=np.int64) if groups is None else np.asarray(groups, dtype=np.int64)[ok]
+    ranks, los, his, orders, starts, ends = [], [], [], [], [], []
+    for j in range(k):
+        r, lo, hi, nu = _interval_ranks(Xo[:, j], p)
+        span = np.int64(nu + 1)
+        key = g * span + r
+        order = np.argsort(key, kind="stable")
+        sk = key[order]
+        starts.append(np.searchsorted(sk, g * span + lo))
+        ends.append(np.searchsorted(sk, g * span + hi))
+        ranks.append(r)
+        los.append(lo)
+        his.append(hi)
+        orders.append(order)
+    sizes = np.stack([e - s for s, e in zip(starts, ends)], axis=1)
+    best = np.argmin(sizes, axis=1)
+    size = sizes[np.arange(m), best]
+    counts = np.zeros(m)
+    bounds = np.concatenate([[0], np.cumsum(size)])
+    i0 = 0
+    while i0 < m:
+        # records i0..i1-1 with at most ``chunk`` candidate pairs (at least one record)
+        i1 = max(i0 + 1, int(np.searchsorted(bounds, bounds[i0] + chunk, side="right")) - 1)
+        i1 = min(i1, m)
+        rec = np.repeat(np.arange(i0, i1), size[i0:i1])
+        if rec.size:
+            offs = np.arange(rec.size) - np.repeat(bounds[i0:i1] - bounds[i0], size[i0:i1])
+            jb = best[rec]
+            pos = np.empty(rec.size, dtype=np.int64)
+            for j in range(k):
+                sel = jb == j
+                if sel.any():
+                    pos[sel] = orders[j][starts[j][rec[sel]] + offs[sel]]
+            inside = np.ones(rec.size, dtype=bool)
+            for j in range(k):
+                rj = ranks[j][pos]
+                inside &= (rj >= los[j][rec]) & (rj < his[j][rec])
+            counts[i0:i1] = np.bincount(rec[inside] - i0, minlength=i1 - i0)
+        i0 = i1
+    out[ok] = counts
+    return out
 
 
 # ----------------------------------------------------------------------------------------------

@@ -125,3 +125,16 @@ def write_json(path, payload: dict) -> None:
         Path(path).write_text(json.dumps(payload, indent=2) + "\n")
     except OSError as exc:
         raise SdcError(f"--json: cannot write {path} ({exc.strerror or exc})") from None
+
+
+def report(args, res, name: str, **sources) -> int:
+    """Print ``res.summary()``, write ``{source: path, ..., name: res.to_dict()}`` to ``--json`` and
+    ``res.to_frame()`` to ``--records``; the common ending of a command. Returns exit status 0."""
+    from ..io import write_records
+
+    print(res.summary())
+    if args.json:
+        write_json(args.json, {**{k: str(v) for k, v in sources.items()}, name: res.to_dict()})
+    if args.records:
+        write_records(res.to_frame(), args.records)
+    return 0

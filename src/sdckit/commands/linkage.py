@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import Progress, add_output_options, name_list, progress_enabled, read_input, split_list, write_json
+from . import Progress, add_output_options, name_list, progress_enabled, read_input, report, split_list
 
 
 def register(sub) -> None:
@@ -29,7 +29,6 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..io import write_records
     from ..risk.linkage import record_linkage_risk
 
     names = name_list(args.vars, "--vars")
@@ -43,10 +42,4 @@ def run(args) -> int:
     res = record_linkage_risk(original, protected, names, method=args.method, scale=args.scale, metric=args.metric,
                               second_weight=args.second_weight, categorical=cat or None, bins=args.bins)
     prog.close()
-    print(res.summary())
-    if args.json:
-        write_json(args.json, {"original": str(args.original), "protected": str(args.protected),
-                               "linkage": res.to_dict()})
-    if args.records:
-        write_records(res.to_frame(), args.records)
-    return 0
+    return report(args, res, "linkage", original=args.original, protected=args.protected)

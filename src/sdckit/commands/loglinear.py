@@ -7,7 +7,7 @@ import warnings
 
 from . import (
     Progress, add_key_options, add_missing_options, add_output_options, key_list, progress_enabled,
-    read_input, split_list, write_json,
+    read_input, report, split_list,
 )
 
 
@@ -35,7 +35,6 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..io import write_records
     from ..risk.loglinear import loglinear_risk
 
     keys = key_list(args)
@@ -53,9 +52,4 @@ def run(args) -> int:
     prog.close()
     for w in caught:
         print(f"sdckit: warning: {w.message}", file=sys.stderr)
-    print(res.summary())
-    if args.json:
-        write_json(args.json, {"data": str(args.data), "loglinear_risk": res.to_dict()})
-    if args.records:
-        write_records(res.to_frame(), args.records)
-    return 0
+    return report(args, res, "loglinear_risk", data=args.data)

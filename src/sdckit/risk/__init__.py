@@ -2,7 +2,7 @@
 
 Categorical keys: :func:`frequencies`, :func:`k_anonymity`, :func:`l_diversity`,
 :func:`t_closeness`, :func:`individual_risk`, :func:`suda`, :func:`loglinear_risk`.
-Continuous keys and record linkage: :func:`interval_disclosure`,
+Continuous keys and record linkage: :func:`interval_disclosure`, :func:`relative_interval_risk`,
 :func:`rmd_interval_disclosure`, :func:`outliers`, :func:`record_linkage_risk`,
 :func:`external_risk`, :func:`confidentiality_plot`.
 """
@@ -11,10 +11,12 @@ from .continuous import (
     ConfidentialityResult,
     IntervalDisclosureResult,
     OutlierResult,
+    RelativeIntervalResult,
     RMDIntervalResult,
     confidentiality_plot,
     interval_disclosure,
     outliers,
+    relative_interval_risk,
     rmd_interval_disclosure,
 )
 from .diversity import LDiversityResult, TClosenessResult, l_diversity, t_closeness
@@ -35,6 +37,7 @@ __all__ = [
     "loglinear_risk", "LoglinearRiskResult",
     # continuous keys and record linkage
     "interval_disclosure", "IntervalDisclosureResult",
+    "relative_interval_risk", "RelativeIntervalResult",
     "rmd_interval_disclosure", "RMDIntervalResult",
     "outliers", "OutlierResult",
     "record_linkage_risk", "LinkageResult",

@@ -1,6 +1,6 @@
-"""Disclosure risk of continuous variables: interval disclosure (sdcMicro ``dRisk``), robust
-Mahalanobis distance intervals (``dRiskRMD``), outliers and Seri's confidentiality plot
-(spec F.3-F.6).
+"""Disclosure risk of continuous variables: interval disclosure (sdcMicro ``dRisk``), the
+a-priori relative-interval rule, robust Mahalanobis distance intervals (``dRiskRMD``),
+outliers and Seri's confidentiality plot (spec F.3-F.6).
 
 The kernels live in :mod:`sdckit._core.continuous` (SciPy), imported when a measure runs so
 that ``import sdckit`` stays light.
@@ -22,10 +22,12 @@ from ..results._base import Result, Summary, new_axes
 
 __all__ = [
     "IntervalDisclosureResult",
+    "RelativeIntervalResult",
     "RMDIntervalResult",
     "OutlierResult",
     "ConfidentialityResult",
     "interval_disclosure",
+    "relative_interval_risk",
     "rmd_interval_disclosure",
     "outliers",
     "confidentiality_plot",
@@ -226,6 +228,204 @@ def interval_disclosure(original, protected, variables, k: float = 0.05) -> Inte
     return IntervalDisclosureResult(variables=tuple(names), k=kk, at_risk=at_risk, inside=inside,
                                     protected_sd={v: float(sd[j]) for j, v in enumerate(names)},
                                     n=X.shape[0], backend=backend)
+
+
+# ----------------------------------------------------------------------------------------------
+# F.3.2 relative-interval rule (a priori)
+# ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class RelativeIntervalResult(Result):
+    """The a-priori relative-interval rule (S000; spec F.3.2).
+
+    Attributes
+    ----------
+    variables : tuple of str
+    p : float
+        Relative half-width of the interval: ``(x - p|x|, x + p|x|)``.
+    c_min : int
+        A value with fewer than ``c_min`` records in its interval is unsafe.
+    keys : tuple of str
+        Categorical keys within which records are counted (empty: the whole file).
+    counts : ndarray (n, p)
+        Records whose value lies in the interval of record i (record i included); NaN where
+        the value is missing.
+    unsafe : ndarray of bool (n, p)
+        ``counts < c_min`` (a missing value is never unsafe).
+    joint_counts : ndarray (n,) or None
+        With ``joint=True``: records inside the intervals of record i on every variable at once
+        (NaN for records with a missing value).
+    joint_unsafe : ndarray of bool (n,) or None
+    n : int
+    """
+
+    variables: tuple = ()
+    p: float = 0.2
+    c_min: int = 3
+    keys: tuple = ()
+    counts: np.ndarray = field(default=None, repr=False)
+    unsafe: np.ndarray = field(default=None, repr=False)
+    joint_counts: np.ndarray | None = field(default=None, repr=False)
+    joint_unsafe: np.ndarray | None = field(default=None, repr=False)
+    n: int = 0
+
+    @property
+    def unsafe_record(self) -> np.ndarray:
+        """Records with an unsafe value on some variable (or jointly, when computed)."""
+        out = self.unsafe.any(axis=1)
+        return out if self.joint_unsafe is None else out | self.joint_unsafe
+
+    @property
+    def records_unsafe(self) -> int:
+        return int(np.count_nonzero(self.unsafe_record))
+
+    @property
+    def share_unsafe(self) -> float:
+        return self.records_unsafe / self.n if self.n else 0.0
+
+    def _per_variable(self):
+        return [(v, int(self.unsafe[:, j].sum()), int((~np.isnan(self.counts[:, j])).sum()))
+                for j, v in enumerate(self.variables)]
+
+    def to_dict(self) -> dict:
+        out = {
+            "measure": "relative_interval_risk",
+            "variables": list(self.variables),
+            "keys": list(self.keys),
+            "p": self.p,
+            "c_min": self.c_min,
+            "n": self.n,
+            "records_unsafe": self.records_unsafe,
+            "share_unsafe": self.share_unsafe,
+            "unsafe_values": {v: {"unsafe": u, "observed": o} for v, u, o in self._per_variable()},
+        }
+        if self.joint_unsafe is not None:
+            out["joint"] = {"unsafe": int(self.joint_unsafe.sum()),
+                            "evaluated": int((~np.isnan(self.joint_counts)).sum())}
+        return out
+
+    def summary(self) -> Summary:
+        rows = [("records", self.n), ("variables", ", ".join(self.variables)),
+                ("counted within keys", ", ".join(self.keys) if self.keys else "(whole file)"),
+                ("interval", f"(x - {self.p:g}|x|, x + {self.p:g}|x|)"),
+                ("unsafe when fewer records in the interval than", self.c_min)]
+        if self.joint_unsafe is not None:
+            rows.append(("records unsafe on all variables jointly", int(self.joint_unsafe.sum())))
+        rows += [("records with an unsafe value", self.records_unsafe),
+                 ("share of records", round(self.share_unsafe, 6))]
+        per = {"columns": ["variable", "observed values", "unsafe values", "unsafe (%)"],
+               "rows": [(v, o, u, round(100 * u / o, 3) if o else 0.0) for v, u, o in self._per_variable()]}
+        return Summary("Relative-interval rule (a priori)", (("", rows), ("Per variable", per)),
+                       ("a value is unsafe when fewer than c_min records (itself included) have a value "
+                        "within p times its absolute value",))
+
+    def _records(self):
+        out = {}
+        for j, v in enumerate(self.variables):
+            out[f"count_{v}"] = self.counts[:, j]
+            out[f"unsafe_{v}"] = self.unsafe[:, j]
+        if self.joint_counts is not None:
+            out["count_joint"] = self.joint_counts
+            out["unsafe_joint"] = self.joint_unsafe
+        out["unsafe"] = self.unsafe_record
+        return out
+
+    def plot(self, ax=None):
+        """Share of unsafe values per variable (and jointly)."""
+        ax = new_axes(ax)
+        labels = [v for v, _, _ in self._per_variable()]
+        vals = [100 * u / o if o else 0.0 for _, u, o in self._per_variable()]
+        if self.joint_unsafe is not None:
+            ev = int((~np.isnan(self.joint_counts)).sum())
+            labels.append("joint")
+            vals.append(100 * int(self.joint_unsafe.sum()) / ev if ev else 0.0)
+        ax.bar(labels, vals, color="#C44E52")
+        ax.set_ylabel("unsafe values (%)")
+        ax.set_title(f"Relative-interval rule, p = {self.p:g}, c_min = {self.c_min}")
+        return ax
+
+
+def relative_interval_risk(data, variables, p: float = 0.2, c_min: int = 3, *, joint: bool = False,
+                           keys=None) -> RelativeIntervalResult:
+    r"""The a-priori relative-interval rule for continuous variables (S000; spec F.3.2).
+
+    For the value :math:`x_{ij}` of record i on variable j,
+
+    .. math:: c_{ij} = \#\{h : x_{hj} \in (x_{ij} - p|x_{ij}|,\ x_{ij} + p|x_{ij}|)\}
+
+    (record i included; a value equal to :math:`x_{ij}` always counts, so a zero counts the
+    other zeros although its open interval is empty). The value is unsafe when
+    :math:`c_{ij} < c_{min}`: an intruder who knows the value to within the relative error p
+    finds fewer than :math:`c_{min}` candidates. Missing values are not counted and are never
+    unsafe. ``joint=True`` also counts the records inside the intervals of all variables at
+    once (records with a missing value are not evaluated). ``keys`` restricts the counts to
+    records with the same combination of categorical keys (exact equality, a missing value
+    being its own category) -- the combined categorical/continuous threat S000 describes.
+
+    Unlike :func:`interval_disclosure` this needs no protected file: it screens the data before
+    protection.
+
+    Parameters
+    ----------
+    data : table (pandas, Polars, PyArrow, dict, 2-D NumPy)
+    variables : str or list of str
+        Numeric variables.
+    p : float in (0, 1), default 0.2
+        Relative half-width (S000's example).
+    c_min : int >= 1, default 3
+    joint : bool, default False
+    keys : str or list of str, optional
+        Categorical keys to count within.
+
+    Returns
+    -------
+    RelativeIntervalResult
+
+    Notes
+    -----
+    One sort and two binary searches per variable (O(n log n)); the joint count costs the sum
+    over records of their smallest univariate count.
+
+    References
+    ----------
+    Spec F.3.2; S000 (Mlodak et al.), section on continuous variables.
+    """
+    pp = _number(p, "p", low=0, high=1, low_open=True, high_open=True)
+    if isinstance(c_min, (bool, np.bool_)) or not isinstance(c_min, (int, np.integer)) or c_min < 1:
+        raise SdcError(f"c_min: got {c_min!r}; expected an integer >= 1")
+    if not isinstance(joint, (bool, np.bool_)):
+        raise SdcError(f"joint: got {joint!r}; expected True or False")
+    table = as_table(data)
+    names = as_name_list(variables, "variables")
+    key_names = [] if keys is None else as_name_list(keys, "keys")
+    table.require(names, "variables")
+    if key_names:
+        table.require(key_names, "keys")
+        both = sorted(set(names) & set(key_names))
+        if both:
+            raise SdcError(f"keys: {', '.join(both)} also given as variables; a column is either a categorical key "
+                           "or a continuous variable")
+    if table.n == 0:
+        raise SdcError("data: the table has no records; expected at least one")
+    X = numeric_matrix(table, names, "data")
+    groups = None
+    if key_names:
+        from .._core.grouping import group_rows
+        from .._encode import encode_keys
+
+        codes = encode_keys(table.frame, key_names).codes
+        groups, _ = group_rows(codes.astype(np.int64) + 1)
+    core = _core()
+    counts = np.column_stack([core.relative_interval_counts(X[:, j], pp, groups) for j in range(len(names))])
+    with np.errstate(invalid="ignore"):
+        unsafe = counts < int(c_min)
+    jc = ju = None
+    if joint:
+        jc = core.joint_relative_interval_counts(X, pp, groups)
+        with np.errstate(invalid="ignore"):
+            ju = jc < int(c_min)
+    return RelativeIntervalResult(variables=tuple(names), p=pp, c_min=int(c_min), keys=tuple(key_names),
+                                  counts=counts, unsafe=unsafe, joint_counts=jc, joint_unsafe=ju,
+                                  n=table.n, backend=table.backend)
 
 
 # ----------------------------------------------------------------------------------------------
