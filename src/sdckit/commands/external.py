@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .._errors import SdcError
-from . import Progress, add_output_options, name_list, parse_pairs, progress_enabled, read_input, write_json
+from . import Progress, add_output_options, name_list, parse_pairs, progress_enabled, read_input, report
 
 
 def register(sub) -> None:
@@ -34,7 +34,6 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..io import write_records
     from ..risk.linkage import external_risk
 
     names = name_list(args.vars, "--vars")
@@ -67,10 +66,4 @@ def run(args) -> int:
                         tolerance=args.tolerance, categories=categories or None, id=args.id, pair_tol=args.pair_tol,
                         one_to_one=not args.reuse, internal_risk=args.internal_risk)
     prog.close()
-    print(res.summary())
-    if args.json:
-        write_json(args.json, {"released": str(args.released), "external": str(args.external),
-                               "external_risk": res.to_dict()})
-    if args.records:
-        write_records(res.to_frame(), args.records)
-    return 0
+    return report(args, res, "external_risk", released=args.released, external=args.external)

@@ -6,8 +6,7 @@ import warnings
 
 from .._errors import SdcError, SdcWarning
 from . import (
-    Progress, add_output_options, name_list, parse_pairs, progress_enabled, read_input, split_list,
-    write_json,
+    Progress, add_output_options, name_list, parse_pairs, progress_enabled, read_input, report, split_list,
 )
 
 
@@ -52,7 +51,6 @@ def parse_scales(text: str | None):
 
 
 def run(args) -> int:
-    from ..io import write_records
     from ..utility import information_loss
 
     names = name_list(args.vars, "--vars")
@@ -80,13 +78,7 @@ def run(args) -> int:
                                robust=args.robust, new_categories=args.new_categories, records=bool(args.records))
     prog.step("writing output")
     prog.close()
-    print(res.summary())
-    if args.json:
-        write_json(args.json, {"original": str(args.original), "protected": str(args.protected),
-                               "information_loss": res.to_dict()})
-    if args.records:
-        write_records(res.to_frame(), args.records)
-    return 0
+    return report(args, res, "information_loss", original=args.original, protected=args.protected)
 
 
 def _number(text: str):
