@@ -35,6 +35,19 @@ def s002() -> pl.DataFrame:
     return s002_table()
 
 
+def as_backend(frame: pl.DataFrame, backend: str):
+    """The Polars ``frame`` as a ``"polars"``, ``"pandas"`` or ``"pyarrow"`` table (skips the test
+    when that library is not installed)."""
+    if backend == "polars":
+        return frame
+    pytest.importorskip(backend)
+    if backend == "pandas":
+        return frame.to_pandas()
+    if backend == "pyarrow":
+        return frame.to_arrow()
+    raise AssertionError(backend)
+
+
 def s002_table() -> pl.DataFrame:
     return pl.DataFrame(
         {

@@ -18,7 +18,7 @@ import pytest
 
 import sdckit
 
-from conftest import S002_KEYS, s002_table
+from conftest import S002_KEYS, as_backend, s002_table
 
 REGISTRY = {
     "frequencies": lambda d: sdckit.frequencies(d, S002_KEYS, weight="w"),
@@ -85,7 +85,7 @@ def test_row_order_invariance_and_no_mutation(name):
 @pytest.mark.parametrize("backend", ["pandas", "pyarrow"])
 def test_to_frame_returns_caller_type(name, backend):
     d = s002_table()
-    native = d.to_pandas() if backend == "pandas" else d.to_arrow()
+    native = as_backend(d, backend)
     out = REGISTRY[name](native).to_frame()
     assert type(out).__module__.split(".")[0] == backend
 

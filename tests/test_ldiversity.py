@@ -24,11 +24,12 @@ import sdckit
 from sdckit import LDiversityResult, SdcError, l_diversity
 from sdckit._core.diversity import equivalence_classes, ldiversity_classes, multi_ldiversity_classes
 
+from conftest import S002_KEYS, as_backend
+
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 DATA = SHARED / "data" / "sdcmicro"
 REFERENCE = SHARED / "reference" / "sdcmicro"
 
-S002_KEYS = ["Residence", "Gender", "Education", "Labor"]
 
 
 def _reference_cases() -> list[dict]:
@@ -316,20 +317,12 @@ def test_plot(s002):
 @pytest.mark.parametrize("backend", ["pandas", "polars", "pyarrow"])
 def test_backends_identical(s002, backend):
     ref = l_diversity(s002, S002_KEYS, "Health")
-    if backend == "pandas":
-        pytest.importorskip("pandas")
-        data = s002.to_pandas()
-    elif backend == "pyarrow":
-        pytest.importorskip("pyarrow")
-        data = s002.to_arrow()
-    else:
-        data = s002
+    data = as_backend(s002, backend)
     res = l_diversity(data, S002_KEYS, "Health")
     for m in ("distinct", "entropy", "recursive"):
         np.testing.assert_array_equal(getattr(res, m)["Health"], getattr(ref, m)["Health"])
     frame = res.to_frame()
-    mod = type(frame).__module__.split(".")[0]
-    assert mod == {"pandas": "pandas", "polars": "polars", "pyarrow": "pyarrow"}[backend]
+    assert type(frame).__module__.split(".")[0] == backend
 
 
 # ---------------------------------------------------------------------------------------------

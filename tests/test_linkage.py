@@ -18,6 +18,7 @@ from sdckit import MissingColumnError, SdcError, SdcWarning
 from sdckit._core import linkage as core
 from sdckit.cli import main
 
+from conftest import as_backend
 from test_continuous_risk import O8, P8, V3, X8, frame
 
 
@@ -354,8 +355,7 @@ def test_pair_measures_common_checks(name):
     for c in cols:
         np.testing.assert_allclose(base[c].to_numpy()[perm].astype(float), shuffled[c].to_numpy().astype(float))
     for backend in ("pandas", "pyarrow"):
-        conv = (lambda f: f.to_pandas()) if backend == "pandas" else (lambda f: f.to_arrow())
-        assert type(call(conv(o), conv(p)).to_frame()).__module__.split(".")[0] == backend
+        assert type(call(as_backend(o, backend), as_backend(p, backend)).to_frame()).__module__.split(".")[0] == backend
 
 
 @pytest.mark.parametrize("name", sorted(PAIR_REGISTRY))

@@ -22,10 +22,11 @@ import sdckit
 from sdckit import SdcError, TClosenessResult, t_closeness
 from sdckit._core.diversity import equivalence_classes, tcloseness_classes
 
+from conftest import S002_KEYS, as_backend
+
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 DATA = SHARED / "data" / "sdcmicro"
 
-S002_KEYS = ["Residence", "Gender", "Education", "Labor"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -188,14 +189,7 @@ def test_plot(s002):
 @pytest.mark.parametrize("backend", ["pandas", "polars", "pyarrow"])
 def test_backends_identical(s002, backend):
     ref = t_closeness(s002, S002_KEYS, "Health", weight="w", weighted=True)
-    if backend == "pandas":
-        pytest.importorskip("pandas")
-        data = s002.to_pandas()
-    elif backend == "pyarrow":
-        pytest.importorskip("pyarrow")
-        data = s002.to_arrow()
-    else:
-        data = s002
+    data = as_backend(s002, backend)
     res = t_closeness(data, S002_KEYS, "Health", weight="w", weighted=True)
     np.testing.assert_array_equal(res.distance["Health"], ref.distance["Health"])
     frame = res.to_frame()
