@@ -28,7 +28,6 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import os
 import platform
 import sys
@@ -42,7 +41,7 @@ import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
 import sdckit  # noqa: E402
-from _common import best_of, fmt_s, parse_sizes  # noqa: E402
+from _common import base_parser, best_of, fmt_s, markdown_table  # noqa: E402
 from synthetic import make_keys  # noqa: E402
 
 KEYS = [f"k{j}" for j in range(7)]
@@ -103,15 +102,7 @@ def _steps(df: pl.DataFrame, weight) -> dict[str, float]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sizes", type=parse_sizes, default=None,
-                    help="comma-separated record counts, e.g. 1e5,1e6 (default 1e5,1e6,1e7)")
-    ap.add_argument("--quick", action="store_true", help="sizes 1e5,1e6 and one run each")
-    ap.add_argument("--repeats", type=int, default=3, help="runs per case, best is reported (default 3)")
-    ap.add_argument("--profile", action="store_true", help="also print a per-step breakdown")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--tune-memory", action="store_true",
-                    help="call sdckit.tune_memory() first (what the sdckit command line does)")
+    ap = base_parser(__doc__, sizes_default="1e5,1e6,1e7", tune_memory=True)
     args = ap.parse_args(argv)
     if args.tune_memory:
         sdckit.tune_memory()
@@ -169,23 +160,20 @@ def main(argv=None) -> int:
                     traceback.print_exc()
             del df, res
 
-    print("| n | missing | weighted | seconds | records/s | target | ok? |")
-    print("|---:|---:|:---:|---:|---:|:---|:---|")
-    for r in rows:
-        print("| " + " | ".join(r) + " |")
+    markdown_table(["n", "missing", "weighted", "seconds", "records/s", "target", "ok?"], "rrcrrll", rows)
 
     if profiles:
         names = [k for k in profiles[0][1] if not k.startswith("_")]
         for _, p in profiles:
             names += [k for k in p if not k.startswith("_") and k not in names]
         print("\nStep breakdown (seconds, one run each):\n")
-        print("| n | missing | weighted | patterns | partial masks | " + " | ".join(names) + " | sum |")
-        print("|---:|---:|:---:|---:|---:|" + "---:|" * (len(names) + 1))
+        table = []
         for (n, missing, weighted), p in profiles:
-            cells = [fmt_s(p[k]) if k in p else "—" for k in names]
             total = sum(p[k] for k in names if k in p and not k.startswith("("))
-            print(f"| {n:,} | {100 * missing:g}% | {'yes' if weighted else 'no'} | {int(p['_patterns']):,} | "
-                  f"{int(p['_masks'])} | " + " | ".join(cells) + f" | {fmt_s(total)} |")
+            table.append([f"{n:,}", f"{100 * missing:g}%", "yes" if weighted else "no", f"{int(p['_patterns']):,}",
+                          int(p["_masks"])] + [fmt_s(p[k]) if k in p else "—" for k in names] + [fmt_s(total)])
+        markdown_table(["n", "missing", "weighted", "patterns", "partial masks"] + names + ["sum"],
+                       "rrcrr" + "r" * (len(names) + 1), table)
     return 0
 
 

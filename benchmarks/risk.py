@@ -32,7 +32,6 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import os
 import platform
 import sys
@@ -46,7 +45,7 @@ import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
 import sdckit  # noqa: E402
-from _common import best_of, fmt_s, parse_sizes  # noqa: E402
+from _common import base_parser, best_of, fmt_s, markdown_table  # noqa: E402
 from synthetic import make_keys  # noqa: E402
 
 KEYS = [f"k{j}" for j in range(7)]
@@ -90,13 +89,7 @@ def _steps(df: pl.DataFrame) -> dict[str, float]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sizes", type=parse_sizes, default=None,
-                    help="comma-separated record counts, e.g. 1e5,1e6 (default 1e6,1e7)")
-    ap.add_argument("--quick", action="store_true", help="sizes 1e5,1e6 and one run each")
-    ap.add_argument("--repeats", type=int, default=3, help="runs per case, best is reported (default 3)")
-    ap.add_argument("--profile", action="store_true", help="also print a per-step breakdown")
-    ap.add_argument("--seed", type=int, default=0)
+    ap = base_parser(__doc__, sizes_default="1e6,1e7")
     args = ap.parse_args(argv)
 
     sizes = args.sizes or ([10**5, 10**6] if args.quick else [10**6, 10**7])
@@ -156,20 +149,14 @@ def main(argv=None) -> int:
                         traceback.print_exc()
             del df, res
 
-    print("| n | case | seconds | records/s | target | ok? |")
-    print("|---:|:---|---:|---:|:---|:---|")
-    for r in rows:
-        print("| " + " | ".join(r) + " |")
+    markdown_table(["n", "case", "seconds", "records/s", "target", "ok?"], "rlrrll", rows)
 
     if profiles:
         names = [k for k in profiles[0][1] if not k.startswith("_")]
         print("\nStep breakdown (seconds, one run each, approx + household):\n")
-        print("| n | patterns | households | " + " | ".join(names) + " | sum |")
-        print("|---:|---:|---:|" + "---:|" * (len(names) + 1))
-        for n, p in profiles:
-            cells = [fmt_s(p[k]) for k in names]
-            print(f"| {n:,} | {int(p['_patterns']):,} | {int(p['_households']):,} | " + " | ".join(cells)
-                  + f" | {fmt_s(sum(p[k] for k in names))} |")
+        markdown_table(["n", "patterns", "households"] + names + ["sum"], "rrr" + "r" * (len(names) + 1),
+                       [[f"{n:,}", f"{int(p['_patterns']):,}", f"{int(p['_households']):,}"]
+                        + [fmt_s(p[k]) for k in names] + [fmt_s(sum(p[k] for k in names))] for n, p in profiles])
     return 0
 
 

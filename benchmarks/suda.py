@@ -27,7 +27,6 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import os
 import platform
 import sys
@@ -41,7 +40,7 @@ import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
 import sdckit  # noqa: E402
-from _common import best_of, fmt_s  # noqa: E402
+from _common import base_parser, best_of, fmt_s, markdown_table  # noqa: E402
 from synthetic import default_cards, make_keys  # noqa: E402
 
 CASES = [(10**5, 7), (10**6, 7), (10**5, 10)]
@@ -91,14 +90,8 @@ def _steps(df: pl.DataFrame, keys) -> dict[str, float]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="one run per case")
-    ap.add_argument("--repeats", type=int, default=3, help="runs per case, best is reported (default 3)")
+    ap = base_parser(__doc__, quick_help="one run per case", tune_memory=True)
     ap.add_argument("--missing", type=float, default=None, help="also run every case with this share of missing values")
-    ap.add_argument("--profile", action="store_true", help="also print a per-step breakdown")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--tune-memory", action="store_true",
-                    help="call sdckit.tune_memory() first (what the sdckit command line does)")
     args = ap.parse_args(argv)
     repeats = 1 if args.quick else args.repeats
     if args.tune_memory:
@@ -142,17 +135,14 @@ def main(argv=None) -> int:
                     traceback.print_exc()
             del df, res
 
-    print("| n | keys | missing | seconds | records/s | sample uniques | MSUs | target | ok? |")
-    print("|---:|---:|---:|---:|---:|---:|---:|:---|:---|")
-    for r in rows:
-        print("| " + " | ".join(r) + " |")
+    markdown_table(["n", "keys", "missing", "seconds", "records/s", "sample uniques", "MSUs", "target", "ok?"],
+                   "rrrrrrrll", rows)
     if profiles:
         names = list(profiles[0][1])
         print("\nStep breakdown (seconds, one run each):\n")
-        print("| n | keys | missing | " + " | ".join(names) + " |")
-        print("|---:|---:|---:|" + "---:|" * len(names))
-        for (n, nk, miss), p in profiles:
-            print(f"| {n:,} | {nk} | {100 * miss:g}% | " + " | ".join(fmt_s(p[k]) for k in names) + " |")
+        markdown_table(["n", "keys", "missing"] + names, "rrr" + "r" * len(names),
+                       [[f"{n:,}", nk, f"{100 * miss:g}%"] + [fmt_s(p[k]) for k in names]
+                        for (n, nk, miss), p in profiles])
     return 0
 
 
