@@ -1,4 +1,5 @@
-"""Shared test fixtures: paths to ../shared (data, reference outputs) and the S002 example table."""
+"""Shared test fixtures: the bundled reference data (tests/data), the large shared datasets
+(../shared/data, tests marked ``shared_data``) and the S002 example table."""
 
 from __future__ import annotations
 
@@ -9,24 +10,51 @@ import polars as pl
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+TESTDATA = ROOT / "tests" / "data"
+# Small public data and the sdcMicro reference outputs, copied into the repository (origin and
+# licence in tests/data/README.md): a clone of the repository alone runs these tests.
+DATA = TESTDATA
+REFERENCE = TESTDATA / "reference" / "sdcmicro"
+# Large public data that stays outside the repository; tests that read it are marked
+# ``shared_data`` and skipped, with the reason shown, when the folder is absent.
 SHARED = ROOT.parent / "shared"
-DATA = SHARED / "data"
-REFERENCE = SHARED / "reference" / "sdcmicro"
+SHARED_DATA = SHARED / "data"
+
+
+def pytest_collection_modifyitems(config, items):
+    """Skip ``shared_data`` tests, visibly, when ../shared/data is not beside the repository."""
+    if SHARED_DATA.is_dir():
+        return
+    skip = pytest.mark.skip(reason=f"needs the large shared datasets in {SHARED_DATA} (not in this clone)")
+    for item in items:
+        if "shared_data" in item.keywords:
+            item.add_marker(skip)
+
+
+def shared_file(*parts: str) -> Path:
+    """A file under ../shared/data. Only for tests marked ``shared_data``: when the folder is
+    present the file must be there (a missing file is a failure, not a skip)."""
+    path = SHARED_DATA.joinpath(*parts)
+    if not path.exists():
+        raise FileNotFoundError(f"shared data file {path} is missing")
+    return path
 
 
 def load_reference(name: str) -> dict:
-    """Cases of a reference JSON file (sdcMicro 5.8.1 outputs, see shared/reference/sdcmicro/README.md)."""
+    """A reference JSON file (sdcMicro 5.8.1 outputs, see tests/data/README.md). A missing file is
+    a failure: no reference test may disappear silently."""
     path = REFERENCE / name
     if not path.exists():
-        pytest.skip(f"reference file {path} not available")
+        raise FileNotFoundError(f"reference file {path} is missing from the repository")
     return json.loads(path.read_text())
 
 
 def reference_cases(name: str) -> list[dict]:
-    path = REFERENCE / name
-    if not path.exists():
-        return []
-    return json.loads(path.read_text())["cases"]
+    """The ``cases`` of a reference file (never empty: an empty list would skip silently)."""
+    cases = load_reference(name)["cases"]
+    if not cases:
+        raise AssertionError(f"reference file {name} has no cases")
+    return cases
 
 
 @pytest.fixture

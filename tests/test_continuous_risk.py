@@ -53,7 +53,6 @@ def _free1():
     return case, x, xm
 
 
-@pytest.mark.skipif(not (REFERENCE / "numeric_risk_utility.json").exists(), reason="reference files not available")
 @pytest.mark.parametrize("key, k", [("dRisk", 0.05), ("dRisk_k0.01", 0.01)])
 def test_drisk_matches_sdcmicro_reference(key, k):
     # sdcMicro 5.8.1: dRisk(obj = x, xm = xm1[, k = 0.01]) on free1 columns 31:34 after onedims

@@ -2,7 +2,7 @@
 spec's worked examples.
 
 Sources of the expected numbers:
-* ``ldiversity.json``: sdcMicro 5.8.1 outputs (../shared/reference/sdcmicro, see its README.md);
+* ``ldiversity.json``: sdcMicro 5.8.1 outputs (tests/data/reference/sdcmicro, see tests/data/README.md);
 * spec A.3 Example 1 (S002 table 4.3, Health) and Example 2 (counts (5,3,2,1) etc.), test
   vectors T-A5 / T-A6 of spec L;
 * hand computations written out in the comments next to them.
@@ -24,22 +24,12 @@ import sdckit
 from sdckit import LDiversityResult, SdcError, l_diversity
 from sdckit._core.diversity import equivalence_classes, ldiversity_classes, multi_ldiversity_classes
 
-from conftest import S002_KEYS, as_backend
+from conftest import DATA as _TESTDATA
+from conftest import S002_KEYS, as_backend, reference_cases
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-DATA = SHARED / "data" / "sdcmicro"
-REFERENCE = SHARED / "reference" / "sdcmicro"
+DATA = _TESTDATA / "sdcmicro"
 
-
-
-def _reference_cases() -> list[dict]:
-    path = REFERENCE / "ldiversity.json"
-    if not path.exists():
-        return []
-    return json.loads(path.read_text())["cases"]
-
-
-CASES = {c["id"]: c for c in _reference_cases()}
+CASES = {c["id"]: c for c in reference_cases("ldiversity.json")}
 
 # Inline data of the reference cases, transcribed from each case's R ``call`` (checked against
 # the call text in ``test_inline_transcription_matches_call``). None = R NA.
@@ -118,7 +108,6 @@ def test_matches_sdcmicro_reference(case_id):
     _assert_matches_sdcmicro(_case_result(case), case["outputs"]["columns"])
 
 
-@pytest.mark.skipif("ldiversity_testdata_electcon" not in CASES, reason="reference file not available")
 def test_testdata_keys_as_labels_give_same_result():
     # sdcMicro reads testdata's keys as numbers; our codes come from labels, so the same keys
     # read as strings must give the same classes and values.
@@ -128,7 +117,6 @@ def test_testdata_keys_as_labels_give_same_result():
     _assert_matches_sdcmicro(_case_result(case, df), case["outputs"]["columns"])
 
 
-@pytest.mark.skipif("ldiversity_small_NA_sensitive" not in CASES, reason="reference file not available")
 def test_na_in_sensitive_is_one_category_not_sdcmicro():
     # Deliberate deviation (spec A.3 and decision K.3): sdcMicro treats every R NA in the
     # sensitive variable as a new category (values 1, NA, NA, 2 -> Distinct 4, see the case's

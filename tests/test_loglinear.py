@@ -18,7 +18,7 @@ from sdckit._core import loglinear as ll
 from sdckit.cli import main
 from sdckit.risk.loglinear import parse_model
 
-from conftest import DATA, S002_KEYS, reference_cases, s002_table
+from conftest import DATA, S002_KEYS, load_reference, reference_cases, s002_table
 
 # ---------------------------------------------------------------------------------------------
 # spec C.8 worked example (T-C1, T-C2) [V: independent Python + R glm]
@@ -93,7 +93,7 @@ def test_modrisk_reference(case):
 
 
 def test_modrisk_cell_table_matches_reference():
-    ref = json.loads((DATA.parent / "reference" / "sdcmicro" / "modRisk.json").read_text())
+    ref = load_reference("modRisk.json")
     ct = ref["cell_tables"]["testdata2"]["cells"]
     data = pl.read_csv(DATA / "sdcmicro" / "testdata2.csv")
     r = sdckit.loglinear_risk(data, ["sex", "water", "roof"], weight="sampling_weight", model="sex+water+roof",

@@ -31,7 +31,7 @@ def test_synthetic_population_recovers_truth():
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not V.EUSILC.exists(), reason="eusilcP.csv not available")
+@pytest.mark.shared_data
 def test_eusilc_population_bias_pattern():
     # eusilcP (58,654 persons) as the population, 10 Bernoulli samples at 1/10 (100 in the benchmark).
     est, truth = V.validate_eusilc(n_samples=10, models=("independence", "2way", "saturated", "auto"), seed=5)

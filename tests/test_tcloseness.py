@@ -22,10 +22,10 @@ import sdckit
 from sdckit import SdcError, TClosenessResult, t_closeness
 from sdckit._core.diversity import equivalence_classes, tcloseness_classes
 
+from conftest import DATA as _TESTDATA
 from conftest import S002_KEYS, as_backend
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-DATA = SHARED / "data" / "sdcmicro"
+DATA = _TESTDATA / "sdcmicro"
 
 
 
@@ -317,10 +317,7 @@ def test_kernel_large_q_sparse():
 
 
 def test_testdata_runs_fast():
-    path = DATA / "testdata.csv"
-    if not path.exists():
-        pytest.skip("testdata not available")
-    df = pl.read_csv(path)
+    df = pl.read_csv(DATA / "testdata.csv")
     keys = ["urbrur", "roof", "walls", "water", "sex"]
     res = t_closeness(df, keys, ["electcon", "relat", "income"], ordered=["relat", "income"])
     for v in res.sensitive:

@@ -54,12 +54,11 @@ def _read(name):
 
 
 # ---------------------------------------------------------------------------------------------
-# sdcMicro 5.8.1 reference cases (shared/reference/sdcmicro/numeric_risk_utility.json)
+# sdcMicro 5.8.1 reference cases (tests/data/reference/sdcmicro/numeric_risk_utility.json)
 # ---------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def free1():
-    if "free1_onedims" not in CASES:
-        pytest.skip("reference file numeric_risk_utility.json not available")
+    assert "free1_onedims" in CASES
     return _read("free1_x_orig.csv"), _read("free1_microagg_onedims_k3.csv")
 
 
@@ -94,8 +93,7 @@ def test_free1_integer_columns_need_a_scale(free1):
 
 @pytest.fixture(scope="module")
 def ilv():
-    if "IL_variables_help_example" not in CASES:
-        pytest.skip("reference file numeric_risk_utility.json not available")
+    assert "IL_variables_help_example" in CASES
     return _read("IL_variables_example_x.csv"), _read("IL_variables_example_xm.csv")
 
 
