@@ -140,12 +140,12 @@ def test_reference_table_every_backend(backend):
     r = sdckit.frequencies(data, keys=S002_KEYS, weight="w")
     np.testing.assert_array_equal(r.fk, F_EXPECTED)
     np.testing.assert_allclose(r.Fk, FW_EXPECTED)
-    assert (r.n, r.n_keys, r.sample_uniques, r.records_fk2) == (10, 7, 4, 6)
+    assert (r.n, r.n_patterns, r.n_sample_uniques, r.n_fk2) == (10, 7, 4, 6)
 
     k = sdckit.k_anonymity(data, keys=S002_KEYS, k=[2, 3, 5], weight="w")
-    assert k.violations == {2: 4, 3: 10, 5: 10}
-    assert k.keys_violating == {2: 4, 3: 7, 5: 7}
-    assert k.weighted_violations == {2: 0, 3: 0, 5: 0}
+    assert k.n_violations == {2: 4, 3: 10, 5: 10}
+    assert k.n_patterns_violating == {2: 4, 3: 7, 5: 7}
+    assert k.n_weighted_violations == {2: 0, 3: 0, 5: 0}
 
     for res in (r, k):
         out = res.to_frame()
@@ -169,12 +169,12 @@ def test_missing_values_every_backend(backend, alpha):
     r = sdckit.frequencies(data, keys=NA_KEYS, weight="w", alpha=alpha)
     np.testing.assert_allclose(r.fk, NA_F[alpha])
     np.testing.assert_allclose(r.Fk, NA_FW[alpha])
-    assert r.missing_per_key == {"a": 2, "a_num": 2, "b": 3, "c": 2}
-    assert r.records_with_missing == 4
+    assert r.n_missing_per_key == {"a": 2, "a_num": 2, "b": 3, "c": 2}
+    assert r.n_with_missing == 4
 
     k = sdckit.k_anonymity(data, keys=NA_KEYS, k=[2, 3, 5], weight="w", alpha=alpha)
     f = np.asarray(NA_F[alpha])
-    assert k.violations == {kk: int(np.sum(f < kk)) for kk in (2, 3, 5)}
+    assert k.n_violations == {kk: int(np.sum(f < kk)) for kk in (2, 3, 5)}
     assert type(k.to_frame()) is _native_type(backend)
 
     own = sdckit.frequencies(data, keys=NA_KEYS, weight="w", na_rule="own_category")
@@ -192,9 +192,9 @@ def test_user_missing_codes_every_backend(backend):
     data = _with_missing(backend)
     before = _snapshot(data)
     kw = dict(allow_degenerate_keys=True)
-    assert sdckit.frequencies(data, keys=["a", "b"], missing="F", **kw).missing_per_key == {"a": 4, "b": 3}
-    assert sdckit.frequencies(data, keys=["b", "c"], missing=2, **kw).missing_per_key == {"b": 3, "c": 3}
-    assert sdckit.frequencies(data, keys=["a_num"], missing=2.0, **kw).missing_per_key == {"a_num": 4}
+    assert sdckit.frequencies(data, keys=["a", "b"], missing="F", **kw).n_missing_per_key == {"a": 4, "b": 3}
+    assert sdckit.frequencies(data, keys=["b", "c"], missing=2, **kw).n_missing_per_key == {"b": 3, "c": 3}
+    assert sdckit.frequencies(data, keys=["a_num"], missing=2.0, **kw).n_missing_per_key == {"a_num": 4}
     _assert_unchanged(before, data)
 
 
@@ -203,8 +203,8 @@ def test_user_missing_codes_mixed_types(backend):
     """A missing code is compared in the column's type: 2 matches 2.0, a mixed list marks both kinds."""
     data = _with_missing(backend)
     kw = dict(allow_degenerate_keys=True)
-    assert sdckit.frequencies(data, keys=["a_num"], missing=2, **kw).missing_per_key == {"a_num": 4}
-    assert sdckit.frequencies(data, keys=["a", "c"], missing=["F", 2], **kw).missing_per_key == {"a": 4, "c": 3}
+    assert sdckit.frequencies(data, keys=["a_num"], missing=2, **kw).n_missing_per_key == {"a_num": 4}
+    assert sdckit.frequencies(data, keys=["a", "c"], missing=["F", 2], **kw).n_missing_per_key == {"a": 4, "c": 3}
 
 
 def test_pandas_index_is_ignored():

@@ -30,9 +30,9 @@ def test_freq_json_and_records(s002_csv, tmp_path, capsys):
     assert "sample uniques (f_k = 1)" in printed and "k-anonymity" in printed
     payload = json.loads(out_json.read_text())
     # spec A.2 example: V_2 = 4, V_3 = 10; spec 0.5: 4 sample uniques, 7 keys
-    assert payload["k_anonymity"]["violations"] == {"2": 4, "3": 10}
-    assert payload["frequencies"]["sample_uniques"] == 4
-    assert payload["frequencies"]["n_keys"] == 7
+    assert payload["k_anonymity"]["n_violations"] == {"2": 4, "3": 10}
+    assert payload["frequencies"]["n_sample_uniques"] == 4
+    assert payload["frequencies"]["n_patterns"] == 7
     rec = pl.read_csv(out_rec)
     assert rec.columns == ["fk", "Fk", "violates_2", "violates_3"]
     assert rec["Fk"].to_list() == [360, 360, 215, 152, 186, 152, 180, 215, 262, 262]
@@ -77,7 +77,7 @@ def test_demo(tmp_path, capsys):
     assert main(["demo", "--json", str(out), "--no-progress"]) == 0
     payload = json.loads(out.read_text())
     assert payload["frequencies"]["n"] == 1915
-    assert set(payload["k_anonymity"]["violations"]) == {"2", "3", "5"}
+    assert set(payload["k_anonymity"]["n_violations"]) == {"2", "3", "5"}
 
 
 def test_console_script_runs():

@@ -39,8 +39,8 @@ def test_freqcalc_reference(case):
     out = case["outputs"]
     np.testing.assert_allclose(r.fk, out["fk"], rtol=1e-9, atol=0)
     np.testing.assert_allclose(r.Fk, out["Fk"], rtol=1e-9, atol=0)
-    assert r.sample_uniques == out["n1"]
-    assert r.records_fk2 == out["n2"]
+    assert r.n_sample_uniques == out["n1"]
+    assert r.n_fk2 == out["n2"]
 
 
 def test_reference_cases_present():
@@ -52,9 +52,9 @@ def test_s002_table_41(s002):
     r = sdckit.frequencies(s002, S002_KEYS, weight="w")
     np.testing.assert_array_equal(r.fk, [2, 2, 1, 2, 1, 2, 1, 1, 2, 2])
     np.testing.assert_array_equal(r.Fk, [360, 360, 215, 152, 186, 152, 180, 215, 262, 262])
-    assert r.n_keys == 7
-    assert r.sample_uniques == 4
-    assert r.records_fk2 == 6  # records in the three keys with f = 2
+    assert r.n_patterns == 7
+    assert r.n_sample_uniques == 4
+    assert r.n_fk2 == 6  # records in the three keys with f = 2
     unweighted = sdckit.frequencies(s002, S002_KEYS)
     np.testing.assert_array_equal(unweighted.Fk, unweighted.fk)
 
@@ -62,14 +62,14 @@ def test_s002_table_41(s002):
 def test_s002_k_anonymity(s002):
     """Spec A.2 example: V_2 = 4 (40 %), V_3 = 10 (100 %), 4 keys violate 2-anonymity."""
     r = sdckit.k_anonymity(s002, S002_KEYS, k=[2, 3, 5], weight="w")
-    assert r.violations == {2: 4, 3: 10, 5: 10}
+    assert r.n_violations == {2: 4, 3: 10, 5: 10}
     assert r.share(2) == pytest.approx(0.4)
-    assert r.keys_violating[2] == 4
-    assert r.keys_violating[3] == 7
+    assert r.n_patterns_violating[2] == 4
+    assert r.n_patterns_violating[3] == 7
     np.testing.assert_array_equal(np.flatnonzero(r.violates(2)) + 1, [3, 5, 7, 8])
-    assert r.weighted_violations == {2: 0, 3: 0, 5: 0}  # every F_k >= 152
+    assert r.n_weighted_violations == {2: 0, 3: 0, 5: 0}  # every F_k >= 152
     d = r.to_dict()
-    assert d["violations"] == {"2": 4, "3": 10, "5": 10}
+    assert d["n_violations"] == {"2": 4, "3": 10, "5": 10}
 
 
 def test_table_42_alpha():
@@ -153,7 +153,7 @@ def test_result_interface(s002, tmp_path):
     assert "sample uniques (f_k = 1)" in text and "4" in text
     assert "<table>" in r.summary().to_html()
     d = json.loads(json.dumps(r.to_dict()))
-    assert d["sample_uniques"] == 4 and d["n"] == 10
+    assert d["n_sample_uniques"] == 4 and d["n"] == 10
     # aggregates only: no per-record vector in the dict
     assert all(not isinstance(v, list) or len(v) != 10 for v in d.values() if v is not None)
     with pytest.raises(Exception):
@@ -176,7 +176,7 @@ def test_input_not_mutated(s002):
 def test_k_rounding_and_single_k(s002):
     """k is rounded half-up like sdcMicro (2.5 -> 3); a single int is accepted."""
     r = sdckit.k_anonymity(s002, S002_KEYS, k=2.5)
-    assert r.k == (3,) and r.violations[3] == 10
+    assert r.k == (3,) and r.n_violations[3] == 10
 
 
 def test_zero_weight_drop(s002):
@@ -193,4 +193,4 @@ def test_zero_weight_drop(s002):
         sdckit.frequencies(d, S002_KEYS, weight="w", zero_weight="ignore")
     k = sdckit.k_anonymity(d, S002_KEYS, k=200, weight="w", zero_weight="drop")
     # F < 200: records 1, 2 (180), 4, 6 (152), 5 (186) and 7 (180)
-    assert k.weighted_violations == {200: 6}
+    assert k.n_weighted_violations == {200: 6}

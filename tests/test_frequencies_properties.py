@@ -182,8 +182,8 @@ def test_matches_brute_force_oracle(table, alpha):
     res = _check_against_oracle(codes, w, alpha)
     assert np.all(res.fk >= 1)  # a record always counts itself
     assert res.n == len(codes)
-    assert res.n_keys == len({tuple(r) for r in codes.tolist()})
-    assert res.records_with_missing == int(np.count_nonzero((codes < 0).any(axis=1)))
+    assert res.n_patterns == len({tuple(r) for r in codes.tolist()})
+    assert res.n_with_missing == int(np.count_nonzero((codes < 0).any(axis=1)))
 
 
 @SETTINGS
@@ -283,7 +283,7 @@ def test_invariant_to_row_order_labels_and_key_order(case, alpha):
     reordered = _freq(df, [keys[j] for j in key_perm], weighted, alpha)
     np.testing.assert_allclose(reordered.fk, base.fk, rtol=RTOL)
     np.testing.assert_allclose(reordered.Fk, base.Fk, rtol=RTOL)
-    assert reordered.n_keys == renamed.n_keys == shuffled.n_keys == base.n_keys
+    assert reordered.n_patterns == renamed.n_patterns == shuffled.n_patterns == base.n_patterns
 
 
 # ---------------------------------------------------------------------------------------------
@@ -306,13 +306,13 @@ def test_sums_without_missing_values(table, alpha):
     n = len(codes)
     # f_k summed over the distinct keys is n (and F_k summed is the weight total)
     first = np.unique(res.pattern_ids, return_index=True)[1]
-    assert len(first) == res.n_keys
+    assert len(first) == res.n_patterns
     assert res.fk[first].sum() == pytest.approx(n, rel=RTOL)
     if w is not None:
         assert res.Fk[first].sum() == pytest.approx(w.sum(), rel=RTOL)
     # every record of key k carries 1/f_k: the sum over records is the number of keys
-    assert np.sum(1.0 / res.fk) == pytest.approx(res.n_keys, rel=RTOL)
-    assert res.n_keys == len({tuple(r) for r in codes.tolist()})
+    assert np.sum(1.0 / res.fk) == pytest.approx(res.n_patterns, rel=RTOL)
+    assert res.n_patterns == len({tuple(r) for r in codes.tolist()})
     # alpha plays no role without missing values
     np.testing.assert_array_equal(res.fk, _freq(df, keys, w is not None, 1.0).fk)
 
@@ -354,20 +354,20 @@ def test_k_anonymity_flags_and_monotonicity(table, alpha, ks):
     for j, k in enumerate(ka.k):
         np.testing.assert_array_equal(ka.flags[:, j], fr.fk < k)
         np.testing.assert_array_equal(ka.violates(k), fr.fk < k)
-        assert ka.violations[k] == int(np.count_nonzero(fr.fk < k))
-        assert ka.keys_violating[k] == len(np.unique(fr.pattern_ids[fr.fk < k]))
+        assert ka.n_violations[k] == int(np.count_nonzero(fr.fk < k))
+        assert ka.n_patterns_violating[k] == len(np.unique(fr.pattern_ids[fr.fk < k]))
         if weighted:
-            assert ka.weighted_violations[k] == int(np.count_nonzero(fr.Fk < k))
+            assert ka.n_weighted_violations[k] == int(np.count_nonzero(fr.Fk < k))
         else:
-            assert ka.weighted_violations is None
-    v = [ka.violations[k] for k in ka.k]
+            assert ka.n_weighted_violations is None
+    v = [ka.n_violations[k] for k in ka.k]
     assert v == sorted(v)
-    assert all(ka.keys_violating[a] <= ka.keys_violating[b] for a, b in zip(ka.k, ka.k[1:]))
+    assert all(ka.n_patterns_violating[a] <= ka.n_patterns_violating[b] for a, b in zip(ka.k, ka.k[1:]))
     if 1 in ka.k:
-        assert ka.violations[1] == 0
+        assert ka.n_violations[1] == 0
     # the whole range 1..n+1: non-decreasing, and everything violates (n+1)-anonymity
     full = sdckit.k_anonymity(fr, k=list(range(1, len(codes) + 2)))
-    vf = [full.violations[k] for k in full.k]
+    vf = [full.n_violations[k] for k in full.k]
     assert vf == sorted(vf) and vf[0] == 0 and vf[-1] == len(codes)
     # passing the FrequencyResult recomputes nothing and gives the same flags
     again = sdckit.k_anonymity(fr, k=ks)
@@ -400,9 +400,9 @@ def test_polars_engine_matches_numpy_oracle_50k(alpha):
 
     # same partition of the records into patterns
     ids0 = pattern_table(codes, w)[0]
-    assert res.n_keys == len(np.unique(ids0))
+    assert res.n_patterns == len(np.unique(ids0))
     pairs = np.unique(np.column_stack([res.pattern_ids, ids0]), axis=0)
-    assert len(pairs) == res.n_keys
+    assert len(pairs) == res.n_patterns
 
     # and the rule text, evaluated on the distinct patterns with their multiplicities
     _, patterns, counts, wsum = pattern_table(codes, w)

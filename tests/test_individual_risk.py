@@ -135,16 +135,16 @@ def test_measure_risk_reference(case_id):
     thr = g.get("global_threshold", g.get("threshold"))
     assert res.expected_reidentifications == pytest.approx(er, rel=RTOL)
     assert res.global_risk == pytest.approx(rate, rel=RTOL)
-    assert res.to_dict()["global_risk_pct"] == pytest.approx(pct, rel=RTOL)
+    assert 100 * res.to_dict()["global_risk"] == pytest.approx(pct, rel=RTOL)
     t = res.threshold(g.get("max_global_risk", g.get("max_risk")))
     assert t.threshold == pytest.approx(thr, rel=RTOL, abs=0)
     s = out["summary"]
     assert res.n == s["n_records"]
-    assert res.sample_uniques == s["n_sample_uniques"]
+    assert res.n_sample_uniques == s["n_sample_uniques"]
     assert int(np.count_nonzero(res.fk == 2)) == s["n_fk2"]
     assert int(np.count_nonzero(res.fk < 3)) == s["n_fk_lt3"]
     assert res.to_dict()["risk_distribution"]["max"] == pytest.approx(s["max_risk"], rel=RTOL)
-    assert res.records_above(0.1) == s["n_risk_gt_0.1"]
+    assert res.n_above(0.1) == s["n_risk_gt_0.1"]
 
 
 def test_measure_risk_reference_alpha_half_deliberate_difference():
@@ -159,7 +159,7 @@ def test_measure_risk_reference_alpha_half_deliberate_difference():
     np.testing.assert_allclose(res.fk, ind["fk"], rtol=RTOL)
     np.testing.assert_allclose(res.Fk, ind["Fk"], rtol=RTOL)
     frac = res.fk != np.round(res.fk)
-    assert frac.sum() == 6 and res.records_fractional == 6
+    assert frac.sum() == 6 and res.n_fractional == 6
     np.testing.assert_allclose(res.risk[~frac], ref_r[~frac], rtol=RTOL)
     # f = 1.5: sdcMicro 0 (bug); ours the exact integral
     low = frac & (res.fk < 2)
@@ -239,10 +239,10 @@ def test_s002_global_risk(s002):
     assert res.expected_reidentifications == pytest.approx(0.1582346494, abs=1e-10)
     assert res.global_risk == pytest.approx(0.0158234649, abs=1e-10)
     assert round(res.global_risk, 5) == 0.01582
-    assert res.records_above(0.05) == 0
-    assert res.sample_uniques == 4
+    assert res.n_above(0.05) == 0
+    assert res.n_sample_uniques == 4
     d = res.to_dict()
-    assert d["global_risk_pct"] == pytest.approx(1.58234649, abs=1e-8)
+    assert 100 * d["global_risk"] == pytest.approx(1.58234649, abs=1e-8)
     assert d["household_global_risk"] is None
 
 
@@ -271,7 +271,7 @@ def test_s002_threshold(s002, xi, expected, unsafe):
         assert t.expected_reidentifications_capped < xi * 10
     d = t.to_dict()
     json.dumps(d)
-    assert d["threshold"] == t.threshold and d["records_unsafe"] == len(unsafe)
+    assert d["threshold"] == t.threshold and d["n_unsafe"] == len(unsafe)
 
 
 def _s002_households() -> pl.DataFrame:
@@ -487,7 +487,7 @@ def test_weights_below_one_clamped_with_warning():
     with pytest.warns(SdcWarning, match="F_k < f_k for 2 record"):
         res = sdckit.individual_risk(d, S002_KEYS, weight="w")
     assert res.risk[0] == res.risk[1] == 0.5  # f = 2, F = 1 -> 1/2
-    assert res.records_clamped == 2
+    assert res.n_clamped == 2
     np.testing.assert_allclose(res.risk[2:], S002_RISK[2:], atol=6e-11)
     assert "clamped" in str(res.summary())
 
@@ -505,7 +505,7 @@ def test_missing_household_ids_form_own_households():
     d = _s002_households().with_columns(pl.Series("hh", [1, 1, None, 2, 2, 2, 3, 3, 4, None]))
     with pytest.warns(SdcWarning, match="hh is missing for 2 record"):
         res = sdckit.individual_risk(d, S002_KEYS, weight="w", household="hh")
-    assert res.n_households == 6 and res.records_missing_household == 2
+    assert res.n_households == 6 and res.n_missing_household == 2
     assert res.household_risk[2] == pytest.approx(res.risk[2], rel=1e-14)
     assert res.household_risk[9] == pytest.approx(res.risk[9], rel=1e-14)
     assert res.household_risk[0] == pytest.approx(1 - (1 - res.risk[0]) * (1 - res.risk[1]), rel=1e-14)
@@ -539,7 +539,8 @@ def test_household_keys_must_agree():
         sdckit.individual_risk(d, S002_KEYS, weight="w", household="hh", household_keys=["Residence"])
     msg = str(info.value)
     assert msg.startswith("household_keys: column Residence takes more than one value within 1 household(s)")
-    assert "household 2" in msg and "'Urban'" in msg and "'Rural'" in msg
+    assert "1 household(s)" in msg
+    assert "Urban" not in msg and "Rural" not in msg  # labels and ids are record values: never in a message
     # consistent keys pass; a missing value inside a household is allowed
     d2 = d.with_columns(pl.Series("Residence", ["Urban"] * 3 + [None, "Rural", "Rural"] + ["Urban"] * 4))
     res = sdckit.individual_risk(d2, S002_KEYS, weight="w", household="hh", household_keys="Residence",
@@ -600,11 +601,11 @@ def test_summary_and_dict_are_aggregates():
     d = res.to_dict()
     text = json.dumps(d)
     assert "Urban" not in text
-    for key in ("n", "sample_uniques", "expected_reidentifications", "global_risk",
+    for key in ("n", "n_sample_uniques", "expected_reidentifications", "global_risk",
                 "household_expected_reidentifications", "household_global_risk"):
         assert key in d
     assert d["risk_distribution"]["max"] == pytest.approx(0.0290109321, abs=1e-10)
-    assert d["records_above"] == {"0.01": 6, "0.05": 0, "0.1": 0, "0.2": 0, "0.5": 0}
+    assert d["n_above"] == {"0.01": 6, "0.05": 0, "0.1": 0, "0.2": 0, "0.5": 0}
     s = str(res.summary())
     for fragment in ("Distribution of individual risk", "median", "Records above common risk levels",
                      "expected re-identifications", "Household risk", "households"):
@@ -657,14 +658,14 @@ def test_cli_risk_json_and_records(hh_csv, tmp_path, capsys):
     assert "expected re-identifications" in printed and "Risk threshold" in printed and "k-anonymity" in printed
     p = json.loads(out_json.read_text())
     # spec B.3, B.4, B.5 and A.2 examples
-    assert p["n"] == 10 and p["sample_uniques"] == 4
+    assert p["n"] == 10 and p["n_sample_uniques"] == 4
     assert p["expected_reidentifications"] == pytest.approx(0.1582346494, abs=1e-10)
     assert p["global_risk"] == pytest.approx(0.0158234649, abs=1e-10)
     assert p["household_expected_reidentifications"] == pytest.approx(0.4007308156, abs=1e-10)
     assert p["household_global_risk"] == pytest.approx(0.0400730816, abs=1e-10)
     assert p["threshold"] == pytest.approx(0.0074038345, abs=1e-10)
     assert p["k_anonymity_violations"] == {"2": 4, "3": 10, "5": 10}
-    assert p["k_anonymity"]["violations"] == {"2": 4, "3": 10, "5": 10}
+    assert p["k_anonymity"]["n_violations"] == {"2": 4, "3": 10, "5": 10}
     rec = pl.read_csv(out_rec)
     assert rec.columns == ["risk", "fk", "Fk", "household_risk", "unsafe", "household_unsafe",
                            "violates_2", "violates_3", "violates_5"]
@@ -729,7 +730,7 @@ def test_demo_includes_household_risk(tmp_path, capsys):
     r = p["risk"]
     assert r["n"] == 1915 and r["n_households"] == 800 and r["household"] == "household"
     assert 0 < r["global_risk"] < r["household_global_risk"] < 1
-    assert r["sample_uniques"] == p["frequencies"]["sample_uniques"]
+    assert r["n_sample_uniques"] == p["frequencies"]["n_sample_uniques"]
     assert set(r["k_anonymity_violations"]) == {"2", "3", "5"}
 
 

@@ -83,9 +83,9 @@ def test_every_format_gives_spec_a1_frequencies(fmt, tmp_path):
     r = sdckit.frequencies(df, keys=S002_KEYS, weight="w")
     np.testing.assert_array_equal(r.fk, F_EXPECTED)
     np.testing.assert_allclose(r.Fk, FW_EXPECTED)
-    assert r.sample_uniques == 4 and r.n_keys == 7
+    assert r.n_sample_uniques == 4 and r.n_patterns == 7
     k = sdckit.k_anonymity(df, keys=S002_KEYS, k=[2, 3])
-    assert k.violations == {2: 4, 3: 10}
+    assert k.n_violations == {2: 4, 3: 10}
     # labels, never codes, whatever the format
     assert sorted(df.get_column("Labor").cast(pl.String).unique()) == ["Employed", "Non-LF", "Unemployed"]
 
@@ -149,7 +149,7 @@ def test_spss_user_missing_values_are_null(tmp_path):
     # nulls, never NaN
     assert out.get_column("income").is_nan().sum() == 0
     r = sdckit.frequencies(out, keys=["region"])
-    assert r.missing_per_key == {"region": 3}
+    assert r.n_missing_per_key == {"region": 3}
     meta = read_metadata(path)
     assert meta["user_missing"]["region"] == [9, 99]
     assert meta["user_missing"]["income"] == [{"lo": -5, "hi": -1}]

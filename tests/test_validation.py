@@ -26,7 +26,7 @@ BAD_FREQ_CALLS = [
     ("missing-weight", dict(data=base(), keys=S002_KEYS, weight="wt"), MissingColumnError, ["wt", "not found"]),
     ("string-weight", dict(data=base().with_columns(pl.col("w").cast(pl.String)), keys=S002_KEYS, weight="w"), SdcError, ["weight", "w", "expected positive numbers"]),
     ("bool-weight", dict(data=base().with_columns(pl.lit(True).alias("w")), keys=S002_KEYS, weight="w"), SdcError, ["weight", "Boolean"]),
-    ("negative-weight", dict(data=with_w([1.0, -2, 3, 4, 5, 6, 7, 8, 9, 10]), keys=S002_KEYS, weight="w"), SdcError, ["weight", "1 negative", "-2"]),
+    ("negative-weight", dict(data=with_w([1.0, -2, 3, 4, 5, 6, 7, 8, 9, 10]), keys=S002_KEYS, weight="w"), SdcError, ["weight", "1 negative"]),
     ("nan-weight", dict(data=with_w([1.0, np.nan, 3, 4, 5, 6, 7, 8, 9, 10]), keys=S002_KEYS, weight="w"), SdcError, ["weight", "missing", "1 record"]),
     ("null-weight", dict(data=with_w([1.0, None, 3, 4, 5, 6, 7, 8, 9, 10]), keys=S002_KEYS, weight="w"), SdcError, ["weight", "missing"]),
     ("zero-weight", dict(data=with_w([0.0, 2, 3, 4, 5, 6, 7, 8, 9, 10]), keys=S002_KEYS, weight="w"), SdcError, ["weight", "zero", "represents nobody"]),
@@ -35,7 +35,7 @@ BAD_FREQ_CALLS = [
     ("key-is-weight", dict(data=base(), keys=["Residence", "w"], weight="w"), SdcError, ["column w", "one role"]),
     ("key-twice", dict(data=base(), keys=["Residence", "Residence"]), SdcError, ["keys", "more than once"]),
     ("all-missing-key", dict(data=base().with_columns(pl.lit(None, pl.String).alias("Gender")), keys=S002_KEYS), SdcError, ["Gender", "missing for every record", "allow_degenerate_keys"]),
-    ("single-level-key", dict(data=base().with_columns(pl.lit("x").alias("Gender")), keys=S002_KEYS), SdcError, ["Gender", "single category", "'x'"]),
+    ("single-level-key", dict(data=base().with_columns(pl.lit("x").alias("Gender")), keys=S002_KEYS), SdcError, ["Gender", "single category"]),
     ("alpha-range", dict(data=base(), keys=S002_KEYS, alpha=1.5), SdcError, ["alpha", "1.5", "[0, 1]"]),
     ("alpha-text", dict(data=base(), keys=S002_KEYS, alpha="half"), SdcError, ["alpha", "'half'"]),
     ("alpha-nan", dict(data=base(), keys=S002_KEYS, alpha=float("nan")), SdcError, ["alpha"]),
@@ -114,3 +114,14 @@ def test_degenerate_keys_allowed_on_request():
     d = base().with_columns(pl.lit(None, pl.String).alias("Gender"))
     r = sdckit.frequencies(d, S002_KEYS, allow_degenerate_keys=True)
     assert r.n == 10
+
+
+def test_messages_carry_no_record_values():
+    """A negative weight and a one-category key are described by counts, never by the values
+    themselves (an error message may end up in a log that is not confidential)."""
+    with pytest.raises(SdcError) as info:
+        sdckit.frequencies(with_w([1.0, -2.5, 3, 4, 5, 6, 7, 8, 9, 10]), S002_KEYS, weight="w")
+    assert "-2.5" not in str(info.value)
+    with pytest.raises(SdcError) as info:
+        sdckit.frequencies(base().with_columns(pl.lit("secret-label").alias("Gender")), S002_KEYS)
+    assert "secret-label" not in str(info.value)

@@ -1,33 +1,187 @@
-"""Validation and encoding shared by the public measures (done once, at the boundary)."""
+"""Validation of the variable roles against the data, and key encoding, done once at the
+boundary of every public measure (through the engine)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from ._encode import EncodedKeys
-from ._frame import Table
-from .scenario import Scenario
+from ._validation import as_name_list, check_choice, raise_problems
+from .engines import EncodedKeys, get_engine
+from .engines._polars_frame import missing_columns_message
 
-__all__ = ["Prepared", "prepare"]
+__all__ = ["Prepared", "Roles", "prepare", "validate_roles"]
+
+
+def _one_column(value, role: str) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple)):
+        raise_problems([f"{role}: got {len(value)} columns; expected a single column name"])
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise_problems([f"{role}: got {type(value).__name__}; expected a column name"])
+    return str(value)
+
+
+def _missing_codes(missing) -> tuple:
+    if missing is None:
+        return ()
+    if isinstance(missing, (str, int, float)):
+        return (missing,)
+    return tuple(missing)
+
+
+@dataclass(frozen=True)
+class Roles:
+    """Normalised column roles (names only; nothing read yet)."""
+
+    keys: tuple[str, ...] = ()
+    numeric_keys: tuple[str, ...] = ()
+    weight: str | None = None
+    household: str | None = None
+    strata: tuple[str, ...] = ()
+    sensitive: tuple[str, ...] = ()
+    missing: tuple = ()
+
+    @classmethod
+    def of(cls, keys=None, *, numeric_keys=None, weight=None, household=None, strata=None, sensitive=None,
+           missing=None) -> Roles:
+        names = lambda v, p: tuple(as_name_list(v, p, allow_empty=True))  # noqa: E731
+        return cls(names(keys, "keys"), names(numeric_keys, "numeric_keys"), _one_column(weight, "weight"),
+                   _one_column(household, "household"), names(strata, "strata"), names(sensitive, "sensitive"),
+                   _missing_codes(missing))
+
+    def by_role(self) -> dict[str, tuple[str, ...]]:
+        return {"keys": self.keys, "numeric_keys": self.numeric_keys,
+                "weight": (self.weight,) if self.weight else (), "household": (self.household,) if self.household else (),
+                "strata": self.strata, "sensitive": self.sensitive}
 
 
 @dataclass(frozen=True)
 class Prepared:
-    table: Table
-    scenario: Scenario
+    """Validated input of a key-based measure: the table, the roles, the encoded keys (and
+    strata, as extra complete key columns) and the weights."""
+
+    table: Any
+    roles: Roles
     keys: EncodedKeys
     weights: np.ndarray | None
+    strata: EncodedKeys | None = None
+
+    @property
+    def scenario(self) -> Roles:  # older name inside the package
+        return self.roles
 
 
 def prepare(data, keys, *, weight=None, sensitive=None, household=None, strata=None, missing=None,
-            allow_degenerate_keys: bool = False, zero_weight: str = "error") -> Prepared:
-    """Validate the roles against ``data`` (every problem in one error) and encode the keys."""
-    sc = Scenario(keys=keys, weight=weight, sensitive=sensitive or (), household=household,
-                  strata=strata or (), missing=missing)
-    table, enc = sc._validate(data, allow_degenerate_keys=allow_degenerate_keys, zero_weight=zero_weight)
-    w = None
-    if sc.weight is not None:
-        w = table.column(sc.weight).cast(float).to_numpy().astype(float, copy=False)
-    return Prepared(table, sc, enc, w)
+            allow_degenerate_keys: bool = False, zero_weight: str = "error", engine=None) -> Prepared:
+    """Validate the roles against ``data`` (every problem in one error) and encode the keys
+    (and the strata, which must be complete)."""
+    check_choice(zero_weight, "zero_weight", ("error", "drop"))
+    roles = Roles.of(keys, weight=weight, household=household, strata=strata, sensitive=sensitive, missing=missing)
+    eng = get_engine(engine)
+    table, enc = validate_roles(eng.table(data), roles, allow_degenerate_keys=allow_degenerate_keys,
+                                zero_weight=zero_weight, engine=eng)
+    w = table.floats([roles.weight])[:, 0] if roles.weight is not None else None
+    st = eng.encode(table, roles.strata) if roles.strata else None
+    return Prepared(table, roles, enc, w, st)
+
+
+def validate_roles(table, roles: Roles, *, require_keys: bool = True, allow_degenerate_keys: bool = False,
+                   zero_weight: str = "error", engine=None):
+    """Check every role against ``table`` at once; return ``(table, encoded keys)``.
+
+    All problems are collected and reported in one :class:`SdcError` (one per line): empty
+    data, missing columns (with the available ones listed), a column in two roles, non-numeric /
+    missing / infinite / negative / zero weights, a missing household id or stratum, non-numeric
+    numeric keys, and key variables that are entirely missing or have a single category
+    (``allow_degenerate_keys=True`` accepts the last two, as sdcMicro does). A missing column
+    raises :class:`MissingColumnError` (also a ``KeyError``).
+    """
+    eng = get_engine(engine)
+    problems: list[str] = []
+    if require_keys and not roles.keys:
+        problems.append("keys: no key variables given; expected at least one categorical key")
+    problems += _role_conflicts(roles)
+    absent = list(dict.fromkeys(c for cols in roles.by_role().values() for c in cols if c not in table.columns))
+    if absent:
+        problems.insert(0, missing_columns_message("columns", absent, table.columns))
+    if table.n == 0:
+        problems.insert(0, "data: the table has no records; expected at least one")
+    encoded = None
+    if table.n > 0:
+        problems += _column_problems(table, roles, absent, zero_weight)
+        encodable = [c for c in roles.keys if c not in absent]
+        if encodable and not any(table.kind(c) == "nested" for c in encodable):
+            encoded = eng.encode(table, encodable, roles.missing)  # all keys unless some are absent
+            if not allow_degenerate_keys:
+                problems += _degenerate_keys(encoded)
+    raise_problems(problems, missing_column=bool(absent))
+    return table, encoded
+
+
+def _role_conflicts(roles: Roles) -> list[str]:
+    seen: dict[str, str] = {}
+    out = []
+    for role, cols in roles.by_role().items():
+        for c in cols:
+            if c in seen and seen[c] != role:
+                out.append(f"{role}: column {c} is also used as {seen[c]}; a column can have one role only")
+            seen.setdefault(c, role)
+    return out
+
+
+def _column_problems(table, roles: Roles, absent, zero_weight: str) -> list[str]:
+    present = lambda c: c not in absent  # noqa: E731
+    out: list[str] = []
+    if roles.weight and present(roles.weight):
+        out += weight_problems(table, roles.weight, allow_zero=zero_weight == "drop")
+    if roles.household and present(roles.household):
+        nmiss = table.n_missing(roles.household)
+        if nmiss:
+            out.append(f"household: column {roles.household} is missing for {nmiss} record(s); every record needs "
+                       "a household id")
+    for c in roles.strata:
+        if present(c) and table.n_missing(c):
+            out.append(f"strata: column {c} is missing for {table.n_missing(c)} record(s); every record needs a stratum")
+    for c in roles.numeric_keys:
+        if present(c) and not table.is_numeric(c):
+            out.append(f"numeric_keys: column {c} has type {table.dtype_name(c)}; expected numbers")
+    for role, cols in (("keys", roles.keys), ("strata", roles.strata)):
+        for c in cols:
+            if present(c) and table.kind(c) == "nested":
+                out.append(f"{role}: column {c} has type {table.dtype_name(c)}; expected a categorical variable (labels)")
+    return out
+
+
+def weight_problems(table, name: str, allow_zero: bool = False) -> list[str]:
+    """Problems of a sampling-weight column (counts only, never values)."""
+    if not table.is_numeric(name):
+        return [f"weight: column {name} has type {table.dtype_name(name)}; expected positive numbers"]
+    s = table.float_summary(name)
+    out = []
+    if s["n_missing"]:
+        out.append(f"weight: column {name} is missing (NA/NaN) for {s['n_missing']} record(s); expected a weight for "
+                   "every record")
+    if s["n_inf"]:
+        out.append(f"weight: column {name} has {s['n_inf']} infinite value(s); expected finite positive numbers")
+    if s["n_negative"]:
+        out.append(f"weight: column {name} has {s['n_negative']} negative value(s); expected positive numbers")
+    if s["n_zero"] and not allow_zero:
+        out.append(f"weight: column {name} has {s['n_zero']} zero value(s); a record with weight 0 represents nobody, "
+                   "expected > 0 (or zero_weight=\"drop\" to count such records in f_k only)")
+    return out
+
+
+def _degenerate_keys(enc: EncodedKeys) -> list[str]:
+    out = []
+    for j, name in enumerate(enc.names):
+        k = enc.n_observed(j)
+        if k == 0:
+            out.append(f"keys: column {name} is missing for every record; drop it or pass allow_degenerate_keys=True")
+        elif k == 1:
+            out.append(f"keys: column {name} has a single category; it cannot distinguish records, drop it or pass "
+                       "allow_degenerate_keys=True")
+    return out

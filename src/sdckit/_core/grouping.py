@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["row_keys", "group_rows", "lookup_sums"]
+__all__ = ["distinct_per_group", "group_rows", "lookup_sums", "row_keys"]
 
 _LIMIT = np.int64(2) ** 62
 
@@ -70,3 +70,15 @@ def lookup_sums(ref_rows: np.ndarray, ref_values: np.ndarray, query_rows: np.nda
         sums = np.bincount(ids[:nref], weights=ref_values[:, v], minlength=g)
         out[:, v] = sums[ids[nref:]]
     return out
+
+
+def distinct_per_group(group_ids: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
+    """Number of distinct non-negative ``values`` in each group (negative values = missing,
+    not counted): a COUNT(DISTINCT) per group."""
+    ok = values >= 0
+    g, v = group_ids[ok].astype(np.int64), values[ok].astype(np.int64)
+    if g.size == 0:
+        return np.zeros(n_groups, dtype=np.int64)
+    pair = g * (int(v.max()) + 1) + v
+    first = np.unique(pair)
+    return np.bincount(first // (int(v.max()) + 1), minlength=n_groups)

@@ -67,7 +67,7 @@ def payload(res, thr, kan) -> dict:
     out["threshold"] = thr.threshold
     out["threshold_details"] = thr.to_dict()
     out["k_anonymity"] = kan.to_dict()
-    out["k_anonymity_violations"] = {str(k): v for k, v in kan.violations.items()}
+    out["k_anonymity_violations"] = {str(k): v for k, v in kan.n_violations.items()}
     return out
 
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import html
 import math
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar
 
 import numpy as np
 
-from .._frame import to_native
 
-__all__ = ["Result", "Summary", "fmt"]
+__all__ = ["FrozenDict", "Result", "Summary", "fmt", "fmt_percent", "fmt_share"]
 
 
 def fmt(value: Any) -> str:
@@ -26,10 +26,32 @@ def fmt(value: Any) -> str:
             return "NA"
         if v.is_integer() and abs(v) < 1e15:
             return f"{int(v):,}"
+        if 0 < abs(v) < 1e-6:
+            return "< 1e-6" if v > 0 else "> -1e-6"
         return f"{v:.6g}"
     if value is None:
         return "-"
     return str(value)
+
+
+def fmt_share(value) -> str:
+    """A fraction in [0, 1] with its percentage: ``0.0134 (1.34 %)``; ``-`` for None."""
+    if value is None:
+        return "-"
+    v = float(value)
+    if math.isnan(v):
+        return "NA"
+    return f"{fmt(v)} ({fmt_percent(v)})"
+
+
+def fmt_percent(value) -> str:
+    """A fraction shown as a percentage with a sensible number of digits."""
+    p = 100.0 * float(value)
+    if p == 0:
+        return "0 %"
+    if abs(p) < 0.001:
+        return "< 0.001 %"
+    return f"{p:.3g} %"
 
 
 @dataclass(frozen=True)
@@ -43,9 +65,13 @@ class Summary:
     title: str
     sections: tuple = ()
     notes: tuple = ()
+    #: one sentence stating the verdict, printed under the title
+    headline: str | None = None
 
     def __str__(self) -> str:
         lines = [self.title, "=" * len(self.title)]
+        if self.headline:
+            lines += ["", self.headline]
         for heading, body in self.sections:
             lines.append("")
             if heading:
@@ -69,6 +95,8 @@ class Summary:
     def to_html(self) -> str:
         e = html.escape
         out = [f'<div class="sdckit-summary"><h3>{e(self.title)}</h3>']
+        if self.headline:
+            out.append(f"<p><strong>{e(self.headline)}</strong></p>")
         for heading, body in self.sections:
             if heading:
                 out.append(f"<h4>{e(heading)}</h4>")
@@ -93,11 +121,63 @@ class Summary:
         return str(self)
 
 
+class FrozenDict(dict):
+    """A dict that cannot be changed (still a ``dict``: JSON-serialisable, picklable)."""
+
+    def _readonly(self, *args, **kwargs):
+        raise TypeError("result fields are read-only")
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _readonly  # type: ignore[assignment]
+    __ior__ = _readonly  # type: ignore[assignment]
+
+    def __reduce__(self):
+        return (FrozenDict, (dict(self),))
+
+
+def _freeze(value):
+    """Read-only view of a result field: arrays lose their write flag, dicts become read-only
+    mappings (recursively for nested containers of arrays)."""
+    if isinstance(value, np.ndarray):
+        if value.flags.writeable:
+            value = value.view()
+            value.flags.writeable = False
+        return value
+    if isinstance(value, dict):
+        return value if isinstance(value, FrozenDict) else FrozenDict({k: _freeze(v) for k, v in value.items()})
+    if isinstance(value, list) and any(isinstance(v, np.ndarray) for v in value):
+        return tuple(_freeze(v) for v in value)
+    if isinstance(value, tuple) and any(isinstance(v, np.ndarray) for v in value):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
 @dataclass(frozen=True, eq=False)
 class Result:
-    """Common behaviour of every result; subclasses define the fields and ``_records()``."""
+    """Common behaviour of every result; subclasses define the fields and ``_records()``.
+
+    Results are immutable: array fields are read-only (``res.risk[:] = 0`` raises) and dict
+    fields are read-only mappings, so that a headline number can never disagree with the
+    per-record values it was computed from.
+    """
 
     backend: str = field(default="polars", repr=False, kw_only=True)
+    #: the caller's row labels (a pandas index that is not 0..n-1), given back by ``to_frame()``
+    row_index: Any = field(default=None, repr=False, kw_only=True)
+
+    #: names of the headline attributes shown by ``repr()``
+    _headline: ClassVar[tuple] = ()
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "__repr__" not in cls.__dict__:  # keep the headline repr: @dataclass would write its own
+            cls.__repr__ = Result.__repr__  # type: ignore[method-assign]
+
+    def __post_init__(self):
+        for f in fields(self):
+            value = getattr(self, f.name)
+            frozen = _freeze(value)
+            if frozen is not value:
+                object.__setattr__(self, f.name, frozen)
 
     # -- to override -------------------------------------------------------------------------
     def summary(self) -> Summary:  # pragma: no cover - abstract
@@ -121,7 +201,9 @@ class Result:
         The rows are in input row order. This is record-level output: treat it as
         confidential as the microdata it was computed from.
         """
-        return to_native(self._records(), self.backend)
+        from ..engines import get_engine
+
+        return get_engine().to_native(self._records(), self.backend, self.row_index)
 
     def _repr_html_(self) -> str:
         return self.summary().to_html()
@@ -130,7 +212,25 @@ class Result:
         return str(self.summary())
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__}: {len(self)} records>"
+        parts = []
+        for name in self._headline:
+            try:
+                value = getattr(self, name)
+            except Exception:  # a headline that cannot be computed is left out, never raised
+                continue
+            if isinstance(value, Mapping):
+                value = "{" + ", ".join(f"{k}: {fmt(v)}" for k, v in value.items()) + "}"
+            elif isinstance(value, (tuple, list)):
+                value = ", ".join(fmt(v) for v in value)
+            else:
+                value = fmt(value)
+            parts.append(f"{name}={value}")
+        if not parts:
+            try:
+                parts.append(f"n={len(self)}")
+            except Exception:
+                pass
+        return f"<{type(self).__name__} {' '.join(parts)}>"
 
 
 def new_axes(ax):

@@ -7,15 +7,18 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._core.frequencies import pattern_frequencies
-from .._engine import gather, record_patterns
+from .._core.grouping import group_rows
+from .._deprecation import deprecated_alias, renamed_parameters
 from .._errors import SdcError
-from .._prepare import prepare
-from .._validation import check_alpha, check_k_list
+from .._prepare import Prepared, prepare
+from .._validation import check_alpha, check_choice, check_k_list
+from ..engines import get_engine
 from ..results._base import Result, Summary, new_axes
+from ..scenario import accepts_scenario
 
 __all__ = ["FrequencyResult", "KAnonymityResult", "frequencies", "k_anonymity"]
 
-_NA_RULES = ("sdcmicro", "own_category")
+NA_RULES = ("sdcmicro", "own_category")
 
 
 @dataclass(frozen=True, eq=False)
@@ -25,23 +28,25 @@ class FrequencyResult(Result):
     Attributes
     ----------
     keys : tuple of str
+    strata : tuple of str
+        Stratification variables (frequencies are counted within each stratum).
     fk, Fk : ndarray of float, input row order
         f_k = number of sample records sharing the record's key (with missing values matched
         by the sdcMicro rule), F_k = sum of their weights (= f_k without weights).
     alpha : float
     weighted : bool
     n : int
-    n_keys : int
-        Distinct key patterns (a missing value counted as a value).
-    sample_uniques : int
+    n_patterns : int
+        Distinct key patterns (a missing value counted as a value; within strata).
+    n_sample_uniques : int
         Records with f_k == 1 (sdcMicro ``n1``).
-    records_fk2 : int
+    n_fk2 : int
         Records with f_k == 2 (sdcMicro ``n2``).
-    records_with_missing : int
+    n_with_missing : int
         Records with at least one missing key value.
-    missing_per_key : dict
+    n_missing_per_key : dict
     pattern_ids : ndarray of int
-        Index of each record's distinct key pattern (0..n_keys-1).
+        Index of each record's distinct key pattern (0..n_patterns-1).
     """
 
     keys: tuple = ()
@@ -52,17 +57,26 @@ class FrequencyResult(Result):
     weighted: bool = False
     na_rule: str = "sdcmicro"
     n: int = 0
-    n_keys: int = 0
-    records_with_missing: int = 0
-    missing_per_key: dict = field(default_factory=dict)
+    n_patterns: int = 0
+    n_with_missing: int = 0
+    n_missing_per_key: dict = field(default_factory=dict)
+    strata: tuple = ()
+
+    _headline = ("n", "n_patterns", "n_sample_uniques")
 
     @property
-    def sample_uniques(self) -> int:
+    def n_sample_uniques(self) -> int:
         return int(np.count_nonzero(self.fk == 1))
 
     @property
-    def records_fk2(self) -> int:
+    def n_fk2(self) -> int:
         return int(np.count_nonzero(self.fk == 2))
+
+    sample_uniques = deprecated_alias("n_sample_uniques", "sample_uniques")
+    records_fk2 = deprecated_alias("n_fk2", "records_fk2")
+    records_with_missing = deprecated_alias("n_with_missing", "records_with_missing")
+    missing_per_key = deprecated_alias("n_missing_per_key", "missing_per_key")
+    n_keys = deprecated_alias("n_patterns", "n_keys")
 
     def fk_distribution(self, max_f: int = 10) -> dict[str, int]:
         """Number of records by f_k: ``{"1": .., "2": .., ..., ">=max_f": ..}`` (fractional f_k
@@ -80,36 +94,38 @@ class FrequencyResult(Result):
         return {
             "measure": "frequencies",
             "keys": list(self.keys),
+            "strata": list(self.strata),
             "n": self.n,
             "weighted": self.weighted,
             "alpha": self.alpha,
             "na_rule": self.na_rule,
-            "n_keys": self.n_keys,
-            "sample_uniques": self.sample_uniques,
-            "records_fk2": self.records_fk2,
-            "records_with_missing": self.records_with_missing,
-            "missing_per_key": dict(self.missing_per_key),
+            "n_patterns": self.n_patterns,
+            "n_sample_uniques": self.n_sample_uniques,
+            "n_fk2": self.n_fk2,
+            "n_with_missing": self.n_with_missing,
+            "n_missing_per_key": dict(self.n_missing_per_key),
             "fk_distribution": self.fk_distribution(),
             "mean_fk": float(np.mean(self.fk)) if self.n else None,
         }
 
     def summary(self) -> Summary:
-        d = self.to_dict()
         rows = [
             ("records", self.n),
             ("key variables", ", ".join(self.keys)),
-            ("distinct key patterns", self.n_keys),
-            ("sample uniques (f_k = 1)", self.sample_uniques),
-            ("records with f_k = 2", self.records_fk2),
-            ("records with a missing key value", self.records_with_missing),
+            *([("strata", ", ".join(self.strata))] if self.strata else []),
+            ("distinct key patterns", self.n_patterns),
+            ("sample uniques (f_k = 1)", self.n_sample_uniques),
+            ("records with f_k = 2", self.n_fk2),
+            ("records with a missing key value", self.n_with_missing),
             ("weights", "yes" if self.weighted else "no (F_k = f_k)"),
             ("alpha (missing-value matching)", self.alpha),
         ]
-        dist = {"columns": ["f_k", "records", "percent"],
-                "rows": [(k, v, round(100.0 * v / self.n, 2) if self.n else 0.0) for k, v in d["fk_distribution"].items()]}
+        dist = {"columns": ["f_k", "records", "% of records"],
+                "rows": [(k, v, round(100.0 * v / self.n, 2) if self.n else 0.0)
+                         for k, v in self.fk_distribution().items()]}
         notes = []
-        if self.records_with_missing and self.na_rule == "sdcmicro":
-            notes.append("a missing key value matches every category (sdcMicro rule, spec A.1.1)")
+        if self.n_with_missing and self.na_rule == "sdcmicro":
+            notes.append("a missing key value matches every category (the sdcMicro rule)")
         return Summary("Key frequencies", (("", rows), ("Distribution of f_k", dist)), tuple(notes))
 
     def _records(self):
@@ -126,17 +142,20 @@ class FrequencyResult(Result):
         return ax
 
 
-def frequencies(data, keys, weight=None, alpha: float = 1.0, *, missing=None, na_rule: str = "sdcmicro",
-                allow_degenerate_keys: bool = False, zero_weight: str = "error") -> FrequencyResult:
+@accepts_scenario
+@renamed_parameters(positional=("weight", "alpha"))
+def frequencies(data, keys, *, weight=None, alpha: float = 1.0, strata=None, missing=None,
+                na_rule: str = "sdcmicro", allow_degenerate_keys: bool = False,
+                zero_weight: str = "error") -> FrequencyResult:
     r"""Sample frequency f_k and weighted population frequency \hat F_k of every record's key.
 
     .. math:: f_k = \#\{i : k(i) = k\}, \qquad \hat F_k = \sum_{i: k(i) = k} w_i
 
-    Missing key values follow sdcMicro's ``freqCalc`` rule (spec A.1.1): a missing value matches
-    every category; contributions that involve an incomplete pattern are scaled by ``alpha``
-    (a record's own pattern and, for an incomplete record, the complete records it matches
-    always count fully); a record missing on every key gets f = n. Computed by joins over the
-    missing-value masks present, never by comparing all pairs of records.
+    Missing key values follow sdcMicro's ``freqCalc`` rule: a missing value matches every
+    category; contributions that involve an incomplete pattern are scaled by ``alpha`` (a
+    record's own pattern and, for an incomplete record, the complete records it matches always
+    count fully); a record missing on every key gets f = n (within its stratum). Computed by
+    joins over the missing-value masks present, never by comparing all pairs of records.
 
     Parameters
     ----------
@@ -147,15 +166,20 @@ def frequencies(data, keys, weight=None, alpha: float = 1.0, *, missing=None, na
         Sampling weight column. Without it the file is treated as a census: F_k = f_k.
     alpha : float in [0, 1], default 1
         Weight of matches through missing values (sdcMicro ``alpha``).
+    strata : str or list of str, optional
+        Stratification variables: f_k and F_k are counted within each stratum, as if the
+        function ran on each stratum separately. Strata must not be missing.
     missing : value or list of values, optional
         Values to treat as missing in addition to null / NaN (e.g. ``-999``).
     na_rule : {"sdcmicro", "own_category"}
-        ``"own_category"``: a missing value is one more category (spec K.4).
+        ``"own_category"``: a missing value is one more category.
     allow_degenerate_keys : bool, default False
         Accept key variables that are entirely missing or have a single category.
     zero_weight : {"error", "drop"}, default "error"
         A record with weight 0 represents nobody: an error by default; ``"drop"`` keeps it in
-        f_k and leaves it out of F_k (spec 0.4).
+        f_k and leaves it out of F_k.
+    scenario : Scenario, optional
+        The roles (keys, weight, strata, missing) given once.
 
     Returns
     -------
@@ -163,53 +187,104 @@ def frequencies(data, keys, weight=None, alpha: float = 1.0, *, missing=None, na
 
     References
     ----------
-    Spec ALGORITHMS.md A.1 and A.1.1; sdcMicro ``freqCalc``; S002 tables 4.1 and 4.2.
+    Hundepool, A. et al. (2012), *Statistical Disclosure Control*, Wiley, section 3.3;
+    Templ, M., Kowarik, A. & Meindl, B. (2015), Statistical disclosure control for micro-data
+    using the R package sdcMicro, *Journal of Statistical Software* 67(4) (``freqCalc``).
     """
     a = check_alpha(alpha)
-    if na_rule not in _NA_RULES:
-        raise SdcError(f"na_rule: got {na_rule!r}; expected one of {', '.join(_NA_RULES)}")
-    if zero_weight not in ("error", "drop"):
-        raise SdcError(f"zero_weight: got {zero_weight!r}; expected 'error' or 'drop'")
-    prep = prepare(data, keys, weight=weight, missing=missing, allow_degenerate_keys=allow_degenerate_keys,
-                   zero_weight=zero_weight)
-    return _frequencies_from_prepared(prep, a, na_rule)
+    check_choice(na_rule, "na_rule", NA_RULES)
+    prep = prepare(data, keys, weight=weight, strata=strata, missing=missing,
+                   allow_degenerate_keys=allow_degenerate_keys, zero_weight=zero_weight)
+    return frequencies_from_prepared(prep, a, na_rule)
 
 
-def _frequencies_from_prepared(prep, alpha: float, na_rule: str) -> FrequencyResult:
-    codes = prep.keys.codes
-    ids, patterns, counts, wsum = record_patterns(codes, prep.weights, prep.keys.cardinalities)
+@dataclass(frozen=True)
+class PatternFrequencies:
+    """Frequencies on the small pattern table, before mapping back to records."""
+
+    ids: np.ndarray  # pattern of each record
+    patterns: np.ndarray  # (P, m [+ strata]) codes, -1 = missing
+    counts: np.ndarray  # records per pattern
+    wsum: np.ndarray  # weight sum per pattern
+    fp: np.ndarray  # f of each pattern
+    Fp: np.ndarray  # F of each pattern
+    m: int  # number of key variables (the first m columns of patterns)
+
+
+def pattern_frequencies_of(prep: Prepared, alpha: float, na_rule: str, engine=None) -> PatternFrequencies:
+    """The GROUP BY of the key patterns (through the engine) and the missing-value rule on the
+    pattern table (``_core``), within strata when there are any."""
+    eng = get_engine(engine)
+    codes, cards = prep.keys.codes, prep.keys.cardinalities
+    m = codes.shape[1]
+    if prep.strata is not None:
+        codes = np.asfortranarray(np.concatenate([codes, prep.strata.codes], axis=1))
+        cards = tuple(cards) + tuple(prep.strata.cardinalities)
+    ids, patterns, counts, wsum = eng.patterns(codes, prep.weights, cards)
     fp, Fp = pattern_frequencies(patterns, counts, wsum, alpha, na_rule)
-    pmiss = patterns < 0 if patterns.size and patterns.min() < 0 else np.zeros((0, patterns.shape[1]), bool)
-    pc = counts[: len(pmiss)]
-    fk, Fk = gather(ids, fp, Fp)
+    if prep.strata is not None and na_rule == "sdcmicro":
+        fp, Fp = _strata_correction(patterns, counts, wsum, fp, Fp, m, alpha)
+    return PatternFrequencies(ids, patterns, counts, wsum, fp, Fp, m)
+
+
+def _strata_correction(patterns, counts, wsum, fp, Fp, m, alpha):
+    """Turn frequencies over (keys, strata) into sdcMicro frequencies within each stratum.
+
+    With the strata appended as complete key columns the missing-value rule holds within
+    strata except for records missing every key variable: in a stratum they must get f = n_h
+    (all records of the stratum), and for m >= 2 complete patterns must not count them.
+    """
+    keyp = patterns[:, :m]
+    allmiss = (keyp < 0).all(axis=1)
+    if not allmiss.any():
+        return fp, Fp
+    stratum, n_st = group_rows(patterns[:, m:].astype(np.int64))
+    a_c = np.bincount(stratum[allmiss], weights=counts[allmiss], minlength=n_st)
+    a_w = np.bincount(stratum[allmiss], weights=wsum[allmiss], minlength=n_st)
+    fp, Fp = fp.copy(), Fp.copy()
+    if m >= 2:
+        complete = (keyp >= 0).all(axis=1)
+        fp[complete] -= alpha * a_c[stratum[complete]]
+        Fp[complete] -= alpha * a_w[stratum[complete]]
+        near = np.round(fp)
+        snap = complete & (np.abs(fp - near) <= 1e-9 * np.abs(near))
+        fp[snap] = near[snap]
+    fp[allmiss] = np.bincount(stratum, weights=counts, minlength=n_st)[stratum[allmiss]]
+    Fp[allmiss] = np.bincount(stratum, weights=wsum, minlength=n_st)[stratum[allmiss]]
+    return fp, Fp
+
+
+def frequency_result(prep: Prepared, pf: PatternFrequencies, alpha: float, na_rule: str,
+                     fk=None, Fk=None) -> FrequencyResult:
+    """The :class:`FrequencyResult` of pattern frequencies (``fk``/``Fk`` mapped back unless given)."""
+    if fk is None:
+        fk, Fk = get_engine().gather(pf.ids, pf.fp, pf.Fp)
+    pmiss = pf.patterns[:, : pf.m] < 0
     return FrequencyResult(
-        keys=prep.keys.names,
-        fk=fk,
-        Fk=Fk,
-        pattern_ids=ids,
-        alpha=alpha,
-        weighted=prep.weights is not None,
-        na_rule=na_rule,
-        n=codes.shape[0],
-        n_keys=len(counts),
-        records_with_missing=int(pc[pmiss.any(axis=1)].sum()),
-        missing_per_key={k: int(pc[pmiss[:, j]].sum()) for j, k in enumerate(prep.keys.names)},
-        backend=prep.table.backend,
+        keys=prep.keys.names, strata=prep.roles.strata, fk=fk, Fk=Fk, pattern_ids=pf.ids, alpha=alpha,
+        weighted=prep.weights is not None, na_rule=na_rule, n=prep.table.n, n_patterns=len(pf.counts),
+        n_with_missing=int(pf.counts[pmiss.any(axis=1)].sum()),
+        n_missing_per_key={k: int(pf.counts[pmiss[:, j]].sum()) for j, k in enumerate(prep.keys.names)},
+        backend=prep.table.backend, row_index=prep.table.index,
     )
+
+
+def frequencies_from_prepared(prep: Prepared, alpha: float, na_rule: str) -> FrequencyResult:
+    return frequency_result(prep, pattern_frequencies_of(prep, alpha, na_rule), alpha, na_rule)
 
 
 @dataclass(frozen=True, eq=False)
 class KAnonymityResult(Result):
-    """k-anonymity violations for one or several k (spec A.2).
+    """k-anonymity violations for one or several k.
 
     Attributes
     ----------
     k : tuple of int
-    violations : dict k -> int
+    n_violations : dict k -> int
         Records with f_k < k.
-    keys_violating : dict k -> int
+    n_patterns_violating : dict k -> int
         Distinct key patterns with f_k < k.
-    weighted_violations : dict k -> int or None
+    n_weighted_violations : dict k -> int or None
         Records with F_k < k (sdcMicro ``kAnon_violations(weighted=TRUE)``), with weights only.
     flags : ndarray (n, len(k)) of bool
         ``flags[i, j]``: record i violates k[j]-anonymity.
@@ -217,19 +292,30 @@ class KAnonymityResult(Result):
     """
 
     k: tuple = ()
-    violations: dict = field(default_factory=dict)
-    keys_violating: dict = field(default_factory=dict)
-    weighted_violations: dict | None = None
+    n_violations: dict = field(default_factory=dict)
+    n_patterns_violating: dict = field(default_factory=dict)
+    n_weighted_violations: dict | None = None
     flags: np.ndarray = field(default=None, repr=False)
     frequencies: FrequencyResult = field(default=None, repr=False)
+
+    _headline = ("n", "k", "n_violations")
+
+    violations = deprecated_alias("n_violations", "violations")
+    keys_violating = deprecated_alias("n_patterns_violating", "keys_violating")
+    weighted_violations = deprecated_alias("n_weighted_violations", "weighted_violations")
 
     @property
     def n(self) -> int:
         return self.frequencies.n
 
+    @property
+    def share_violations(self) -> dict:
+        """Per k, the share (0..1) of records violating k-anonymity."""
+        return {k: (v / self.n if self.n else 0.0) for k, v in self.n_violations.items()}
+
     def share(self, k: int) -> float:
         """Share (0..1) of records violating k-anonymity."""
-        return self.violations[k] / self.n if self.n else 0.0
+        return self.share_violations[k]
 
     def violates(self, k: int) -> np.ndarray:
         """Boolean per record: f_k < k."""
@@ -240,20 +326,21 @@ class KAnonymityResult(Result):
             "measure": "k_anonymity",
             "n": self.n,
             "k": list(self.k),
-            "violations": {str(k): v for k, v in self.violations.items()},
-            "percent": {str(k): 100.0 * self.share(k) for k in self.k},
-            "keys_violating": {str(k): v for k, v in self.keys_violating.items()},
+            "n_violations": {str(k): v for k, v in self.n_violations.items()},
+            "share_violations": {str(k): v for k, v in self.share_violations.items()},
+            "n_patterns_violating": {str(k): v for k, v in self.n_patterns_violating.items()},
         }
-        if self.weighted_violations is not None:
-            out["weighted_violations"] = {str(k): v for k, v in self.weighted_violations.items()}
+        if self.n_weighted_violations is not None:
+            out["n_weighted_violations"] = {str(k): v for k, v in self.n_weighted_violations.items()}
         return out
 
     def summary(self) -> Summary:
-        cols = ["k", "records violating", "percent", "keys violating"]
-        rows = [(k, self.violations[k], round(100.0 * self.share(k), 2), self.keys_violating[k]) for k in self.k]
-        if self.weighted_violations is not None:
+        cols = ["k", "records violating", "% of records", "key patterns violating"]
+        rows = [(k, self.n_violations[k], round(100.0 * self.share(k), 2), self.n_patterns_violating[k])
+                for k in self.k]
+        if self.n_weighted_violations is not None:
             cols.append("records with F_k < k")
-            rows = [r + (self.weighted_violations[k],) for r, k in zip(rows, self.k)]
+            rows = [r + (self.n_weighted_violations[k],) for r, k in zip(rows, self.k)]
         return Summary("k-anonymity", (("", [("records", self.n), ("key variables", ", ".join(self.frequencies.keys))]),
                                        ("Violations (f_k < k)", {"columns": cols, "rows": rows})))
 
@@ -273,20 +360,24 @@ class KAnonymityResult(Result):
         return ax
 
 
-def k_anonymity(data, keys=None, k=(2, 3, 5), weight=None, alpha: float = 1.0, *, missing=None,
+@accepts_scenario
+@renamed_parameters(positional=("weight", "alpha"))
+def k_anonymity(data, keys=None, k=(2, 3, 5), *, weight=None, alpha: float = 1.0, strata=None, missing=None,
                 na_rule: str = "sdcmicro", allow_degenerate_keys: bool = False,
                 zero_weight: str = "error") -> KAnonymityResult:
     """Records and keys violating k-anonymity: record i violates it iff f_{k(i)} < k.
 
     Parameters
     ----------
-    data : table, or a :class:`FrequencyResult` (then ``keys``, ``weight`` and ``alpha`` are
-        taken from it and nothing is recomputed)
+    data : table, or a :class:`FrequencyResult` (then ``keys``, ``weight``, ``strata`` and
+        ``alpha`` are taken from it and nothing is recomputed)
     keys : str or list of str
     k : int or sequence of int, default (2, 3, 5)
         Rounded half-up to integers, as sdcMicro does.
-    weight, alpha, missing, na_rule, allow_degenerate_keys, zero_weight
+    weight, alpha, strata, missing, na_rule, allow_degenerate_keys, zero_weight
         As in :func:`frequencies`.
+    scenario : Scenario, optional
+        The roles given once.
 
     Returns
     -------
@@ -295,12 +386,15 @@ def k_anonymity(data, keys=None, k=(2, 3, 5), weight=None, alpha: float = 1.0, *
     Notes
     -----
     The count is ``f_k < k`` for every k (sdcMicro's print method counts f_k == 1 and
-    f_k == 2, which undercounts fractional f_k from alpha < 1; spec A.2). Violations are
-    non-decreasing in k.
+    f_k == 2, which undercounts fractional f_k from alpha < 1). Violations are non-decreasing
+    in k.
 
     References
     ----------
-    Spec A.2; Samarati & Sweeney (1998); S002 section "k-anonymity".
+    Samarati, P. & Sweeney, L. (1998), Protecting privacy when disclosing information:
+    k-anonymity and its enforcement through generalization and suppression, SRI technical
+    report; Sweeney, L. (2002), k-anonymity: a model for protecting privacy, *International
+    Journal of Uncertainty, Fuzziness and Knowledge-Based Systems* 10(5), 557-570.
     """
     ks = check_k_list(k)
     if isinstance(data, FrequencyResult):
@@ -308,18 +402,18 @@ def k_anonymity(data, keys=None, k=(2, 3, 5), weight=None, alpha: float = 1.0, *
     else:
         if keys is None:
             raise SdcError("keys: no key variables given; expected a column name or a list of names")
-        fr = frequencies(data, keys, weight, alpha, missing=missing, na_rule=na_rule,
+        fr = frequencies(data, keys, weight=weight, alpha=alpha, strata=strata, missing=missing, na_rule=na_rule,
                          allow_degenerate_keys=allow_degenerate_keys, zero_weight=zero_weight)
     flags = np.column_stack([fr.fk < kk for kk in ks]) if fr.n else np.zeros((0, len(ks)), bool)
     violations = {kk: int(flags[:, j].sum()) for j, kk in enumerate(ks)}
-    keys_violating = _keys_violating(fr, ks)
     wv = {kk: int(np.count_nonzero(fr.Fk < kk)) for kk in ks} if fr.weighted else None
-    return KAnonymityResult(k=tuple(ks), violations=violations, keys_violating=keys_violating,
-                            weighted_violations=wv, flags=flags, frequencies=fr, backend=fr.backend)
+    return KAnonymityResult(k=tuple(ks), n_violations=violations, n_patterns_violating=_patterns_violating(fr, ks),
+                            n_weighted_violations=wv, flags=flags, frequencies=fr, backend=fr.backend,
+                            row_index=fr.row_index)
 
 
-def _keys_violating(fr: FrequencyResult, ks) -> dict:
+def _patterns_violating(fr: FrequencyResult, ks) -> dict:
     """Distinct key patterns with f < k (records of one pattern share f)."""
-    fp = np.zeros(fr.n_keys)
+    fp = np.zeros(fr.n_patterns)
     fp[fr.pattern_ids] = fr.fk
     return {kk: int(np.count_nonzero(fp < kk)) for kk in ks}

@@ -7,40 +7,28 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-import polars as pl
 
-from .._core.frequencies import pattern_frequencies
-from .._core.grouping import group_rows
 from .._core.individual import household_risk as _household_risk
 from .._core.individual import individual_risk_values, risk_threshold
-from .._encode import encode_column, encode_keys
-from .._engine import gather, record_patterns
+from .._deprecation import deprecated_alias, renamed_parameters
 from .._errors import SdcError, SdcWarning
-from .._frame import as_table
-from .._prepare import prepare
-from .._validation import as_name_list, check_alpha
-from ..results._base import Result, Summary, new_axes
-from .frequencies import FrequencyResult
+from .._prepare import Prepared, prepare
+from .._validation import as_name_list, check_alpha, check_choice, check_number, raise_problems
+from ..engines import get_engine
+from ..results._base import Result, Summary, fmt_share, new_axes
+from ..scenario import accepts_scenario
+from .frequencies import NA_RULES, FrequencyResult, frequency_result, pattern_frequencies_of
 
 __all__ = ["IndividualRiskResult", "RiskThreshold", "individual_risk"]
 
 _METHODS = ("approx", "exact")
-_NA_RULES = ("sdcmicro", "own_category")
 #: absolute risk levels whose exceedances the summary counts
 RISK_LEVELS = (0.01, 0.05, 0.1, 0.2, 0.5)
 
 
 def _check_rate(value, param: str) -> float:
     """A target re-identification rate: a number strictly between 0 and 1."""
-    if isinstance(value, (bool, np.bool_)):
-        raise SdcError(f"{param}: got {value!r}; expected a number strictly between 0 and 1")
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise SdcError(f"{param}: got {value!r}; expected a number strictly between 0 and 1") from None
-    if not math.isfinite(v) or v <= 0 or v >= 1:
-        raise SdcError(f"{param}: got {value!r}; expected a number strictly between 0 and 1")
-    return v
+    return check_number(value, param, low=0.0, high=1.0, low_open=True, high_open=True)
 
 
 def _quantiles(x: np.ndarray) -> dict:
@@ -68,7 +56,9 @@ class RiskThreshold(Result):
         below the target. ``None`` when the file already meets the target (sdcMicro ``NA``),
         0 when no level qualifies (every record unsafe).
     safe : bool
-        The file already meets the target (``threshold is None``).
+        Every target is met: the individual-risk rate (``threshold is None``) and, with
+        households, the household rule (no household left unsafe). ``failing`` names the
+        targets that are not met and ``verdict`` says it in a sentence.
     unsafe : ndarray (n,) of bool
         Per record: risk > r* (all False when safe).
     household_threshold : float or None
@@ -94,9 +84,55 @@ class RiskThreshold(Result):
     def n(self) -> int:
         return self.risk_result.n
 
+    _headline = ("n", "max_global_risk", "threshold", "safe", "n_unsafe")
+
+    @property
+    def meets_individual_target(self) -> bool:
+        """The individual re-identification rate is at most the target."""
+        return self.threshold is None
+
+    @property
+    def meets_household_target(self) -> bool | None:
+        """With households: no record is unsafe under the household rule (the household rate
+        meets the target when the household threshold is derived from it). None without."""
+        if self.risk_result.household is None:
+            return None
+        if self.household_threshold_given:
+            return self.n_household_unsafe == 0
+        return self.household_threshold is None
+
+    @property
+    def failing(self) -> tuple[str, ...]:
+        """The targets that are not met: ``"individual risk"``, ``"household rule"``."""
+        out = []
+        if not self.meets_individual_target:
+            out.append("individual risk")
+        if self.meets_household_target is False:
+            out.append("household rule")
+        return tuple(out)
+
     @property
     def safe(self) -> bool:
-        return self.threshold is None
+        """Every target the user set is met."""
+        return not self.failing
+
+    @property
+    def verdict(self) -> str:
+        """One sentence: whether the file meets the target and, if not, which rule fails."""
+        rr = self.risk_result
+        target = f"{100 * self.max_global_risk:g} %"
+        if self.safe:
+            extra = " and the household rule" if rr.household is not None else ""
+            return f"The file meets the target re-identification rate of {target} (individual risk{extra})."
+        parts = []
+        if not self.meets_individual_target:
+            parts.append(f"the individual risk ({fmt_share(rr.global_risk)} expected re-identification rate; "
+                         f"{self.n_unsafe:,} record(s) above the threshold)")
+        if self.meets_household_target is False:
+            hr = rr.household_global_risk
+            parts.append(f"the household rule (household rate {fmt_share(hr)}; {self.n_household_unsafe:,} "
+                         "record(s) unsafe)")
+        return f"The file does NOT meet the target of {target}: it fails on " + " and on ".join(parts) + "."
 
     @property
     def n_unsafe(self) -> int:
@@ -125,26 +161,28 @@ class RiskThreshold(Result):
             "max_global_risk": self.max_global_risk,
             "threshold": self.threshold,
             "safe": self.safe,
-            "records_unsafe": self.n_unsafe,
+            "failing": list(self.failing),
+            "verdict": self.verdict,
+            "n_unsafe": self.n_unsafe,
             "expected_reidentifications": rr.expected_reidentifications,
             "expected_reidentifications_capped": self.expected_reidentifications_capped,
         }
         if rr.household is not None:
             out["household_threshold"] = self.household_threshold
             out["household_threshold_given"] = self.household_threshold_given
-            out["household_records_unsafe"] = self.n_household_unsafe
+            out["n_household_unsafe"] = self.n_household_unsafe
         return out
 
     def summary(self) -> Summary:
         rr = self.risk_result
         rows = [
             ("records", self.n),
-            ("target re-identification rate", self.max_global_risk),
-            ("target expected re-identifications", self.max_global_risk * self.n),
-            ("expected re-identifications", rr.expected_reidentifications),
+            ("target re-identification rate", fmt_share(self.max_global_risk)),
+            ("target expected re-identifications (records)", self.max_global_risk * self.n),
+            ("expected re-identifications (records)", rr.expected_reidentifications),
         ]
-        if self.safe:
-            rows.append(("individual-risk threshold", "none needed: the file meets the target"))
+        if self.meets_individual_target:
+            rows.append(("individual-risk threshold", "none needed: the individual risk meets the target"))
         else:
             rows += [("individual-risk threshold r*", self.threshold),
                      ("records with risk > r* (unsafe)", self.n_unsafe),
@@ -158,8 +196,8 @@ class RiskThreshold(Result):
             if self.household_threshold is not None:
                 hrows.append(("records with risk >= r^h*/|household| (unsafe)", self.n_household_unsafe))
             sections.append(("Households (mu-ARGUS rule delta_g = r^h*/|g|)", hrows))
-        notes = ["threshold rule of mu-ARGUS 4.1 section 2.3.4.1 / sdcMicro measure_threshold (spec B.4)"]
-        return Summary("Risk threshold", tuple(sections), tuple(notes))
+        notes = ["threshold rule of mu-ARGUS 4.1 section 2.3.4.1 / sdcMicro measure_threshold"]
+        return Summary("Risk threshold", tuple(sections), tuple(notes), headline=self.verdict)
 
     def _records(self):
         out = {"risk": self.risk_result.risk, "unsafe": self.unsafe}
@@ -196,11 +234,11 @@ class IndividualRiskResult(Result):
     frequencies : FrequencyResult
         f_k, F_k (within strata when given) behind the risks.
     n_households : int
-    records_clamped : int
+    n_clamped : int
         Records whose key has F_k < f_k (weights below 1): p_k clamped to 1, risk 1/f_k.
-    records_fractional : int
+    n_fractional : int
         Records with fractional f_k (alpha < 1): exact risk (sdcMicro: 0 for 1 < f_k < 2).
-    records_missing_household : int
+    n_missing_household : int
         Records without a household id (each forms its own household).
     """
 
@@ -217,9 +255,17 @@ class IndividualRiskResult(Result):
     household_risk_g: np.ndarray | None = field(default=None, repr=False)
     household_size_g: np.ndarray | None = field(default=None, repr=False)
     n_households: int = 0
-    records_clamped: int = 0
-    records_fractional: int = 0
-    records_missing_household: int = 0
+    n_clamped: int = 0
+    n_fractional: int = 0
+    n_missing_household: int = 0
+
+    _headline = ("n", "global_risk", "expected_reidentifications", "household_global_risk")
+
+    records_clamped = deprecated_alias("n_clamped", "records_clamped")
+    records_fractional = deprecated_alias("n_fractional", "records_fractional")
+    records_missing_household = deprecated_alias("n_missing_household", "records_missing_household")
+    sample_uniques = deprecated_alias("n_sample_uniques", "sample_uniques")
+    records_above_main_part = deprecated_alias("n_above_main_part", "records_above_main_part")
 
     # -- per-record views ----------------------------------------------------------------------
     @property
@@ -249,9 +295,9 @@ class IndividualRiskResult(Result):
 
     # -- scalars -------------------------------------------------------------------------------
     @property
-    def sample_uniques(self) -> int:
+    def n_sample_uniques(self) -> int:
         """Records with f_k = 1."""
-        return self.frequencies.sample_uniques
+        return self.frequencies.n_sample_uniques
 
     @property
     def expected_reidentifications(self) -> float:
@@ -276,12 +322,19 @@ class IndividualRiskResult(Result):
         er = self.household_expected_reidentifications
         return None if er is None else (er / self.n if self.n else 0.0)
 
-    def records_above(self, level: float) -> int:
+    def n_above(self, level: float) -> int:
         """Number of records with individual risk above ``level``."""
         return int(np.count_nonzero(self.risk > level))
 
+    def records_above(self, level: float) -> int:
+        """Deprecated name of :meth:`n_above`."""
+        from .._deprecation import _warn
+
+        _warn("IndividualRiskResult.records_above() is now called n_above()")
+        return self.n_above(level)
+
     @property
-    def records_above_main_part(self) -> int:
+    def n_above_main_part(self) -> int:
         """sdcMicro's "observations with higher risk than the main part":
         #{i : r_i > median + 3 MAD and r_i > 0.1} (MAD scaled by 1.4826; spec B.3)."""
         if self.n == 0:
@@ -341,7 +394,7 @@ class IndividualRiskResult(Result):
                            "expected household=<column> there")
         return RiskThreshold(max_global_risk=xi, threshold=r_star, unsafe=unsafe, household_threshold=h_star,
                              household_threshold_given=given, household_delta=h_delta, household_unsafe=h_unsafe,
-                             risk_result=self, backend=self.backend)
+                             risk_result=self, backend=self.backend, row_index=self.row_index)
 
     # -- Result interface ----------------------------------------------------------------------
     def to_dict(self) -> dict:
@@ -354,22 +407,20 @@ class IndividualRiskResult(Result):
             "alpha": self.alpha,
             "weighted": self.weighted,
             "n": self.n,
-            "n_keys": self.frequencies.n_keys,
-            "sample_uniques": self.sample_uniques,
-            "records_fk2": self.frequencies.records_fk2,
+            "n_patterns": self.frequencies.n_patterns,
+            "n_sample_uniques": self.n_sample_uniques,
+            "n_fk2": self.frequencies.n_fk2,
             "expected_reidentifications": self.expected_reidentifications,
             "global_risk": self.global_risk,
-            "global_risk_pct": 100.0 * self.global_risk,
             "risk_distribution": _quantiles(self.risk),
-            "records_above": {f"{lv:g}": self.records_above(lv) for lv in RISK_LEVELS},
-            "records_above_main_part": self.records_above_main_part,
+            "n_above": {f"{lv:g}": self.n_above(lv) for lv in RISK_LEVELS},
+            "n_above_main_part": self.n_above_main_part,
             "household_expected_reidentifications": self.household_expected_reidentifications,
             "household_global_risk": self.household_global_risk,
-            "household_global_risk_pct": None if self.household_global_risk is None else 100.0 * self.household_global_risk,
             "n_households": self.n_households if self.household is not None else None,
-            "records_clamped": self.records_clamped,
-            "records_fractional_fk": self.records_fractional,
-            "records_missing_household": self.records_missing_household,
+            "n_clamped": self.n_clamped,
+            "n_fractional": self.n_fractional,
+            "n_missing_household": self.n_missing_household,
         }
         if self.household is not None:
             out["household_risk_distribution"] = _quantiles(self.household_risk_g)
@@ -387,19 +438,18 @@ class IndividualRiskResult(Result):
             ("weights", "yes" if self.weighted else "no (census: risk = 1/f_k)"),
             ("method", self.method),
             ("alpha (missing-value matching)", self.alpha),
-            ("sample uniques (f_k = 1)", self.sample_uniques),
-            ("expected re-identifications", self.expected_reidentifications),
-            ("global risk (re-identification rate)", self.global_risk),
-            ("global risk in percent", 100.0 * self.global_risk),
+            ("sample uniques (f_k = 1)", self.n_sample_uniques),
+            ("expected re-identifications (records)", self.expected_reidentifications),
+            ("global risk (expected re-identification rate)", fmt_share(self.global_risk)),
         ]
         dist = d["risk_distribution"]
         dist_table = {"columns": ["min", "Q1", "median", "Q3", "max", "mean"],
                       "rows": [tuple(dist[k] for k in ("min", "q1", "median", "q3", "max", "mean"))]}
-        above = {"columns": ["risk above", "records", "percent"],
+        above = {"columns": ["risk above", "records", "% of records"],
                  "rows": [(f"{lv:g}", v, round(100.0 * v / self.n, 2) if self.n else 0.0)
-                          for lv, v in zip(RISK_LEVELS, d["records_above"].values())]}
-        above["rows"].append(("median + 3 MAD and 0.1", d["records_above_main_part"],
-                              round(100.0 * d["records_above_main_part"] / self.n, 2) if self.n else 0.0))
+                          for lv, v in zip(RISK_LEVELS, d["n_above"].values())]}
+        above["rows"].append(("median + 3 MAD and 0.1", d["n_above_main_part"],
+                              round(100.0 * d["n_above_main_part"] / self.n, 2) if self.n else 0.0))
         sections = [("", rows), ("Distribution of individual risk", dist_table),
                     ("Records above common risk levels", above)]
         if self.household is not None:
@@ -407,24 +457,22 @@ class IndividualRiskResult(Result):
             sections.append(("Household risk", [
                 ("household variable", self.household),
                 ("households", self.n_households),
-                ("expected re-identifications (households)", self.household_expected_reidentifications),
-                ("household global risk", self.household_global_risk),
-                ("household global risk in percent", 100.0 * self.household_global_risk),
+                ("expected re-identifications (records, household rule)", self.household_expected_reidentifications),
+                ("household global risk (expected re-identification rate)", fmt_share(self.household_global_risk)),
                 ("highest household risk", hd["max"]),
                 ("median household risk (over households)", hd["median"]),
             ]))
-        notes = ["risk = E(1/F_k | f_k) under the negative-binomial model (Benedetti-Franconi, mu-ARGUS; spec B)"]
-        if self.frequencies.records_with_missing and self.frequencies.na_rule == "sdcmicro":
-            notes.append("a missing key value matches every category (sdcMicro rule, spec A.1.1)")
-        if self.records_fractional:
-            notes.append(f"{self.records_fractional} record(s) have a fractional f_k (alpha < 1): exact risk used "
-                         "(sdcMicro gives 0 for 1 < f_k < 2 and the approximation above 2; spec K.6)")
-        if self.records_clamped:
-            notes.append(f"{self.records_clamped} record(s) have F_k < f_k (weights below 1): p_k clamped to 1, "
-                         "risk = 1/f_k (spec 0.4)")
-        if self.records_missing_household:
-            notes.append(f"{self.records_missing_household} record(s) without a household id form their own "
-                         "household (spec B.5)")
+        notes = ["risk = E(1/F_k | f_k) under the negative-binomial model (Benedetti-Franconi, mu-ARGUS)"]
+        if self.frequencies.n_with_missing and self.frequencies.na_rule == "sdcmicro":
+            notes.append("a missing key value matches every category (the sdcMicro rule)")
+        if self.n_fractional:
+            notes.append(f"{self.n_fractional} record(s) have a fractional f_k (alpha < 1): exact risk used "
+                         "(sdcMicro gives 0 for 1 < f_k < 2 and the approximation above 2)")
+        if self.n_clamped:
+            notes.append(f"{self.n_clamped} record(s) have F_k < f_k (weights below 1): p_k clamped to 1, "
+                         "risk = 1/f_k")
+        if self.n_missing_household:
+            notes.append(f"{self.n_missing_household} record(s) without a household id form their own household")
         return Summary("Individual and household re-identification risk", tuple(sections), tuple(notes))
 
     def _records(self):
@@ -463,7 +511,9 @@ class IndividualRiskResult(Result):
 # ----------------------------------------------------------------------------------------------
 # public function
 # ----------------------------------------------------------------------------------------------
-def individual_risk(data, keys, weight=None, household=None, alpha: float = 1.0, method: str = "approx", *,
+@accepts_scenario
+@renamed_parameters(positional=("weight", "household", "alpha", "method"))
+def individual_risk(data, keys, *, weight=None, household=None, alpha: float = 1.0, method: str = "approx",
                     strata=None, household_keys=None, missing=None, na_rule: str = "sdcmicro",
                     allow_degenerate_keys: bool = False) -> IndividualRiskResult:
     r"""Individual re-identification risk, global risk and household risk (spec B).
@@ -548,153 +598,100 @@ def individual_risk(data, keys, weight=None, household=None, alpha: float = 1.0,
     >>> res.global_risk, res.household_global_risk                                              # doctest: +SKIP
     >>> res.threshold(0.01).threshold                                                            # doctest: +SKIP
     """
+    inp = _validate_individual(data, keys, weight=weight, household=household, alpha=alpha, method=method,
+                               strata=strata, household_keys=household_keys, missing=missing, na_rule=na_rule,
+                               allow_degenerate_keys=allow_degenerate_keys)
+    prep = inp.prep
+    pf = pattern_frequencies_of(prep, inp.alpha, inp.na_rule)
+    rp, clamped = individual_risk_values(pf.fp, pf.Fp, inp.method)
+    fk, Fk, risk = get_engine().gather(pf.ids, pf.fp, pf.Fp, rp)
+    freq = frequency_result(prep, pf, inp.alpha, inp.na_rule, fk, Fk)
+    n_clamped = int(pf.counts[clamped].sum())
+    if n_clamped:
+        warnings.warn(f"weight: F_k < f_k for {n_clamped} record(s) (weights below 1); p_k clamped to 1, "
+                      "risk = 1/f_k there", SdcWarning, stacklevel=3)
+    frac = np.abs(pf.fp - np.round(pf.fp)) > 1e-9 * pf.fp
+    return IndividualRiskResult(
+        keys=prep.keys.names, strata=prep.roles.strata, household=inp.household, method=inp.method, risk=risk,
+        frequencies=freq, pattern_risk=rp, pattern_counts=pf.counts, n_clamped=n_clamped,
+        n_fractional=int(pf.counts[frac].sum()), backend=prep.table.backend, row_index=prep.table.index,
+        **_household_fields(inp, risk),
+    )
+
+
+@dataclass(frozen=True)
+class _IndividualInput:
+    """Validated input of :func:`individual_risk`."""
+
+    prep: Prepared
+    alpha: float
+    method: str
+    na_rule: str
+    household: str | None
+    hh_codes: np.ndarray | None  # household code per record (records without an id: their own)
+    n_households: int
+    n_missing_household: int
+
+
+def _validate_individual(data, keys, *, weight, household, alpha, method, strata, household_keys, missing,
+                         na_rule, allow_degenerate_keys) -> _IndividualInput:
+    """Check every parameter and role (one error for all column problems) and encode keys,
+    strata and households."""
     a = check_alpha(alpha)
-    if method not in _METHODS:
-        raise SdcError(f"method: got {method!r}; expected one of {', '.join(_METHODS)}")
-    if na_rule not in _NA_RULES:
-        raise SdcError(f"na_rule: got {na_rule!r}; expected one of {', '.join(_NA_RULES)}")
+    check_choice(method, "method", _METHODS)
+    check_choice(na_rule, "na_rule", NA_RULES)
     if isinstance(household, (list, tuple)):
         raise SdcError(f"household: got {len(household)} columns; expected a single column name")
     if isinstance(household, int) and not isinstance(household, bool):
         household = str(household)
     if household_keys is not None and household is None:
         raise SdcError("household_keys: no household column given; expected household=<column>")
-    table = as_table(data)
-
-    # Household ids may be missing here (own household, spec B.5), which Scenario rejects:
-    # validate the column through Scenario only when it is complete.
-    hh_missing = 0
-    if household is not None and household in table.columns:
-        hh_missing = _count_missing(table.column(household))
+    eng = get_engine()
+    table = eng.table(data)
+    # Household ids may be missing (each such record is a household of its own), which the role
+    # validation rejects: the column goes through it only when it is complete.
+    hh_missing = table.n_missing(household) if household is not None and household in table.columns else 0
     prep = prepare(table, keys, weight=weight, household=household if not hh_missing else None,
                    strata=strata, missing=missing, allow_degenerate_keys=allow_degenerate_keys)
-    sc = prep.scenario
-    if hh_missing:
-        taken = {c: role for role, cols in sc.roles().items() for c in cols}
-        if household in taken:
-            raise SdcError(f"household: column {household} is also used as {taken[household]}; a column can have one role only")
     hh = n_hh = None
     if household is not None:
-        hh_col = table.column(household)
-        if isinstance(hh_col.dtype, (pl.List, pl.Array, pl.Struct, pl.Object)):
-            raise SdcError(f"household: column {household} has type {hh_col.dtype}; expected household ids "
-                           "(numbers or labels)")
-        hh, n_hh = _household_codes(hh_col)
+        hh, n_hh = _household_codes(prep, household, hh_missing)
         if household_keys is not None:
-            _check_household_keys(household_keys, prep, hh, hh_col)
+            _check_household_keys(household_keys, prep, hh)
+    return _IndividualInput(prep, a, method, na_rule, household, hh, n_hh or 0, hh_missing)
 
-    # frequencies (within strata)
-    codes = prep.keys.codes
-    cards = prep.keys.cardinalities
-    m = codes.shape[1]
-    if sc.strata:
-        st_codes, st_cards = _strata_codes(table, sc.strata)
-        codes = np.asfortranarray(np.concatenate([codes, st_codes], axis=1))
-        cards = tuple(cards) + tuple(st_cards)
-    ids, patterns, counts, wsum = record_patterns(codes, prep.weights, cards)
-    fp, Fp = pattern_frequencies(patterns, counts, wsum, a, na_rule)
-    if sc.strata and na_rule == "sdcmicro":
-        fp, Fp = _strata_correction(patterns, counts, wsum, fp, Fp, m, a)
 
-    rp, clamped = individual_risk_values(fp, Fp, method)
-    fk, Fk, risk = gather(ids, fp, Fp, rp)
-
-    pmiss_key = patterns[:, :m] < 0
-    any_miss = pmiss_key.any(axis=1)
-    freq = FrequencyResult(
-        keys=prep.keys.names, fk=fk, Fk=Fk, pattern_ids=ids, alpha=a, weighted=prep.weights is not None,
-        na_rule=na_rule, n=codes.shape[0], n_keys=len(counts),
-        records_with_missing=int(counts[any_miss].sum()),
-        missing_per_key={k: int(counts[pmiss_key[:, j]].sum()) for j, k in enumerate(prep.keys.names)},
-        backend=table.backend,
-    )
-    n_clamped = int(counts[clamped].sum())
-    if n_clamped:
-        warnings.warn(f"weight: F_k < f_k for {n_clamped} record(s) (weights below 1); p_k clamped to 1, "
-                      "risk = 1/f_k there (spec 0.4)", SdcWarning, stacklevel=2)
-    frac = np.abs(fp - np.round(fp)) > 1e-9 * fp
-    n_frac = int(counts[frac].sum())
-
-    hh_fields = {}
-    if household is not None:
-        risk_g, size_g = _household_risk(risk, hh, n_hh)
-        (hrisk,) = gather(hh, risk_g)
-        hh_fields = dict(household_risk=hrisk, household_ids=hh, household_risk_g=risk_g,
-                         household_size_g=size_g, n_households=n_hh, records_missing_household=hh_missing)
-        if hh_missing:
-            warnings.warn(f"household: column {household} is missing for {hh_missing} record(s); each forms its own "
-                          "household (spec B.5)", SdcWarning, stacklevel=2)
-
-    return IndividualRiskResult(
-        keys=prep.keys.names, strata=sc.strata, household=household, method=method, risk=risk,
-        frequencies=freq, pattern_risk=rp, pattern_counts=counts, records_clamped=n_clamped,
-        records_fractional=n_frac, backend=table.backend, **hh_fields,
-    )
+def _household_fields(inp: _IndividualInput, risk: np.ndarray) -> dict:
+    """Household risk r^h_g = 1 - prod_{i in g} (1 - r_i), given to every member."""
+    if inp.household is None:
+        return {}
+    risk_g, size_g = _household_risk(risk, inp.hh_codes, inp.n_households)
+    (hrisk,) = get_engine().gather(inp.hh_codes, risk_g)
+    if inp.n_missing_household:
+        warnings.warn(f"household: column {inp.household} is missing for {inp.n_missing_household} record(s); each "
+                      "forms its own household", SdcWarning, stacklevel=4)
+    return dict(household_risk=hrisk, household_ids=inp.hh_codes, household_risk_g=risk_g, household_size_g=size_g,
+                n_households=inp.n_households, n_missing_household=inp.n_missing_household)
 
 
 # ----------------------------------------------------------------------------------------------
 # helpers
 # ----------------------------------------------------------------------------------------------
 def _check_level(value, param: str) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise SdcError(f"{param}: got {value!r}; expected a number in [0, 1]") from None
-    if isinstance(value, (bool, np.bool_)) or not math.isfinite(v) or v < 0 or v > 1:
-        raise SdcError(f"{param}: got {value!r}; expected a number in [0, 1]")
-    return v
+    return check_number(value, param, low=0.0, high=1.0)
 
 
-def _count_missing(s) -> int:
-    n = s.null_count()
-    if s.dtype.is_float():
-        n += int(s.is_nan().sum() or 0)
-    return int(n)
-
-
-def _strata_codes(table, strata):
-    frame = table.frame
-    problems = []
-    for name in strata:
-        nm = _count_missing(frame.get_column(name))
-        if nm:
-            problems.append(f"strata: column {name} is missing for {nm} record(s); every record needs a stratum")
-    if problems:
-        raise SdcError(problems[0] if len(problems) == 1 else "invalid input:\n  - " + "\n  - ".join(problems), problems)
-    enc = encode_keys(frame, strata)
-    return enc.codes, enc.cardinalities
-
-
-def _strata_correction(patterns, counts, wsum, fp, Fp, m, alpha):
-    """Turn frequencies over (keys, strata) into sdcMicro frequencies within each stratum.
-
-    With the strata appended as complete key columns the rule of A.1.1 holds within strata
-    except for records missing every key variable: in a stratum they must get f = n_h (all
-    records of the stratum), and for m >= 2 complete patterns must not count them.
-    """
-    keyp = patterns[:, :m]
-    allmiss = (keyp < 0).all(axis=1)
-    if not allmiss.any():
-        return fp, Fp
-    stratum, n_st = group_rows(patterns[:, m:].astype(np.int64))
-    a_c = np.bincount(stratum[allmiss], weights=counts[allmiss], minlength=n_st)
-    a_w = np.bincount(stratum[allmiss], weights=wsum[allmiss], minlength=n_st)
-    fp, Fp = fp.copy(), Fp.copy()
-    if m >= 2:
-        complete = (keyp >= 0).all(axis=1)
-        fp[complete] -= alpha * a_c[stratum[complete]]
-        Fp[complete] -= alpha * a_w[stratum[complete]]
-        near = np.round(fp)
-        snap = complete & (np.abs(fp - near) <= 1e-9 * np.abs(near))
-        fp[snap] = near[snap]
-    fp[allmiss] = np.bincount(stratum, weights=counts, minlength=n_st)[stratum[allmiss]]
-    Fp[allmiss] = np.bincount(stratum, weights=wsum, minlength=n_st)[stratum[allmiss]]
-    return fp, Fp
-
-
-def _household_codes(s) -> tuple[np.ndarray, int]:
+def _household_codes(prep: Prepared, household: str, n_missing: int) -> tuple[np.ndarray, int]:
     """Household code of each record (0..G-1); records without an id get codes of their own."""
-    codes, labels = encode_column(s)
+    table = prep.table
+    if household in prep.roles.by_role()["keys"] + prep.roles.strata + ((prep.roles.weight,) if prep.roles.weight else ()):
+        taken = {c: role for role, cols in prep.roles.by_role().items() for c in cols}
+        raise SdcError(f"household: column {household} is also used as {taken[household]}; a column can have one "
+                       "role only")
+    if table.kind(household) == "nested":
+        raise SdcError(f"household: column {household} has type {table.dtype_name(household)}; expected household "
+                       "ids (numbers or labels)")
+    codes, labels = get_engine().encode_column(table, household)
     codes = codes.astype(np.int64)
     g = len(labels)
     miss = np.flatnonzero(codes < 0)
@@ -704,7 +701,9 @@ def _household_codes(s) -> tuple[np.ndarray, int]:
     return codes, g
 
 
-def _check_household_keys(household_keys, prep, hh, hh_column) -> None:
+def _check_household_keys(household_keys, prep: Prepared, hh: np.ndarray) -> None:
+    """Every household has one value of each household key (missing values allowed). The
+    message gives counts only: household ids and key values are record values."""
     names = as_name_list(household_keys, "household_keys")
     key_names = list(prep.keys.names)
     bad = [k for k in names if k not in key_names]
@@ -714,19 +713,13 @@ def _check_household_keys(household_keys, prep, hh, hh_column) -> None:
     n_hh = int(hh.max()) + 1 if hh.size else 0
     problems = []
     for name in names:
-        j = key_names.index(name)
-        c = prep.keys.codes[:, j]
+        c = prep.keys.codes[:, key_names.index(name)]
         obs = c >= 0
         ref = np.full(n_hh, -1, dtype=np.int64)
         ref[hh[obs]] = c[obs]  # one observed value per household (any member's)
         differ = obs & (c != ref[hh])
         if differ.any():
-            groups = np.unique(hh[differ])
-            i = int(np.flatnonzero(differ)[0])
-            g = hh[i]
-            labels = prep.keys.labels[j]
-            example = f"household {hh_column[i]!r}: {labels[int(ref[g])]!r} and {labels[int(c[i])]!r}"
-            problems.append(f"household_keys: column {name} takes more than one value within {groups.size} "
-                            f"household(s) (e.g. {example}); expected one value per household")
-    if problems:
-        raise SdcError(problems[0] if len(problems) == 1 else "invalid input:\n  - " + "\n  - ".join(problems), problems)
+            n_groups = np.unique(hh[differ]).size
+            problems.append(f"household_keys: column {name} takes more than one value within {n_groups} "
+                            "household(s); expected one value per household")
+    raise_problems(problems)

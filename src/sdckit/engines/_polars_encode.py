@@ -1,0 +1,149 @@
+"""Encode categorical key variables to integer codes, once.
+
+Each key column becomes int32 codes ``0..R-1`` with ``-1`` for a missing value. Labels are
+kept as they are (strings, integers, floats, booleans, dates); nothing is coerced to a
+number. Missing means null, a floating-point NaN, or one of the user's ``missing`` values.
+Code order: the declared category order for Polars ``Enum`` columns (and therefore for
+ordered pandas categoricals read from labelled files), sorted label order otherwise.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from .base import EncodedKeys
+
+__all__ = ["encode_keys", "encode_column"]
+
+
+def _missing_expr(s: pl.Series, missing) -> pl.Series:
+    """``s`` with NaN and the user's ``missing`` values set to null.
+
+    A missing code is compared in the column's own type: numbers against numeric columns
+    (``-999`` matches ``-999.0``), strings against text and categorical columns; codes of
+    another type cannot occur in the column and are ignored.
+    """
+    if s.dtype.is_float():
+        s = s.fill_nan(None)
+    if not missing:
+        return s
+    dt = s.dtype
+    vals = list(missing)
+    if dt.is_numeric():
+        vals = [v for v in vals if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))]
+        target = pl.Float64 if dt.is_float() or any(isinstance(v, (float, np.floating)) for v in vals) else pl.Int64
+    elif dt == pl.String or isinstance(dt, (pl.Categorical, pl.Enum)):
+        vals = [str(v) for v in vals if isinstance(v, str) or (isinstance(v, (int, np.integer)) and not isinstance(v, bool))]
+        target = pl.String
+    else:
+        target = dt
+    if not vals:
+        return s
+    try:
+        cand = pl.Series(vals, dtype=target, strict=False).drop_nulls()
+        mask = s.cast(target).is_in(cand.implode())
+    except (pl.exceptions.PolarsError, TypeError, ValueError):
+        return s  # codes that cannot be expressed in the column's type cannot occur in it
+    return pl.select(pl.when(pl.lit(mask)).then(None).otherwise(pl.lit(s))).to_series().alias(s.name)
+
+
+def _prepared(s: pl.Series, missing) -> pl.Series:
+    s = _missing_expr(s, missing)
+    if isinstance(s.dtype, pl.Categorical):
+        s = s.cast(pl.String)
+    return s
+
+
+def encode_column(s: pl.Series, missing=None) -> tuple[np.ndarray, pl.Series]:
+    """Return ``(codes, labels)`` for one column (codes int32, -1 = missing)."""
+    enc = encode_keys(pl.DataFrame([s.alias("x")]), ["x"], missing)
+    return np.ascontiguousarray(enc.codes[:, 0]), enc.labels[0].alias(s.name)
+
+
+def _integral_floats(s: pl.Series) -> pl.Series | None:
+    """A float column whose values are all whole numbers (the usual reading of an integer
+    column with missing values by pandas or a CSV reader) as Int64, else None."""
+    if not s.dtype.is_float() or s.null_count() == s.len():
+        return None
+    lo, hi = s.min(), s.max()
+    if lo is None or not (-(2.0**53) <= lo and hi <= 2.0**53):
+        return None
+    if not bool((s.drop_nulls() == s.drop_nulls().floor()).all()):
+        return None
+    return s.cast(pl.Int64)
+
+
+def _int_codes(s: pl.Series, n: int):
+    """Codes of an integer column with a compact range by a lookup table (no hashing or
+    sorting): ``(codes, labels)``, or None when the range is too wide for a table.
+
+    Float columns holding whole numbers take the same path; their labels stay floats."""
+    as_int = _integral_floats(s)
+    if as_int is not None:
+        fast = _int_codes(as_int, n)
+        return None if fast is None else (fast[0], fast[1].cast(s.dtype))
+    if not s.dtype.is_integer() or s.null_count() == s.len():
+        return None
+    lo, hi = s.min(), s.max()
+    span = int(hi) - int(lo) + 1
+    if span > max(4 * n, 1 << 16) or span > (1 << 26):
+        return None
+    x = s.fill_null(lo).to_numpy().astype(np.int64, copy=False) - int(lo)
+    nulls = s.is_null().to_numpy() if s.null_count() else None
+    present = np.bincount(x if nulls is None else x[~nulls], minlength=span) > 0
+    lut = (np.cumsum(present, dtype=np.int64) - 1).astype(np.int32)
+    codes = lut[x]
+    if nulls is not None:
+        codes[nulls] = -1
+    labels = pl.Series(s.name, np.flatnonzero(present) + int(lo)).cast(s.dtype)
+    return codes, labels
+
+
+def encode_keys(frame: pl.DataFrame, keys, missing=None) -> EncodedKeys:
+    """Encode the columns ``keys`` of ``frame`` (validated beforehand).
+
+    Integer columns with a compact range go through a lookup table; the other columns are
+    encoded in one parallel Polars query (sorted distinct labels, then each value replaced by
+    its label's position). Codes are stored column-major (one contiguous column per key).
+    """
+    keys = tuple(keys)
+    n = frame.height
+    pre = pl.DataFrame([_prepared(frame.get_column(k), missing).alias(f"_{j}") for j, k in enumerate(keys)]) if keys else None
+    codes = np.empty((n, len(keys)), dtype=np.int32, order="F")
+    labels: list = [None] * len(keys)
+    observed: list = [None] * len(keys)
+    plain = []
+    for j, k in enumerate(keys):
+        s = pre.get_column(f"_{j}")
+        if isinstance(s.dtype, pl.Enum):
+            labels[j] = pl.Series(k, s.dtype.categories)
+            codes[:, j] = s.to_physical().cast(pl.Int32).fill_null(-1).to_numpy()
+            col = codes[:, j]
+            observed[j] = tuple(np.flatnonzero(np.bincount(col[col >= 0], minlength=len(labels[j]))).tolist())
+            continue
+        fast = _int_codes(s, n)
+        if fast is not None:
+            codes[:, j], lab = fast
+            labels[j] = lab.alias(k)
+        else:
+            plain.append(j)
+    if plain:
+        uniq = pre.select([pl.col(f"_{j}").drop_nulls().unique().sort().implode() for j in plain]).row(0)
+        for j, u in zip(plain, uniq):
+            labels[j] = pl.Series(keys[j], u, dtype=pre.get_column(f"_{j}").dtype)
+        for j in [j for j in plain if len(labels[j]) == 0]:  # entirely missing: nothing to replace
+            codes[:, j] = -1
+            plain.remove(j)
+        exprs = []
+        for j in plain:
+            col = pl.col(f"_{j}")
+            if pre.get_column(f"_{j}").dtype == pl.String:  # an Enum cast maps text to positions fastest
+                exprs.append(col.cast(pl.Enum(labels[j].to_list())).to_physical().cast(pl.Int32).fill_null(-1))
+            else:
+                exprs.append(col.replace_strict(labels[j], pl.Series(np.arange(len(labels[j]), dtype=np.int32)),
+                                                return_dtype=pl.Int32).fill_null(-1))
+        coded = pre.select(exprs)
+        for j, name in zip(plain, coded.columns):
+            codes[:, j] = coded.get_column(name).to_numpy()
+    return EncodedKeys(keys, codes, tuple(labels), tuple(observed))

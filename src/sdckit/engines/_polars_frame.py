@@ -1,0 +1,247 @@
+"""The Polars engine's data layer: accept a caller's table once, hand columns to the kernels as
+NumPy arrays, and map results back to the caller's frame type.
+
+Accepted inputs: pandas, Polars and PyArrow tables (anything narwhals reads eagerly), a
+``dict`` of equal-length columns, and 2-D NumPy arrays (columns named ``"0"``, ``"1"``, ...;
+integer column positions are accepted as names). Nothing here imports pandas or pyarrow
+eagerly; Polars is a base dependency and is the in-memory engine for the big group-bys.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import narwhals as nw
+import numpy as np
+import polars as pl
+
+from .._errors import MissingColumnError, SdcError
+
+__all__ = ["Table", "as_table", "missing_columns_message", "to_native"]
+
+_NESTED = (pl.List, pl.Array, pl.Struct, pl.Object)
+
+
+@dataclass(frozen=True)
+class Table:
+    """A caller's data seen through one interface.
+
+    Attributes
+    ----------
+    frame : polars.DataFrame
+        The data as a Polars frame (zero-copy where the source allows). Never mutated.
+    backend : str
+        ``"pandas"``, ``"polars"``, ``"pyarrow"`` or ``"numpy"``: the frame type that
+        ``to_frame()`` of a result returns.
+    """
+
+    frame: pl.DataFrame
+    backend: str
+    index: Any = None
+
+    @property
+    def n(self) -> int:
+        return self.frame.height
+
+    @property
+    def columns(self) -> list[str]:
+        return self.frame.columns
+
+    def column(self, name: str) -> pl.Series:
+        return self.frame.get_column(name)
+
+    def require(self, names, param: str) -> None:
+        """Raise :class:`MissingColumnError` naming every absent column and the available ones."""
+        missing = [c for c in names if c not in self.frame.columns]
+        if missing:
+            raise MissingColumnError(missing_columns_message(param, missing, self.frame.columns))
+
+    # -- engine-neutral column facts (what the public modules may ask) ---------------------
+    def kind(self, name: str) -> str:
+        """The column's kind: ``"integer"``, ``"float"``, ``"boolean"``, ``"text"``,
+        ``"categorical"`` (declared categories, possibly ordered), ``"temporal"``, ``"null"``
+        (no type: every value missing), ``"nested"`` (lists, structs, objects) or ``"other"``."""
+        dt = self.frame.schema[name]
+        if dt == pl.Boolean:
+            return "boolean"
+        if dt.is_integer():
+            return "integer"
+        if dt.is_float() or dt.is_decimal():
+            return "float"
+        if dt == pl.String:
+            return "text"
+        if isinstance(dt, (pl.Enum, pl.Categorical)):
+            return "categorical"
+        if dt.is_temporal():
+            return "temporal"
+        if dt == pl.Null:
+            return "null"
+        if isinstance(dt, _NESTED):
+            return "nested"
+        return "other"
+
+    def dtype_name(self, name: str) -> str:
+        """The column's type as text, for messages."""
+        return str(self.frame.schema[name])
+
+    def is_numeric(self, name: str) -> bool:
+        """Numbers (integers or floats; not booleans)."""
+        return self.kind(name) in ("integer", "float")
+
+    def categories(self, name: str) -> list | None:
+        """The declared categories, in order, of a categorical column with an order (Enum)."""
+        dt = self.frame.schema[name]
+        return list(dt.categories) if isinstance(dt, pl.Enum) else None
+
+    def n_missing(self, name: str) -> int:
+        """Records whose value is null (or NaN in a float column)."""
+        s = self.frame.get_column(name)
+        n = s.null_count()
+        if s.dtype.is_float():
+            n += int(s.is_nan().sum() or 0)
+        return int(n)
+
+    def floats(self, names, missing=None) -> np.ndarray:
+        """The columns as a C-ordered float64 matrix (n, len(names)); missing values (null, NaN
+        and the ``missing`` codes) are NaN. The columns must be numeric."""
+        names = list(names)
+        exprs = []
+        for c in names:
+            e = pl.col(c).cast(pl.Float64)
+            if missing:
+                vals = [float(v) for v in missing if isinstance(v, (int, float, np.integer, np.floating))
+                        and not isinstance(v, (bool, np.bool_))]
+                if vals:
+                    e = pl.when(e.is_in(pl.Series(vals, dtype=pl.Float64).implode())).then(None).otherwise(e)
+            exprs.append(e.fill_null(float("nan")).alias(c))
+        frame = self.frame.select(exprs) if names else pl.DataFrame()
+        out = np.empty((self.n, len(names)), dtype=np.float64)
+        for j, c in enumerate(names):
+            out[:, j] = frame.get_column(c).to_numpy()
+        return out
+
+    def float_summary(self, name: str) -> dict:
+        """Counts of null/NaN, infinite, negative and zero values and the minimum of a numeric
+        column (a few column scans; no record value leaves this function except the minimum)."""
+        x = self.frame.get_column(name).cast(pl.Float64).to_numpy()
+        if x.size and x.min() > 0 and np.isfinite(x.max()):  # the common case, in two passes
+            return {"n_missing": 0, "n_inf": 0, "n_negative": 0, "n_zero": 0, "min": float(x.min())}
+        fin = x[~np.isnan(x)]
+        return {"n_missing": int(x.size - fin.size), "n_inf": int(np.isinf(fin).sum()),
+                "n_negative": int((fin < 0).sum()), "n_zero": int((fin == 0).sum()),
+                "min": float(fin.min()) if fin.size else float("nan")}
+
+    def row_index(self):
+        """The caller's row labels when they carry information (a pandas index that is not
+        0..n-1), else None."""
+        return self.index
+
+
+def missing_columns_message(param: str, missing, available) -> str:
+    avail = ", ".join(map(str, available[:40])) + (" ..." if len(available) > 40 else "")
+    return f"{param}: column(s) {', '.join(map(str, missing))} not found in the data; available columns: {avail}"
+
+
+def as_table(data: Any, param: str = "data") -> Table:
+    """Wrap a supported input in a :class:`Table` (no copy of the caller's object is mutated)."""
+    if isinstance(data, Table):
+        return data
+    if data is None:
+        raise SdcError(f"{param}: got None; expected a pandas, Polars or PyArrow table, a dict of columns or a 2-D NumPy array")
+    if isinstance(data, pl.LazyFrame):
+        return Table(data.collect(), "polars")
+    if isinstance(data, pl.DataFrame):
+        return Table(data, "polars")
+    if isinstance(data, np.ndarray):
+        if data.ndim != 2:
+            raise SdcError(f"{param}: NumPy array has {data.ndim} dimension(s); expected a 2-D array (records x variables)")
+        cols = {str(j): data[:, j] for j in range(data.shape[1])}
+        return Table(pl.DataFrame(cols), "numpy")
+    if isinstance(data, dict):
+        try:
+            return Table(pl.DataFrame({str(k): v for k, v in data.items()}), "polars")
+        except Exception as exc:  # ragged lengths and the like
+            raise SdcError(f"{param}: could not build a table from the dict ({exc}); expected equal-length columns") from None
+    try:
+        nwdf = nw.from_native(data, eager_only=True)
+    except TypeError:
+        raise SdcError(
+            f"{param}: unsupported type {type(data).__module__}.{type(data).__name__}; expected a pandas, "
+            "Polars or PyArrow table, a dict of columns or a 2-D NumPy array"
+        ) from None
+    impl = nwdf.implementation
+    backend = "pandas" if impl.is_pandas() else "pyarrow" if impl.is_pyarrow() else "polars" if impl.is_polars() else str(impl)
+    cols = [str(c) for c in nwdf.columns]
+    if len(set(cols)) != len(cols):
+        raise SdcError(f"{param}: duplicate column names; expected unique names")
+    try:
+        frame = nwdf.to_polars()
+    except Exception as exc:
+        frame = _pandas_without_pyarrow(data) if backend == "pandas" else None
+        if frame is None:
+            raise SdcError(f"{param}: could not read the table ({exc})") from None
+    index = None
+    if backend == "pandas":
+        frame = _keep_pandas_category_order(data, frame)
+        index = _informative_index(data)
+    return Table(frame, backend, index)
+
+
+def _informative_index(pdf):
+    """A pandas frame's index unless it is the default 0..n-1 (which carries no identity)."""
+    idx = pdf.index
+    if type(idx).__name__ == "RangeIndex" and idx.start == 0 and idx.step == 1 and idx.name is None:
+        return None
+    return idx
+
+
+def _pandas_without_pyarrow(pdf) -> pl.DataFrame | None:
+    """Column-by-column conversion of a pandas frame when PyArrow is not installed (Polars
+    needs it for object, string, categorical and nullable columns): NumPy-backed numeric
+    columns are passed as arrays, the others as Python values with missing as None."""
+    try:
+        cols = []
+        for name in pdf.columns:
+            col = pdf[name]
+            kind = getattr(col.dtype, "kind", "O")
+            if kind in "biuf" and type(col.dtype).__module__.startswith("numpy"):
+                cols.append(pl.Series(str(name), col.to_numpy()))
+            else:
+                values = col.astype(object).where(col.notna(), None).tolist()
+                cols.append(pl.Series(str(name), values, strict=False))
+        return pl.DataFrame(cols)
+    except Exception:  # anything unexpected: report the original error
+        return None
+
+
+def _keep_pandas_category_order(pdf, frame: pl.DataFrame) -> pl.DataFrame:
+    """pandas categoricals with text categories become Polars Enums in the declared order
+    (unobserved categories kept), so ordinal variables keep their order."""
+    casts = []
+    for name, dtype in zip(pdf.columns, pdf.dtypes):
+        cats = getattr(dtype, "categories", None)
+        if cats is not None and len(cats) and all(isinstance(c, str) for c in cats):
+            casts.append(pl.col(str(name)).cast(pl.String).cast(pl.Enum(list(cats))))
+    return frame.with_columns(casts) if casts else frame
+
+
+def to_native(columns: dict[str, Any], backend: str, index=None):
+    """Build a frame of the caller's type from a dict of 1-D arrays (a pandas result gets the
+    caller's ``index`` back, so that it joins to the input by label)."""
+    df = pl.DataFrame(columns)
+    if backend in ("polars", "numpy"):
+        return df
+    if backend == "pandas":
+        try:
+            out = df.to_pandas()
+        except ModuleNotFoundError:  # no PyArrow: per-record columns are plain NumPy arrays
+            import pandas as pd
+
+            out = pd.DataFrame({name: np.asarray(col) for name, col in columns.items()})
+        if index is not None:
+            out.index = index
+        return out
+    if backend == "pyarrow":
+        return df.to_arrow()
+    return df

@@ -1,0 +1,117 @@
+"""What an engine provides: the one seam for record-level work.
+
+Every public measure does its record-level work (read columns, encode keys to integer codes,
+GROUP BY, joins, mapping per-group results back to records) through an :class:`Engine`; what
+comes back is NumPy arrays and small tables (one row per key pattern, class or variable), on
+which the pure kernels of ``sdckit._core`` compute. The in-memory engine is Polars
+(:mod:`sdckit.engines.polars`); DuckDB and Spark engines implement the same protocol and keep
+record-level data in the database, returning only the small tables.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+__all__ = ["EncodedKeys", "Engine", "TableLike"]
+
+
+@dataclass(frozen=True)
+class EncodedKeys:
+    """Integer-coded key variables.
+
+    Attributes
+    ----------
+    names : tuple of str
+    codes : ndarray, shape (n, m), int32
+        ``-1`` marks a missing value.
+    labels : tuple of Series (small: one value per category; a Polars Series in memory)
+        ``labels[j][c]`` is the label of code ``c`` of variable ``j``.
+    observed : tuple
+        Per variable, the codes that occur when the labels are declared categories (Enum)
+        and may include unobserved ones; ``None`` when every label occurs in the data.
+    """
+
+    def n_observed(self, j: int) -> int:
+        """Number of distinct non-missing values of variable ``j`` in the data."""
+        obs = self.observed[j] if self.observed else None
+        return len(self.labels[j]) if obs is None else len(obs)
+
+    def observed_label(self, j: int, i: int = 0):
+        """The ``i``-th observed label of variable ``j``."""
+        obs = self.observed[j] if self.observed else None
+        return self.labels[j][i if obs is None else obs[i]]
+
+    names: tuple[str, ...]
+    codes: np.ndarray
+    labels: tuple[Any, ...]
+    observed: tuple[tuple[int, ...] | None, ...] = ()
+
+    @property
+    def cardinalities(self) -> tuple[int, ...]:
+        return tuple(len(lab) for lab in self.labels)
+
+    @property
+    def missing(self) -> np.ndarray:
+        return self.codes < 0
+
+
+
+@runtime_checkable
+class TableLike(Protocol):
+    """A caller's data as an engine holds it (row order is the caller's)."""
+
+    backend: str  # the caller's frame type: "pandas", "polars", "pyarrow" or "numpy"
+    index: Any  # the caller's row labels when informative (pandas), else None
+
+    @property
+    def n(self) -> int: ...
+    @property
+    def columns(self) -> list[str]: ...
+    def require(self, names, param: str) -> None: ...
+    def kind(self, name: str) -> str: ...
+    def dtype_name(self, name: str) -> str: ...
+    def is_numeric(self, name: str) -> bool: ...
+    def categories(self, name: str) -> list | None: ...
+    def n_missing(self, name: str) -> int: ...
+    def floats(self, names, missing=None) -> np.ndarray: ...
+    def float_summary(self, name: str) -> dict: ...
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """The operations every engine implements (see the README's layout section).
+
+    Input
+        ``table(data, param)`` wraps a caller's table, file path or relation.
+    Encoding
+        ``encode(table, keys, missing)`` -> :class:`EncodedKeys` (codes ``0..R-1``, ``-1`` =
+        missing; labels as small tables). ``encode_joint(tables, column, missing)`` codes one
+        variable of several files against one shared label set.
+    Group and aggregate
+        ``patterns(codes, weights, cards)`` -> ``(ids, patterns, counts, weight_sums)``: the
+        GROUP BY of the key patterns with record counts and weight sums.
+        ``factorize(key)`` -> ``(ids, n_groups)`` for any int64 key.
+        ``distinct_counts(group_ids, values, n_groups)``: distinct values per group.
+    Join
+        ``lookup_sums(ref_rows, ref_values, query_rows)``: an equi-join on code rows followed
+        by a sum.
+    Map back
+        ``gather(ids, *arrays)``: per-group values to records, in record order.
+    Output
+        ``to_native(columns, backend, index)``: per-record columns as the caller's frame type.
+    """
+
+    name: str
+
+    def table(self, data, param: str = "data") -> TableLike: ...
+    def encode(self, table: TableLike, keys, missing=None) -> EncodedKeys: ...
+    def encode_joint(self, tables, column: str, missing=None) -> tuple[list[np.ndarray], Any]: ...
+    def patterns(self, codes: np.ndarray, weights: np.ndarray | None = None, cards=None): ...
+    def factorize(self, key: np.ndarray) -> tuple[np.ndarray, int]: ...
+    def distinct_counts(self, group_ids: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray: ...
+    def lookup_sums(self, ref_rows: np.ndarray, ref_values: np.ndarray, query_rows: np.ndarray) -> np.ndarray: ...
+    def gather(self, ids: np.ndarray, *arrays: np.ndarray) -> list[np.ndarray]: ...
+    def to_native(self, columns: dict, backend: str, index=None): ...
