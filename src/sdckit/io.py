@@ -19,8 +19,9 @@ raises :class:`~sdckit.SdcError` naming the path and what was expected.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import inspect
-import io
 import os
 from pathlib import Path
 from typing import Any
@@ -50,7 +51,8 @@ _WRITABLE = {".csv": ",", ".tsv": "\t", ".parquet": None, ".pq": None}
 # public API
 # ------------------------------------------------------------------------------------------
 def read_data(path, *, columns=None, string_columns=None, value_labels: bool = True,
-              na_values=("", "NA"), sep: str | None = None, encoding: str | None = None) -> pl.DataFrame:
+              na_values=("", "NA"), sep: str | None = None, encoding: str | None = None,
+              lazy: bool = False):
     """Read a microdata file into a Polars DataFrame.
 
     Parameters
@@ -85,10 +87,15 @@ def read_data(path, *, columns=None, string_columns=None, value_labels: bool = T
         Text encoding. CSV default UTF-8 (a byte-order mark is ignored); other encodings
         (``"latin-1"``, ``"cp1252"``, ...) are decoded by Python. SPSS / Stata / SAS: passed
         to pyreadstat (default: the encoding recorded in the file).
+    lazy : bool, default False
+        Return a Polars ``LazyFrame`` that scans the file: a measure then reads only the
+        columns it uses (CSV and Parquet; the other formats are read whole). A CSV file in
+        another encoding is converted to UTF-8 in a temporary file, piece by piece, never held
+        in memory whole.
 
     Returns
     -------
-    polars.DataFrame
+    polars.DataFrame (polars.LazyFrame with ``lazy=True``)
         User-defined missing values (SPSS missing values and ranges, Stata ``.a``-``.z``) and
         system missing values are null.
 
@@ -116,15 +123,17 @@ def read_data(path, *, columns=None, string_columns=None, value_labels: bool = T
     if isinstance(na_values, str):
         na = [na_values]
     if ext in _TEXT:
-        return _read_text(p, ext, columns, string_columns, na, sep, encoding)
+        return _read_text(p, ext, columns, string_columns, na, sep, encoding, lazy)
     if ext in _PARQUET:
+        if lazy and not string_columns:
+            return _scan_parquet(p, columns)
         df = _read_parquet(p, columns)
     else:
         df = _read_stat(p, ext, columns, na, value_labels, encoding)
     if string_columns:
         _require(df.columns, string_columns, "string_columns", p)
         df = df.with_columns([_as_text(df.get_column(c)) for c in string_columns])
-    return df
+    return df.lazy() if lazy else df
 
 
 def read_metadata(path, *, encoding: str | None = None) -> dict[str, Any]:
@@ -321,27 +330,16 @@ def _text_source(p: Path, ext: str, sep: str | None, encoding: str | None):
     enc = None if encoding is None else encoding.lower().replace("_", "-")
     source: Any = p
     if enc not in (None, "utf8", "utf-8", "utf-8-sig", "utf8-lossy", "utf-8-lossy"):
-        try:
-            text = p.read_bytes().decode(encoding)
-        except LookupError:
-            raise SdcError(f"encoding: unknown encoding {encoding!r}; expected a Python codec name such as 'latin-1'") from None
-        except UnicodeDecodeError as exc:
-            raise SdcError(f"path: could not decode {p} as {encoding} ({_short(exc)}); expected a text file in that encoding") from None
-        except OSError as exc:
-            raise SdcError(f"path: could not read {p} ({_short(exc)}); expected a readable file") from None
-        source = io.BytesIO(text.encode("utf-8"))
+        source = _transcoded(p, encoding)
     if sep is None:
         if ext == ".tsv":
             sep = "\t"
         else:
-            if isinstance(source, io.BytesIO):
-                head = source.getvalue()[:65536].split(b"\n", 1)[0]
-            else:
-                try:
-                    with open(p, "rb") as fh:
-                        head = fh.readline(65536)
-                except OSError as exc:
-                    raise SdcError(f"path: could not read {p} ({_short(exc)}); expected a readable file") from None
+            try:
+                with open(source, "rb") as fh:
+                    head = fh.readline(65536)
+            except OSError as exc:
+                raise SdcError(f"path: could not read {p} ({_short(exc)}); expected a readable file") from None
             line = head.decode("utf-8", errors="replace")
             if ";" in line and "," not in line:
                 sep = ";"
@@ -354,14 +352,64 @@ def _text_source(p: Path, ext: str, sep: str | None, encoding: str | None):
     return sep, source
 
 
-def _read_text(p, ext, columns, string_columns, na, sep, encoding) -> pl.DataFrame:
+def _transcoded(p: Path, encoding: str) -> Path:
+    """A UTF-8 copy of a text file in another encoding, written piece by piece to a temporary
+    file (removed when the process ends)."""
+    import codecs
+    import tempfile
+
+    try:
+        decoder = codecs.getincrementaldecoder(encoding)()
+    except LookupError:
+        raise SdcError(f"encoding: unknown encoding {encoding!r}; expected a Python codec name such as 'latin-1'") from None
+    fd, name = tempfile.mkstemp(prefix="sdckit-", suffix=".csv")
+    _TEMPORARY.append(name)
+    try:
+        with open(p, "rb") as src, os.fdopen(fd, "wb") as dst:
+            while chunk := src.read(1 << 24):
+                dst.write(decoder.decode(chunk).encode("utf-8"))
+            dst.write(decoder.decode(b"", final=True).encode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise SdcError(f"path: could not decode {p} as {encoding} ({_short(exc)}); expected a text file in that encoding") from None
+    except OSError as exc:
+        raise SdcError(f"path: could not read {p} ({_short(exc)}); expected a readable file") from None
+    return Path(name)
+
+
+_TEMPORARY: list[str] = []
+
+
+@atexit.register
+def _remove_temporary() -> None:
+    for name in _TEMPORARY:
+        with contextlib.suppress(OSError):
+            os.remove(name)
+
+
+def _header(source: Path, sep: str, p: Path) -> list[str]:
+    """The header's column names as written (a duplicated name is an error: a reader would
+    rename it silently)."""
+    import csv
+
+    try:
+        with open(source, encoding="utf-8-sig", errors="replace", newline="") as fh:
+            names = next(csv.reader(fh, delimiter=sep), [])
+    except OSError as exc:
+        raise SdcError(f"path: could not read {p} ({_short(exc)}); expected a readable file") from None
+    dup = sorted({c for c in names if names.count(c) > 1})
+    if dup:
+        raise SdcError(f"path: column name(s) {', '.join(dup)} appear more than once in the header of {p}; "
+                       "expected unique column names")
+    return names
+
+
+def _read_text(p, ext, columns, string_columns, na, sep, encoding, lazy=False):
     kind = _KIND[ext]
     sep, source = _text_source(p, ext, sep, encoding)
     lossy = encoding is not None and encoding.lower().replace("_", "-") in ("utf8-lossy", "utf-8-lossy")
+    _header(source, sep, p)
 
     def rewind():
-        if isinstance(source, io.BytesIO):
-            source.seek(0)
         return source
 
     header = _guard(p, kind, lambda: pl.read_csv(rewind(), separator=sep, n_rows=0,
@@ -376,13 +424,16 @@ def _read_text(p, ext, columns, string_columns, na, sep, encoding) -> pl.DataFra
         "schema_overrides": {c: pl.String for c in string_columns} or None,
         "encoding": "utf8-lossy" if lossy else "utf8",
     }
-    if columns:
-        kw["columns"] = columns
     empty_null = "" in na
     if "empty_string_is_null" in _CSV_PARAMS:
         kw["empty_string_is_null"] = empty_null
     elif "missing_is_null" in _CSV_PARAMS:  # polars 1.x
         kw["missing_is_null"] = empty_null
+    if lazy:
+        scan = _guard(p, kind, lambda: pl.scan_csv(source, **kw))
+        return scan.select(columns) if columns else scan
+    if columns:
+        kw["columns"] = columns
     df = _guard(p, kind, lambda: pl.read_csv(rewind(), **kw))
     if columns:
         df = df.select(columns)
@@ -390,6 +441,15 @@ def _read_text(p, ext, columns, string_columns, na, sep, encoding) -> pl.DataFra
 
 
 # -- Parquet -------------------------------------------------------------------------------
+def _scan_parquet(p: Path, columns) -> pl.LazyFrame:
+    scan = _guard(p, "Parquet", lambda: pl.scan_parquet(p))
+    if columns:
+        names = _guard(p, "Parquet", lambda: list(scan.collect_schema()))
+        _require(names, columns, "columns", p)
+        scan = scan.select(columns)
+    return scan
+
+
 def _read_parquet(p: Path, columns) -> pl.DataFrame:
     if columns:
         names = _guard(p, "Parquet", lambda: list(pl.read_parquet_schema(p)))

@@ -111,11 +111,11 @@ def read_input(path, keys=(), na_values=None, option: str = "--keys"):
 
     nav = tuple(na_values.split(",")) if na_values is not None else ("", "NA")
     try:
-        return read_data(path, string_columns=list(keys) or None, na_values=nav)
+        return read_data(path, string_columns=list(keys) or None, na_values=nav, lazy=True)
     except MissingColumnError:
-        present = read_data(path, na_values=nav).columns
+        present = read_data(path, na_values=nav, lazy=True).collect_schema().names()
         missing = [k for k in keys if k not in present]
-        from .._frame import missing_columns_message
+        from ..engines._polars_frame import missing_columns_message
 
         raise MissingColumnError(missing_columns_message(option, missing, present)) from None
 

@@ -9,7 +9,8 @@ eagerly; Polars is a base dependency and is the in-memory engine for the big gro
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 from typing import Any
 
 import narwhals as nw
@@ -23,46 +24,86 @@ __all__ = ["Table", "as_table", "missing_columns_message", "to_native"]
 _NESTED = (pl.List, pl.Array, pl.Struct, pl.Object)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Table:
     """A caller's data seen through one interface.
 
     Attributes
     ----------
-    frame : polars.DataFrame
-        The data as a Polars frame (zero-copy where the source allows). Never mutated.
+    source : polars.DataFrame or polars.LazyFrame
+        The data (zero-copy where the source allows; never mutated). A LazyFrame (a scanned
+        CSV or Parquet file) is read column by column, only the columns a measure asks for.
     backend : str
         ``"pandas"``, ``"polars"``, ``"pyarrow"`` or ``"numpy"``: the frame type that
         ``to_frame()`` of a result returns.
+    index : pandas.Index or None
+        The caller's row labels when they carry identity (not 0..n-1).
     """
 
-    frame: pl.DataFrame
+    source: Any
     backend: str
     index: Any = None
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def lazy(self) -> bool:
+        return isinstance(self.source, pl.LazyFrame)
+
+    @property
+    def schema(self) -> dict:
+        if "__schema__" not in self._cache:
+            sch = self.source.collect_schema() if self.lazy else self.source.schema
+            self._cache["__schema__"] = dict(sch)
+        return self._cache["__schema__"]
 
     @property
     def n(self) -> int:
-        return self.frame.height
+        if not self.lazy:
+            return self.source.height
+        if "__n__" not in self._cache:
+            self._cache["__n__"] = int(self.source.select(pl.len()).collect().item())
+        return self._cache["__n__"]
 
     @property
     def columns(self) -> list[str]:
-        return self.frame.columns
+        return list(self.schema)
+
+    def select(self, names) -> pl.DataFrame:
+        """The columns ``names`` as an eager frame (read from the file when lazy, once each)."""
+        names = list(names)
+        if not self.lazy:
+            return self.source.select(names)
+        todo = [c for c in names if c not in self._cache]
+        if todo:
+            try:
+                got = self.source.select(todo).collect()
+            except pl.exceptions.PolarsError as exc:
+                first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+                raise SdcError(f"data: could not read column(s) {', '.join(todo)} ({first}); expected a readable "
+                               "file or frame") from None
+            self._cache.update({c: got.get_column(c) for c in todo})
+        return pl.DataFrame([self._cache[c] for c in names]) if names else pl.DataFrame()
+
+    @property
+    def frame(self) -> pl.DataFrame:
+        """Every column as an eager frame."""
+        return self.select(self.columns) if self.lazy else self.source
 
     def column(self, name: str) -> pl.Series:
-        return self.frame.get_column(name)
+        return self.select([name]).get_column(name)
 
     def require(self, names, param: str) -> None:
         """Raise :class:`MissingColumnError` naming every absent column and the available ones."""
-        missing = [c for c in names if c not in self.frame.columns]
+        missing = [c for c in names if c not in self.schema]
         if missing:
-            raise MissingColumnError(missing_columns_message(param, missing, self.frame.columns))
+            raise MissingColumnError(missing_columns_message(param, missing, self.columns))
 
     # -- engine-neutral column facts (what the public modules may ask) ---------------------
     def kind(self, name: str) -> str:
         """The column's kind: ``"integer"``, ``"float"``, ``"boolean"``, ``"text"``,
         ``"categorical"`` (declared categories, possibly ordered), ``"temporal"``, ``"null"``
         (no type: every value missing), ``"nested"`` (lists, structs, objects) or ``"other"``."""
-        dt = self.frame.schema[name]
+        dt = self.schema[name]
         if dt == pl.Boolean:
             return "boolean"
         if dt.is_integer():
@@ -83,7 +124,7 @@ class Table:
 
     def dtype_name(self, name: str) -> str:
         """The column's type as text, for messages."""
-        return str(self.frame.schema[name])
+        return str(self.schema[name])
 
     def is_numeric(self, name: str) -> bool:
         """Numbers (integers or floats; not booleans)."""
@@ -91,12 +132,12 @@ class Table:
 
     def categories(self, name: str) -> list | None:
         """The declared categories, in order, of a categorical column with an order (Enum)."""
-        dt = self.frame.schema[name]
+        dt = self.schema[name]
         return list(dt.categories) if isinstance(dt, pl.Enum) else None
 
     def n_missing(self, name: str) -> int:
         """Records whose value is null (or NaN in a float column)."""
-        s = self.frame.get_column(name)
+        s = self.column(name)
         n = s.null_count()
         if s.dtype.is_float():
             n += int(s.is_nan().sum() or 0)
@@ -115,7 +156,7 @@ class Table:
                 if vals:
                     e = pl.when(e.is_in(pl.Series(vals, dtype=pl.Float64).implode())).then(None).otherwise(e)
             exprs.append(e.fill_null(float("nan")).alias(c))
-        frame = self.frame.select(exprs) if names else pl.DataFrame()
+        frame = self.select(names).select(exprs) if names else pl.DataFrame()
         out = np.empty((self.n, len(names)), dtype=np.float64)
         for j, c in enumerate(names):
             out[:, j] = frame.get_column(c).to_numpy()
@@ -124,7 +165,7 @@ class Table:
     def float_summary(self, name: str) -> dict:
         """Counts of null/NaN, infinite, negative and zero values and the minimum of a numeric
         column (a few column scans; no record value leaves this function except the minimum)."""
-        x = self.frame.get_column(name).cast(pl.Float64).to_numpy()
+        x = self.column(name).cast(pl.Float64).to_numpy()
         if x.size and x.min() > 0 and np.isfinite(x.max()):  # the common case, in two passes
             return {"n_missing": 0, "n_inf": 0, "n_negative": 0, "n_zero": 0, "min": float(x.min())}
         fin = x[~np.isnan(x)]
@@ -150,7 +191,11 @@ def as_table(data: Any, param: str = "data") -> Table:
     if data is None:
         raise SdcError(f"{param}: got None; expected a pandas, Polars or PyArrow table, a dict of columns or a 2-D NumPy array")
     if isinstance(data, pl.LazyFrame):
-        return Table(data.collect(), "polars")
+        return Table(data, "polars")
+    if isinstance(data, (str, os.PathLike)):
+        from ..io import read_data
+
+        return Table(read_data(data, lazy=True), "polars")
     if isinstance(data, pl.DataFrame):
         return Table(data, "polars")
     if isinstance(data, np.ndarray):

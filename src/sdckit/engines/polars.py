@@ -29,12 +29,12 @@ class PolarsEngine:
 
     # -- encoding ------------------------------------------------------------------------------
     def encode(self, table: Table, keys, missing=None) -> EncodedKeys:
-        return encode_keys(table.frame, keys, missing)
+        return encode_keys(table.select(list(keys)), keys, missing)
 
     def encode_joint(self, tables, column: str, missing=None, dtype=None):
         """Codes of ``column`` in each table against one shared, sorted label set
         (``dtype``: cast every part to this Polars type first, e.g. ``pl.String``)."""
-        parts = [t.frame.get_column(column) for t in tables]
+        parts = [t.column(column) for t in tables]
         if dtype is not None:
             parts = [p.cast(dtype) for p in parts]
         codes, labels = encode_column(pl.concat(parts, how="vertical_relaxed").alias(column), missing)
@@ -43,7 +43,7 @@ class PolarsEngine:
 
     def encode_column(self, table: Table, column: str, missing=None):
         """``(codes, labels)`` of one column (codes int32, -1 = missing)."""
-        return encode_column(table.frame.get_column(column), missing)
+        return encode_column(table.column(column), missing)
 
     # -- group and aggregate ---------------------------------------------------------------------
     def factorize(self, key: np.ndarray) -> tuple[np.ndarray, int]:
