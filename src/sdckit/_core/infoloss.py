@@ -2,21 +2,25 @@
 
 Continuous variables arrive as float matrices ``(n, p)`` with NaN for a missing value;
 categorical variables as int codes (``-1`` = missing) or as float ranks ``1..R`` (NaN =
-missing) for ordinal ones. No frame library and no validation here: the public function in
-:mod:`sdckit.utility` validates once and calls these kernels. SciPy is imported inside the
-functions that need it (this module is not loaded by ``import sdckit``).
+missing) for ordinal ones. No frame library (not even inside a function) and no validation
+here: the public function in :mod:`sdckit.utility` validates once, reads the files through its
+data-access helpers and calls these kernels. SciPy is imported inside the functions that need
+it (this module is loaded by ``import sdckit``).
 """
 
 from __future__ import annotations
 
 import math
 from itertools import combinations
+from typing import NamedTuple
 
 import numpy as np
 
 from .robust import content_order, mcd
 
 __all__ = [
+    "Moments",
+    "moments",
     "column_stats",
     "il1_by_variable",
     "pairwise_cov",
@@ -38,6 +42,44 @@ __all__ = [
 ]
 
 _SQRT2 = math.sqrt(2.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# shared moments of a complete matrix
+# ---------------------------------------------------------------------------------------------
+class Moments(NamedTuple):
+    """Mean and covariance (n - 1) of a matrix without missing values, computed once and
+    shared by the measures that would otherwise each compute them (the covariance and
+    correlation discrepancies, the eigenvalue loss, gamma)."""
+
+    mean: np.ndarray
+    cov: np.ndarray
+
+    def corr(self) -> np.ndarray:
+        """The correlation matrix, as ``np.corrcoef`` computes it (divided by the standard
+        deviations on each side, clipped to [-1, 1]); NaN where a variable is constant."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            d = np.sqrt(np.diag(self.cov))
+            c = self.cov / d[:, None]
+            c = c / d[None, :]
+        return np.clip(c, -1, 1)
+
+
+def moments(X: np.ndarray) -> Moments | None:
+    """:class:`Moments` of X (n, p), or None when X has a missing value (NaN) or fewer than two
+    records: the measures then take their pairwise- or complete-record paths.
+
+    One pass for the means, one for the deviations and one matrix product (BLAS), instead of
+    one covariance per measure.
+    """
+    n = X.shape[0]
+    if n < 2:
+        return None
+    mean = X.mean(axis=0)
+    if not np.all(np.isfinite(mean)):
+        return None  # NaN (a missing value) somewhere
+    dev = X - mean
+    return Moments(mean, np.atleast_2d(dev.T @ dev) / (n - 1))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -161,10 +203,15 @@ def _eigen_difference(c1: np.ndarray, c2: np.ndarray) -> float:
     return d
 
 
-def eigen_loss(X: np.ndarray, Y: np.ndarray, scaled: tuple | None = None) -> float:
+def eigen_loss(X: np.ndarray, Y: np.ndarray, scaled: tuple | None = None, moments: tuple | None = None) -> float:
     """sum_l |e_l - e'_l| / e_l over the decreasing eigenvalues of the scaled pairwise-complete
     covariance matrices (sdcMicro ``dUtility(method="eigen")``); NaN when it cannot be computed.
-    ``scaled``: ``(scale(X), scale(Y))`` when already computed."""
+    ``scaled``: ``(scale(X), scale(Y))`` when already computed. ``moments``: the
+    :class:`Moments` of X and Y (``(None, None)`` or None when not available); without
+    missing values the scaled covariance is the correlation matrix."""
+    mx, my = moments if moments is not None else (None, None)
+    if mx is not None and my is not None:
+        return _eigen_difference(mx.corr(), my.corr())
     Xs, Ys = scaled if scaled is not None else (scale(X), scale(Y))
     return _eigen_difference(pairwise_cov(Xs), pairwise_cov(Ys))
 
@@ -217,7 +264,7 @@ def _disc(a, b, bound, w=None, denom=None):
     a, b, w = a[ok], b[ok], w[ok]
     N = float(ok.sum()) if denom is None else float(denom)
     if N == 0:
-        return {"mse": None, "mae": None, "mv": None, "mv_bounded": None, "cells": 0}
+        return {"mse": None, "mae": None, "mv": None, "mv_bounded": None, "n_cells": 0}
     diff = np.abs(a - b)
     aa = np.abs(a)
     nz = aa > 0
@@ -229,7 +276,7 @@ def _disc(a, b, bound, w=None, denom=None):
         "mae": float(np.sum(w * diff) / N),
         "mv": float(np.sum((w * rel)[nz]) / N),
         "mv_bounded": float(np.sum(w * bounded) / N),
-        "cells": int(ok.sum()),
+        "n_cells": int(ok.sum()),
     }
 
 
@@ -244,13 +291,15 @@ def _pca_loadings(R: np.ndarray):
     return e, E
 
 
-def discrepancy(X: np.ndarray, Y: np.ndarray, bound: float = 1.0, stats: dict | None = None) -> dict:
+def discrepancy(X: np.ndarray, Y: np.ndarray, bound: float = 1.0, stats: dict | None = None,
+                moments: tuple | None = None) -> dict:
     """The discrepancy table of spec G.2 (bounded mean variation of G.3) for continuous X, X'.
 
     Keys: ``"X"``, ``"V"``, ``"R"``, ``"RF"``, ``"F"``, ``"C"``, ``"means"``, ``"variances"``
-    (the S - S' variant); each a dict with ``mse``, ``mae``, ``mv``, ``mv_bounded``, ``cells``.
+    (the S - S' variant); each a dict with ``mse``, ``mae``, ``mv``, ``mv_bounded``, ``n_cells``.
     ``R``, ``RF``, ``F``, ``C`` are None with a single variable; ``RF``, ``F``, ``C`` also when a
-    correlation matrix cannot be computed.
+    correlation matrix cannot be computed. ``moments``: the :class:`Moments` of X and Y when
+    already computed (``(None, None)`` or None otherwise).
     """
     n, p = X.shape
     import warnings
@@ -259,14 +308,17 @@ def discrepancy(X: np.ndarray, Y: np.ndarray, bound: float = 1.0, stats: dict | 
     N = float(st["ok"].sum())
     if N:
         out = {"X": {"mse": float(st["sq"].sum()) / N, "mae": float(st["abs"].sum()) / N,
-                     "mv": float(st["rel"].sum()) / N, "mv_bounded": float(st["bounded"].sum()) / N, "cells": int(N)}}
+                     "mv": float(st["rel"].sum()) / N, "mv_bounded": float(st["bounded"].sum()) / N, "n_cells": int(N)}}
     else:
-        out = {"X": {"mse": None, "mae": None, "mv": None, "mv_bounded": None, "cells": 0}}
+        out = {"X": {"mse": None, "mae": None, "mv": None, "mv_bounded": None, "n_cells": 0}}
+    mo, mp = moments if moments is not None else (None, None)
     with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # a column missing everywhere: NaN mean
-        mx, my = np.nanmean(X, axis=0), np.nanmean(Y, axis=0)
+        mx = np.nanmean(X, axis=0) if mo is None else mo.mean
+        my = np.nanmean(Y, axis=0) if mp is None else mp.mean
     out["means"] = _disc(mx, my, bound)
-    V, W = pairwise_cov(X), pairwise_cov(Y)
+    V = pairwise_cov(X) if mo is None else mo.cov
+    W = pairwise_cov(Y) if mp is None else mp.cov
     iu = np.triu_indices(p)
     out["V"] = _disc(V[iu], W[iu], bound)
     out["variances"] = _disc(np.diag(V), np.diag(W), bound)
@@ -301,10 +353,13 @@ def discrepancy(X: np.ndarray, Y: np.ndarray, bound: float = 1.0, stats: dict | 
 # ---------------------------------------------------------------------------------------------
 # G.5 gamma
 # ---------------------------------------------------------------------------------------------
-def inverse_corr_diag(X: np.ndarray, method: str = "pearson") -> np.ndarray | None:
+def inverse_corr_diag(X: np.ndarray, method: str = "pearson", moments: Moments | None = None) -> np.ndarray | None:
     """Diagonal of R^{-1} on the complete records of X (R ``cor(use = "complete.obs")``);
     None when R is singular (reciprocal condition number below machine epsilon, R ``solve``'s
-    rule) or undefined."""
+    rule) or undefined. ``moments``: the :class:`Moments` of X (no missing value) when already
+    computed (Pearson only)."""
+    if moments is not None and method == "pearson" and X.shape[0] >= 3:
+        return _inverse_diag(moments.corr())
     miss = np.isnan(X).any(axis=1)
     Z = X[~miss] if miss.any() else X
     if Z.shape[0] < 3:
@@ -319,6 +374,10 @@ def inverse_corr_diag(X: np.ndarray, method: str = "pearson") -> np.ndarray | No
     else:
         with np.errstate(invalid="ignore", divide="ignore"):
             R = np.atleast_2d(np.corrcoef(Z, rowvar=False))
+    return _inverse_diag(R)
+
+
+def _inverse_diag(R: np.ndarray) -> np.ndarray | None:
     if not np.all(np.isfinite(R)):
         return None
     if 1.0 / np.linalg.cond(R, 1) < np.finfo(float).eps:
@@ -583,27 +642,24 @@ def _normal_equations(fs, levels, n):
     return XtX, offs
 
 
-def _group_sums(fs, levels, Yc, offs) -> np.ndarray:
+def _group_sums(fs, levels, Yc, offs, group_sums=None) -> np.ndarray:
     """X'y blocks: per factor, the sum of every column of Yc within each level. One bincount per
-    (factor, y) for small inputs; one multi-threaded Polars GROUP BY per factor otherwise."""
+    (factor, y); ``group_sums(fs, levels, Yc)`` -> per factor a (levels[a], k) block, a faster
+    grouped sum given by the caller (the data-access layer), is used instead for inputs of
+    2 * 10^6 cells or more."""
     D, k = int(offs[-1]), Yc.shape[1]
     Xty = np.zeros((D, k))
-    if Yc.shape[0] * k < 2_000_000:
-        for a, fa in enumerate(fs):
-            for c in range(k):
-                Xty[offs[a]:offs[a + 1], c] = np.bincount(fa, weights=Yc[:, c], minlength=levels[a])
+    if group_sums is not None and Yc.shape[0] * k >= 2_000_000:
+        for a, block in enumerate(group_sums(fs, levels, Yc)):
+            Xty[offs[a]:offs[a + 1]] = block
         return Xty
-    import polars as pl  # a base dependency; kept out of the pure kernels' import time
-
-    frame = pl.DataFrame({f"y{c}": Yc[:, c] for c in range(k)})
-    queries = [frame.lazy().with_columns(pl.Series("g", fa)).group_by("g").agg(pl.all().sum()) for fa in fs]
-    for a, res in enumerate(pl.collect_all(queries)):
-        g = res.get_column("g").to_numpy().astype(np.int64)
-        Xty[offs[a] + g, :] = res.select([f"y{c}" for c in range(k)]).to_numpy()
+    for a, fa in enumerate(fs):
+        for c in range(k):
+            Xty[offs[a]:offs[a + 1], c] = np.bincount(fa, weights=Yc[:, c], minlength=levels[a])
     return Xty
 
 
-def anova_r2_many(Ys: np.ndarray, factors: list[np.ndarray], levels: list[int]) -> list[dict]:
+def anova_r2_many(Ys: np.ndarray, factors: list[np.ndarray], levels: list[int], group_sums=None) -> list[dict]:
     """R^2 of the main-effects linear model of each column of ``Ys`` on the categorical
     ``factors`` (int codes, -1 = missing) (spec G.9).
 
@@ -612,6 +668,7 @@ def anova_r2_many(Ys: np.ndarray, factors: list[np.ndarray], levels: list[int]) 
     memory, shared by all y with the same missing-value pattern. Rank deficiency (empty levels,
     the dummy sum constraints) is handled by a minimum-norm least-squares solve of the scaled
     system. Returns per y: ``r2``, ``ss_between`` (model), ``ss_within`` (residual), ``n``.
+    ``group_sums``: an optional faster grouped sum for large inputs (see :func:`_group_sums`).
     """
     n_all, k = Ys.shape
     fok = np.ones(n_all, bool)
@@ -636,7 +693,7 @@ def anova_r2_many(Ys: np.ndarray, factors: list[np.ndarray], levels: list[int]) 
         for c, j in enumerate(cols):
             yj = Ys[:, j] if full else Ys[ok, j]
             Yc[:, c] = yj - yj.mean()
-        Xty = _group_sums(fs, levels, Yc, offs)
+        Xty = _group_sums(fs, levels, Yc, offs, group_sums)
         keep = np.diag(XtX) > 0  # drop unobserved levels
         A = XtX[np.ix_(keep, keep)]
         B = Xty[keep]

@@ -1,0 +1,252 @@
+"""The measure families of :func:`sdckit.information_loss`, one function each.
+
+Every step takes the validated input (:class:`~sdckit.utility.information_loss.ValidatedInput`,
+NumPy arrays and small tables only) and returns the result fields it computes; a step never
+validates, never raises on the caller's data and never touches a frame. Notes for the result
+(and the warnings the public function emits) are appended to ``notes`` as ``(text, warn)``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._core import infoloss as K
+from .results import ANOVA_RENAMED, CELLS_RENAMED, CHANGES_RENAMED, RenamedKeys
+
+__all__ = [
+    "anova_loss", "changes", "continuous_statistics", "contingency_loss", "discrepancies", "distances", "eigen_losses", "entropy_loss",
+    "gamma_loss", "il1_family",
+]
+
+
+def fstack(cols) -> np.ndarray:
+    """Columns side by side in a Fortran-ordered matrix (one contiguous write per column)."""
+    out = np.empty((cols[0].shape[0], len(cols)), dtype=np.result_type(*cols), order="F")
+    for j, c in enumerate(cols):
+        out[:, j] = c
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# record-level changes and distances
+# ----------------------------------------------------------------------------------------------
+def _change_counts(mo, mp, neq) -> RenamedKeys:
+    both = ~mo & ~mp
+    return RenamedKeys({
+        "n_changed": int(np.count_nonzero(neq & both)),
+        "n_suppressed": int(np.count_nonzero(~mo & mp)),
+        "n_imputed": int(np.count_nonzero(mo & ~mp)),
+        "n_missing_original": int(np.count_nonzero(mo)),
+        "n_missing_protected": int(np.count_nonzero(mp)),
+    }, CHANGES_RENAMED)
+
+
+def changes(inp) -> dict:
+    """Per variable, the records changed, suppressed and imputed (``changes``)."""
+    out = {}
+    for v in inp.names:
+        if inp.scales[v] == "continuous":
+            x, y = inp.X[:, inp.cont.index(v)], inp.Y[:, inp.cont.index(v)]
+            out[v] = _change_counts(np.isnan(x), np.isnan(y), x != y)
+        else:
+            e = inp.coded[v]
+            out[v] = _change_counts(e.codes_o < 0, e.codes_p < 0, e.codes_o != e.codes_p)
+    return {"changes": out}
+
+
+def distances(inp) -> dict:
+    """Mlodak's lambda and lambda_j (distances d(x, x') per record and variable), and the
+    Domingo-Ferrer & Torra categorical distance (ordinal distances divided by R)."""
+    n, m = inp.n, len(inp.names)
+    total = np.zeros(n)
+    dist = np.empty((n, m)) if inp.records else None
+    lambda_j: dict = {}
+    cat_dist: dict = {}
+    for j, v in enumerate(inp.names):
+        if inp.scales[v] == "continuous":
+            k = inp.cont.index(v)
+            d = K.continuous_distance(inp.X[:, k], inp.Y[:, k], inp.suppressed, inp.continuous_distance)
+        elif inp.scales[v] == "nominal":
+            e = inp.coded[v]
+            d = K.nominal_distance(e.codes_o, e.codes_p)
+            cat_dist[v] = float(d.mean())
+        else:
+            e = inp.coded[v]
+            d = K.ordinal_distance(e.ranks_o, e.ranks_p, e.n_ranks, inp.suppressed)
+            cat_dist[v] = float(K.ordinal_distance(e.ranks_o, e.ranks_p, e.n_ranks, "sdcmicro",
+                                                   divisor=e.n_ranks).mean())
+        lambda_j[v] = float(d.mean())
+        total += d
+        if dist is not None:
+            dist[:, j] = d
+    record_loss = total / m
+    return {"lambda_": float(record_loss.mean()), "lambda_j": lambda_j, "categorical_distance": cat_dist,
+            "record_loss": record_loss, "distances": dist}
+
+
+# ----------------------------------------------------------------------------------------------
+# continuous variables
+# ----------------------------------------------------------------------------------------------
+def continuous_statistics(inp) -> tuple[dict, tuple]:
+    """What several continuous measures share, computed once: the per-variable sums of the
+    paired differences (IL1 family, X - X' discrepancies) and the means and covariances of
+    each file when it has no missing value (covariance discrepancies, eigenvalues, gamma)."""
+    return K.column_stats(inp.X, inp.Y, inp.bound), (K.moments(inp.X), K.moments(inp.Y))
+
+
+def il1_family(inp, stats: dict, notes: list) -> dict:
+    """sdcMicro's IL1 and IL1s, their per-variable sums and means (Yancey, Winkler & Creecy)."""
+    cont, n = inp.cont, inp.n
+    r = K.il1_by_variable(inp.X, inp.Y, stats)
+    il1 = float(r["il1"].sum())
+    cells = float(r["il1_cells"].sum())
+    keep = np.ones(len(cont), bool)
+    zero = [v for k, v in enumerate(cont) if not (r["sd"][k] > 0)]
+    if zero:
+        msg = (f"IL1s: variable(s) {', '.join(zero)} have standard deviation 0 (or fewer than two values) in the "
+               "original file; their IL1s terms are infinite")
+        if inp.zero_sd == "exclude":
+            keep = np.array([v not in zero for v in cont])
+            msg += " and they are left out of the IL1s totals"
+        notes.append((msg, True))
+    il1s = float(r["il1s"][keep].sum())
+    return {
+        "il1": il1,
+        "mean_relative_error": il1 / 100.0 / cells if cells else None,
+        "il1s": il1s,
+        "il1s_mean": il1s / (n * int(keep.sum())) if keep.any() else None,
+        "il1_by_variable": {v: float(r["il1"][k]) for k, v in enumerate(cont)},
+        "il1s_by_variable": {v: float(r["il1s"][k]) for k, v in enumerate(cont)},
+    }
+
+
+def discrepancies(inp, stats: dict, moments) -> dict:
+    """The Domingo-Ferrer, Mateo-Sanz & Torra table with Trottini's bounded mean variation."""
+    table = K.discrepancy(inp.X, inp.Y, inp.bound, stats, moments=moments)
+    return {"discrepancy": {pair: None if d is None else RenamedKeys(d, CELLS_RENAMED) for pair, d in table.items()}}
+
+
+def eigen_losses(inp, moments, notes: list) -> dict:
+    """The eigenvalue loss and, with ``robust=True``, the robust (MCD) eigenvalue loss."""
+    if len(inp.cont) < 2:
+        return {"eigen": None, "robust_eigen": None}
+    e = K.eigen_loss(inp.X, inp.Y, moments=moments)
+    eigen = e if math.isfinite(e) else None
+    if eigen is None:
+        notes.append(("eigen: the eigenvalue loss could not be computed (constant variable or a zero eigenvalue)",
+                      False))
+    robust = None
+    if inp.robust:
+        try:
+            re = K.robust_eigen_loss(inp.X, inp.Y, seed=inp.seed)
+        except (ValueError, np.linalg.LinAlgError):
+            re = float("nan")
+        robust = re if math.isfinite(re) else None
+        if robust is None:
+            notes.append(("robust eigen: the MCD eigenvalue loss could not be computed (too few complete records, "
+                          "or more than half of them on a hyperplane)", False))
+    return {"eigen": eigen, "robust_eigen": robust}
+
+
+def gamma_loss(inp, moments, notes: list) -> dict:
+    """gamma from the diagonals of the inverse correlation matrices: the continuous variables,
+    and the ordinal ones as ranks with Kendall's tau."""
+    cont = list(inp.cont)
+    ords = [v for v in inp.cat if inp.scales[v] == "ordinal"] if inp.gamma_method == "kendall" else []
+    gvars = cont + ords
+    if len(gvars) < 2:
+        if cont:
+            notes.append(("gamma: needs at least two continuous variables", False))
+        return {"gamma": None}
+    if not ords:
+        GX, GY = inp.X, inp.Y
+    else:
+        GX = fstack([inp.X[:, j] for j in range(len(cont))] + [inp.coded[v].ranks_o for v in ords])
+        GY = fstack([inp.Y[:, j] for j in range(len(cont))] + [inp.coded[v].ranks_p for v in ords])
+        moments = None
+    mo, mp = (moments if moments is not None else (None, None))
+    do = K.inverse_corr_diag(GX, inp.gamma_method, moments=mo)
+    dp = K.inverse_corr_diag(GY, inp.gamma_method, moments=mp)
+    if do is None or dp is None:
+        which = "original" if do is None else "protected"
+        notes.append((f"gamma: the correlation matrix of the {which} file is singular or undefined (complete "
+                      "records only); gamma is not computed", True))
+        return {"gamma": None}
+    return {"gamma": K.gamma(do, dp)}
+
+
+# ----------------------------------------------------------------------------------------------
+# categorical variables
+# ----------------------------------------------------------------------------------------------
+def contingency_loss(inp) -> dict:
+    """CTBIL over every table of up to ``ctbil_dim`` categorical variables."""
+    cat = inp.cat
+    if not cat or inp.ctbil_dim == 0:
+        return {"ctbil": None}
+    co = fstack([inp.coded[v].codes_o for v in cat])
+    cp = fstack([inp.coded[v].codes_p for v in cat])
+    ct = K.contingency_loss(co, cp, [len(inp.coded[v].labels) for v in cat], inp.ctbil_dim)
+    return {"ctbil": RenamedKeys({
+        "max_dim": min(inp.ctbil_dim, len(cat)),
+        "variables": list(cat),
+        "total": ct["total"],
+        "n_cells": ct["cells"],
+        "n_tables": ct["tables"],
+        "normalised": ct["total"] / ct["cells"] if ct["cells"] else None,
+        "by_dim": {str(k): v for k, v in ct["by_dim"].items()},
+        "by_variable": {v: int(ct["by_variable"][k]) for k, v in enumerate(cat)},
+    }, CELLS_RENAMED)}
+
+
+def entropy_loss(inp) -> dict:
+    """EBIL of each PRAMed variable and, for two or more, of all of them jointly."""
+    out: dict = {}
+    mats, cols_o, cols_p = [], [], []
+    for v, pm in inp.pram.items():
+        out[v] = K.entropy_loss(pm.matrix, pm.counts_o, pm.counts_p, inp.ebil_base)[0]
+        mats.append(pm.matrix)
+        cols_o.append(pm.index_o)
+        cols_p.append(pm.index_p)
+    joint = None
+    if len(mats) >= 2:
+        joint = K.joint_entropy_loss(fstack(cols_o), fstack(cols_p), mats, inp.ebil_base)
+    return {"ebil": out, "ebil_joint": joint}
+
+
+def _relative(a, b):
+    return None if a is None or b is None or not a else (b - a) / a
+
+
+def anova_loss(inp, group_sums=None) -> dict:
+    """R^2 of the main-effects model of each continuous y on its categorical factors, in each
+    file; models with the same factors share one pass (``group_sums``: a faster grouped sum
+    for large inputs, from the data-access layer)."""
+    by_factors: dict[tuple, list] = {}
+    for y, factors in inp.anova.items():
+        by_factors.setdefault(tuple(factors), []).append(y)
+    fits = {}
+    for factors, ys in by_factors.items():
+        levels = [len(inp.coded[f].labels) for f in factors]
+        idx = [inp.cont.index(y) for y in ys]
+        fa = K.anova_r2_many(inp.X[:, idx], [inp.coded[f].codes_o for f in factors], levels, group_sums=group_sums)
+        fb = K.anova_r2_many(inp.Y[:, idx], [inp.coded[f].codes_p for f in factors], levels, group_sums=group_sums)
+        fits.update({y: (a, b) for y, a, b in zip(ys, fa, fb)})
+    out = {}
+    for y, factors in inp.anova.items():
+        a, b = fits[y]
+        r2o, r2p = a["r2"], b["r2"]
+        loss = abs(r2o - r2p) if r2o is not None and r2p is not None else None
+        out[y] = RenamedKeys({
+            "factors": list(factors),
+            "r2_original": r2o,
+            "r2_protected": r2p,
+            "loss": loss,
+            "relative_loss": loss / r2o if loss is not None and r2o else None,
+            "between_change": _relative(a["ss_between"], b["ss_between"]),
+            "within_change": _relative(a["ss_within"], b["ss_within"]),
+            "n_original": a["n"],
+            "n_protected": b["n"],
+        }, ANOVA_RENAMED)
+    return {"anova": out}
