@@ -61,17 +61,33 @@ def encode_column(s: pl.Series, missing=None) -> tuple[np.ndarray, pl.Series]:
     return np.ascontiguousarray(enc.codes[:, 0]), enc.labels[0].alias(s.name)
 
 
-def _integral_floats(s: pl.Series) -> pl.Series | None:
-    """A float column whose values are all whole numbers (the usual reading of an integer
-    column with missing values by pandas or a CSV reader) as Int64, else None."""
-    if not s.dtype.is_float() or s.null_count() == s.len():
+def _float_codes(s: pl.Series, n: int):
+    """Codes of a float column whose values are all whole numbers within a compact range (the
+    usual reading of an integer column with missing values by pandas or a CSV reader), by the
+    lookup table of :func:`_int_codes`; labels stay floats. None when it does not apply."""
+    nulls = s.null_count()
+    if nulls == s.len():
         return None
-    lo, hi = s.min(), s.max()
-    if lo is None or not (-(2.0**53) <= lo and hi <= 2.0**53):
+    x = s.to_numpy()  # nulls (NaN was made null before) come back as NaN
+    valid = ~np.isnan(x) if nulls else None
+    xv = x if valid is None else x[valid]
+    lo, hi = float(xv.min()), float(xv.max())
+    span = hi - lo + 1
+    if not (abs(lo) <= 2.0**53 and abs(hi) <= 2.0**53) or span > max(4 * n, 1 << 16) or span > (1 << 26):
         return None
-    if not bool((s.drop_nulls() == s.drop_nulls().floor()).all()):
+    off = xv - lo
+    xi = off.astype(np.int64)
+    if not np.array_equal(xi, off):  # a fractional value: labels are not whole numbers
         return None
-    return s.cast(pl.Int64)
+    present = np.bincount(xi, minlength=int(span)) > 0
+    lut = (np.cumsum(present, dtype=np.int64) - 1).astype(np.int32)
+    if valid is None:
+        codes = lut[xi]
+    else:
+        codes = np.full(n, -1, dtype=np.int32)
+        codes[valid] = lut[xi]
+    labels = pl.Series(s.name, (np.flatnonzero(present) + lo).astype(np.float64)).cast(s.dtype)
+    return codes, labels
 
 
 def _int_codes(s: pl.Series, n: int):
@@ -79,10 +95,8 @@ def _int_codes(s: pl.Series, n: int):
     sorting): ``(codes, labels)``, or None when the range is too wide for a table.
 
     Float columns holding whole numbers take the same path; their labels stay floats."""
-    as_int = _integral_floats(s)
-    if as_int is not None:
-        fast = _int_codes(as_int, n)
-        return None if fast is None else (fast[0], fast[1].cast(s.dtype))
+    if s.dtype.is_float():
+        return _float_codes(s, n)
     if not s.dtype.is_integer() or s.null_count() == s.len():
         return None
     lo, hi = s.min(), s.max()
