@@ -95,3 +95,27 @@ def s002_table() -> pl.DataFrame:
 
 
 S002_KEYS = ["Residence", "Gender", "Education", "Labor"]
+
+
+@pytest.fixture(autouse=True)
+def _cli_inputs_unchanged(monkeypatch):
+    """Every CLI command run by any test: its input files have the same checksum afterwards
+    (the command line never writes over the microdata it reads)."""
+    import hashlib
+
+    import sdckit.cli as cli
+
+    seen: dict = {}
+    original = cli.check_output_paths
+
+    def recording(args):
+        for name in cli.INPUTS:
+            path = getattr(args, name, None)
+            if isinstance(path, str) and Path(path).is_file():
+                seen[path] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        return original(args)
+
+    monkeypatch.setattr(cli, "check_output_paths", recording)
+    yield
+    for path, digest in seen.items():
+        assert hashlib.sha256(Path(path).read_bytes()).hexdigest() == digest, f"{path} changed"

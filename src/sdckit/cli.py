@@ -52,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
+        check_output_paths(args)
         return args.func(args)
     except BrokenPipeError:  # output piped into head and the like
         sys.stderr.close()
@@ -63,6 +64,35 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # pragma: no cover
         print("sdckit: interrupted", file=sys.stderr)
         return 130
+
+
+#: positional file arguments that a command reads, and options naming files it writes
+INPUTS = ("data", "original", "protected", "released", "external")
+OUTPUTS = ("json", "records")
+
+
+def check_output_paths(args) -> None:
+    """No output may be an input file, and no two outputs the same file: the command line never
+    writes over the microdata it reads, nor one result over another."""
+    import os
+    from pathlib import Path
+
+    def same(a: str, b: str) -> bool:
+        pa, pb = Path(a), Path(b)
+        if pa.exists() and pb.exists():
+            return os.path.samefile(pa, pb)
+        return pa.resolve() == pb.resolve()
+
+    inputs = [(n, getattr(args, n)) for n in INPUTS if isinstance(getattr(args, n, None), str)]
+    outputs = [(n, getattr(args, n)) for n in OUTPUTS if isinstance(getattr(args, n, None), str)]
+    for i, (name, path) in enumerate(outputs):
+        for in_name, in_path in inputs:
+            if same(path, in_path):
+                raise SdcError(f"--{name}: {path} is the input file {in_name}; expected a new file name (sdckit never "
+                               "writes over its input)")
+        for other, other_path in outputs[:i]:
+            if same(path, other_path):
+                raise SdcError(f"--{name}: {path} is also the --{other} file; expected a different file for each output")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -208,7 +208,9 @@ def write_records(data, path) -> Path:
     data : dict of equal-length columns, polars.DataFrame, or any table ``sdckit`` accepts
     path : str or os.PathLike
         Destination; ``.csv`` (comma separated), ``.tsv`` (tab separated), ``.parquet`` or
-        ``.pq``. An existing file is overwritten; the directory must exist.
+        ``.pq``. The directory must exist. The file is written atomically: to a temporary
+        file beside it, then renamed, so an interrupted write leaves no half file (and an
+        existing file is replaced only by a complete one).
 
     Returns
     -------
@@ -234,12 +236,36 @@ def write_records(data, path) -> Path:
     frame = as_table(data, "records").frame
     try:
         if _WRITABLE[ext] is None:
-            frame.write_parquet(p)
+            atomic_write(p, frame.write_parquet)
         else:
-            frame.write_csv(p, separator=_WRITABLE[ext])
+            atomic_write(p, lambda tmp: frame.write_csv(tmp, separator=_WRITABLE[ext]))
+    except SdcError:
+        raise
     except Exception as exc:
         raise SdcError(f"path: could not write {p} ({_short(exc)}); expected a writable "
                        f"{'Parquet' if _WRITABLE[ext] is None else 'CSV'} destination") from None
+    return p
+
+
+def atomic_write(path, write) -> Path:
+    """Call ``write(temporary_path)`` and move the result to ``path`` in one step.
+
+    The temporary file sits in the destination's directory (so the rename is atomic) and is
+    removed if ``write`` fails or is interrupted: no half-written file is ever left at
+    ``path``.
+    """
+    import tempfile
+
+    p = Path(os.fspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".part", dir=p.parent)
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, p)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
     return p
 
 

@@ -121,8 +121,14 @@ def read_input(path, keys=(), na_values=None, option: str = "--keys"):
 
 
 def write_json(path, payload: dict) -> None:
+    """Write ``payload`` as JSON, atomically (no half file if interrupted)."""
+    from ..io import atomic_write
+
+    text = json.dumps(payload, indent=2) + "\n"
+    if not Path(path).parent.is_dir():
+        raise SdcError(f"--json: cannot write {path}: directory {Path(path).parent} does not exist")
     try:
-        Path(path).write_text(json.dumps(payload, indent=2) + "\n")
+        atomic_write(path, lambda tmp: Path(tmp).write_text(text))
     except OSError as exc:
         raise SdcError(f"--json: cannot write {path} ({exc.strerror or exc})") from None
 
