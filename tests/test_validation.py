@@ -125,3 +125,35 @@ def test_messages_carry_no_record_values():
     with pytest.raises(SdcError) as info:
         sdckit.frequencies(base().with_columns(pl.lit("secret-label").alias("Gender")), S002_KEYS)
     assert "secret-label" not in str(info.value)
+
+
+def test_missing_code_that_never_occurs_warns():
+    """-999 given for text keys (where the code would be '-999') matches nothing: said, not ignored."""
+    with pytest.warns(sdckit.SdcWarning, match=r"missing: -999 occur\(s\) in none of the key columns"):
+        sdckit.frequencies(base(), S002_KEYS, missing=-999)
+    d = base().with_columns(pl.Series("Labor", ["-999"] + base()["Labor"].to_list()[1:]))
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = sdckit.frequencies(d, S002_KEYS, missing="-999")  # occurs: no warning
+    assert r.n_with_missing == 1
+
+
+def test_weights_below_one_warn_in_frequencies():
+    with pytest.warns(sdckit.SdcWarning, match="w has 1 value.s. below 1"):
+        sdckit.frequencies(with_w([0.5, 2, 3, 4, 5, 6, 7, 8, 9, 10]), S002_KEYS, weight="w")
+
+
+def test_series_as_weight_names_the_type_not_the_values():
+    pd = pytest.importorskip("pandas")
+    w = pd.Series([123456.789] * 10)
+    with pytest.raises(SdcError) as info:
+        sdckit.frequencies(base(), S002_KEYS, weight=w)
+    assert "weight: got Series; expected a column name" in str(info.value)
+    assert "123456" not in str(info.value)
+
+
+def test_k_true_is_not_k_one():
+    with pytest.raises(SdcError, match="k: got True"):
+        sdckit.k_anonymity(base(), S002_KEYS, k=True)

@@ -40,3 +40,18 @@ class MissingColumnError(SdcError, KeyError):
 
 class SdcWarning(UserWarning):
     """A documented, non-fatal deviation (for example a deliberate difference from sdcMicro)."""
+
+
+def warn(message: str, category: type[Warning] = SdcWarning) -> None:
+    """Issue a warning attributed to the caller's code: the first frame outside the sdckit
+    package, however deep inside sdckit (decorators, steps) the warning arises."""
+    import os
+    import sys
+    import warnings
+
+    package = os.path.dirname(os.path.abspath(__file__))
+    level, frame = 2, sys._getframe(1)  # stacklevel 2 is the caller of warn()
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package + os.sep):
+        frame = frame.f_back
+        level += 1
+    warnings.warn(message, category, stacklevel=level)

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ._errors import warn
 from ._validation import as_name_list, check_choice, raise_problems
 from .engines import EncodedKeys, get_engine
 from .engines._polars_frame import missing_columns_message
@@ -85,8 +86,22 @@ def prepare(data, keys, *, weight=None, sensitive=None, household=None, strata=N
     table, enc = validate_roles(eng.table(data), roles, allow_degenerate_keys=allow_degenerate_keys,
                                 zero_weight=zero_weight, engine=eng)
     w = table.floats([roles.weight])[:, 0] if roles.weight is not None else None
+    _warn_suspicious(roles, enc, w)
     st = eng.encode(table, roles.strata) if roles.strata else None
     return Prepared(table, roles, enc, w, st)
+
+
+def _warn_suspicious(roles: Roles, enc: EncodedKeys, w) -> None:
+    """Warn, never coerce: missing-value codes that occur nowhere, design weights below 1."""
+    if enc.unused_missing:
+        codes = ", ".join(repr(v) for v in enc.unused_missing)
+        warn(f"missing: {codes} occur(s) in none of the key columns ({', '.join(roles.keys)}); check the code and its "
+             "type (-999 and '-999' differ for a text column)")
+    if w is not None and w.size:
+        n_low = int(np.count_nonzero(w < 1))
+        if n_low:
+            warn(f"weight: column {roles.weight} has {n_low} value(s) below 1; a design weight 1/pi is at least 1, "
+                 "so F_k can fall below f_k")
 
 
 def validate_roles(table, roles: Roles, *, require_keys: bool = True, allow_degenerate_keys: bool = False,

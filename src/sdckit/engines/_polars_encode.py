@@ -17,12 +17,13 @@ from .base import EncodedKeys
 __all__ = ["encode_keys", "encode_column"]
 
 
-def _missing_expr(s: pl.Series, missing) -> pl.Series:
+def _missing_expr(s: pl.Series, missing, found: set | None = None) -> pl.Series:
     """``s`` with NaN and the user's ``missing`` values set to null.
 
     A missing code is compared in the column's own type: numbers against numeric columns
     (``-999`` matches ``-999.0``), strings against text and categorical columns; codes of
-    another type cannot occur in the column and are ignored.
+    another type cannot occur in the column. The codes that do occur are added to ``found``
+    (positions in ``missing``), so that the caller can say which never occur.
     """
     if s.dtype.is_float():
         s = s.fill_nan(None)
@@ -41,15 +42,19 @@ def _missing_expr(s: pl.Series, missing) -> pl.Series:
     if not vals:
         return s
     try:
-        cand = pl.Series(vals, dtype=target, strict=False).drop_nulls()
-        mask = s.cast(target).is_in(cand.implode())
+        cand = pl.Series(vals, dtype=target, strict=False)
+        col = s.cast(target)
+        mask = col.is_in(cand.drop_nulls().implode())
+        if found is not None and mask.any():
+            hit = cand.is_in(col.drop_nulls().unique().implode()).to_list()
+            found.update(str(v) for v, h in zip(vals, hit) if h)
     except (pl.exceptions.PolarsError, TypeError, ValueError):
         return s  # codes that cannot be expressed in the column's type cannot occur in it
     return pl.select(pl.when(pl.lit(mask)).then(None).otherwise(pl.lit(s))).to_series().alias(s.name)
 
 
-def _prepared(s: pl.Series, missing) -> pl.Series:
-    s = _missing_expr(s, missing)
+def _prepared(s: pl.Series, missing, found: set | None = None) -> pl.Series:
+    s = _missing_expr(s, missing, found)
     if isinstance(s.dtype, pl.Categorical):
         s = s.cast(pl.String)
     return s
@@ -123,7 +128,8 @@ def encode_keys(frame: pl.DataFrame, keys, missing=None) -> EncodedKeys:
     """
     keys = tuple(keys)
     n = frame.height
-    pre = pl.DataFrame([_prepared(frame.get_column(k), missing).alias(f"_{j}") for j, k in enumerate(keys)]) if keys else None
+    found: set = set()
+    pre = pl.DataFrame([_prepared(frame.get_column(k), missing, found).alias(f"_{j}") for j, k in enumerate(keys)]) if keys else None
     codes = np.empty((n, len(keys)), dtype=np.int32, order="F")
     labels: list = [None] * len(keys)
     observed: list = [None] * len(keys)
@@ -160,4 +166,5 @@ def encode_keys(frame: pl.DataFrame, keys, missing=None) -> EncodedKeys:
         coded = pre.select(exprs)
         for j, name in zip(plain, coded.columns):
             codes[:, j] = coded.get_column(name).to_numpy()
-    return EncodedKeys(keys, codes, tuple(labels), tuple(observed))
+    unused = tuple(v for v in (missing or ()) if str(v) not in found)
+    return EncodedKeys(keys, codes, tuple(labels), tuple(observed), unused)

@@ -32,6 +32,9 @@ class EncodedKeys:
     observed : tuple
         Per variable, the codes that occur when the labels are declared categories (Enum)
         and may include unobserved ones; ``None`` when every label occurs in the data.
+    unused_missing : tuple
+        The extra missing-value codes given that occur in none of the columns (a code of
+        another type than the column, or a typo).
     """
 
     def n_observed(self, j: int) -> int:
@@ -48,6 +51,8 @@ class EncodedKeys:
     codes: np.ndarray
     labels: tuple[Any, ...]
     observed: tuple[tuple[int, ...] | None, ...] = ()
+    #: the user's extra missing-value codes that occur in none of the columns
+    unused_missing: tuple = ()
 
     @property
     def cardinalities(self) -> tuple[int, ...]:

@@ -11,7 +11,7 @@ import numpy as np
 from .._core.individual import household_risk as _household_risk
 from .._core.individual import individual_risk_values, risk_threshold
 from .._deprecation import deprecated_alias, renamed_parameters
-from .._errors import SdcError, SdcWarning
+from .._errors import SdcError, warn
 from .._prepare import Prepared, prepare
 from .._validation import as_name_list, check_alpha, check_choice, check_number, raise_problems
 from ..engines import get_engine
@@ -608,8 +608,7 @@ def individual_risk(data, keys, *, weight=None, household=None, alpha: float = 1
     freq = frequency_result(prep, pf, inp.alpha, inp.na_rule, fk, Fk)
     n_clamped = int(pf.counts[clamped].sum())
     if n_clamped:
-        warnings.warn(f"weight: F_k < f_k for {n_clamped} record(s) (weights below 1); p_k clamped to 1, "
-                      "risk = 1/f_k there", SdcWarning, stacklevel=3)
+        warn(f"weight: F_k < f_k for {n_clamped} record(s) (weights below 1); p_k clamped to 1, risk = 1/f_k there")
     frac = np.abs(pf.fp - np.round(pf.fp)) > 1e-9 * pf.fp
     return IndividualRiskResult(
         keys=prep.keys.names, strata=prep.roles.strata, household=inp.household, method=inp.method, risk=risk,
@@ -668,8 +667,8 @@ def _household_fields(inp: _IndividualInput, risk: np.ndarray) -> dict:
     risk_g, size_g = _household_risk(risk, inp.hh_codes, inp.n_households)
     (hrisk,) = get_engine().gather(inp.hh_codes, risk_g)
     if inp.n_missing_household:
-        warnings.warn(f"household: column {inp.household} is missing for {inp.n_missing_household} record(s); each "
-                      "forms its own household", SdcWarning, stacklevel=4)
+        warn(f"household: column {inp.household} is missing for {inp.n_missing_household} record(s); each forms its "
+             "own household")
     return dict(household_risk=hrisk, household_ids=inp.hh_codes, household_risk_g=risk_g, household_size_g=size_g,
                 n_households=inp.n_households, n_missing_household=inp.n_missing_household)
 
