@@ -332,3 +332,16 @@ def test_write_records_errors(tmp_path):
         write_records({"a": [1]}, tmp_path / "no" / "such" / "out.csv")
     with pytest.raises(sdckit.SdcError):
         write_records({"a": [1, 2], "b": [1]}, tmp_path / "ragged.csv")
+
+
+def test_csv_codes_with_leading_zeros_stay_text(tmp_path):
+    """A column of whole numbers with a leading zero anywhere ("01") is a code: read as text,
+    so "01" and "1" stay two labels; a plain integer column stays numeric."""
+    path = tmp_path / "codes.csv"
+    path.write_text("region,n\n" + "".join(f"{r},{i}\n" for i, r in enumerate(["1"] * 5 + ["01", "2"])))
+    for lazy in (False, True):
+        df = sdckit.read_data(path, lazy=lazy)
+        df = df.collect() if lazy else df
+        assert df.schema["region"] == pl.String and df.schema["n"] == pl.Int64
+        assert df["region"].unique().sort().to_list() == ["01", "1", "2"]
+    assert sdckit.frequencies(sdckit.read_data(path), "region").n_patterns == 3

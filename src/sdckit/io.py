@@ -65,9 +65,10 @@ def read_data(path, *, columns=None, string_columns=None, value_labels: bool = T
     columns : list of str, optional
         Read only these columns, returned in this order. Default: every column.
     string_columns : str or list of str, optional
-        Columns to keep as text. In CSV files they are read as ``String`` so that labels such
-        as ``"01"`` and ``"1"`` stay distinct instead of being coerced to the number 1. In the
-        other formats a numeric column listed here is converted to its text form (``1.0``
+        Columns to keep as text. In CSV files they are read as ``String``. Without it, a CSV
+        column of whole numbers is read as text anyway when any of its values has a leading
+        zero (``"01"``), so that labels such as ``"01"`` and ``"1"`` stay distinct instead of
+        both becoming the number 1. In the other formats a numeric column listed here is converted to its text form (``1.0``
         becomes ``"1"``); text and labelled (``Enum``) columns are left as they are.
     value_labels : bool, default True
         SPSS / Stata / SAS only. If True a variable with value labels becomes a Polars
@@ -455,6 +456,7 @@ def _read_text(p, ext, columns, string_columns, na, sep, encoding, lazy=False):
         kw["empty_string_is_null"] = empty_null
     elif "missing_is_null" in _CSV_PARAMS:  # polars 1.x
         kw["missing_is_null"] = empty_null
+    _keep_leading_zeros(source, kw, columns, p, kind)
     if lazy:
         scan = _guard(p, kind, lambda: pl.scan_csv(source, **kw))
         return scan.select(columns) if columns else scan
@@ -464,6 +466,23 @@ def _read_text(p, ext, columns, string_columns, na, sep, encoding, lazy=False):
     if columns:
         df = df.select(columns)
     return df
+
+
+def _keep_leading_zeros(source, kw: dict, columns, p: Path, kind: str) -> None:
+    """Columns inferred as integers whose text has a leading zero somewhere ("01", "007") are
+    codes, not numbers: read them as text (one scan of those columns only)."""
+    schema = _guard(p, kind, lambda: pl.scan_csv(source, **kw).collect_schema())
+    wanted = set(columns) if columns else None
+    ints = [c for c, t in schema.items() if t.is_integer() and (wanted is None or c in wanted)]
+    if not ints:
+        return
+    text_kw = {k: v for k, v in kw.items() if k != "schema_overrides"}
+    pattern = r"^\s*[+-]?0[0-9]"
+    flags = _guard(p, kind, lambda: pl.scan_csv(source, infer_schema=False, **text_kw).select(
+        [pl.col(c).str.contains(pattern).any().alias(c) for c in ints]).collect().row(0))
+    lead = [c for c, f in zip(ints, flags) if f]
+    if lead:
+        kw["schema_overrides"] = {**(kw.get("schema_overrides") or {}), **{c: pl.String for c in lead}}
 
 
 # -- Parquet -------------------------------------------------------------------------------
