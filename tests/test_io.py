@@ -172,10 +172,11 @@ def test_string_columns_keep_leading_zeros(tmp_path):
     assert as_text.schema["region"] == pl.String
     assert as_text.get_column("region").to_list() == ["01", "1", "01", "001", "1"]
     np.testing.assert_array_equal(sdckit.frequencies(as_text, ["region"]).fk, [2, 2, 2, 1, 2])
-    # without it the CSV reader infers integers and 01 / 1 / 001 collapse (documented)
-    coerced = read_data(path)
-    assert coerced.schema["region"].is_integer()
-    assert coerced.get_column("region").n_unique() == 1
+    # without it a column with leading zeros is still read as text (01, 1 and 001 stay three
+    # labels); a column of plain whole numbers is read as numbers
+    default = read_data(path)
+    assert default.schema["region"] == pl.String and default.get_column("region").n_unique() == 3
+    assert default.schema["sex"].is_integer()
     # a single name is accepted; in typed formats numeric columns become text without ".0"
     pq = tmp_path / "codes.parquet"
     pl.DataFrame({"region": [1.0, 2.0, None]}).write_parquet(pq)
