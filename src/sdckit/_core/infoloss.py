@@ -21,6 +21,7 @@ from .robust import content_order, mcd
 __all__ = [
     "Moments",
     "moments",
+    "abs_differences",
     "column_stats",
     "il1_by_variable",
     "pairwise_cov",
@@ -85,40 +86,51 @@ def moments(X: np.ndarray) -> Moments | None:
 # ---------------------------------------------------------------------------------------------
 # G.1 IL1 family
 # ---------------------------------------------------------------------------------------------
-def column_stats(X: np.ndarray, Y: np.ndarray, bound: float = 1.0) -> dict:
+def abs_differences(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    """|X - Y| (NaN where a value is missing), Fortran-ordered: computed once and shared by
+    the distances of lambda and the sums of the IL1 family."""
+    D = np.empty(X.shape, order="F")
+    np.subtract(X, Y, out=D)
+    return np.abs(D, out=D)
+
+
+def column_stats(X: np.ndarray, Y: np.ndarray, bound: float = 1.0, absdiff: np.ndarray | None = None) -> dict:
     """One pass per variable over the paired values (pairs with a missing value skipped).
 
     Arrays of length p: ``ok`` (pairs with both values), ``sq`` (sum of (x - x')^2), ``abs``
     (sum of |x - x'|), ``rel`` (sum of |x - x'| / |x| over x != 0), ``nz`` (pairs with x != 0),
     ``bounded`` (sum of min(|x - x'| / |x|, B), a term B for x = 0 != x', spec G.3) and ``sd``
     (sd (n - 1) of the original over its observed values). Shared by the IL1 family (G.1) and
-    the X - X' discrepancies (G.2).
+    the X - X' discrepancies (G.2). ``absdiff``: :func:`abs_differences` of X, Y when already
+    computed.
     """
     p = X.shape[1]
     out = {k: np.zeros(p) for k in ("ok", "sq", "abs", "rel", "nz", "bounded", "sd")}
     for j in range(p):
         x, y = X[:, j], Y[:, j]
-        nx, ny = np.isnan(x), np.isnan(y)
-        if nx.any() or ny.any():
-            ok = ~(nx | ny)
-            xo, yo, xs = x[ok], y[ok], x[~nx]
+        d = np.abs(x - y) if absdiff is None else absdiff[:, j]
+        total = float(d.sum())
+        if math.isnan(total):  # a missing value in x or y (both are finite otherwise)
+            nx = np.isnan(x)
+            ok = ~(nx | np.isnan(y))
+            xo, xs, d = x[ok], x[~nx], d[ok]
+            total = float(d.sum())
         else:
-            xo, yo, xs = x, y, x
-        d = np.abs(xo - yo)
+            xo, xs = x, x
         ax = np.abs(xo)
         nz = ax > 0
         if nz.all():
-            rel = d / ax
+            rel = np.divide(d, ax, out=ax)
             zero_changed = 0
         else:
             rel = d[nz] / ax[nz]
             zero_changed = int(np.count_nonzero(d[~nz] > 0))
         out["ok"][j] = d.size
         out["sq"][j] = float(np.dot(d, d))
-        out["abs"][j] = float(d.sum())
+        out["abs"][j] = total
         out["rel"][j] = float(rel.sum())
         out["nz"][j] = rel.size
-        out["bounded"][j] = float(np.minimum(rel, bound).sum()) + bound * zero_changed
+        out["bounded"][j] = float(np.minimum(rel, bound, out=rel).sum()) + bound * zero_changed
         out["sd"][j] = float(np.std(xs, ddof=1)) if xs.size > 1 else float("nan")
     return out
 
@@ -426,7 +438,7 @@ def ordinal_distance(x: np.ndarray, y: np.ndarray, R: int, suppressed: str = "ml
 
 
 def continuous_distance(x: np.ndarray, y: np.ndarray, suppressed: str = "mlodak",
-                        kind: str = "arctan") -> np.ndarray:
+                        kind: str = "arctan", absdiff: np.ndarray | None = None) -> np.ndarray:
     """Distance of spec G.4 for a continuous variable.
 
     ``kind``: ``"arctan"`` (2/pi) arctan|x' - x| (S000 3.5.13, default), ``"max_abs"``
@@ -434,9 +446,16 @@ def continuous_distance(x: np.ndarray, y: np.ndarray, suppressed: str = "mlodak"
     One side missing: ``"sdcmicro"`` uses D = max(|min x' - max x|, |max x' - min x|);
     ``"mlodak"`` replaces the missing value by the original variable's maximum when the observed
     value is <= the original median, by its minimum otherwise. Both missing -> 0.
+    ``absdiff``: |x - y| when already computed (not modified).
     """
+    diff = np.abs(x - y) if absdiff is None else absdiff
+    if kind == "arctan" and not math.isnan(float(diff.sum())):  # nothing missing (x, y finite)
+        d = np.arctan(diff, out=diff if absdiff is None else None)
+        d *= 2.0 / math.pi
+        return d
+    if absdiff is not None:
+        diff = diff.copy()
     mx, my = np.isnan(x), np.isnan(y)
-    diff = np.abs(x - y)
     one = mx ^ my
     if one.any():
         xo, yo = x[~mx], y[~my]

@@ -16,7 +16,7 @@ from .._encode import encode_column
 from .._frame import as_table, missing_columns_message
 
 __all__ = [
-    "absent_columns", "column_kind", "dtype_name", "encode_pair", "enum_order", "float_matrix", "group_sums",
+    "absent_columns", "column_kinds", "dtype_name", "encode_pair", "enum_order", "float_matrix", "group_sums",
     "pandas_order", "pram_frame", "read_pair",
 ]
 
@@ -54,11 +54,22 @@ def _series_kind(s: pl.Series) -> str:
     return k
 
 
-def column_kind(table, name: str) -> str:
-    """``"null"`` (missing everywhere, e.g. a variable suppressed entirely, which pandas stores
-    as float NaN whatever the original type), ``"bool"``, ``"int"``, ``"float"``, ``"text"``
-    (text and categoricals) or ``"other"``."""
-    return _series_kind(table.column(name))
+def column_kinds(table, names) -> dict[str, str]:
+    """Per column: ``"null"`` (missing everywhere, e.g. a variable suppressed entirely, which
+    pandas stores as float NaN whatever the original type), ``"bool"``, ``"int"``, ``"float"``,
+    ``"text"`` (text and categoricals) or ``"other"``. One scan for all float columns."""
+    frame = table.frame
+    schema = frame.schema
+    out = {v: _dtype_kind(schema[v]) for v in names}
+    n = frame.height
+    for v in names:
+        if out[v] != "null" and n and frame.get_column(v).null_count() == n:
+            out[v] = "null"
+    floats = [v for v in names if out[v] == "float"]
+    if floats and n:
+        flags = frame.select([pl.col(v).is_nan().fill_null(True).all().alias(v) for v in floats]).row(0)
+        out.update({v: "null" for v, all_missing in zip(floats, flags) if all_missing})
+    return out
 
 
 def dtype_name(table, name: str) -> str:
@@ -99,15 +110,18 @@ def _missing_floats(missing) -> list[float]:
 
 def float_matrix(table, names, missing) -> np.ndarray:
     """The numeric columns ``names`` as a Fortran-ordered float64 matrix (n, p); null, NaN and
-    the numeric ``missing`` codes become NaN."""
-    out = np.empty((table.n, len(names)), order="F")
+    the numeric ``missing`` codes become NaN. One query for all columns."""
+    if not names:
+        return np.empty((table.n, 0), order="F")
     codes = _missing_floats(missing)
-    for j, v in enumerate(names):
-        x = table.column(v).cast(pl.Float64)
+    exprs = []
+    for v in names:
+        e = pl.col(v).cast(pl.Float64)
         if codes:
-            x = pl.select(pl.when(pl.lit(x).is_in(pl.Series(codes).implode())).then(None).otherwise(pl.lit(x))).to_series()
-        out[:, j] = x.fill_null(float("nan")).to_numpy()
-    return out
+            e = pl.when(e.is_in(pl.Series(codes, dtype=pl.Float64).implode())).then(None).otherwise(e)
+        exprs.append(e.fill_null(float("nan")).alias(v))
+    out = table.frame.select(exprs).to_numpy(order="fortran")
+    return np.asfortranarray(out, dtype=np.float64)
 
 
 def encode_pair(name: str, table_o, table_p, missing) -> tuple[np.ndarray, np.ndarray, list]:

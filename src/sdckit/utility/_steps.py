@@ -43,12 +43,19 @@ def _change_counts(mo, mp, neq) -> RenamedKeys:
     }, CHANGES_RENAMED)
 
 
-def changes(inp) -> dict:
-    """Per variable, the records changed, suppressed and imputed (``changes``)."""
+def changes(inp, absdiff=None) -> dict:
+    """Per variable, the records changed, suppressed and imputed (``changes``). ``absdiff``:
+    |X - Y| of the continuous variables when already computed."""
     out = {}
     for v in inp.names:
         if inp.scales[v] == "continuous":
-            x, y = inp.X[:, inp.cont.index(v)], inp.Y[:, inp.cont.index(v)]
+            k = inp.cont.index(v)
+            d = None if absdiff is None else absdiff[:, k]
+            if d is not None and not np.isnan(d.sum()):  # nothing missing: changed <=> |x - x'| > 0
+                out[v] = RenamedKeys(dict.fromkeys(CHANGES_RENAMED.values(), 0) | {
+                    "n_changed": int(np.count_nonzero(d > 0))}, CHANGES_RENAMED)
+                continue
+            x, y = inp.X[:, k], inp.Y[:, k]
             out[v] = _change_counts(np.isnan(x), np.isnan(y), x != y)
         else:
             e = inp.coded[v]
@@ -56,9 +63,10 @@ def changes(inp) -> dict:
     return {"changes": out}
 
 
-def distances(inp) -> dict:
+def distances(inp, absdiff=None) -> dict:
     """Mlodak's lambda and lambda_j (distances d(x, x') per record and variable), and the
-    Domingo-Ferrer & Torra categorical distance (ordinal distances divided by R)."""
+    Domingo-Ferrer & Torra categorical distance (ordinal distances divided by R).
+    ``absdiff``: |X - Y| of the continuous variables when already computed."""
     n, m = inp.n, len(inp.names)
     total = np.zeros(n)
     dist = np.empty((n, m)) if inp.records else None
@@ -67,7 +75,8 @@ def distances(inp) -> dict:
     for j, v in enumerate(inp.names):
         if inp.scales[v] == "continuous":
             k = inp.cont.index(v)
-            d = K.continuous_distance(inp.X[:, k], inp.Y[:, k], inp.suppressed, inp.continuous_distance)
+            d = K.continuous_distance(inp.X[:, k], inp.Y[:, k], inp.suppressed, inp.continuous_distance,
+                                      None if absdiff is None else absdiff[:, k])
         elif inp.scales[v] == "nominal":
             e = inp.coded[v]
             d = K.nominal_distance(e.codes_o, e.codes_p)
@@ -89,11 +98,11 @@ def distances(inp) -> dict:
 # ----------------------------------------------------------------------------------------------
 # continuous variables
 # ----------------------------------------------------------------------------------------------
-def continuous_statistics(inp) -> tuple[dict, tuple]:
+def continuous_statistics(inp, absdiff=None) -> tuple[dict, tuple]:
     """What several continuous measures share, computed once: the per-variable sums of the
     paired differences (IL1 family, X - X' discrepancies) and the means and covariances of
     each file when it has no missing value (covariance discrepancies, eigenvalues, gamma)."""
-    return K.column_stats(inp.X, inp.Y, inp.bound), (K.moments(inp.X), K.moments(inp.Y))
+    return K.column_stats(inp.X, inp.Y, inp.bound, absdiff), (K.moments(inp.X), K.moments(inp.Y))
 
 
 def il1_family(inp, stats: dict, notes: list) -> dict:

@@ -17,6 +17,7 @@ is in :mod:`.results`.
 from __future__ import annotations
 
 import warnings
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -231,13 +232,17 @@ def information_loss(original, protected, variables, *, scales=None, missing=Non
         ctbil_dim=ctbil_dim, ebil_base=ebil_base, gamma_method=gamma_method, robust=robust, seed=seed,
         new_categories=new_categories, records=records)
     notes: list[tuple[str, bool]] = []
-    fields_ = {**steps.changes(inp), **steps.distances(inp)}
-    moments = None
-    if inp.cont:
-        stats, moments = steps.continuous_statistics(inp)
-        fields_.update(steps.il1_family(inp, stats, notes))
-        fields_.update(steps.discrepancies(inp, stats, moments))
-        fields_.update(steps.eigen_losses(inp, moments, notes))
+    absdiff = steps.K.abs_differences(inp.X, inp.Y) if inp.cont else None
+    with _Background(inp.n * len(inp.names) >= _PARALLEL_CELLS) as background:
+        lam = background.run(steps.distances, inp, absdiff)  # NumPy releases the GIL: the two halves overlap
+        fields_ = steps.changes(inp, absdiff)
+        moments = None
+        if inp.cont:
+            stats, moments = steps.continuous_statistics(inp, absdiff)
+            fields_.update(steps.il1_family(inp, stats, notes))
+            fields_.update(steps.discrepancies(inp, stats, moments))
+            fields_.update(steps.eigen_losses(inp, moments, notes))
+        fields_.update(lam.result())
     fields_.update(steps.gamma_loss(inp, moments, notes))
     fields_.update(steps.contingency_loss(inp))
     fields_.update(steps.entropy_loss(inp))
@@ -249,6 +254,31 @@ def information_loss(original, protected, variables, *, scales=None, missing=Non
         variables=inp.names, scales=inp.scales, n=inp.n, suppressed=inp.suppressed,
         continuous_distance=inp.continuous_distance, bound=inp.bound, gamma_method=inp.gamma_method,
         notes=tuple(text for text, _ in notes), backend=inp.backend, **fields_)
+
+
+#: above this many values (records x variables) the distances run in a second thread
+_PARALLEL_CELLS = 200_000
+
+
+class _Background:
+    """Run one function in a worker thread when ``enabled`` (else at once, in this thread)."""
+
+    def __init__(self, enabled: bool):
+        self.pool = ThreadPoolExecutor(max_workers=1) if enabled else None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.pool is not None:
+            self.pool.shutdown(wait=True)
+
+    def run(self, fn, *args) -> Future:
+        if self.pool is not None:
+            return self.pool.submit(fn, *args)
+        done: Future = Future()
+        done.set_result(fn(*args))
+        return done
 
 
 # ----------------------------------------------------------------------------------------------
@@ -273,8 +303,9 @@ def _validate_information_loss(original, protected, variables, *, scales, missin
     declared, orders = _declared_scales(scales, names, problems)
     raise_problems(problems, missing_column=bool(absent))
     scale = {}
+    kinds = (access.column_kinds(t_o, names), access.column_kinds(t_p, names))
     for v in names:
-        s = _scale_of(v, original, t_o, t_p, declared, orders, problems)
+        s = _scale_of(v, (kinds[0][v], kinds[1][v]), original, t_o, t_p, declared, orders, problems)
         if s is not None:
             scale[v] = s
     raise_problems(problems)
@@ -348,10 +379,11 @@ def _declared_scales(scales, names, problems) -> tuple[dict, dict]:
     return declared, {v: o for v, o in orders.items() if v in declared}
 
 
-def _scale_of(v, native, t_o, t_p, declared, orders, problems) -> str | None:
-    """The scale of variable v: declared, else inferred from the column types; checks that the
-    two files hold the same kind of values. Records an ordinal order found in the data."""
-    ko, kp = access.column_kind(t_o, v), access.column_kind(t_p, v)
+def _scale_of(v, kinds, native, t_o, t_p, declared, orders, problems) -> str | None:
+    """The scale of variable v: declared, else inferred from the column kinds (original,
+    protected); checks that the two files hold the same kind of values. Records an ordinal
+    order found in the data."""
+    ko, kp = kinds
     for label, k, t in (("original", ko, t_o), ("protected", kp, t_p)):
         if k == "other":
             problems.append(f"variables: column {v} of the {label} file has type {access.dtype_name(t, v)}; "
@@ -395,7 +427,9 @@ def _scale_of(v, native, t_o, t_p, declared, orders, problems) -> str | None:
 
 def _check_finite(M, names, label, problems) -> None:
     """Infinite values are refused (a distance or a variance with them means nothing)."""
-    if M.size and not np.isfinite(np.nanmax(np.abs(M), initial=0.0)):
+    with np.errstate(invalid="ignore", over="ignore"):
+        total = M.sum()
+    if M.size and not np.isfinite(total):  # a NaN (missing), an infinite value or an overflow
         for j, v in enumerate(names):
             k = int(np.count_nonzero(np.isinf(M[:, j])))
             if k:
