@@ -10,10 +10,14 @@ Contents
 * :func:`relative_interval_counts`, :func:`joint_relative_interval_counts` - the a-priori
   relative-interval rule (F.3.2).
 * :func:`mcd` - Minimum Covariance Determinant, from :mod:`sdckit._core.robust` (the one
-  implementation, shared with the robust eigenvalue loss), used by F.4 and F.5.
+  implementation, shared with the robust eigenvalue loss), used by F.4 and F.5;
+  :func:`largest_ties` and :func:`weakest_direction` explain why a robust covariance is
+  singular.
 * :func:`rmd_risk` - sdcMicro ``dRiskRMD`` (F.4).
 * :func:`univariate_outliers`, :func:`robust_distances` - F.5.
-* :func:`confidentiality` - Seri's confidentiality plot quantities (F.6).
+* :func:`confidentiality` - Seri's confidentiality plot quantities (F.6), exact by one pass
+  over all pairs (:func:`pair_pass`) after a sampled bracket of the critical distance;
+  :func:`kth_smallest_nonlink` is the two-pass radix selection it falls back on.
 """
 
 from __future__ import annotations
@@ -24,11 +28,14 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 # the MCD lives in the shared robust-statistics module; ``mcd`` is re-exported for the risk layer
-from .robust import mahalanobis_sq, mcd
+from .robust import h_alpha_n, mahalanobis_sq, mcd
 
 __all__ = [
     "mcd",
+    "h_alpha_n",
     "mahalanobis_sq",
+    "largest_ties",
+    "weakest_direction",
     "interval_at_risk",
     "relative_interval_counts",
     "joint_relative_interval_counts",
@@ -38,14 +45,16 @@ __all__ = [
     "robust_distances",
     "confidentiality",
     "kth_smallest_nonlink",
+    "pair_pass",
+    "row_sq_norms",
 ]
 
 
 # ----------------------------------------------------------------------------------------------
 # F.3.1 interval disclosure (sdcMicro dRisk)
 # ----------------------------------------------------------------------------------------------
-def interval_at_risk(x: np.ndarray, y: np.ndarray, k: float) -> tuple[np.ndarray, np.ndarray]:
-    """Per-record flag: every comparable original value lies in ``y_j +- k sd(y_j)``.
+def interval_at_risk(x: np.ndarray, y: np.ndarray, width: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per-record flag: every comparable original value lies in ``y_j +- width sd(y_j)``.
 
     Returns ``(at_risk, sd)`` where ``sd`` is the standard deviation (n - 1, missing values
     removed) of each protected variable. Comparisons involving a missing value are skipped,
@@ -54,8 +63,8 @@ def interval_at_risk(x: np.ndarray, y: np.ndarray, k: float) -> tuple[np.ndarray
     with np.errstate(invalid="ignore", divide="ignore"):
         counts = np.sum(~np.isnan(y), axis=0)
         sd = np.where(counts > 1, np.nanstd(y, axis=0, ddof=1) if y.shape[0] > 1 else np.nan, np.nan)
-    lo = y - k * sd
-    hi = y + k * sd
+    lo = y - width * sd
+    hi = y + width * sd
     outside = (x < lo) | (x > hi)  # NaN compares False: skipped
     return ~outside.any(axis=1), sd
 
@@ -160,6 +169,35 @@ def joint_relative_interval_counts(X: np.ndarray, p: float, groups: np.ndarray |
 
 
 # ----------------------------------------------------------------------------------------------
+# robust covariance diagnostics (F.4, F.5)
+# ----------------------------------------------------------------------------------------------
+def largest_ties(X: np.ndarray) -> np.ndarray:
+    """Per column, the largest number of records sharing one value (missing values ignored).
+
+    When it reaches the MCD subset size h, an h-subset exists on which the column is constant:
+    the minimum covariance determinant is 0 (an exact fit) and the robust scale of the column
+    is 0.
+    """
+    out = np.zeros(X.shape[1], dtype=np.int64)
+    for j in range(X.shape[1]):
+        c = X[:, j]
+        c = np.sort(c[~np.isnan(c)])
+        if c.size:
+            starts = np.flatnonzero(np.concatenate([[True], c[1:] != c[:-1], [True]]))
+            out[j] = int(np.diff(starts).max())
+    return out
+
+
+def weakest_direction(cov: np.ndarray) -> tuple[float, np.ndarray]:
+    """``(ratio, v)``: the smallest over the largest eigenvalue of a covariance matrix and the
+    unit eigenvector of the smallest one (the direction in which the data are flattest)."""
+    w, V = np.linalg.eigh(cov)
+    top = float(w[-1])
+    ratio = float(w[0]) / top if top > 0 else 0.0
+    return ratio, V[:, 0]
+
+
+# ----------------------------------------------------------------------------------------------
 # F.4 robust Mahalanobis distance intervals (sdcMicro dRiskRMD)
 # ----------------------------------------------------------------------------------------------
 def nearest_other_distance(Z: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -171,38 +209,38 @@ def nearest_other_distance(Z: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return d[:, 1]  # the row itself is at distance 0, so the second is the nearest other
 
 
-def rmd_risk(zx: np.ndarray, zy: np.ndarray, cov: np.ndarray, center: np.ndarray, k: float, k2: float):
+def rmd_risk(zx: np.ndarray, zy: np.ndarray, cov: np.ndarray, center: np.ndarray, width: float, width2: float):
     """dRiskRMD on standardised matrices (spec F.4 steps 3-6).
 
     Returns ``(rmd, in_interval, isolated)``: RMD_i = 0.05 sqrt(md^2), ``in_interval`` = some
-    protected value strictly inside ``z_ij +- k RMD_i`` (OR over variables), ``isolated`` =
-    in_interval and the nearest other protected record is farther than ``k2``.
+    protected value strictly inside ``z_ij +- width RMD_i`` (OR over variables), ``isolated``
+    = in_interval and the nearest other protected record is farther than ``width2``.
     """
     rmd = 0.05 * np.sqrt(np.maximum(mahalanobis_sq(zx, center, cov), 0.0))
-    half = (k * rmd)[:, None]
+    half = (width * rmd)[:, None]
     w = ((zy < zx + half) & (zy > zx - half)).any(axis=1)
     rows = np.flatnonzero(w)
     iso = np.zeros_like(w)
-    iso[rows] = nearest_other_distance(zy, rows) > k2
+    iso[rows] = nearest_other_distance(zy, rows) > width2
     return rmd, w, iso
 
 
 # ----------------------------------------------------------------------------------------------
 # F.5 outliers
 # ----------------------------------------------------------------------------------------------
-def univariate_outliers(X: np.ndarray, percentile: float) -> tuple[np.ndarray, np.ndarray]:
+def univariate_outliers(X: np.ndarray, quantile: float) -> tuple[np.ndarray, np.ndarray]:
     """Flags ``x_ij > q_j`` (q_j = R type-7 quantile, missing values removed) and the q_j."""
-    q = np.array([np.quantile(c[~np.isnan(c)], percentile) if np.any(~np.isnan(c)) else np.nan
+    q = np.array([np.quantile(c[~np.isnan(c)], quantile) if np.any(~np.isnan(c)) else np.nan
                   for c in X.T])
     with np.errstate(invalid="ignore"):
         return X > q, q
 
 
-def robust_distances(X: np.ndarray, alpha: float = 0.5, seed: int = 0):
+def robust_distances(X: np.ndarray, fraction: float = 0.5, seed: int = 0):
     """Robust distances sqrt(mahalanobis(x, MCD centre, MCD cov)) for complete rows (NaN else)."""
     ok = ~np.isnan(X).any(axis=1)
     rd = np.full(X.shape[0], np.nan)
-    est = mcd(X[ok], alpha, seed=seed)
+    est = mcd(X[ok], fraction, seed=seed)
     rd[ok] = np.sqrt(np.maximum(mahalanobis_sq(X[ok], est.center, est.cov), 0.0))
     return rd, est
 
@@ -210,49 +248,222 @@ def robust_distances(X: np.ndarray, alpha: float = 0.5, seed: int = 0):
 # ----------------------------------------------------------------------------------------------
 # F.6 Seri's confidentiality plot
 # ----------------------------------------------------------------------------------------------
-def _chunk_rows(n: int, m: int, budget: int = 4_000_000) -> int:
-    return max(1, min(n, budget // max(m, 1)))
+# Every distance is computed the same way: d^2(x, y) = sum_j (y_j - x_j)^2 summed in variable
+# order, z(x, y) = fl(sqrt(d^2)) / ||y||. Within one protected record y_i, z is a
+# non-decreasing function of d^2, so "z < t" is "d^2 < D_i(t)" for one threshold D_i(t) per
+# record; the pass over all n^2 pairs compares squared distances only.
+
+_BLOCK = 1 << 19  # pair distances per block: 4 MB, cache friendly
 
 
-def _z_block(Y, X, ynorm, lo, hi):
-    """z(x, y) = ||y - x|| / ||y|| for protected rows lo:hi against every original row."""
-    diff = Y[lo:hi, None, :] - X[None, :, :]
-    with np.errstate(divide="ignore", invalid="ignore"):  # an all-zero protected record: z = inf
-        return np.sqrt(np.einsum("ijk,ijk->ij", diff, diff)) / ynorm[lo:hi, None]
+def row_sq_norms(A: np.ndarray) -> np.ndarray:
+    """sum_j A_ij^2 per row, summed in column order (the order of the pair distances)."""
+    out = A[:, 0] * A[:, 0]
+    for j in range(1, A.shape[1]):
+        out = out + A[:, j] * A[:, j]
+    return out
+
+
+def _block_sq_dist(XT: np.ndarray, Y: np.ndarray, lo: int, hi: int, out: np.ndarray, tmp: np.ndarray) -> np.ndarray:
+    """d^2(x_j, y_i) for protected rows lo:hi (rows of the block) against every original x_j."""
+    r = hi - lo
+    d2, t = out[:r], tmp[:r]
+    np.subtract(Y[lo:hi, 0, None], XT[0][None, :], out=d2)
+    np.multiply(d2, d2, out=d2)
+    for j in range(1, XT.shape[0]):
+        np.subtract(Y[lo:hi, j, None], XT[j][None, :], out=t)
+        np.multiply(t, t, out=t)
+        np.add(d2, t, out=d2)
+    return d2
+
+
+def _z(d2, ynorm):
+    with np.errstate(divide="ignore", invalid="ignore"):  # an all-zero protected record: z = inf (NaN at 0)
+        return np.sqrt(d2) / ynorm
+
+
+def _sq_threshold(t: float, ynorm: np.ndarray) -> np.ndarray | None:
+    """Per record, the smallest d^2 with z = fl(sqrt(d^2)) / ||y_i|| >= t, so that z < t iff
+    d^2 below it (0 for records with ||y_i|| = 0, whose z are infinite or NaN; inf when t is
+    inf). None if the search did not settle (the caller then falls back)."""
+    ok = ynorm > 0
+    if t == math.inf:
+        return np.where(ok, np.inf, 0.0)
+    yn = np.where(ok, ynorm, 1.0)
+    with np.errstate(over="ignore"):
+        d = np.square(t * yn)
+    for _ in range(64):  # step down while the float below still reaches t
+        prev = np.nextafter(d, 0.0)
+        move = (d > 0) & (_z(prev, yn) >= t)
+        if not move.any():
+            break
+        d = np.where(move, prev, d)
+    else:
+        return None
+    for _ in range(64):  # step up until t is reached
+        move = _z(d, yn) < t
+        if not move.any():
+            break
+        d = np.where(move, np.nextafter(d, np.inf), d)
+    else:
+        return None
+    return np.where(ok, d, 0.0)
+
+
+def pair_pass(X: np.ndarray, Y: np.ndarray, below: np.ndarray, upto: np.ndarray | None,
+              max_candidates: int = 20_000_000):
+    """One pass over all non-link pairs (i, j), i != j, in blocks of protected records.
+
+    Returns ``(n_below, cand_rows, cand_d2, nearest_d2)``: per record i the number of j with
+    d^2 < ``below[i]``; the pairs with ``below[i] <= d^2 < upto[i]`` (none when ``upto`` is
+    None) as record and squared distance; per record the smallest non-link d^2. ``cand_rows``
+    is None when there are more than ``max_candidates`` pairs in between.
+    """
+    n = X.shape[0]
+    XT = np.ascontiguousarray(X.T)
+    step = max(1, min(n, _BLOCK // max(n, 1)))
+    out, tmp = np.empty((step, n)), np.empty((step, n))
+    n_below = np.zeros(n, dtype=np.int64)
+    nearest = np.full(n, np.inf)
+    rows, vals, kept = [], [], 0
+    for lo in range(0, n, step):
+        hi = min(n, lo + step)
+        d2 = _block_sq_dist(XT, Y, lo, hi, out, tmp)
+        d2[np.arange(hi - lo), np.arange(lo, hi)] = np.inf  # drop the link pairs
+        low = d2 < below[lo:hi, None]
+        n_below[lo:hi] = np.count_nonzero(low, axis=1)
+        if upto is not None and rows is not None:
+            mask = d2 < upto[lo:hi, None]
+            mask &= ~low
+            flat = np.flatnonzero(mask)
+            kept += flat.size
+            if kept > max_candidates:
+                rows = vals = None
+            else:
+                rows.append(flat // n + lo)
+                vals.append(d2.ravel()[flat])
+        nearest[lo:hi] = d2.min(axis=1)
+    if rows is None or upto is None:
+        return n_below, None, None, nearest
+    return n_below, np.concatenate(rows), np.concatenate(vals), nearest
+
+
+def _z_block(XT, Y, ynorm, lo, hi, out, tmp):
+    """z(x_j, y_i) for protected rows lo:hi against every original row (link pairs included)."""
+    d2 = _block_sq_dist(XT, Y, lo, hi, out, tmp)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.sqrt(d2, out=d2) / ynorm[lo:hi, None]
 
 
 def kth_smallest_nonlink(X: np.ndarray, Y: np.ndarray, k: int) -> float:
     """The k-th smallest (1-based) non-link distance z(x_j, y_i), i != j, computed exactly by a
-    two-pass radix selection over streamed blocks (memory O(block), time O(n^2 p))."""
+    two-pass radix selection over streamed blocks (memory O(block), time O(n^2 p)); NaN
+    ranks after infinity."""
     n = X.shape[0]
-    ynorm = np.sqrt(np.einsum("ij,ij->i", Y, Y))
-    step = _chunk_rows(n, n * X.shape[1])
+    XT = np.ascontiguousarray(X.T)
+    ynorm = np.sqrt(row_sq_norms(Y))
+    step = max(1, min(n, _BLOCK // max(n, 1)))
+    out, tmp = np.empty((step, n)), np.empty((step, n))
     shift = np.uint64(44)  # sign + exponent + 8 mantissa bits: bins of relative width 1/256
     nb = 1 << 20
-    hist = np.zeros(nb, dtype=np.int64)
+
+    def bins_of(lo, hi):
+        z = _z_block(XT, Y, ynorm, lo, hi, out, tmp)
+        bits = np.minimum((z.view(np.uint64) >> shift).astype(np.int64), nb - 1)
+        bits[np.arange(hi - lo), np.arange(lo, hi)] = nb  # the link pairs go to a bin of their own
+        return z.ravel(), bits.ravel()
+
+    hist = np.zeros(nb + 1, dtype=np.int64)
     for lo in range(0, n, step):
-        hi = min(n, lo + step)
-        z = _z_block(Y, X, ynorm, lo, hi)
-        z[np.arange(hi - lo), np.arange(lo, hi)] = np.inf  # drop the link pairs
-        bits = (z.ravel().view(np.uint64) >> shift).astype(np.int64)
-        hist += np.bincount(np.minimum(bits, nb - 1), minlength=nb)
-    cum = np.cumsum(hist)
+        hist += np.bincount(bins_of(lo, min(n, lo + step))[1], minlength=nb + 1)
+    cum = np.cumsum(hist[:nb])
     b = int(np.searchsorted(cum, k))  # bin holding the k-th value
     before = int(cum[b - 1]) if b > 0 else 0
     vals = []
     for lo in range(0, n, step):
-        hi = min(n, lo + step)
-        z = _z_block(Y, X, ynorm, lo, hi)
-        z[np.arange(hi - lo), np.arange(lo, hi)] = np.inf
-        zr = z.ravel()
-        bits = np.minimum((zr.view(np.uint64) >> shift).astype(np.int64), nb - 1)
+        zr, bits = bins_of(lo, min(n, lo + step))
         vals.append(zr[bits == b])
     vals = np.concatenate(vals)
     return float(np.partition(vals, k - before - 1)[k - before - 1])
 
 
+def _sampled_bracket(X, Y, ynorm, k, rng, sample: int, spread: float = 6.0):
+    """(t_lo, t_hi) holding the k-th smallest non-link z with overwhelming probability, from the
+    order statistics of ``sample`` uniformly drawn non-link pairs (``spread`` standard errors
+    of the sample rank either side). Correctness does not rest on it: the exact pass checks."""
+    n = X.shape[0]
+    U = n * (n - 1)
+    if U <= 2 * sample:
+        return 0.0, math.inf
+    i = rng.integers(0, n, sample)
+    j = rng.integers(0, n - 1, sample)
+    j = j + (j >= i)  # uniform over j != i
+    zs = np.sort(_z(row_sq_norms(Y[i] - X[j]), ynorm[i]))  # NaN sort last
+    q = k / U
+    r, sd = q * sample, math.sqrt(sample * q * (1.0 - q))
+    lo_i, hi_i = math.floor(r - spread * sd) - 2, math.ceil(r + spread * sd) + 2
+    t_lo = float(zs[lo_i]) if lo_i >= 0 else 0.0
+    t_hi = float(zs[hi_i]) if hi_i < sample else math.inf
+    return t_lo, (math.inf if math.isnan(t_hi) else t_hi)
+
+
+def _exact_delta(X, Y, ynorm, dlink2, k, bracket):
+    """delta (the k-th smallest non-link z), neighbour counts and nearest non-link d^2 by one
+    pass inside ``bracket``; None when the bracket misses or does not settle (then fall back)."""
+    t_lo, t_hi = bracket
+    if not (math.isfinite(t_lo) and t_lo <= t_hi):
+        return None
+    below = _sq_threshold(t_lo, ynorm)
+    upto = _sq_threshold(math.nextafter(t_hi, math.inf), ynorm) if t_hi < math.inf else _sq_threshold(math.inf, ynorm)
+    if below is None or upto is None:
+        return None
+    n_below, rows, d2, nearest = pair_pass(X, Y, below, upto)
+    need = k - int(n_below.sum())
+    if rows is None or not 1 <= need <= rows.size:
+        return None
+    z = _z(d2, ynorm[rows])
+    delta = float(np.partition(z, need - 1)[need - 1])
+    if math.isnan(delta):
+        return None
+    nbrs = n_below + np.bincount(rows[z < delta], minlength=X.shape[0]) + (_z(dlink2, ynorm) < delta)
+    return delta, nbrs, nearest
+
+
+def _exact_confidentiality(X, Y, ynorm, dlink2, k, rng, sample):
+    """delta, neighbour counts nb(y_i) (true partner included) and nearest non-link d^2 per
+    record, exactly: a sampled bracket and one pass; otherwise the radix selection and a
+    counting pass."""
+    got = _exact_delta(X, Y, ynorm, dlink2, k, _sampled_bracket(X, Y, ynorm, k, rng, sample))
+    if got is not None:
+        return got
+    delta = kth_smallest_nonlink(X, Y, k)
+    below = np.zeros(X.shape[0]) if math.isnan(delta) else _sq_threshold(delta, ynorm)  # z < NaN: never
+    if below is None:  # pragma: no cover - _sq_threshold settles within a few ulps
+        raise FloatingPointError("confidentiality: could not place the critical distance")
+    n_below, _, _, nearest = pair_pass(X, Y, below, None)
+    return delta, n_below + (_z(dlink2, ynorm) < delta), nearest
+
+
+def _sampled_confidentiality(X, Y, ynorm, alpha, rng, sample_pairs):
+    """delta estimated from ``sample_pairs`` uniformly drawn non-link pairs; neighbour counts and
+    nearest other original from a k-d tree on the original records."""
+    n = X.shape[0]
+    i = rng.integers(0, n, sample_pairs)
+    j = rng.integers(0, n - 1, sample_pairs)
+    j = j + (j >= i)  # uniform over j != i
+    z = _z(row_sq_norms(Y[i] - X[j]), ynorm[i])
+    kk = max(1, math.ceil(alpha * sample_pairs))
+    delta = float(np.partition(z, kk - 1)[kk - 1])
+    tree = cKDTree(X)
+    r = np.nextafter(delta * ynorm, 0.0)
+    nbrs = tree.query_ball_point(Y, r, return_length=True).astype(np.int64)
+    d, idx = tree.query(Y, k=2, workers=-1)
+    first_other = np.where(idx[:, 0] == np.arange(n), d[:, 1], d[:, 0])
+    return delta, nbrs, first_other
+
+
 def confidentiality(X: np.ndarray, Y: np.ndarray, alpha: float, *, exact_limit: int = 20000,
-                    sample_pairs: int = 10**7, seed: int = 0):
+                    sample_pairs: int = 10**7, bracket_pairs: int = 10**6, seed: int = 0):
     """Seri's confidentiality-plot quantities (spec F.6).
 
     Returns a dict with ``delta`` (alpha-quantile z_(ceil(alpha |U|)) of the non-link
@@ -260,50 +471,33 @@ def confidentiality(X: np.ndarray, Y: np.ndarray, alpha: float, *, exact_limit: 
     partner included), ``perturbation`` IL_i = ||y_i - x_i|| / ||x_i||, ``nearest_correct``
     (the true partner is at the smallest distance; ties count as correct), ``in_neighbourhood``
     (z(x_i, y_i) < delta) and ``exact`` (False when delta was estimated from sampled pairs).
+
+    For n <= ``exact_limit`` everything is exact: ``bracket_pairs`` sampled non-link pairs
+    bracket delta, and one pass over all pairs counts the pairs below the bracket and keeps
+    the few inside it (a miss, which the pass detects, falls back to the two-pass radix
+    selection). Time O(n^2 p), memory O(n + pairs in the bracket).
     """
     n = X.shape[0]
     U = n * (n - 1)
-    ynorm = np.sqrt(np.einsum("ij,ij->i", Y, Y))
-    xnorm = np.sqrt(np.einsum("ij,ij->i", X, X))
-    dl = Y - X
-    dlink = np.sqrt(np.einsum("ij,ij->i", dl, dl))
+    rng = np.random.default_rng(seed)
+    ynorm = np.sqrt(row_sq_norms(Y))
+    dlink2 = row_sq_norms(Y - X)
+    dlink = np.sqrt(dlink2)
     with np.errstate(divide="ignore", invalid="ignore"):
-        perturbation = dlink / xnorm
+        perturbation = dlink / np.sqrt(row_sq_norms(X))
         zlink = dlink / ynorm
     k = max(1, math.ceil(alpha * U))
-    if n <= exact_limit:
-        delta = kth_smallest_nonlink(X, Y, k)
-        exact = True
+    exact = n <= exact_limit
+    if exact:
+        delta, nbrs, nearest_d2 = _exact_confidentiality(X, Y, ynorm, dlink2, k, rng, bracket_pairs)
+        nearest_other = _z(nearest_d2, ynorm)
     else:
-        rng = np.random.default_rng(seed)
-        i = rng.integers(0, n, sample_pairs)
-        j = rng.integers(0, n - 1, sample_pairs)
-        j = j + (j >= i)  # uniform over j != i
-        dd = Y[i] - X[j]
-        z = np.sqrt(np.einsum("ij,ij->i", dd, dd)) / ynorm[i]
-        kk = max(1, math.ceil(alpha * sample_pairs))
-        delta = float(np.partition(z, kk - 1)[kk - 1])
-        exact = False
-    nbrs = np.zeros(n, dtype=np.int64)
-    nearest_other = np.full(n, np.inf)
-    if n <= exact_limit:
-        step = _chunk_rows(n, n * X.shape[1])
-        for lo in range(0, n, step):
-            hi = min(n, lo + step)
-            z = _z_block(Y, X, ynorm, lo, hi)
-            nbrs[lo:hi] = np.count_nonzero(z < delta, axis=1)
-            z[np.arange(hi - lo), np.arange(lo, hi)] = np.inf
-            nearest_other[lo:hi] = z.min(axis=1) if n > 1 else np.inf
-    else:
-        tree = cKDTree(X)
-        r = np.nextafter(delta * ynorm, 0.0)
-        nbrs = tree.query_ball_point(Y, r, return_length=True).astype(np.int64)
-        d, idx = tree.query(Y, k=2, workers=-1)
-        first_other = np.where(idx[:, 0] == np.arange(n), d[:, 1], d[:, 0])
-        nearest_other = first_other / ynorm
+        delta, nbrs, first_other = _sampled_confidentiality(X, Y, ynorm, alpha, rng, sample_pairs)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            nearest_other = first_other / ynorm
     return {
         "delta": delta,
-        "neighbours": nbrs,
+        "neighbours": np.asarray(nbrs, dtype=np.int64),
         "perturbation": perturbation,
         "link_distance": zlink,
         "nearest_correct": zlink <= nearest_other,

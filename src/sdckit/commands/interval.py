@@ -1,16 +1,23 @@
-"""``sdckit interval``: the a-priori relative-interval rule for continuous variables (spec F.3.2)."""
+"""``sdckit interval``: the a-priori relative-interval rule for continuous variables."""
 
 from __future__ import annotations
 
 from . import (
-    Progress, add_output_options, name_list, progress_enabled, read_input, report, split_list,
+    Progress,
+    add_missing_options,
+    add_output_options,
+    name_list,
+    progress_enabled,
+    read_input,
+    report,
+    split_list,
 )
 
 
 def register(sub) -> None:
     f = sub.add_parser("interval", help="relative-interval rule for continuous variables (a priori)",
                        description="Values with fewer than --c-min records within p times their absolute "
-                                   "value are unsafe (S000's relative interval; no protected file needed).")
+                                   "value are unsafe (a relative interval around each value; no protected file needed).")
     f.add_argument("data", help="data file: .csv, .tsv, .parquet, .sav, .dta, .sas7bdat, .xpt")
     f.add_argument("--vars", required=True, help="comma-separated numeric variables")
     f.add_argument("--keys", help="count only within the same combination of these categorical keys")
@@ -18,7 +25,7 @@ def register(sub) -> None:
     f.add_argument("--c-min", dest="c_min", type=int, default=3,
                    help="a value is unsafe with fewer records in its interval (default 3)")
     f.add_argument("--joint", action="store_true", help="also count records inside all intervals at once")
-    f.add_argument("--na-values", dest="na_values", help="strings read as missing from text files (default: empty and NA)")
+    add_missing_options(f)
     add_output_options(f, records="per-record counts and unsafe flags")
     f.set_defaults(func=run)
 
@@ -32,7 +39,8 @@ def run(args) -> int:
     prog.step("reading data")
     data = read_input(args.data, keys, args.na_values)
     prog.step("counting records in the intervals")
-    res = relative_interval_risk(data, names, p=args.p, c_min=args.c_min, joint=args.joint, keys=keys or None)
+    res = relative_interval_risk(data, names, p=args.p, c_min=args.c_min, joint=args.joint, keys=keys or None,
+                                 missing=split_list(args.missing) or None)
     prog.step("writing output")
     prog.close()
     return report(args, res, "relative_interval", data=args.data)
