@@ -69,7 +69,8 @@ def test_no_upward_imports():
             if rel.startswith("_core/"):
                 assert n.level == 1, f"{rel} imports from outside _core ({'.' * n.level}{n.module})"
             if rel.startswith("engines/") and n.level == 2:
-                assert target in ("_core", "_errors", "_validation"), f"{rel} imports sdckit.{target}"
+                # the file readers (io) open paths for the engine; nothing above the engines
+                assert target in ("_core", "_errors", "_validation", "io"), f"{rel} imports sdckit.{target}"
 
 
 def _code_lines(func_node: ast.AST, source_lines: list[str]) -> int:
