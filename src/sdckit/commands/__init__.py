@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
 
 from .._errors import SdcError
@@ -19,25 +18,27 @@ __all__ = ["Progress", "add_key_options", "add_missing_options", "add_output_opt
 
 
 class Progress:
-    """A small stage progress bar on stderr (shown for long runs on a terminal, or forced)."""
+    """Per-stage progress of a command on stderr: ``step(label)`` finishes the stage before and
+    names the one that starts, ``close()`` finishes the last; the bar counts finished stages
+    and shows the running stage's name and the elapsed time (tqdm when installed)."""
 
     def __init__(self, stages: int, enabled: bool):
-        self.stages, self.enabled, self.done, self.t0 = stages, enabled, 0, time.perf_counter()
+        from .._progress import Progress as _Bar
+
+        self._bar = _Bar(stages, "sdckit", enabled, unit="step", leave=True)
+        self._started = False
 
     def step(self, label: str) -> None:
-        if not self.enabled:
-            return
-        self.done += 1
-        width = 24
-        filled = int(width * self.done / self.stages)
-        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.stages} {label:<28}"
-                         f" {time.perf_counter() - self.t0:6.1f}s")
-        sys.stderr.flush()
+        if self._started:
+            self._bar.update(1)
+        self._started = True
+        self._bar.step(label)
 
     def close(self) -> None:
-        if self.enabled:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
+        if self._started:
+            self._bar.update(1)
+            self._started = False
+        self._bar.close()
 
 
 def split_list(value: str | None) -> list[str]:
