@@ -294,3 +294,18 @@ def test_content_order_is_row_order_free_and_pairs_files():
     k = R.content_key(X)
     assert np.all((k >= 0) & (k < 1))
     assert np.array_equal(k[:50], k[50:100])
+
+
+@pytest.mark.parametrize("n", [700, 3000])
+def test_block_size_of_the_distances_changes_nothing(n, monkeypatch):
+    # the C-steps compute distances in blocks of estimates (a cache-sized memory budget); each
+    # distance is the same sequence of operations whatever the block, so the estimate is
+    # bit-for-bit the same with blocks of one estimate and with all estimates in one block
+    x = np.random.default_rng(n).standard_t(3, size=(n, 4))
+    results = []
+    for budget in (1, 10**9):
+        monkeypatch.setattr(R, "_DISTANCE_BUDGET", budget)
+        results.append([R.mcd(x, seed=1, **settings) for settings in ({}, INFOLOSS)])
+    for a, b in zip(*results):
+        assert np.array_equal(a.best, b.best) and np.array_equal(a.cov, b.cov)
+        assert np.array_equal(a.center, b.center) and np.array_equal(a.weights, b.weights)

@@ -42,6 +42,10 @@ __all__ = [
 ]
 
 _BUDGET = 4_000_000  # float64 cells of one (starts, records, variables) block: about 32 MB
+#: cells of one block of (estimates, records, variables) deviations in the C-steps: about 8 MB,
+#: small enough to stay in cache (the operations per distance, hence the results, do not depend
+#: on the block size; 1e6 instead of 4e6 cells measured 15-25 % faster)
+_DISTANCE_BUDGET = 1_000_000
 
 
 # ----------------------------------------------------------------------------------------------
@@ -218,7 +222,7 @@ def _nearest(XT, mu, inv, h):
     p, n = XT.shape
     S = mu.shape[0]
     out = np.empty((S, h), dtype=np.intp)
-    step = max(1, _BUDGET // max(n * p, 1))
+    step = max(1, _DISTANCE_BUDGET // max(n * p, 1))
     for lo in range(0, S, step):
         hi = min(S, lo + step)
         d = _mahalanobis_batch(XT, mu[lo:hi], inv[lo:hi])
