@@ -702,13 +702,10 @@ def external_risk(released, external, variables, scales=None, availability=None,
     e = ExternalInput(nom_d, nom_a, ord_d, ord_a, den, con_d, con_a,
                       np.array([av[v] * scale_w for v in nom]), np.array([av[v] * scale_w for v in ordv]),
                       np.array([av[v] * scale_w for v in con]), tol, ptol)
-    if algorithm == "exact" and not con and ptol == 0:
-        from .._core.linkage_external import categorical_links
-
-        paired, link = categorical_links(e, reuse=not one_to_one)
+    if algorithm == "exact":
+        paired, link = external_exact(e, reuse=not one_to_one)
     else:
-        fn = external_exact if algorithm == "exact" else external_pairwise
-        paired, ptr, idx = fn(e)
+        paired, ptr, idx = external_pairwise(e)
         link = first_found(ptr, idx, nD, reuse=not one_to_one)
     correct = admissible = None
     if id is not None:
