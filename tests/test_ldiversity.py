@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -21,11 +20,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sdckit
-from sdckit import LDiversityResult, SdcError, l_diversity
-from sdckit._core.diversity import equivalence_classes, ldiversity_classes, multi_ldiversity_classes
-
 from conftest import DATA as _TESTDATA
 from conftest import S002_KEYS, as_backend, reference_cases
+from sdckit import LDiversityResult, SdcError, l_diversity
+from sdckit._core.diversity import equivalence_classes, ldiversity_classes, multi_ldiversity_classes
 
 DATA = _TESTDATA / "sdcmicro"
 
@@ -179,12 +177,14 @@ def test_counts_5321(c, expected):
     np.testing.assert_array_equal(res.recursive["s"], expected)
 
 
-@pytest.mark.parametrize("c", [0, -1, -0.5])
-def test_c_not_positive_replaced_by_1(c):
-    # Spec A.3: c <= 0 is replaced by 1 -> same as c = 1 (recursive 2 on counts (5,3,2,1)).
-    res = _one_class(COUNTS_5321, c=c)
-    assert res.c == 1.0
-    np.testing.assert_array_equal(res.recursive["s"], 2)
+@pytest.mark.parametrize("c", [0, -1, -0.5, 0.0])
+def test_c_not_positive_is_an_error(c):
+    # sdcMicro (and spec A.3) silently replace c <= 0 by 1, which hides a mistake: here it is an
+    # error naming c, in the public function and in the kernel
+    with pytest.raises(SdcError, match=rf"^c: got {c!r}; expected a number > 0"):
+        _one_class(COUNTS_5321, c=c)
+    with pytest.raises(ValueError, match="c must be > 0"):
+        ldiversity_classes(np.zeros(3, dtype=np.int64), 1, np.array([0, 1, 1]), c)
 
 
 def test_two_values_two_missing():
@@ -196,7 +196,7 @@ def test_two_values_two_missing():
         np.testing.assert_array_equal(res.distinct["s"], 2)
         np.testing.assert_allclose(res.entropy["s"], 2.0, rtol=1e-14)
         np.testing.assert_array_equal(res.recursive["s"], 1)
-        assert res.missing_sensitive == {"s": 2}
+        assert res.n_missing_sensitive == {"s": 2}
 
 
 def test_all_missing():
@@ -270,7 +270,7 @@ def test_result_api(s002):
     d = res.to_dict()
     json.dumps(d)  # JSON-serialisable
     assert d["min"]["distinct"] == {"Health": 1}
-    assert d["records_not_2_diverse"] == {"Health": 6}  # records 1,2,3,5,7,8 (spec A.3 Example 1)
+    assert d["n_not_2_diverse"] == {"Health": 6}  # records 1,2,3,5,7,8 (spec A.3 Example 1)
     assert d["distinct_distribution"]["Health"]["1"] == 6
     assert d["distinct_distribution"]["Health"]["2"] == 4
 
@@ -425,3 +425,77 @@ def test_kernels_directly():
     me, mr = multi_ldiversity_classes(cls, 2, s[:, None], 2)
     np.testing.assert_array_equal(me, 0)  # single sensitive variable: 0 (sdcMicro convention)
     np.testing.assert_array_equal(mr, 0)
+
+
+# ---------------------------------------------------------------------------------------------
+# strata
+# ---------------------------------------------------------------------------------------------
+def _per_stratum(data: pl.DataFrame, keys, sensitive, strata: str, c=2, missing=None) -> dict:
+    """The oracle for strata=: l_diversity run on each stratum's records alone, put back in row
+    order (allow_degenerate_keys: a key may have one category within a stratum)."""
+    n = data.height
+    out = {m: {v: np.zeros(n) for v in sensitive} for m in ("distinct", "entropy", "recursive")}
+    out["multi_entropy"], out["multi_recursive"], out["n_classes"] = np.zeros(n), np.zeros(n), 0
+    rows = data.with_row_index("_row")
+    for part in rows.partition_by(strata):
+        idx = part["_row"].to_numpy()
+        one = l_diversity(part.drop("_row"), keys, sensitive, c=c, missing=missing, allow_degenerate_keys=True)
+        for m in ("distinct", "entropy", "recursive"):
+            for v in sensitive:
+                out[m][v][idx] = getattr(one, m)[v]
+        out["multi_entropy"][idx] = one.multi_entropy
+        out["multi_recursive"][idx] = one.multi_recursive
+        out["n_classes"] += one.n_classes
+    return out
+
+
+def _assert_matches_per_stratum(res: LDiversityResult, want: dict):
+    for m in ("distinct", "entropy", "recursive"):
+        for v in res.sensitive:
+            np.testing.assert_allclose(getattr(res, m)[v], want[m][v], rtol=1e-12, err_msg=f"{m} {v}")
+    np.testing.assert_allclose(res.multi_entropy, want["multi_entropy"], rtol=1e-12)
+    np.testing.assert_array_equal(res.multi_recursive, want["multi_recursive"])
+    assert res.n_classes == want["n_classes"]
+
+
+def test_strata_equal_each_stratum_computed_alone():
+    # testdata: classes by (urbrur, roof) within each of the 8 water categories; two sensitive
+    # variables, so the multi-attribute measures are compared too
+    df = pl.read_csv(DATA / "testdata.csv")
+    keys, sensitive = ["urbrur", "roof"], ["electcon", "relat"]
+    res = l_diversity(df, keys, sensitive, strata="water", c=3)
+    _assert_matches_per_stratum(res, _per_stratum(df, keys, sensitive, "water", c=3))
+    assert res.strata == ("water",) and res.to_dict()["strata"] == ["water"]
+    assert "strata (classes formed within each)" in str(res.summary())
+    # strata only split classes: a record's l can only fall
+    whole = l_diversity(df, keys, sensitive, c=3)
+    assert res.n_classes > whole.n_classes
+    assert np.all(res.distinct["electcon"] <= whole.distinct["electcon"])
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tables, st.lists(st.integers(0, 2), min_size=30, max_size=30), st.sampled_from([1.0, 2.0, 0.5]))
+def test_strata_property(table, strata, c):
+    keys, s1, s2 = table
+    data = pl.DataFrame(_frame(keys, s1, s2)).with_columns(pl.Series("st", strata[: len(s1)]))
+    res = l_diversity(data, ["k1", "k2"], ["s1", "s2"], strata="st", c=c, allow_degenerate_keys=True)
+    _assert_matches_per_stratum(res, _per_stratum(data, ["k1", "k2"], ["s1", "s2"], "st", c=c))
+
+
+def test_strata_errors(s002):
+    with pytest.raises(SdcError, match="strata: column Residence is also used as keys"):
+        l_diversity(s002, S002_KEYS, "Health", strata="Residence")
+    with pytest.raises(SdcError, match="strata: column g is missing for 1 record"):
+        l_diversity(s002.with_columns(pl.Series("g", ["a"] * 9 + [None])), S002_KEYS, "Health", strata="g")
+
+
+# ---------------------------------------------------------------------------------------------
+# renamed and keyword-only parameters, renamed result attributes
+# ---------------------------------------------------------------------------------------------
+def test_old_names_warn_and_work(s002):
+    with pytest.warns(DeprecationWarning, match="pass c by keyword"):
+        old = l_diversity(s002, S002_KEYS, "Health", 3)
+    new = l_diversity(s002, S002_KEYS, "Health", c=3)
+    assert old.to_dict() == new.to_dict()
+    with pytest.warns(DeprecationWarning, match="missing_sensitive is now called n_missing_sensitive"):
+        assert new.missing_sensitive == new.n_missing_sensitive == {"Health": 0}

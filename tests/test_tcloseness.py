@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -19,11 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sdckit
-from sdckit import SdcError, TClosenessResult, t_closeness
-from sdckit._core.diversity import equivalence_classes, tcloseness_classes
-
 from conftest import DATA as _TESTDATA
 from conftest import S002_KEYS, as_backend
+from sdckit import SdcError, TClosenessResult, t_closeness
+from sdckit._core.diversity import equivalence_classes, tcloseness_classes
 
 DATA = _TESTDATA / "sdcmicro"
 
@@ -45,7 +43,7 @@ def test_s002_health(s002, ordered):
     assert res.n_classes == 7 and res.n_categories == {"Health": 2}
     assert res.ordered == (("Health",) if ordered else ())
     # classes above 0.25: {1,2}, {3}, {5}, {8} at 0.3 and {7} at 0.7
-    assert res.classes_above(0.25) == {"Health": 5}
+    assert res.n_classes_above(0.25) == {"Health": 5}
 
 
 def _three_categories(labels=("a", "b", "c")):
@@ -131,8 +129,8 @@ def test_missing_sensitive_excluded_and_all_missing_class_nan():
         assert np.isnan(d[5]) and np.isnan(d[6])
         assert res.max["s"] == pytest.approx(2 / 3)
         assert res.is_t_close(2 / 3 + 1e-12) and not res.is_t_close(0.5)
-        assert res.to_dict()["classes_all_missing"] == {"s": 1}
-        assert res.missing_sensitive == {"s": 4}
+        assert res.to_dict()["n_classes_all_missing"] == {"s": 1}
+        assert res.n_missing_sensitive == {"s": 4}
 
 
 def test_single_category_and_all_missing():
@@ -325,3 +323,24 @@ def test_testdata_runs_fast():
         assert np.all((d >= 0) & (d <= 1))
     # income is numeric: q = its number of distinct values
     assert res.n_categories["income"] == df["income"].n_unique()
+
+
+# ---------------------------------------------------------------------------------------------
+# renamed and keyword-only parameters, renamed result attributes
+# ---------------------------------------------------------------------------------------------
+def test_old_names_warn_and_work(s002):
+    import inspect
+
+    with pytest.warns(DeprecationWarning, match="pass ordered by keyword"):
+        old = t_closeness(s002, S002_KEYS, "Health", True)
+    new = t_closeness(s002, S002_KEYS, "Health", ordered=True)
+    assert old.to_dict() == new.to_dict()
+    with pytest.warns(DeprecationWarning, match="classes_above is now called n_classes_above"):
+        assert new.classes_above(0.25) == new.n_classes_above(0.25) == {"Health": 5}
+    with pytest.warns(DeprecationWarning, match="missing_sensitive is now called n_missing_sensitive"):
+        assert new.missing_sensitive == new.n_missing_sensitive
+    # weight (and everything after the column roles) is keyword-only
+    params = inspect.signature(t_closeness).parameters
+    assert all(params[p].kind is inspect.Parameter.KEYWORD_ONLY for p in ("ordered", "weight", "weighted"))
+    with pytest.raises(TypeError):
+        t_closeness(s002, S002_KEYS, "Health", None, "w")

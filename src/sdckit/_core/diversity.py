@@ -1,4 +1,4 @@
-"""l-diversity and t-closeness kernels on integer codes (spec A.3, A.4).
+"""l-diversity and t-closeness kernels on integer codes.
 
 Pure NumPy. Inputs are integer code vectors/matrices with ``-1`` for a missing value; outputs
 are per-class arrays (index them with the class ids to get per-record values). Everything is
@@ -74,14 +74,15 @@ def ldiversity_classes(class_ids: np.ndarray, n_classes: int, s_codes: np.ndarra
     * entropy   = exp(H), H = -sum (r/|E|) log(r/|E|) over the categories, the missing group
       being one more category when u > 0 and t > 0; 1 when t = 0
     * recursive = the largest l in 1..t with r_1 < c (r_l + ... + r_t) (1 when t <= 1; missing
-      values ignored). ``c <= 0`` is replaced by 1 (sdcMicro).
+      values ignored).
 
     Parameters
     ----------
     class_ids : ndarray (n,) of int, values in 0..n_classes-1
     n_classes : int
     s_codes : ndarray (n,) of int, ``-1`` = missing
-    c : float
+    c : float > 0
+        (sdcMicro silently replaces c <= 0 by 1; here it is an error.)
 
     Returns
     -------
@@ -93,7 +94,7 @@ def ldiversity_classes(class_ids: np.ndarray, n_classes: int, s_codes: np.ndarra
     s_codes = np.asarray(s_codes).reshape(-1)
     c = float(c)
     if not c > 0:
-        c = 1.0
+        raise ValueError(f"c must be > 0; got {c}")
     G = int(n_classes)
     size = np.bincount(class_ids, minlength=G).astype(np.float64)
     u = np.bincount(class_ids[s_codes < 0], minlength=G)
