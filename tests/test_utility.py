@@ -845,9 +845,11 @@ def test_deprecated_names_warn_and_still_work():
                                     (new.changes["edu"], "missing_protected", "n_missing_protected"),
                                     (new.ctbil, "cells", "n_cells"), (new.ctbil, "tables", "n_tables"),
                                     (new.discrepancy["X"], "cells", "n_cells"),
-                                    (new.anova["inc"], "records_original", "n_original")]:
-        with pytest.warns(DeprecationWarning, match=new_key):
+                                    (new.anova["inc"], "records_original", "n_original"),
+                                    (new.per_variable()[0], "suppressed", "n_suppressed")]:
+        with pytest.warns(DeprecationWarning, match=new_key) as caught:
             assert field[old_key] == field[new_key]
+        assert caught[0].filename == __file__  # the warning points at the caller's line
     with pytest.raises(KeyError):
         new.ctbil["nope"]
     d = new.to_dict()

@@ -43,7 +43,7 @@ class RenamedKeys(FrozenDict):
         if new is None:
             raise KeyError(key)
         warnings.warn(f"result key {key!r} is now called {new!r}; the old form will be removed in sdckit "
-                      f"{REMOVED_IN}", DeprecationWarning, stacklevel=3)
+                      f"{REMOVED_IN}", DeprecationWarning, stacklevel=2)
         return self[new]
 
     def __reduce__(self):
@@ -197,7 +197,7 @@ class InformationLossResult(Result):
         ct = (self.ctbil or {}).get("by_variable", {})
         for v in self.variables:
             c = self.changes.get(v, {})
-            rows.append({
+            rows.append(RenamedKeys({
                 "variable": v,
                 "scale": self.scales[v],
                 "n_changed": c.get("n_changed"),
@@ -208,7 +208,7 @@ class InformationLossResult(Result):
                 "ctbil_1way": ct.get(v),
                 "ebil": self.ebil.get(v),
                 "categorical_distance": self.categorical_distance.get(v),
-            })
+            }, {"changed": "n_changed", "suppressed": "n_suppressed"}))
         return rows
 
     def to_dict(self) -> dict:
