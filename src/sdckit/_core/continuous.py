@@ -463,7 +463,7 @@ def _sampled_confidentiality(X, Y, ynorm, alpha, rng, sample_pairs):
 
 
 def confidentiality(X: np.ndarray, Y: np.ndarray, alpha: float, *, exact_limit: int = 20000,
-                    sample_pairs: int = 10**7, bracket_pairs: int = 10**6, seed: int = 0):
+                    sample_pairs: int = 10**7, bracket_pairs: int = 10**6, seed: int | None = 0):
     """Seri's confidentiality-plot quantities (spec F.6).
 
     Returns a dict with ``delta`` (alpha-quantile z_(ceil(alpha |U|)) of the non-link

@@ -20,6 +20,7 @@ import numpy as np
 
 from .._deprecation import renamed_parameters
 from .._errors import SdcError, SdcWarning
+from .._prepare import Roles
 from .._validation import (
     as_name_list,
     check_bool,
@@ -208,14 +209,6 @@ def interval_disclosure(original, protected, variables, *, width: float = 0.05) 
 # ----------------------------------------------------------------------------------------------
 # relative-interval rule (a priori)
 # ----------------------------------------------------------------------------------------------
-def _missing_codes(missing) -> tuple:
-    if missing is None:
-        return ()
-    if isinstance(missing, (str, int, float)):
-        return (missing,)
-    return tuple(missing)
-
-
 @dataclass(frozen=True)
 class _RelativeInput:
     data: NumericData
@@ -230,7 +223,7 @@ def _relative_input(data, variables, *, p, c_min, joint, keys, missing) -> _Rela
     cm = check_int(c_min, "c_min", low=1)
     jt = check_bool(joint, "joint")
     key_names = tuple(as_name_list(keys, "keys", allow_empty=True))
-    codes = _missing_codes(missing)
+    codes = Roles.of(missing=missing).missing  # a value or a list of values, as for the key-based measures
     if codes and not key_names:
         raise SdcError("missing: extra missing values apply to the key columns; expected keys= too (missing values "
                        "of the continuous variables are null or NaN)")
@@ -630,7 +623,7 @@ def confidentiality_plot(original, protected, variables, *, significance: float 
     if zero:
         warnings.warn(f"protected: {zero} record(s) are all zero, so z(x, y) = ||y - x|| / ||y|| is infinite "
                       "for them (no neighbours)", SdcWarning, stacklevel=3)
-    res = _core().confidentiality(X, Y, s, seed=0 if sd is None else sd)
+    res = _core().confidentiality(X, Y, s, seed=sd)
     return ConfidentialityResult(variables=tuple(pair.names), significance=s, delta=float(res["delta"]),
                                  neighbours=res["neighbours"], perturbation=res["perturbation"],
                                  nearest_correct=res["nearest_correct"], in_neighbourhood=res["in_neighbourhood"],
