@@ -346,7 +346,10 @@ def robust_fit(Z: np.ndarray, raw: np.ndarray, names, fraction: float, seed):
     try:
         est = core.mcd(Z, fraction, seed=seed)
     except np.linalg.LinAlgError:
-        raise SdcError(_hyperplane_message(names, None, n, h)) from None
+        # the subset is not returned; when the relation holds in every record the classical
+        # covariance shows it too and names the variables
+        ratio, direction = core.weakest_direction(np.atleast_2d(np.cov(Z, rowvar=False)))
+        raise SdcError(_hyperplane_message(names, direction if not ratio > 1e-12 else None, n, h)) from None
     ratio, direction = core.weakest_direction(est.cov)
     if not ratio > 1e-12:  # rounding noise of an exact fit: the covariance is singular in fact
         raise SdcError(_hyperplane_message(names, direction, n, h))
