@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import inspect
 import re
 import subprocess
@@ -118,6 +119,52 @@ def test_forbidden_patterns_catch_what_they_should():
     good = ["the specification of a model", "spec of B", "S0050", "special uniques", "respects A.4"]
     assert all(any(rx.search(t) for rx in FORBIDDEN.values()) for t in bad)
     assert not any(rx.search(t) for rx in FORBIDDEN.values() for t in good)
+
+
+def test_docstring_conversion_to_markdown():
+    """The build extension (docs/_griffe/sdckit_docs.py) turns the reStructuredText bits of the
+    numpydoc docstrings into Markdown: math directives and roles, roles, 2-space list items."""
+    pytest.importorskip("griffe", reason='the docs build needs griffe (with mkdocstrings-python): pip install ".[docs]"')
+    spec = importlib.util.spec_from_file_location("sdckit_docs", DOCS / "_griffe" / "sdckit_docs.py")
+    ext = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ext)
+    text = "\n".join([
+        "Intro :math:`f_k < k` and :func:`frequencies`, :class:`~sdckit.Other`.",
+        "",
+        ".. math:: a = b",
+        "",
+        "* item one",
+        "  continued",
+        "",
+        "  .. math::",
+        "",
+        "      c = d",
+        "",
+        "  after the formula",
+        "* item two",
+    ])
+    # written by hand: Markdown needs 4-space list continuation and blank lines around blocks
+    expected = "\n".join([
+        "Intro \\(f_k < k\\) and [`frequencies`][sdckit.frequencies], `Other`.",
+        "",
+        "",
+        "\\[",
+        "    a = b",
+        "\\]",
+        "",
+        "* item one",
+        "    continued",
+        "",
+        "",
+        "    \\[",
+        "        c = d",
+        "    \\]",
+        "",
+        "    after the formula",
+        "",
+        "* item two",
+    ])
+    assert ext._to_markdown(text, {"frequencies"}) == expected
 
 
 def test_mkdocs_build_strict(tmp_path):

@@ -26,7 +26,7 @@ from typing import Any
 
 import griffe
 
-_ROLE = re.compile(r":(func|class|meth|attr|mod|obj|data|exc):`~?\.?([^`]+)`")
+_ROLE = re.compile(r":(func|class|meth|attr|mod|obj|data|exc):`(~?)\.?([^`]+)`")
 _MATH_ROLE = re.compile(r":math:`([^`]+)`")
 _MATH_DIRECTIVE = re.compile(r"^(\s*)\.\. math::\s*(.*)$")
 _BULLET = re.compile(r"^(\s*)[*-] \S")
@@ -91,11 +91,11 @@ def _to_markdown(text: str, public: set[str]) -> str:
     text = _MATH_ROLE.sub(lambda m: f"\\({m.group(1)}\\)", text)
 
     def role(m: re.Match) -> str:
-        target = m.group(2)
+        tilde, target = m.group(2), m.group(3)
         name = target.removeprefix("sdckit.")
         if name in public:
             return f"[`{name}`][sdckit.{name}]"
-        return f"`{target}`"
+        return f"`{target.rsplit('.', 1)[-1] if tilde else target}`"  # ~a.b.c shows c, as in Sphinx
 
     return _ROLE.sub(role, text)
 
@@ -124,8 +124,9 @@ class SdckitDocs(griffe.Extension):
         func.parameters = griffe.Parameters(*params[:cut], extra, *params[cut:])
 
     def on_package(self, *, pkg: griffe.Module, **kwargs: Any) -> None:
-        if pkg.name != "sdckit":
+        if pkg.name != "sdckit" or getattr(pkg, "_sdckit_docs_done", False):
             return
+        pkg._sdckit_docs_done = True  # type: ignore[attr-defined]  (griffe 1 and 2 name this event differently)
         public: set[str] = set()
         for name, member in list(pkg.members.items()):
             if not member.is_alias or name.startswith("_"):
@@ -143,3 +144,5 @@ class SdckitDocs(griffe.Extension):
         for obj in _walk(pkg, set()):
             if obj.docstring is not None:
                 obj.docstring.value = _to_markdown(obj.docstring.value, public)
+
+    on_package_loaded = on_package  # the name of the event in griffe 1
