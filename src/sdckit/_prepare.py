@@ -11,7 +11,7 @@ import numpy as np
 from ._errors import warn
 from ._validation import as_name_list, check_choice, raise_problems
 from .engines import EncodedKeys, get_engine
-from .engines._polars_frame import missing_columns_message
+from ._validation import missing_columns_message
 
 __all__ = ["Prepared", "Roles", "prepare", "validate_roles"]
 

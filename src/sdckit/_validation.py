@@ -19,7 +19,7 @@ from ._errors import MissingColumnError, SdcError
 
 __all__ = [
     "as_name_list", "check_alpha", "check_bool", "check_choice", "check_fraction", "check_int",
-    "check_k_list", "check_number", "check_seed", "check_scales", "raise_problems",
+    "check_k_list", "check_number", "check_seed", "check_scales", "missing_columns_message", "raise_problems",
 ]
 
 
@@ -30,6 +30,13 @@ def _show(value: Any) -> str:
     if isinstance(value, (list, tuple)) and len(value) <= 6:
         return repr(value)
     return f"a {type(value).__name__}"
+
+
+def missing_columns_message(param: str, missing, available) -> str:
+    """``"<param>: column(s) a, b not found in the data; available columns: ..."``."""
+    available = list(available)
+    avail = ", ".join(map(str, available[:40])) + (" ..." if len(available) > 40 else "")
+    return f"{param}: column(s) {', '.join(map(str, missing))} not found in the data; available columns: {avail}"
 
 
 def raise_problems(problems: Sequence[str], *, missing_column: bool = False) -> None:

@@ -116,7 +116,7 @@ def read_input(path, keys=(), na_values=None, option: str = "--keys"):
     except MissingColumnError:
         present = read_data(path, na_values=nav, lazy=True).collect_schema().names()
         missing = [k for k in keys if k not in present]
-        from ..engines._polars_frame import missing_columns_message
+        from .._validation import missing_columns_message
 
         raise MissingColumnError(missing_columns_message(option, missing, present)) from None
 

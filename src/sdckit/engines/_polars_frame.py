@@ -18,6 +18,7 @@ import numpy as np
 import polars as pl
 
 from .._errors import MissingColumnError, SdcError
+from .._validation import missing_columns_message
 
 __all__ = ["Table", "as_table", "missing_columns_message", "to_native"]
 
@@ -143,9 +144,25 @@ class Table:
             n += int(s.is_nan().sum() or 0)
         return int(n)
 
-    def floats(self, names, missing=None) -> np.ndarray:
-        """The columns as a C-ordered float64 matrix (n, len(names)); missing values (null, NaN
-        and the ``missing`` codes) are NaN. The columns must be numeric."""
+    def missing_everywhere(self, names) -> set[str]:
+        """The columns among ``names`` whose every value is missing (null or NaN), whatever
+        their type (pandas stores an entirely suppressed variable as float NaN). One scan."""
+        names = list(names)
+        if not names or self.n == 0:
+            return set()
+        exprs = []
+        for c in names:
+            e = pl.col(c).is_null()
+            if self.schema[c].is_float():
+                e = e | pl.col(c).is_nan().fill_null(True)
+            exprs.append(e.all().alias(c))
+        row = self.select(names).select(exprs).row(0)
+        return {c for c, flag in zip(names, row) if flag}
+
+    def floats(self, names, missing=None, order: str = "C") -> np.ndarray:
+        """The columns as a float64 matrix (n, len(names)), C- or Fortran-ordered (``order``);
+        missing values (null, NaN and the ``missing`` codes) are NaN. The columns must be
+        numeric."""
         names = list(names)
         exprs = []
         for c in names:
@@ -157,7 +174,7 @@ class Table:
                     e = pl.when(e.is_in(pl.Series(vals, dtype=pl.Float64).implode())).then(None).otherwise(e)
             exprs.append(e.fill_null(float("nan")).alias(c))
         frame = self.select(names).select(exprs) if names else pl.DataFrame()
-        out = np.empty((self.n, len(names)), dtype=np.float64)
+        out = np.empty((self.n, len(names)), dtype=np.float64, order=order)
         for j, c in enumerate(names):
             out[:, j] = frame.get_column(c).to_numpy()
         return out
@@ -177,11 +194,6 @@ class Table:
         """The caller's row labels when they carry information (a pandas index that is not
         0..n-1), else None."""
         return self.index
-
-
-def missing_columns_message(param: str, missing, available) -> str:
-    avail = ", ".join(map(str, available[:40])) + (" ..." if len(available) > 40 else "")
-    return f"{param}: column(s) {', '.join(map(str, missing))} not found in the data; available columns: {avail}"
 
 
 def as_table(data: Any, param: str = "data") -> Table:

@@ -14,6 +14,8 @@ from .base import EncodedKeys
 
 __all__ = ["PolarsEngine"]
 
+_TARGET = {"text": pl.String, "float": pl.Float64, "integer": pl.Int64, "boolean": pl.Boolean}
+_KIND_OF = {"text": "text", "categorical": "text", "float": "float", "integer": "integer", "boolean": "boolean"}
 _POLARS_MIN_N = 20_000  # below this NumPy's sort is as fast and avoids the hand-over
 
 
@@ -31,13 +33,21 @@ class PolarsEngine:
     def encode(self, table: Table, keys, missing=None) -> EncodedKeys:
         return encode_keys(table.select(list(keys)), keys, missing)
 
-    def encode_joint(self, tables, column: str, missing=None, dtype=None):
-        """Codes of ``column`` in each table against one shared, sorted label set
-        (``dtype``: cast every part to this Polars type first, e.g. ``pl.String``)."""
+    def encode_joint(self, tables, column: str, missing=None):
+        """Codes of ``column`` in each table against one shared, sorted label set:
+        ``([codes per table], labels)``, codes int32 with -1 = missing.
+
+        The columns are first brought to one type (text, float, integer or boolean, in that
+        order of precedence); a column missing everywhere takes the others' type (text when
+        all are), so that its NaN never becomes a label.
+        """
         parts = [t.column(column) for t in tables]
-        if dtype is not None:
-            parts = [p.cast(dtype) for p in parts]
-        codes, labels = encode_column(pl.concat(parts, how="vertical_relaxed").alias(column), missing)
+        empty = [bool(t.missing_everywhere([column])) for t in tables]
+        kinds = {_KIND_OF.get(t.kind(column), "text") for t, e in zip(tables, empty) if not e}
+        target = next((_TARGET[k] for k in ("text", "float", "integer", "boolean") if k in kinds), pl.String)
+        parts = [pl.Series(column, [None] * p.len(), dtype=target) if e else p.cast(target)
+                 for p, e in zip(parts, empty)]
+        codes, labels = encode_column(pl.concat(parts).alias(column), list(missing) if missing else None)
         bounds = np.cumsum([0] + [t.n for t in tables])
         return [codes[bounds[i]:bounds[i + 1]] for i in range(len(tables))], labels
 
@@ -62,6 +72,20 @@ class PolarsEngine:
     def distinct_counts(self, group_ids: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
         """Number of distinct non-negative ``values`` per group (negative = missing)."""
         return distinct_per_group(group_ids, values, n_groups)
+
+    def group_sums(self, factors, levels, values: np.ndarray) -> list[np.ndarray]:
+        """Per factor a, the (levels[a], k) sums of the columns of ``values`` within each level
+        (one multi-threaded GROUP BY per factor). Factors hold codes 0..levels-1."""
+        k = values.shape[1]
+        frame = pl.DataFrame({f"y{c}": values[:, c] for c in range(k)})
+        queries = [frame.lazy().with_columns(pl.Series("g", fa)).group_by("g").agg(pl.all().sum()) for fa in factors]
+        out = []
+        for n_levels, res in zip(levels, pl.collect_all(queries)):
+            block = np.zeros((n_levels, k))
+            g = res.get_column("g").to_numpy().astype(np.int64)
+            block[g] = res.select([f"y{c}" for c in range(k)]).to_numpy()
+            out.append(block)
+        return out
 
     # -- join ------------------------------------------------------------------------------------
     def lookup_sums(self, ref_rows: np.ndarray, ref_values: np.ndarray, query_rows: np.ndarray) -> np.ndarray:
