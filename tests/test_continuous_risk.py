@@ -234,7 +234,9 @@ def _direct_confidentiality(x, y, alpha):
     nb = (z < delta).sum(1)
     zo = z.copy()
     np.fill_diagonal(zo, np.inf)
-    return delta, nb, np.diag(z) <= zo.min(1), np.diag(z) < delta, np.diag(d) / np.linalg.norm(x, axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):  # an all-zero original record: IL infinite or NaN
+        il = np.diag(d) / np.linalg.norm(x, axis=1)
+    return delta, nb, np.diag(z) <= zo.min(1), np.diag(z) < delta, il
 
 
 @pytest.mark.parametrize("log", [False, True])

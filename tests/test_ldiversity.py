@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 
 import numpy as np
 import polars as pl
@@ -68,14 +69,16 @@ def _case_data(case: dict):
 
 def _case_result(case: dict, data=None) -> LDiversityResult:
     p = case["parameters"]
-    return l_diversity(
-        _case_data(case) if data is None else data,
-        p["keyVars"],
-        p["ldiv_index"],
-        c=p.get("l_recurs_c", 2),
-        missing=p.get("missing", -999),  # sdcMicro's default missing code
-        allow_degenerate_keys=True,  # sdcMicro accepts single-category keys (NA_sensitive case)
-    )
+    with warnings.catch_warnings():  # sdcMicro's default code -999 need not occur in the data
+        warnings.filterwarnings("ignore", message="missing: -999 occur", category=sdckit.SdcWarning)
+        return l_diversity(
+            _case_data(case) if data is None else data,
+            p["keyVars"],
+            p["ldiv_index"],
+            c=p.get("l_recurs_c", 2),
+            missing=p.get("missing", -999),  # sdcMicro's default missing code
+            allow_degenerate_keys=True,  # sdcMicro accepts single-category keys (NA_sensitive case)
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -499,3 +502,15 @@ def test_old_names_warn_and_work(s002):
     assert old.to_dict() == new.to_dict()
     with pytest.warns(DeprecationWarning, match="missing_sensitive is now called n_missing_sensitive"):
         assert new.missing_sensitive == new.n_missing_sensitive == {"Health": 0}
+
+
+def test_missing_code_warning_counts_the_sensitive_columns():
+    # the missing code may occur in the sensitive variable only (sdcMicro's -999 in the sensitive
+    # column): no warning then; a code found nowhere is reported once, naming keys and sensitive
+    data = {"k": ["a", "a", "b", "b"], "s": [1, -999, 2, 3]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = l_diversity(data, "k", "s", missing=-999)
+    assert res.n_missing_sensitive == {"s": 1}
+    with pytest.warns(sdckit.SdcWarning, match=r"missing: -7 occur\(s\) in none of the key or sensitive columns \(k, s\)"):
+        l_diversity(data, "k", "s", missing=[-999, -7])

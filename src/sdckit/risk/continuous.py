@@ -12,14 +12,13 @@ here.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .._deprecation import renamed_parameters
-from .._errors import SdcError, SdcWarning
+from .._errors import SdcError, warn
 from .._prepare import Roles
 from .._validation import (
     as_name_list,
@@ -624,8 +623,8 @@ def confidentiality_plot(original, protected, variables, *, significance: float 
     X, Y = _log_values(pair) if lg else (pair.X, pair.Y)
     zero = int(np.count_nonzero(~np.any(Y != 0, axis=1)))
     if zero:
-        warnings.warn(f"protected: {zero} record(s) are all zero, so z(x, y) = ||y - x|| / ||y|| is infinite "
-                      "for them (no neighbours)", SdcWarning, stacklevel=3)
+        warn(f"protected: {zero} record(s) are all zero, so z(x, y) = ||y - x|| / ||y|| is infinite "
+             "for them (no neighbours)")
     res = _core().confidentiality(X, Y, s, seed=sd)
     return ConfidentialityResult(variables=tuple(pair.names), significance=s, delta=float(res["delta"]),
                                  neighbours=res["neighbours"], perturbation=res["perturbation"],

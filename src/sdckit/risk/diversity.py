@@ -9,6 +9,7 @@ the validated input (a frozen dataclass built once at the boundary), the steps o
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,7 +21,7 @@ from .._core.diversity import (
     tcloseness_classes,
 )
 from .._deprecation import renamed_parameters
-from .._errors import SdcError
+from .._errors import SdcError, SdcWarning, warn
 from .._prepare import Prepared, prepare
 from .._validation import as_name_list, check_bool, check_number, raise_problems
 from ..engines import get_engine
@@ -32,12 +33,23 @@ __all__ = ["LDiversityResult", "TClosenessResult", "l_diversity", "t_closeness"]
 # ----------------------------------------------------------------------------------------------
 # data access: the only functions here that touch the caller's table (through the engine)
 # ----------------------------------------------------------------------------------------------
+#: prepare()'s warning about missing codes absent from the keys: here they may occur in the
+#: sensitive variables instead, so :func:`sensitive_codes` warns about both together
+_UNUSED_IN_KEYS = r"missing: .* occur\(s\) in none of the key columns"
+#: prepare()'s warning about design weights below 1 (F_k below f_k): t-closeness uses the weights
+#: only relatively, to weight the distributions, so any positive weights are fine
+_WEIGHT_BELOW_1 = r"weight: column .* below 1"
+
+
 def prepared_roles(data, keys, sensitive, *, weight=None, strata=None, missing=None,
                    allow_degenerate_keys: bool = False) -> Prepared:
     """Validate the roles against the table (every problem in one error) and encode the keys
     and strata."""
-    return prepare(data, keys, weight=weight, sensitive=sensitive, strata=strata, missing=missing,
-                   allow_degenerate_keys=allow_degenerate_keys)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=_UNUSED_IN_KEYS, category=SdcWarning)
+        warnings.filterwarnings("ignore", message=_WEIGHT_BELOW_1, category=SdcWarning)
+        return prepare(data, keys, weight=weight, sensitive=sensitive, strata=strata, missing=missing,
+                       allow_degenerate_keys=allow_degenerate_keys)
 
 
 @dataclass(frozen=True)
@@ -55,6 +67,11 @@ def sensitive_codes(prep: Prepared, names) -> SensitiveCodes:
     raise_problems([f"sensitive: column {v} has type {table.dtype_name(v)}; expected a categorical or numeric "
                     "variable" for v in names if table.kind(v) == "nested"])
     enc = get_engine().encode(table, list(names), prep.roles.missing)
+    unused = [v for v in prep.keys.unused_missing if v in enc.unused_missing]
+    if unused:
+        warn(f"missing: {', '.join(map(repr, unused))} occur(s) in none of the key or sensitive columns "
+             f"({', '.join(prep.keys.names + tuple(names))}); check the code and its type (-999 and '-999' differ "
+             "for a text column)")
     return SensitiveCodes(enc.codes, tuple(list(lab) for lab in enc.labels))
 
 
