@@ -281,3 +281,11 @@ def test_to_frame_pandas_without_pyarrow(monkeypatch, s002):
     assert isinstance(out, pd.DataFrame)
     assert list(out.columns) == ["fk", "Fk", "violates_2", "violates_3"]
     assert list(out["fk"]) == F_EXPECTED
+
+
+def test_dict_with_mixed_integer_and_float_lists():
+    """{"inc": [10, 12, 80.0]} is a float column, not an error about lengths."""
+    from sdckit.engines import get_engine
+
+    table = get_engine().table({"inc": [10, 12, 80.0], "k": ["a", "b", "a"]})
+    assert table.kind("inc") == "float" and table.floats(["inc"])[:, 0].tolist() == [10.0, 12.0, 80.0]

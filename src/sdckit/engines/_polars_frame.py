@@ -216,10 +216,7 @@ def as_table(data: Any, param: str = "data") -> Table:
         cols = {str(j): data[:, j] for j in range(data.shape[1])}
         return Table(pl.DataFrame(cols), "numpy")
     if isinstance(data, dict):
-        try:
-            return Table(pl.DataFrame({str(k): v for k, v in data.items()}), "polars")
-        except Exception as exc:  # ragged lengths and the like
-            raise SdcError(f"{param}: could not build a table from the dict ({exc}); expected equal-length columns") from None
+        return Table(_dict_frame(data, param), "polars")
     try:
         nwdf = nw.from_native(data, eager_only=True)
     except TypeError:
@@ -251,6 +248,21 @@ def _informative_index(pdf):
     if type(idx).__name__ == "RangeIndex" and idx.start == 0 and idx.step == 1 and idx.name is None:
         return None
     return idx
+
+
+def _dict_frame(data: dict, param: str) -> pl.DataFrame:
+    """A dict of columns as a frame: lists mixing integers and floats become floats; columns of
+    different lengths are an error naming them."""
+    lengths = {str(k): len(v) for k, v in data.items() if hasattr(v, "__len__") and not isinstance(v, str)}
+    if len(set(lengths.values())) > 1:
+        raise SdcError(f"{param}: columns of different lengths ({', '.join(f'{k}: {n}' for k, n in lengths.items())}); "
+                       "expected equal-length columns")
+    try:
+        return pl.DataFrame({str(k): v for k, v in data.items()}, strict=False)
+    except Exception as exc:
+        first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+        raise SdcError(f"{param}: could not build a table from the dict ({first}); expected equal-length columns "
+                       "of numbers or labels") from None
 
 
 def _pandas_without_pyarrow(pdf) -> pl.DataFrame | None:
