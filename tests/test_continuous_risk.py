@@ -639,6 +639,8 @@ def test_relative_interval_missing_codes_in_keys():
     assert sdckit.relative_interval_risk(mixed, "x", keys="g", c_min=2).counts[:, 0].tolist() == [1, 1]
     with pytest.raises(SdcError, match="missing: .*expected keys="):
         sdckit.relative_interval_risk(d, "x", missing=-9)
+    with pytest.warns(SdcWarning, match=r"missing: -7 occur\(s\) in none of the key columns \(g\)"):
+        sdckit.relative_interval_risk(d, "x", keys="g", missing=[-9, -7])
 
 
 # ----------------------------------------------------------------------------------------------

@@ -149,8 +149,11 @@ def numeric_data(data, variables, *, keys=(), missing=()) -> NumericData:
     if keys:
         from .._core.grouping import group_rows
 
-        codes = get_engine().encode(table, list(keys), tuple(missing)).codes
-        groups, _ = group_rows(codes.astype(np.int64) + 1)
+        enc = get_engine().encode(table, list(keys), tuple(missing))
+        if enc.unused_missing:
+            warn(f"missing: {', '.join(map(repr, enc.unused_missing))} occur(s) in none of the key columns "
+                 f"({', '.join(keys)}); check the code and its type (-999 and '-999' differ for a text column)")
+        groups, _ = group_rows(enc.codes.astype(np.int64) + 1)
     return NumericData(X, names, table.backend, table.index, groups)
 
 
