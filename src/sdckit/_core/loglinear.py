@@ -20,7 +20,8 @@ import math
 import numpy as np
 
 __all__ = [
-    "cell_index", "cell_table", "closure", "generating_class", "is_hierarchical", "ipf", "design_matrix",
+    "cell_index", "cell_table", "closure", "generating_class", "is_hierarchical", "ipf", "dense_design",
+    "design_matrix",
     "poisson_irls", "n_parameters", "uniqueness_probabilities", "bias_criterion", "pram_correct_match",
     "nb_smoothing",
 ]
@@ -93,7 +94,7 @@ def ipf(target: np.ndarray, shape, generators, start: np.ndarray | None = None, 
     mu = np.ones(shape) if start is None else np.array(start, float).reshape(shape)
     converged = False
     cycles = 0
-    for cycles in range(1, max_iter + 1):
+    for cycles in range(1, max_iter + 1):  # noqa: B007 - the count is returned
         dev = 0.0
         for o, ob in zip(others, obs):
             fit = mu.sum(axis=o, keepdims=True) if o else mu.copy()
@@ -109,22 +110,59 @@ def ipf(target: np.ndarray, shape, generators, start: np.ndarray | None = None, 
 
 # ---------------------------------------------------------------------------------------------
 # Poisson GLM
-def design_matrix(shape, terms, numeric=None, extra=None):
-    """Sparse design matrix (K x p, CSR) with an intercept first and treatment contrasts.
+#: Designs with K * p^2 below this are built and solved dense: the normal matrix of a small
+#: table (sdcMicro's modRisk tables: 80 to 13,000 cells, a handful of parameters) costs a few
+#: BLAS calls, where the sparse products cost about a millisecond each in overhead alone.
+DENSE_WORK = 1 << 24
+
+
+def dense_design(K: int, p: int) -> bool:
+    """Whether a K x p design is small enough for dense products (K p^2 <= ``DENSE_WORK``)."""
+    return K * p * p <= DENSE_WORK
+
+
+def design_matrix(shape, terms, numeric=None, extra=None, dense: bool | None = None):
+    """Design matrix (K x p) with an intercept first and treatment contrasts.
 
     ``terms``: tuples of variable indices. ``numeric``: optional dict variable -> values per level;
     such a variable enters linearly (one column, R's formula semantics for numeric columns).
     ``extra``: optional list of dense (K,) covariate columns appended at the end.
+    ``dense``: return a dense ndarray (True), a sparse CSR matrix (False), or decide by size
+    (None: dense when :func:`dense_design`). Both hold the same values.
     Returns ``(X, names)`` with names as tuples (term, column-in-term).
     """
-    from scipy import sparse
-
     numeric = numeric or {}
     shape = tuple(int(s) for s in shape)
     K = math.prod(shape)
+    blocks, names, p = _design_blocks(shape, terms, numeric)
+    for e in extra or ():
+        blocks.append((slice(None), p, np.asarray(e, float)))
+        names.append(("(extra)", p))
+        p += 1
+    if dense is None:
+        dense = dense_design(K, p)
+    if dense:  # the blocks own disjoint columns: plain assignment
+        X = np.zeros((K, p))
+        for r, c, v in blocks:
+            X[r, c] = v
+        return X, names
+    from scipy import sparse
+
+    every = np.arange(K)
+    rows = [every if isinstance(r, slice) else r for r, _, _ in blocks]
+    cols = [np.broadcast_to(np.asarray(c, np.int64), (len(rw),)) for (_, c, _), rw in zip(blocks, rows)]
+    vals = [np.broadcast_to(np.asarray(v, float), (len(rw),)) for (_, _, v), rw in zip(blocks, rows)]
+    X = sparse.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(K, p))
+    return X, names
+
+
+def _design_blocks(shape, terms, numeric):
+    """The non-zero entries of the design, one block ``(rows, columns, values)`` per term
+    (rows a slice for every cell), the column names and the number of columns so far."""
+    K = math.prod(shape)
     grid = np.indices(shape, dtype=np.int32).reshape(len(shape), -1) if shape else np.zeros((0, 1), np.int32)
-    rows, cols, vals = [np.arange(K)], [np.zeros(K, np.int64)], [np.ones(K)]
-    names = [("(intercept)", 0)]
+    blocks: list = [(slice(None), 0, 1.0)]
+    names: list = [("(intercept)", 0)]
     p = 1
     for t in terms:
         fac = [j for j in t if j not in numeric]
@@ -133,42 +171,48 @@ def design_matrix(shape, terms, numeric=None, extra=None):
         width = math.prod(dims)
         if width == 0:
             continue
-        mask = np.ones(K, bool)
-        for j in fac:
-            mask &= grid[j] > 0
-        r = np.flatnonzero(mask)
         if fac:
-            c = np.ravel_multi_index(tuple(grid[j][r] - 1 for j in fac), dims)
-        else:
-            c = np.zeros(r.size, np.int64)
-        v = np.ones(r.size)
+            mask = np.ones(K, bool)
+            for j in fac:
+                mask &= grid[j] > 0
+            r = np.flatnonzero(mask)
+            c = p + np.ravel_multi_index(tuple(grid[j][r] - 1 for j in fac), dims)
+        else:  # numeric variables only: one column over every cell
+            r, c = slice(None), p
+        v = np.ones(K)[r]
         for j in num:
             v = v * np.asarray(numeric[j], float)[grid[j][r]]
-        rows.append(r)
-        cols.append(p + c)
-        vals.append(v)
+        blocks.append((r, c, v))
         names += [(t, i) for i in range(width)]
         p += width
-    for e in extra or ():
-        rows.append(np.arange(K))
-        cols.append(np.full(K, p))
-        vals.append(np.asarray(e, float))
-        names.append(("(extra)", p))
-        p += 1
-    X = sparse.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(K, p))
-    return X, names
+    return blocks, names, p
+
+
+def _cholesky_solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Solve A x = b for a symmetric positive definite A (LAPACK potrf/potrs, the routines of
+    ``scipy.linalg.cho_factor``/``cho_solve`` without their per-call checks); least squares
+    when A is singular or the solution is not finite."""
+    from scipy.linalg import lapack
+
+    potrf, potrs = lapack.get_lapack_funcs(("potrf", "potrs"), (A,))
+    c, info = potrf(A, lower=False, overwrite_a=False, clean=False)
+    if info == 0:
+        x, info = potrs(c, b, lower=False, overwrite_b=False)
+        if info == 0 and np.all(np.isfinite(x)):
+            return x
+    return np.linalg.lstsq(A, b, rcond=None)[0]
 
 
 def poisson_irls(X, y: np.ndarray, offset: np.ndarray | None = None, tol: float = 1e-10, max_iter: int = 100):
     """Poisson GLM log E(y) = offset + X beta by IRLS (Newton), spec C.2.
+
+    ``X``: a dense ndarray or a SciPy sparse matrix (see :func:`design_matrix`).
 
     Start: beta = (log(sum y / sum exp(offset)), 0, ...) (intercept first). Stops when the
     relative deviance change |D - D_old| / (|D| + 0.1) < ``tol``. Cells with fitted value
     < 1e-12 (zero margins: beta diverges) are set to 0. Rank-deficient designs are solved by
     least squares. Returns ``(mu, beta, iterations, converged)``.
     """
-    from scipy import linalg
-
     y = np.asarray(y, float)
     K, p = X.shape
     off = np.zeros(K) if offset is None else np.asarray(offset, float)
@@ -178,25 +222,22 @@ def poisson_irls(X, y: np.ndarray, offset: np.ndarray | None = None, tol: float 
     mu = np.exp(eta)
     dev_old = np.inf
     converged = False
-    Xt = X.T.tocsr()
+    if isinstance(X, np.ndarray):
+        Xt = X.T
+        gram = lambda w: Xt @ (X * w[:, None])  # noqa: E731
+    else:
+        Xt = X.T.tocsr()
+        gram = lambda w: (Xt @ X.multiply(w[:, None]).tocsc()).toarray()  # noqa: E731
+    positive = y > 0
     it = 0
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):  # noqa: B007 - the count is returned
         w = mu
         z = eta - off + (y - mu) / np.maximum(mu, 1e-300)
-        XtWX = (Xt @ X.multiply(w[:, None]).tocsc()).toarray() if hasattr(X, "multiply") else Xt @ (X * w[:, None])
-        XtWz = Xt @ (w * z)
-        try:
-            c = linalg.cho_factor(XtWX, check_finite=False)
-            beta_new = linalg.cho_solve(c, XtWz, check_finite=False)
-            if not np.all(np.isfinite(beta_new)):
-                raise np.linalg.LinAlgError
-        except (np.linalg.LinAlgError, linalg.LinAlgError):
-            beta_new = np.linalg.lstsq(XtWX, XtWz, rcond=None)[0]
-        beta = beta_new
+        beta = _cholesky_solve(gram(w), Xt @ (w * z))
         eta = np.minimum(off + X @ beta, 700.0)
         mu = np.exp(eta)
         with np.errstate(divide="ignore", invalid="ignore"):
-            dev = 2.0 * float(np.sum(np.where(y > 0, y * np.log(y / mu), 0.0) - (y - mu)))
+            dev = 2.0 * float(np.sum(np.where(positive, y * np.log(y / mu), 0.0) - (y - mu)))
         if abs(dev - dev_old) / (abs(dev) + 0.1) < tol:
             converged = True
             break
