@@ -13,12 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import sdckit
+from conftest import DATA, S002_KEYS, load_reference, reference_cases, s002_table
 from sdckit import SdcError, SdcWarning
 from sdckit._core import loglinear as ll
 from sdckit.cli import main
 from sdckit.risk.loglinear import parse_model
-
-from conftest import DATA, S002_KEYS, load_reference, reference_cases, s002_table
 
 # ---------------------------------------------------------------------------------------------
 # spec C.8 worked example (T-C1, T-C2) [V: independent Python + R glm]
@@ -27,7 +26,7 @@ from conftest import DATA, S002_KEYS, load_reference, reference_cases, s002_tabl
 def test_worked_example_main_effects_constant_fraction():
     # spec C.8: main effects on the 60-cell table, pi = 10/1570
     r = sdckit.loglinear_risk(s002_table(), S002_KEYS, weight="w", model="independence", sampling="constant")
-    assert r.n_cells == 60 and r.sample_uniques == 4
+    assert r.n_cells == 60 and r.n_sample_uniques == 4
     assert r.sampling_fraction == pytest.approx(10 / 1570)
     assert r.tau1 == pytest.approx(0.0016468, rel=1e-4)
     assert r.tau2 == pytest.approx(0.3219648, rel=1e-6)
@@ -57,7 +56,7 @@ def test_census_every_sample_unique_is_population_unique():
     # spec 0.4: sampling fraction 1 -> mu = 0 -> P(F=1|f=1) = 1 and E(1/F|f=1) = 1
     r = sdckit.loglinear_risk(s002_table(), S002_KEYS, sampling_fraction=1.0, model="2way")
     assert r.tau1 == r.tau2 == 4.0
-    assert r.rate1 == 1.0 and r.rate2_records == pytest.approx(0.4)
+    assert r.share_tau1_uniques == 1.0 and r.share_tau2_records == pytest.approx(0.4)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -72,12 +71,12 @@ def test_modrisk_reference(case):
     keys = [v.strip() for v in par["formulaM"].lstrip("~").split("+")]
     bound = math.inf if par["bound"] is None else par["bound"]
     r = sdckit.loglinear_risk(data, keys, weight=par["weights"], model=par["formulaM"], compat="sdcMicro",
-                              modrisk_method=par["method"], bound=bound)
+                              compat_method=par["method"], bound=bound)
     out = case["outputs"]
     assert r.modrisk["gr1"] == pytest.approx(out["gr1"], rel=1e-6)
     assert r.modrisk["gr2"] == pytest.approx(out["gr2"], rel=1e-6)
-    assert r.modrisk["gr1perc"] == pytest.approx(out["gr1perc"], rel=1e-6)
-    assert r.modrisk["kept_cells"] == len(out["inclProb"])
+    assert 100 * r.modrisk["gr1"] == pytest.approx(out["gr1perc"], rel=1e-6)  # no percent field of our own
+    assert r.modrisk["n_kept_cells"] == len(out["inclProb"])
     # fitted values: every record's lambda is its cell's fitted value in R
     fit = out["fitted"]
     vals = np.array(fit["values"])
@@ -108,14 +107,124 @@ def test_modrisk_errors():
         sdckit.loglinear_risk(d, ["sex", "roof"], model="sex+roof", compat="sdcMicro")
     with pytest.raises(SdcError, match="IPF"):
         sdckit.loglinear_risk(d, ["sex", "roof"], weight="sampling_weight", model="sex*roof", compat="sdcMicro",
-                              modrisk_method="IPF")
-    with pytest.raises(SdcError, match="modrisk_method"):
+                              compat_method="IPF")
+    with pytest.raises(SdcError, match="compat_method: got 'XYZ'"):
         sdckit.loglinear_risk(d, ["sex", "roof"], weight="sampling_weight", model="sex+roof", compat="sdcMicro",
-                              modrisk_method="XYZ")
+                              compat_method="XYZ")
+    with pytest.raises(SdcError, match="model: 'auto' is not available"):
+        sdckit.loglinear_risk(d, ["sex", "roof"], weight="sampling_weight", compat="sdcMicro")
+
+
+# ---------------------------------------------------------------------------------------------
+# compatibility-mode oracles and renamed names
+
+
+def _modrisk_call(data, method, **kw):
+    return sdckit.loglinear_risk(data, ["sex", "water", "roof"], weight="sampling_weight", model="sex+water+roof",
+                                 compat="sdcMicro", compat_method=method, **kw)
+
+
+@pytest.mark.parametrize("method", ["default", "CE", "PML", "weightedLLM"])
+def test_modrisk_dense_fit_equals_sparse_fit(method):
+    # oracle: the sparse design and Cholesky solve the compatibility mode used before small
+    # designs went dense; the two IRLS paths solve the same normal equations (round-off apart)
+    data = pl.read_csv(DATA / "sdcmicro" / "testdata2.csv")
+    r = _modrisk_call(data, method)
+    keys = ["sex", "water", "roof"]
+    codes = np.column_stack([data[k].rank("dense").cast(pl.Int64).to_numpy() - 1 for k in keys])
+    shape = tuple(int(c.max()) + 1 for c in codes.T)
+    numeric = {j: np.unique(data[k].to_numpy()).astype(float) for j, k in enumerate(keys)}  # R: numeric columns
+    cell = ll.cell_index(codes, shape)
+    w = data["sampling_weight"].to_numpy().astype(float)
+    f, W = ll.cell_table(cell, math.prod(shape), w)
+    offset, extra, y = None, None, f
+    if method == "CE":
+        offset = np.log(np.where(W > 0, f / np.where(W > 0, W, 1), 0.0) + 0.1)
+    elif method == "PML":
+        y = np.round(W * (f.sum() / W.sum()))
+    elif method == "weightedLLM":
+        extra = [W]
+    X, _ = ll.design_matrix(shape, [(0,), (1,), (2,)], numeric=numeric, extra=extra, dense=False)
+    mu, *_ = ll.poisson_irls(X, y, offset=offset, tol=1e-12)
+    np.testing.assert_allclose(r.lam, mu[cell], rtol=1e-10)
+
+
+def test_modrisk_unobserved_declared_categories_are_dropped():
+    # R's modRisk builds its grid over the observed values only: declaring extra (absent)
+    # categories with an Enum must not change anything (oracle: the same column as plain text)
+    data = pl.read_csv(DATA / "sdcmicro" / "testdata2.csv").with_columns(pl.col("roof").cast(pl.String))
+    enum = data.with_columns(pl.col("roof").cast(pl.Enum([str(i) for i in range(12)])))
+    for method in ("default", "IPF"):
+        plain, declared = _modrisk_call(data, method), _modrisk_call(enum, method)
+        assert declared.n_cells == plain.n_cells
+        np.testing.assert_array_equal(declared.lam, plain.lam)
+        assert declared.modrisk == plain.modrisk
+
+
+def test_old_names_still_work_and_warn():
+    d = pl.read_csv(DATA / "sdcmicro" / "testdata2.csv")
+    keys = ["sex", "water", "roof"]
+    new = _modrisk_call(d, "CE")
+    with pytest.warns(DeprecationWarning, match="compat_method"):
+        old = sdckit.loglinear_risk(d, keys, weight="sampling_weight", model="sex+water+roof", compat="sdcMicro",
+                                    modrisk_method="CE")
+    np.testing.assert_array_equal(old.lam, new.lam)
+    with pytest.warns(DeprecationWarning, match="by keyword"):  # weight, sampling_fraction, model by position
+        pos = sdckit.loglinear_risk(s002_table(), S002_KEYS, "w", None, "independence")
+    kw = sdckit.loglinear_risk(s002_table(), S002_KEYS, weight="w", model="independence")
+    assert pos.tau2 == kw.tau2
+    with pytest.warns(DeprecationWarning, match="method"):
+        irls = sdckit.loglinear_risk(s002_table(), S002_KEYS, weight="w", model="independence", fit_method="irls")
+    assert irls.method == "irls"
+    with pytest.raises(TypeError, match="method= only"):
+        sdckit.loglinear_risk(s002_table(), S002_KEYS, weight="w", fit_method="irls", method="ipf")
+    # result attributes and modRisk keys: old name -> same value (percentages: 100 x the share)
+    for old_name, value in [("sample_uniques", kw.n_sample_uniques), ("fit_method", kw.method),
+                            ("rate1", kw.share_tau1_uniques), ("rate2", kw.share_tau2_uniques),
+                            ("rate1_records", kw.share_tau1_records), ("rate2_records", kw.share_tau2_records)]:
+        with pytest.warns(DeprecationWarning, match=old_name):
+            assert getattr(kw, old_name) == value
+    for old_key, value in [("kept_cells", new.modrisk["n_kept_cells"]), ("gr1perc", 100 * new.modrisk["gr1"]),
+                           ("gr2perc", 100 * new.modrisk["gr2"])]:
+        with pytest.warns(DeprecationWarning, match=old_key):
+            assert new.modrisk[old_key] == value
+    with pytest.raises(KeyError):
+        new.modrisk["nope"]
+    payload = new.to_dict()
+    assert "gr1perc" not in payload["modrisk"] and "sample_uniques" not in payload  # no old or percent fields
+
+
+def test_to_dict_headline_names():
+    d = s002_table().to_dict(as_series=False)
+    r = sdckit.loglinear_risk(d, S002_KEYS, weight="w", model="independence", sampling="constant")
+    out = r.to_dict()
+    assert out["n_sample_uniques"] == 4  # records 3, 5, 7, 8 of the reference table (spec C.8)
+    assert out["share_tau2_uniques"] == pytest.approx(r.tau2 / 4)
+    assert out["share_tau2_records"] == pytest.approx(r.tau2 / 10)
+    assert out["model"]["method"] == "ipf"
+    assert not any(k.startswith("rate") or k.endswith("perc") for k in out)
 
 
 # ---------------------------------------------------------------------------------------------
 # kernels
+
+
+def test_design_matrix_dense_equals_sparse():
+    # the dense design (small tables) holds exactly the entries of the sparse one
+    shape = (3, 4, 5)
+    terms = [(0,), (1,), (2,), (0, 1), (1, 2)]
+    numeric = {2: np.array([1.0, 2.5, 3.0, 7.0, 9.0])}
+    extra = [np.arange(60.0)]
+    Xs, names_s = ll.design_matrix(shape, terms, numeric=numeric, extra=extra, dense=False)
+    Xd, names_d = ll.design_matrix(shape, terms, numeric=numeric, extra=extra, dense=True)
+    assert isinstance(Xd, np.ndarray) and names_s == names_d
+    np.testing.assert_array_equal(Xd, Xs.toarray())
+    # intercept, treatment contrasts: 1 + 2 + 3 + 1 (numeric) + 2*3 + 3*1 + 1 (extra) = 17 columns
+    assert Xd.shape == (60, 17)
+    y = np.random.default_rng(4).poisson(4.0, 60).astype(float)
+    mu_d, *_ = ll.poisson_irls(Xd, y, tol=1e-13)
+    mu_s, *_ = ll.poisson_irls(Xs, y, tol=1e-13)
+    np.testing.assert_allclose(mu_d, mu_s, rtol=1e-10)
 
 
 def test_ipf_matches_irls_for_hierarchical_model():
@@ -186,7 +295,7 @@ def test_nb_smoothing_experimental_and_poisson_limit():
     assert rho * (1 - rho**a) / (a * (1 - rho)) == pytest.approx(rho * math.log(1 / rho) / (1 - rho), rel=1e-6)
     with pytest.warns(SdcWarning, match="experimental"):
         r = sdckit.loglinear_risk(s002_table(), S002_KEYS, weight="w", model="independence", smoothing="nb")
-    assert 0 <= r.smoothing["tau2"] <= r.sample_uniques
+    assert 0 <= r.smoothing["tau2"] <= r.n_sample_uniques
 
 
 # ---------------------------------------------------------------------------------------------
@@ -200,13 +309,13 @@ def test_parse_model():
     assert parse_model([("a", "b")], names) == [(0,), (1,), (2,), (0, 1)]  # generating class, c added
     assert len(parse_model("2way", names)) == 6
     assert parse_model("saturated", names)[-1] == (0, 1, 2)
-    with pytest.raises(SdcError, match="model: variable 'd'"):
+    with pytest.raises(SdcError, match="model: got 'd'; expected one of 'a', 'b', 'c'"):
         parse_model("a*d", names)
 
 
 def test_non_hierarchical_model_uses_irls():
     r = sdckit.loglinear_risk(s002_table(), S002_KEYS, weight="w", model="Residence + Gender:Labor + Education")
-    assert r.fit_method == "irls"
+    assert r.method == "irls"
     assert np.all((r.risk[~np.isnan(r.risk)] >= 0) & (r.risk[~np.isnan(r.risk)] <= 1))
 
 
@@ -258,8 +367,8 @@ def test_risks_in_unit_interval(seed, pi, model):
     for x in (r.p_unique, r.risk):
         v = x[~np.isnan(x)]
         assert np.all((v >= 0) & (v <= 1))
-    assert 0 <= r.tau1 <= r.tau2 + 1e-12 <= r.sample_uniques + 1e-9  # exp(-mu) <= (1 - e^-mu)/mu <= 1
-    assert np.isnan(r.risk).sum() == r.n - r.sample_uniques
+    assert 0 <= r.tau1 <= r.tau2 + 1e-12 <= r.n_sample_uniques + 1e-9  # exp(-mu) <= (1 - e^-mu)/mu <= 1
+    assert np.isnan(r.risk).sum() == r.n - r.n_sample_uniques
 
 
 # ---------------------------------------------------------------------------------------------
@@ -280,9 +389,14 @@ def test_missing_key_values_are_excluded():
     (dict(sampling_fraction="x"), "sampling_fraction"),
     (dict(sampling_fraction=0.1, criterion="tau3"), "criterion"),
     (dict(sampling_fraction=0.1, z_crit=-1), "z_crit"),
-    (dict(sampling_fraction=0.1, fit_method="newton"), "fit_method"),
+    (dict(sampling_fraction=0.1, method="newton"), "method: got 'newton'"),
+    (dict(sampling_fraction=0.1, tol=0), "tol"),
+    (dict(sampling_fraction=0.1, max_iter=0), "max_iter"),
+    (dict(sampling_fraction=0.1, max_steps=-1), "max_steps"),
+    (dict(sampling_fraction=0.1, z_crit=True), "z_crit"),
     (dict(sampling_fraction=0.1, model=3), "model"),
-    (dict(sampling_fraction=0.1, model="Age*Gender"), "model: variable 'Age'"),
+    (dict(sampling_fraction=0.1, model="Age*Gender"), "model: got 'Age'"),
+    (dict(weight="w", compat="sdcMicro", model="independence", bound=0), "bound"),
     (dict(weight="w", sampling="bayes"), "sampling"),
     (dict(weight="w", compat="argus"), "compat"),
     (dict(weight="w", smoothing="kernel"), "smoothing"),
@@ -327,9 +441,22 @@ def test_cli_loglinear_auto_and_compat(tmp_path, capsys):
     assert "modRisk" in capsys.readouterr().out
     gr1 = json.loads((tmp_path / "m.json").read_text())["loglinear_risk"]["modrisk"]["gr1"]
     assert gr1 == pytest.approx(0.24436189654680462, rel=1e-6)  # modRisk.json, method default
+    for flag in ("--compat-method", "--modrisk-method"):  # the old option name is kept
+        rc = main(["loglinear", str(DATA / "sdcmicro" / "testdata2.csv"), "--keys", "sex,water,roof", "--weight",
+                   "sampling_weight", "--model", "sex+water+roof", "--compat", "sdcMicro", flag, "CE", "--no-progress",
+                   "--json", str(tmp_path / "ce.json")])
+        assert rc == 0
+        mr = json.loads((tmp_path / "ce.json").read_text())["loglinear_risk"]["modrisk"]
+        assert mr["method"] == "CE"
+        assert mr["gr1"] == pytest.approx(load_case("modRisk_testdata2_CE")["outputs"]["gr1"], rel=1e-6)
+    assert "warning" not in capsys.readouterr().err  # no deprecation warning from the CLI itself
     rc = main(["loglinear", str(DATA / "sdcmicro" / "testdata2.csv"), "--keys", "sex,water,roof",
                "--sampling-fraction", "0.05", "--no-progress"])
     assert rc == 0 and "Forward search" in capsys.readouterr().out
+
+
+def load_case(case_id):
+    return next(c for c in MODRISK if c["id"] == case_id)
 
 
 def test_cli_loglinear_errors(tmp_path, capsys):

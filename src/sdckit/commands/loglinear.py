@@ -1,4 +1,4 @@
-"""``sdckit loglinear``: population-uniqueness risk from Poisson log-linear models (spec C)."""
+"""``sdckit loglinear``: population-uniqueness risk from Poisson log-linear models."""
 
 from __future__ import annotations
 
@@ -6,8 +6,15 @@ import sys
 import warnings
 
 from . import (
-    Progress, add_key_options, add_missing_options, add_output_options, key_list, progress_enabled,
-    read_input, report, split_list,
+    Progress,
+    add_key_options,
+    add_missing_options,
+    add_output_options,
+    key_list,
+    progress_enabled,
+    read_input,
+    report,
+    split_list,
 )
 
 
@@ -17,7 +24,7 @@ def register(sub) -> None:
                                    "expected correct matches of sample uniques (tau_2) from a Poisson log-linear "
                                    "model of the key table, with Skinner-Shlomo automatic model search.")
     add_key_options(f)
-    f.add_argument("--weight", help="sampling weight column (pseudo-maximum likelihood, spec C.3)")
+    f.add_argument("--weight", help="sampling weight column (pseudo-maximum likelihood)")
     f.add_argument("--sampling-fraction", dest="sampling_fraction", type=float,
                    help="known constant sampling fraction in (0, 1] (1: census); required without --weight")
     f.add_argument("--sampling", choices=["pml", "constant"], default="pml",
@@ -27,8 +34,11 @@ def register(sub) -> None:
     f.add_argument("--criterion", choices=["tau1", "tau2"], default="tau2", help="measure whose Z drives the search")
     f.add_argument("--z-crit", dest="z_crit", type=float, default=1.96, help="stop the search at |Z| <= z (default 1.96)")
     f.add_argument("--compat", choices=["sdcMicro"], help="reproduce sdcMicro modRisk (needs --weight and a formula)")
-    f.add_argument("--modrisk-method", dest="modrisk_method", default="default",
-                   choices=["default", "CE", "PML", "weightedLLM", "IPF"], help="modRisk method with --compat")
+    f.add_argument("--compat-method", "--modrisk-method", dest="compat_method", default="default",
+                   choices=["default", "CE", "PML", "weightedLLM", "IPF"],
+                   help="sdcMicro modRisk method with --compat (--modrisk-method is its old name)")
+    f.add_argument("--method", choices=["auto", "ipf", "irls"], default="auto",
+                   help="the fit: auto (IPF for hierarchical models, Poisson IRLS otherwise), ipf or irls")
     add_missing_options(f)
     add_output_options(f)
     f.set_defaults(func=run)
@@ -46,7 +56,7 @@ def run(args) -> int:
         warnings.simplefilter("always")
         res = loglinear_risk(data, keys, weight=args.weight, sampling_fraction=args.sampling_fraction,
                              model=args.model, sampling=args.sampling, criterion=args.criterion, z_crit=args.z_crit,
-                             compat=args.compat, modrisk_method=args.modrisk_method,
+                             method=args.method, compat=args.compat, compat_method=args.compat_method,
                              missing=split_list(args.missing) or None)
     prog.step("writing output")
     prog.close()

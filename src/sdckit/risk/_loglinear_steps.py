@@ -1,0 +1,573 @@
+r"""The steps of :func:`sdckit.loglinear_risk`, in order.
+
+1. :func:`validate_loglinear`: every argument checked once, the keys encoded, the model parsed
+   -> :class:`LoglinearInput` (frozen).
+2. :func:`build_table`: the full contingency table and the sampling scheme -> :class:`CellTable`.
+3. :func:`fit_model`: the log-linear fit (IPF or Poisson IRLS) or the Skinner-Shlomo forward
+   search -> :class:`ModelFit`.
+4. :func:`risk_measures`, :func:`pram_measures`, :func:`smoothing_measures`: tau_1, tau_2 and
+   the per-record risks, the PRAM-adjusted tau_2, the negative-binomial smoothing.
+5. :func:`modrisk_result`: sdcMicro's ``modRisk`` instead of 2-4 (``compat="sdcMicro"``).
+
+The labels of the key variables are read only through :mod:`sdckit.risk._loglinear_access`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._core import loglinear as ll
+from .._errors import SdcError, warn
+from .._prepare import prepare
+from .._validation import check_choice, check_fraction, check_int, check_number
+from ..results.loglinear import LoglinearRiskResult, ModriskNumbers
+from ._loglinear_access import label_numbers, label_values
+
+__all__ = [
+    "CellTable", "LoglinearInput", "ModelFit", "build_table", "fit_model", "modrisk_result", "parse_model",
+    "pram_measures", "risk_measures", "smoothing_measures", "validate_loglinear",
+]
+
+METHODS = ("auto", "ipf", "irls")
+COMPAT_METHODS = ("default", "CE", "PML", "weightedLLM", "IPF")
+MAX_CELLS = 10**8
+MAX_IRLS_PARAMETERS = 5000
+
+
+# ---------------------------------------------------------------------------------------------
+# model specification
+def parse_model(model, names) -> list[tuple[int, ...]]:
+    """Terms (tuples of key indices) of a model specification.
+
+    Accepted: ``"independence"`` (also ``"main"``, ``"1way"``), ``"2way"`` (all two-way
+    interactions), ``"3way"``, ``"saturated"``, an R-style formula over the key names
+    (``"a*b + c"``, ``"~ a + b + a:c"``; ``a*b`` expands to ``a + b + a:b``), or a list of terms,
+    each a name or a tuple of names (``[("age", "sex"), ("region",)]``). Keys that appear in no
+    term enter as main effects.
+    """
+    names = list(names)
+    m = len(names)
+    if isinstance(model, str):
+        named = _named_model(model, m)
+        if named is not None:
+            return named
+        terms = _formula_terms(model, names)
+    elif isinstance(model, (list, tuple)):
+        terms = _listed_terms(model, names)
+    else:
+        raise SdcError(f"model: got {type(model).__name__}; expected 'auto', '2way', 'independence', a formula or a list of terms")
+    mentioned = {j for t in terms for j in t}
+    terms += [(j,) for j in range(m) if j not in mentioned]
+    out = []
+    for t in terms:
+        if t not in out:
+            out.append(t)
+    return sorted(out, key=lambda t: (len(t), t))
+
+
+def _named_model(model: str, m: int) -> list[tuple[int, ...]] | None:
+    """The terms of ``"independence"``, ``"2way"``, ``"3way"`` or ``"saturated"`` (else None)."""
+    low = model.strip().lower().replace("-", "").replace("_", "")
+    mains = [(j,) for j in range(m)]
+    pairs = list(itertools.combinations(range(m), 2))
+    if low in ("independence", "main", "1way", "maineffects"):
+        return mains
+    if low in ("2way", "twoway", "all2way"):
+        return mains + pairs
+    if low in ("3way", "threeway", "all3way"):
+        return mains + pairs + list(itertools.combinations(range(m), 3))
+    if low == "saturated":
+        return sorted(ll.closure([tuple(range(m))]), key=lambda t: (len(t), t))
+    return None
+
+
+def _key_index(name, names) -> int:
+    return names.index(check_choice(str(name).strip(), "model", names))
+
+
+def _formula_terms(model: str, names: list) -> list[tuple[int, ...]]:
+    """The terms of an R-style formula (``a*b`` expands to ``a + b + a:b``)."""
+    s = model.strip().lstrip("~").strip()
+    if not s:
+        raise SdcError("model: empty formula; expected e.g. 'a*b + c', '2way', 'independence' or 'auto'")
+    terms: list[tuple[int, ...]] = []
+    for part in s.split("+"):
+        part = part.strip()
+        if not part:
+            raise SdcError(f"model: empty term in {model!r}; expected terms separated by '+'")
+        if "*" in part:
+            vs = sorted({_key_index(v, names) for v in part.split("*")})
+            for r in range(1, len(vs) + 1):
+                terms += list(itertools.combinations(vs, r))
+        else:
+            terms.append(tuple(sorted({_key_index(v, names) for v in part.split(":")})))
+    return terms
+
+
+def _listed_terms(model, names: list) -> list[tuple[int, ...]]:
+    """A list of terms is a generating class: its hierarchical closure."""
+    if not model:
+        raise SdcError("model: empty list of terms; expected at least one term")
+    terms = []
+    for t in model:
+        if isinstance(t, str):
+            terms.append((_key_index(t, names),))
+        elif isinstance(t, (list, tuple)) and t:
+            terms.append(tuple(sorted({_key_index(v, names) for v in t})))
+        else:
+            raise SdcError(f"model: term {t!r} is not a name or a tuple of names")
+    return list(ll.closure(terms))
+
+
+def term_names(terms, names) -> tuple:
+    return tuple(tuple(names[j] for j in t) for t in terms)
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. validated input
+@dataclass(frozen=True)
+class LoglinearInput:
+    """The arguments of :func:`loglinear_risk`, checked, and the encoded complete records.
+
+    ``codes`` (n_used x m) and ``weights`` cover the records without a missing key value
+    (``complete``, n); ``terms`` is None for the automatic search. ``pram`` is M_kk per
+    complete record. ``label_numbers`` (compatibility mode) holds, per key, its categories as
+    numbers when R would read the column as numeric, else None.
+    """
+
+    names: tuple
+    codes: np.ndarray
+    weights: np.ndarray | None
+    complete: np.ndarray
+    levels: tuple
+    backend: str
+    row_index: Any
+    terms: tuple | None
+    sampling_fraction: float | None
+    sampling: str
+    criterion: str
+    z_crit: float
+    max_steps: int | None
+    method: str
+    tol: float | None
+    max_iter: int
+    pram: np.ndarray | None
+    pram_variables: tuple
+    smoothing: str | None
+    compat: str | None
+    compat_method: str
+    bound: float
+    label_numbers: tuple
+
+    @property
+    def n(self) -> int:
+        return int(self.complete.shape[0])
+
+    @property
+    def n_used(self) -> int:
+        return int(self.codes.shape[0])
+
+    @property
+    def n_excluded(self) -> int:
+        return self.n - self.n_used
+
+    def full(self, x, fill=np.nan) -> np.ndarray:
+        """Per complete record -> per input record (``fill`` for the excluded ones)."""
+        out = np.full(self.n, fill, float)
+        out[self.complete] = x
+        return out
+
+
+def validate_loglinear(data, keys, *, weight, sampling_fraction, model, sampling, criterion, z_crit, max_steps,
+                       method, tol, max_iter, pram, smoothing, compat, compat_method, bound, missing,
+                       allow_degenerate_keys) -> LoglinearInput:
+    """Check every argument, encode the keys and parse the model (first error raised)."""
+    if isinstance(compat, str) and compat.lower() == "sdcmicro":
+        compat = "sdcMicro"
+    params = dict(
+        sampling_fraction=check_fraction(sampling_fraction, "sampling_fraction", allow_none=True),
+        sampling=check_choice(sampling, "sampling", ("pml", "constant")),
+        criterion=check_choice(criterion, "criterion", ("tau1", "tau2")),
+        z_crit=check_number(z_crit, "z_crit", low=0.0, low_open=True, what="a positive number"),
+        max_steps=check_int(max_steps, "max_steps", low=0, allow_none=True),
+        method=check_choice(method, "method", METHODS),
+        tol=check_number(tol, "tol", low=0.0, low_open=True, allow_none=True),
+        max_iter=check_int(max_iter, "max_iter", low=1),
+        smoothing=check_choice(smoothing, "smoothing", ("nb",), allow_none=True),
+        compat=check_choice(compat, "compat", ("sdcMicro",), allow_none=True),
+        compat_method=check_choice(compat_method, "compat_method", COMPAT_METHODS),
+        bound=check_number(bound, "bound", low=0.0, low_open=True, allow_inf=True),
+    )
+    prep = prepare(data, keys, weight=weight, missing=missing, allow_degenerate_keys=allow_degenerate_keys)
+    enc = prep.keys
+    names = enc.names
+    complete = (enc.codes >= 0).all(axis=1)
+    n_excl = int(complete.size - complete.sum())
+    if n_excl:
+        warn(f"keys: {n_excl} record(s) with a missing key value are excluded from the log-linear model; "
+                    "their risk is NaN")
+    if not complete.any():
+        raise SdcError("keys: every record has a missing key value; expected complete records for the model")
+    weights = None if prep.weights is None else prep.weights[complete]
+    terms = _checked_terms(model, names, params, weights is not None, enc.cardinalities)
+    numbers = ()
+    if params["compat"] is not None and params["compat_method"] != "IPF":
+        numbers = tuple(label_numbers(lab) for lab in enc.labels)
+    pram_m, pram_vars = (None, ()) if pram is None else (_pram_diagonal(pram, enc, complete), tuple(sorted(map(str, pram))))
+    return LoglinearInput(
+        names=names, codes=enc.codes[complete], weights=weights, complete=complete,
+        levels=tuple(int(c) for c in enc.cardinalities), backend=prep.table.backend, row_index=prep.table.index,
+        terms=terms, pram=pram_m, pram_variables=pram_vars, label_numbers=numbers, **params)
+
+
+def _checked_terms(model, names, params: dict, weighted: bool, cards) -> tuple | None:
+    """The parsed model (None: automatic search), after the checks that depend on the mode."""
+    auto = isinstance(model, str) and model.strip().lower() == "auto"
+    if params["compat"] is not None:
+        if not weighted:
+            raise SdcError("weight: sdcMicro modRisk needs sampling weights; expected weight=...")
+        if auto:
+            raise SdcError("model: 'auto' is not available in the sdcMicro compatibility mode; expected a formula")
+        terms = parse_model(model, names)
+        if params["compat_method"] == "IPF" and any(len(t) > 1 for t in terms):
+            raise SdcError("model: sdcMicro modRisk method 'IPF' cannot fit interactions; expected main effects only")
+        return tuple(terms)
+    terms = None if auto else tuple(parse_model(model, names))
+    K = math.prod(cards)
+    if K > MAX_CELLS:
+        raise SdcError(f"keys: the full table has {K:,} cells; expected at most {MAX_CELLS:,} for a dense fit "
+                       "(recode or drop key variables)")
+    if params["sampling_fraction"] is None and not weighted:
+        raise SdcError("sampling_fraction: no weight and no sampling fraction given; expected weight=... or "
+                       "sampling_fraction=... (1 for a census, where every sample unique is population unique)")
+    return terms
+
+
+def _pram_diagonal(pram, enc, complete) -> np.ndarray:
+    """M_kk per complete record: product over PRAMed variables of P(category kept)."""
+    if not isinstance(pram, dict) or not pram:
+        raise SdcError("pram: expected a dict key variable -> diagonal of its transition matrix")
+    names = list(enc.names)
+    M = np.ones(int(complete.sum()))
+    for var, diag in pram.items():
+        j = names.index(check_choice(var, "pram", names))
+        labels = label_values(enc.labels[j])
+        if isinstance(diag, dict):
+            lookup = {str(k): check_fraction(v, f"pram[{var!r}]") for k, v in diag.items()}
+            unknown = set(lookup) - {str(x) for x in labels}
+            if unknown:
+                raise SdcError(f"pram: categories {', '.join(sorted(unknown))} of {var} do not occur; expected its labels")
+            vals = np.array([lookup.get(str(lab), 1.0) for lab in labels], float)
+        elif isinstance(diag, (int, float, np.number)) and not isinstance(diag, bool):
+            vals = np.full(len(labels), check_fraction(diag, f"pram[{var!r}]"))
+        else:
+            raise SdcError(f"pram: {var}: got {type(diag).__name__}; expected a probability or a dict label -> probability")
+        M *= vals[enc.codes[complete, j]]
+    return M
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. the table and the sampling scheme
+@dataclass(frozen=True)
+class CellTable:
+    """The full table: record -> cell (``idx``), sample counts ``f``, weighted counts ``F``, and
+    the sampling scheme: the fitted ``target``, pi per cell (or a constant) and per record,
+    the factor from fitted values to lambda."""
+
+    shape: tuple
+    idx: np.ndarray
+    f: np.ndarray
+    F: np.ndarray | None
+    sampling: str
+    target: np.ndarray
+    pi_cells: Any
+    pi_records: np.ndarray
+    lam_scale: float
+    sampling_fraction: float | None
+
+    @property
+    def K(self) -> int:
+        return int(self.f.size)
+
+
+def build_table(inp: LoglinearInput) -> CellTable:
+    """Cross-classify the complete records; choose pi (known fraction, n / sum w, or the
+    pseudo-maximum-likelihood f_k / F_k of Rao & Thomas 2003)."""
+    shape = inp.levels
+    idx = ll.cell_index(inp.codes, shape)
+    f, F = ll.cell_table(idx, math.prod(shape), inp.weights)
+    n_used = inp.n_used
+    if inp.sampling_fraction is not None:
+        pi0 = inp.sampling_fraction
+        return CellTable(shape, idx, f, F, "given", f, pi0, np.full(n_used, pi0), 1.0 / pi0, pi0)
+    w = inp.weights
+    if inp.sampling == "constant":
+        pi0 = n_used / float(w.sum())
+        if pi0 > 1:
+            warn(f"weight: n / sum(w) = {pi0:.6g} > 1; the sampling fraction is capped at 1")
+            pi0 = 1.0
+        return CellTable(shape, idx, f, F, "constant", f, pi0, np.full(n_used, pi0), 1.0 / pi0, pi0)
+    pi_empty = min(n_used / float(w.sum()), 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pik = np.where(f > 0, f / F, pi_empty)
+    if np.any(pik > 1):
+        warn(f"weight: {int(np.count_nonzero(pik > 1))} cell(s) have \\hat F_k < f_k (weights below 1); "
+                    "their sampling fraction is capped at 1")
+        pik = np.minimum(pik, 1.0)
+    return CellTable(shape, idx, f, F, "pml", F, pik, pik[idx], 1.0, None)
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. the fit and the model search
+@dataclass(frozen=True)
+class ModelFit:
+    """Fitted values ``mu`` (fitted scale) and ``lam`` (population scale) per cell, the terms
+    used, the fit's diagnostics and the bias criterion, and the search path."""
+
+    mu: np.ndarray
+    lam: np.ndarray
+    criterion: dict
+    method: str
+    generators: list
+    terms: list
+    iterations: int
+    converged: bool
+    path: tuple
+
+
+class _Fitter:
+    """Fits on one table: the target counts, the fraction pi per cell and the scale to lambda."""
+
+    def __init__(self, table: CellTable, method: str, tol, max_iter: int):
+        self.table, self.method, self.tol, self.max_iter = table, method, tol, max_iter
+
+    def fit(self, terms, start=None):
+        t = self.table
+        method = self.method
+        if method == "auto":
+            method = "ipf" if ll.is_hierarchical(terms) else "irls"
+        if method == "ipf":
+            gens = ll.generating_class(terms)
+            tol = self.tol if self.tol is not None else 1e-4 * max(float(t.target.sum()), 1.0)
+            mu, it, conv = ll.ipf(t.target, t.shape, gens, start=start, tol=tol, max_iter=self.max_iter)
+            used = sorted(ll.closure(terms), key=lambda s: (len(s), s))
+        else:
+            p = ll.n_parameters(terms, t.shape)
+            if p > MAX_IRLS_PARAMETERS:
+                raise SdcError(f"model: {p:,} parameters are too many for the Poisson GLM (IRLS); expected at most "
+                               f"{MAX_IRLS_PARAMETERS:,} (use a hierarchical model, fitted by IPF)")
+            X, _ = ll.design_matrix(t.shape, terms)
+            mu, _, it, conv = ll.poisson_irls(X, t.target)
+            gens = list(terms)
+            used = list(terms)
+        if not conv:
+            warn(f"method: {method} did not converge in {it} iterations; the estimates may be inaccurate")
+        return mu, method, gens, used, it, conv
+
+    def criterion(self, mu):
+        lam = mu * self.table.lam_scale
+        return ll.bias_criterion(self.table.f, lam, self.table.pi_cells), lam
+
+    def taus(self, lam):
+        su = self.table.f == 1
+        pi = np.broadcast_to(self.table.pi_cells, lam.shape)[su]
+        p1, p2 = ll.uniqueness_probabilities((1.0 - pi) * lam[su])
+        return float(p1.sum()), float(p2.sum())
+
+
+def fit_model(table: CellTable, inp: LoglinearInput) -> ModelFit:
+    """Fit the given model, or run the forward search when ``inp.terms`` is None."""
+    fitter = _Fitter(table, inp.method, inp.tol, inp.max_iter)
+    path: list = []
+    if inp.terms is None:
+        terms, mu, info, path = _search(fitter, len(inp.names), inp.criterion, inp.z_crit, inp.max_steps, inp.names)
+    else:
+        mu, *info = fitter.fit(list(inp.terms))
+    method, gens, used, it, conv = info
+    crit, lam = fitter.criterion(mu)
+    return ModelFit(mu, lam, crit, method, gens, used, int(it), bool(conv), tuple(path))
+
+
+def _candidates(terms, m):
+    have = set(terms)
+    out = [t for t in itertools.combinations(range(m), 2) if t not in have]
+    for t in itertools.combinations(range(m), 3):
+        if t not in have and all(s in have for s in itertools.combinations(t, 2)):
+            out.append(t)
+    return out
+
+
+def _search(fitter: _Fitter, m: int, criterion: str, z_crit: float, max_steps, names):
+    """Greedy forward search on |Z| (Skinner & Shlomo 2008). Candidate fits start from the
+    current fit (IPF keeps the start's log-structure, so the result is the candidate's MLE)."""
+    zkey = "Z" + criterion[-1]
+    terms = [(j,) for j in range(m)]
+    mu, *info = fitter.fit(terms)
+    crit, lam = fitter.criterion(mu)
+    t1, t2 = fitter.taus(lam)
+    path = [{"step": 0, "added": None, "accepted": True, "Z1": crit["Z1"], "Z2": crit["Z2"], "tau1": t1, "tau2": t2}]
+    step = 0
+    while abs(crit[zkey]) > z_crit and (max_steps is None or step < max_steps):
+        best = None
+        for cand in _candidates(terms, m):
+            mu_c, *info_c = fitter.fit(terms + [cand], start=mu)
+            crit_c, lam_c = fitter.criterion(mu_c)
+            if best is None or abs(crit_c[zkey]) < abs(best[2][zkey]):
+                best = (cand, mu_c, crit_c, lam_c, info_c)
+        if best is None or abs(best[2][zkey]) >= abs(crit[zkey]):
+            break
+        step += 1
+        cand, mu_c, crit_c, lam_c, info_c = best
+        t1, t2 = fitter.taus(lam_c)
+        accepted = crit_c[zkey] >= -z_crit
+        path.append({"step": step, "added": ":".join(names[j] for j in cand), "accepted": bool(accepted),
+                     "Z1": crit_c["Z1"], "Z2": crit_c["Z2"], "tau1": t1, "tau2": t2})
+        if not accepted:
+            break
+        terms, mu, crit, info = terms + [cand], mu_c, crit_c, info_c
+    return terms, mu, info, path
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. the measures
+def risk_measures(table: CellTable, fit: ModelFit, inp: LoglinearInput) -> dict:
+    """tau_1, tau_2 and the per-record values (Skinner & Holmes 1998), and the goodness of fit.
+
+    Per sample unique, mu = (1 - pi) lambda: P(F = 1 | f = 1) = exp(-mu),
+    E(1/F | f = 1) = (1 - exp(-mu)) / mu.
+    """
+    f_rec = table.f[table.idx]
+    lam_rec = fit.lam[table.idx]
+    su = f_rec == 1
+    p1, p2 = ll.uniqueness_probabilities((1.0 - table.pi_records[su]) * lam_rec[su])
+    target, mu = table.target, fit.mu
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dev = 2.0 * float(np.sum(np.where(target > 0, target * np.log(target / mu), 0.0)))
+        pear = float(np.sum(np.where(mu > 0, (target - mu) ** 2 / mu, 0.0)))
+    npar = ll.n_parameters(fit.terms, list(table.shape))
+    p_unique = np.full(inp.n_used, np.nan)
+    risk = np.full(inp.n_used, np.nan)
+    p_unique[su] = p1
+    risk[su] = p2
+    return {
+        "tau1": float(p1.sum()), "tau2": float(p2.sum()), "n1": int(su.sum()), "su": su, "p2": p2,
+        "n_parameters": int(npar), "gof": {"deviance": dev, "pearson": pear, "df": int(table.K - npar), **fit.criterion},
+        "fk": inp.full(f_rec), "lam": inp.full(lam_rec), "p_unique": inp.full(p_unique), "risk": inp.full(risk),
+    }
+
+
+def pram_measures(inp: LoglinearInput, risk: dict):
+    """Misclassification-adjusted tau_2 = sum_SU M_kk E(1/F_k | f_k = 1) (Shlomo & Skinner
+    2010) and the adjusted per-record risk; ``(None, None)`` without ``pram``."""
+    if inp.pram is None:
+        return None, None
+    su, p2, n1 = risk["su"], risk["p2"], risk["n1"]
+    adjusted = inp.pram[su] * p2
+    tau2 = float(np.sum(adjusted))
+    per_record = np.full(inp.n_used, np.nan)
+    per_record[su] = adjusted
+    out = {"tau2": tau2, "share_tau2_uniques": tau2 / n1 if n1 else 0.0, "variables": list(inp.pram_variables)}
+    return out, inp.full(per_record)
+
+
+def smoothing_measures(inp: LoglinearInput, table: CellTable, risk: dict) -> dict | None:
+    """Negative-binomial smoothing (Rinott & Shlomo 2006), moment version, experimental."""
+    if inp.smoothing is None:
+        return None
+    warn("smoothing: negative-binomial smoothing uses the library's moment estimator over a window; "
+                "experimental")
+    pi_cells = table.pi_cells
+    pi_nb = pi_cells if np.ndim(pi_cells) == 0 else min(inp.n_used / float(inp.weights.sum()), 1.0)
+    nb1, nb2 = ll.nb_smoothing(table.f, table.shape, pi_nb)
+    su = risk["su"]
+    return {"method": "nb-moment", "experimental": True, "tau1": float(nb1[table.idx][su].sum()),
+            "tau2": float(nb2[table.idx][su].sum())}
+
+
+# ---------------------------------------------------------------------------------------------
+# 5. sdcMicro modRisk
+def modrisk_result(inp: LoglinearInput) -> LoglinearRiskResult:
+    """sdcMicro ``modRisk``: see :func:`loglinear_risk` ``compat``.
+
+    Table over the observed levels (R's ``expand.grid`` of the unique values), the GLM (or
+    ``loglm`` for IPF) fitted to the sample counts, the fitted sample-scale values used as
+    lambda with p = sum 1/w per cell; gr = sum over kept cells with f = 1 of the risk / C, C =
+    cells with 0 < f <= bound and a positive fit.
+    """
+    terms = list(inp.terms)
+    codes, shape, numeric = _observed_levels(inp)
+    K = math.prod(shape)
+    idx = ll.cell_index(codes, shape)
+    f, W = ll.cell_table(idx, K, inp.weights)
+    incl = np.bincount(idx, weights=1.0 / inp.weights, minlength=K)
+    mu = _modrisk_fit(inp.compat_method, f, W, shape, terms, numeric)
+    keep = (f > 0) & (f <= inp.bound) & ~((mu == 0) & (f > 0))
+    C = int(keep.sum())
+    p1, p2 = ll.uniqueness_probabilities((1.0 - incl) * mu)
+    one = keep & (f == 1)
+    gr1 = float(p1[one].sum() / C) if C else 0.0
+    gr2 = float(p2[one].sum() / C) if C else 0.0
+    f_rec = f[idx]
+    su = f_rec == 1
+    names = inp.names
+    numbers = ModriskNumbers({
+        "method": inp.compat_method, "gr1": gr1, "gr2": gr2, "n_kept_cells": C,
+        "bound": None if math.isinf(inp.bound) else inp.bound, "numeric_covariates": [names[j] for j in sorted(numeric)]})
+    return LoglinearRiskResult(
+        keys=names, n=inp.n, n_used=inp.n_used, n_excluded=inp.n_excluded, n_cells=K, levels=shape,
+        n_sample_uniques=int(su.sum()), terms=term_names(terms, names), generators=term_names(terms, names),
+        method="ipf" if inp.compat_method == "IPF" else "irls", n_parameters=int(ll.n_parameters(terms, list(shape))),
+        sampling="sdcmicro", criterion="tau2", modrisk=numbers, compat="sdcMicro", fk=inp.full(f_rec),
+        lam=inp.full(mu[idx]), p_unique=inp.full(np.where(su, p1[idx], np.nan)),
+        risk=inp.full(np.where(su, p2[idx], np.nan)), backend=inp.backend, row_index=inp.row_index)
+
+
+def _observed_levels(inp: LoglinearInput):
+    """Codes renumbered over the observed categories only (sorted, as R's ``unique`` + sort),
+    the table shape, and the numeric covariates (key -> value per observed category)."""
+    codes = inp.codes
+    out = np.empty(codes.shape, np.int64)
+    shape = []
+    numeric = {}
+    for j, L in enumerate(inp.levels):
+        col = codes[:, j]
+        present = np.bincount(col, minlength=L) > 0
+        if present.all():
+            out[:, j] = col
+            used = slice(None)
+        else:  # declared categories that do not occur (Enum): renumber
+            out[:, j] = (np.cumsum(present) - 1)[col]
+            used = np.flatnonzero(present)
+        shape.append(int(np.count_nonzero(present)))
+        values = inp.label_numbers[j] if inp.label_numbers else None
+        if values is not None:
+            numeric[j] = values[used]
+    return out, tuple(shape), numeric
+
+
+def _modrisk_fit(method: str, f, W, shape, terms, numeric) -> np.ndarray:
+    """The fitted sample-scale values of sdcMicro's ``modRisk`` ``method``."""
+    if method == "IPF":
+        mu, _, _ = ll.ipf(f, shape, ll.generating_class(terms), tol=1e-12 * max(f.sum(), 1))
+        return mu
+    offset, extra, y = None, None, f
+    if method == "CE":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ec = np.where(W > 0, f / W, 0.0)
+        offset = np.log(ec + 0.1)
+    elif method == "PML":
+        y = np.round(W * (f.sum() / W.sum()))  # R round(): half to even, as NumPy
+    elif method == "weightedLLM":
+        extra = [W]
+    X, _ = ll.design_matrix(shape, terms, numeric=numeric, extra=extra)
+    mu, _, it, conv = ll.poisson_irls(X, y, offset=offset, tol=1e-12)
+    if not conv:
+        warn(f"compat_method: the Poisson GLM of modRisk method {method!r} did not converge in {it} "
+                    "iterations (the model may have no finite maximum-likelihood estimate); the fitted values "
+                    "are inaccurate")
+    return mu
