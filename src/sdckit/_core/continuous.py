@@ -310,42 +310,111 @@ def _sq_threshold(t: float, ynorm: np.ndarray) -> np.ndarray | None:
     return np.where(ok, d, 0.0)
 
 
-def pair_pass(X: np.ndarray, Y: np.ndarray, below: np.ndarray, upto: np.ndarray | None,
-              max_candidates: int = 20_000_000):
-    """One pass over all non-link pairs (i, j), i != j, in blocks of protected records.
+def _norm_bands(X: np.ndarray, Y: np.ndarray, reach: np.ndarray | None):
+    """Originals sorted by norm, and per protected record the range [a_i, b_i) of that order
+    holding every x_j with z(x_j, y_i) <= reach_i.
 
-    Returns ``(n_below, cand_rows, cand_d2, nearest_d2)``: per record i the number of j with
-    d^2 < ``below[i]``; the pairs with ``below[i] <= d^2 < upto[i]`` (none when ``upto`` is
-    None) as record and squared distance; per record the smallest non-link d^2. ``cand_rows``
-    is None when there are more than ``max_candidates`` pairs in between.
+    By the triangle inequality | ||x|| - ||y|| | <= ||y - x||, so z <= r needs
+    ||x|| within ||y|| (1 +- r); the band is widened by a relative 1e-8 for rounding (the norms
+    and distances are exact to about p ulps). Records whose reach or norm is not finite, and
+    files with norms near the overflow range, get the whole range.
     """
     n = X.shape[0]
-    XT = np.ascontiguousarray(X.T)
-    step = max(1, min(n, _BLOCK // max(n, 1)))
-    out, tmp = np.empty((step, n)), np.empty((step, n))
+    xnorm, ynorm = np.sqrt(row_sq_norms(X)), np.sqrt(row_sq_norms(Y))
+    xorder = np.argsort(xnorm, kind="stable")
+    a, b = np.zeros(n, dtype=np.int64), np.full(n, n, dtype=np.int64)
+    tame = np.all(np.isfinite(xnorm)) and np.all(np.isfinite(ynorm)) and max(xnorm.max(), ynorm.max()) < 1e150
+    if reach is not None and tame:
+        with np.errstate(invalid="ignore", over="ignore"):
+            ok = np.isfinite(reach) & (ynorm > 1e-150)
+            r = np.where(ok, reach, 0.0)
+            span = ynorm * r
+            margin = 1e-8 * (ynorm + span)
+        xs = xnorm[xorder]
+        a = np.where(ok, np.searchsorted(xs, ynorm - span - margin, side="left"), 0)
+        b = np.where(ok, np.searchsorted(xs, ynorm + span + margin, side="right"), n)
+    return xorder, a, b
+
+
+def _row_blocks(a: np.ndarray, b: np.ndarray, budget: int):
+    """Consecutive rows (in the given order) grouped so that rows x width of the union of
+    their column ranges stays within ``budget``: (start, stop, c0, c1) per block."""
+    blocks, start, lo, hi = [], 0, int(a[0]), int(b[0])
+    for k in range(1, a.size):
+        nlo, nhi = min(lo, int(a[k])), max(hi, int(b[k]))
+        if (k - start + 1) * (nhi - nlo) > budget:
+            blocks.append((start, k, lo, hi))
+            start, lo, hi = k, int(a[k]), int(b[k])
+        else:
+            lo, hi = nlo, nhi
+    blocks.append((start, a.size, lo, hi))
+    return blocks
+
+
+def _rows_sq_dist(XT: np.ndarray, Yr: np.ndarray, c0: int, c1: int, out: np.ndarray, tmp: np.ndarray):
+    """d^2(x_j, y) for the protected rows ``Yr`` against the originals in columns c0:c1 of XT
+    (same operations, hence the same values, as :func:`_block_sq_dist`)."""
+    shape = (Yr.shape[0], c1 - c0)
+    d2, t = out[: shape[0] * shape[1]].reshape(shape), tmp[: shape[0] * shape[1]].reshape(shape)
+    np.subtract(Yr[:, 0, None], XT[0, None, c0:c1], out=d2)
+    np.multiply(d2, d2, out=d2)
+    for j in range(1, XT.shape[0]):
+        np.subtract(Yr[:, j, None], XT[j, None, c0:c1], out=t)
+        np.multiply(t, t, out=t)
+        np.add(d2, t, out=d2)
+    return d2
+
+
+def pair_pass(X: np.ndarray, Y: np.ndarray, below: np.ndarray, upto: np.ndarray | None,
+              reach: np.ndarray | None = None, max_candidates: int = 20_000_000):
+    """One pass over the non-link pairs (i, j), i != j, that can matter, in blocks of protected
+    records.
+
+    ``reach[i]`` bounds the z of every pair that matters for record i (None: all pairs): only
+    originals whose norm is within ||y_i|| (1 +- reach_i) are visited (see :func:`_norm_bands`).
+    Returns ``(n_below, cand_rows, cand_d2, nearest_d2)``: per record i the number of j with
+    d^2 < ``below[i]``; the pairs with ``below[i] <= d^2 < upto[i]`` (none when ``upto`` is
+    None) as record and squared distance; per record the smallest non-link d^2 among the
+    visited pairs (inf if none). Exact as long as ``below`` and ``upto`` lie within the reach.
+    ``cand_rows`` is None when there are more than ``max_candidates`` pairs in between.
+    """
+    n = X.shape[0]
+    xorder, a, b = _norm_bands(X, Y, reach)
+    pos = np.empty(n, dtype=np.int64)
+    pos[xorder] = np.arange(n)  # where each original sits in the sorted order (its link pair)
+    XT = np.ascontiguousarray(X[xorder].T)
+    order = np.lexsort((b, a))
+    size = max(_BLOCK, n)
+    out, tmp = np.empty(size), np.empty(size)
     n_below = np.zeros(n, dtype=np.int64)
     nearest = np.full(n, np.inf)
     rows, vals, kept = [], [], 0
-    for lo in range(0, n, step):
-        hi = min(n, lo + step)
-        d2 = _block_sq_dist(XT, Y, lo, hi, out, tmp)
-        d2[np.arange(hi - lo), np.arange(lo, hi)] = np.inf  # drop the link pairs
-        low = d2 < below[lo:hi, None]
-        n_below[lo:hi] = np.count_nonzero(low, axis=1)
+    for start, stop, c0, c1 in _row_blocks(a[order], b[order], size):
+        if c1 <= c0:
+            continue
+        R = order[start:stop]
+        d2 = _rows_sq_dist(XT, Y[R], c0, c1, out, tmp)
+        link = pos[R] - c0
+        inside = (link >= 0) & (link < c1 - c0)
+        d2[np.flatnonzero(inside), link[inside]] = np.inf  # drop the link pairs
+        low = d2 < below[R, None]
+        n_below[R] = np.count_nonzero(low, axis=1)
         if upto is not None and rows is not None:
-            mask = d2 < upto[lo:hi, None]
+            mask = d2 < upto[R, None]
             mask &= ~low
             flat = np.flatnonzero(mask)
             kept += flat.size
             if kept > max_candidates:
                 rows = vals = None
             else:
-                rows.append(flat // n + lo)
+                rows.append(R[flat // (c1 - c0)])
                 vals.append(d2.ravel()[flat])
-        nearest[lo:hi] = d2.min(axis=1)
+        nearest[R] = d2.min(axis=1)
     if rows is None or upto is None:
         return n_below, None, None, nearest
-    return n_below, np.concatenate(rows), np.concatenate(vals), nearest
+    empty = np.zeros(0)
+    return (n_below, np.concatenate(rows) if rows else empty.astype(np.int64),
+            np.concatenate(vals) if vals else empty, nearest)
 
 
 def _z_block(XT, Y, ynorm, lo, hi, out, tmp):
@@ -407,6 +476,15 @@ def _sampled_bracket(X, Y, ynorm, k, rng, sample: int, spread: float = 6.0):
     return t_lo, (math.inf if math.isnan(t_hi) else t_hi)
 
 
+def _reach(t: float, dlink2, ynorm) -> np.ndarray:
+    """Per record, the largest z that matters: t (the counts) or the link distance (whether
+    some other original is nearer than the true partner); inf where either is not finite."""
+    zlink = _z(dlink2, ynorm)
+    with np.errstate(invalid="ignore"):
+        r = np.maximum(t, zlink)
+    return np.where(np.isfinite(r), r, np.inf)
+
+
 def _exact_delta(X, Y, ynorm, dlink2, k, bracket):
     """delta (the k-th smallest non-link z), neighbour counts and nearest non-link d^2 by one
     pass inside ``bracket``; None when the bracket misses or does not settle (then fall back)."""
@@ -417,7 +495,7 @@ def _exact_delta(X, Y, ynorm, dlink2, k, bracket):
     upto = _sq_threshold(math.nextafter(t_hi, math.inf), ynorm) if t_hi < math.inf else _sq_threshold(math.inf, ynorm)
     if below is None or upto is None:
         return None
-    n_below, rows, d2, nearest = pair_pass(X, Y, below, upto)
+    n_below, rows, d2, nearest = pair_pass(X, Y, below, upto, _reach(t_hi, dlink2, ynorm))
     need = k - int(n_below.sum())
     if rows is None or not 1 <= need <= rows.size:
         return None
@@ -440,7 +518,7 @@ def _exact_confidentiality(X, Y, ynorm, dlink2, k, rng, sample):
     below = np.zeros(X.shape[0]) if math.isnan(delta) else _sq_threshold(delta, ynorm)  # z < NaN: never
     if below is None:  # pragma: no cover - _sq_threshold settles within a few ulps
         raise FloatingPointError("confidentiality: could not place the critical distance")
-    n_below, _, _, nearest = pair_pass(X, Y, below, None)
+    n_below, _, _, nearest = pair_pass(X, Y, below, None, _reach(delta, dlink2, ynorm))
     return delta, n_below + (_z(dlink2, ynorm) < delta), nearest
 
 
@@ -473,9 +551,11 @@ def confidentiality(X: np.ndarray, Y: np.ndarray, alpha: float, *, exact_limit: 
     (z(x_i, y_i) < delta) and ``exact`` (False when delta was estimated from sampled pairs).
 
     For n <= ``exact_limit`` everything is exact: ``bracket_pairs`` sampled non-link pairs
-    bracket delta, and one pass over all pairs counts the pairs below the bracket and keeps
-    the few inside it (a miss, which the pass detects, falls back to the two-pass radix
-    selection). Time O(n^2 p), memory O(n + pairs in the bracket).
+    bracket delta, and one pass counts the pairs below the bracket and keeps the few inside it
+    (a miss, which the pass detects, falls back to the two-pass radix selection). The pass
+    visits, for each protected record, only the originals whose norm the triangle inequality
+    leaves within reach of the bracket or of the record's link distance. Time O(n^2 p) at
+    worst, memory O(n + pairs in the bracket).
     """
     n = X.shape[0]
     U = n * (n - 1)
