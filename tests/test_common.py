@@ -31,7 +31,7 @@ REGISTRY = {
     "information_loss": lambda d: sdckit.information_loss(d, d, S002_KEYS + ["w"]),
     # continuous-variable risk, original vs itself on the numeric column
     "interval_disclosure": lambda d: sdckit.interval_disclosure(d, d, ["w"]),
-    "outliers": lambda d: sdckit.outliers(d, ["w"], percentile=0.8),
+    "outliers": lambda d: sdckit.outliers(d, ["w"], quantile=0.8),
     "relative_interval_risk": lambda d: sdckit.relative_interval_risk(d, ["w"], joint=True, keys=S002_KEYS[:2]),
     "confidentiality_plot": lambda d: sdckit.confidentiality_plot(d, d, ["w"]),
     "loglinear_risk": lambda d: sdckit.loglinear_risk(d, S002_KEYS, weight="w"),
