@@ -1,4 +1,4 @@
-"""Benchmark of ``sdckit.suda`` (SUDA2 special uniques and DIS-SUDA, spec E) on synthetic microdata.
+"""Benchmark of ``sdckit.suda`` (SUDA2 special uniques and DIS-SUDA) on synthetic microdata.
 
 Times ``sdckit.suda(df, keys)`` (all MSU sizes, Elliot scores, DIS fraction 0.01; validation, key
 encoding, pattern table, MSU search, DIS-SUDA and contributions, every MSU kept for
@@ -60,9 +60,10 @@ def _steps(df: pl.DataFrame, keys) -> dict[str, float]:
     back to records). Internals change: a step that cannot be timed is left out."""
     import importlib
 
-    from sdckit._prepare import prepare
+    from sdckit.engines import get_engine
 
     mod = importlib.import_module("sdckit.risk.suda")  # the module (sdckit.risk.suda is also the function)
+    engine = get_engine()
 
     out: dict[str, float] = {}
 
@@ -75,16 +76,20 @@ def _steps(df: pl.DataFrame, keys) -> dict[str, float]:
         return wrapper
 
     t = time.perf_counter()
-    prep = prepare(df, keys)
+    inp = mod._validate_suda(df, keys, max_size=None, dis_fraction=0.01, original_scores=True, missing=None,
+                             weight=None, allow_degenerate_keys=False, keep_msus=True)
     out["validate + encode"] = time.perf_counter() - t
-    saved = mod.record_patterns, mod.msu_search
-    mod.record_patterns, mod.msu_search = timed("pattern table", saved[0]), timed("MSU search", saved[1])
+    saved_patterns, saved_search = type(engine).patterns, mod.msu_search
+    engine.patterns = timed("pattern table", engine.patterns)  # on the instance only
+    mod.msu_search = timed("MSU search", saved_search)
     try:
         t = time.perf_counter()
-        mod._suda_from_prepared(prep, len(keys), 0.01, True, True)
+        mod._suda_from_input(inp)
         total = time.perf_counter() - t
     finally:
-        mod.record_patterns, mod.msu_search = saved
+        del engine.patterns
+        mod.msu_search = saved_search
+    assert type(engine).patterns is saved_patterns
     out["scores, DIS, contributions"] = total - out.get("pattern table", 0.0) - out.get("MSU search", 0.0)
     return out
 
@@ -113,7 +118,7 @@ def main(argv=None) -> int:
             keys = [f"k{j}" for j in range(nk)]
             df = make_keys(n, n_keys=nk, missing=miss, seed=args.seed, weights=False)
             try:
-                secs, res = _time(lambda: sdckit.suda(df, keys), repeats)
+                secs, res = _time(lambda df=df, keys=keys: sdckit.suda(df, keys), repeats)
                 err = None
             except Exception as e:  # report, never fail
                 secs, res, err = float("nan"), None, f"{type(e).__name__}: {e}"

@@ -5,6 +5,7 @@ E.6, E.7, I), hand calculations and a brute-force MSU enumerator written here fr
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
 import math
 from itertools import combinations
@@ -18,12 +19,11 @@ from hypothesis import strategies as st
 
 import sdckit
 import sdckit._core.suda as core
+from conftest import DATA, S002_KEYS, reference_cases, s002_table
 from sdckit import SdcError, SdcWarning
 from sdckit._core.frequencies import pattern_table
 from sdckit._core.suda import dis_probability, dis_suda, msu_search, size_weights
 from sdckit.cli import main
-
-from conftest import DATA, S002_KEYS, reference_cases, s002_table
 
 SUDA_CASES = reference_cases("suda2.json")
 FRANC_KEYS = ["Key1", "Key2", "Key3", "Key4"]
@@ -171,18 +171,19 @@ def test_suda2_reference(case):
     for j, k in enumerate(keys):
         np.testing.assert_allclose(r.contributions[:, j], out["contributionPercent"][f"{k}_contribution"],
                                    rtol=1e-9, atol=1e-12)
+    # sdcMicro's attribute (level) contributions are percentages; sdckit's shares are / 100
     ref_attr = out["attribute_contributions"]
-    assert list(r.attribute_contributions) == ref_attr["variable"]
-    np.testing.assert_allclose(list(r.attribute_contributions.values()), ref_attr["contribution"], rtol=1e-9)
+    assert list(r.share_contributions) == ref_attr["variable"]
+    np.testing.assert_allclose([100 * x for x in r.share_contributions.values()], ref_attr["contribution"], rtol=1e-9)
     # level contributions: sdcMicro lists the sorted observed levels of every variable in turn
     ref_lev = out["attribute_level_contributions"]
-    got_vars = [v for v, levels in r.attribute_level_contributions.items() for _ in levels]
-    got_vals = [x for levels in r.attribute_level_contributions.values() for x in levels.values()]
+    got_vars = [v for v, levels in r.share_level_contributions.items() for _ in levels]
+    got_vals = [100 * x for levels in r.share_level_contributions.values() for x in levels.values()]
     assert got_vars == ref_lev["variable"]
     expected = [np.nan if v is None else v for v in ref_lev["contribution"]]
     np.testing.assert_allclose(got_vals, expected, rtol=1e-9, atol=1e-12)  # NaN (R NA) where sdcMicro has NA
     if case["dataset"] == "francdat":  # numeric levels: the labels themselves
-        got_labels = [lab for levels in r.attribute_level_contributions.values() for lab in levels]
+        got_labels = [lab for levels in r.share_level_contributions.values() for lab in levels]
         assert got_labels == ref_lev["attribute"]
     summ = out["summary"]
     assert r.score.max() == summ["max_score"] and r.score.sum() == summ["sum_score"]
@@ -191,7 +192,7 @@ def test_suda2_reference(case):
         chk = out["independent_check"]
         assert [r.msus_by_size[s] for s in range(1, len(keys) + 1)] == chk["n_msu_by_size"]
         assert r.n_sample_uniques == chk["U_sample_uniques"]
-        assert 2 * r.n_pair_keys == chk["P_records_in_pairs"]
+        assert 2 * r.n_patterns_fk2 == chk["P_records_in_pairs"]
         assert r.q == pytest.approx(chk["Q"])
 
 
@@ -240,7 +241,7 @@ def test_no_nan_where_sdcmicro_hash_collides():
     np.testing.assert_array_equal(r.score, [3, 3, 0, 0])
     assert np.isfinite(r.dis_score).all()
     np.testing.assert_allclose(r.dis_score, [0.01, 0.01, 0, 0], rtol=1e-12)
-    assert r.n_sample_uniques == 2 and r.n_pair_keys == 1
+    assert r.n_sample_uniques == 2 and r.n_patterns_fk2 == 1
 
 
 # ---------------------------------------------------------------------------------------------
@@ -293,7 +294,7 @@ def test_s002_dis_probability(s002):
     """Spec E.5: n_1 = 4, n_2 = 3; pi = 0.01 -> 0.04 / 5.98 = 0.0066890; pi = n / sum w =
     10 / 1570 -> 0.0042553."""
     r = sdckit.suda(s002, S002_KEYS)
-    assert (r.n_sample_uniques, r.n_pair_keys) == (4, 3)
+    assert (r.n_sample_uniques, r.n_patterns_fk2) == (4, 3)
     assert r.dis == pytest.approx(0.04 / 5.98, rel=1e-12)
     rw = sdckit.suda(s002, S002_KEYS, weight="w", dis_fraction="weights")
     assert rw.dis_fraction == pytest.approx(10 / 1570)
@@ -301,20 +302,21 @@ def test_s002_dis_probability(s002):
 
 
 def test_s002_contributions(s002):
-    """Spec E.4 example: row contributions, variable and level contributions (%)."""
+    """Spec E.4 example: row contributions, variable and level contributions (the spec's
+    percentages / 100)."""
     r = sdckit.suda(s002, S002_KEYS)
     np.testing.assert_allclose(r.contributions[2], [0, 0, 1, 0])
     np.testing.assert_allclose(r.contributions[4], [0.5, 1 / 3, 1 / 3, 1 / 3])
     np.testing.assert_allclose(r.contributions[6], [0, 0, 1, 0])
     np.testing.assert_allclose(r.contributions[7], [0.2, 0.2, 0.6, 0.4])
-    np.testing.assert_allclose(list(r.attribute_contributions.values()), [23.529, 17.647, 64.706, 23.529], atol=5e-4)
-    lev = r.attribute_level_contributions
-    assert lev["Residence"] == pytest.approx({"Rural": 75, "Urban": 25})
-    assert lev["Gender"] == pytest.approx({"Female": 200 / 3, "Male": 100 / 3})
-    assert lev["Education"] == pytest.approx({"Post-secondary": 300 / 11, "Primary complete": 300 / 11,
-                                              "Primary incomplete": 300 / 11, "Secondary complete": 200 / 11,
+    np.testing.assert_allclose(list(r.share_contributions.values()), [0.23529, 0.17647, 0.64706, 0.23529], atol=5e-6)
+    lev = r.share_level_contributions
+    assert lev["Residence"] == pytest.approx({"Rural": 0.75, "Urban": 0.25})
+    assert lev["Gender"] == pytest.approx({"Female": 2 / 3, "Male": 1 / 3})
+    assert lev["Education"] == pytest.approx({"Post-secondary": 3 / 11, "Primary complete": 3 / 11,
+                                              "Primary incomplete": 3 / 11, "Secondary complete": 2 / 11,
                                               "Secondary incomplete": 0})
-    assert lev["Labor"] == pytest.approx({"Employed": 0, "Non-LF": 0, "Unemployed": 100})
+    assert lev["Labor"] == pytest.approx({"Employed": 0, "Non-LF": 0, "Unemployed": 1})
 
 
 def test_s002_explain(s002):
@@ -389,8 +391,8 @@ def test_single_record_and_all_duplicates():
     assert one.score.tolist() == [0] and one.sample_unique.tolist() == [True] and one.msus(0) == []
     dup = sdckit.suda(pl.DataFrame({"a": [1, 1, 2, 2], "b": [1, 1, 3, 3]}), ["a", "b"])
     assert dup.score.tolist() == [0, 0, 0, 0] and dup.n_sample_uniques == 0
-    assert math.isnan(dup.attribute_contributions["a"])
-    assert json.loads(json.dumps(dup.to_dict()))["attribute_contributions"]["a"] is None
+    assert math.isnan(dup.share_contributions["a"])
+    assert json.loads(json.dumps(dup.to_dict()))["share_contributions"]["a"] is None
 
 
 def test_full_size_msu_weights():
@@ -596,11 +598,14 @@ def test_result_outputs(s002):
     r = sdckit.suda(s002, S002_KEYS)
     d = r.to_dict()
     json.dumps(d)
-    assert d["special_uniques"] == 4 and d["msus_by_size"] == {"1": 4, "2": 5, "3": 0, "4": 0}
+    assert d["n_special_uniques"] == 4 and d["msus_by_size"] == {"1": 4, "2": 5, "3": 0, "4": 0}
+    assert (d["n_sample_uniques"], d["n_with_msu"], d["n_positive_score"], d["n_msus"], d["n_patterns_fk2"]) == \
+        (4, 4, 4, 9, 3)  # spec E.7: records 3, 5, 7, 8 have MSUs (4 + 5 of them); 3 key patterns twice
     assert d["sum_score"] == 34 and d["size_weights"] == {"1": 6, "2": 2, "3": 1, "4": 1}
     assert d["dis_distribution"]["== 0"] == 6 and d["dis_distribution"]["(0, 0.1]"] == 4
-    assert "attribute_level_contributions" not in d and "Rural" not in json.dumps(d)
-    assert r.to_dict(include_levels=True)["attribute_level_contributions"]["Residence"] == {"Rural": 75.0, "Urban": 25.0}
+    assert "share_level_contributions" not in d and "Rural" not in json.dumps(d)
+    assert r.to_dict(include_levels=True)["share_level_contributions"]["Residence"] == {"Rural": 0.75, "Urban": 0.25}
+    assert not any(k.startswith("records") or "attribute" in k for k in d)  # glossary names only
     text = str(r.summary())
     assert "special uniques" in text and "MSUs by size" in text and "Education" in text and "Rural" not in text
     assert "<table>" in r.summary().to_html()
@@ -645,12 +650,12 @@ def test_plot(s002):
 # bad input
 # ---------------------------------------------------------------------------------------------
 BAD_CALLS = [
-    ("max-size-0", dict(max_size=0), ["max_size", "got 0", "1 to 4"]),
+    ("max-size-0", dict(max_size=0), ["max_size", "got 0", "[1, 4]"]),
     ("max-size-big", dict(max_size=5), ["max_size", "got 5"]),
     ("max-size-frac", dict(max_size=1.5), ["max_size", "1.5"]),
     ("max-size-bool", dict(max_size=True), ["max_size", "True"]),
     ("max-size-text", dict(max_size="3"), ["max_size", "'3'"]),
-    ("fraction-0", dict(dis_fraction=0), ["dis_fraction", "(0, 1]", "0.5"]),
+    ("fraction-0", dict(dis_fraction=0), ["dis_fraction", "got 0", "(0, 1]"]),
     ("fraction-big", dict(dis_fraction=1.5), ["dis_fraction", "1.5"]),
     ("fraction-nan", dict(dis_fraction=float("nan")), ["dis_fraction"]),
     ("fraction-text", dict(dis_fraction="some"), ["dis_fraction", "'some'", "weights"]),
@@ -670,6 +675,26 @@ def test_bad_input(case):
         sdckit.suda(**args)
     for frag in fragments:
         assert frag in str(info.value), (frag, str(info.value))
+
+
+def test_old_names_still_work_and_warn(s002):
+    r = sdckit.suda(s002, S002_KEYS, max_size=3, dis_fraction=0.1, original_scores=False)
+    with pytest.warns(DeprecationWarning, match="by keyword"):  # everything after keys was positional
+        old = sdckit.suda(s002, S002_KEYS, 3, 0.1, False)
+    np.testing.assert_array_equal(old.score, r.score)
+    np.testing.assert_array_equal(old.dis_score, r.dis_score)
+    with pytest.warns(DeprecationWarning, match="n_with_msu"):
+        assert r.records_with_msu == r.n_with_msu == 4
+    with pytest.warns(DeprecationWarning, match="n_patterns_fk2"):
+        assert r.n_pair_keys == r.n_patterns_fk2 == 3
+    # the old contribution attributes held percentages: 100 x the shares
+    with pytest.warns(DeprecationWarning, match="share_contributions"):
+        pct = r.attribute_contributions
+    assert pct == {k: 100 * v for k, v in r.share_contributions.items()}
+    with pytest.warns(DeprecationWarning, match="share_level_contributions"):
+        lev = r.attribute_level_contributions
+    assert lev["Residence"] == {k: 100 * v for k, v in r.share_level_contributions["Residence"].items()}
+    assert inspect.signature(sdckit.suda).parameters["max_size"].kind is inspect.Parameter.KEYWORD_ONLY
 
 
 def test_bad_record_index(s002):
@@ -706,8 +731,8 @@ def test_cli_json_and_records(s002_csv, tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "SUDA (special uniques) and DIS-SUDA" in printed and "special uniques" in printed
     payload = json.loads(out_json.read_text())["suda"]
-    assert payload["special_uniques"] == 4 and payload["sum_score"] == 34  # spec E.7
-    assert payload["dis_fraction"] == 0.01 and "attribute_level_contributions" not in payload
+    assert payload["n_special_uniques"] == 4 and payload["sum_score"] == 34  # spec E.7
+    assert payload["dis_fraction"] == 0.01 and "share_level_contributions" not in payload
     rec = pl.read_csv(out_rec)
     assert rec["score"].to_list() == [0, 0, 6, 0, 12, 0, 6, 10, 0, 0]
     assert rec["msus"][7] == "Education=Post-secondary; Residence=Urban, Labor=Unemployed; Gender=Male, Labor=Unemployed"
@@ -720,7 +745,7 @@ def test_cli_options(s002_csv, tmp_path):
                  "--dis-fraction", "0.1", "--levels", "--json", str(out_json), "--records", str(out_rec)]) == 0
     payload = json.loads(out_json.read_text())["suda"]
     assert payload["max_size"] == 3 and payload["original_scores"] is False and payload["dis_fraction"] == 0.1
-    assert payload["attribute_level_contributions"]["Labor"]["Unemployed"] == pytest.approx(100)
+    assert payload["share_level_contributions"]["Labor"]["Unemployed"] == pytest.approx(1)
     assert pl.read_parquet(out_rec)["score"].to_list() == [0, 0, 1.75, 0, 3.25, 0, 1.75, 2.75, 0, 0]
     assert main(["suda", str(s002_csv), "--keys", ",".join(S002_KEYS), "--weight", "w",
                  "--dis-fraction", "weights", "--json", str(out_json)]) == 0

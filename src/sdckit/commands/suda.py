@@ -1,11 +1,18 @@
-"""``sdckit suda``: special uniques, SUDA scores and DIS-SUDA (spec E)."""
+"""``sdckit suda``: special uniques, SUDA scores and DIS-SUDA."""
 
 from __future__ import annotations
 
 from .._errors import SdcError
 from . import (
-    Progress, add_key_options, add_missing_options, add_output_options, key_list, progress_enabled,
-    read_input, split_list, write_json,
+    Progress,
+    add_key_options,
+    add_missing_options,
+    add_output_options,
+    key_list,
+    progress_enabled,
+    read_input,
+    split_list,
+    write_json,
 )
 
 
