@@ -6,13 +6,13 @@ Each command lives in its own module under ``sdckit.commands`` (listed in ``COMM
     Key frequencies and k-anonymity. Prints a summary, writes aggregates as JSON and the
     per-record columns (fk, Fk, violates_k) as CSV or Parquet.
 ``sdckit risk DATA --keys a,b,c [--weight W] [--household H] [--max-global-risk G] [--json OUT] [--records OUT]``
-    Individual, global and household re-identification risk and the mu-ARGUS threshold (spec B).
+    Individual, global and household re-identification risk and the mu-ARGUS threshold.
 ``sdckit demo``
     The assessment on the bundled synthetic survey sample.
 ``sdckit utility ORIGINAL PROTECTED --vars a,b,c [--scales a=ordinal,...] [--json OUT]``
-    Information loss of a protected file against its original (spec G).
+    Information loss of a protected file against its original.
 ``sdckit interval DATA --vars a,b [--keys k] [--p 0.2] [--c-min 3] [--joint] [--json OUT] [--records OUT]``
-    The a-priori relative-interval rule for continuous variables (spec F.3.2).
+    The a-priori relative-interval rule for continuous variables.
 
 Bad input exits with status 2 and a one-line ``sdckit: error: ...`` message.
 """

@@ -1,4 +1,4 @@
-"""Sample and weighted key frequencies under sdcMicro's missing-value rule (spec A.1, A.1.1)."""
+"""Sample and weighted key frequencies under sdcMicro's missing-value rule."""
 
 from __future__ import annotations
 
@@ -84,7 +84,7 @@ def pattern_frequencies_reference(patterns: np.ndarray, counts: np.ndarray, wsum
                         na_rule: str = "sdcmicro") -> tuple[np.ndarray, np.ndarray]:
     """f and F of every distinct pattern under the missing-value rule.
 
-    Rule ``"sdcmicro"`` (spec A.1.1, sdcMicro ``freqCalc``): a missing value matches any
+    Rule ``"sdcmicro"`` (sdcMicro ``freqCalc``): a missing value matches any
     value. With c_p, W_p the count and weight sum of pattern p and alpha in [0, 1]:
 
     * complete p:  f_p = c_p + alpha * sum_{q partial, compatible} c_q
@@ -99,7 +99,7 @@ def pattern_frequencies_reference(patterns: np.ndarray, counts: np.ndarray, wsum
     never a scan of all pattern pairs.
 
     Rule ``"own_category"``: a missing value is one more category (f_p = c_p), the meaning
-    sdcMicro's documentation gives alpha = 0 (spec K.4).
+    sdcMicro's documentation gives alpha = 0.
 
     This is the straightforward mask-pair join of the spec, kept as the test oracle of
     :func:`pattern_frequencies`.

@@ -1,14 +1,14 @@
-"""Benedetti–Franconi individual risk, household risk and the mu-ARGUS threshold (spec B).
+"""Benedetti–Franconi individual risk, household risk and the mu-ARGUS threshold.
 
 Pure NumPy kernels on per-pattern frequencies (f_k, \\hat F_k), per-record risks and
 integer household codes. No frame library here.
 
 The individual risk of a key with sample frequency f and estimated population frequency F is
-the posterior mean of 1/F_k under the negative-binomial super-population model (spec B.1):
+the posterior mean of 1/F_k under the negative-binomial super-population model:
 
     r(f, p) = E(1/F_k | f_k = f) = \\int_0^1 p u^{f-1} / (p + q u) du,    p = f/F, q = 1 - p
 
-(the integral of spec B.2.1, int_0^1 p^f x^{f-1} / (1 - qx)^f dx, after the substitution
+(the integral int_0^1 p^f x^{f-1} / (1 - qx)^f dx, after the substitution
 u = px / (1 - qx); equivalently r = (p/f) 2F1(1, 1; f+1; q), the Euler transform of
 (p^f/f) 2F1(f, f; f+1; q)). The integral is valid for every real f >= 1, so the fractional
 f_k that ``alpha < 1`` produces get a correct value.
@@ -30,7 +30,7 @@ __all__ = [
 #: Largest relative excess (approx - exact) / exact of the f > 2 approximation p/(f - 1 + p) over
 #: all integer f >= 3 and p in (0, 1]: 0.0403 at f = 3, p ~ 0.32; for larger f it is below
 #: 0.37 / f^2 (0.0028 at f = 10, 2.5e-5 at f = 100). The approximation is never below the exact
-#: value (spec B.2.3). Measured on a fine grid against :func:`exact_risk`.
+#: value. Measured on a fine grid against :func:`exact_risk`.
 APPROX_MAX_RELATIVE_EXCESS = 0.0404
 
 _SERIES_P = 0.4  # p >= this: positive hypergeometric series in q <= 0.6
@@ -46,7 +46,7 @@ _CHUNK = 1 << 18  # quadrature panels evaluated per block (bounds the memory)
 
 
 def approx_risk(f: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """The f > 2 approximation r = p / (f - 1 + p) (spec B.2.2; sdcMicro ``method="approx"``)."""
+    """The f > 2 approximation r = p / (f - 1 + p) (sdcMicro ``method="approx"``)."""
     return p / (f - 1.0 + p)
 
 
@@ -138,7 +138,7 @@ def _quadrature(f: np.ndarray, p: np.ndarray) -> np.ndarray:
 
 
 def exact_risk(f, p) -> np.ndarray:
-    """Exact r(f, p) = E(1/F | f) for real f >= 1 and 0 < p <= 1 (spec B.2.1), vectorised.
+    """Exact r(f, p) = E(1/F | f) for real f >= 1 and 0 < p <= 1, vectorised.
 
     Evaluated without the alternating sum (which cancels catastrophically for large f and
     small p): p = 1 gives 1/f; f = 1 the closed form (p/q) log(1/p); p >= 0.4 the positive
@@ -169,7 +169,7 @@ def exact_risk(f, p) -> np.ndarray:
 
 
 def individual_risk_values(f, F, method: str = "approx") -> tuple[np.ndarray, np.ndarray]:
-    """Individual risk per key from (f_k, \\hat F_k) (spec B.2).
+    """Individual risk per key from (f_k, \\hat F_k).
 
     Parameters
     ----------
@@ -180,7 +180,7 @@ def individual_risk_values(f, F, method: str = "approx") -> tuple[np.ndarray, np
         ``"approx"``: closed forms for f = 1 and f = 2, p / (f - 1 + p) for integer f > 2
         (sdcMicro ``indivRisk`` default); ``"exact"``: the exact value for every f. Fractional f
         always get the exact value (sdcMicro returns 0 for 1 < f < 2 and uses the approximation
-        above 2; spec B.2.2, K.6). An f within 1e-9 (relative) of an integer counts as that
+        above 2). An f within 1e-9 (relative) of an integer counts as that
         integer (alpha * count sums carry rounding).
 
     Returns
@@ -188,7 +188,7 @@ def individual_risk_values(f, F, method: str = "approx") -> tuple[np.ndarray, np
     risk : ndarray
     clamped : ndarray of bool
         Keys with F < f (p > 1 is impossible under the model; it comes from weights below 1):
-        p is clamped to 1 there, which gives r = 1/f (spec 0.4). p above 1 by rounding only
+        p is clamped to 1 there, which gives r = 1/f. p above 1 by rounding only
         (relative 1e-12) is set to 1 without being flagged.
     """
     f = np.asarray(f, dtype=float)
@@ -219,7 +219,7 @@ def individual_risk_values(f, F, method: str = "approx") -> tuple[np.ndarray, np
 
 
 def household_risk(risk: np.ndarray, household: np.ndarray, n_households: int) -> tuple[np.ndarray, np.ndarray]:
-    """Household risk r^h_g = 1 - prod_{i in g} (1 - r_i) and household sizes (spec B.5).
+    """Household risk r^h_g = 1 - prod_{i in g} (1 - r_i) and household sizes.
 
     Parameters
     ----------
@@ -242,7 +242,7 @@ def household_risk(risk: np.ndarray, household: np.ndarray, n_households: int) -
 
 
 def risk_threshold(values: np.ndarray, counts: np.ndarray, max_global_risk: float, n: float | None = None):
-    """Individual-risk threshold r* for a target re-identification rate (spec B.4).
+    """Individual-risk threshold r* for a target re-identification rate.
 
     The mu-ARGUS / sdcMicro ``measure_threshold`` rule on risk levels: with the distinct risk
     levels v_1 > v_2 > ... (c_l records each) and ER* = max_global_risk * n, the threshold is

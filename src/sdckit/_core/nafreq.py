@@ -1,4 +1,4 @@
-"""Frequencies under sdcMicro's "a missing value matches anything" rule, fast (spec A.1.1).
+"""Frequencies under sdcMicro's "a missing value matches anything" rule, fast.
 
 The rule (see :func:`pattern_frequencies`) needs, for every incomplete key pattern, the
 counts of all patterns that agree with it wherever both are observed. The spec's scalable
@@ -140,7 +140,7 @@ def _groups(patterns, complete, partial):
 
 def pattern_frequencies(patterns: np.ndarray, counts: np.ndarray, wsum: np.ndarray, alpha: float = 1.0,
                         na_rule: str = "sdcmicro") -> tuple[np.ndarray, np.ndarray]:
-    """f and F of every distinct key pattern under the missing-value rule (spec A.1.1).
+    """f and F of every distinct key pattern under the missing-value rule.
 
     With c_p, W_p the record count and weight sum of pattern p, alpha in [0, 1], and p, q
     *compatible* when they agree wherever both are observed:
@@ -153,7 +153,7 @@ def pattern_frequencies(patterns: np.ndarray, counts: np.ndarray, wsum: np.ndarr
     * m = 1: a value gets c_v + alpha * #NA, the NA pattern gets n.
 
     F is the same with W_p. ``na_rule="own_category"`` returns f_p = c_p (a missing value is
-    one more category, spec K.4).
+    one more category).
 
     Parameters
     ----------

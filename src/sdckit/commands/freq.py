@@ -1,4 +1,4 @@
-"""``sdckit freq``: key frequencies and k-anonymity (spec A.1, A.2)."""
+"""``sdckit freq``: key frequencies and k-anonymity."""
 
 from __future__ import annotations
 

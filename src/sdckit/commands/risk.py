@@ -1,4 +1,4 @@
-"""``sdckit risk``: individual, global and household re-identification risk (spec B)."""
+"""``sdckit risk``: individual, global and household re-identification risk."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Sample and population key frequencies and k-anonymity (spec A.1, A.2)."""
+"""Sample and population key frequencies and k-anonymity."""
 
 from __future__ import annotations
 

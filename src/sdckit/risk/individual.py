@@ -1,4 +1,4 @@
-"""Individual, global and household re-identification risk (Benedetti–Franconi / mu-ARGUS, spec B)."""
+"""Individual, global and household re-identification risk (Benedetti–Franconi / mu-ARGUS)."""
 
 from __future__ import annotations
 
@@ -44,8 +44,8 @@ def _quantiles(x: np.ndarray) -> dict:
 # ----------------------------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
 class RiskThreshold(Result):
-    """Individual-risk threshold for a target re-identification rate and the unsafe records
-    (spec B.4), with the mu-ARGUS household rule when households are known (spec B.5).
+    """Individual-risk threshold for a target re-identification rate and the unsafe records,
+    with the mu-ARGUS household rule when households are known.
 
     Attributes
     ----------
@@ -216,7 +216,7 @@ class RiskThreshold(Result):
 # ----------------------------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
 class IndividualRiskResult(Result):
-    """Individual, global and household re-identification risk (spec B).
+    """Individual, global and household re-identification risk.
 
     Attributes
     ----------
@@ -301,7 +301,7 @@ class IndividualRiskResult(Result):
 
     @property
     def expected_reidentifications(self) -> float:
-        """ER = sum_i r_i (spec B.3; sdcMicro ``global_risk_ER``)."""
+        """ER = sum_i r_i (sdcMicro ``global_risk_ER``)."""
         return float(np.sum(self.risk))
 
     @property
@@ -311,7 +311,7 @@ class IndividualRiskResult(Result):
 
     @property
     def household_expected_reidentifications(self) -> float | None:
-        """ER^h = sum_i r^h_{g(i)} = sum_g |g| r^h_g (spec B.5; sdcMicro ``hier_risk_ER``)."""
+        """ER^h = sum_i r^h_{g(i)} = sum_g |g| r^h_g (sdcMicro ``hier_risk_ER``)."""
         if self.household_risk_g is None:
             return None
         return float(np.dot(self.household_size_g, self.household_risk_g))
@@ -336,7 +336,7 @@ class IndividualRiskResult(Result):
     @property
     def n_above_main_part(self) -> int:
         """sdcMicro's "observations with higher risk than the main part":
-        #{i : r_i > median + 3 MAD and r_i > 0.1} (MAD scaled by 1.4826; spec B.3)."""
+        #{i : r_i > median + 3 MAD and r_i > 0.1} (MAD scaled by 1.4826)."""
         if self.n == 0:
             return 0
         med = float(np.median(self.risk))
@@ -345,8 +345,8 @@ class IndividualRiskResult(Result):
 
     # -- threshold -----------------------------------------------------------------------------
     def threshold(self, max_global_risk: float = 0.01, *, household_risk: float | None = None) -> RiskThreshold:
-        """Individual-risk threshold for a target re-identification rate (spec B.4) and, with
-        households, the mu-ARGUS household rule (spec B.5).
+        """Individual-risk threshold for a target re-identification rate and, with
+        households, the mu-ARGUS household rule.
 
         Parameters
         ----------
@@ -516,7 +516,7 @@ class IndividualRiskResult(Result):
 def individual_risk(data, keys, *, weight=None, household=None, alpha: float = 1.0, method: str = "approx",
                     strata=None, household_keys=None, missing=None, na_rule: str = "sdcmicro",
                     allow_degenerate_keys: bool = False) -> IndividualRiskResult:
-    r"""Individual re-identification risk, global risk and household risk (spec B).
+    r"""Individual re-identification risk, global risk and household risk.
 
     The risk of a record with key k is the probability that an intruder who links it on the
     key variables to one of the F_k population units sharing the key picks the right one,
@@ -541,12 +541,12 @@ def individual_risk(data, keys, *, weight=None, household=None, alpha: float = 1
     ----------
     data : pandas / Polars / PyArrow table, dict of columns
     keys : str or list of str
-        Categorical key variables. Missing values follow sdcMicro's rule (spec A.1.1).
+        Categorical key variables. Missing values follow sdcMicro's rule.
     weight : str, optional
         Sampling weight column (w_i = 1/pi_i, finite, > 0). Without it r = 1/f_k.
     household : str, optional
-        Household id column. Records without an id form their own household (spec B.5;
-        an :class:`SdcWarning` says how many).
+        Household id column. Records without an id form their own household (an
+        :class:`SdcWarning` says how many).
     alpha : float in [0, 1], default 1
         Weight of matches through missing key values (sdcMicro ``alpha``).
     method : {"approx", "exact"}, default "approx"
@@ -574,12 +574,12 @@ def individual_risk(data, keys, *, weight=None, household=None, alpha: float = 1
     -----
     SdcWarning
         When F_k < f_k for some key (weights below 1 break the model): p_k is clamped to 1 and
-        the risk is 1/f_k there (spec 0.4; sdcMicro does not clamp). When household ids are
+        the risk is 1/f_k there (sdcMicro does not clamp). When household ids are
         missing.
 
     Notes
     -----
-    Deliberate differences from sdcMicro (spec B.2.2, K.6): a fractional f_k (only with
+    Deliberate differences from sdcMicro: a fractional f_k (only with
     ``alpha < 1``) gets the exact value of the integral; sdcMicro's ``indivRisk`` has branches
     for f = 1, f = 2 and f > 2 only, so it returns 0 for 1 < f_k < 2, and applies the f > 2
     approximation to fractional f_k above 2. Values of f_k within 1e-9 (relative) of an
@@ -587,7 +587,7 @@ def individual_risk(data, keys, *, weight=None, household=None, alpha: float = 1
 
     References
     ----------
-    Spec ALGORITHMS.md B.1-B.5, 0.4, A.1.1. Benedetti, R. & Franconi, L. (1998), Statistical
+    Benedetti, R. & Franconi, L. (1998), Statistical
     and technological solutions for controlled data dissemination; Franconi, L. & Polettini, S.
     (2004), Individual risk estimation in mu-Argus: a review, PSD 2004, LNCS 3050, 262-272;
     mu-ARGUS 4.1 manual, section 2.3.4.1; sdcMicro ``measure_risk`` / ``indivRisk``.
