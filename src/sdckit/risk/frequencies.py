@@ -369,8 +369,9 @@ def k_anonymity(data, keys=None, k=(2, 3, 5), *, weight=None, alpha: float = 1.0
 
     Parameters
     ----------
-    data : table, or a :class:`FrequencyResult` (then ``keys``, ``weight``, ``strata`` and
-        ``alpha`` are taken from it and nothing is recomputed)
+    data : table or FrequencyResult
+        The microdata, or the result of :func:`frequencies` (then ``keys``, ``weight``,
+        ``strata`` and ``alpha`` are taken from it and nothing is recomputed).
     keys : str or list of str
     k : int or sequence of int, default (2, 3, 5)
         Rounded half-up to integers, as sdcMicro does.

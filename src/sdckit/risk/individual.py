@@ -562,13 +562,16 @@ def individual_risk(data, keys, *, weight=None, household=None, alpha: float = 1
     na_rule : {"sdcmicro", "own_category"}, default "sdcmicro"
     allow_degenerate_keys : bool, default False
         Accept key variables that are entirely missing or have a single category.
+    scenario : Scenario, optional
+        The roles (keys, weight, household, strata, missing) given once.
 
     Returns
     -------
     IndividualRiskResult
         ``risk``, ``fk``, ``Fk``, ``household_risk`` per record; ``expected_reidentifications``,
         ``global_risk``, ``household_expected_reidentifications``, ``household_global_risk``,
-        ``sample_uniques``; ``threshold(max_global_risk)`` for the mu-ARGUS threshold.
+        ``n_sample_uniques``; ``threshold(max_global_risk)`` for the mu-ARGUS threshold, whose
+        ``safe`` and ``verdict`` consider the household rule too.
 
     Warns
     -----
