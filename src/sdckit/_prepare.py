@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ._errors import warn
-from ._validation import as_name_list, check_choice, raise_problems
+from ._validation import as_missing_codes, as_name_list, check_choice, raise_problems
 from .engines import EncodedKeys, get_engine
 from ._validation import missing_columns_message
 
@@ -24,14 +24,6 @@ def _one_column(value, role: str) -> str | None:
     if isinstance(value, bool) or not isinstance(value, (str, int)):
         raise_problems([f"{role}: got {type(value).__name__}; expected a column name"])
     return str(value)
-
-
-def _missing_codes(missing) -> tuple:
-    if missing is None:
-        return ()
-    if isinstance(missing, (str, int, float)):
-        return (missing,)
-    return tuple(missing)
 
 
 @dataclass(frozen=True)
@@ -52,7 +44,7 @@ class Roles:
         names = lambda v, p: tuple(as_name_list(v, p, allow_empty=True))  # noqa: E731
         return cls(names(keys, "keys"), names(numeric_keys, "numeric_keys"), _one_column(weight, "weight"),
                    _one_column(household, "household"), names(strata, "strata"), names(sensitive, "sensitive"),
-                   _missing_codes(missing))
+                   as_missing_codes(missing))
 
     def by_role(self) -> dict[str, tuple[str, ...]]:
         return {"keys": self.keys, "numeric_keys": self.numeric_keys,

@@ -18,7 +18,7 @@ from typing import Any
 from ._errors import MissingColumnError, SdcError
 
 __all__ = [
-    "as_name_list", "check_alpha", "check_bool", "check_choice", "check_fraction", "check_int",
+    "as_missing_codes", "as_name_list", "check_alpha", "check_bool", "check_choice", "check_fraction", "check_int",
     "check_k_list", "check_number", "check_seed", "check_scales", "missing_columns_message", "raise_problems",
 ]
 
@@ -178,6 +178,15 @@ def as_name_list(value, param: str, *, allow_empty: bool = False) -> list[str]:
     if dup:
         raise SdcError(f"{param}: column(s) {', '.join(dup)} listed more than once")
     return names
+
+
+def as_missing_codes(missing) -> tuple:
+    """The ``missing`` option (one code or a sequence of codes, or None) as a tuple."""
+    if missing is None:
+        return ()
+    if isinstance(missing, (str, int, float)):
+        return (missing,)
+    return tuple(missing)
 
 
 SCALES = ("nominal", "ordinal", "continuous")

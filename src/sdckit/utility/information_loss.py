@@ -25,6 +25,7 @@ import numpy as np
 from .._deprecation import renamed_parameters
 from .._errors import SdcError, SdcWarning
 from .._validation import (
+    as_missing_codes,
     as_name_list,
     check_bool,
     check_choice,
@@ -289,7 +290,7 @@ def _validate_information_loss(original, protected, variables, *, scales, missin
     """Check every argument and both files once; read and code the variables."""
     opts = _check_options(**options)
     names = as_name_list(variables, "variables")
-    miss = _missing_codes(missing)
+    miss = as_missing_codes(missing)
     t_o, t_p = access.read_pair(original, protected)
     problems: list[str] = []
     absent = [m for m in (access.absent_columns(t_o, names, "original"),
@@ -342,14 +343,6 @@ def _check_options(*, suppressed, continuous_distance, bound, zero_sd, ctbil_dim
         "new_categories": check_choice(new_categories, "new_categories", ("error", "allow")),
         "records": check_bool(records, "records"),
     }
-
-
-def _missing_codes(missing) -> tuple:
-    if missing is None:
-        return ()
-    if isinstance(missing, (str, int, float)):
-        return (missing,)
-    return tuple(missing)
 
 
 def _declared_scales(scales, names, problems) -> tuple[dict, dict]:
