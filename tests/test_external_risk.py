@@ -25,15 +25,15 @@ VARS = ["sex", "age", "income"]
 KW = dict(scales={"age": "ordinal"}, categories={"age": [1, 2, 3, 4, 5]})
 
 
-@pytest.mark.parametrize("algorithm", ["exact", "pairwise"])
+@pytest.mark.parametrize("method", ["exact", "pairwise"])
 @pytest.mark.parametrize("avail, risk, paired", [
     ((1, 1, 1), 0.5, [True, False, False, True]),   # a1 with D1, D3; a4 with D5 (nearest income 2500)
     ((1, 1, 0), 0.75, [True, True, False, True]),   # income unavailable: a2 pairs with D2, D6
     ((1, 0.5, 0.2), 0.5, [True, False, False, True]),  # only p_j > 0 matters (pair_tol = 0)
 ])
-def test_spec_example(algorithm, avail, risk, paired):
-    res = sdckit.external_risk(D, A, VARS, availability=list(avail), algorithm=algorithm, **KW)
-    assert res.risk == risk
+def test_spec_example(method, avail, risk, paired):
+    res = sdckit.external_risk(D, A, VARS, availability=list(avail), method=method, **KW)
+    assert res.share_paired == risk
     assert res.paired.tolist() == paired
 
 
@@ -58,7 +58,7 @@ def _encode(d, a, names, kw, avail):
     core_mod = __import__("sdckit._core.linkage_external", fromlist=["x"])
     core_mod.external_pairwise = spy
     try:
-        sdckit.external_risk(d, a, names, availability=list(avail), algorithm="pairwise", **kw)
+        sdckit.external_risk(d, a, names, availability=list(avail), method="pairwise", **kw)
     finally:
         core_mod.external_pairwise = orig
     return captured["e"]
@@ -74,7 +74,8 @@ def test_first_found_and_correct_links():
     assert res.correct.tolist() == [False, False, False, True]
     assert res.partner_admissible.tolist() == [True, False, False, True]
     out = res.to_dict()
-    assert (out["correct_links"], out["partner_admissible"], out["paired"]) == (1, 2, 2)
+    assert (out["n_correct_links"], out["n_partner_admissible"], out["n_paired"]) == (1, 2, 2)
+    assert out["share_correct_links"] == 0.25 and out["share_paired"] == 0.5 and out["n_linked"] == 2
 
 
 def test_one_to_one_versus_reuse():
@@ -84,13 +85,51 @@ def test_one_to_one_versus_reuse():
     a = pl.DataFrame({"g": ["a", "a"]})
     assert sdckit.external_risk(d, a, ["g"]).linked_to.tolist() == [0, -1]
     assert sdckit.external_risk(d, a, ["g"], one_to_one=False).linked_to.tolist() == [0, 0]
-    assert sdckit.external_risk(d, a, ["g"]).risk == 1.0  # both are paired all the same
+    assert sdckit.external_risk(d, a, ["g"]).share_paired == 1.0  # both are paired all the same
 
 
 def test_combined_risk():
     res = sdckit.external_risk(D, A, VARS, internal_risk=0.1, **KW)
     assert res.combined_risk == pytest.approx((0.1 + 0.5) / 2)  # S003 eq. 1
     assert sdckit.external_risk(D, A, VARS, **KW).combined_risk is None
+
+
+def test_old_parameter_and_attribute_names_warn():
+    # algorithm= -> method=; scales, availability, tolerance by position -> keyword; result
+    # attributes risk -> share_paired, algorithm -> method
+    new = sdckit.external_risk(D, A, VARS, method="pairwise", **KW)
+    with pytest.warns(DeprecationWarning, match="algorithm= is now called method="):
+        old = sdckit.external_risk(D, A, VARS, algorithm="pairwise", **KW)
+    assert old.method == "pairwise" and old.paired.tolist() == new.paired.tolist()
+    with pytest.warns(DeprecationWarning, match="pass scales, availability, tolerance by keyword"):
+        old = sdckit.external_risk(D, A, VARS, {"age": "ordinal"}, [1, 1, 0], 0.05, categories=KW["categories"])
+    assert old.share_paired == 0.75  # spec F.7, income unavailable
+    with pytest.warns(DeprecationWarning, match="ExternalRiskResult.risk is now called share_paired"):
+        assert new.risk == 0.5
+    with pytest.warns(DeprecationWarning, match="ExternalRiskResult.algorithm is now called method"):
+        assert new.algorithm == "pairwise"
+
+
+def test_missing_codes_in_categorical_variables():
+    # missing=["?", -1]: "?" in the nominal variable and -1 in the ordinal one are missing values,
+    # the same result as nulls there (spec F.7 example with a1's sex and a4's age recoded)
+    d = D.with_columns(pl.Series("age", [2, 3, 2, -1, 4, 3]))
+    a = A.with_columns(pl.Series("sex", ["M", "F", "?", "M"]))
+    coded = sdckit.external_risk(d, a, VARS, missing=["?", -1], **KW)
+    nulled = sdckit.external_risk(D, A.with_columns(pl.Series("sex", ["M", "F", None, "M"])), VARS, **KW)
+    assert coded.paired.tolist() == nulled.paired.tolist() == [True, False, False, True]
+    with pytest.raises(SdcError, match="column age of released has 1 value"):
+        sdckit.external_risk(d, a, VARS, **KW)  # without missing=, -1 is not a declared category
+
+
+def test_result_names_counts_and_shares():
+    d = D.with_columns(pl.Series("pid", [1, 2, 3, 4, 5, 6]))
+    a = A.with_columns(pl.Series("pid", [3, 2, 99, 5]))
+    out = sdckit.external_risk(d, a, VARS, id="pid", **KW).to_dict()
+    assert {k for k in out if k.startswith(("n_", "share_"))} == {
+        "n_released", "n_external", "n_paired", "share_paired", "n_linked", "n_correct_links", "share_correct_links",
+        "n_partner_admissible"}
+    assert not any("percent" in k or k in ("risk", "paired", "correct_links") for k in out)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -193,11 +232,11 @@ def test_exact_equals_direct_pairwise(sc):
     d, a = _frame(drows, scales), _frame(arows, scales)
     kw = dict(scales=scales, availability=avail, tolerance=tol, pair_tol=pair_tol, normalize=normalize,
               one_to_one=not reuse, categories={v: ORD_LEVELS for v, s in scales.items() if s == "ordinal"})
-    for algorithm in ("exact", "pairwise"):
-        res = sdckit.external_risk(d, a, list(scales), algorithm=algorithm, **kw)
-        assert res.paired.tolist() == paired, algorithm
-        assert res.linked_to.tolist() == links, algorithm
-        assert res.risk == sum(paired) / len(paired)
+    for method in ("exact", "pairwise"):
+        res = sdckit.external_risk(d, a, list(scales), method=method, **kw)
+        assert res.paired.tolist() == paired, method
+        assert res.linked_to.tolist() == links, method
+        assert res.share_paired == sum(paired) / len(paired)
 
 
 def test_exact_equals_pairwise_on_larger_random_data():
@@ -217,10 +256,10 @@ def test_exact_equals_pairwise_on_larger_random_data():
     d, a = make(n, 1), make(500, 2)
     kw = dict(scales={"b": "ordinal", "x": "continuous", "y": "continuous"}, tolerance=0.05)
     fast = sdckit.external_risk(d, a, ["a", "b", "c", "x", "y"], **kw)
-    slow = sdckit.external_risk(d, a, ["a", "b", "c", "x", "y"], algorithm="pairwise", **kw)
+    slow = sdckit.external_risk(d, a, ["a", "b", "c", "x", "y"], method="pairwise", **kw)
     assert fast.paired.tolist() == slow.paired.tolist()
     assert fast.linked_to.tolist() == slow.linked_to.tolist()
-    assert 0 < fast.risk < 1
+    assert 0 < fast.share_paired < 1
     del rng
 
 
@@ -245,16 +284,22 @@ def test_first_found_kernel_against_sequential_loop():
 # ----------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("kwargs, exc, fragment", [
     (dict(variables=["sex", "zz"]), MissingColumnError, "zz"),
-    (dict(scales={"age": "interval"}), SdcError, "scales['age']: got 'interval'"),
-    (dict(scales={"zz": "nominal"}), SdcError, "scales: zz not among the variables"),
-    (dict(availability={"sex": 2}), SdcError, "availability['sex']"),
+    (dict(scales={"age": "interval"}), SdcError, "scales: 'interval' for age; expected one of nominal, ordinal"),
+    (dict(scales={"zz": "nominal"}), SdcError, "scales: variable zz is not among the variables"),
+    (dict(scales=["nominal"]), SdcError, "scales: got 1 values for 3 variables"),
+    (dict(categories={"zz": [1]}), SdcError, "categories: variable zz is not among the variables"),
+    (dict(categories=[1, 2]), SdcError, "categories: got list; expected a dict"),
+    (dict(id=3), SdcError, "id: got int; expected a column name"),
+    (dict(id="zz"), MissingColumnError, "id (released): column(s) zz not found"),
+    (dict(one_to_one=1), SdcError, "one_to_one: got 1; expected True or False"),
+    (dict(availability={"sex": 2}), SdcError, "availability['sex']: got 2; expected a number in [0, 1]"),
     (dict(availability=0), SdcError, "every variable has p_j = 0"),
-    (dict(tolerance=0), SdcError, "tolerance: got 0"),
+    (dict(tolerance=0), SdcError, "tolerance: got 0; expected a number > 0"),
     (dict(pair_tol=-1), SdcError, "pair_tol"),
     (dict(internal_risk=1.5), SdcError, "internal_risk"),
-    (dict(algorithm="fast"), SdcError, "algorithm"),
+    (dict(method="fast"), SdcError, "method: got 'fast'; expected one of 'exact', 'pairwise'"),
     (dict(scales={"age": "ordinal"}, categories={"age": [1, 2, 3]}), SdcError,
-     "column age of released has values not among its ordinal categories (4)"),
+     "column age of released has 1 value(s) not among its ordinal categories; expected one of 1, 2, 3"),
     (dict(categories={"age": [1, 1, 2]}), SdcError, "repeated categories"),
     (dict(id="sex"), SdcError, "id: column sex of released has repeated values"),
 ])
@@ -281,7 +326,7 @@ def test_external_inputs_untouched_and_empty_external():
     sdckit.external_risk(D, A, VARS, **KW)
     assert D.equals(d0) and A.equals(a0)
     res = sdckit.external_risk(D, A.head(0), VARS, **KW)
-    assert res.n == 0 and res.risk == 0.0
+    assert res.n == 0 and res.share_paired == 0.0
 
 
 # ----------------------------------------------------------------------------------------------
@@ -298,12 +343,12 @@ def test_cli_external(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "External risk (Mlodak)" in printed and "external risk r_ext" in printed
     payload = json.loads(out.read_text())["external_risk"]
-    assert payload["risk"] == 0.5 and payload["combined_risk"] == pytest.approx(0.3)  # spec F.7 p = (1,1,1)
-    assert payload["correct_links"] == 1
+    assert payload["share_paired"] == 0.5 and payload["combined_risk"] == pytest.approx(0.3)  # spec F.7 p = (1,1,1)
+    assert payload["n_correct_links"] == 1
     assert pl.read_csv(rec)["paired"].to_list() == [True, False, False, True]
     code = main(["external", str(d), str(a), "--vars", "sex,age,income", "--scales", "age=ordinal",
                  "--availability", "income=0", "--json", str(out)])
-    assert code == 0 and json.loads(out.read_text())["external_risk"]["risk"] == 0.75
+    assert code == 0 and json.loads(out.read_text())["external_risk"]["share_paired"] == 0.75
 
 
 @pytest.mark.parametrize("args, fragment", [

@@ -14,11 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import sdckit
+from conftest import as_backend
 from sdckit import MissingColumnError, SdcError, SdcWarning
 from sdckit._core import linkage as core
 from sdckit.cli import main
-
-from conftest import as_backend
 from test_continuous_risk import O8, P8, V3, X8, frame
 
 
@@ -28,7 +27,7 @@ from test_continuous_risk import O8, P8, V3, X8, frame
 def test_dbrl_spec_example():
     # spec F.1 example [V-py]: all 8 protected records have their partner as nearest neighbour
     res = sdckit.record_linkage_risk(O8, P8, V3)
-    assert (res.linked_first, res.linked_second, res.dld) == (8.0, 0.0, 100.0)
+    assert (res.n_linked_first, res.n_linked_second, res.share_linked) == (8.0, 0.0, 1.0)
     assert res.linked_to.tolist() == list(range(8))
 
 
@@ -40,9 +39,9 @@ def test_dbrl_ties_count_one_over_t():
     res = sdckit.record_linkage_risk(frame(x, ["a", "b"]), frame(x, ["a", "b"]), ["a", "b"])
     assert res.correct_first.tolist() == [0.5, 0.5, 1.0, 1.0]
     assert res.correct_second.tolist() == [0.5, 0.5, 0.0, 0.0]
-    assert (res.linked_first, res.linked_second) == (3.0, 1.0)
+    assert (res.n_linked_first, res.n_linked_second) == (3.0, 1.0)
     half = sdckit.record_linkage_risk(frame(x, ["a", "b"]), frame(x, ["a", "b"]), ["a", "b"], second_weight=0.5)
-    assert half.risk == pytest.approx((3 + 0.5 * 1) / 4)
+    assert half.share_linked == pytest.approx((3 + 0.5 * 1) / 4)
 
 
 def _dbrl_oracle(xs, ys):
@@ -94,7 +93,7 @@ def test_dbrl_options():
     x = rng.normal(size=(50, 3))
     y = x + rng.normal(scale=0.6, size=x.shape)
     o, p = frame(x, ["a", "b", "c"]), frame(y, ["a", "b", "c"])
-    w0 = sdckit.record_linkage_risk(o, p, ["a", "b", "c"], weights={"c": 0})
+    w0 = sdckit.record_linkage_risk(o, p, ["a", "b", "c"], variable_weights={"c": 0})
     ab = sdckit.record_linkage_risk(o, p, ["a", "b"])
     np.testing.assert_array_equal(w0.correct_first, ab.correct_first)
     mah = sdckit.record_linkage_risk(o, p, ["a", "b", "c"], metric="mahalanobis")
@@ -102,10 +101,10 @@ def test_dbrl_options():
     zy = (y - x.mean(0)) / x.std(0, ddof=1)
     ci = np.linalg.inv(np.cov(z.T))
     dd = np.einsum("ijk,kl,ijl->ij", zy[:, None] - z[None], ci, zy[:, None] - z[None])
-    assert mah.linked_first == float((dd.argmin(1) == np.arange(50)).sum())
-    sep = sdckit.record_linkage_risk(o, p, ["a", "b", "c"], scale="separate")
-    none = sdckit.record_linkage_risk(o, p, ["a", "b", "c"], scale="none")
-    assert 0 < sep.risk <= 2 and 0 < none.risk <= 2
+    assert mah.n_linked_first == float((dd.argmin(1) == np.arange(50)).sum())
+    sep = sdckit.record_linkage_risk(o, p, ["a", "b", "c"], standardize="separate")
+    none = sdckit.record_linkage_risk(o, p, ["a", "b", "c"], standardize="none")
+    assert 0 < sep.share_linked <= 2 and 0 < none.share_linked <= 2
 
 
 def test_dbrl_constant_variable_dropped_with_warning():
@@ -113,6 +112,39 @@ def test_dbrl_constant_variable_dropped_with_warning():
     with pytest.warns(SdcWarning, match="k constant"):
         res = sdckit.record_linkage_risk(o, P8.with_columns(pl.lit(3.0).alias("k")), V3 + ["k"])
     assert res.variables == tuple(V3)
+
+
+def test_old_parameter_and_attribute_names_warn():
+    # scale= -> standardize=, weights= -> variable_weights=, method by position -> keyword; the
+    # old names give the same result with a DeprecationWarning naming the new one
+    new = sdckit.record_linkage_risk(O8, P8, V3, method="distance", standardize="separate",
+                                     variable_weights={"inc": 2.0})
+    with pytest.warns(DeprecationWarning, match="scale= is now called standardize="):
+        old = sdckit.record_linkage_risk(O8, P8, V3, scale="separate", variable_weights={"inc": 2.0})
+    np.testing.assert_array_equal(old.correct_first, new.correct_first)
+    with pytest.warns(DeprecationWarning, match="weights= is now called variable_weights="):
+        old = sdckit.record_linkage_risk(O8, P8, V3, standardize="separate", weights={"inc": 2.0})
+    np.testing.assert_array_equal(old.correct_first, new.correct_first)
+    with pytest.warns(DeprecationWarning, match="pass method by keyword"):
+        old = sdckit.record_linkage_risk(O8, P8, V3, "assignment")
+    assert old.method == "assignment"
+    with pytest.raises(TypeError, match="give standardize= only"):
+        sdckit.record_linkage_risk(O8, P8, V3, scale="none", standardize="none")
+    for name, value in (("risk", new.share_linked), ("linked_first", new.n_linked_first),
+                        ("linked_second", new.n_linked_second), ("scale", "separate"), ("dld", 100 * new.share_linked)):
+        with pytest.warns(DeprecationWarning, match=f"LinkageResult.{name} .*share_linked|LinkageResult.{name} is"):
+            assert getattr(new, name) == value
+
+
+def test_result_names_counts_and_shares():
+    # hand calculation from test_dbrl_ties_count_one_over_t: L1 = 3, L2 = 1 of 4 records
+    x = np.array([[0.0, 0.0], [0.0, 0.0], [5.0, 1.0], [9.0, 7.0]])
+    res = sdckit.record_linkage_risk(frame(x, ["a", "b"]), frame(x, ["a", "b"]), ["a", "b"], second_weight=0.5)
+    d = res.to_dict()
+    assert (d["n_linked_first"], d["n_linked_second"]) == (3.0, 1.0)
+    assert (d["share_linked_first"], d["share_linked_second"], d["share_linked"]) == (0.75, 0.25, 0.875)
+    assert d["standardize"] == "original" and not any("percent" in k or k in ("risk", "dld") for k in d)
+    assert "DLD (%)" in str(res.summary()) and "87.5" in str(res.summary())  # percentages only when printed
 
 
 # ----------------------------------------------------------------------------------------------
@@ -187,10 +219,10 @@ def test_probabilistic_linkage_on_perturbed_categories():
     assert all(m > 0.8 for m in e["m"]) and all(u < 0.3 for u in e["u"])
     allagree = np.all([orig[k] == prot[k] for k in orig], axis=0)
     assert np.all(res.correct_first[allagree] == 1.0)
-    assert 0.5 < res.risk <= 1
-    assert sum(pat["count"] for pat in e["patterns"]) == n * n
-    assert sum(pat["true_pairs"] for pat in e["patterns"]) == n
-    assert e["precision"] == pytest.approx(e["true_links"] / e["links"])
+    assert 0.5 < res.share_linked <= 1
+    assert sum(pat["n_pairs"] for pat in e["patterns"]) == n * n
+    assert sum(pat["n_true_pairs"] for pat in e["patterns"]) == n
+    assert e["precision"] == pytest.approx(e["n_true_links"] / e["n_links"])
 
 
 def test_probabilistic_numeric_bins_and_categories():
@@ -201,12 +233,30 @@ def test_probabilistic_numeric_bins_and_categories():
     # categorical variable with a protected category the original lacks -> clear error
     o = pl.DataFrame({"a": ["x", "y", "x"], "b": [1.0, 2, 3]})
     p = pl.DataFrame({"a": ["x", "z", "x"], "b": [1.0, 2, 3]})
-    with pytest.raises(SdcError, match="column a of protected has categories not in original \\(z\\)"):
+    with pytest.raises(SdcError, match="column a of protected has 1 categories not in original"):
         sdckit.record_linkage_risk(o, p, ["a", "b"], method="probabilistic")
     with pytest.raises(SdcError, match="column a has type"):
         sdckit.record_linkage_risk(o, p.with_columns(pl.Series("a", [1, 2, 1])), ["a"], method="probabilistic")
     with pytest.raises(SdcError, match="bins"):
         sdckit.record_linkage_risk(O8, P8, V3, method="probabilistic", bins=1)
+
+
+def test_probabilistic_missing_codes():
+    # missing=-9: the code -9 in a categorical field is a missing value (never agrees), exactly
+    # as a null there; the numeric field is binned as before
+    rng = np.random.default_rng(5)
+    n = 200
+    a = rng.integers(0, 4, n)
+    o = pl.DataFrame({"a": a, "b": rng.normal(size=n)})
+    p = o.with_columns(pl.Series("a", np.where(rng.random(n) < 0.2, -9, a)))
+    nulled = p.with_columns(pl.when(pl.col("a") == -9).then(None).otherwise(pl.col("a")).alias("a"))
+    kw = dict(method="probabilistic", categorical=["a"], bins=4)
+    coded = sdckit.record_linkage_risk(o, p, ["a", "b"], missing=-9, **kw)
+    expected = sdckit.record_linkage_risk(o, nulled, ["a", "b"], **kw)
+    assert coded.em["patterns"] == expected.em["patterns"]
+    np.testing.assert_array_equal(coded.correct_first, expected.correct_first)
+    with pytest.raises(SdcError, match="column a of protected has 1 categories not in original"):
+        sdckit.record_linkage_risk(o, p, ["a", "b"], **kw)  # without missing=, -9 is a new category
 
 
 # ----------------------------------------------------------------------------------------------
@@ -217,7 +267,7 @@ def test_assignment_identity_and_optimality():
     x = rng.normal(size=(300, 3))
     y = x + rng.normal(scale=0.3, size=x.shape)
     res = sdckit.record_linkage_risk(frame(x, list("abc")), frame(x, list("abc")), list("abc"), method="assignment")
-    assert res.risk == 1.0
+    assert res.share_linked == 1.0
     # the sparse path (candidates from the k-d tree) reaches the dense optimum's total cost
     dense = core.assignment_links(x, y)
     sparse = core.assignment_links(x, y, dense_limit=10)
@@ -245,15 +295,18 @@ def test_linkage_mismatched_files(method):
 
 @pytest.mark.parametrize("kwargs, fragment", [
     (dict(method="fuzzy"), "method: got 'fuzzy'"),
-    (dict(scale="z"), "scale: got 'z'"),
+    (dict(standardize="z"), "standardize: got 'z'"),
     (dict(metric="manhattan"), "metric: got 'manhattan'"),
     (dict(second_weight=2), "second_weight"),
-    (dict(weights=[1, 2]), "weights: got 2 values for 3 variables"),
-    (dict(weights={"zz": 1}), "weights: zz not among the variables"),
-    (dict(weights=-1), "weights"),
+    (dict(variable_weights=[1, 2]), "variable_weights: got 2 values for 3 variables"),
+    (dict(variable_weights={"zz": 1}), "variable_weights: variable zz is not among the variables"),
+    (dict(variable_weights=-1), "variable_weights: got -1; expected a number >= 0"),
+    (dict(variable_weights=1, metric="mahalanobis"), "variable_weights: variable weights apply to the Euclidean"),
+    (dict(method="probabilistic", bins=[1, "x"]), "bins: got 'x'; expected a finite bin edge"),
+    (dict(method="probabilistic", bins={"zz": 3}), "bins: variable zz is not among the variables"),
     (dict(method="probabilistic", mu=2), "mu"),
     (dict(method="probabilistic", em_start=(1, 0, 0)), "em_start"),
-    (dict(method="probabilistic", categorical=["zz"]), "categorical: zz"),
+    (dict(method="probabilistic", categorical=["zz"]), "categorical: zz is not among the variables"),
 ])
 def test_linkage_bad_parameters(kwargs, fragment):
     with pytest.raises(SdcError, match=fragment.replace("(", "\\(")):
@@ -280,12 +333,19 @@ def test_cli_linkage(pair_csv, tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "Record linkage risk" in printed and "DLD (%)" in printed
     payload = json.loads(out.read_text())
-    assert payload["linkage"]["dld_percent"] == 100.0  # spec F.1 example
+    assert payload["linkage"]["share_linked"] == 1.0  # spec F.1 example: every record linked
+    assert not any("percent" in k for k in payload["linkage"])
     assert pl.read_csv(rec)["correct_first"].to_list() == [1.0] * 8
     code = main(["linkage", str(o), str(p), "--vars", "inc,exp,age", "--method", "probabilistic", "--bins", "3",
                  "--json", str(out)])
     assert code == 0
     assert json.loads(out.read_text())["linkage"]["method"] == "probabilistic"
+    code = main(["linkage", str(o), str(p), "--vars", "inc,exp,age", "--standardize", "separate", "--json", str(out)])
+    assert code == 0 and json.loads(out.read_text())["linkage"]["standardize"] == "separate"
+    capsys.readouterr()
+    code = main(["linkage", str(o), str(p), "--vars", "inc,exp,age", "--scale", "none", "--json", str(out)])
+    assert code == 0 and json.loads(out.read_text())["linkage"]["standardize"] == "none"
+    assert "--scale is now called --standardize" in capsys.readouterr().err
 
 
 def test_cli_linkage_errors(pair_csv, tmp_path, capsys):

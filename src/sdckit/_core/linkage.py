@@ -1,4 +1,4 @@
-"""Record-linkage kernels (spec F.1, F.2): distance-based linkage with exact tie handling,
+"""Record-linkage kernels: distance-based linkage with exact tie handling,
 Fellegi-Sunter pattern counting by Moebius inversion and EM, one-to-one assignment.
 
 Pure NumPy/SciPy on float matrices (``NaN`` = missing) and integer code matrices (``-1`` =
@@ -29,7 +29,7 @@ _BLOCK = 2_000_000  # elements per dense block
 
 def sq_distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Squared distance between rows a[i] and b[i] (broadcasting), missing variables skipped and
-    the sum rescaled by p / (number compared); +inf when nothing is compared (spec F.1)."""
+    the sum rescaled by p / (number compared); +inf when nothing is compared."""
     diff = a - b
     miss = np.isnan(diff)
     p = diff.shape[-1]
@@ -148,7 +148,7 @@ def _subset_key(codes: np.ndarray, cols: list[int], cards: np.ndarray):
 def pattern_counts(ca: np.ndarray, cb: np.ndarray, cards) -> np.ndarray:
     """Number of record pairs (a in A, b in B) with each agreement pattern, without enumerating
     pairs: A(T) = #pairs agreeing on all fields of T by hash joins of value counts, then
-    Moebius inversion N(S) = sum_{T >= S} (-1)^{|T - S|} A(T) (spec F.2). Pattern index:
+    Moebius inversion N(S) = sum_{T >= S} (-1)^{|T - S|} A(T). Pattern index:
     bit j set = field j agrees. A missing code (-1) never agrees. Cost O(2^K (n_A + n_B))."""
     K = ca.shape[1]
     cards = np.asarray(cards, dtype=np.int64)
@@ -193,7 +193,7 @@ def fellegi_sunter_em(counts: np.ndarray, K: int, *, m0: float = 0.9, u0: float 
 
     Starts at m_j = m0, u_j = u0, p = p0; m and u are clamped to [clamp, 1 - clamp]; stops when
     the largest parameter change is below ``tol``; if at convergence sum m < sum u, the labels
-    are swapped (spec F.2). Returns ``(m, u, p, iterations, converged)``.
+    are swapped. Returns ``(m, u, p, iterations, converged)``.
     """
     g = _pattern_bits(K)
     n = counts.astype(float)
@@ -204,7 +204,8 @@ def fellegi_sunter_em(counts: np.ndarray, K: int, *, m0: float = 0.9, u0: float 
     it = 0
     converged = False
     lo, hi = clamp, 1 - clamp
-    for it in range(1, max_iter + 1):
+    for step in range(1, max_iter + 1):
+        it = step
         lm = np.exp(g @ np.log(m) + (1 - g) @ np.log1p(-m))
         lu = np.exp(g @ np.log(u) + (1 - g) @ np.log1p(-u))
         num = p * lm

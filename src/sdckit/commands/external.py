@@ -1,14 +1,24 @@
-"""``sdckit external``: Mlodak's external risk of a released file given an alternative source (spec F.7)."""
+"""``sdckit external``: Mlodak's external risk of a released file given an alternative source."""
 
 from __future__ import annotations
 
 from .._errors import SdcError
-from . import Progress, add_output_options, name_list, parse_pairs, progress_enabled, read_input, report
+from . import (
+    Progress,
+    add_missing_options,
+    add_output_options,
+    name_list,
+    parse_pairs,
+    progress_enabled,
+    read_input,
+    report,
+    split_list,
+)
 
 
 def register(sub) -> None:
     p = sub.add_parser("external", help="external risk: pairing an alternative source with the released file",
-                       description="Mlodak's external risk (S003, spec F.7): the share of records of an external "
+                       description="Mlodak's external risk (Mlodak, Pietrzak & Jozefowski): the share of records of an external "
                                    "source that can be paired with a released record (nominal and ordinal variables "
                                    "equal, continuous ones within a relative tolerance), the first-found links and, "
                                    "with --internal-risk, the combined risk (internal + external) / 2.")
@@ -28,7 +38,7 @@ def register(sub) -> None:
     p.add_argument("--reuse", action="store_true", help="first-found linking may take a released record again")
     p.add_argument("--internal-risk", dest="internal_risk", type=float,
                    help="internal risk r_int in [0, 1] for the combined risk")
-    p.add_argument("--na-values", dest="na_values", help="strings read as missing from text files (default: empty and NA)")
+    add_missing_options(p)
     add_output_options(p)
     p.set_defaults(func=run)
 
@@ -64,6 +74,7 @@ def run(args) -> int:
     prog.step("pairing")
     res = external_risk(released, external, names, scales=scales or None, availability=avail or None,
                         tolerance=args.tolerance, categories=categories or None, id=args.id, pair_tol=args.pair_tol,
-                        one_to_one=not args.reuse, internal_risk=args.internal_risk)
+                        one_to_one=not args.reuse, internal_risk=args.internal_risk,
+                        missing=split_list(args.missing) or None)
     prog.close()
     return report(args, res, "external_risk", released=args.released, external=args.external)

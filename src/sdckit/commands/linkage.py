@@ -1,8 +1,20 @@
-"""``sdckit linkage``: record-linkage risk of a protected file against its original (spec F.1, F.2)."""
+"""``sdckit linkage``: record-linkage risk of a protected file against its original."""
 
 from __future__ import annotations
 
-from . import Progress, add_output_options, name_list, progress_enabled, read_input, report, split_list
+import argparse
+import sys
+
+from . import (
+    Progress,
+    add_missing_options,
+    add_output_options,
+    name_list,
+    progress_enabled,
+    read_input,
+    report,
+    split_list,
+)
 
 
 def register(sub) -> None:
@@ -16,14 +28,15 @@ def register(sub) -> None:
     p.add_argument("--vars", required=True, help="comma-separated variables to link on")
     p.add_argument("--method", choices=("distance", "probabilistic", "assignment"), default="distance",
                    help="linkage model (default distance)")
-    p.add_argument("--scale", choices=("original", "separate", "none"), default="original",
-                   help="standardisation for distances (default: original mean and sd for both files)")
+    p.add_argument("--standardize", choices=("original", "separate", "none"), default=None,
+                   help="standardisation for distances (default original: the original's mean and sd for both files)")
+    p.add_argument("--scale", dest="scale_old", choices=("original", "separate", "none"), help=argparse.SUPPRESS)
     p.add_argument("--metric", choices=("euclidean", "mahalanobis"), default="euclidean")
     p.add_argument("--second-weight", dest="second_weight", type=float, default=1.0,
                    help="weight of second-nearest links in the DLD score (default 1)")
     p.add_argument("--categorical", help="probabilistic: comma-separated variables compared as categories")
     p.add_argument("--bins", type=int, default=10, help="probabilistic: quantile bins of numeric variables (default 10)")
-    p.add_argument("--na-values", dest="na_values", help="strings read as missing from text files (default: empty and NA)")
+    add_missing_options(p)
     add_output_options(p)
     p.set_defaults(func=run)
 
@@ -32,6 +45,10 @@ def run(args) -> int:
     from ..risk.linkage import record_linkage_risk
 
     names = name_list(args.vars, "--vars")
+    standardize = args.standardize or args.scale_old or "original"
+    if args.scale_old:
+        print("sdckit: warning: --scale is now called --standardize; the old form will be removed in sdckit 0.3",
+              file=sys.stderr)
     cat = split_list(args.categorical)
     prog = Progress(3, progress_enabled(args))
     prog.step("reading original")
@@ -39,7 +56,8 @@ def run(args) -> int:
     prog.step("reading protected")
     protected = read_input(args.protected, cat, args.na_values, "--categorical")
     prog.step("linking")
-    res = record_linkage_risk(original, protected, names, method=args.method, scale=args.scale, metric=args.metric,
-                              second_weight=args.second_weight, categorical=cat or None, bins=args.bins)
+    res = record_linkage_risk(original, protected, names, method=args.method, standardize=standardize,
+                              metric=args.metric, second_weight=args.second_weight, categorical=cat or None,
+                              bins=args.bins, missing=split_list(args.missing) or None)
     prog.close()
     return report(args, res, "linkage", original=args.original, protected=args.protected)
