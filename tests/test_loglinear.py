@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 
 import numpy as np
 import polars as pl
@@ -159,6 +160,24 @@ def test_modrisk_unobserved_declared_categories_are_dropped():
         assert declared.n_cells == plain.n_cells
         np.testing.assert_array_equal(declared.lam, plain.lam)
         assert declared.modrisk == plain.modrisk
+
+
+def test_modrisk_warns_when_the_glm_does_not_converge():
+    # weightedLLM on the 10-record reference table: the Poisson GLM with the weighted counts as a
+    # covariate has no finite MLE here; the kernel itself reports converged=False (oracle)
+    d = s002_table()
+    with pytest.warns(SdcWarning, match="did not converge"):
+        sdckit.loglinear_risk(d, S002_KEYS, weight="w", model="independence", compat="sdcMicro",
+                              compat_method="weightedLLM")
+    prep_codes = np.column_stack([d[k].rank("dense").cast(pl.Int64).to_numpy() - 1 for k in S002_KEYS])
+    shape = tuple(int(c.max()) + 1 for c in prep_codes.T)
+    cell = ll.cell_index(prep_codes, shape)
+    f, W = ll.cell_table(cell, math.prod(shape), d["w"].to_numpy().astype(float))
+    X, _ = ll.design_matrix(shape, [(0,), (1,), (2,), (3,)], extra=[W])
+    assert ll.poisson_irls(X, f, tol=1e-12)[3] is False
+    with warnings.catch_warnings():  # the default method converges: no warning
+        warnings.simplefilter("error", SdcWarning)
+        sdckit.loglinear_risk(d, S002_KEYS, weight="w", model="independence", compat="sdcMicro")
 
 
 def test_old_names_still_work_and_warn():
