@@ -302,7 +302,7 @@ def test_linkage_mismatched_files(method):
     (dict(variable_weights={"zz": 1}), "variable_weights: variable zz is not among the variables"),
     (dict(variable_weights=-1), "variable_weights: got -1; expected a number >= 0"),
     (dict(variable_weights=1, metric="mahalanobis"), "variable_weights: variable weights apply to the Euclidean"),
-    (dict(method="probabilistic", bins=[1, "x"]), "bins: got 'x'; expected a finite bin edge"),
+    (dict(method="probabilistic", bins=[1, "x"]), "bins: got 'x'; expected a number"),
     (dict(method="probabilistic", bins={"zz": 3}), "bins: variable zz is not among the variables"),
     (dict(method="probabilistic", mu=2), "mu"),
     (dict(method="probabilistic", em_start=(1, 0, 0)), "em_start"),

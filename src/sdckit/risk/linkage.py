@@ -15,6 +15,7 @@ re-exported here.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -57,6 +58,12 @@ def _tables(first, second, names, first_param: str, second_param: str, *, same_r
     return t1, t2
 
 
+def _require_id(t1, t2, id, first_param: str, second_param: str) -> None:
+    """The identifier column is present in both tables."""
+    t1.require([id], f"id ({first_param})")
+    t2.require([id], f"id ({second_param})")
+
+
 def _is_numeric(table, name: str) -> bool:
     """Numbers (booleans, text and categories are categorical)."""
     return table.is_numeric(name)
@@ -78,20 +85,20 @@ def _numeric_columns(table, names, file_param: str) -> np.ndarray:
     return X
 
 
-def _same_kind(t1, t2, name: str, first: str, second: str) -> bool:
+def _same_kind(t1, t2, name: str, first: str, second: str, param: str = "variables") -> bool:
     """Whether the column holds numbers in both files (an error when only in one)."""
     numeric = _is_numeric(t1, name)
     if numeric != _is_numeric(t2, name):
-        raise SdcError(f"variables: column {name} has type {t1.dtype_name(name)} in {first} but "
+        raise SdcError(f"{param}: column {name} has type {t1.dtype_name(name)} in {first} but "
                        f"{t2.dtype_name(name)} in {second}; expected the same kind of values in both files")
     return numeric
 
 
-def _joint_codes(t1, t2, name: str, first: str, second: str, *, missing=()):
+def _joint_codes(t1, t2, name: str, first: str, second: str, *, missing=(), param: str = "variables"):
     """Integer codes of one column of two files on one code table (-1 = missing: null, NaN or a
     ``missing`` code) and the number of codes; numbers are compared as numbers, anything else
     as text."""
-    _same_kind(t1, t2, name, first, second)
+    _same_kind(t1, t2, name, first, second, param)
     (c1, c2), labels = get_engine().encode_joint([t1, t2], name, tuple(missing) or None)
     return c1.astype(np.int64), c2.astype(np.int64), len(labels)
 
@@ -165,7 +172,7 @@ class _LinkageInput:
 def _check_bins(value, param: str):
     """A number of quantile bins (an integer >= 2) or a list of finite bin edges."""
     if isinstance(value, (list, tuple, np.ndarray)):
-        edges = [check_number(v, param, what="a finite bin edge") for v in np.asarray(value, dtype=object).ravel()]
+        edges = [check_number(v, param) for v in np.asarray(value, dtype=object).ravel()]
         if not edges:
             raise SdcError(f"{param}: empty list; expected an integer >= 2 or a list of bin edges")
         return np.sort(np.array(edges, dtype=float))
@@ -284,13 +291,10 @@ def _standardised(X, Y, names, standardize):
     are dropped with a warning."""
     if standardize == "none":
         return X, Y, list(names)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        import warnings
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # all-missing or one-value columns: sd NaN, dropped below
-            mx, sx = np.nanmean(X, axis=0), np.nanstd(X, axis=0, ddof=1)
-            my, sy = (mx, sx) if standardize == "original" else (np.nanmean(Y, axis=0), np.nanstd(Y, axis=0, ddof=1))
+    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-missing or one-value columns: sd NaN, dropped below
+        mx, sx = np.nanmean(X, axis=0), np.nanstd(X, axis=0, ddof=1)
+        my, sy = (mx, sx) if standardize == "original" else (np.nanmean(Y, axis=0), np.nanstd(Y, axis=0, ddof=1))
     keep = (sx > 0) & (sy > 0)
     dropped = [v for v, k in zip(names, keep) if not k]
     if dropped:
@@ -490,8 +494,7 @@ def _validate_external(released, external, variables, scales, availability, tole
     if id is not None:
         if not isinstance(id, str):
             raise SdcError(f"id: got {type(id).__name__}; expected a column name")
-        tD.require([id], "id (released)")
-        tA.require([id], "id (external)")
+        _require_id(tD, tA, id, "released", "external")
     cats = _external_categories(categories, names)
     sc = _external_scales(scales, names, cats, tD)
     av = _per_variable(availability, names, "availability", 1.0, lambda v, p: check_number(v, p, low=0, high=1))
@@ -580,7 +583,7 @@ def _true_partners(a: _ExternalArgs, e, link):
     from .._core.linkage_external import nearest_observed, pair_distance
 
     tD, tA = a.released, a.external
-    idD, idA, n_codes = _joint_codes(tD, tA, a.id, "released", "external")
+    idD, idA, n_codes = _joint_codes(tD, tA, a.id, "released", "external", param="id")
     if (idD < 0).any():
         raise SdcError(f"id: column {a.id} of released has missing values; expected an identifier for every record")
     if np.unique(idD).size != tD.n:
