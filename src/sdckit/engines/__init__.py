@@ -22,7 +22,7 @@ def get_engine(engine=None) -> Engine:
     if engine is None:
         engine = "polars"
     if not isinstance(engine, str):
-        if isinstance(engine, Engine):
+        if engine in _INSTANCES.values() or isinstance(engine, Engine):
             return engine
         raise SdcError(f"engine: got {type(engine).__name__}; expected one of {', '.join(ENGINES)}")
     if engine not in ENGINES:

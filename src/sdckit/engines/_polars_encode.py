@@ -108,8 +108,9 @@ def _int_codes(s: pl.Series, n: int):
     span = int(hi) - int(lo) + 1
     if span > max(4 * n, 1 << 16) or span > (1 << 26):
         return None
-    x = s.fill_null(lo).to_numpy().astype(np.int64, copy=False) - int(lo)
-    nulls = s.is_null().to_numpy() if s.null_count() else None
+    has_nulls = s.null_count() > 0
+    x = (s.fill_null(lo) if has_nulls else s).to_numpy().astype(np.int64, copy=False) - int(lo)
+    nulls = s.is_null().to_numpy() if has_nulls else None
     present = np.bincount(x if nulls is None else x[~nulls], minlength=span) > 0
     lut = (np.cumsum(present, dtype=np.int64) - 1).astype(np.int32)
     codes = lut[x]

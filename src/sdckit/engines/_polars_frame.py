@@ -52,10 +52,10 @@ class Table:
 
     @property
     def schema(self) -> dict:
-        if "__schema__" not in self._cache:
-            sch = self.source.collect_schema() if self.lazy else self.source.schema
-            self._cache["__schema__"] = dict(sch)
-        return self._cache["__schema__"]
+        sch = self._cache.get("__schema__")
+        if sch is None:
+            sch = self._cache["__schema__"] = dict(self.source.collect_schema() if self.lazy else self.source.schema)
+        return sch
 
     @property
     def n(self) -> int:
@@ -73,7 +73,7 @@ class Table:
         """The columns ``names`` as an eager frame (read from the file when lazy, once each)."""
         names = list(names)
         if not self.lazy:
-            return self.source.select(names)
+            return pl.DataFrame([self.source.get_column(c) for c in names]) if names else pl.DataFrame()
         todo = [c for c in names if c not in self._cache]
         if todo:
             try:
@@ -91,6 +91,8 @@ class Table:
         return self.select(self.columns) if self.lazy else self.source
 
     def column(self, name: str) -> pl.Series:
+        if not self.lazy:
+            return self.source.get_column(name)
         return self.select([name]).get_column(name)
 
     def require(self, names, param: str) -> None:
@@ -164,19 +166,14 @@ class Table:
         missing values (null, NaN and the ``missing`` codes) are NaN. The columns must be
         numeric."""
         names = list(names)
-        exprs = []
-        for c in names:
-            e = pl.col(c).cast(pl.Float64)
-            if missing:
-                vals = [float(v) for v in missing if isinstance(v, (int, float, np.integer, np.floating))
-                        and not isinstance(v, (bool, np.bool_))]
-                if vals:
-                    e = pl.when(e.is_in(pl.Series(vals, dtype=pl.Float64).implode())).then(None).otherwise(e)
-            exprs.append(e.fill_null(float("nan")).alias(c))
-        frame = self.select(names).select(exprs) if names else pl.DataFrame()
+        codes = [float(v) for v in (missing or ()) if isinstance(v, (int, float, np.integer, np.floating))
+                 and not isinstance(v, (bool, np.bool_))]
         out = np.empty((self.n, len(names)), dtype=np.float64, order=order)
         for j, c in enumerate(names):
-            out[:, j] = frame.get_column(c).to_numpy()
+            x = self.column(c).cast(pl.Float64).to_numpy()  # nulls come back as NaN
+            if codes:
+                x = np.where(np.isin(x, codes), np.nan, x)
+            out[:, j] = x
         return out
 
     def float_summary(self, name: str) -> dict:
