@@ -150,7 +150,7 @@ _METRICS = ("euclidean", "mahalanobis")
 
 
 @dataclass(frozen=True)
-class _LinkageInput:
+class _LinkageArgs:
     """``record_linkage_risk``'s arguments, checked once."""
 
     original: Any
@@ -186,7 +186,7 @@ def _check_em_start(em_start) -> tuple:
 
 
 def _validate_linkage(original, protected, variables, method, standardize, metric, variable_weights,
-                      second_weight, categorical, bins, mu, lam, em_start, missing) -> _LinkageInput:
+                      second_weight, categorical, bins, mu, lam, em_start, missing) -> _LinkageArgs:
     method = check_choice(method, "method", _METHODS)
     standardize = check_choice(standardize, "standardize", _STANDARDIZE)
     metric = check_choice(metric, "metric", _METRICS)
@@ -209,7 +209,7 @@ def _validate_linkage(original, protected, variables, method, standardize, metri
     else:  # one setting (a number of bins or a list of edges) for every numeric variable
         one = _check_bins(bins, "bins")
         b = {v: one for v in numeric}
-    return _LinkageInput(t1, t2, tuple(names), method, standardize, metric, weights, sw, frozenset(cat), b,
+    return _LinkageArgs(t1, t2, tuple(names), method, standardize, metric, weights, sw, frozenset(cat), b,
                          check_number(mu, "mu", low=0, high=1), check_number(lam, "lam", low=0, high=1),
                          _check_em_start(em_start), _missing_codes(missing))
 
@@ -227,7 +227,7 @@ def _bin_codes(x: np.ndarray, setting, reference: np.ndarray):
     return np.where(np.isnan(x), -1, np.searchsorted(edges, np.nan_to_num(x), side="right")), edges.size + 1
 
 
-def _field_codes(inp: _LinkageInput):
+def _field_codes(inp: _LinkageArgs):
     """Agreement codes of every field in both files (-1 = missing): bins of numeric variables,
     shared category codes of the others."""
     t1, t2 = inp.original, inp.protected
@@ -252,7 +252,7 @@ def _field_codes(inp: _LinkageInput):
     return ca, cb, np.maximum(cards, 1)
 
 
-def _fellegi_sunter(ca, cb, cards, inp: _LinkageInput):
+def _fellegi_sunter(ca, cb, cards, inp: _LinkageArgs):
     """EM on the agreement-pattern counts of all pairs, pattern classes, and whether each true
     pair is classified as a link."""
     from .._core.linkage import classify_patterns, fellegi_sunter_em, pattern_counts, pattern_weights
@@ -278,7 +278,7 @@ def _fellegi_sunter(ca, cb, cards, inp: _LinkageInput):
     return is_link.astype(float), em
 
 
-def _probabilistic_linkage(inp: _LinkageInput) -> LinkageResult:
+def _probabilistic_linkage(inp: _LinkageArgs) -> LinkageResult:
     ca, cb, cards = _field_codes(inp)
     first, em = _fellegi_sunter(ca, cb, cards, inp)
     return LinkageResult(method="probabilistic", variables=inp.variables, n=inp.original.n, correct_first=first, em=em,
@@ -321,7 +321,7 @@ def _whitened(Xs, Ys, n_vars):
     return solve_triangular(L, Xs.T, lower=True).T, solve_triangular(L, Ys.T, lower=True).T
 
 
-def _distance_space(inp: _LinkageInput):
+def _distance_space(inp: _LinkageArgs):
     """The matrices the distances are taken in, and the variables kept."""
     X = _numeric_columns(inp.original, inp.variables, "original")
     Y = _numeric_columns(inp.protected, inp.variables, "protected")
@@ -334,7 +334,7 @@ def _distance_space(inp: _LinkageInput):
     return Xs, Ys, tuple(used)
 
 
-def _assignment_linkage(inp: _LinkageInput, Xs, Ys, used) -> LinkageResult:
+def _assignment_linkage(inp: _LinkageArgs, Xs, Ys, used) -> LinkageResult:
     if np.isnan(Xs).any() or np.isnan(Ys).any():
         raise SdcError("method: one-to-one assignment needs complete data; expected no missing values "
                        "(use method='distance')")
@@ -347,7 +347,7 @@ def _assignment_linkage(inp: _LinkageInput, Xs, Ys, used) -> LinkageResult:
                          backend=inp.original.backend, row_index=inp.original.index)
 
 
-def _distance_linkage(inp: _LinkageInput, Xs, Ys, used) -> LinkageResult:
+def _distance_linkage(inp: _LinkageArgs, Xs, Ys, used) -> LinkageResult:
     from .._core.linkage import true_partner_ranks
 
     below, ties, nearest = true_partner_ranks(Xs, Ys)
