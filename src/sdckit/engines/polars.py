@@ -9,6 +9,7 @@ import polars as pl
 from .._core.grouping import distinct_per_group, lookup_sums
 from .._core.frequencies import pattern_table
 from ._polars_encode import encode_column, encode_keys
+from . import _polars_labels
 from ._polars_frame import Table, as_table, to_native
 from .base import EncodedKeys
 
@@ -100,6 +101,12 @@ class PolarsEngine:
         frame = pl.DataFrame({f"a{i}": a for i, a in enumerate(arrays)})
         out = frame[pl.Series(ids)]
         return [out.get_column(f"a{i}").to_numpy() for i in range(len(arrays))]
+
+    # -- labels (small tables) -------------------------------------------------------------------
+    label_values = staticmethod(_polars_labels.label_values)
+    label_at = staticmethod(_polars_labels.label_at)
+    label_numbers = staticmethod(_polars_labels.label_numbers)
+    msu_text = staticmethod(_polars_labels.msu_text)
 
     # -- output ----------------------------------------------------------------------------------
     def to_native(self, columns: dict, backend: str, index=None):

@@ -1,55 +1,23 @@
-"""Data access of :func:`sdckit.suda`: every frame-library operation of the SUDA measure and its
-result happens in the functions of this module, nowhere else.
-
-They read the category labels of the encoded key variables (``EncodedKeys.labels``, one small
-column per variable) and build the per-record MSU text column; the measure
-(:mod:`sdckit.risk.suda`), its result (:mod:`sdckit.results.suda`) and the kernels
-(:mod:`sdckit._core.suda`) only handle NumPy arrays. An engine other than the in-memory Polars
-one provides these functions.
-"""
+"""Data access of :func:`sdckit.suda`: the labels of the encoded key variables and the per-record
+MSU text come from the engine; the measure, its result and the kernels handle NumPy arrays."""
 
 from __future__ import annotations
 
-import numpy as np
+from ..engines import get_engine
 
 __all__ = ["label_at", "label_values", "msu_text"]
 
 
 def label_values(labels) -> list:
     """The category labels of one key variable as a Python list (code c -> ``out[c]``)."""
-    return labels.to_list()
+    return get_engine().label_values(labels)
 
 
 def label_at(labels, code: int):
     """The label of one category code."""
-    return labels[int(code)]
+    return get_engine().label_at(labels, code)
 
 
-def msu_text(keys, labels, patterns: np.ndarray, pattern_ids: np.ndarray, msu_pattern: np.ndarray,
-             msu_subset: np.ndarray, subsets, n_patterns: int):
-    """Per record, its MSUs as text (``"a=1; b=2, c=3"``: MSUs separated by ``"; "``, in the
-    order found), as a column for the result frame.
-
-    ``msu_pattern[t]`` / ``msu_subset[t]``: pattern and variable set of MSU t (MSUs come in
-    blocks of one variable set); ``pattern_ids``: each record's pattern.
-    """
-    import polars as pl
-
-    if msu_pattern.size == 0:
-        return pl.Series("msus", [""] * len(pattern_ids), dtype=pl.String)
-    text_labels = [lab.cast(pl.String) for lab in labels]
-    parts = []
-    bounds = np.flatnonzero(np.diff(msu_subset)) + 1
-    for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, msu_subset.size]):
-        S = subsets[int(msu_subset[lo])]
-        g = msu_pattern[lo:hi]
-        exprs = []
-        for t, j in enumerate(S):
-            if t:
-                exprs.append(pl.lit(", "))
-            exprs += [pl.lit(f"{keys[j]}="), pl.lit(text_labels[j].gather(patterns[g, j]))]
-        parts.append(pl.select(pl.lit(pl.Series("p", g)).alias("p"), pl.concat_str(exprs).alias("t")))
-    table = pl.concat(parts).group_by("p", maintain_order=True).agg(pl.col("t").str.join("; "))
-    text = np.full(n_patterns, "", dtype=object)
-    text[table["p"].to_numpy()] = table["t"].to_numpy()
-    return pl.Series("msus", text[pattern_ids], dtype=pl.String)
+def msu_text(keys, labels, patterns, pattern_ids, msu_pattern, msu_subset, subsets, n_patterns):
+    """Per record, its MSUs as text (``"a=1; b=2, c=3"``), as a column for the result frame."""
+    return get_engine().msu_text(keys, labels, patterns, pattern_ids, msu_pattern, msu_subset, subsets, n_patterns)
