@@ -62,9 +62,11 @@ def _steps(df: pl.DataFrame) -> dict[str, float]:
     """Per-step times through sdckit internals (mirrors ``risk.individual.individual_risk``)."""
     from sdckit._core.frequencies import pattern_frequencies
     from sdckit._core.individual import household_risk, individual_risk_values
-    from sdckit._engine import gather, record_patterns
     from sdckit._prepare import prepare
+    from sdckit.engines import get_engine
     from sdckit.risk.individual import _household_codes
+
+    gather, record_patterns = get_engine().gather, get_engine().patterns
 
     out: dict[str, float] = {}
 
@@ -80,7 +82,7 @@ def _steps(df: pl.DataFrame) -> dict[str, float]:
     fp, Fp = step("pattern frequencies", lambda: pattern_frequencies(patterns, counts, wsum, 1.0))
     rp, _ = step("risk per pattern", lambda: individual_risk_values(fp, Fp, "approx"))
     fk, Fk, r = step("map back", lambda: gather(ids, fp, Fp, rp))
-    hh, g = step("household ids", lambda: _household_codes(df.get_column("hid")))
+    hh, g = step("household ids", lambda: _household_codes(prep, "hid", 0))
     rg, sg = step("household risk", lambda: household_risk(r, hh, g))
     step("household map back", lambda: gather(hh, rg))
     out["_patterns"] = float(len(counts))

@@ -227,12 +227,12 @@ def _first_seen(ids):
 
 def test_pandas_ordered_categorical_keeps_order():
     """An ordered pandas categorical keeps its declared order (and unobserved categories)."""
-    from sdckit._encode import encode_column
-    from sdckit._frame import as_table
+    from sdckit.engines import get_engine
 
     df = pd.DataFrame({"a": pd.Categorical(["low", "high", None, "mid"], categories=["low", "mid", "high", "top"],
                                            ordered=True)})
-    codes, labels = encode_column(as_table(df).column("a"))
+    eng = get_engine()
+    codes, labels = eng.encode_column(eng.table(df), "a")
     assert labels.to_list() == ["low", "mid", "high", "top"]
     np.testing.assert_array_equal(codes, [0, 2, -1, 1])
 

@@ -135,3 +135,27 @@ def test_verdict_names_the_household_rule():
     assert not thr.safe and thr.failing == ("household rule",)
     assert "household rule" in thr.verdict and "NOT" in thr.verdict
     assert thr.to_dict()["safe"] is False
+
+
+def test_every_public_measure_takes_a_scenario():
+    import inspect
+
+    for name in sdckit.__all__:
+        obj = getattr(sdckit, name)
+        if inspect.isfunction(obj) and name not in ("read_data", "tune_memory"):
+            assert "scenario" in inspect.signature(obj).parameters, name
+
+
+def test_scenario_roles_reach_sensitive_and_continuous_measures():
+    d = s002_table()
+    sc = sdckit.Scenario(keys=S002_KEYS, sensitive="Health", weight="w")
+    a = sdckit.l_diversity(d, scenario=sc)
+    b = sdckit.l_diversity(d, S002_KEYS, "Health")
+    np.testing.assert_array_equal(a.to_frame().to_numpy(), b.to_frame().to_numpy())
+    rng = np.random.default_rng(1)
+    x = pl.DataFrame({"u": rng.normal(size=50), "v": rng.normal(size=50)})
+    y = x.with_columns(pl.col("u") + 0.01, pl.col("v") - 0.01)
+    sc2 = sdckit.Scenario(numeric_keys=["u", "v"])
+    r1 = sdckit.interval_disclosure(x, y, scenario=sc2)
+    r2 = sdckit.interval_disclosure(x, y, ["u", "v"])
+    assert r1.to_dict() == r2.to_dict()

@@ -9,9 +9,8 @@ from typing import Any
 import numpy as np
 
 from ._errors import warn
-from ._validation import as_missing_codes, as_name_list, check_choice, raise_problems
+from ._validation import as_missing_codes, as_name_list, check_choice, missing_columns_message, raise_problems
 from .engines import EncodedKeys, get_engine
-from ._validation import missing_columns_message
 
 __all__ = ["Prepared", "Roles", "prepare", "validate_roles"]
 

@@ -29,7 +29,8 @@ from typing import Any
 import polars as pl
 
 from ._errors import MissingColumnError, SdcError
-from ._frame import as_table, missing_columns_message
+from ._validation import missing_columns_message
+from .engines._polars_frame import as_table
 
 __all__ = ["read_data", "read_metadata", "write_records"]
 

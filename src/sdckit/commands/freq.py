@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 from . import (
-    Progress, add_key_options, add_missing_options, add_output_options, key_list, progress_enabled,
-    read_input, split_list, write_json,
+    Progress,
+    add_key_options,
+    add_missing_options,
+    add_output_options,
+    key_list,
+    progress_enabled,
+    read_input,
+    split_list,
+    write_json,
 )
 
 

@@ -6,8 +6,15 @@ import sys
 import warnings
 
 from . import (
-    Progress, add_key_options, add_missing_options, add_output_options, key_list, progress_enabled,
-    read_input, split_list, write_json,
+    Progress,
+    add_key_options,
+    add_missing_options,
+    add_output_options,
+    key_list,
+    progress_enabled,
+    read_input,
+    split_list,
+    write_json,
 )
 
 K_VALUES = (2, 3, 5)

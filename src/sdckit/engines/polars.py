@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from .._core.grouping import distinct_per_group, lookup_sums
 from .._core.frequencies import pattern_table
-from ._polars_encode import encode_column, encode_keys
+from .._core.grouping import distinct_per_group, lookup_sums
 from . import _polars_labels
+from ._polars_encode import encode_column, encode_keys
 from ._polars_frame import Table, as_table, to_native
 from .base import EncodedKeys
 

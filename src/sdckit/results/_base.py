@@ -10,7 +10,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-
 __all__ = ["FrozenDict", "Result", "Summary", "fmt", "fmt_percent", "fmt_share"]
 
 

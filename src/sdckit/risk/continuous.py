@@ -37,6 +37,7 @@ from ..results.continuous import (
     RelativeIntervalResult,
     RMDIntervalResult,
 )
+from ..scenario import accepts_scenario
 
 __all__ = [
     "IntervalDisclosureResult",
@@ -166,6 +167,7 @@ def _core():
 # ----------------------------------------------------------------------------------------------
 # interval disclosure (sdcMicro dRisk)
 # ----------------------------------------------------------------------------------------------
+@accepts_scenario
 @renamed_parameters(positional=("width",), k="width")
 def interval_disclosure(original, protected, variables, *, width: float = 0.05) -> IntervalDisclosureResult:
     r"""Interval disclosure risk (SDID; sdcMicro ``dRisk``).
@@ -250,6 +252,7 @@ def _relative_counts(inp: _RelativeInput):
     return counts, unsafe, jc, ju
 
 
+@accepts_scenario
 @renamed_parameters(positional=("p", "c_min"))
 def relative_interval_risk(data, variables, *, p: float = 0.2, c_min: int = 3, joint: bool = False,
                            keys=None, missing=None) -> RelativeIntervalResult:
@@ -427,6 +430,7 @@ def _rmd_covariance(inp: _RMDInput):
     return C, c, factors
 
 
+@accepts_scenario
 @renamed_parameters(positional=("width", "width2"), k="width", k2="width2", mcd_alpha="mcd_fraction")
 def rmd_interval_disclosure(original, protected, variables, *, width: float = 0.01, width2: float = 0.05,
                             center: str = "mean", weighting: str = "sdcmicro", covariance=None,
@@ -520,6 +524,7 @@ def _robust_distances(X: np.ndarray, names, fraction: float, seed):
     return rd, float(np.sqrt(stats.chi2.ppf(0.975, len(names))))
 
 
+@accepts_scenario
 @renamed_parameters(positional=("quantile",), percentile="quantile", mcd_alpha="mcd_fraction")
 def outliers(data, variables, *, quantile: float = 0.99, multivariate: bool = False,
              mcd_fraction: float = 0.5, seed: int = 0) -> OutlierResult:
@@ -574,6 +579,7 @@ def _log_values(pair: NumericPair):
     return np.log(pair.X), np.log(pair.Y)
 
 
+@accepts_scenario
 @renamed_parameters(positional=("significance",), alpha="significance")
 def confidentiality_plot(original, protected, variables, *, significance: float = 0.05, log: bool = False,
                          seed: int = 0) -> ConfidentialityResult:

@@ -26,6 +26,7 @@ from .._prepare import Prepared, prepare
 from .._validation import as_name_list, check_bool, check_number, raise_problems
 from ..engines import get_engine
 from ..results.diversity import LDiversityResult, TClosenessResult
+from ..scenario import accepts_scenario
 
 __all__ = ["LDiversityResult", "TClosenessResult", "l_diversity", "t_closeness"]
 
@@ -130,6 +131,7 @@ def _ldiversity_values(ids, G, s: SensitiveCodes, names, c: float):
     return dist, ent, rec, me[ids], mr[ids]
 
 
+@accepts_scenario
 @renamed_parameters(positional=("c",))
 def l_diversity(data, keys, sensitive, *, c: float = 2, strata=None, missing=None,
                 allow_degenerate_keys: bool = False) -> LDiversityResult:
@@ -301,6 +303,7 @@ def _tcloseness_values(inp: _TClosenessInput, ids, G, s: SensitiveCodes):
     return dist, cdist, ncat
 
 
+@accepts_scenario
 @renamed_parameters(positional=("ordered",))
 def t_closeness(data, keys, sensitive, *, ordered=None, weight=None, weighted: bool = False, missing=None,
                 allow_degenerate_keys: bool = False) -> TClosenessResult:

@@ -36,6 +36,7 @@ from .._validation import (
 )
 from ..engines import get_engine
 from ..results.linkage import ExternalRiskResult, LinkageResult
+from ..scenario import accepts_scenario
 
 __all__ = ["LinkageResult", "ExternalRiskResult", "record_linkage_risk", "external_risk"]
 
@@ -360,6 +361,7 @@ def _distance_linkage(inp: _LinkageArgs, Xs, Ys, used) -> LinkageResult:
                          row_index=inp.original.index)
 
 
+@accepts_scenario
 @renamed_parameters(positional=("method",), scale="standardize", weights="variable_weights")
 def record_linkage_risk(original, protected, variables, *, method: str = "distance", standardize: str = "original",
                         metric: str = "euclidean", variable_weights=None, second_weight: float = 1.0,
@@ -600,6 +602,7 @@ def _true_partners(a: _ExternalArgs, e, link):
     return correct, admissible
 
 
+@accepts_scenario
 @renamed_parameters(positional=("scales", "availability", "tolerance"), algorithm="method")
 def external_risk(released, external, variables, *, scales=None, availability=None, tolerance: float = 0.05,
                   categories=None, id=None, pair_tol: float = 0.0, normalize: bool = False,

@@ -11,6 +11,7 @@ import math
 
 from .._deprecation import renamed_parameters
 from ..results.loglinear import LoglinearRiskResult
+from ..scenario import accepts_scenario
 from ._loglinear_steps import (
     build_table,
     fit_model,
@@ -26,6 +27,7 @@ from ._loglinear_steps import (
 __all__ = ["LoglinearRiskResult", "loglinear_risk", "parse_model"]
 
 
+@accepts_scenario
 @renamed_parameters(fit_method="method", modrisk_method="compat_method",
                     positional=("weight", "sampling_fraction", "model"))
 def loglinear_risk(data, keys, *, weight: str | None = None, sampling_fraction: float | None = None, model="auto",

@@ -21,6 +21,7 @@ from .._prepare import prepare
 from .._validation import check_bool, check_int, check_number
 from ..engines import get_engine
 from ..results.suda import MSU, SudaResult
+from ..scenario import accepts_scenario
 from ._suda_access import label_values
 
 __all__ = ["MSU", "SudaResult", "suda"]
@@ -29,6 +30,7 @@ _FRACTION_WARN = 0.10  # warn when the weights imply a fraction that differs by 
 _KEEP_DEFAULT = 1 << 23  # MSUs kept for explanation by default (8 bytes each)
 
 
+@accepts_scenario
 @renamed_parameters(positional=("max_size", "dis_fraction", "original_scores"))
 def suda(data, keys, *, max_size: int | None = None, dis_fraction: float | str = 0.01, original_scores: bool = True,
          missing=None, weight: str | None = None, allow_degenerate_keys: bool = False,

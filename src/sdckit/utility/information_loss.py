@@ -34,6 +34,7 @@ from .._validation import (
     check_scales,
     raise_problems,
 )
+from ..scenario import accepts_scenario
 from . import _access as access
 from . import _steps as steps
 from .results import InformationLossResult
@@ -106,6 +107,7 @@ class ValidatedInput:
 # ----------------------------------------------------------------------------------------------
 # public function
 # ----------------------------------------------------------------------------------------------
+@accepts_scenario
 @renamed_parameters(positional=("scales",))
 def information_loss(original, protected, variables, *, scales=None, missing=None, suppressed: str = "mlodak",
                      continuous_distance: str = "arctan", bound: float = 1.0, zero_sd: str = "exclude",
