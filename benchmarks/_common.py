@@ -34,21 +34,33 @@ def fmt_s(x: float) -> str:
     return f"{x:.3f}" if x < 10 else f"{x:.1f}"
 
 
-def base_parser(doc: str, *, sizes_default: str | None = None, quick_help: str = "sizes 1e5,1e6 and one run each",
-                tune_memory: bool = False) -> argparse.ArgumentParser:
+def base_parser(
+    doc: str,
+    *,
+    sizes_default: str | None = None,
+    quick_help: str = "sizes 1e5,1e6 and one run each",
+    tune_memory: bool = False,
+) -> argparse.ArgumentParser:
     """The options every benchmark takes: ``--quick``, ``--repeats``, ``--profile``, ``--seed``,
     and ``--sizes`` (when ``sizes_default`` names the default) and ``--tune-memory`` on request."""
     ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     if sizes_default is not None:
-        ap.add_argument("--sizes", type=parse_sizes, default=None,
-                        help=f"comma-separated record counts, e.g. 1e5,1e6 (default {sizes_default})")
+        ap.add_argument(
+            "--sizes",
+            type=parse_sizes,
+            default=None,
+            help=f"comma-separated record counts, e.g. 1e5,1e6 (default {sizes_default})",
+        )
     ap.add_argument("--quick", action="store_true", help=quick_help)
     ap.add_argument("--repeats", type=int, default=3, help="runs per case, best is reported (default 3)")
     ap.add_argument("--profile", action="store_true", help="also print a per-step breakdown")
     ap.add_argument("--seed", type=int, default=0)
     if tune_memory:
-        ap.add_argument("--tune-memory", action="store_true",
-                        help="call sdckit.tune_memory() first (what the sdckit command line does)")
+        ap.add_argument(
+            "--tune-memory",
+            action="store_true",
+            help="call sdckit.tune_memory() first (what the sdckit command line does)",
+        )
     return ap
 
 

@@ -62,7 +62,8 @@ def make_files(n: int, seed: int = 0):
     rng = np.random.default_rng(seed + 1)
     cont = {c: np.round(rng.lognormal(mean=8 + j * 0.3, sigma=1.0, size=n), 0) for j, c in enumerate(CONT)}
     original = keys.with_columns([pl.Series(c, v) for c, v in cont.items()]).with_columns(
-        pl.Series("pid", np.arange(n)))
+        pl.Series("pid", np.arange(n))
+    )
     supp = [pl.when(pl.Series(rng.random(n) < 0.02)).then(None).otherwise(pl.col(k)).alias(k) for k in KEYS]
     noise = [(pl.col(c) * pl.Series(1 + rng.normal(0, 0.03, n))).alias(c) for c in CONT]
     released = original.with_columns(supp).with_columns(noise)
@@ -77,8 +78,11 @@ def make_integer_files(n: int, seed: int = 0, missing: float = 0.03):
     for _ in range(2):
         y = x.copy()
         y[rng.random(y.shape) < missing] = np.nan
-        files.append(pl.DataFrame({v: y[:, j] for j, v in enumerate(INTS)}).fill_nan(None)
-                     .with_columns(pl.Series("pid", np.arange(n))))
+        files.append(
+            pl.DataFrame({v: y[:, j] for j, v in enumerate(INTS)})
+            .fill_nan(None)
+            .with_columns(pl.Series("pid", np.arange(n)))
+        )
     return files[0], files[1]
 
 
@@ -100,16 +104,26 @@ def run_case(case: str, n: int, repeats: int, check: bool) -> list:
     kw = dict(scales=scales, tolerance=0.05)
     dt, res = best_of(lambda: sdckit.external_risk(released, external, variables, id="pid", **kw), repeats)
     paired, correct = int(np.sum(res.paired)), int(np.sum(res.correct))
-    row = [case, f"{n:,}", label, f"{paired:,} ({100 * paired / n:.1f} %)", f"{correct:,}", fmt_s(dt),
-           f"< {TARGETS[case]:g} s", "yes" if dt < TARGETS[case] else "NO"]
+    row = [
+        case,
+        f"{n:,}",
+        label,
+        f"{paired:,} ({100 * paired / n:.1f} %)",
+        f"{correct:,}",
+        fmt_s(dt),
+        f"< {TARGETS[case]:g} s",
+        "yes" if dt < TARGETS[case] else "NO",
+    ]
     if check:
         m = min(2000, n)
         t = time.perf_counter()
         slow = sdckit.external_risk(released, external.head(m), variables, **kw, **_method_kw("pairwise"))
         fast = sdckit.external_risk(released, external.head(m), variables, **kw)
         same = bool(np.array_equal(slow.paired, res.paired[:m]) and np.array_equal(slow.linked_to, fast.linked_to))
-        print(f"{case}: pairwise check on the first {m:,} external records: {time.perf_counter() - t:.1f} s, "
-              f"same pairing flags and links: {same}")
+        print(
+            f"{case}: pairwise check on the first {m:,} external records: {time.perf_counter() - t:.1f} s, "
+            f"same pairing flags and links: {same}"
+        )
     return row
 
 
@@ -120,8 +134,10 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--check", action="store_true")
     args = ap.parse_args()
-    print(f"# external_risk benchmark ({platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
-          "shared machine: timings may be contended)\n")
+    print(
+        f"# external_risk benchmark ({platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
+        "shared machine: timings may be contended)\n"
+    )
     rows = []
     for case in CASES if args.case == "all" else (args.case,):
         for n in args.n:
@@ -129,8 +145,9 @@ def main() -> int:
                 rows.append(run_case(case, n, args.repeats, args.check))
             except Exception:  # report, never fail
                 traceback.print_exc()
-    markdown_table(["case", "records", "variables", "paired", "correct links", "seconds", "target", "ok?"],
-                   "llllrrrl", rows)
+    markdown_table(
+        ["case", "records", "variables", "paired", "correct links", "seconds", "target", "ok?"], "llllrrrl", rows
+    )
     return 0
 
 

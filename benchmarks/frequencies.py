@@ -114,10 +114,14 @@ def main(argv=None) -> int:
     sizes = args.sizes or ([10**5, 10**6] if args.quick else [10**5, 10**6, 10**7])
     repeats = 1 if args.quick else args.repeats
 
-    print(f"sdckit {sdckit.__version__}, polars {pl.__version__}, numpy {np.__version__}, "
-          f"python {platform.python_version()}, {os.cpu_count()} CPUs")
-    print(f"keys: {len(KEYS)} (cardinalities 2,5,10,20,30,40,50, Zipf), best of {repeats} run(s), "
-          f"tune_memory: {'on' if args.tune_memory else 'off'}\n")
+    print(
+        f"sdckit {sdckit.__version__}, polars {pl.__version__}, numpy {np.__version__}, "
+        f"python {platform.python_version()}, {os.cpu_count()} CPUs"
+    )
+    print(
+        f"keys: {len(KEYS)} (cardinalities 2,5,10,20,30,40,50, Zipf), best of {repeats} run(s), "
+        f"tune_memory: {'on' if args.tune_memory else 'off'}\n"
+    )
 
     # warm-up (imports, Polars thread pool)
     small = make_keys(30_000, seed=args.seed + 1)
@@ -135,7 +139,7 @@ def main(argv=None) -> int:
             weight = "w" if weighted else None
             reps = repeats
             try:
-                secs, res = _time(lambda: sdckit.frequencies(df, KEYS, weight=weight), reps)
+                secs, res = _time(lambda df=df, weight=weight: sdckit.frequencies(df, KEYS, weight=weight), reps)
                 err = None
             except Exception as e:  # report, never fail
                 secs, res, err = float("nan"), None, f"{type(e).__name__}: {e}"
@@ -151,12 +155,23 @@ def main(argv=None) -> int:
                     lim = MAX_RATIO_MISSING * base[(n, weighted)]
                     target = f"<= 2x 0% ({fmt_s(lim)} s)"
                     ok = "yes" if secs <= lim else f"**no** ({secs / base[(n, weighted)]:.0f}x)"
-            rows.append((f"{n:,}", f"{100 * missing:g}%", "yes" if weighted else "no",
-                         "error" if err else fmt_s(secs),
-                         "—" if err else f"{n / secs:,.0f}", target, err or ok))
-            print(f"  done n={n:,} missing={missing:g} weighted={weighted}: "
-                  f"{'error' if err else fmt_s(secs) + ' s'}"
-                  f"{'' if res is None else f' ({res.n_keys:,} key patterns)'}", file=sys.stderr)
+            rows.append(
+                (
+                    f"{n:,}",
+                    f"{100 * missing:g}%",
+                    "yes" if weighted else "no",
+                    "error" if err else fmt_s(secs),
+                    "—" if err else f"{n / secs:,.0f}",
+                    target,
+                    err or ok,
+                )
+            )
+            print(
+                f"  done n={n:,} missing={missing:g} weighted={weighted}: "
+                f"{'error' if err else fmt_s(secs) + ' s'}"
+                f"{'' if res is None else f' ({res.n_keys:,} key patterns)'}",
+                file=sys.stderr,
+            )
             if args.profile and err is None:
                 try:
                     profiles.append(((n, missing, weighted), _steps(df, weight)))
@@ -175,10 +190,22 @@ def main(argv=None) -> int:
         table = []
         for (n, missing, weighted), p in profiles:
             total = sum(p[k] for k in names if k in p and not k.startswith("("))
-            table.append([f"{n:,}", f"{100 * missing:g}%", "yes" if weighted else "no", f"{int(p['_patterns']):,}",
-                          int(p["_masks"])] + [fmt_s(p[k]) if k in p else "—" for k in names] + [fmt_s(total)])
-        markdown_table(["n", "missing", "weighted", "patterns", "partial masks"] + names + ["sum"],
-                       "rrcrr" + "r" * (len(names) + 1), table)
+            table.append(
+                [
+                    f"{n:,}",
+                    f"{100 * missing:g}%",
+                    "yes" if weighted else "no",
+                    f"{int(p['_patterns']):,}",
+                    int(p["_masks"]),
+                ]
+                + [fmt_s(p[k]) if k in p else "—" for k in names]
+                + [fmt_s(total)]
+            )
+        markdown_table(
+            ["n", "missing", "weighted", "patterns", "partial masks"] + names + ["sum"],
+            "rrcrr" + "r" * (len(names) + 1),
+            table,
+        )
     return 0
 
 
@@ -191,7 +218,8 @@ def _float_keys(sizes, repeats: int, seed: int) -> None:
     rng = np.random.default_rng(seed)
     cards = (2, 5, 10, 20, 30, 40, 50)
     ints = pl.DataFrame({f"k{j}": rng.integers(0, c, n) for j, c in enumerate(cards)}).with_columns(
-        pl.Series("w", rng.uniform(1, 100, n)))
+        pl.Series("w", rng.uniform(1, 100, n))
+    )
     floats = ints.with_columns([pl.col(k).cast(pl.Float64) for k in KEYS])
     sdckit.frequencies(floats.head(30_000), KEYS, weight="w")  # warm-up
     t_int, r_int = _time(lambda: sdckit.frequencies(ints, KEYS, weight="w"), repeats)
@@ -199,11 +227,21 @@ def _float_keys(sizes, repeats: int, seed: int) -> None:
     same = bool(np.array_equal(r_int.Fk, r_float.Fk))
     ratio = t_float / t_int
     print(f"\nKey columns stored as int64 and as float64 (integer values), {n:,} records, weights:\n")
-    markdown_table(["keys stored as", "seconds", "ratio to int64", "target", "ok?", "same result"], "lrrllc", [
-        ("int64", fmt_s(t_int), "1.00", "—", "—", "—"),
-        ("float64", fmt_s(t_float), f"{ratio:.2f}", f"<= {FLOAT_KEYS_MAX_RATIO:g}x",
-         "yes" if ratio <= FLOAT_KEYS_MAX_RATIO else "**no**", "yes" if same else "**no**"),
-    ])
+    markdown_table(
+        ["keys stored as", "seconds", "ratio to int64", "target", "ok?", "same result"],
+        "lrrllc",
+        [
+            ("int64", fmt_s(t_int), "1.00", "—", "—", "—"),
+            (
+                "float64",
+                fmt_s(t_float),
+                f"{ratio:.2f}",
+                f"<= {FLOAT_KEYS_MAX_RATIO:g}x",
+                "yes" if ratio <= FLOAT_KEYS_MAX_RATIO else "**no**",
+                "yes" if same else "**no**",
+            ),
+        ],
+    )
 
 
 if __name__ == "__main__":

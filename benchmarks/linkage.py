@@ -44,8 +44,10 @@ def make_pair(n: int, missing: float, seed: int = 0):
     y = x * (1 + rng.normal(0, 0.05, size=x.shape))
     if missing:
         y[rng.random(y.shape) < missing] = np.nan
-    return (pl.DataFrame({v: x[:, j] for j, v in enumerate(VARS)}),
-            pl.DataFrame({v: y[:, j] for j, v in enumerate(VARS)}))
+    return (
+        pl.DataFrame({v: x[:, j] for j, v in enumerate(VARS)}),
+        pl.DataFrame({v: y[:, j] for j, v in enumerate(VARS)}),
+    )
 
 
 def main() -> int:
@@ -54,22 +56,28 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
     n = int(args.n)
-    print(f"# linkage benchmark ({platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
-          "shared machine: timings may be contended)\n")
+    print(
+        f"# linkage benchmark ({platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
+        "shared machine: timings may be contended)\n"
+    )
     print("| measure | records | variables | missing | result | seconds | target | ok? |")
     print("|---|---:|---|---:|---|---:|---:|---|")
     for miss in (0.0, 0.02):
         try:
             o, p = make_pair(n, miss)
             dt, res = best_of(lambda o=o, p=p: sdckit.record_linkage_risk(o, p, VARS), args.repeats)
-            print(f"| distance linkage | {n:,} | 6 continuous | {100 * miss:g} % | DLD {100 * _share(res):.2f} % | {dt:.2f} | "
-                  f"< {TARGET:g} s | {'yes' if dt < TARGET else 'NO'} |")
+            print(
+                f"| distance linkage | {n:,} | 6 continuous | {100 * miss:g} % | DLD {100 * _share(res):.2f} % | {dt:.2f} | "
+                f"< {TARGET:g} s | {'yes' if dt < TARGET else 'NO'} |"
+            )
         except Exception:
             traceback.print_exc()
     try:
         o, p = make_pair(5000, 0.0)
         dt, res = best_of(lambda: sdckit.confidentiality_plot(o, p, VARS), args.repeats)
-        print(f"| confidentiality plot (exact delta) | 5,000 | 6 continuous | 0 % | delta {res.delta:.4g} | {dt:.2f} | - | - |")
+        print(
+            f"| confidentiality plot (exact delta) | 5,000 | 6 continuous | 0 % | delta {res.delta:.4g} | {dt:.2f} | - | - |"
+        )
     except Exception:
         traceback.print_exc()
     return 0

@@ -40,9 +40,13 @@ REFERENCE = DATA / "reference" / "sdcmicro" / "modRisk.json"
 #: ms per call of the old code (commit 1232996), measured with ``flock /tmp/sdckit-cpu.lock python
 #: benchmarks/loglinear.py --baseline /work/baseline --repeats 7`` (2 shared cores, best of 7 x 20 calls)
 RECORDED_BEFORE = {
-    "modRisk_testdata2_default": 6.88, "modRisk_testdata2_CE": 6.71, "modRisk_testdata2_PML": 6.69,
-    "modRisk_testdata2_weightedLLM": 8.40, "modRisk_testdata2_IPF": 2.30,
-    "testdata_7keys_default": 57.09, "testdata_7keys_IPF": 8.26,
+    "modRisk_testdata2_default": 6.88,
+    "modRisk_testdata2_CE": 6.71,
+    "modRisk_testdata2_PML": 6.69,
+    "modRisk_testdata2_weightedLLM": 8.40,
+    "modRisk_testdata2_IPF": 2.30,
+    "testdata_7keys_default": 57.09,
+    "testdata_7keys_IPF": 8.26,
 }
 
 
@@ -53,12 +57,30 @@ def compat_cases() -> list[dict]:
     for c in ref["cases"]:
         p = c["parameters"]
         keys = [v.strip() for v in p["formulaM"].lstrip("~").split("+")]
-        out.append({"id": c["id"], "dataset": c["dataset"], "keys": keys, "weight": p["weights"],
-                    "model": p["formulaM"], "method": p["method"], "gr1": c["outputs"]["gr1"]})
+        out.append(
+            {
+                "id": c["id"],
+                "dataset": c["dataset"],
+                "keys": keys,
+                "weight": p["weights"],
+                "model": p["formulaM"],
+                "method": p["method"],
+                "gr1": c["outputs"]["gr1"],
+            }
+        )
     table = ref["cell_tables"]["testdata"]
     for method in ("default", "IPF"):
-        out.append({"id": f"testdata_7keys_{method}", "dataset": "testdata", "keys": table["vars"],
-                    "weight": table["weights"], "model": " + ".join(table["vars"]), "method": method, "gr1": None})
+        out.append(
+            {
+                "id": f"testdata_7keys_{method}",
+                "dataset": "testdata",
+                "keys": table["vars"],
+                "weight": table["weights"],
+                "model": " + ".join(table["vars"]),
+                "method": method,
+                "gr1": None,
+            }
+        )
     return out
 
 
@@ -82,16 +104,20 @@ def time_compat(repeats: int, batch: int) -> dict:
 
         def one_batch(case=case, data=data, kw=kw):
             for _ in range(batch):
-                r = sdckit.loglinear_risk(data, case["keys"], weight=case["weight"], model=case["model"],
-                                          compat="sdcMicro", **kw)
+                r = sdckit.loglinear_risk(
+                    data, case["keys"], weight=case["weight"], model=case["model"], compat="sdcMicro", **kw
+                )
             return r
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             one_batch()  # warm-up
             seconds, r = best_of(one_batch, repeats)
-        out[case["id"]] = {"ms": 1000 * seconds / batch, "gr1": float(r.modrisk["gr1"]),
-                           "prepare_ms": _prepare_ms(data, case, repeats, batch)}
+        out[case["id"]] = {
+            "ms": 1000 * seconds / batch,
+            "gr1": float(r.modrisk["gr1"]),
+            "prepare_ms": _prepare_ms(data, case, repeats, batch),
+        }
     return out
 
 
@@ -114,8 +140,14 @@ def _prepare_ms(data, case, repeats: int, batch: int) -> float | None:
 def time_compat_elsewhere(src: Path, repeats: int, batch: int) -> dict:
     """:func:`time_compat` in a subprocess with ``src`` first on the path (the old code)."""
     env = dict(os.environ, PYTHONPATH=str(src) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    res = subprocess.run([sys.executable, __file__, "--compat-json", "--repeats", str(repeats), "--batch", str(batch)],
-                         capture_output=True, text=True, env=env, cwd=str(src.parent), timeout=600)
+    res = subprocess.run(
+        [sys.executable, __file__, "--compat-json", "--repeats", str(repeats), "--batch", str(batch)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(src.parent),
+        timeout=600,
+    )
     if res.returncode != 0:
         raise RuntimeError(f"baseline run failed: {res.stderr.strip()[-500:]}")
     return json.loads(res.stdout.strip().splitlines()[-1])
@@ -132,20 +164,53 @@ def compat_table(before: dict | None, repeats: int, batch: int) -> None:
         n = now[cid]["ms"]
         ok = "-" if case["gr1"] is None else ("yes" if abs(now[cid]["gr1"] / case["gr1"] - 1) <= 1e-6 else "NO")
         prep = now[cid]["prepare_ms"]
-        rows.append((cid, case["method"], "-" if b is None else f"{b:.2f}", f"{n:.2f}",
-                     "-" if prep is None else f"{prep:.2f}", "-" if b is None else f"{b / n:.2f}x",
-                     "-" if b is None else f"≈ {b / 2:.2f}", ok))
+        rows.append(
+            (
+                cid,
+                case["method"],
+                "-" if b is None else f"{b:.2f}",
+                f"{n:.2f}",
+                "-" if prep is None else f"{prep:.2f}",
+                "-" if b is None else f"{b / n:.2f}x",
+                "-" if b is None else f"≈ {b / 2:.2f}",
+                ok,
+            )
+        )
     tb = sum(before[c["id"]]["ms"] for c in compat_cases()[:5] if c["id"] in before)
     tn = sum(now[c["id"]]["ms"] for c in compat_cases()[:5])
     tp = sum(now[c["id"]]["prepare_ms"] or 0.0 for c in compat_cases()[:5])
-    rows.append(("all five modRisk.json calls", "", f"{tb:.2f}", f"{tn:.2f}", f"{tp:.2f}", f"{tb / tn:.2f}x",
-                 f"≈ {tb / 2:.2f}", ""))
-    print(f"\nsdcMicro compatibility mode (compat=\"sdcMicro\"), ms per call, best of {repeats} batches of {batch}\n")
-    markdown_table(["case", "method", label, "now (ms)", "of which key validation + encoding (ms)", "speed-up",
-                    "sdcMicro modRisk (ms) ≈ half of before", "gr1 = reference (1e-6)?"], "llrrrrrc", rows)
+    rows.append(
+        (
+            "all five modRisk.json calls",
+            "",
+            f"{tb:.2f}",
+            f"{tn:.2f}",
+            f"{tp:.2f}",
+            f"{tb / tn:.2f}x",
+            f"≈ {tb / 2:.2f}",
+            "",
+        )
+    )
+    print(f'\nsdcMicro compatibility mode (compat="sdcMicro"), ms per call, best of {repeats} batches of {batch}\n')
+    markdown_table(
+        [
+            "case",
+            "method",
+            label,
+            "now (ms)",
+            "of which key validation + encoding (ms)",
+            "speed-up",
+            "sdcMicro modRisk (ms) ≈ half of before",
+            "gr1 = reference (1e-6)?",
+        ],
+        "llrrrrrc",
+        rows,
+    )
     print("\nsdcMicro modRisk ≈ half of the old sdckit time (measured by the project; no R on this machine).")
-    print("Key validation + encoding: the shared input step of every measure (roles checked, keys encoded by "
-          "the engine), included in 'now'.")
+    print(
+        "Key validation + encoding: the shared input step of every measure (roles checked, keys encoded by "
+        "the engine), included in 'now'."
+    )
 
 
 def fits_table(repeats: int) -> None:
@@ -158,12 +223,17 @@ def fits_table(repeats: int) -> None:
     rng = np.random.default_rng(1)
     table, *_ = V.synthetic_sample(lam, 0.02, rng)
     table = table.head(20_000)
-    table = table.with_columns([pl.col(k).cast(pl.String).cast(pl.Enum([str(i) for i in range(L)]))
-                                for k, L in zip(V.SYN_KEYS, V.SYN_CARDS)])
+    table = table.with_columns(
+        [pl.col(k).cast(pl.String).cast(pl.Enum([str(i) for i in range(L)])) for k, L in zip(V.SYN_KEYS, V.SYN_CARDS)]
+    )
     print(f"n = {table.height:,} records, {int(np.prod(V.SYN_CARDS)):,} cells\n")
     rows = []
-    for name, model, target in (("independence", "independence", None), ("all two-way", "2way", 2.0),
-                                ("auto search", "auto", 30.0)):
+    for name, model, target in (
+        ("independence", "independence", None),
+        ("all two-way", "2way", 2.0),
+        ("auto search", "auto", 30.0),
+    ):
+
         def run(model=model):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -171,18 +241,34 @@ def fits_table(repeats: int) -> None:
 
         best, r = best_of(run, repeats)
         ok = "-" if target is None else ("yes" if best < target else "no")
-        rows.append((name, f"{best:.2f}", "-" if target is None else f"< {target:g} s", ok, f"{r.tau1:.1f}",
-                     f"{r.tau2:.1f}", len(r.terms)))
+        rows.append(
+            (
+                name,
+                f"{best:.2f}",
+                "-" if target is None else f"< {target:g} s",
+                ok,
+                f"{r.tau1:.1f}",
+                f"{r.tau2:.1f}",
+                len(r.terms),
+            )
+        )
     markdown_table(["case", f"seconds (best of {repeats})", "target", "ok?", "tau1", "tau2", "terms"], "lrrlrrr", rows)
 
 
 def main() -> int:
     ap = base_parser(__doc__, quick_help="one run per case and batches of 5 calls")
     ap.add_argument("--batch", type=int, default=20, help="calls per timed batch in the compatibility table")
-    ap.add_argument("--baseline", type=Path, default=None,
-                    help="a checkout of the old code: time the compatibility calls with its src/ as well")
-    ap.add_argument("--compat-json", action="store_true", help=Path(__file__).name + " internal: print the "
-                    "compatibility timings as JSON (used with --baseline)")
+    ap.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        help="a checkout of the old code: time the compatibility calls with its src/ as well",
+    )
+    ap.add_argument(
+        "--compat-json",
+        action="store_true",
+        help=Path(__file__).name + " internal: print the compatibility timings as JSON (used with --baseline)",
+    )
     a = ap.parse_args()
     repeats, batch = (1, 5) if a.quick else (a.repeats, a.batch)
     if a.compat_json:

@@ -57,8 +57,13 @@ def _true_taus(pop_cell: np.ndarray, sample_cell: np.ndarray, K: int):
     return float(np.sum(su & (F == 1))), float(np.sum(1.0 / F[su]))
 
 
-def validate_eusilc(n_samples: int = 100, models=("independence", "2way", "auto"), fraction: float = 0.1,
-                    seed: int = 2024, pop: pl.DataFrame | None = None):
+def validate_eusilc(
+    n_samples: int = 100,
+    models=("independence", "2way", "auto"),
+    fraction: float = 0.1,
+    seed: int = 2024,
+    pop: pl.DataFrame | None = None,
+):
     """Per model: arrays of estimated tau1, tau2 and of the true values over the samples."""
     import sdckit
 
@@ -88,7 +93,9 @@ def validate_eusilc(n_samples: int = 100, models=("independence", "2way", "auto"
                 r = sdckit.loglinear_risk(sample, EUSILC_KEYS, sampling_fraction=pi, model=m)
             out[m]["tau1"].append(r.tau1)
             out[m]["tau2"].append(r.tau2)
-    return {m: {k: np.array(v) for k, v in d.items()} for m, d in out.items()}, {k: np.array(v) for k, v in truth.items()}
+    return {m: {k: np.array(v) for k, v in d.items()} for m, d in out.items()}, {
+        k: np.array(v) for k, v in truth.items()
+    }
 
 
 def _natural(s: str):
@@ -143,7 +150,9 @@ def validate_synthetic(n_samples: int = 20, pi: float = 0.02, seed: int = 7, mod
             r = sdckit.loglinear_risk(table, SYN_KEYS, sampling_fraction=pi, model=model)
             out[name]["tau1"].append(r.tau1)
             out[name]["tau2"].append(r.tau2)
-    return {m: {k: np.array(v) for k, v in d.items()} for m, d in out.items()}, {k: np.array(v) for k, v in truth.items()}
+    return {m: {k: np.array(v) for k, v in d.items()} for m, d in out.items()}, {
+        k: np.array(v) for k, v in truth.items()
+    }
 
 
 def bias_table(est, truth) -> list[tuple]:
@@ -152,8 +161,16 @@ def bias_table(est, truth) -> list[tuple]:
     for m, d in est.items():
         for k in ("tau1", "tau2"):
             e, t = d[k], truth[k]
-            rows.append((m, k, float(e.mean()), float(t.mean()), float(np.mean((e - t) / t)),
-                         float(np.sqrt(np.mean(((e - t) / t) ** 2)))))
+            rows.append(
+                (
+                    m,
+                    k,
+                    float(e.mean()),
+                    float(t.mean()),
+                    float(np.mean((e - t) / t)),
+                    float(np.sqrt(np.mean(((e - t) / t) ** 2))),
+                )
+            )
     return rows
 
 
@@ -173,11 +190,15 @@ def main(argv=None) -> int:
     try:
         t0 = time.perf_counter()
         est, truth = validate_eusilc(a.samples, models=("independence", "2way", "auto", "saturated"))
-        _print(f"eusilcP, {a.samples} Bernoulli samples at 1/10 ({time.perf_counter() - t0:.0f} s)", bias_table(est, truth))
+        _print(
+            f"eusilcP, {a.samples} Bernoulli samples at 1/10 ({time.perf_counter() - t0:.0f} s)", bias_table(est, truth)
+        )
         t0 = time.perf_counter()
         est, truth = validate_synthetic(a.synthetic_samples)
-        _print(f"synthetic 10^6 population, {a.synthetic_samples} samples at pi = 0.02 ({time.perf_counter() - t0:.0f} s)",
-               bias_table(est, truth))
+        _print(
+            f"synthetic 10^6 population, {a.synthetic_samples} samples at pi = 0.02 ({time.perf_counter() - t0:.0f} s)",
+            bias_table(est, truth),
+        )
     except Exception as exc:  # benchmarks report, they do not fail
         print(f"validation failed: {type(exc).__name__}: {exc}", file=sys.stderr)
     return 0

@@ -77,8 +77,9 @@ def _steps(df: pl.DataFrame) -> dict[str, float]:
         return r
 
     prep = step("validate + encode", lambda: prepare(df, KEYS, weight="w", household="hid"))
-    ids, patterns, counts, wsum = step("pattern table", lambda: record_patterns(
-        prep.keys.codes, prep.weights, prep.keys.cardinalities))
+    ids, patterns, counts, wsum = step(
+        "pattern table", lambda: record_patterns(prep.keys.codes, prep.weights, prep.keys.cardinalities)
+    )
     fp, Fp = step("pattern frequencies", lambda: pattern_frequencies(patterns, counts, wsum, 1.0))
     rp, _ = step("risk per pattern", lambda: individual_risk_values(fp, Fp, "approx"))
     fk, Fk, r = step("map back", lambda: gather(ids, fp, Fp, rp))
@@ -97,10 +98,14 @@ def main(argv=None) -> int:
     sizes = args.sizes or ([10**5, 10**6] if args.quick else [10**6, 10**7])
     repeats = 1 if args.quick else args.repeats
 
-    print(f"sdckit {sdckit.__version__}, polars {pl.__version__}, numpy {np.__version__}, "
-          f"python {platform.python_version()}, {os.cpu_count()} CPUs")
-    print(f"keys: {len(KEYS)} (cardinalities 2,5,10,20,30,40,50, Zipf), weights, households of 1-8 members; "
-          f"best of {repeats} run(s); timings on a shared machine may be contended\n")
+    print(
+        f"sdckit {sdckit.__version__}, polars {pl.__version__}, numpy {np.__version__}, "
+        f"python {platform.python_version()}, {os.cpu_count()} CPUs"
+    )
+    print(
+        f"keys: {len(KEYS)} (cardinalities 2,5,10,20,30,40,50, Zipf), weights, households of 1-8 members; "
+        f"best of {repeats} run(s); timings on a shared machine may be contended\n"
+    )
 
     warm = make_keys(30_000, seed=args.seed + 1, household=True)
     sdckit.individual_risk(warm, KEYS, weight="w", household="hid")
@@ -110,15 +115,20 @@ def main(argv=None) -> int:
     for n in sizes:
         for missing in (0.0, 0.05):
             df = make_keys(n, missing=missing, seed=args.seed, household=True)
-            cases = [("approx + household", "approx")] if missing == 0 else [
-                ("approx + household, 5% missing", "approx")]
+            cases = (
+                [("approx + household", "approx")] if missing == 0 else [("approx + household, 5% missing", "approx")]
+            )
             if missing == 0:
                 cases.append(("exact + household", "exact"))
             res = None
             for label, method in cases:
                 try:
-                    secs, out = _time(lambda: sdckit.individual_risk(df, KEYS, weight="w", household="hid",
-                                                                     method=method), repeats)
+                    secs, out = _time(
+                        lambda df=df, method=method: sdckit.individual_risk(
+                            df, KEYS, weight="w", household="hid", method=method
+                        ),
+                        repeats,
+                    )
                     err = None
                 except Exception as e:  # report, never fail
                     secs, out, err = float("nan"), None, f"{type(e).__name__}: {e}"
@@ -127,20 +137,42 @@ def main(argv=None) -> int:
                 if err is None and method == "approx" and missing == 0 and n in TARGETS:
                     target = f"< {TARGETS[n]:g} s"
                     ok = "yes" if secs < TARGETS[n] else "**no**"
-                rows.append((f"{n:,}", label, "error" if err else fmt_s(secs),
-                             "—" if err else f"{n / secs:,.0f}", target, err or ok))
-                print(f"  done n={n:,} {label}: {'error' if err else fmt_s(secs) + ' s'}"
-                      + ("" if out is None else f" (global risk {out.global_risk:.5f}, household "
-                                                f"{out.household_global_risk:.5f}, {out.frequencies.n_keys:,} "
-                                                f"key patterns, {out.n_households:,} households)"),
-                      file=sys.stderr)
+                rows.append(
+                    (
+                        f"{n:,}",
+                        label,
+                        "error" if err else fmt_s(secs),
+                        "—" if err else f"{n / secs:,.0f}",
+                        target,
+                        err or ok,
+                    )
+                )
+                print(
+                    f"  done n={n:,} {label}: {'error' if err else fmt_s(secs) + ' s'}"
+                    + (
+                        ""
+                        if out is None
+                        else f" (global risk {out.global_risk:.5f}, household "
+                        f"{out.household_global_risk:.5f}, {out.frequencies.n_keys:,} "
+                        f"key patterns, {out.n_households:,} households)"
+                    ),
+                    file=sys.stderr,
+                )
                 if method == "approx" and missing == 0:
                     res = out
             if res is not None:
                 try:
-                    secs, thr = _time(lambda: res.threshold(0.01), repeats)
-                    rows.append((f"{n:,}", "threshold(0.01), individual + household rule", fmt_s(secs),
-                                 f"{n / secs:,.0f}", "—", "—"))
+                    secs, thr = _time(lambda res=res: res.threshold(0.01), repeats)
+                    rows.append(
+                        (
+                            f"{n:,}",
+                            "threshold(0.01), individual + household rule",
+                            fmt_s(secs),
+                            f"{n / secs:,.0f}",
+                            "—",
+                            "—",
+                        )
+                    )
                 except Exception as e:
                     traceback.print_exc()
                     rows.append((f"{n:,}", "threshold(0.01)", "error", "—", "—", f"{type(e).__name__}: {e}"))
@@ -156,9 +188,16 @@ def main(argv=None) -> int:
     if profiles:
         names = [k for k in profiles[0][1] if not k.startswith("_")]
         print("\nStep breakdown (seconds, one run each, approx + household):\n")
-        markdown_table(["n", "patterns", "households"] + names + ["sum"], "rrr" + "r" * (len(names) + 1),
-                       [[f"{n:,}", f"{int(p['_patterns']):,}", f"{int(p['_households']):,}"]
-                        + [fmt_s(p[k]) for k in names] + [fmt_s(sum(p[k] for k in names))] for n, p in profiles])
+        markdown_table(
+            ["n", "patterns", "households"] + names + ["sum"],
+            "rrr" + "r" * (len(names) + 1),
+            [
+                [f"{n:,}", f"{int(p['_patterns']):,}", f"{int(p['_households']):,}"]
+                + [fmt_s(p[k]) for k in names]
+                + [fmt_s(sum(p[k] for k in names))]
+                for n, p in profiles
+            ],
+        )
     return 0
 
 

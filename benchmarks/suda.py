@@ -73,11 +73,21 @@ def _steps(df: pl.DataFrame, keys) -> dict[str, float]:
             r = fn(*a, **k)
             out[name] = out.get(name, 0.0) + time.perf_counter() - t
             return r
+
         return wrapper
 
     t = time.perf_counter()
-    inp = mod._validate_suda(df, keys, max_size=None, dis_fraction=0.01, original_scores=True, missing=None,
-                             weight=None, allow_degenerate_keys=False, keep_msus=True)
+    inp = mod._validate_suda(
+        df,
+        keys,
+        max_size=None,
+        dis_fraction=0.01,
+        original_scores=True,
+        missing=None,
+        weight=None,
+        allow_degenerate_keys=False,
+        keep_msus=True,
+    )
     out["validate + encode"] = time.perf_counter() - t
     saved_patterns, saved_search = type(engine).patterns, mod.msu_search
     engine.patterns = timed("pattern table", engine.patterns)  # on the instance only
@@ -102,11 +112,15 @@ def main(argv=None) -> int:
     if args.tune_memory:
         sdckit.tune_memory()
 
-    print(f"sdckit {sdckit.__version__}, polars {pl.__version__}, numpy {np.__version__}, "
-          f"python {platform.python_version()}, {os.cpu_count()} CPUs")
-    print(f"Zipf keys, cardinalities 7 keys: {default_cards(7)}, 10 keys: {default_cards(10)}; "
-          f"best of {repeats} run(s), tune_memory: {'on' if args.tune_memory else 'off'}; "
-          "timings on a shared machine may be contended\n")
+    print(
+        f"sdckit {sdckit.__version__}, polars {pl.__version__}, numpy {np.__version__}, "
+        f"python {platform.python_version()}, {os.cpu_count()} CPUs"
+    )
+    print(
+        f"Zipf keys, cardinalities 7 keys: {default_cards(7)}, 10 keys: {default_cards(10)}; "
+        f"best of {repeats} run(s), tune_memory: {'on' if args.tune_memory else 'off'}; "
+        "timings on a shared machine may be contended\n"
+    )
 
     small = make_keys(20_000, seed=args.seed + 1)  # warm-up (imports, Polars thread pool)
     sdckit.suda(small, [f"k{j}" for j in range(7)])
@@ -127,12 +141,22 @@ def main(argv=None) -> int:
             if err is None and (n, nk) in TARGETS and miss == 0.0:
                 target = f"< {TARGETS[(n, nk)]:g} s (sdcMicro {SDCMICRO[(n, nk)]})"
                 ok = "yes" if secs < TARGETS[(n, nk)] else "**no**"
-            rows.append((f"{n:,}", str(nk), f"{100 * miss:g}%", "error" if err else fmt_s(secs),
-                         "—" if err else f"{n / secs:,.0f}",
-                         "—" if err else f"{res.n_sample_uniques:,}", "—" if err else f"{res.n_msus:,}",
-                         target, err or ok))
-            print(f"  done n={n:,} keys={nk} missing={miss:g}: {'error' if err else fmt_s(secs) + ' s'}",
-                  file=sys.stderr)
+            rows.append(
+                (
+                    f"{n:,}",
+                    str(nk),
+                    f"{100 * miss:g}%",
+                    "error" if err else fmt_s(secs),
+                    "—" if err else f"{n / secs:,.0f}",
+                    "—" if err else f"{res.n_sample_uniques:,}",
+                    "—" if err else f"{res.n_msus:,}",
+                    target,
+                    err or ok,
+                )
+            )
+            print(
+                f"  done n={n:,} keys={nk} missing={miss:g}: {'error' if err else fmt_s(secs) + ' s'}", file=sys.stderr
+            )
             if args.profile and err is None:
                 try:
                     profiles.append(((n, nk, miss), _steps(df, keys)))
@@ -140,14 +164,17 @@ def main(argv=None) -> int:
                     traceback.print_exc()
             del df, res
 
-    markdown_table(["n", "keys", "missing", "seconds", "records/s", "sample uniques", "MSUs", "target", "ok?"],
-                   "rrrrrrrll", rows)
+    markdown_table(
+        ["n", "keys", "missing", "seconds", "records/s", "sample uniques", "MSUs", "target", "ok?"], "rrrrrrrll", rows
+    )
     if profiles:
         names = list(profiles[0][1])
         print("\nStep breakdown (seconds, one run each):\n")
-        markdown_table(["n", "keys", "missing"] + names, "rrr" + "r" * len(names),
-                       [[f"{n:,}", nk, f"{100 * miss:g}%"] + [fmt_s(p[k]) for k in names]
-                        for (n, nk, miss), p in profiles])
+        markdown_table(
+            ["n", "keys", "missing"] + names,
+            "rrr" + "r" * len(names),
+            [[f"{n:,}", nk, f"{100 * miss:g}%"] + [fmt_s(p[k]) for k in names] for (n, nk, miss), p in profiles],
+        )
     return 0
 
 

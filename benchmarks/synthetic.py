@@ -95,8 +95,15 @@ def _household_ids(rng: np.random.Generator, n: int) -> np.ndarray:
     return np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)[:n]
 
 
-def make_keys(n: int, n_keys: int = 7, cards=None, missing: float = 0.0, seed: int = 0,
-              weights: bool = True, household: bool = False) -> pl.DataFrame:
+def make_keys(
+    n: int,
+    n_keys: int = 7,
+    cards=None,
+    missing: float = 0.0,
+    seed: int = 0,
+    weights: bool = True,
+    household: bool = False,
+) -> pl.DataFrame:
     """Synthetic key variables with Zipf-like category frequencies (see the module docstring).
 
     Parameters
@@ -133,7 +140,7 @@ def make_keys(n: int, n_keys: int = 7, cards=None, missing: float = 0.0, seed: i
         raise ValueError("missing must be in [0, 1)")
 
     streams = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2 * n_keys + 2)]
-    key_rng, miss_rng = streams[:n_keys], streams[n_keys:2 * n_keys]
+    key_rng, miss_rng = streams[:n_keys], streams[n_keys : 2 * n_keys]
     w_rng, hh_rng = streams[2 * n_keys], streams[2 * n_keys + 1]
 
     hid = _household_ids(hh_rng, n) if household else None

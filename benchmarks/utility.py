@@ -96,11 +96,23 @@ def cases(n: int, profile: bool, seed: int):
 
     o, p, names, scales, pram = make_pair(n, seed=seed)
     mixed = "10 categorical + 10 continuous"
-    out = [("mixed", mixed, "all measures (robust=True)",
-            lambda: sdckit.information_loss(o, p, names, scales=scales, pram=pram, new_categories="allow", robust=True))]
+    out = [
+        (
+            "mixed",
+            mixed,
+            "all measures (robust=True)",
+            lambda: sdckit.information_loss(o, p, names, scales=scales, pram=pram, new_categories="allow", robust=True),
+        )
+    ]
     if profile:
-        out.append(("mixed", mixed, "defaults (no MCD)",
-                    lambda: sdckit.information_loss(o, p, names, scales=scales, pram=pram, new_categories="allow")))
+        out.append(
+            (
+                "mixed",
+                mixed,
+                "defaults (no MCD)",
+                lambda: sdckit.information_loss(o, p, names, scales=scales, pram=pram, new_categories="allow"),
+            )
+        )
     return out
 
 
@@ -124,14 +136,17 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     sizes = args.sizes or ([10**4, 10**5] if args.quick else [10**5, 10**6])
     repeats = 1 if args.quick else args.repeats
-    print(f"sdckit information_loss benchmark - python {platform.python_version()}, {os.cpu_count()} cpu(s), "
-          f"best of {repeats}; the machine may be shared (timings can be contended)\n")
+    print(
+        f"sdckit information_loss benchmark - python {platform.python_version()}, {os.cpu_count()} cpu(s), "
+        f"best of {repeats}; the machine may be shared (timings can be contended)\n"
+    )
     _quiet(continuous_case(2000, args.seed)[3])  # warm-up (imports, first-call costs)
     rows = []
     plan = [(5000, lambda: [continuous_case(5000, args.seed)])]
     for n in sizes:
-        plan.append((n, lambda n=n: cases(n, args.profile, args.seed) + ([continuous_case(n, args.seed)]
-                                                                          if n != 5000 else [])))
+        plan.append(
+            (n, lambda n=n: cases(n, args.profile, args.seed) + ([continuous_case(n, args.seed)] if n != 5000 else []))
+        )
     for n, make in plan:
         for kind, variables, options, fn in make():
             try:
@@ -141,9 +156,17 @@ def main(argv=None) -> int:
                 rows.append((f"{n:,}", variables, options, "error", "", "", ""))
                 continue
             target = target_of(kind, options, n)
-            rows.append((f"{n:,}", variables, options, fmt_s(secs), f"{n / secs:,.0f}",
-                         f"< {target:g} s" if target else "-",
-                         ("yes" if secs < target else "**no**") if target else "-"))
+            rows.append(
+                (
+                    f"{n:,}",
+                    variables,
+                    options,
+                    fmt_s(secs),
+                    f"{n / secs:,.0f}",
+                    f"< {target:g} s" if target else "-",
+                    ("yes" if secs < target else "**no**") if target else "-",
+                )
+            )
     markdown_table(["n", "variables", "options", "seconds", "records/s", "target", "ok?"], "rllrrll", rows)
     return 0
 

@@ -40,8 +40,9 @@ def _imported_roots(path: Path) -> set[str]:
 
 
 def test_core_imports_no_frame_library():
-    offenders = {str(p.relative_to(SRC)): sorted(_imported_roots(p) & FRAME_LIBRARIES)
-                 for p in (SRC / "_core").rglob("*.py")}
+    offenders = {
+        str(p.relative_to(SRC)): sorted(_imported_roots(p) & FRAME_LIBRARIES) for p in (SRC / "_core").rglob("*.py")
+    }
     assert {k: v for k, v in offenders.items() if v} == {}
 
 
@@ -76,12 +77,16 @@ def test_no_upward_imports():
 def _code_lines(func_node: ast.AST, source_lines: list[str]) -> int:
     """Lines of code in a function body: no docstring, comments or blank lines."""
     body = func_node.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
-            and isinstance(body[0].value.value, str):
+    if (
+        body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(getattr(body[0], "value", None), ast.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
         body = body[1:]
     if not body:
         return 0
-    lines = source_lines[body[0].lineno - 1: func_node.end_lineno]
+    lines = source_lines[body[0].lineno - 1 : func_node.end_lineno]
     return sum(1 for ln in lines if ln.strip() and not ln.strip().startswith("#"))
 
 
@@ -99,10 +104,16 @@ def test_public_function_bodies_are_short(name, func):
     """No public function body over 80 lines of code: long work is split into named steps."""
     path = Path(inspect.getsourcefile(func))
     lines = path.read_text().splitlines()
-    node = next(n for n in ast.walk(ast.parse("\n".join(lines)))
-                if isinstance(n, ast.FunctionDef) and n.name == func.__name__ and n.lineno == func.__code__.co_firstlineno
-                or isinstance(n, ast.FunctionDef) and n.name == func.__name__
-                and any(d.lineno == func.__code__.co_firstlineno for d in n.decorator_list))
+    node = next(
+        n
+        for n in ast.walk(ast.parse("\n".join(lines)))
+        if isinstance(n, ast.FunctionDef)
+        and n.name == func.__name__
+        and n.lineno == func.__code__.co_firstlineno
+        or isinstance(n, ast.FunctionDef)
+        and n.name == func.__name__
+        and any(d.lineno == func.__code__.co_firstlineno for d in n.decorator_list)
+    )
     assert _code_lines(node, lines) <= 80
 
 

@@ -15,7 +15,6 @@ import polars as pl
 import pytest
 
 import sdckit
-
 from conftest import S002_KEYS, s002_table
 
 pd = pytest.importorskip("pandas")
@@ -60,29 +59,35 @@ NA_FW = {1.0: [160, 90, 250, 300, 220, 110, 360, 160], 0.5: [125, 55, 195, 225, 
 
 def _with_missing(backend: str):
     if backend in ("pandas", "pandas_categorical", "pandas_arrow"):
-        return pd.DataFrame({
-            "a": _A,                                                          # None in a text column
-            "a_num": np.array(_A_NUM),                                        # NaN in a float key
-            "b": pd.Categorical(_B, categories=["SI", "SC"]),                 # Categorical with NaN
-            "c": pd.array(_C, dtype="Int64"),                                 # nullable Int64, pd.NA
-            "w": _W,
-        })
+        return pd.DataFrame(
+            {
+                "a": _A,  # None in a text column
+                "a_num": np.array(_A_NUM),  # NaN in a float key
+                "b": pd.Categorical(_B, categories=["SI", "SC"]),  # Categorical with NaN
+                "c": pd.array(_C, dtype="Int64"),  # nullable Int64, pd.NA
+                "w": _W,
+            }
+        )
     if backend == "polars":
-        return pl.DataFrame({
-            "a": pl.Series(_A, dtype=pl.String),
-            "a_num": pl.Series(_A_NUM, dtype=pl.Float64),  # NaN stays NaN (not null) in Polars
-            "b": pl.Series(_B, dtype=pl.Categorical),
-            "c": pl.Series(_C, dtype=pl.Int64),
-            "w": _W,
-        })
+        return pl.DataFrame(
+            {
+                "a": pl.Series(_A, dtype=pl.String),
+                "a_num": pl.Series(_A_NUM, dtype=pl.Float64),  # NaN stays NaN (not null) in Polars
+                "b": pl.Series(_B, dtype=pl.Categorical),
+                "c": pl.Series(_C, dtype=pl.Int64),
+                "w": _W,
+            }
+        )
     if backend == "pyarrow":
-        return pa.table({
-            "a": pa.array(_A, pa.string()),
-            "a_num": pa.array(_A_NUM, pa.float64()),  # NaN, not null
-            "b": pa.array(_B, pa.string()).dictionary_encode(),
-            "c": pa.array(_C, pa.int64()),
-            "w": pa.array(_W),
-        })
+        return pa.table(
+            {
+                "a": pa.array(_A, pa.string()),
+                "a_num": pa.array(_A_NUM, pa.float64()),  # NaN, not null
+                "b": pa.array(_B, pa.string()).dictionary_encode(),
+                "c": pa.array(_C, pa.int64()),
+                "w": pa.array(_W),
+            }
+        )
     if backend == "dict":
         return {"a": list(_A), "a_num": list(_A_NUM), "b": list(_B), "c": list(_C), "w": list(_W)}
     raise AssertionError(backend)
@@ -155,7 +160,12 @@ def test_reference_table_every_backend(backend):
         np.testing.assert_array_equal(got.get_column("fk").to_numpy(), F_EXPECTED)
         np.testing.assert_allclose(got.get_column("Fk").to_numpy(), FW_EXPECTED)
     assert list(k.to_frame().columns if backend != "pyarrow" else k.to_frame().column_names) == [
-        "fk", "Fk", "violates_2", "violates_3", "violates_5"]
+        "fk",
+        "Fk",
+        "violates_2",
+        "violates_3",
+        "violates_5",
+    ]
 
     _assert_unchanged(before, data)
 
@@ -229,8 +239,9 @@ def test_pandas_ordered_categorical_keeps_order():
     """An ordered pandas categorical keeps its declared order (and unobserved categories)."""
     from sdckit.engines import get_engine
 
-    df = pd.DataFrame({"a": pd.Categorical(["low", "high", None, "mid"], categories=["low", "mid", "high", "top"],
-                                           ordered=True)})
+    df = pd.DataFrame(
+        {"a": pd.Categorical(["low", "high", None, "mid"], categories=["low", "mid", "high", "top"], ordered=True)}
+    )
     eng = get_engine()
     codes, labels = eng.encode_column(eng.table(df), "a")
     assert labels.to_list() == ["low", "mid", "high", "top"]
@@ -242,14 +253,16 @@ def test_pandas_without_pyarrow_same_results(monkeypatch):
     as the PyArrow conversion (object, categorical, nullable Int64 and NaN columns)."""
     import narwhals as nw
 
-    df = pd.DataFrame({
-        "a": ["x", "y", "x", None],
-        "b": [1, 2, 1, 2],
-        "c": pd.Categorical(["u", "v", "u", "v"], categories=["v", "u"]),
-        "d": pd.array([1, None, 1, 2], dtype="Int64"),
-        "e": [1.0, np.nan, 1.0, 2.0],
-        "w": [1.0, 2, 3, 4],
-    })
+    df = pd.DataFrame(
+        {
+            "a": ["x", "y", "x", None],
+            "b": [1, 2, 1, 2],
+            "c": pd.Categorical(["u", "v", "u", "v"], categories=["v", "u"]),
+            "d": pd.array([1, None, 1, 2], dtype="Int64"),
+            "e": [1.0, np.nan, 1.0, 2.0],
+            "w": [1.0, 2, 3, 4],
+        }
+    )
     keys = ["a", "b", "c", "d", "e"]
     with_arrow = sdckit.frequencies(df, keys, weight="w")
 

@@ -31,8 +31,13 @@ def test_every_benchmark_is_covered():
 @pytest.mark.slow
 @pytest.mark.parametrize("script", sorted(CASES))
 def test_benchmark_runs(script):
-    res = subprocess.run([sys.executable, str(BENCH / script), *CASES[script]], capture_output=True, text=True,
-                         timeout=600, cwd=BENCH.parent)
+    res = subprocess.run(
+        [sys.executable, str(BENCH / script), *CASES[script]],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=BENCH.parent,
+    )
     out = res.stdout + res.stderr
     assert res.returncode == 0, out
     assert "Traceback" not in out, out

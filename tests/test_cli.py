@@ -9,9 +9,8 @@ import sys
 import polars as pl
 import pytest
 
-from sdckit.cli import main
-
 from conftest import s002_table
+from sdckit.cli import main
 
 
 @pytest.fixture
@@ -23,8 +22,23 @@ def s002_csv(tmp_path):
 
 def test_freq_json_and_records(s002_csv, tmp_path, capsys):
     out_json, out_rec = tmp_path / "r.json", tmp_path / "r.csv"
-    code = main(["freq", str(s002_csv), "--keys", "Residence,Gender,Education,Labor", "--weight", "w",
-                 "--k", "2,3", "--json", str(out_json), "--records", str(out_rec), "--no-progress"])
+    code = main(
+        [
+            "freq",
+            str(s002_csv),
+            "--keys",
+            "Residence,Gender,Education,Labor",
+            "--weight",
+            "w",
+            "--k",
+            "2,3",
+            "--json",
+            str(out_json),
+            "--records",
+            str(out_rec),
+            "--no-progress",
+        ]
+    )
     assert code == 0
     printed = capsys.readouterr().out
     assert "sample uniques (f_k = 1)" in printed and "k-anonymity" in printed

@@ -9,9 +9,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from sdckit.cli import main
-
 from conftest import s002_table
+from sdckit.cli import main
 
 KEYS = "Residence,Gender,Education,Labor"
 
@@ -76,8 +75,18 @@ def test_existing_output_replaced_only_by_a_complete_file(data_csv, tmp_path, mo
 
 
 def test_normal_run_writes_both_outputs(data_csv, tmp_path):
-    rc = main(["freq", str(data_csv), "--keys", KEYS, "--json", str(tmp_path / "a.json"),
-               "--records", str(tmp_path / "r.csv")])
+    rc = main(
+        [
+            "freq",
+            str(data_csv),
+            "--keys",
+            KEYS,
+            "--json",
+            str(tmp_path / "a.json"),
+            "--records",
+            str(tmp_path / "r.csv"),
+        ]
+    )
     assert rc == 0
     assert pl.read_csv(tmp_path / "r.csv").height == 10
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "data.csv", "r.csv"]

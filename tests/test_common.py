@@ -17,7 +17,6 @@ import polars as pl
 import pytest
 
 import sdckit
-
 from conftest import S002_KEYS, as_backend, s002_table
 
 REGISTRY = {
@@ -53,6 +52,7 @@ def test_aggregates_only_and_json(name):
     res = REGISTRY[name](s002_table())
     d = res.to_dict()
     text = json.dumps(d)  # JSON-ready
+
     # no per-record vector: no list of length n anywhere in the payload
     def walk(x):
         if isinstance(x, dict):
@@ -62,6 +62,7 @@ def test_aggregates_only_and_json(name):
             assert len(x) != 10, f"{name}: per-record list in to_dict()"
             for v in x:
                 walk(v)
+
     walk(d)
     assert "Urban" not in text  # labels of records are not leaked
     s = res.summary()
@@ -92,7 +93,9 @@ def test_to_frame_returns_caller_type(name, backend):
 
 def test_import_is_light():
     """Importing sdckit does not import scipy, pandas, pyarrow, matplotlib or pyreadstat."""
-    code = ("import sys, sdckit; heavy = [m for m in ('scipy', 'pandas', 'pyarrow', 'matplotlib', 'pyreadstat', 'jinja2', "
-            "'duckdb', 'pyspark') if m in sys.modules]; print(heavy); sys.exit(1 if heavy else 0)")
+    code = (
+        "import sys, sdckit; heavy = [m for m in ('scipy', 'pandas', 'pyarrow', 'matplotlib', 'pyreadstat', 'jinja2', "
+        "'duckdb', 'pyspark') if m in sys.modules]; print(heavy); sys.exit(1 if heavy else 0)"
+    )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert res.returncode == 0, res.stdout + res.stderr

@@ -18,10 +18,14 @@ from sdckit import MissingColumnError, SdcError, SdcWarning
 from sdckit._core import continuous as core
 
 # the running numeric example of spec G (used by F.1, F.3, F.4)
-X8 = np.array([(10, 8, 25), (12, 9, 31), (15, 12, 40), (20, 15, 38), (22, 15, 52), (30, 20, 47),
-               (45, 30, 60), (80, 50, 58)], float)
-Y8 = np.array([(11, 8, 26), (12, 10, 30), (14, 12, 40), (21, 14, 39), (22, 16, 50), (29, 20, 48),
-               (47, 29, 61), (75, 52, 57)], float)
+X8 = np.array(
+    [(10, 8, 25), (12, 9, 31), (15, 12, 40), (20, 15, 38), (22, 15, 52), (30, 20, 47), (45, 30, 60), (80, 50, 58)],
+    float,
+)
+Y8 = np.array(
+    [(11, 8, 26), (12, 10, 30), (14, 12, 40), (21, 14, 39), (22, 16, 50), (29, 20, 48), (47, 29, 61), (75, 52, 57)],
+    float,
+)
 V3 = ["inc", "exp", "age"]
 
 
@@ -103,10 +107,13 @@ def _robustbase_cov():
     return core.mcd(zx, small_sample=(1.993509, 1.545905)).cov
 
 
-@pytest.mark.parametrize("k, k2, risk1, risk2, wrisk1, wrisk2", [
-    (0.01, 0.05, 0.125, 0.125, 0.0119, 0.0119),
-    (0.7, 0.5, 0.875, 0.125, 0.576, 0.0332),
-])
+@pytest.mark.parametrize(
+    "k, k2, risk1, risk2, wrisk1, wrisk2",
+    [
+        (0.01, 0.05, 0.125, 0.125, 0.0119, 0.0119),
+        (0.7, 0.5, 0.875, 0.125, 0.576, 0.0332),
+    ],
+)
 def test_drisk_rmd_spec_example_with_robustbase_covariance(k, k2, risk1, risk2, wrisk1, wrisk2):
     # spec F.4 example [V-R] (sdcMicro 5.8.1, printed to 3 significant digits), reproduced with
     # the same MCD: the spec says "test with tolerance or against the same MCD"
@@ -130,8 +137,7 @@ def test_drisk_rmd_spec_example_default_mcd(k, k2, risk1, risk2):
 
 def test_drisk_rmd_weighting_and_definitions():
     res = sdckit.rmd_interval_disclosure(O8, P8, V3, width=0.7, width2=0.5, covariance=_robustbase_cov())
-    s = sdckit.rmd_interval_disclosure(O8, P8, V3, width=0.7, width2=0.5, covariance=_robustbase_cov(),
-                                       weighting="sum")
+    s = sdckit.rmd_interval_disclosure(O8, P8, V3, width=0.7, width2=0.5, covariance=_robustbase_cov(), weighting="sum")
     w = res.at_risk
     # sdcMicro: |w| * sum(RMD_w) / n; "sum": sum(RMD_w) / n
     assert res.wrisk1 == pytest.approx(w.sum() * res.rmd[w].sum() / 8)
@@ -276,8 +282,13 @@ def _random_pair(rng, n, p):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(0, 10**6), st.integers(2, 60), st.integers(1, 5),
-       st.sampled_from([0.01, 0.05, 0.2, 0.5, 0.9, 0.999]), st.sampled_from([None, 1, 7, 40]))
+@given(
+    st.integers(0, 10**6),
+    st.integers(2, 60),
+    st.integers(1, 5),
+    st.sampled_from([0.01, 0.05, 0.2, 0.5, 0.9, 0.999]),
+    st.sampled_from([None, 1, 7, 40]),
+)
 def test_confidentiality_kernel_matches_direct(seed, n, p, alpha, bracket_pairs):
     # the one-pass kernel (sampled bracket of delta, squared-distance thresholds per record) gives
     # exactly the direct computation, also with ties, repeated records, all-zero protected records
@@ -302,8 +313,13 @@ def test_confidentiality_bracket_misses_fall_back(monkeypatch, bracket):
     x = rng.lognormal(size=(300, 3))
     y = x * rng.lognormal(sigma=0.05, size=x.shape)
     delta, nb, nearest, inside, _ = _direct_confidentiality(x, y, 0.05)
-    given_bracket = {"below": (0.0, delta / 2), "above": (2 * delta, 3 * delta), "empty": (delta, delta / 2),
-                     "exact": (delta, delta), "nan": (float("nan"), 1.0)}[bracket]
+    given_bracket = {
+        "below": (0.0, delta / 2),
+        "above": (2 * delta, 3 * delta),
+        "empty": (delta, delta / 2),
+        "exact": (delta, delta),
+        "nan": (float("nan"), 1.0),
+    }[bracket]
     monkeypatch.setattr(core, "_sampled_bracket", lambda *a, **k: given_bracket)
     res = core.confidentiality(x, y, 0.05)
     assert res["delta"] == delta
@@ -368,9 +384,15 @@ def test_confidentiality_validation():
     with pytest.raises(SdcError, match="significance: got 1.5"):
         sdckit.confidentiality_plot(O8, P8, V3, significance=1.5)
     with pytest.warns(SdcWarning, match="all zero"):
-        sdckit.confidentiality_plot(O8, P8.with_columns(pl.Series("inc", [0.0] + list(Y8[1:, 0])),
-                                                        pl.Series("exp", [0.0] + list(Y8[1:, 1])),
-                                                        pl.Series("age", [0.0] + list(Y8[1:, 2]))), V3)
+        sdckit.confidentiality_plot(
+            O8,
+            P8.with_columns(
+                pl.Series("inc", [0.0] + list(Y8[1:, 0])),
+                pl.Series("exp", [0.0] + list(Y8[1:, 1])),
+                pl.Series("age", [0.0] + list(Y8[1:, 2])),
+            ),
+            V3,
+        )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -446,7 +468,7 @@ def test_relative_interval_matches_brute_force(n, k, p, seed):
         r = sdckit.relative_interval_risk(frame_, names, p=p, joint=True, keys=keys)
         np.testing.assert_array_equal(r.joint_counts, _relative_brute(X, p, groups))
         for j in range(k):
-            np.testing.assert_array_equal(r.counts[:, j], _relative_brute(X[:, j:j + 1], p, groups))
+            np.testing.assert_array_equal(r.counts[:, j], _relative_brute(X[:, j : j + 1], p, groups))
         # row order does not matter
         perm = rng.permutation(n)
         rp = sdckit.relative_interval_risk(frame_[perm], names, p=p, joint=True, keys=keys)
@@ -535,8 +557,24 @@ def test_relative_interval_cli(tmp_path, capsys):
 
     path, out, rec = tmp_path / "x.csv", tmp_path / "r.json", tmp_path / "r.csv"
     O8.with_columns(pl.Series("g", list("aabbaabb"))).write_csv(path)
-    code = main(["interval", str(path), "--vars", "inc,exp", "--p", "0.5", "--c-min", "2", "--joint",
-                 "--json", str(out), "--records", str(rec), "--no-progress"])
+    code = main(
+        [
+            "interval",
+            str(path),
+            "--vars",
+            "inc,exp",
+            "--p",
+            "0.5",
+            "--c-min",
+            "2",
+            "--joint",
+            "--json",
+            str(out),
+            "--records",
+            str(rec),
+            "--no-progress",
+        ]
+    )
     assert code == 0
     assert "Relative-interval rule" in capsys.readouterr().out
     payload = json.loads(out.read_text())["relative_interval"]
@@ -553,10 +591,31 @@ def test_relative_interval_cli(tmp_path, capsys):
     assert "region" in capsys.readouterr().err
     # --missing: codes of the keys read as missing (key g = "b" made missing joins the null group)
     O8.with_columns(pl.Series("g", ["a", "a", "b", "b", None, None, "c", "c"])).write_csv(path)
-    assert main(["interval", str(path), "--vars", "inc", "--keys", "g", "--missing", "b", "--p", "0.5", "--c-min", "2",
-                 "--json", str(out), "--no-progress"]) == 0
-    direct = sdckit.relative_interval_risk(O8.with_columns(pl.Series("g", ["a", "a", None, None, None, None, "c", "c"])),
-                                           "inc", p=0.5, c_min=2, keys="g")
+    assert (
+        main(
+            [
+                "interval",
+                str(path),
+                "--vars",
+                "inc",
+                "--keys",
+                "g",
+                "--missing",
+                "b",
+                "--p",
+                "0.5",
+                "--c-min",
+                "2",
+                "--json",
+                str(out),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
+    direct = sdckit.relative_interval_risk(
+        O8.with_columns(pl.Series("g", ["a", "a", None, None, None, None, "c", "c"])), "inc", p=0.5, c_min=2, keys="g"
+    )
     assert json.loads(out.read_text())["relative_interval"] == json.loads(json.dumps(direct.to_dict()))
 
 
@@ -581,8 +640,11 @@ def test_rmd_many_zeros_names_the_variable():
     # share, not a collinearity
     o, p = _incomes()
     share = 100 * float((o["benefit"] == 0).mean())
-    with pytest.raises(SdcError, match=rf"variables: benefit \({share:.1f} % of records\) takes one value in at "
-                                       r"least h = 202 of the 400 records") as err:
+    with pytest.raises(
+        SdcError,
+        match=rf"variables: benefit \({share:.1f} % of records\) takes one value in at "
+        r"least h = 202 of the 400 records",
+    ) as err:
         sdckit.rmd_interval_disclosure(o, p, ["wage", "benefit", "total"])
     assert "collinear" not in str(err.value) and "wage" not in str(err.value).split(";")[0]
     with pytest.raises(SdcError, match="benefit"):
@@ -602,8 +664,9 @@ def test_rmd_exact_linear_relation_names_the_variables():
         sdckit.rmd_interval_disclosure(o, o, o.columns)
     # the relation in about 70 % of the records only (more than h): the MCD is still an exact fit;
     # the search reports it (its subset is not returned, so the variables are not named then)
-    broken = o.with_columns(pl.when(pl.Series(rng.random(300) < 0.3)).then(pl.col("total") * 1.5)
-                            .otherwise(pl.col("total")).alias("total"))
+    broken = o.with_columns(
+        pl.when(pl.Series(rng.random(300) < 0.3)).then(pl.col("total") * 1.5).otherwise(pl.col("total")).alias("total")
+    )
     with pytest.raises(SdcError, match="exact linear relation"):
         sdckit.rmd_interval_disclosure(broken, broken, broken.columns)
 
@@ -646,21 +709,44 @@ def test_relative_interval_missing_codes_in_keys():
 # ----------------------------------------------------------------------------------------------
 # renamed parameters and result attributes (one release of DeprecationWarning)
 # ----------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("call, new_call", [
-    (lambda: sdckit.interval_disclosure(O8, P8, V3, k=0.1), lambda: sdckit.interval_disclosure(O8, P8, V3, width=0.1)),
-    (lambda: sdckit.interval_disclosure(O8, P8, V3, 0.1), lambda: sdckit.interval_disclosure(O8, P8, V3, width=0.1)),
-    (lambda: sdckit.rmd_interval_disclosure(O8, P8, V3, k=0.7, k2=0.5, mcd_alpha=0.75),
-     lambda: sdckit.rmd_interval_disclosure(O8, P8, V3, width=0.7, width2=0.5, mcd_fraction=0.75)),
-    (lambda: sdckit.rmd_interval_disclosure(O8, P8, V3, 0.7, 0.5),
-     lambda: sdckit.rmd_interval_disclosure(O8, P8, V3, width=0.7, width2=0.5)),
-    (lambda: sdckit.outliers(O8, V3, percentile=0.8, multivariate=True, mcd_alpha=0.75),
-     lambda: sdckit.outliers(O8, V3, quantile=0.8, multivariate=True, mcd_fraction=0.75)),
-    (lambda: sdckit.outliers(O8, V3, 0.8), lambda: sdckit.outliers(O8, V3, quantile=0.8)),
-    (lambda: sdckit.confidentiality_plot(O8, P8, V3, alpha=0.2),
-     lambda: sdckit.confidentiality_plot(O8, P8, V3, significance=0.2)),
-    (lambda: sdckit.confidentiality_plot(O8, P8, V3, 0.2), lambda: sdckit.confidentiality_plot(O8, P8, V3, significance=0.2)),
-    (lambda: sdckit.relative_interval_risk(O8, V3, 0.5, 2), lambda: sdckit.relative_interval_risk(O8, V3, p=0.5, c_min=2)),
-])
+@pytest.mark.parametrize(
+    "call, new_call",
+    [
+        (
+            lambda: sdckit.interval_disclosure(O8, P8, V3, k=0.1),
+            lambda: sdckit.interval_disclosure(O8, P8, V3, width=0.1),
+        ),
+        (
+            lambda: sdckit.interval_disclosure(O8, P8, V3, 0.1),
+            lambda: sdckit.interval_disclosure(O8, P8, V3, width=0.1),
+        ),
+        (
+            lambda: sdckit.rmd_interval_disclosure(O8, P8, V3, k=0.7, k2=0.5, mcd_alpha=0.75),
+            lambda: sdckit.rmd_interval_disclosure(O8, P8, V3, width=0.7, width2=0.5, mcd_fraction=0.75),
+        ),
+        (
+            lambda: sdckit.rmd_interval_disclosure(O8, P8, V3, 0.7, 0.5),
+            lambda: sdckit.rmd_interval_disclosure(O8, P8, V3, width=0.7, width2=0.5),
+        ),
+        (
+            lambda: sdckit.outliers(O8, V3, percentile=0.8, multivariate=True, mcd_alpha=0.75),
+            lambda: sdckit.outliers(O8, V3, quantile=0.8, multivariate=True, mcd_fraction=0.75),
+        ),
+        (lambda: sdckit.outliers(O8, V3, 0.8), lambda: sdckit.outliers(O8, V3, quantile=0.8)),
+        (
+            lambda: sdckit.confidentiality_plot(O8, P8, V3, alpha=0.2),
+            lambda: sdckit.confidentiality_plot(O8, P8, V3, significance=0.2),
+        ),
+        (
+            lambda: sdckit.confidentiality_plot(O8, P8, V3, 0.2),
+            lambda: sdckit.confidentiality_plot(O8, P8, V3, significance=0.2),
+        ),
+        (
+            lambda: sdckit.relative_interval_risk(O8, V3, 0.5, 2),
+            lambda: sdckit.relative_interval_risk(O8, V3, p=0.5, c_min=2),
+        ),
+    ],
+)
 def test_old_parameter_names_warn_and_work(call, new_call):
     with pytest.warns(DeprecationWarning, match="sdckit 0.3"):
         old = call()
@@ -681,20 +767,33 @@ def test_old_result_attributes_warn_and_work():
     out = sdckit.outliers(O8, V3, quantile=0.8)
     conf = sdckit.confidentiality_plot(O8, P8, V3, significance=0.2)
     rel = sdckit.relative_interval_risk(O8, V3)
-    pairs = [(drisk, "k", "width"), (drisk, "risk", "share_at_risk"), (drisk, "records_at_risk", "n_at_risk"),
-             (rmd, "k", "width"), (rmd, "k2", "width2"), (rmd, "risk1", "share_at_risk"),
-             (rmd, "risk2", "share_at_risk_isolated"), (out, "percentile", "quantile"),
-             (out, "quantiles", "quantile_values"), (out, "share", "share_outliers"),
-             (conf, "alpha", "significance"), (rel, "records_unsafe", "n_unsafe")]
+    pairs = [
+        (drisk, "k", "width"),
+        (drisk, "risk", "share_at_risk"),
+        (drisk, "records_at_risk", "n_at_risk"),
+        (rmd, "k", "width"),
+        (rmd, "k2", "width2"),
+        (rmd, "risk1", "share_at_risk"),
+        (rmd, "risk2", "share_at_risk_isolated"),
+        (out, "percentile", "quantile"),
+        (out, "quantiles", "quantile_values"),
+        (out, "share", "share_outliers"),
+        (conf, "alpha", "significance"),
+        (rel, "records_unsafe", "n_unsafe"),
+    ]
     for res, old, new in pairs:
         with pytest.warns(DeprecationWarning, match=f"{old} is now called {new}"):
             assert getattr(res, old) == getattr(res, new)
 
 
 def test_to_dict_has_counts_and_shares_but_no_percentages():
-    results = [sdckit.interval_disclosure(O8, P8, V3), sdckit.rmd_interval_disclosure(O8, P8, V3),
-               sdckit.outliers(O8, V3, multivariate=True), sdckit.confidentiality_plot(O8, P8, V3),
-               sdckit.relative_interval_risk(O8, V3, joint=True)]
+    results = [
+        sdckit.interval_disclosure(O8, P8, V3),
+        sdckit.rmd_interval_disclosure(O8, P8, V3),
+        sdckit.outliers(O8, V3, multivariate=True),
+        sdckit.confidentiality_plot(O8, P8, V3),
+        sdckit.relative_interval_risk(O8, V3, joint=True),
+    ]
 
     def keys(d):
         for k, v in d.items():

@@ -101,8 +101,7 @@ def test_api_directives_document_the_public_objects():
 
 def test_every_public_function_is_described_in_the_user_guide():
     text = "\n".join(p.read_text(encoding="utf-8") for p in GUIDE_PAGES)
-    undescribed = [name for name in _public_functions()
-                   if not re.search(rf"`(?:sdckit\.)?{re.escape(name)}[`(]", text)]
+    undescribed = [name for name in _public_functions() if not re.search(rf"`(?:sdckit\.)?{re.escape(name)}[`(]", text)]
     assert undescribed == [], f"mention these (as code) in a docs/measures page or docs/sdcmicro.md: {undescribed}"
 
 
@@ -124,59 +123,77 @@ def test_forbidden_patterns_catch_what_they_should():
 def test_docstring_conversion_to_markdown():
     """The build extension (docs/_griffe/sdckit_docs.py) turns the reStructuredText bits of the
     numpydoc docstrings into Markdown: math directives and roles, roles, 2-space list items."""
-    pytest.importorskip("griffe", reason='the docs build needs griffe (with mkdocstrings-python): pip install ".[docs]"')
+    pytest.importorskip(
+        "griffe", reason='the docs build needs griffe (with mkdocstrings-python): pip install ".[docs]"'
+    )
     spec = importlib.util.spec_from_file_location("sdckit_docs", DOCS / "_griffe" / "sdckit_docs.py")
     ext = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(ext)
-    text = "\n".join([
-        "Intro :math:`f_k < k` and :func:`frequencies`, :class:`~sdckit.Other`.",
-        "",
-        ".. math:: a = b",
-        "",
-        "* item one",
-        "  continued",
-        "",
-        "  .. math::",
-        "",
-        "      c = d",
-        "",
-        "  after the formula",
-        "* item two",
-    ])
+    text = "\n".join(
+        [
+            "Intro :math:`f_k < k` and :func:`frequencies`, :class:`~sdckit.Other`.",
+            "",
+            ".. math:: a = b",
+            "",
+            "* item one",
+            "  continued",
+            "",
+            "  .. math::",
+            "",
+            "      c = d",
+            "",
+            "  after the formula",
+            "* item two",
+        ]
+    )
     # written by hand: Markdown needs 4-space list continuation and blank lines around blocks
-    expected = "\n".join([
-        "Intro \\(f_k < k\\) and [`frequencies`][sdckit.frequencies], `Other`.",
-        "",
-        "",
-        "\\[",
-        "    a = b",
-        "\\]",
-        "",
-        "* item one",
-        "    continued",
-        "",
-        "",
-        "    \\[",
-        "        c = d",
-        "    \\]",
-        "",
-        "    after the formula",
-        "",
-        "* item two",
-    ])
+    expected = "\n".join(
+        [
+            "Intro \\(f_k < k\\) and [`frequencies`][sdckit.frequencies], `Other`.",
+            "",
+            "",
+            "\\[",
+            "    a = b",
+            "\\]",
+            "",
+            "* item one",
+            "    continued",
+            "",
+            "",
+            "    \\[",
+            "        c = d",
+            "    \\]",
+            "",
+            "    after the formula",
+            "",
+            "* item two",
+        ]
+    )
     assert ext._to_markdown(text, {"frequencies"}) == expected
 
 
 def test_mkdocs_build_strict(tmp_path):
     pytest.importorskip("mkdocs", reason='the docs build needs mkdocs: pip install ".[docs]"')
     pytest.importorskip("mkdocstrings", reason='the docs build needs mkdocstrings: pip install ".[docs]"')
-    pytest.importorskip("mkdocstrings_handlers.python", reason='the docs build needs mkdocstrings-python')
-    pytest.importorskip("pymdownx", reason='the docs build needs pymdown-extensions')
+    pytest.importorskip("mkdocstrings_handlers.python", reason="the docs build needs mkdocstrings-python")
+    pytest.importorskip("pymdownx", reason="the docs build needs pymdown-extensions")
     site = tmp_path / "site"
     proc = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file", str(ROOT / "mkdocs.yml"),
-         "--site-dir", str(site)],
-        cwd=ROOT, capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "build",
+            "--strict",
+            "--config-file",
+            str(ROOT / "mkdocs.yml"),
+            "--site-dir",
+            str(site),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert proc.returncode == 0, f"mkdocs build --strict failed:\n{proc.stdout}\n{proc.stderr}"
     # every public object is rendered under its public name, functions with their signature
@@ -186,5 +203,5 @@ def test_mkdocs_build_strict(tmp_path):
     # measures that take scenario= show it in the rendered signature (added at run time by a decorator)
     for name in ("frequencies", "k_anonymity", "individual_risk"):
         assert "scenario" in inspect.signature(getattr(sdckit, name)).parameters
-        section = html[html.index(f'id="sdckit.{name}"'):]
+        section = html[html.index(f'id="sdckit.{name}"') :]
         assert re.search(r"scenario\s*=\s*None", re.sub(r"<[^>]+>", "", section[:20000])), name

@@ -8,17 +8,20 @@ import polars as pl
 import pytest
 
 import sdckit
+from conftest import S002_KEYS, s002_table
 from sdckit import SdcError
 from sdckit.engines import Engine, get_engine
-
-from conftest import S002_KEYS, s002_table
 
 
 def _synthetic(n=3000, seed=3, missing=0.05):
     rng = np.random.default_rng(seed)
     cols = {f"k{j}": rng.integers(0, c, n).astype(np.int64) for j, c in enumerate((3, 5, 7, 4))}
     df = pl.DataFrame(cols).with_columns(
-        [pl.when(pl.lit(rng.random(n) < missing)).then(None).otherwise(pl.col(f"k{j}")).alias(f"k{j}") for j in range(4)])
+        [
+            pl.when(pl.lit(rng.random(n) < missing)).then(None).otherwise(pl.col(f"k{j}")).alias(f"k{j}")
+            for j in range(4)
+        ]
+    )
     return df.with_columns(pl.Series("w", rng.uniform(1, 50, n)), pl.Series("st", rng.integers(0, 3, n)))
 
 
@@ -126,8 +129,14 @@ def test_verdict_names_the_household_rule():
     household rule does not; safe is False and the sentence says which rule fails."""
     rng = np.random.default_rng(5)
     n = 400
-    d = pl.DataFrame({"a": rng.integers(0, 4, n), "b": rng.integers(0, 3, n), "w": np.full(n, 20.0),
-                      "hh": np.repeat(np.arange(n // 8), 8)})
+    d = pl.DataFrame(
+        {
+            "a": rng.integers(0, 4, n),
+            "b": rng.integers(0, 3, n),
+            "w": np.full(n, 20.0),
+            "hh": np.repeat(np.arange(n // 8), 8),
+        }
+    )
     res = sdckit.individual_risk(d, ["a", "b"], weight="w", household="hh")
     target = (res.global_risk + res.household_global_risk) / 2  # between the two rates
     thr = res.threshold(target)

@@ -18,19 +18,27 @@ from sdckit._core import linkage_external as core
 from sdckit.cli import main
 
 # spec F.7 example: D (sex, age group 1..5, income) and A
-D = pl.DataFrame({"sex": ["M", "F", "M", "F", "M", "F"], "age": [2, 3, 2, None, 4, 3],
-                  "income": [1000.0, 2000, 1040, 1500, None, 2500]})
+D = pl.DataFrame(
+    {
+        "sex": ["M", "F", "M", "F", "M", "F"],
+        "age": [2, 3, 2, None, 4, 3],
+        "income": [1000.0, 2000, 1040, 1500, None, 2500],
+    }
+)
 A = pl.DataFrame({"sex": ["M", "F", "F", "M"], "age": [2, 3, 1, 4], "income": [1030.0, 2200, 1500, 2550]})
 VARS = ["sex", "age", "income"]
 KW = dict(scales={"age": "ordinal"}, categories={"age": [1, 2, 3, 4, 5]})
 
 
 @pytest.mark.parametrize("method", ["exact", "pairwise"])
-@pytest.mark.parametrize("avail, risk, paired", [
-    ((1, 1, 1), 0.5, [True, False, False, True]),   # a1 with D1, D3; a4 with D5 (nearest income 2500)
-    ((1, 1, 0), 0.75, [True, True, False, True]),   # income unavailable: a2 pairs with D2, D6
-    ((1, 0.5, 0.2), 0.5, [True, False, False, True]),  # only p_j > 0 matters (pair_tol = 0)
-])
+@pytest.mark.parametrize(
+    "avail, risk, paired",
+    [
+        ((1, 1, 1), 0.5, [True, False, False, True]),  # a1 with D1, D3; a4 with D5 (nearest income 2500)
+        ((1, 1, 0), 0.75, [True, True, False, True]),  # income unavailable: a2 pairs with D2, D6
+        ((1, 0.5, 0.2), 0.5, [True, False, False, True]),  # only p_j > 0 matters (pair_tol = 0)
+    ],
+)
 def test_spec_example(method, avail, risk, paired):
     res = sdckit.external_risk(D, A, VARS, availability=list(avail), method=method, **KW)
     assert res.share_paired == risk
@@ -127,8 +135,15 @@ def test_result_names_counts_and_shares():
     a = A.with_columns(pl.Series("pid", [3, 2, 99, 5]))
     out = sdckit.external_risk(d, a, VARS, id="pid", **KW).to_dict()
     assert {k for k in out if k.startswith(("n_", "share_"))} == {
-        "n_released", "n_external", "n_paired", "share_paired", "n_linked", "n_correct_links", "share_correct_links",
-        "n_partner_admissible"}
+        "n_released",
+        "n_external",
+        "n_paired",
+        "share_paired",
+        "n_linked",
+        "n_correct_links",
+        "share_correct_links",
+        "n_partner_admissible",
+    }
     assert not any("percent" in k or k in ("risk", "paired", "correct_links") for k in out)
 
 
@@ -230,8 +245,15 @@ def test_exact_equals_direct_pairwise(sc):
     scales, drows, arows, avail, tol, pair_tol, normalize, reuse = sc
     paired, links, admissible = _oracle(drows, arows, scales, avail, tol, pair_tol, normalize, reuse)
     d, a = _frame(drows, scales), _frame(arows, scales)
-    kw = dict(scales=scales, availability=avail, tolerance=tol, pair_tol=pair_tol, normalize=normalize,
-              one_to_one=not reuse, categories={v: ORD_LEVELS for v, s in scales.items() if s == "ordinal"})
+    kw = dict(
+        scales=scales,
+        availability=avail,
+        tolerance=tol,
+        pair_tol=pair_tol,
+        normalize=normalize,
+        one_to_one=not reuse,
+        categories={v: ORD_LEVELS for v, s in scales.items() if s == "ordinal"},
+    )
     for method in ("exact", "pairwise"):
         res = sdckit.external_risk(d, a, list(scales), method=method, **kw)
         assert res.paired.tolist() == paired, method
@@ -247,11 +269,19 @@ def test_exact_equals_pairwise_on_larger_random_data():
 
     def make(m, seed):
         r = np.random.default_rng(seed)
-        df = pl.DataFrame({"a": r.integers(0, 3, m).astype(str), "b": r.integers(1, 4, m),
-                           "c": r.integers(0, 2, m).astype(str),
-                           "x": np.round(r.lognormal(3, 0.3, m), 1), "y": np.round(r.normal(0, 50, m))})
-        return df.with_columns(pl.when(pl.Series(r.random(m) < 0.05)).then(None).otherwise(pl.col("x")).alias("x"),
-                               pl.when(pl.Series(r.random(m) < 0.05)).then(None).otherwise(pl.col("a")).alias("a"))
+        df = pl.DataFrame(
+            {
+                "a": r.integers(0, 3, m).astype(str),
+                "b": r.integers(1, 4, m),
+                "c": r.integers(0, 2, m).astype(str),
+                "x": np.round(r.lognormal(3, 0.3, m), 1),
+                "y": np.round(r.normal(0, 50, m)),
+            }
+        )
+        return df.with_columns(
+            pl.when(pl.Series(r.random(m) < 0.05)).then(None).otherwise(pl.col("x")).alias("x"),
+            pl.when(pl.Series(r.random(m) < 0.05)).then(None).otherwise(pl.col("a")).alias("a"),
+        )
 
     d, a = make(n, 1), make(500, 2)
     kw = dict(scales={"b": "ordinal", "x": "continuous", "y": "continuous"}, tolerance=0.05)
@@ -282,27 +312,33 @@ def test_first_found_kernel_against_sequential_loop():
 # ----------------------------------------------------------------------------------------------
 # validation
 # ----------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("kwargs, exc, fragment", [
-    (dict(variables=["sex", "zz"]), MissingColumnError, "zz"),
-    (dict(scales={"age": "interval"}), SdcError, "scales: 'interval' for age; expected one of nominal, ordinal"),
-    (dict(scales={"zz": "nominal"}), SdcError, "scales: variable zz is not among the variables"),
-    (dict(scales=["nominal"]), SdcError, "scales: got 1 values for 3 variables"),
-    (dict(categories={"zz": [1]}), SdcError, "categories: variable zz is not among the variables"),
-    (dict(categories=[1, 2]), SdcError, "categories: got list; expected a dict"),
-    (dict(id=3), SdcError, "id: got int; expected a column name"),
-    (dict(id="zz"), MissingColumnError, "id (released): column(s) zz not found"),
-    (dict(one_to_one=1), SdcError, "one_to_one: got 1; expected True or False"),
-    (dict(availability={"sex": 2}), SdcError, "availability['sex']: got 2; expected a number in [0, 1]"),
-    (dict(availability=0), SdcError, "every variable has p_j = 0"),
-    (dict(tolerance=0), SdcError, "tolerance: got 0; expected a number > 0"),
-    (dict(pair_tol=-1), SdcError, "pair_tol"),
-    (dict(internal_risk=1.5), SdcError, "internal_risk"),
-    (dict(method="fast"), SdcError, "method: got 'fast'; expected one of 'exact', 'pairwise'"),
-    (dict(scales={"age": "ordinal"}, categories={"age": [1, 2, 3]}), SdcError,
-     "column age of released has 1 value(s) not among its ordinal categories; expected one of 1, 2, 3"),
-    (dict(categories={"age": [1, 1, 2]}), SdcError, "repeated categories"),
-    (dict(id="sex"), SdcError, "id: column sex of released has repeated values"),
-])
+@pytest.mark.parametrize(
+    "kwargs, exc, fragment",
+    [
+        (dict(variables=["sex", "zz"]), MissingColumnError, "zz"),
+        (dict(scales={"age": "interval"}), SdcError, "scales: 'interval' for age; expected one of nominal, ordinal"),
+        (dict(scales={"zz": "nominal"}), SdcError, "scales: variable zz is not among the variables"),
+        (dict(scales=["nominal"]), SdcError, "scales: got 1 values for 3 variables"),
+        (dict(categories={"zz": [1]}), SdcError, "categories: variable zz is not among the variables"),
+        (dict(categories=[1, 2]), SdcError, "categories: got list; expected a dict"),
+        (dict(id=3), SdcError, "id: got int; expected a column name"),
+        (dict(id="zz"), MissingColumnError, "id (released): column(s) zz not found"),
+        (dict(one_to_one=1), SdcError, "one_to_one: got 1; expected True or False"),
+        (dict(availability={"sex": 2}), SdcError, "availability['sex']: got 2; expected a number in [0, 1]"),
+        (dict(availability=0), SdcError, "every variable has p_j = 0"),
+        (dict(tolerance=0), SdcError, "tolerance: got 0; expected a number > 0"),
+        (dict(pair_tol=-1), SdcError, "pair_tol"),
+        (dict(internal_risk=1.5), SdcError, "internal_risk"),
+        (dict(method="fast"), SdcError, "method: got 'fast'; expected one of 'exact', 'pairwise'"),
+        (
+            dict(scales={"age": "ordinal"}, categories={"age": [1, 2, 3]}),
+            SdcError,
+            "column age of released has 1 value(s) not among its ordinal categories; expected one of 1, 2, 3",
+        ),
+        (dict(categories={"age": [1, 1, 2]}), SdcError, "repeated categories"),
+        (dict(id="sex"), SdcError, "id: column sex of released has repeated values"),
+    ],
+)
 def test_external_bad_input(kwargs, exc, fragment):
     args = dict(released=D, external=A, variables=VARS)
     args.update(kwargs)
@@ -317,8 +353,7 @@ def test_external_type_mismatch_and_empty():
     with pytest.raises(SdcError, match="released: the table has no records"):
         sdckit.external_risk(D.head(0), A, VARS)
     with pytest.raises(SdcError, match="income of external has type String"):
-        sdckit.external_risk(D, A.with_columns(pl.col("income").cast(pl.String)), VARS,
-                             scales={"income": "continuous"})
+        sdckit.external_risk(D, A.with_columns(pl.col("income").cast(pl.String)), VARS, scales={"income": "continuous"})
 
 
 def test_external_inputs_untouched_and_empty_external():
@@ -337,8 +372,26 @@ def test_cli_external(tmp_path, capsys):
     D.with_columns(pl.Series("pid", [1, 2, 3, 4, 5, 6])).write_csv(d)
     A.with_columns(pl.Series("pid", [3, 2, 99, 5])).write_csv(a)
     out, rec = tmp_path / "e.json", tmp_path / "e.csv"
-    code = main(["external", str(d), str(a), "--vars", "sex,age,income", "--scales", "age=1<2<3<4<5",
-                 "--id", "pid", "--internal-risk", "0.1", "--json", str(out), "--records", str(rec), "--no-progress"])
+    code = main(
+        [
+            "external",
+            str(d),
+            str(a),
+            "--vars",
+            "sex,age,income",
+            "--scales",
+            "age=1<2<3<4<5",
+            "--id",
+            "pid",
+            "--internal-risk",
+            "0.1",
+            "--json",
+            str(out),
+            "--records",
+            str(rec),
+            "--no-progress",
+        ]
+    )
     assert code == 0
     printed = capsys.readouterr().out
     assert "External risk (Mlodak)" in printed and "external risk r_ext" in printed
@@ -346,17 +399,33 @@ def test_cli_external(tmp_path, capsys):
     assert payload["share_paired"] == 0.5 and payload["combined_risk"] == pytest.approx(0.3)  # spec F.7 p = (1,1,1)
     assert payload["n_correct_links"] == 1
     assert pl.read_csv(rec)["paired"].to_list() == [True, False, False, True]
-    code = main(["external", str(d), str(a), "--vars", "sex,age,income", "--scales", "age=ordinal",
-                 "--availability", "income=0", "--json", str(out)])
+    code = main(
+        [
+            "external",
+            str(d),
+            str(a),
+            "--vars",
+            "sex,age,income",
+            "--scales",
+            "age=ordinal",
+            "--availability",
+            "income=0",
+            "--json",
+            str(out),
+        ]
+    )
     assert code == 0 and json.loads(out.read_text())["external_risk"]["share_paired"] == 0.75
 
 
-@pytest.mark.parametrize("args, fragment", [
-    (["--scales", "age"], "--scales: 'age' has no '='"),
-    (["--availability", "age=high"], "--availability: age=high is not a number"),
-    (["--scales", "zz=nominal"], "--scales: zz not in --vars"),
-    (["--tolerance", "-1"], "tolerance"),
-])
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["--scales", "age"], "--scales: 'age' has no '='"),
+        (["--availability", "age=high"], "--availability: age=high is not a number"),
+        (["--scales", "zz=nominal"], "--scales: zz not in --vars"),
+        (["--tolerance", "-1"], "tolerance"),
+    ],
+)
 def test_cli_external_errors(tmp_path, capsys, args, fragment):
     d, a = tmp_path / "d.csv", tmp_path / "a.csv"
     D.write_csv(d)

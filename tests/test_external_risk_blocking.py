@@ -39,8 +39,20 @@ def continuous_input(d, a, tol=0.05, pair_tol=0.0, weights=None):
     n_d, n_a, m = d.shape[0], a.shape[0], d.shape[1]
     w = np.ones(m) if weights is None else np.asarray(weights, float)
     none_d, none_a = np.zeros((n_d, 0), np.int64), np.zeros((n_a, 0), np.int64)
-    return core.ExternalInput(none_d, none_a, none_d.astype(float), none_a.astype(float), np.ones(0), d, a,
-                              np.zeros(0), np.zeros(0), w, tol, pair_tol)
+    return core.ExternalInput(
+        none_d,
+        none_a,
+        none_d.astype(float),
+        none_a.astype(float),
+        np.ones(0),
+        d,
+        a,
+        np.zeros(0),
+        np.zeros(0),
+        w,
+        tol,
+        pair_tol,
+    )
 
 
 def assert_same_as_pairwise(e):

@@ -7,9 +7,8 @@ import polars as pl
 import pytest
 
 import sdckit
-from sdckit._core.frequencies import record_frequencies
-
 from conftest import DATA, S002_KEYS, reference_cases
+from sdckit._core.frequencies import record_frequencies
 
 FREQ_CASES = reference_cases("freqCalc.json")
 
@@ -74,8 +73,13 @@ def test_s002_k_anonymity(s002):
 
 def test_table_42_alpha():
     """Spec A.1.1 example 1 (S002 table 4.2): f = (2,2,3), (1.5,1.5,3), (1,1,3) for alpha 1, .5, 0."""
-    d = pl.DataFrame({"Gender": ["Male"] * 3, "Education": ["Secondary complete", "Secondary incomplete", None],
-                      "Labor": ["Employed"] * 3})
+    d = pl.DataFrame(
+        {
+            "Gender": ["Male"] * 3,
+            "Education": ["Secondary complete", "Secondary incomplete", None],
+            "Labor": ["Employed"] * 3,
+        }
+    )
     for alpha, expected in [(1, [2, 2, 3]), (0.5, [1.5, 1.5, 3]), (0, [1, 1, 3])]:
         r = sdckit.frequencies(d, ["Gender", "Education", "Labor"], alpha=alpha, allow_degenerate_keys=True)
         np.testing.assert_allclose(r.fk, expected)

@@ -25,6 +25,7 @@ SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[Healt
 # brute-force oracle (spec A.1.1, rule text)
 # ---------------------------------------------------------------------------------------------
 
+
 def brute_force(codes, weights=None, alpha=1.0, counts=None):
     """f and F of every row by comparing it with every row (itself included).
 
@@ -58,9 +59,7 @@ def brute_force(codes, weights=None, alpha=1.0, counts=None):
         if is_allmiss[i]:
             coef = np.ones(n)
         elif is_complete[i]:
-            coef = np.where(same, 1.0,
-                   np.where(is_partial, alpha,
-                   np.where(is_allmiss, alpha if m == 1 else 0.0, 0.0)))
+            coef = np.where(same, 1.0, np.where(is_partial, alpha, np.where(is_allmiss, alpha if m == 1 else 0.0, 0.0)))
         else:
             coef = np.where(same, 1.0, np.where(is_complete, 1.0, alpha))
         coef = np.where(compatible, coef, 0.0)
@@ -102,6 +101,7 @@ def test_oracle_single_key_rule():
 # strategies and helpers
 # ---------------------------------------------------------------------------------------------
 
+
 def _codes_of(df: pl.DataFrame, keys) -> np.ndarray:
     """Independent integer coding (-1 = missing) of the key columns, in first-seen order."""
     out = np.empty((df.height, len(keys)), dtype=np.int64)
@@ -126,8 +126,15 @@ def tables(draw, max_rows: int = 30, weighted=None):
         weighted = draw(st.booleans())
     w = None
     if weighted:
-        w = np.array(draw(st.lists(st.floats(0.01, 1000.0, allow_nan=False, allow_infinity=False),
-                                   min_size=len(rows), max_size=len(rows))))
+        w = np.array(
+            draw(
+                st.lists(
+                    st.floats(0.01, 1000.0, allow_nan=False, allow_infinity=False),
+                    min_size=len(rows),
+                    max_size=len(rows),
+                )
+            )
+        )
     return codes, w
 
 
@@ -157,13 +164,13 @@ def _frame(codes, w=None, labels=None) -> tuple[pl.DataFrame, list[str]]:
 
 
 def _freq(df, keys, weighted, alpha=1.0):
-    return sdckit.frequencies(df, keys, weight="w" if weighted else None, alpha=alpha,
-                              allow_degenerate_keys=True)
+    return sdckit.frequencies(df, keys, weight="w" if weighted else None, alpha=alpha, allow_degenerate_keys=True)
 
 
 # ---------------------------------------------------------------------------------------------
 # agreement with the brute-force oracle
 # ---------------------------------------------------------------------------------------------
+
 
 def _check_against_oracle(codes, w, alpha):
     """sdckit.frequencies equals the brute-force transcription of spec A.1.1 (1e-9 relative)."""
@@ -245,6 +252,7 @@ def test_matches_brute_force_oracle_key_space_beyond_int64(alpha):
 # invariances
 # ---------------------------------------------------------------------------------------------
 
+
 @st.composite
 def relabelled(draw):
     """A table, a row permutation, new labels for every key, a key-column permutation."""
@@ -257,7 +265,7 @@ def relabelled(draw):
         if draw(st.booleans()):
             lab = draw(st.lists(st.text(max_size=3), min_size=ncodes, max_size=ncodes, unique=True))
         else:
-            lab = draw(st.lists(st.integers(-10**12, 10**12), min_size=ncodes, max_size=ncodes, unique=True))
+            lab = draw(st.lists(st.integers(-(10**12), 10**12), min_size=ncodes, max_size=ncodes, unique=True))
         labels.append(lab)
     key_perm = draw(st.permutations(range(m)))
     return codes, w, perm, labels, list(key_perm)
@@ -289,6 +297,7 @@ def test_invariant_to_row_order_labels_and_key_order(case, alpha):
 # ---------------------------------------------------------------------------------------------
 # sums, weights
 # ---------------------------------------------------------------------------------------------
+
 
 @st.composite
 def complete_tables(draw):
@@ -341,14 +350,14 @@ def test_F_scales_with_weights(table, alpha, c):
 # k-anonymity
 # ---------------------------------------------------------------------------------------------
 
+
 @SETTINGS
 @given(tables(), st.sampled_from(ALPHAS), st.lists(st.integers(1, 12), min_size=1, max_size=6, unique=True))
 def test_k_anonymity_flags_and_monotonicity(table, alpha, ks):
     codes, w = table
     weighted = w is not None
     df, keys = _frame(codes, w)
-    ka = sdckit.k_anonymity(df, keys, k=ks, weight="w" if weighted else None, alpha=alpha,
-                            allow_degenerate_keys=True)
+    ka = sdckit.k_anonymity(df, keys, k=ks, weight="w" if weighted else None, alpha=alpha, allow_degenerate_keys=True)
     fr = ka.frequencies
     assert ka.k == tuple(sorted(ks))
     for j, k in enumerate(ka.k):
@@ -378,6 +387,7 @@ def test_k_anonymity_flags_and_monotonicity(table, alpha, ks):
 # Polars engine (n > 20,000) against the NumPy oracle
 # ---------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("alpha", [1.0, 0.3])
 def test_polars_engine_matches_numpy_oracle_50k(alpha):
     rng = np.random.default_rng(20240611)
@@ -386,9 +396,16 @@ def test_polars_engine_matches_numpy_oracle_50k(alpha):
     codes[rng.random(codes.shape) < p_miss] = -1
     w = rng.lognormal(3.0, 1.0, size=n) + 0.5
     # labels whose sorted order differs from the code order
-    cols = {f"k{j}": pl.Series([None if c < 0 else (f"v{(7 * c) % cards[j]}_{c}" if j % 2 == 0 else 1000 - 13 * int(c))
-                                for c in codes[:, j]], dtype=pl.String if j % 2 == 0 else pl.Int64)
-            for j in range(len(cards))}
+    cols = {
+        f"k{j}": pl.Series(
+            [
+                None if c < 0 else (f"v{(7 * c) % cards[j]}_{c}" if j % 2 == 0 else 1000 - 13 * int(c))
+                for c in codes[:, j]
+            ],
+            dtype=pl.String if j % 2 == 0 else pl.Int64,
+        )
+        for j in range(len(cards))
+    }
     cols["w"] = w
     df = pl.DataFrame(cols)
     keys = [f"k{j}" for j in range(len(cards))]

@@ -14,14 +14,12 @@ from hypothesis import strategies as st
 
 import sdckit
 from sdckit._core.individual import approx_risk, exact_risk, individual_risk_values, risk_threshold
-
 from test_individual_risk import sdcmicro_threshold
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # f: integer or fractional (alpha < 1 gives multiples of alpha added to integers)
-f_values = st.one_of(st.integers(1, 400).map(float),
-                     st.floats(1.0, 400.0, allow_nan=False, allow_infinity=False))
+f_values = st.one_of(st.integers(1, 400).map(float), st.floats(1.0, 400.0, allow_nan=False, allow_infinity=False))
 log10_p = st.floats(-12.0, 0.0, allow_nan=False, allow_infinity=False)
 
 
@@ -42,7 +40,11 @@ def tables(draw, max_rows: int = 40):
     cols["hh"] = np.repeat(np.arange(n), sizes)[:n].tolist()
     cols["st"] = draw(st.lists(st.sampled_from(["a", "b", "c"]), min_size=n, max_size=n))
     alpha = draw(st.sampled_from([1.0, 0.5, 0.0, 0.3]))
-    return pl.DataFrame(cols, schema_overrides={f"k{j}": pl.String for j in range(m)}), [f"k{j}" for j in range(m)], alpha
+    return (
+        pl.DataFrame(cols, schema_overrides={f"k{j}": pl.String for j in range(m)}),
+        [f"k{j}" for j in range(m)],
+        alpha,
+    )
 
 
 @SETTINGS
@@ -51,8 +53,15 @@ def test_risks_in_unit_interval_and_household_bounds(t, method, weighted):
     """0 <= r_i <= 1; every member's risk <= household risk <= min(1, sum of members' risks)
     (union bound, spec B.5); ER = sum r; without weights r = 1/f."""
     d, keys, alpha = t
-    res = sdckit.individual_risk(d, keys, weight="w" if weighted else None, household="hh", alpha=alpha,
-                                 method=method, allow_degenerate_keys=True)
+    res = sdckit.individual_risk(
+        d,
+        keys,
+        weight="w" if weighted else None,
+        household="hh",
+        alpha=alpha,
+        method=method,
+        allow_degenerate_keys=True,
+    )
     r, rh = res.risk, res.household_risk
     assert np.all((r > 0) & (r <= 1))
     assert np.all((rh >= 0) & (rh <= 1))
@@ -119,9 +128,11 @@ def test_exact_and_approx_agree_within_documented_tolerance(f, lp):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.floats(1e-6, 1.0, allow_nan=False), min_size=1, max_size=8),
-       st.lists(st.integers(0, 7), min_size=1, max_size=60),
-       st.sampled_from([0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5]))
+@given(
+    st.lists(st.floats(1e-6, 1.0, allow_nan=False), min_size=1, max_size=8),
+    st.lists(st.integers(0, 7), min_size=1, max_size=60),
+    st.sampled_from([0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5]),
+)
 def test_threshold_equals_sdcmicro_loop(levels, picks, xi):
     """The level-based threshold equals sdcMicro's record loop (many ties in the risks); capping at
     r* meets the target and r* is an observed risk or 0. (Exact ties, a capped sum equal to the

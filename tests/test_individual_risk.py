@@ -13,6 +13,7 @@ import polars as pl
 import pytest
 
 import sdckit
+from conftest import DATA, S002_KEYS, reference_cases, s002_table
 from sdckit import SdcError, SdcWarning
 from sdckit._core.individual import (
     APPROX_MAX_RELATIVE_EXCESS,
@@ -23,8 +24,6 @@ from sdckit._core.individual import (
     risk_threshold,
 )
 from sdckit.cli import main
-
-from conftest import DATA, S002_KEYS, reference_cases, s002_table
 
 MEASURE_CASES = reference_cases("measure_risk.json")
 INDIV_CASES = reference_cases("indivRisk.json")
@@ -72,13 +71,13 @@ def oracle_risk(f: int, p: float) -> float:
     s = Fraction(0)
     for j in range(f - 1):
         e = f - 1 - j
-        s += (-1) ** j * math.comb(f - 1, j) * (1 / P ** e - 1) / e
+        s += (-1) ** j * math.comb(f - 1, j) * (1 / P**e - 1) / e
     with localcontext() as ctx:
         ctx.prec = digits
         logp = Decimal(P.numerator).ln() - Decimal(P.denominator).ln()
         inner = Decimal(s.numerator) / Decimal(s.denominator) + (-1) ** f * logp
         ratio = (Decimal(P.numerator) * Decimal(Q.denominator)) / (Decimal(P.denominator) * Decimal(Q.numerator))
-        return float(ratio ** f * inner)
+        return float(ratio**f * inner)
 
 
 def quad_risk(f: float, p: float) -> float:
@@ -97,10 +96,10 @@ def quad_risk(f: float, p: float) -> float:
 
     def g(t):
         if t >= 1.0:
-            return p ** f if f == 1 else 0.0
+            return p**f if f == 1 else 0.0
         return math.exp(f * math.log(p) + (f - 1) * math.log1p(-t) - f * math.log(p + q * t))
 
-    cuts = [0.0] + [x for x in (p * 10.0 ** k for k in range(-1, 40)) if x < 1] + [1.0]
+    cuts = [0.0] + [x for x in (p * 10.0**k for k in range(-1, 40)) if x < 1] + [1.0]
     total = 0.0
     with _w.catch_warnings():
         _w.simplefilter("ignore", IntegrationWarning)
@@ -186,8 +185,9 @@ def test_measure_risk_reference_alpha_half_deliberate_difference():
     assert "fractional f_k" in str(res.summary())
 
 
-@pytest.mark.parametrize("case_id, method", [("indivRisk_francdat_approx", "approx"),
-                                             ("indivRisk_francdat_exact", "exact")])
+@pytest.mark.parametrize(
+    "case_id, method", [("indivRisk_francdat_approx", "approx"), ("indivRisk_francdat_exact", "exact")]
+)
 def test_indivrisk_reference(case_id, method):
     """sdcMicro indivRisk(freqCalc(francdat, keys, w)) with method approx / exact: rk to 1e-9."""
     case = _case(case_id, INDIV_CASES)
@@ -217,16 +217,27 @@ def test_indivrisk_reference_grid():
 # ---------------------------------------------------------------------------------------------
 # spec worked examples (S002 reference table, spec B.2-B.5, section I)
 # ---------------------------------------------------------------------------------------------
-S002_RISK = [0.0054245199, 0.0054245199, 0.0250964394, 0.0125634252, 0.0282472793, 0.0125634252,
-             0.0290109321, 0.0250964394, 0.0074038345, 0.0074038345]
+S002_RISK = [
+    0.0054245199,
+    0.0054245199,
+    0.0250964394,
+    0.0125634252,
+    0.0282472793,
+    0.0125634252,
+    0.0290109321,
+    0.0250964394,
+    0.0074038345,
+    0.0074038345,
+]
 
 
 def test_s002_risk_column(s002):
     """Spec B.2 example (S002 table 4.1 'risk' column, 10 digits) and B.2.4: without weights 1/f."""
     res = sdckit.individual_risk(s002, S002_KEYS, weight="w")
     np.testing.assert_allclose(res.risk, S002_RISK, rtol=0, atol=6e-11)
-    np.testing.assert_array_equal(np.round(res.risk, 4),
-                                  [0.0054, 0.0054, 0.0251, 0.0126, 0.0282, 0.0126, 0.0290, 0.0251, 0.0074, 0.0074])
+    np.testing.assert_array_equal(
+        np.round(res.risk, 4), [0.0054, 0.0054, 0.0251, 0.0126, 0.0282, 0.0126, 0.0290, 0.0251, 0.0074, 0.0074]
+    )
     census = sdckit.individual_risk(s002, S002_KEYS)
     np.testing.assert_array_equal(census.risk, [0.5, 0.5, 1, 0.5, 1, 0.5, 1, 1, 0.5, 0.5])
     assert census.expected_reidentifications == 7 and census.global_risk == 0.7  # spec B.3 unweighted
@@ -246,14 +257,17 @@ def test_s002_global_risk(s002):
     assert d["household_global_risk"] is None
 
 
-@pytest.mark.parametrize("xi, expected, unsafe", [
-    # capping at 0.0125634 gives 0.05078 + 4 * 0.012563 = 0.10103 >= 0.1 (ER* = 0.01 * 10), capping at
-    # 0.0074038 gives 0.02565 + 6 * 0.0074038 = 0.07007 < 0.1: r* = 0.0074038, 6 records above it
-    (0.01, 0.0074038345, [3, 4, 5, 6, 7, 8]),
-    (0.015, 0.0125634252, [3, 5, 7, 8]),
-    (0.005, 0.0, list(range(1, 11))),
-    (0.02, None, []),  # ER 0.158 < 0.2: already safe
-])
+@pytest.mark.parametrize(
+    "xi, expected, unsafe",
+    [
+        # capping at 0.0125634 gives 0.05078 + 4 * 0.012563 = 0.10103 >= 0.1 (ER* = 0.01 * 10), capping at
+        # 0.0074038 gives 0.02565 + 6 * 0.0074038 = 0.07007 < 0.1: r* = 0.0074038, 6 records above it
+        (0.01, 0.0074038345, [3, 4, 5, 6, 7, 8]),
+        (0.015, 0.0125634252, [3, 5, 7, 8]),
+        (0.005, 0.0, list(range(1, 11))),
+        (0.02, None, []),  # ER 0.158 < 0.2: already safe
+    ],
+)
 def test_s002_threshold(s002, xi, expected, unsafe):
     """Spec B.4 example: r* for xi* = 0.01 / 0.015 / 0.005 / 0.02, records with r > r* unsafe.
 
@@ -462,8 +476,9 @@ def test_strata_equal_separate_runs():
     """strata=: frequencies and risks within strata equal running each stratum on its own
     (missing key values included, alpha < 1, a record missing every key)."""
     d = _francdat(True).with_columns(pl.Series("st", ["a", "a", "b", "a", "b", "b", "a", "b"]))
-    d = d.with_columns(pl.when(pl.int_range(pl.len()) == 6).then(None).otherwise(pl.col(k)).alias(k)
-                       for k in FRANC_KEYS)
+    d = d.with_columns(
+        pl.when(pl.int_range(pl.len()) == 6).then(None).otherwise(pl.col(k)).alias(k) for k in FRANC_KEYS
+    )
     for alpha in (1.0, 0.5, 0.0):
         res = sdckit.individual_risk(d, FRANC_KEYS, weight="w", alpha=alpha, strata="st")
         for st in ("a", "b"):
@@ -492,8 +507,9 @@ def test_weights_below_one_clamped_with_warning():
     assert "clamped" in str(res.summary())
 
 
-@pytest.mark.parametrize("w, fragment", [([0.0] + [1.0] * 9, "zero"), ([-1.0] + [1.0] * 9, "negative"),
-                                         ([None] + [1.0] * 9, "missing")])
+@pytest.mark.parametrize(
+    "w, fragment", [([0.0] + [1.0] * 9, "zero"), ([-1.0] + [1.0] * 9, "negative"), ([None] + [1.0] * 9, "missing")]
+)
 def test_bad_weights(w, fragment):
     d = s002_table().with_columns(pl.Series("w", w, dtype=pl.Float64))
     with pytest.raises(SdcError, match=f"weight: column w .*{fragment}"):
@@ -525,8 +541,9 @@ def test_household_role_conflicts_and_missing_column():
         sdckit.individual_risk(d, S002_KEYS, weight="w", household="Gender")
     d2 = d.with_columns(pl.Series("hh", [1, None, 1, 2, 2, 2, 3, 3, 4, 4]))
     with pytest.raises(SdcError, match="household: column Gender2 is also used as keys"):
-        sdckit.individual_risk(d2.with_columns(pl.col("hh").alias("Gender2")), S002_KEYS + ["Gender2"],
-                               weight="w", household="Gender2")
+        sdckit.individual_risk(
+            d2.with_columns(pl.col("hh").alias("Gender2")), S002_KEYS + ["Gender2"], weight="w", household="Gender2"
+        )
     with pytest.raises(SdcError, match="household: got 2 columns"):
         sdckit.individual_risk(d, S002_KEYS, household=["hh", "w"])
 
@@ -543,8 +560,9 @@ def test_household_keys_must_agree():
     assert "Urban" not in msg and "Rural" not in msg  # labels and ids are record values: never in a message
     # consistent keys pass; a missing value inside a household is allowed
     d2 = d.with_columns(pl.Series("Residence", ["Urban"] * 3 + [None, "Rural", "Rural"] + ["Urban"] * 4))
-    res = sdckit.individual_risk(d2, S002_KEYS, weight="w", household="hh", household_keys="Residence",
-                                 allow_degenerate_keys=True)
+    res = sdckit.individual_risk(
+        d2, S002_KEYS, weight="w", household="hh", household_keys="Residence", allow_degenerate_keys=True
+    )
     assert res.n_households == 4
     with pytest.raises(SdcError, match="household_keys: Health not among the key variables"):
         sdckit.individual_risk(d, S002_KEYS, household="hh", household_keys=["Health"])
@@ -552,11 +570,14 @@ def test_household_keys_must_agree():
         sdckit.individual_risk(d, S002_KEYS, household_keys=["Residence"])
 
 
-@pytest.mark.parametrize("kwargs, fragment", [
-    ({"method": "simulate"}, "method: got 'simulate'"),
-    ({"alpha": 1.5}, "alpha: got 1.5"),
-    ({"na_rule": "x"}, "na_rule: got 'x'"),
-])
+@pytest.mark.parametrize(
+    "kwargs, fragment",
+    [
+        ({"method": "simulate"}, "method: got 'simulate'"),
+        ({"alpha": 1.5}, "alpha: got 1.5"),
+        ({"na_rule": "x"}, "na_rule: got 'x'"),
+    ],
+)
 def test_bad_parameters(kwargs, fragment):
     with pytest.raises(SdcError, match=fragment):
         sdckit.individual_risk(s002_table(), S002_KEYS, weight="w", **kwargs)
@@ -601,14 +622,26 @@ def test_summary_and_dict_are_aggregates():
     d = res.to_dict()
     text = json.dumps(d)
     assert "Urban" not in text
-    for key in ("n", "n_sample_uniques", "expected_reidentifications", "global_risk",
-                "household_expected_reidentifications", "household_global_risk"):
+    for key in (
+        "n",
+        "n_sample_uniques",
+        "expected_reidentifications",
+        "global_risk",
+        "household_expected_reidentifications",
+        "household_global_risk",
+    ):
         assert key in d
     assert d["risk_distribution"]["max"] == pytest.approx(0.0290109321, abs=1e-10)
     assert d["n_above"] == {"0.01": 6, "0.05": 0, "0.1": 0, "0.2": 0, "0.5": 0}
     s = str(res.summary())
-    for fragment in ("Distribution of individual risk", "median", "Records above common risk levels",
-                     "expected re-identifications", "Household risk", "households"):
+    for fragment in (
+        "Distribution of individual risk",
+        "median",
+        "Records above common risk levels",
+        "expected re-identifications",
+        "Household risk",
+        "households",
+    ):
         assert fragment in s
     assert "<table>" in res.summary().to_html()
     assert "Risk threshold" in str(res.threshold())
@@ -651,8 +684,25 @@ def hh_csv(tmp_path):
 
 def test_cli_risk_json_and_records(hh_csv, tmp_path, capsys):
     out_json, out_rec = tmp_path / "r.json", tmp_path / "r.csv"
-    code = main(["risk", str(hh_csv), "--keys", ",".join(S002_KEYS), "--weight", "w", "--household", "hh",
-                 "--max-global-risk", "0.01", "--json", str(out_json), "--records", str(out_rec), "--no-progress"])
+    code = main(
+        [
+            "risk",
+            str(hh_csv),
+            "--keys",
+            ",".join(S002_KEYS),
+            "--weight",
+            "w",
+            "--household",
+            "hh",
+            "--max-global-risk",
+            "0.01",
+            "--json",
+            str(out_json),
+            "--records",
+            str(out_rec),
+            "--no-progress",
+        ]
+    )
     assert code == 0
     printed = capsys.readouterr().out
     assert "expected re-identifications" in printed and "Risk threshold" in printed and "k-anonymity" in printed
@@ -667,24 +717,49 @@ def test_cli_risk_json_and_records(hh_csv, tmp_path, capsys):
     assert p["k_anonymity_violations"] == {"2": 4, "3": 10, "5": 10}
     assert p["k_anonymity"]["n_violations"] == {"2": 4, "3": 10, "5": 10}
     rec = pl.read_csv(out_rec)
-    assert rec.columns == ["risk", "fk", "Fk", "household_risk", "unsafe", "household_unsafe",
-                           "violates_2", "violates_3", "violates_5"]
+    assert rec.columns == [
+        "risk",
+        "fk",
+        "Fk",
+        "household_risk",
+        "unsafe",
+        "household_unsafe",
+        "violates_2",
+        "violates_3",
+        "violates_5",
+    ]
     np.testing.assert_allclose(rec["risk"].to_numpy(), S002_RISK, atol=6e-11)
     assert rec["unsafe"].sum() == 6
 
 
 def test_cli_risk_safe_file_threshold_null(hh_csv, tmp_path):
     out = tmp_path / "r.json"
-    assert main(["risk", str(hh_csv), "--keys", ",".join(S002_KEYS), "--weight", "w", "--max-global-risk", "0.02",
-                 "--method", "exact", "--json", str(out)]) == 0
+    assert (
+        main(
+            [
+                "risk",
+                str(hh_csv),
+                "--keys",
+                ",".join(S002_KEYS),
+                "--weight",
+                "w",
+                "--max-global-risk",
+                "0.02",
+                "--method",
+                "exact",
+                "--json",
+                str(out),
+            ]
+        )
+        == 0
+    )
     p = json.loads(out.read_text())
     assert p["threshold"] is None and p["household_global_risk"] is None and p["method"] == "exact"
 
 
 def test_cli_risk_census_and_strata(hh_csv, tmp_path):
     out = tmp_path / "r.json"
-    assert main(["risk", str(hh_csv), "--keys", "Gender,Education", "--strata", "Residence",
-                 "--json", str(out)]) == 0
+    assert main(["risk", str(hh_csv), "--keys", "Gender,Education", "--strata", "Residence", "--json", str(out)]) == 0
     p = json.loads(out.read_text())
     assert p["strata"] == ["Residence"] and p["weighted"] is False
 
@@ -697,13 +772,16 @@ def test_cli_risk_warnings_on_stderr(tmp_path, capsys):
     assert "sdckit: warning: weight: F_k < f_k for 2 record(s)" in err
 
 
-@pytest.mark.parametrize("args, fragment", [
-    (["--keys", "Residence,Age"], "Age"),
-    (["--keys", "Residence,Gender", "--max-global-risk", "1.5"], "--max-global-risk: got 1.5"),
-    (["--keys", "Residence,Gender", "--alpha", "2"], "alpha"),
-    (["--keys", "Residence,Gender", "--household", "hh", "--household-keys", "Residence"], "household_keys"),
-    (["--keys", ","], "--keys"),
-])
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["--keys", "Residence,Age"], "Age"),
+        (["--keys", "Residence,Gender", "--max-global-risk", "1.5"], "--max-global-risk: got 1.5"),
+        (["--keys", "Residence,Gender", "--alpha", "2"], "alpha"),
+        (["--keys", "Residence,Gender", "--household", "hh", "--household-keys", "Residence"], "household_keys"),
+        (["--keys", ","], "--keys"),
+    ],
+)
 def test_cli_risk_bad_input_one_line(hh_csv, capsys, args, fragment):
     code = main(["risk", str(hh_csv), *args])
     err = capsys.readouterr().err

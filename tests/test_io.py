@@ -9,9 +9,8 @@ import polars as pl
 import pytest
 
 import sdckit
-from sdckit.io import read_data, read_metadata, write_records
-
 from conftest import S002_KEYS, s002_table
+from sdckit.io import read_data, read_metadata, write_records
 
 pyreadstat = pytest.importorskip("pyreadstat")
 pd = pytest.importorskip("pandas")
@@ -23,13 +22,19 @@ FW_EXPECTED = [360, 360, 215, 152, 186, 152, 180, 215, 262, 262]
 CODES = {
     "Residence": {1: "Urban", 2: "Rural"},
     "Gender": {1: "Male", 2: "Female"},
-    "Education": {1: "Primary incomplete", 2: "Primary complete", 3: "Secondary incomplete",
-                  4: "Secondary complete", 5: "Post-secondary", 6: "Tertiary"},
+    "Education": {
+        1: "Primary incomplete",
+        2: "Primary complete",
+        3: "Secondary incomplete",
+        4: "Secondary complete",
+        5: "Post-secondary",
+        6: "Tertiary",
+    },
     "Labor": {1: "Employed", 2: "Unemployed", 3: "Non-LF"},
 }
 
 
-def _coded_pandas() -> "pd.DataFrame":
+def _coded_pandas() -> pd.DataFrame:
     """The reference table with integer codes for the key variables (text Health, float weight)."""
     df = s002_table().to_pandas()
     for var, table in CODES.items():
@@ -55,13 +60,22 @@ def _write(fmt: str, tmp_path):
         t.write_parquet(path)
     elif fmt in ("sav", "zsav"):
         path = tmp_path / f"s002.{fmt}"
-        pyreadstat.write_sav(_coded_pandas(), path, compress=fmt == "zsav", variable_value_labels=CODES,
-                             variable_measure={"Education": "ordinal"},
-                             column_labels={"Residence": "Place of residence", "w": "Sampling weight"})
+        pyreadstat.write_sav(
+            _coded_pandas(),
+            path,
+            compress=fmt == "zsav",
+            variable_value_labels=CODES,
+            variable_measure={"Education": "ordinal"},
+            column_labels={"Residence": "Place of residence", "w": "Sampling weight"},
+        )
     elif fmt == "dta":
         path = tmp_path / "s002.dta"
-        pyreadstat.write_dta(_coded_pandas(), path, variable_value_labels=CODES,
-                             column_labels={"Residence": "Place of residence", "w": "Sampling weight"})
+        pyreadstat.write_dta(
+            _coded_pandas(),
+            path,
+            variable_value_labels=CODES,
+            column_labels={"Residence": "Place of residence", "w": "Sampling weight"},
+        )
     elif fmt == "xpt":
         if not hasattr(pyreadstat, "write_xport"):
             pytest.skip("SAS: pyreadstat cannot write sas7bdat and this version has no write_xport")
@@ -132,13 +146,16 @@ def test_duplicate_label_and_label_clash(tmp_path):
 
 def test_spss_user_missing_values_are_null(tmp_path):
     path = tmp_path / "missing.sav"
-    df = pd.DataFrame({
-        "region": [1.0, 2, 9, 1, 99, 2, np.nan],
-        "income": [10.0, -1, 20, -3, 30, 40, 50],
-        "name": ["a", "b", "zz", "", "a", "b", "a"],
-    })
+    df = pd.DataFrame(
+        {
+            "region": [1.0, 2, 9, 1, 99, 2, np.nan],
+            "income": [10.0, -1, 20, -3, 30, 40, 50],
+            "name": ["a", "b", "zz", "", "a", "b", "a"],
+        }
+    )
     pyreadstat.write_sav(
-        df, path,
+        df,
+        path,
         variable_value_labels={"region": {1: "North", 2: "South", 9: "Refused", 99: "Don't know"}},
         missing_ranges={"region": [9, 99], "income": [{"lo": -5, "hi": -1}], "name": ["zz"]},
     )
@@ -159,8 +176,9 @@ def test_spss_user_missing_values_are_null(tmp_path):
 def test_stata_missing_codes_are_null(tmp_path):
     path = tmp_path / "missing.dta"
     df = pd.DataFrame({"x": [1, 2, "a", 1, "b"]}, dtype=object)
-    pyreadstat.write_dta(df, path, variable_value_labels={"x": {1: "one", 2: "two"}},
-                         missing_user_values={"x": ["a", "b"]})
+    pyreadstat.write_dta(
+        df, path, variable_value_labels={"x": {1: "one", 2: "two"}}, missing_user_values={"x": ["a", "b"]}
+    )
     out = read_data(path)
     assert out.get_column("x").cast(pl.String).to_list() == ["one", "two", None, "one", None]
 
@@ -283,16 +301,19 @@ def test_unsupported_extension(tmp_path):
         read_data(tmp_path / "noext")
 
 
-@pytest.mark.parametrize("name,content", [
-    ("bad.parquet", b"this is not parquet"),
-    ("bad.sav", b"this is not an SPSS file at all" * 4),
-    ("bad.zsav", b"\x00" * 64),
-    ("bad.dta", b"<stata_dta>garbage"),
-    ("bad.sas7bdat", b"\x01\x02\x03" * 100),
-    ("bad.xpt", b"HEADER RECORD" * 3),
-    ("empty.csv", b""),
-    ("ragged.csv", b"a,b\n1,2\n3,4,5\n"),
-])
+@pytest.mark.parametrize(
+    "name,content",
+    [
+        ("bad.parquet", b"this is not parquet"),
+        ("bad.sav", b"this is not an SPSS file at all" * 4),
+        ("bad.zsav", b"\x00" * 64),
+        ("bad.dta", b"<stata_dta>garbage"),
+        ("bad.sas7bdat", b"\x01\x02\x03" * 100),
+        ("bad.xpt", b"HEADER RECORD" * 3),
+        ("empty.csv", b""),
+        ("ragged.csv", b"a,b\n1,2\n3,4,5\n"),
+    ],
+)
 def test_corrupt_file(tmp_path, name, content):
     path = tmp_path / name
     path.write_bytes(content)

@@ -136,8 +136,9 @@ def test_na_in_sensitive_is_one_category_not_sdcmicro():
     assert not np.any(np.isclose(res.entropy["s"], sdc["s_Entropy_Ldiversity"]))
     assert not np.any(res.recursive["s"] == np.asarray(sdc["s_Recursive_Ldiversity"]))
     # the same with the numeric missing code instead of null
-    coded = l_diversity({"k": [1, 1, 1, 1], "s": [1, -999, -999, 2]}, "k", "s", missing=-999,
-                        allow_degenerate_keys=True)
+    coded = l_diversity(
+        {"k": [1, 1, 1, 1], "s": [1, -999, -999, 2]}, "k", "s", missing=-999, allow_degenerate_keys=True
+    )
     np.testing.assert_array_equal(coded.distinct["s"], res.distinct["s"])
     np.testing.assert_array_equal(coded.entropy["s"], res.entropy["s"])
 
@@ -161,8 +162,9 @@ def test_s002_health(s002):
 
 
 def _one_class(values, c=2, missing=None):
-    return l_diversity({"k": ["a"] * len(values), "s": values}, "k", "s", c=c, missing=missing,
-                       allow_degenerate_keys=True)
+    return l_diversity(
+        {"k": ["a"] * len(values), "s": values}, "k", "s", c=c, missing=missing, allow_degenerate_keys=True
+    )
 
 
 COUNTS_5321 = ["a"] * 5 + ["b"] * 3 + ["c"] * 2 + ["d"]
@@ -193,8 +195,12 @@ def test_c_not_positive_is_an_error(c):
 def test_two_values_two_missing():
     # Spec A.3 Example 2: class (10, 10, missing, missing): distinct 2, entropy 2, recursive 1.
     # (also with sdcMicro's code -999, in an integer and in a float column)
-    for values, missing in (([10, 10, None, None], None), ([10, 10, -999, -999], -999),
-                            ([10.0, 10.0, -999.0, -999.0], -999), ([10, 10, -999, -999], [-999.0])):
+    for values, missing in (
+        ([10, 10, None, None], None),
+        ([10, 10, -999, -999], -999),
+        ([10.0, 10.0, -999.0, -999.0], -999),
+        ([10, 10, -999, -999], [-999.0]),
+    ):
         res = _one_class(values, missing=missing)
         np.testing.assert_array_equal(res.distinct["s"], 2)
         np.testing.assert_allclose(res.entropy["s"], 2.0, rtol=1e-14)
@@ -214,8 +220,7 @@ def test_all_missing():
 def test_missing_key_is_its_own_category_not_a_wildcard():
     # Spec 0.3 / A.3: exact grouping, NA == NA and NA != every value. Keys (1, NA, 1, NA):
     # classes {1, 3} and {2, 4}; with the "NA matches anything" rule record 2 would join {1, 3}.
-    res = l_diversity({"k": [1, None, 1, None], "s": ["x", "y", "z", "y"]}, "k", "s",
-                      allow_degenerate_keys=True)
+    res = l_diversity({"k": [1, None, 1, None], "s": ["x", "y", "z", "y"]}, "k", "s", allow_degenerate_keys=True)
     assert res.n_classes == 2
     np.testing.assert_array_equal(res.distinct["s"], [2, 1, 2, 1])
 
@@ -259,9 +264,16 @@ def test_multi_sensitive_hand_example(c, rec1):
     assert res.min["multi_entropy"] == pytest.approx(1.0)
     assert res.min["multi_recursive"] == 1
     cols = res.to_frame().columns
-    assert cols == ["A_Distinct_Ldiversity", "A_Entropy_Ldiversity", "A_Recursive_Ldiversity",
-                    "B_Distinct_Ldiversity", "B_Entropy_Ldiversity", "B_Recursive_Ldiversity",
-                    "MultiEntropy_Ldiversity", "MultiRecursive_Ldiversity"]
+    assert cols == [
+        "A_Distinct_Ldiversity",
+        "A_Entropy_Ldiversity",
+        "A_Recursive_Ldiversity",
+        "B_Distinct_Ldiversity",
+        "B_Entropy_Ldiversity",
+        "B_Recursive_Ldiversity",
+        "MultiEntropy_Ldiversity",
+        "MultiRecursive_Ldiversity",
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -354,17 +366,19 @@ def _oracle(keys: np.ndarray, s: np.ndarray, c: float):
         r = sorted(cnt, reverse=True)
         rec = 1
         for l in range(2, t + 1):
-            if r[0] < c * sum(r[l - 1:]):
+            if r[0] < c * sum(r[l - 1 :]):
                 rec = l
         out[i] = dist, ent, rec
     return out
 
 
-tables = st.integers(1, 30).flatmap(lambda n: st.tuples(
-    st.lists(st.lists(st.integers(-1, 2), min_size=2, max_size=2), min_size=n, max_size=n),
-    st.lists(st.integers(-1, 3), min_size=n, max_size=n),
-    st.lists(st.integers(-1, 1), min_size=n, max_size=n),
-))
+tables = st.integers(1, 30).flatmap(
+    lambda n: st.tuples(
+        st.lists(st.lists(st.integers(-1, 2), min_size=2, max_size=2), min_size=n, max_size=n),
+        st.lists(st.integers(-1, 3), min_size=n, max_size=n),
+        st.lists(st.integers(-1, 1), min_size=n, max_size=n),
+    )
+)
 
 
 def _frame(keys, s1, s2, key_labels=("a", "b", "c"), s_labels=("u", "v", "w", "z")):
@@ -401,11 +415,21 @@ def test_properties(table, perm, c):
     assert np.all(res.multi_entropy <= np.minimum(res.entropy["s1"], res.entropy["s2"]) * (1 + 1e-12))
     # row shuffling: same per-record results, permuted
     order = [p for p in perm if p < n]
-    sh = l_diversity(_frame([keys[i] for i in order], [s1[i] for i in order], [s2[i] for i in order]),
-                     ["k1", "k2"], ["s1", "s2"], c=c, allow_degenerate_keys=True)
+    sh = l_diversity(
+        _frame([keys[i] for i in order], [s1[i] for i in order], [s2[i] for i in order]),
+        ["k1", "k2"],
+        ["s1", "s2"],
+        c=c,
+        allow_degenerate_keys=True,
+    )
     # relabelling categories (different labels, different sort order)
-    rl = l_diversity(_frame(keys, s1, s2, key_labels=("9", "1", "5"), s_labels=(3.5, -1.0, 10.0, 0.0)),
-                     ["k1", "k2"], ["s1", "s2"], c=c, allow_degenerate_keys=True)
+    rl = l_diversity(
+        _frame(keys, s1, s2, key_labels=("9", "1", "5"), s_labels=(3.5, -1.0, 10.0, 0.0)),
+        ["k1", "k2"],
+        ["s1", "s2"],
+        c=c,
+        allow_degenerate_keys=True,
+    )
     for other, idx in ((sh, order), (rl, list(range(n)))):
         for m in ("distinct", "entropy", "recursive"):
             for v in ("s1", "s2"):
@@ -512,5 +536,7 @@ def test_missing_code_warning_counts_the_sensitive_columns():
         warnings.simplefilter("error")
         res = l_diversity(data, "k", "s", missing=-999)
     assert res.n_missing_sensitive == {"s": 1}
-    with pytest.warns(sdckit.SdcWarning, match=r"missing: -7 occur\(s\) in none of the key or sensitive columns \(k, s\)"):
+    with pytest.warns(
+        sdckit.SdcWarning, match=r"missing: -7 occur\(s\) in none of the key or sensitive columns \(k, s\)"
+    ):
         l_diversity(data, "k", "s", missing=[-999, -7])

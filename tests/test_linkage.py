@@ -117,8 +117,9 @@ def test_dbrl_constant_variable_dropped_with_warning():
 def test_old_parameter_and_attribute_names_warn():
     # scale= -> standardize=, weights= -> variable_weights=, method by position -> keyword; the
     # old names give the same result with a DeprecationWarning naming the new one
-    new = sdckit.record_linkage_risk(O8, P8, V3, method="distance", standardize="separate",
-                                     variable_weights={"inc": 2.0})
+    new = sdckit.record_linkage_risk(
+        O8, P8, V3, method="distance", standardize="separate", variable_weights={"inc": 2.0}
+    )
     with pytest.warns(DeprecationWarning, match="scale= is now called standardize="):
         old = sdckit.record_linkage_risk(O8, P8, V3, scale="separate", variable_weights={"inc": 2.0})
     np.testing.assert_array_equal(old.correct_first, new.correct_first)
@@ -130,8 +131,13 @@ def test_old_parameter_and_attribute_names_warn():
     assert old.method == "assignment"
     with pytest.raises(TypeError, match="give standardize= only"):
         sdckit.record_linkage_risk(O8, P8, V3, scale="none", standardize="none")
-    for name, value in (("risk", new.share_linked), ("linked_first", new.n_linked_first),
-                        ("linked_second", new.n_linked_second), ("scale", "separate"), ("dld", 100 * new.share_linked)):
+    for name, value in (
+        ("risk", new.share_linked),
+        ("linked_first", new.n_linked_first),
+        ("linked_second", new.n_linked_second),
+        ("scale", "separate"),
+        ("dld", 100 * new.share_linked),
+    ):
         with pytest.warns(DeprecationWarning, match=f"LinkageResult.{name} .*share_linked|LinkageResult.{name} is"):
             assert getattr(new, name) == value
 
@@ -170,9 +176,19 @@ def test_em_spec_test_vector():
     np.testing.assert_allclose(u, [0.063772, 0.086156, 0.105674], atol=1e-6)
     assert p == pytest.approx(0.046296, abs=1e-6)
     mg, ug, W = core.pattern_weights(m, u)
-    idx = {s: int(s[0]) + 2 * int(s[1]) + 4 * int(s[2]) for s in ["111", "011", "101", "110", "001", "010", "100", "000"]}
-    expected = {"111": 9.4226, "011": 5.4179, "101": 3.8554, "110": 2.5298, "001": -0.1493, "010": -1.4748,
-                "100": -3.0373, "000": -7.0420}
+    idx = {
+        s: int(s[0]) + 2 * int(s[1]) + 4 * int(s[2]) for s in ["111", "011", "101", "110", "001", "010", "100", "000"]
+    }
+    expected = {
+        "111": 9.4226,
+        "011": 5.4179,
+        "101": 3.8554,
+        "110": 2.5298,
+        "001": -0.1493,
+        "010": -1.4748,
+        "100": -3.0373,
+        "000": -7.0420,
+    }
     for s, w in expected.items():
         assert W[idx[s]] == pytest.approx(w, abs=1e-4)
     post = p * mg / (p * mg + (1 - p) * ug)
@@ -278,8 +294,9 @@ def test_assignment_identity_and_optimality():
 
 def test_assignment_needs_complete_data():
     with pytest.raises(SdcError, match="complete data"):
-        sdckit.record_linkage_risk(O8.with_columns(pl.Series("inc", [None] + list(X8[1:, 0]))), P8, V3,
-                                   method="assignment")
+        sdckit.record_linkage_risk(
+            O8.with_columns(pl.Series("inc", [None] + list(X8[1:, 0]))), P8, V3, method="assignment"
+        )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -293,21 +310,24 @@ def test_linkage_mismatched_files(method):
         sdckit.record_linkage_risk(O8.drop("inc"), P8, V3, method=method)
 
 
-@pytest.mark.parametrize("kwargs, fragment", [
-    (dict(method="fuzzy"), "method: got 'fuzzy'"),
-    (dict(standardize="z"), "standardize: got 'z'"),
-    (dict(metric="manhattan"), "metric: got 'manhattan'"),
-    (dict(second_weight=2), "second_weight"),
-    (dict(variable_weights=[1, 2]), "variable_weights: got 2 values for 3 variables"),
-    (dict(variable_weights={"zz": 1}), "variable_weights: variable zz is not among the variables"),
-    (dict(variable_weights=-1), "variable_weights: got -1; expected a number >= 0"),
-    (dict(variable_weights=1, metric="mahalanobis"), "variable_weights: variable weights apply to the Euclidean"),
-    (dict(method="probabilistic", bins=[1, "x"]), "bins: got 'x'; expected a number"),
-    (dict(method="probabilistic", bins={"zz": 3}), "bins: variable zz is not among the variables"),
-    (dict(method="probabilistic", mu=2), "mu"),
-    (dict(method="probabilistic", em_start=(1, 0, 0)), "em_start"),
-    (dict(method="probabilistic", categorical=["zz"]), "categorical: zz is not among the variables"),
-])
+@pytest.mark.parametrize(
+    "kwargs, fragment",
+    [
+        (dict(method="fuzzy"), "method: got 'fuzzy'"),
+        (dict(standardize="z"), "standardize: got 'z'"),
+        (dict(metric="manhattan"), "metric: got 'manhattan'"),
+        (dict(second_weight=2), "second_weight"),
+        (dict(variable_weights=[1, 2]), "variable_weights: got 2 values for 3 variables"),
+        (dict(variable_weights={"zz": 1}), "variable_weights: variable zz is not among the variables"),
+        (dict(variable_weights=-1), "variable_weights: got -1; expected a number >= 0"),
+        (dict(variable_weights=1, metric="mahalanobis"), "variable_weights: variable weights apply to the Euclidean"),
+        (dict(method="probabilistic", bins=[1, "x"]), "bins: got 'x'; expected a number"),
+        (dict(method="probabilistic", bins={"zz": 3}), "bins: variable zz is not among the variables"),
+        (dict(method="probabilistic", mu=2), "mu"),
+        (dict(method="probabilistic", em_start=(1, 0, 0)), "em_start"),
+        (dict(method="probabilistic", categorical=["zz"]), "categorical: zz is not among the variables"),
+    ],
+)
 def test_linkage_bad_parameters(kwargs, fragment):
     with pytest.raises(SdcError, match=fragment.replace("(", "\\(")):
         sdckit.record_linkage_risk(O8, P8, V3, **kwargs)
@@ -327,8 +347,9 @@ def pair_csv(tmp_path):
 def test_cli_linkage(pair_csv, tmp_path, capsys):
     o, p = pair_csv
     out, rec = tmp_path / "l.json", tmp_path / "l.csv"
-    code = main(["linkage", str(o), str(p), "--vars", "inc,exp,age", "--json", str(out), "--records", str(rec),
-                 "--no-progress"])
+    code = main(
+        ["linkage", str(o), str(p), "--vars", "inc,exp,age", "--json", str(out), "--records", str(rec), "--no-progress"]
+    )
     assert code == 0
     printed = capsys.readouterr().out
     assert "Record linkage risk" in printed and "DLD (%)" in printed
@@ -336,8 +357,21 @@ def test_cli_linkage(pair_csv, tmp_path, capsys):
     assert payload["linkage"]["share_linked"] == 1.0  # spec F.1 example: every record linked
     assert not any("percent" in k for k in payload["linkage"])
     assert pl.read_csv(rec)["correct_first"].to_list() == [1.0] * 8
-    code = main(["linkage", str(o), str(p), "--vars", "inc,exp,age", "--method", "probabilistic", "--bins", "3",
-                 "--json", str(out)])
+    code = main(
+        [
+            "linkage",
+            str(o),
+            str(p),
+            "--vars",
+            "inc,exp,age",
+            "--method",
+            "probabilistic",
+            "--bins",
+            "3",
+            "--json",
+            str(out),
+        ]
+    )
     assert code == 0
     assert json.loads(out.read_text())["linkage"]["method"] == "probabilistic"
     code = main(["linkage", str(o), str(p), "--vars", "inc,exp,age", "--standardize", "separate", "--json", str(out)])
@@ -374,13 +408,23 @@ def _pair(seed=0, n=30):
 # name -> (call, per-record columns that do not depend on row positions)
 PAIR_REGISTRY = {
     "interval_disclosure": (lambda o, p: sdckit.interval_disclosure(o, p, V3), ["at_risk"]),
-    "rmd_interval_disclosure": (lambda o, p: sdckit.rmd_interval_disclosure(o, p, V3), ["rmd", "at_risk", "at_risk_isolated"]),
-    "confidentiality_plot": (lambda o, p: sdckit.confidentiality_plot(o, p, V3),
-                             ["neighbours", "perturbation", "nearest_correct", "in_neighbourhood"]),
+    "rmd_interval_disclosure": (
+        lambda o, p: sdckit.rmd_interval_disclosure(o, p, V3),
+        ["rmd", "at_risk", "at_risk_isolated"],
+    ),
+    "confidentiality_plot": (
+        lambda o, p: sdckit.confidentiality_plot(o, p, V3),
+        ["neighbours", "perturbation", "nearest_correct", "in_neighbourhood"],
+    ),
     "record_linkage_risk": (lambda o, p: sdckit.record_linkage_risk(o, p, V3), ["correct_first", "correct_second"]),
-    "record_linkage_probabilistic": (lambda o, p: sdckit.record_linkage_risk(o, p, V3 + ["grp"], method="probabilistic",
-                                                                             bins=4), ["correct_first"]),
-    "record_linkage_assignment": (lambda o, p: sdckit.record_linkage_risk(o, p, V3, method="assignment"), ["correct_first"]),
+    "record_linkage_probabilistic": (
+        lambda o, p: sdckit.record_linkage_risk(o, p, V3 + ["grp"], method="probabilistic", bins=4),
+        ["correct_first"],
+    ),
+    "record_linkage_assignment": (
+        lambda o, p: sdckit.record_linkage_risk(o, p, V3, method="assignment"),
+        ["correct_first"],
+    ),
     "external_risk": (lambda o, p: sdckit.external_risk(o, p, V3 + ["grp"], tolerance=0.1), ["paired"]),
     "outliers": (lambda o, p: sdckit.outliers(o, V3, multivariate=True), ["outlier", "robust_distance"]),
 }

@@ -71,8 +71,15 @@ def test_modrisk_reference(case):
     data = pl.read_csv(DATA / "sdcmicro" / f"{case['dataset']}.csv")
     keys = [v.strip() for v in par["formulaM"].lstrip("~").split("+")]
     bound = math.inf if par["bound"] is None else par["bound"]
-    r = sdckit.loglinear_risk(data, keys, weight=par["weights"], model=par["formulaM"], compat="sdcMicro",
-                              compat_method=par["method"], bound=bound)
+    r = sdckit.loglinear_risk(
+        data,
+        keys,
+        weight=par["weights"],
+        model=par["formulaM"],
+        compat="sdcMicro",
+        compat_method=par["method"],
+        bound=bound,
+    )
     out = case["outputs"]
     assert r.modrisk["gr1"] == pytest.approx(out["gr1"], rel=1e-6)
     assert r.modrisk["gr2"] == pytest.approx(out["gr2"], rel=1e-6)
@@ -96,8 +103,9 @@ def test_modrisk_cell_table_matches_reference():
     ref = load_reference("modRisk.json")
     ct = ref["cell_tables"]["testdata2"]["cells"]
     data = pl.read_csv(DATA / "sdcmicro" / "testdata2.csv")
-    r = sdckit.loglinear_risk(data, ["sex", "water", "roof"], weight="sampling_weight", model="sex+water+roof",
-                              compat="sdcMicro")
+    r = sdckit.loglinear_risk(
+        data, ["sex", "water", "roof"], weight="sampling_weight", model="sex+water+roof", compat="sdcMicro"
+    )
     assert r.n_cells == len(ct["counts"]) == 80
     assert r.modrisk["numeric_covariates"] == ["sex", "water", "roof"]  # R treats integer columns linearly
 
@@ -107,11 +115,13 @@ def test_modrisk_errors():
     with pytest.raises(SdcError, match="weight"):
         sdckit.loglinear_risk(d, ["sex", "roof"], model="sex+roof", compat="sdcMicro")
     with pytest.raises(SdcError, match="IPF"):
-        sdckit.loglinear_risk(d, ["sex", "roof"], weight="sampling_weight", model="sex*roof", compat="sdcMicro",
-                              compat_method="IPF")
+        sdckit.loglinear_risk(
+            d, ["sex", "roof"], weight="sampling_weight", model="sex*roof", compat="sdcMicro", compat_method="IPF"
+        )
     with pytest.raises(SdcError, match="compat_method: got 'XYZ'"):
-        sdckit.loglinear_risk(d, ["sex", "roof"], weight="sampling_weight", model="sex+roof", compat="sdcMicro",
-                              compat_method="XYZ")
+        sdckit.loglinear_risk(
+            d, ["sex", "roof"], weight="sampling_weight", model="sex+roof", compat="sdcMicro", compat_method="XYZ"
+        )
     with pytest.raises(SdcError, match="model: 'auto' is not available"):
         sdckit.loglinear_risk(d, ["sex", "roof"], weight="sampling_weight", compat="sdcMicro")
 
@@ -121,8 +131,15 @@ def test_modrisk_errors():
 
 
 def _modrisk_call(data, method, **kw):
-    return sdckit.loglinear_risk(data, ["sex", "water", "roof"], weight="sampling_weight", model="sex+water+roof",
-                                 compat="sdcMicro", compat_method=method, **kw)
+    return sdckit.loglinear_risk(
+        data,
+        ["sex", "water", "roof"],
+        weight="sampling_weight",
+        model="sex+water+roof",
+        compat="sdcMicro",
+        compat_method=method,
+        **kw,
+    )
 
 
 @pytest.mark.parametrize("method", ["default", "CE", "PML", "weightedLLM"])
@@ -167,8 +184,9 @@ def test_modrisk_warns_when_the_glm_does_not_converge():
     # covariate has no finite MLE here; the kernel itself reports converged=False (oracle)
     d = s002_table()
     with pytest.warns(SdcWarning, match="did not converge"):
-        sdckit.loglinear_risk(d, S002_KEYS, weight="w", model="independence", compat="sdcMicro",
-                              compat_method="weightedLLM")
+        sdckit.loglinear_risk(
+            d, S002_KEYS, weight="w", model="independence", compat="sdcMicro", compat_method="weightedLLM"
+        )
     prep_codes = np.column_stack([d[k].rank("dense").cast(pl.Int64).to_numpy() - 1 for k in S002_KEYS])
     shape = tuple(int(c.max()) + 1 for c in prep_codes.T)
     cell = ll.cell_index(prep_codes, shape)
@@ -185,8 +203,9 @@ def test_old_names_still_work_and_warn():
     keys = ["sex", "water", "roof"]
     new = _modrisk_call(d, "CE")
     with pytest.warns(DeprecationWarning, match="compat_method"):
-        old = sdckit.loglinear_risk(d, keys, weight="sampling_weight", model="sex+water+roof", compat="sdcMicro",
-                                    modrisk_method="CE")
+        old = sdckit.loglinear_risk(
+            d, keys, weight="sampling_weight", model="sex+water+roof", compat="sdcMicro", modrisk_method="CE"
+        )
     np.testing.assert_array_equal(old.lam, new.lam)
     with pytest.warns(DeprecationWarning, match="by keyword"):  # weight, sampling_fraction, model by position
         pos = sdckit.loglinear_risk(s002_table(), S002_KEYS, "w", None, "independence")
@@ -198,13 +217,21 @@ def test_old_names_still_work_and_warn():
     with pytest.raises(TypeError, match="method= only"):
         sdckit.loglinear_risk(s002_table(), S002_KEYS, weight="w", fit_method="irls", method="ipf")
     # result attributes and modRisk keys: old name -> same value (percentages: 100 x the share)
-    for old_name, value in [("sample_uniques", kw.n_sample_uniques), ("fit_method", kw.method),
-                            ("rate1", kw.share_tau1_uniques), ("rate2", kw.share_tau2_uniques),
-                            ("rate1_records", kw.share_tau1_records), ("rate2_records", kw.share_tau2_records)]:
+    for old_name, value in [
+        ("sample_uniques", kw.n_sample_uniques),
+        ("fit_method", kw.method),
+        ("rate1", kw.share_tau1_uniques),
+        ("rate2", kw.share_tau2_uniques),
+        ("rate1_records", kw.share_tau1_records),
+        ("rate2_records", kw.share_tau2_records),
+    ]:
         with pytest.warns(DeprecationWarning, match=old_name):
             assert getattr(kw, old_name) == value
-    for old_key, value in [("kept_cells", new.modrisk["n_kept_cells"]), ("gr1perc", 100 * new.modrisk["gr1"]),
-                           ("gr2perc", 100 * new.modrisk["gr2"])]:
+    for old_key, value in [
+        ("kept_cells", new.modrisk["n_kept_cells"]),
+        ("gr1perc", 100 * new.modrisk["gr1"]),
+        ("gr2perc", 100 * new.modrisk["gr2"]),
+    ]:
         with pytest.warns(DeprecationWarning, match=old_key):
             assert new.modrisk[old_key] == value
     with pytest.raises(KeyError):
@@ -288,8 +315,9 @@ def test_pram_adjusted_tau2():
     # spec C.5: tau2_adj = sum_SU M_kk E(1/F|f=1), M_kk = prod of kept probabilities
     d = s002_table()
     base = sdckit.loglinear_risk(d, S002_KEYS, weight="w", model="independence")
-    r = sdckit.loglinear_risk(d, S002_KEYS, weight="w", model="independence",
-                              pram={"Labor": 0.9, "Education": {"Post-secondary": 0.5}})
+    r = sdckit.loglinear_risk(
+        d, S002_KEYS, weight="w", model="independence", pram={"Labor": 0.9, "Education": {"Post-secondary": 0.5}}
+    )
     # record 8 (Post-secondary): 0.9 * 0.5; other sample uniques: 0.9
     su = ~np.isnan(base.risk)
     expected = np.where(np.arange(10) == 7, 0.45, 0.9)[su] @ base.risk[su]
@@ -401,25 +429,28 @@ def test_missing_key_values_are_excluded():
     assert r.n_excluded == 1 and r.n_used == 9 and np.isnan(r.lam[0])
 
 
-@pytest.mark.parametrize("kwargs, fragment", [
-    (dict(), "sampling_fraction: no weight"),
-    (dict(sampling_fraction=0), "sampling_fraction"),
-    (dict(sampling_fraction=1.5), "sampling_fraction"),
-    (dict(sampling_fraction="x"), "sampling_fraction"),
-    (dict(sampling_fraction=0.1, criterion="tau3"), "criterion"),
-    (dict(sampling_fraction=0.1, z_crit=-1), "z_crit"),
-    (dict(sampling_fraction=0.1, method="newton"), "method: got 'newton'"),
-    (dict(sampling_fraction=0.1, tol=0), "tol"),
-    (dict(sampling_fraction=0.1, max_iter=0), "max_iter"),
-    (dict(sampling_fraction=0.1, max_steps=-1), "max_steps"),
-    (dict(sampling_fraction=0.1, z_crit=True), "z_crit"),
-    (dict(sampling_fraction=0.1, model=3), "model"),
-    (dict(sampling_fraction=0.1, model="Age*Gender"), "model: got 'Age'"),
-    (dict(weight="w", compat="sdcMicro", model="independence", bound=0), "bound"),
-    (dict(weight="w", sampling="bayes"), "sampling"),
-    (dict(weight="w", compat="argus"), "compat"),
-    (dict(weight="w", smoothing="kernel"), "smoothing"),
-])
+@pytest.mark.parametrize(
+    "kwargs, fragment",
+    [
+        (dict(), "sampling_fraction: no weight"),
+        (dict(sampling_fraction=0), "sampling_fraction"),
+        (dict(sampling_fraction=1.5), "sampling_fraction"),
+        (dict(sampling_fraction="x"), "sampling_fraction"),
+        (dict(sampling_fraction=0.1, criterion="tau3"), "criterion"),
+        (dict(sampling_fraction=0.1, z_crit=-1), "z_crit"),
+        (dict(sampling_fraction=0.1, method="newton"), "method: got 'newton'"),
+        (dict(sampling_fraction=0.1, tol=0), "tol"),
+        (dict(sampling_fraction=0.1, max_iter=0), "max_iter"),
+        (dict(sampling_fraction=0.1, max_steps=-1), "max_steps"),
+        (dict(sampling_fraction=0.1, z_crit=True), "z_crit"),
+        (dict(sampling_fraction=0.1, model=3), "model"),
+        (dict(sampling_fraction=0.1, model="Age*Gender"), "model: got 'Age'"),
+        (dict(weight="w", compat="sdcMicro", model="independence", bound=0), "bound"),
+        (dict(weight="w", sampling="bayes"), "sampling"),
+        (dict(weight="w", compat="argus"), "compat"),
+        (dict(weight="w", smoothing="kernel"), "smoothing"),
+    ],
+)
 def test_bad_input(kwargs, fragment):
     with pytest.raises(SdcError, match=fragment):
         sdckit.loglinear_risk(s002_table(), S002_KEYS, **kwargs)
@@ -442,8 +473,23 @@ def test_cli_loglinear(tmp_path, capsys):
     path = tmp_path / "s002.csv"
     s002_table().write_csv(path)
     out = tmp_path / "out.json"
-    rc = main(["loglinear", str(path), "--keys", ",".join(S002_KEYS), "--weight", "w", "--model", "independence",
-               "--sampling", "constant", "--json", str(out), "--no-progress"])
+    rc = main(
+        [
+            "loglinear",
+            str(path),
+            "--keys",
+            ",".join(S002_KEYS),
+            "--weight",
+            "w",
+            "--model",
+            "independence",
+            "--sampling",
+            "constant",
+            "--json",
+            str(out),
+            "--no-progress",
+        ]
+    )
     assert rc == 0
     text = capsys.readouterr().out
     assert "Log-linear population-uniqueness risk" in text and "tau_2" in text
@@ -453,24 +499,63 @@ def test_cli_loglinear(tmp_path, capsys):
 
 
 def test_cli_loglinear_auto_and_compat(tmp_path, capsys):
-    rc = main(["loglinear", str(DATA / "sdcmicro" / "testdata2.csv"), "--keys", "sex,water,roof", "--weight",
-               "sampling_weight", "--model", "sex+water+roof", "--compat", "sdcMicro", "--no-progress",
-               "--json", str(tmp_path / "m.json")])
+    rc = main(
+        [
+            "loglinear",
+            str(DATA / "sdcmicro" / "testdata2.csv"),
+            "--keys",
+            "sex,water,roof",
+            "--weight",
+            "sampling_weight",
+            "--model",
+            "sex+water+roof",
+            "--compat",
+            "sdcMicro",
+            "--no-progress",
+            "--json",
+            str(tmp_path / "m.json"),
+        ]
+    )
     assert rc == 0
     assert "modRisk" in capsys.readouterr().out
     gr1 = json.loads((tmp_path / "m.json").read_text())["loglinear_risk"]["modrisk"]["gr1"]
     assert gr1 == pytest.approx(0.24436189654680462, rel=1e-6)  # modRisk.json, method default
     for flag in ("--compat-method", "--modrisk-method"):  # the old option name is kept
-        rc = main(["loglinear", str(DATA / "sdcmicro" / "testdata2.csv"), "--keys", "sex,water,roof", "--weight",
-                   "sampling_weight", "--model", "sex+water+roof", "--compat", "sdcMicro", flag, "CE", "--no-progress",
-                   "--json", str(tmp_path / "ce.json")])
+        rc = main(
+            [
+                "loglinear",
+                str(DATA / "sdcmicro" / "testdata2.csv"),
+                "--keys",
+                "sex,water,roof",
+                "--weight",
+                "sampling_weight",
+                "--model",
+                "sex+water+roof",
+                "--compat",
+                "sdcMicro",
+                flag,
+                "CE",
+                "--no-progress",
+                "--json",
+                str(tmp_path / "ce.json"),
+            ]
+        )
         assert rc == 0
         mr = json.loads((tmp_path / "ce.json").read_text())["loglinear_risk"]["modrisk"]
         assert mr["method"] == "CE"
         assert mr["gr1"] == pytest.approx(load_case("modRisk_testdata2_CE")["outputs"]["gr1"], rel=1e-6)
     assert "warning" not in capsys.readouterr().err  # no deprecation warning from the CLI itself
-    rc = main(["loglinear", str(DATA / "sdcmicro" / "testdata2.csv"), "--keys", "sex,water,roof",
-               "--sampling-fraction", "0.05", "--no-progress"])
+    rc = main(
+        [
+            "loglinear",
+            str(DATA / "sdcmicro" / "testdata2.csv"),
+            "--keys",
+            "sex,water,roof",
+            "--sampling-fraction",
+            "0.05",
+            "--no-progress",
+        ]
+    )
     assert rc == 0 and "Forward search" in capsys.readouterr().out
 
 

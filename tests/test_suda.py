@@ -48,8 +48,9 @@ def brute_force_msus(rows, max_size=None):
     for i, row in enumerate(rows):
         found = set()
         if n >= 2:
-            agree = [sum(1 << j for j in range(m) if row[j] is not None and rows[r][j] == row[j])
-                     for r in range(n) if r != i]
+            agree = [
+                sum(1 << j for j in range(m) if row[j] is not None and rows[r][j] == row[j]) for r in range(n) if r != i
+            ]
             obs = [j for j in range(m) if row[j] is not None]
             unique = set()
             for s in range(1, top + 1):
@@ -58,7 +59,7 @@ def brute_force_msus(rows, max_size=None):
                     if any(mask & ~a == 0 for a in agree):
                         continue  # another record holds every item of S
                     unique.add(S)
-                    if all(S[:k] + S[k + 1:] not in unique for k in range(s)):
+                    if all(S[:k] + S[k + 1 :] not in unique for k in range(s)):
                         found.add(S)
         out.append(found)
     return out
@@ -86,7 +87,7 @@ def levelwise_msus(codes, max_size=None):
                 uniq[ok] = cnt[inv.reshape(-1)] == 1
             minimal = uniq.copy()
             for k in range(s):
-                minimal &= ~prev[S[:k] + S[k + 1:]]
+                minimal &= ~prev[S[:k] + S[k + 1 :]]
             cur[S] = uniq
             if minimal.any():
                 found[S] = minimal
@@ -131,12 +132,14 @@ def _case_frame(case_id: str) -> tuple[pl.DataFrame, list[str]]:
             x[cols[col - 1]][row - 1] = None
         return pl.DataFrame(x), FRANC_KEYS
     if case_id == "suda2_book_example_factors":
-        tab = pl.DataFrame({
-            "age": ["20s"] * 7 + ["60s"],
-            "gender": ["male"] * 4 + ["female"] * 3 + ["male"],
-            "income": ["50k+", "50k+"] + ["50k-"] * 6,
-            "education": ["highschool"] * 4 + ["university", "highschool", "middleschool", "university"],
-        })
+        tab = pl.DataFrame(
+            {
+                "age": ["20s"] * 7 + ["60s"],
+                "gender": ["male"] * 4 + ["female"] * 3 + ["male"],
+                "income": ["50k+", "50k+"] + ["50k-"] * 6,
+                "education": ["highschool"] * 4 + ["university", "highschool", "middleschool", "university"],
+            }
+        )
         return tab, tab.columns
     if case_id == "suda2_sdc_guideline_example":
         return s002_table(), S002_KEYS
@@ -152,8 +155,13 @@ MATCHED = [c for c in SUDA_CASES if c["id"] != "suda2_noninteger_truncation"]
 
 def test_reference_cases_present():
     assert {c["id"] for c in SUDA_CASES} >= {
-        "suda2_francdat", "suda2_book_example_factors", "suda2_sdc_guideline_example", "suda2_francdat_NA",
-        "suda2_hash_no_collision", "suda2_noninteger_truncation"}
+        "suda2_francdat",
+        "suda2_book_example_factors",
+        "suda2_sdc_guideline_example",
+        "suda2_francdat_NA",
+        "suda2_hash_no_collision",
+        "suda2_noninteger_truncation",
+    }
 
 
 @pytest.mark.parametrize("case", MATCHED, ids=[c["id"] for c in MATCHED])
@@ -169,8 +177,9 @@ def test_suda2_reference(case):
     np.testing.assert_array_equal(r.score, out["score"])
     np.testing.assert_allclose(r.dis_score, out["disScore"], rtol=1e-6, atol=0)
     for j, k in enumerate(keys):
-        np.testing.assert_allclose(r.contributions[:, j], out["contributionPercent"][f"{k}_contribution"],
-                                   rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(
+            r.contributions[:, j], out["contributionPercent"][f"{k}_contribution"], rtol=1e-9, atol=1e-12
+        )
     # sdcMicro's attribute (level) contributions are percentages; sdckit's shares are / 100
     ref_attr = out["attribute_contributions"]
     assert list(r.share_contributions) == ref_attr["variable"]
@@ -212,8 +221,12 @@ def test_reference_noninteger_labels_deliberate_difference():
     out = case["outputs"]
     np.testing.assert_array_equal(r2.score, out["score"])
     np.testing.assert_allclose(r2.dis_score, out["disScore"], rtol=1e-6)
-    np.testing.assert_allclose(r2.contributions, np.column_stack([out["contributionPercent"][f"{k}_contribution"]
-                                                                  for k in keys]), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(
+        r2.contributions,
+        np.column_stack([out["contributionPercent"][f"{k}_contribution"] for k in keys]),
+        rtol=1e-9,
+        atol=1e-12,
+    )
 
 
 def _sdcmicro_hash(row) -> int:
@@ -249,11 +262,18 @@ def test_no_nan_where_sdcmicro_hash_collides():
 # ---------------------------------------------------------------------------------------------
 S002_MSUS = {  # spec E.7 (brute force = sdcMicro), 0-based record positions
     2: [{"Education": "Primary incomplete"}],
-    4: [{"Residence": "Rural"}, {"Gender": "Female", "Education": "Secondary complete"},
-        {"Gender": "Female", "Labor": "Unemployed"}, {"Education": "Secondary complete", "Labor": "Unemployed"}],
+    4: [
+        {"Residence": "Rural"},
+        {"Gender": "Female", "Education": "Secondary complete"},
+        {"Gender": "Female", "Labor": "Unemployed"},
+        {"Education": "Secondary complete", "Labor": "Unemployed"},
+    ],
     6: [{"Education": "Primary complete"}],
-    7: [{"Education": "Post-secondary"}, {"Residence": "Urban", "Labor": "Unemployed"},
-        {"Gender": "Male", "Labor": "Unemployed"}],
+    7: [
+        {"Education": "Post-secondary"},
+        {"Residence": "Urban", "Labor": "Unemployed"},
+        {"Gender": "Male", "Labor": "Unemployed"},
+    ],
 }
 
 
@@ -313,9 +333,15 @@ def test_s002_contributions(s002):
     lev = r.share_level_contributions
     assert lev["Residence"] == pytest.approx({"Rural": 0.75, "Urban": 0.25})
     assert lev["Gender"] == pytest.approx({"Female": 2 / 3, "Male": 1 / 3})
-    assert lev["Education"] == pytest.approx({"Post-secondary": 3 / 11, "Primary complete": 3 / 11,
-                                              "Primary incomplete": 3 / 11, "Secondary complete": 2 / 11,
-                                              "Secondary incomplete": 0})
+    assert lev["Education"] == pytest.approx(
+        {
+            "Post-secondary": 3 / 11,
+            "Primary complete": 3 / 11,
+            "Primary incomplete": 3 / 11,
+            "Secondary complete": 2 / 11,
+            "Secondary incomplete": 0,
+        }
+    )
     assert lev["Labor"] == pytest.approx({"Employed": 0, "Non-LF": 0, "Unemployed": 1})
 
 
@@ -436,8 +462,13 @@ def _frame(rows):
 def test_matches_brute_force(table, original):
     rows, max_size = table
     m = len(rows[0])
-    r = sdckit.suda(_frame(rows), [f"v{j}" for j in range(m)], max_size=max_size, original_scores=original,
-                    allow_degenerate_keys=True)
+    r = sdckit.suda(
+        _frame(rows),
+        [f"v{j}" for j in range(m)],
+        max_size=max_size,
+        original_scores=original,
+        allow_degenerate_keys=True,
+    )
     top = m if max_size is None else max_size
     expected = brute_force_msus(rows, top)
     assert result_msu_sets(r) == expected
@@ -445,8 +476,9 @@ def test_matches_brute_force(table, original):
     score, share = expected_from_msus(expected, m, w)
     np.testing.assert_allclose(r.score, score, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(r.contributions, share, rtol=1e-12, atol=1e-12)
-    assert [r.msus_by_size[s] for s in range(1, top + 1)] == [sum(len(S) == s for e in expected for S in e)
-                                                              for s in range(1, top + 1)]
+    assert [r.msus_by_size[s] for s in range(1, top + 1)] == [
+        sum(len(S) == s for e in expected for S in e) for s in range(1, top + 1)
+    ]
     assert r.msu_count.tolist() == [len(e) for e in expected]
     assert r.min_msu_size.tolist() == [min((len(S) for S in e), default=0) for e in expected]
     keyed = [tuple(-1 if v is None else v for v in row) for row in rows]
@@ -486,8 +518,9 @@ def test_core_modes_agree(table):
         tgt = np.zeros(len(counts), dtype=bool)
         tgt[p] = True
         one = msu_search(pats, counts, max_size, targets=tgt, collect=True)
-        assert {(int(q), one.subsets[s]) for q, s in zip(one.msu_pattern, one.msu_subset)} == \
-            {x for x in want if x[0] == p}
+        assert {(int(q), one.subsets[s]) for q, s in zip(one.msu_pattern, one.msu_subset)} == {
+            x for x in want if x[0] == p
+        }
 
 
 def test_fifteen_keys_against_levelwise():
@@ -502,8 +535,9 @@ def test_fifteen_keys_against_levelwise():
     for S, mask in found.items():
         for i in np.flatnonzero(mask):
             expected[i].add(S)
-    frame = pl.DataFrame({f"v{j}": pl.Series(np.where(codes[:, j] < 0, None, codes[:, j]).tolist(), dtype=pl.Int64)
-                          for j in range(m)})
+    frame = pl.DataFrame(
+        {f"v{j}": pl.Series(np.where(codes[:, j] < 0, None, codes[:, j]).tolist(), dtype=pl.Int64) for j in range(m)}
+    )
     r = sdckit.suda(frame, list(frame.columns))
     assert result_msu_sets(r) == expected
     assert max(len(S) for S in found) >= 4  # MSUs of several sizes are exercised
@@ -553,8 +587,9 @@ def test_synthetic_seven_keys_against_levelwise():
     w = size_weights(7)
     for S, mask in found.items():
         score_ref[mask] += w[len(S)]
-    frame = pl.DataFrame({f"k{j}": pl.Series(np.where(codes[:, j] < 0, None, codes[:, j]).tolist(), dtype=pl.Int64)
-                          for j in range(7)})
+    frame = pl.DataFrame(
+        {f"k{j}": pl.Series(np.where(codes[:, j] < 0, None, codes[:, j]).tolist(), dtype=pl.Int64) for j in range(7)}
+    )
     r = sdckit.suda(frame, list(frame.columns))
     np.testing.assert_array_equal(r.score, score_ref)
     lazy = sdckit.suda(frame, list(frame.columns), keep_msus=False)
@@ -599,8 +634,13 @@ def test_result_outputs(s002):
     d = r.to_dict()
     json.dumps(d)
     assert d["n_special_uniques"] == 4 and d["msus_by_size"] == {"1": 4, "2": 5, "3": 0, "4": 0}
-    assert (d["n_sample_uniques"], d["n_with_msu"], d["n_positive_score"], d["n_msus"], d["n_patterns_fk2"]) == \
-        (4, 4, 4, 9, 3)  # spec E.7: records 3, 5, 7, 8 have MSUs (4 + 5 of them); 3 key patterns twice
+    assert (d["n_sample_uniques"], d["n_with_msu"], d["n_positive_score"], d["n_msus"], d["n_patterns_fk2"]) == (
+        4,
+        4,
+        4,
+        9,
+        3,
+    )  # spec E.7: records 3, 5, 7, 8 have MSUs (4 + 5 of them); 3 key patterns twice
     assert d["sum_score"] == 34 and d["size_weights"] == {"1": 6, "2": 2, "3": 1, "4": 1}
     assert d["dis_distribution"]["== 0"] == 6 and d["dis_distribution"]["(0, 0.1]"] == 4
     assert "share_level_contributions" not in d and "Rural" not in json.dumps(d)
@@ -610,11 +650,22 @@ def test_result_outputs(s002):
     assert "special uniques" in text and "MSUs by size" in text and "Education" in text and "Rural" not in text
     assert "<table>" in r.summary().to_html()
     f = r.to_frame()
-    assert f.columns == ["score", "dis_score", "msu_count", "min_msu_size", "special_unique", "Residence_contribution",
-                         "Gender_contribution", "Education_contribution", "Labor_contribution"]
+    assert f.columns == [
+        "score",
+        "dis_score",
+        "msu_count",
+        "min_msu_size",
+        "special_unique",
+        "Residence_contribution",
+        "Gender_contribution",
+        "Education_contribution",
+        "Labor_contribution",
+    ]
     text_col = r.to_frame(msus=True)["msus"].to_list()
-    assert text_col[4] == ("Residence=Rural; Gender=Female, Education=Secondary complete; Gender=Female, "
-                           "Labor=Unemployed; Education=Secondary complete, Labor=Unemployed")
+    assert text_col[4] == (
+        "Residence=Rural; Gender=Female, Education=Secondary complete; Gender=Female, "
+        "Labor=Unemployed; Education=Secondary complete, Labor=Unemployed"
+    )
     assert text_col[0] == "" and len(r) == 10
     lazy = sdckit.suda(s002, S002_KEYS, keep_msus=False)  # recomputes each record's MSUs on request
     assert lazy.to_frame(msus=True)["msus"].to_list() == text_col
@@ -725,8 +776,20 @@ def s002_csv(tmp_path):
 
 def test_cli_json_and_records(s002_csv, tmp_path, capsys):
     out_json, out_rec = tmp_path / "s.json", tmp_path / "s.csv"
-    code = main(["suda", str(s002_csv), "--keys", ",".join(S002_KEYS), "--json", str(out_json),
-                 "--records", str(out_rec), "--msus", "--no-progress"])
+    code = main(
+        [
+            "suda",
+            str(s002_csv),
+            "--keys",
+            ",".join(S002_KEYS),
+            "--json",
+            str(out_json),
+            "--records",
+            str(out_rec),
+            "--msus",
+            "--no-progress",
+        ]
+    )
     assert code == 0
     printed = capsys.readouterr().out
     assert "SUDA (special uniques) and DIS-SUDA" in printed and "special uniques" in printed
@@ -735,20 +798,57 @@ def test_cli_json_and_records(s002_csv, tmp_path, capsys):
     assert payload["dis_fraction"] == 0.01 and "share_level_contributions" not in payload
     rec = pl.read_csv(out_rec)
     assert rec["score"].to_list() == [0, 0, 6, 0, 12, 0, 6, 10, 0, 0]
-    assert rec["msus"][7] == "Education=Post-secondary; Residence=Urban, Labor=Unemployed; Gender=Male, Labor=Unemployed"
+    assert (
+        rec["msus"][7] == "Education=Post-secondary; Residence=Urban, Labor=Unemployed; Gender=Male, Labor=Unemployed"
+    )
 
 
 def test_cli_options(s002_csv, tmp_path):
     """--scores ihsn --dis-fraction 0.1 --max-size 3 --levels; spec E.2: IHSN scores 1.75 .. 3.25."""
     out_json, out_rec = tmp_path / "s.json", tmp_path / "s.parquet"
-    assert main(["suda", str(s002_csv), "--keys", ",".join(S002_KEYS), "--scores", "ihsn", "--max-size", "3",
-                 "--dis-fraction", "0.1", "--levels", "--json", str(out_json), "--records", str(out_rec)]) == 0
+    assert (
+        main(
+            [
+                "suda",
+                str(s002_csv),
+                "--keys",
+                ",".join(S002_KEYS),
+                "--scores",
+                "ihsn",
+                "--max-size",
+                "3",
+                "--dis-fraction",
+                "0.1",
+                "--levels",
+                "--json",
+                str(out_json),
+                "--records",
+                str(out_rec),
+            ]
+        )
+        == 0
+    )
     payload = json.loads(out_json.read_text())["suda"]
     assert payload["max_size"] == 3 and payload["original_scores"] is False and payload["dis_fraction"] == 0.1
     assert payload["share_level_contributions"]["Labor"]["Unemployed"] == pytest.approx(1)
     assert pl.read_parquet(out_rec)["score"].to_list() == [0, 0, 1.75, 0, 3.25, 0, 1.75, 2.75, 0, 0]
-    assert main(["suda", str(s002_csv), "--keys", ",".join(S002_KEYS), "--weight", "w",
-                 "--dis-fraction", "weights", "--json", str(out_json)]) == 0
+    assert (
+        main(
+            [
+                "suda",
+                str(s002_csv),
+                "--keys",
+                ",".join(S002_KEYS),
+                "--weight",
+                "w",
+                "--dis-fraction",
+                "weights",
+                "--json",
+                str(out_json),
+            ]
+        )
+        == 0
+    )
     assert json.loads(out_json.read_text())["suda"]["dis"] == pytest.approx(0.0042553, abs=5e-8)
 
 

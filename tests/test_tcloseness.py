@@ -26,7 +26,6 @@ from sdckit._core.diversity import equivalence_classes, tcloseness_classes
 DATA = _TESTDATA / "sdcmicro"
 
 
-
 # ---------------------------------------------------------------------------------------------
 # spec examples
 # ---------------------------------------------------------------------------------------------
@@ -120,8 +119,10 @@ def test_missing_sensitive_excluded_and_all_missing_class_nan():
     # Classes A = {a, a, NA}, B = {b, NA}, C = {NA, NA}. Missing values excluded from P and Q:
     # P = (a 2/3, b 1/3); Q_A = (1, 0) -> D = 1/3; Q_B = (0, 1) -> D = 2/3; C has no
     # distribution -> NaN (documented), ignored by max / is_t_close.
-    for s, missing in ((["a", "a", None, "b", None, None, None], None),
-                       ([1.0, 1.0, -999.0, 2.0, -999.0, -999.0, -999.0], -999)):
+    for s, missing in (
+        (["a", "a", None, "b", None, None, None], None),
+        ([1.0, 1.0, -999.0, 2.0, -999.0, -999.0, -999.0], -999),
+    ):
         data = {"k": ["A", "A", "A", "B", "B", "C", "C"], "s": s}
         res = t_closeness(data, "k", "s", missing=missing)
         d = res.distance["s"]
@@ -249,19 +250,25 @@ def _oracle(keys: np.ndarray, s: np.ndarray, q: int, ordered: bool, w: np.ndarra
     return out
 
 
-tables = st.integers(1, 30).flatmap(lambda n: st.tuples(
-    st.lists(st.lists(st.integers(-1, 2), min_size=2, max_size=2), min_size=n, max_size=n),
-    st.lists(st.integers(-1, 4), min_size=n, max_size=n),
-    st.lists(st.floats(0.5, 10.0), min_size=n, max_size=n),
-))
+tables = st.integers(1, 30).flatmap(
+    lambda n: st.tuples(
+        st.lists(st.lists(st.integers(-1, 2), min_size=2, max_size=2), min_size=n, max_size=n),
+        st.lists(st.integers(-1, 4), min_size=n, max_size=n),
+        st.lists(st.floats(0.5, 10.0), min_size=n, max_size=n),
+    )
+)
 
 
 def _frame(keys, s, w, key_labels=("a", "b", "c"), s_labels=(1, 2, 3, 4, 5)):
     def lab(v, labels):
         return None if v < 0 else labels[v]
 
-    return {"k1": [lab(r[0], key_labels) for r in keys], "k2": [lab(r[1], key_labels) for r in keys],
-            "s": [lab(v, s_labels) for v in s], "w": w}
+    return {
+        "k1": [lab(r[0], key_labels) for r in keys],
+        "k2": [lab(r[1], key_labels) for r in keys],
+        "s": [lab(v, s_labels) for v in s],
+        "w": w,
+    }
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -284,8 +291,9 @@ def test_properties(table, perm, ordered, weighted):
     assert np.array_equal(fin, np.isfinite(orc))
     # row shuffling
     order = [p for p in perm if p < n]
-    sh = t_closeness(_frame([keys[i] for i in order], [s[i] for i in order], [w[i] for i in order]),
-                     ["k1", "k2"], "s", **kw)
+    sh = t_closeness(
+        _frame([keys[i] for i in order], [s[i] for i in order], [w[i] for i in order]), ["k1", "k2"], "s", **kw
+    )
     np.testing.assert_allclose(sh.distance["s"], d[order], rtol=1e-9, atol=1e-12, equal_nan=True)
     # relabelling keys, and the sensitive variable with an order-preserving relabelling
     # (ordered distance) or any relabelling (nominal distance)

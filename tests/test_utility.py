@@ -14,21 +14,24 @@ import polars as pl
 import pytest
 
 import sdckit
+from conftest import REFERENCE, reference_cases
 from sdckit import MissingColumnError, SdcError, SdcWarning
 from sdckit._core import infoloss as K
 from sdckit.cli import main
-
-from conftest import REFERENCE, reference_cases
 
 CASES = {c["id"]: c for c in reference_cases("numeric_risk_utility.json")}
 PERTURBED = REFERENCE / "perturbed"
 RTOL = 1e-9
 
 # running numeric example of spec G (8 records: inc, exp, age)
-G_X = np.array([(10, 8, 25), (12, 9, 31), (15, 12, 40), (20, 15, 38), (22, 15, 52), (30, 20, 47), (45, 30, 60),
-                (80, 50, 58)], float)
-G_Y = np.array([(11, 8, 26), (12, 10, 30), (14, 12, 40), (21, 14, 39), (22, 16, 50), (29, 20, 48), (47, 29, 61),
-                (75, 52, 57)], float)
+G_X = np.array(
+    [(10, 8, 25), (12, 9, 31), (15, 12, 40), (20, 15, 38), (22, 15, 52), (30, 20, 47), (45, 30, 60), (80, 50, 58)],
+    float,
+)
+G_Y = np.array(
+    [(11, 8, 26), (12, 10, 30), (14, 12, 40), (21, 14, 39), (22, 16, 50), (29, 20, 48), (47, 29, 61), (75, 52, 57)],
+    float,
+)
 G_VARS = ["inc", "exp", "age"]
 
 
@@ -38,11 +41,20 @@ def g_frames():
 
 def g4_frames():
     """Spec G.4 example: sex nominal, edu ordinal low < mid < high, inc continuous."""
-    o = pl.DataFrame({"sex": list("mfmfmfmf"), "edu": "low,mid,high,mid,low,high,mid,low".split(","),
-                      "inc": [10.0, 12, 15, 20, 22, 30, 45, 80]})
-    p = pl.DataFrame({"sex": ["m", "f", "f", "f", None, "f", "m", "f"],
-                      "edu": ["low", "mid", "mid", None, "low", "high", "high", "low"],
-                      "inc": [11.0, 12, 14, 21, None, 29, 47, 75]})
+    o = pl.DataFrame(
+        {
+            "sex": list("mfmfmfmf"),
+            "edu": "low,mid,high,mid,low,high,mid,low".split(","),
+            "inc": [10.0, 12, 15, 20, 22, 30, 45, 80],
+        }
+    )
+    p = pl.DataFrame(
+        {
+            "sex": ["m", "f", "f", "f", None, "f", "m", "f"],
+            "edu": ["low", "mid", "mid", None, "low", "high", "high", "low"],
+            "inc": [11.0, 12, 14, 21, None, 29, 47, 75],
+        }
+    )
     return o, p
 
 
@@ -102,8 +114,9 @@ def test_il_variables_reference(ilv):
     ordered A < B < C): lambda and the per-variable distances to 1e-9 relative."""
     x, xm = ilv
     out = CASES["IL_variables_help_example"]["outputs"]
-    r = sdckit.information_loss(x, xm, ["v1", "v2", "v3", "v4"], scales={"v1": "nominal", "v4": ["A", "B", "C"]},
-                                suppressed="sdcmicro")
+    r = sdckit.information_loss(
+        x, xm, ["v1", "v2", "v3", "v4"], scales={"v1": "nominal", "v4": ["A", "B", "C"]}, suppressed="sdcmicro"
+    )
     assert r.lambda_ == pytest.approx(out["IL_variables"], rel=RTOL)
     for v, expected in out["indiv_distances"].items():
         assert r.lambda_j[v] == pytest.approx(expected, rel=RTOL, abs=1e-15), v
@@ -133,9 +146,11 @@ def test_il_variables_scale_is_declared_not_read_from_dtype(ilv):
     xmi = pl.DataFrame({"k": [1, 2, 4, 4]})
     assert sdckit.information_loss(xi, xmi, "k", scales={"k": "nominal"}).lambda_j["k"] == 0.25
     assert sdckit.information_loss(xi, xmi, "k", scales={"k": "ordinal"}).lambda_j["k"] == pytest.approx(
-        (1 / 3) / 4)  # ranks 1..4 of the values 1..4: record 3 moves 1 rank of R - 1 = 3
+        (1 / 3) / 4
+    )  # ranks 1..4 of the values 1..4: record 3 moves 1 rank of R - 1 = 3
     assert sdckit.information_loss(xi, xmi, "k", scales={"k": "continuous"}).lambda_j["k"] == pytest.approx(
-        (2 / math.pi) * math.atan(1) / 4)
+        (2 / math.pi) * math.atan(1) / 4
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -223,8 +238,13 @@ def test_g4_lambda_mlodak_convention():
     assert r.lambda_j["edu"] == pytest.approx((0.5 + 0.5 + 0.5) / 8)  # records 3, 4, 7
     lam_inc = (0.5712426 * 8 - 0.99077 + 0.94707) / 8
     assert r.lambda_j["inc"] == pytest.approx(lam_inc, abs=1e-5)
-    assert r.changes["sex"] == {"n_changed": 1, "n_suppressed": 1, "n_imputed": 0, "n_missing_original": 0,
-                                "n_missing_protected": 1}
+    assert r.changes["sex"] == {
+        "n_changed": 1,
+        "n_suppressed": 1,
+        "n_imputed": 0,
+        "n_missing_original": 0,
+        "n_missing_protected": 1,
+    }
 
 
 def test_g4_mlodak_ordinal_extremes():
@@ -299,8 +319,7 @@ def test_g5_gamma_kendall():
                 M[i, j] = M[j, i] = kendalltau(cols[i], cols[j]).statistic
         return np.diag(np.linalg.inv(M))
 
-    r = sdckit.information_loss(o, p, ["a", "b", "c"], scales={"c": "ordinal"}, gamma_method="kendall",
-                                robust=False)
+    r = sdckit.information_loss(o, p, ["a", "b", "c"], scales={"c": "ordinal"}, gamma_method="kendall", robust=False)
     assert r.gamma == pytest.approx(K.gamma(diag(o), diag(p)), rel=1e-12)
 
 
@@ -317,7 +336,9 @@ def test_g6_categorical_distance():
 def test_g7_ctbil():
     """Spec G.7 example [V-py]: original (a,a,b,b,c), protected (a,NA,b,b,c): CTBIL = 2 = twice
     the number of suppressions; 4 cells (a, b, c, NA) -> normalised 0.5."""
-    r = sdckit.information_loss(pl.DataFrame({"v": list("aabbc")}), pl.DataFrame({"v": ["a", None, "b", "b", "c"]}), "v")
+    r = sdckit.information_loss(
+        pl.DataFrame({"v": list("aabbc")}), pl.DataFrame({"v": ["a", None, "b", "b", "c"]}), "v"
+    )
     assert r.ctbil["total"] == 2 and r.ctbil["n_cells"] == 4 and r.ctbil["normalised"] == 0.5
 
 
@@ -344,10 +365,12 @@ def _h5_rs():
     P = np.full((3, 3), 0.1) + 0.7 * np.eye(3)
     Q = (P * p[:, None]).T / (p @ P)[:, None]
     R = P @ Q
-    np.testing.assert_allclose(Q, [[0.888889, 0.066667, 0.044444], [0.161290, 0.774194, 0.064516],
-                                   [0.208333, 0.125, 0.666667]], atol=1e-6)
-    np.testing.assert_allclose(R, [[0.748073, 0.143253, 0.108674], [0.238754, 0.638522, 0.122724],
-                                   [0.271685, 0.184086, 0.544229]], atol=1e-6)
+    np.testing.assert_allclose(
+        Q, [[0.888889, 0.066667, 0.044444], [0.161290, 0.774194, 0.064516], [0.208333, 0.125, 0.666667]], atol=1e-6
+    )
+    np.testing.assert_allclose(
+        R, [[0.748073, 0.143253, 0.108674], [0.238754, 0.638522, 0.122724], [0.271685, 0.184086, 0.544229]], atol=1e-6
+    )
     return 0.5 * R + 0.5 * np.eye(3)
 
 
@@ -420,8 +443,11 @@ def test_g9_anova_main_effects_against_least_squares():
     df = pl.DataFrame({"y": y, "f1": list(s1), "f2": g2.astype(str)})
     r = sdckit.information_loss(df, df, ["y", "f1", "f2"]).anova["y"]
     ok = ~np.isnan(y) & np.array([v is not None for v in s1])
-    D = np.column_stack([np.ones(ok.sum())] + [(g1[ok] == k).astype(float) for k in range(4)]
-                        + [(g2[ok] == k).astype(float) for k in range(3)])
+    D = np.column_stack(
+        [np.ones(ok.sum())]
+        + [(g1[ok] == k).astype(float) for k in range(4)]
+        + [(g2[ok] == k).astype(float) for k in range(3)]
+    )
     beta, *_ = np.linalg.lstsq(D, y[ok], rcond=None)
     fit = D @ beta
     r2 = np.sum((fit - y[ok].mean()) ** 2) / np.sum((y[ok] - y[ok].mean()) ** 2)
@@ -470,22 +496,50 @@ def _p():
 
 BAD = [
     ("rows", dict(original=_o(), protected=_p().head(7)), SdcError, ["protected", "7 records", "8", "position"]),
-    ("absent-protected", dict(original=_o(), protected=_p().drop("inc")), MissingColumnError,
-     ["protected", "inc", "not found"]),
+    (
+        "absent-protected",
+        dict(original=_o(), protected=_p().drop("inc")),
+        MissingColumnError,
+        ["protected", "inc", "not found"],
+    ),
     ("absent-original", dict(original=_o().drop("sex"), protected=_p()), MissingColumnError, ["original", "sex"]),
-    ("type-mismatch", dict(original=_o(), protected=_p().with_columns(pl.Series("sex", [1, 2, 1, 2, 1, 2, 1, 2]))),
-     SdcError, ["sex", "String", "Int64", "same kind"]),
-    ("continuous-text", dict(original=_o(), protected=_p().with_columns(pl.col("inc").cast(pl.String))), SdcError,
-     ["inc", "continuous", "expected numbers"]),
-    ("new-category", dict(original=_o(), protected=_p().with_columns(pl.Series("sex", list("mfxfmfmf")))), SdcError,
-     ["protected", "sex", "'x'", "new_categories"]),
-    ("ordinal-out-of-order", dict(original=_o(), protected=_p().with_columns(pl.Series("edu", ["top"] * 8))), SdcError,
-     ["edu", "'top'", "declared order"]),
-    ("ordinal-text-no-order", dict(original=_o(), protected=_p(), scales={"edu": "ordinal"}), SdcError,
-     ["edu", "order", "scales="]),
+    (
+        "type-mismatch",
+        dict(original=_o(), protected=_p().with_columns(pl.Series("sex", [1, 2, 1, 2, 1, 2, 1, 2]))),
+        SdcError,
+        ["sex", "String", "Int64", "same kind"],
+    ),
+    (
+        "continuous-text",
+        dict(original=_o(), protected=_p().with_columns(pl.col("inc").cast(pl.String))),
+        SdcError,
+        ["inc", "continuous", "expected numbers"],
+    ),
+    (
+        "new-category",
+        dict(original=_o(), protected=_p().with_columns(pl.Series("sex", list("mfxfmfmf")))),
+        SdcError,
+        ["protected", "sex", "'x'", "new_categories"],
+    ),
+    (
+        "ordinal-out-of-order",
+        dict(original=_o(), protected=_p().with_columns(pl.Series("edu", ["top"] * 8))),
+        SdcError,
+        ["edu", "'top'", "declared order"],
+    ),
+    (
+        "ordinal-text-no-order",
+        dict(original=_o(), protected=_p(), scales={"edu": "ordinal"}),
+        SdcError,
+        ["edu", "order", "scales="],
+    ),
     ("bad-scale", dict(original=_o(), protected=_p(), scales={"edu": "interval"}), SdcError, ["scales", "'interval'"]),
-    ("scale-unknown-var", dict(original=_o(), protected=_p(), scales={"age": "nominal"}), SdcError,
-     ["scales", "age", "not among the variables"]),
+    (
+        "scale-unknown-var",
+        dict(original=_o(), protected=_p(), scales={"age": "nominal"}),
+        SdcError,
+        ["scales", "age", "not among the variables"],
+    ),
     ("scales-type", dict(original=_o(), protected=_p(), scales=3), SdcError, ["scales", "int"]),
     ("suppressed", dict(original=_o(), protected=_p(), suppressed="max"), SdcError, ["suppressed", "'max'", "mlodak"]),
     ("bound", dict(original=_o(), protected=_p(), bound=0), SdcError, ["bound"]),
@@ -496,16 +550,37 @@ BAD = [
     ("no-vars", dict(original=_o(), protected=_p(), variables=None), SdcError, ["variables"]),
     ("empty", dict(original=_o().head(0), protected=_p().head(0)), SdcError, ["original", "no records"]),
     ("data-type", dict(original=[[1, 2]], protected=_p()), SdcError, ["original", "unsupported type"]),
-    ("pram-not-square", dict(original=_o(), protected=_p(), pram={"sex": np.ones((2, 3)) / 3}), SdcError,
-     ["pram", "sex", "square"]),
-    ("pram-rows", dict(original=_o(), protected=_p(), pram={"sex": np.array([[0.5, 0.4], [0.5, 0.5]])}), SdcError,
-     ["pram", "row sums", "sum to 1"]),
-    ("pram-labels", dict(original=_o(), protected=_p(), pram={"sex": (np.eye(2), ["m", "x"])}), SdcError,
-     ["pram", "sex", "'f'", "not in the matrix"]),
-    ("pram-impossible", dict(original=pl.DataFrame({"sex": list("mmmm")}), protected=pl.DataFrame({"sex": list("mfmm")}),
-                             variables="sex", scales=None, new_categories="allow",
-                             pram={"sex": (np.eye(2), ["m", "f"])}), SdcError,
-     ["pram", "'f'", "cannot arise"]),
+    (
+        "pram-not-square",
+        dict(original=_o(), protected=_p(), pram={"sex": np.ones((2, 3)) / 3}),
+        SdcError,
+        ["pram", "sex", "square"],
+    ),
+    (
+        "pram-rows",
+        dict(original=_o(), protected=_p(), pram={"sex": np.array([[0.5, 0.4], [0.5, 0.5]])}),
+        SdcError,
+        ["pram", "row sums", "sum to 1"],
+    ),
+    (
+        "pram-labels",
+        dict(original=_o(), protected=_p(), pram={"sex": (np.eye(2), ["m", "x"])}),
+        SdcError,
+        ["pram", "sex", "'f'", "not in the matrix"],
+    ),
+    (
+        "pram-impossible",
+        dict(
+            original=pl.DataFrame({"sex": list("mmmm")}),
+            protected=pl.DataFrame({"sex": list("mfmm")}),
+            variables="sex",
+            scales=None,
+            new_categories="allow",
+            pram={"sex": (np.eye(2), ["m", "f"])},
+        ),
+        SdcError,
+        ["pram", "'f'", "cannot arise"],
+    ),
     ("pram-continuous", dict(original=_o(), protected=_p(), pram={"inc": np.eye(2)}), SdcError, ["pram", "inc"]),
 ]
 
@@ -602,8 +677,13 @@ def test_pandas_ordered_categorical_is_ordinal():
 def test_polars_enum_gives_the_order():
     o, p = g4_frames()
     enum = pl.Enum(["low", "mid", "high"])
-    r = sdckit.information_loss(o.with_columns(pl.col("edu").cast(enum)), p.with_columns(pl.col("edu").cast(enum)),
-                                ["edu"], scales={"edu": "ordinal"}, suppressed="sdcmicro")
+    r = sdckit.information_loss(
+        o.with_columns(pl.col("edu").cast(enum)),
+        p.with_columns(pl.col("edu").cast(enum)),
+        ["edu"],
+        scales={"edu": "ordinal"},
+        suppressed="sdcmicro",
+    )
     assert r.lambda_j["edu"] == 0.25
 
 
@@ -661,8 +741,24 @@ def test_cli_utility(g4_csv, tmp_path, capsys):
     po, pp = g4_csv
     out = tmp_path / "il.json"
     rec = tmp_path / "rec.csv"
-    code = main(["utility", str(po), str(pp), "--vars", "sex,edu,inc", "--scales", "edu=low<mid<high",
-                 "--suppressed", "sdcmicro", "--json", str(out), "--records", str(rec), "--no-progress"])
+    code = main(
+        [
+            "utility",
+            str(po),
+            str(pp),
+            "--vars",
+            "sex,edu,inc",
+            "--scales",
+            "edu=low<mid<high",
+            "--suppressed",
+            "sdcmicro",
+            "--json",
+            str(out),
+            "--records",
+            str(rec),
+            "--no-progress",
+        ]
+    )
     assert code == 0
     printed = capsys.readouterr().out
     assert "Information loss" in printed and "Per variable" in printed
@@ -682,8 +778,23 @@ def test_cli_integer_scales(tmp_path, capsys):
     assert main(["utility", str(po), str(pp), "--vars", "age,inc"]) == 2
     assert "age holds integers" in capsys.readouterr().err
     out = tmp_path / "r.json"
-    assert main(["utility", str(po), str(pp), "--vars", "age,inc", "--scales", "age=ordinal", "--json", str(out),
-                 "--no-robust"]) == 0
+    assert (
+        main(
+            [
+                "utility",
+                str(po),
+                str(pp),
+                "--vars",
+                "age,inc",
+                "--scales",
+                "age=ordinal",
+                "--json",
+                str(out),
+                "--no-robust",
+            ]
+        )
+        == 0
+    )
     d = json.loads(out.read_text())["information_loss"]
     assert d["lambda_j"]["age"] == pytest.approx((1 / 3) / 4)  # ranks 1..4, one step of R - 1 = 3
     assert d["robust_eigen"] is None
@@ -694,13 +805,16 @@ def test_cli_integer_scales(tmp_path, capsys):
     assert d["lambda_j"]["age"] == pytest.approx((2 / math.pi) * math.atan(10) / 4)  # 50 -> 40
 
 
-@pytest.mark.parametrize("args, fragment", [
-    (["--vars", "sex,age"], "age"),
-    (["--vars", ","], "--vars"),
-    (["--vars", "sex", "--scales", "sex"], "--scales"),
-    (["--vars", "sex", "--scales", "edu=ordinal"], "not in --vars"),
-    (["--vars", "edu", "--scales", "edu=ordinal"], "order"),
-])
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["--vars", "sex,age"], "age"),
+        (["--vars", ","], "--vars"),
+        (["--vars", "sex", "--scales", "sex"], "--scales"),
+        (["--vars", "sex", "--scales", "edu=ordinal"], "not in --vars"),
+        (["--vars", "edu", "--scales", "edu=ordinal"], "order"),
+    ],
+)
 def test_cli_bad_input_one_line(g4_csv, capsys, args, fragment):
     po, pp = g4_csv
     code = main(["utility", str(po), str(pp), *args])
@@ -841,12 +955,15 @@ def test_deprecated_names_warn_and_still_work():
     assert old.lambda_ == new.lambda_
     with pytest.warns(DeprecationWarning, match="mean_relative_error"):
         assert new.il1_mean == pytest.approx(100 * new.mean_relative_error)
-    for field, old_key, new_key in [(new.changes["sex"], "changed", "n_changed"),
-                                    (new.changes["edu"], "missing_protected", "n_missing_protected"),
-                                    (new.ctbil, "cells", "n_cells"), (new.ctbil, "tables", "n_tables"),
-                                    (new.discrepancy["X"], "cells", "n_cells"),
-                                    (new.anova["inc"], "records_original", "n_original"),
-                                    (new.per_variable()[0], "suppressed", "n_suppressed")]:
+    for field, old_key, new_key in [
+        (new.changes["sex"], "changed", "n_changed"),
+        (new.changes["edu"], "missing_protected", "n_missing_protected"),
+        (new.ctbil, "cells", "n_cells"),
+        (new.ctbil, "tables", "n_tables"),
+        (new.discrepancy["X"], "cells", "n_cells"),
+        (new.anova["inc"], "records_original", "n_original"),
+        (new.per_variable()[0], "suppressed", "n_suppressed"),
+    ]:
         with pytest.warns(DeprecationWarning, match=new_key) as caught:
             assert field[old_key] == field[new_key]
         assert caught[0].filename == __file__  # the warning points at the caller's line
@@ -884,8 +1001,10 @@ def test_cli_robust_option(g4_csv, tmp_path):
     p.write_csv(pp)
     assert main(["utility", str(po), str(pp), "--vars", "inc,exp,age", "--json", str(out), "--no-progress"]) == 0
     assert json.loads(out.read_text())["information_loss"]["robust_eigen"] is None  # off by default
-    assert main(["utility", str(po), str(pp), "--vars", "inc,exp,age", "--robust", "--json", str(out),
-                 "--no-progress"]) == 0
+    assert (
+        main(["utility", str(po), str(pp), "--vars", "inc,exp,age", "--robust", "--json", str(out), "--no-progress"])
+        == 0
+    )
     expected = sdckit.information_loss(o, p, G_VARS, robust=True).robust_eigen
     assert json.loads(out.read_text())["information_loss"]["robust_eigen"] == pytest.approx(expected, rel=1e-12)
 
@@ -904,10 +1023,17 @@ def test_frame_work_stays_in_the_data_access_helpers():
             continue
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
-            mods = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
-            assert not any(m.split(".")[0] in frames or m.split(".")[-1] in ("_frame", "_encode") for m in mods), \
-                (path.name, mods)
+            mods = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            assert not any(m.split(".")[0] in frames or m.split(".")[-1] in ("_frame", "_encode") for m in mods), (
+                path.name,
+                mods,
+            )
 
 
 def test_utility_functions_are_short():
@@ -925,6 +1051,9 @@ def test_utility_functions_are_short():
                 body = node.body[1:] if ast.get_docstring(node) else node.body
                 if not body:
                     continue
-                code = [ln for ln in lines[body[0].lineno - 1:node.end_lineno]
-                        if ln.strip() and not ln.strip().startswith("#")]
+                code = [
+                    ln
+                    for ln in lines[body[0].lineno - 1 : node.end_lineno]
+                    if ln.strip() and not ln.strip().startswith("#")
+                ]
                 assert len(code) <= 80, (path.name, node.name, len(code))

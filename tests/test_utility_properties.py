@@ -60,11 +60,11 @@ def _holes(rng, v, miss):
 
 
 shapes = st.tuples(
-    st.integers(0, 2**31 - 1),      # seed
-    st.integers(4, 60),             # records
-    st.integers(0, 3),              # continuous
-    st.integers(0, 2),              # nominal
-    st.integers(0, 2),              # ordinal
+    st.integers(0, 2**31 - 1),  # seed
+    st.integers(4, 60),  # records
+    st.integers(0, 3),  # continuous
+    st.integers(0, 2),  # nominal
+    st.integers(0, 2),  # ordinal
     st.sampled_from([0.0, 0.1, 0.3]),  # missing rate
     st.sampled_from([0.0, 0.2, 1.0]),  # change rate
 ).filter(lambda t: t[2] + t[3] + t[4] > 0)
@@ -85,10 +85,12 @@ def test_identical_files_lose_nothing(shape, convention):
     names = list(scales)
     cat = [v for v in names if scales[v] != "continuous"]
     # identity PRAM matrices (nothing changes): size = declared order, or the labels present
-    pram = {v: np.eye(len(scales[v]) if isinstance(scales[v], list) else o[v].drop_nulls().n_unique())
-            for v in cat if o[v].drop_nulls().len()}
-    r = _quiet(o, o.clone(), names, scales=scales, suppressed=convention, pram=pram or None, records=True,
-               robust=True)
+    pram = {
+        v: np.eye(len(scales[v]) if isinstance(scales[v], list) else o[v].drop_nulls().n_unique())
+        for v in cat
+        if o[v].drop_nulls().len()
+    }
+    r = _quiet(o, o.clone(), names, scales=scales, suppressed=convention, pram=pram or None, records=True, robust=True)
     assert r.lambda_ == 0 and all(v == 0 for v in r.lambda_j.values())
     assert np.all(r.distances == 0) and np.all(r.record_loss == 0)
     for v in ("il1", "il1s", "eigen", "robust_eigen", "gamma", "ebil_joint"):
@@ -107,12 +109,26 @@ def test_identical_files_lose_nothing(shape, convention):
 
 
 @SETTINGS
-@given(shapes, st.sampled_from(["mlodak", "sdcmicro"]), st.sampled_from(["arctan", "max_abs", "max_squared"]),
-       st.sampled_from(["pearson", "kendall"]))
+@given(
+    shapes,
+    st.sampled_from(["mlodak", "sdcmicro"]),
+    st.sampled_from(["arctan", "max_abs", "max_squared"]),
+    st.sampled_from(["pearson", "kendall"]),
+)
 def test_lambda_and_gamma_in_unit_interval(shape, convention, distance, method):
     o, p, scales = make_pair(*shape)
-    r = _quiet(o, p, list(scales), scales=scales, suppressed=convention, continuous_distance=distance,
-               gamma_method=method, new_categories="allow", robust=False, records=True)
+    r = _quiet(
+        o,
+        p,
+        list(scales),
+        scales=scales,
+        suppressed=convention,
+        continuous_distance=distance,
+        gamma_method=method,
+        new_categories="allow",
+        robust=False,
+        records=True,
+    )
     assert 0 <= r.lambda_ <= 1
     assert all(0 <= v <= 1 for v in r.lambda_j.values())
     assert np.all((r.distances >= 0) & (r.distances <= 1))

@@ -47,8 +47,11 @@ def test_moments_path_equals_pairwise_path(seed, collinear):
     rtol_eigen = 1e-9 if collinear else RTOL
     assert K.eigen_loss(X, Y, moments=m) == pytest.approx(K.eigen_loss(X, Y), rel=rtol_eigen)
     for method in ("pearson",):
-        np.testing.assert_allclose(K.inverse_corr_diag(X, method, moments=m[0]), K.inverse_corr_diag(X, method),
-                                   rtol=1e-9 if collinear else 1e-11)
+        np.testing.assert_allclose(
+            K.inverse_corr_diag(X, method, moments=m[0]),
+            K.inverse_corr_diag(X, method),
+            rtol=1e-9 if collinear else 1e-11,
+        )
     fast, slow = K.discrepancy(X, Y, 1.0, moments=m), K.discrepancy(X, Y, 1.0)
     assert fast.keys() == slow.keys()
     for pair in slow:
@@ -81,22 +84,43 @@ def test_shared_differences_change_nothing(missing):
     for j in range(X.shape[1]):
         for conv in ("mlodak", "sdcmicro"):
             for kind in ("arctan", "max_abs", "max_squared"):
-                np.testing.assert_array_equal(K.continuous_distance(X[:, j], Y[:, j], conv, kind, D[:, j]),
-                                              K.continuous_distance(X[:, j], Y[:, j], conv, kind))
+                np.testing.assert_array_equal(
+                    K.continuous_distance(X[:, j], Y[:, j], conv, kind, D[:, j]),
+                    K.continuous_distance(X[:, j], Y[:, j], conv, kind),
+                )
     if missing == 0:  # the arctan distance itself (hand formula, spec: (2/pi) arctan|x - x'|)
-        np.testing.assert_array_equal(K.continuous_distance(X[:, 0], Y[:, 0]),
-                                      (2 / math.pi) * np.arctan(np.abs(X[:, 0] - Y[:, 0])))
+        np.testing.assert_array_equal(
+            K.continuous_distance(X[:, 0], Y[:, 0]), (2 / math.pi) * np.arctan(np.abs(X[:, 0] - Y[:, 0]))
+        )
     np.testing.assert_array_equal(D, np.abs(X - Y))  # abs_differences leaves nothing out
     names = [f"x{j}" for j in range(X.shape[1])]
-    inp = IL._validate_information_loss(pl.DataFrame(X, schema=names), pl.DataFrame(Y, schema=names), names,
-                                        scales="continuous", missing=None, pram=None, anova=None,
-                                        **_defaults())
+    inp = IL._validate_information_loss(
+        pl.DataFrame(X, schema=names),
+        pl.DataFrame(Y, schema=names),
+        names,
+        scales="continuous",
+        missing=None,
+        pram=None,
+        anova=None,
+        **_defaults(),
+    )
     assert _steps.changes(inp, D) == _steps.changes(inp)
 
 
 def _defaults():
-    return dict(suppressed="mlodak", continuous_distance="arctan", bound=1.0, zero_sd="exclude", ctbil_dim=2,
-                ebil_base=None, gamma_method="pearson", robust=False, seed=0, new_categories="error", records=True)
+    return dict(
+        suppressed="mlodak",
+        continuous_distance="arctan",
+        bound=1.0,
+        zero_sd="exclude",
+        ctbil_dim=2,
+        ebil_base=None,
+        gamma_method="pearson",
+        robust=False,
+        seed=0,
+        new_categories="error",
+        records=True,
+    )
 
 
 def _oracle(X, Y, bound=1.0):
@@ -104,9 +128,14 @@ def _oracle(X, Y, bound=1.0):
     stats = K.column_stats(X, Y, bound)
     r = K.il1_by_variable(X, Y, stats)
     dist = np.column_stack([K.continuous_distance(X[:, j], Y[:, j]) for j in range(X.shape[1])])
-    return {"il1": r["il1"].sum(), "il1s": r["il1s"].sum(), "eigen": K.eigen_loss(X, Y),
-            "gamma": K.gamma(K.inverse_corr_diag(X), K.inverse_corr_diag(Y)), "lambda": dist.mean(),
-            "discrepancy": K.discrepancy(X, Y, bound)}
+    return {
+        "il1": r["il1"].sum(),
+        "il1s": r["il1s"].sum(),
+        "eigen": K.eigen_loss(X, Y),
+        "gamma": K.gamma(K.inverse_corr_diag(X), K.inverse_corr_diag(Y)),
+        "lambda": dist.mean(),
+        "discrepancy": K.discrepancy(X, Y, bound),
+    }
 
 
 @pytest.mark.parametrize("n", [300, 60_000])  # serial / distances in a second thread (n m >= 2e5)
@@ -121,8 +150,9 @@ def test_public_function_matches_the_general_paths(n, monkeypatch):
     assert r.lambda_ == pytest.approx(want["lambda"], rel=1e-12)
     for pair, d in want["discrepancy"].items():
         for key, value in d.items():
-            assert r.discrepancy[pair][key.replace("cells", "n_cells").replace("n_n_", "n_")] == \
-                pytest.approx(value, rel=1e-9, abs=1e-15), (pair, key)
+            assert r.discrepancy[pair][key.replace("cells", "n_cells").replace("n_n_", "n_")] == pytest.approx(
+                value, rel=1e-9, abs=1e-15
+            ), (pair, key)
     # the threaded and the serial runs are identical
     monkeypatch.setattr(IL, "_PARALLEL_CELLS", 10**12)
     serial = sdckit.information_loss(o, p, names, records=True)

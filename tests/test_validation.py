@@ -7,9 +7,8 @@ import polars as pl
 import pytest
 
 import sdckit
-from sdckit import MissingColumnError, Scenario, SdcError
-
 from conftest import S002_KEYS, s002_table
+from sdckit import MissingColumnError, Scenario, SdcError
 
 
 def base() -> pl.DataFrame:
@@ -22,20 +21,70 @@ def with_w(values) -> pl.DataFrame:
 
 BAD_FREQ_CALLS = [
     # (id, kwargs for sdckit.frequencies, exception type, fragments the message must contain)
-    ("missing-key", dict(data=base(), keys=["Residence", "Age"]), MissingColumnError, ["Age", "not found", "available columns", "Gender"]),
+    (
+        "missing-key",
+        dict(data=base(), keys=["Residence", "Age"]),
+        MissingColumnError,
+        ["Age", "not found", "available columns", "Gender"],
+    ),
     ("missing-weight", dict(data=base(), keys=S002_KEYS, weight="wt"), MissingColumnError, ["wt", "not found"]),
-    ("string-weight", dict(data=base().with_columns(pl.col("w").cast(pl.String)), keys=S002_KEYS, weight="w"), SdcError, ["weight", "w", "expected positive numbers"]),
-    ("bool-weight", dict(data=base().with_columns(pl.lit(True).alias("w")), keys=S002_KEYS, weight="w"), SdcError, ["weight", "Boolean"]),
-    ("negative-weight", dict(data=with_w([1.0, -2, 3, 4, 5, 6, 7, 8, 9, 10]), keys=S002_KEYS, weight="w"), SdcError, ["weight", "1 negative"]),
-    ("nan-weight", dict(data=with_w([1.0, np.nan, 3, 4, 5, 6, 7, 8, 9, 10]), keys=S002_KEYS, weight="w"), SdcError, ["weight", "missing", "1 record"]),
-    ("null-weight", dict(data=with_w([1.0, None, 3, 4, 5, 6, 7, 8, 9, 10]), keys=S002_KEYS, weight="w"), SdcError, ["weight", "missing"]),
-    ("zero-weight", dict(data=with_w([0.0, 2, 3, 4, 5, 6, 7, 8, 9, 10]), keys=S002_KEYS, weight="w"), SdcError, ["weight", "zero", "represents nobody"]),
-    ("inf-weight", dict(data=with_w([np.inf, 2, 3, 4, 5, 6, 7, 8, 9, 10]), keys=S002_KEYS, weight="w"), SdcError, ["weight", "infinite"]),
+    (
+        "string-weight",
+        dict(data=base().with_columns(pl.col("w").cast(pl.String)), keys=S002_KEYS, weight="w"),
+        SdcError,
+        ["weight", "w", "expected positive numbers"],
+    ),
+    (
+        "bool-weight",
+        dict(data=base().with_columns(pl.lit(True).alias("w")), keys=S002_KEYS, weight="w"),
+        SdcError,
+        ["weight", "Boolean"],
+    ),
+    (
+        "negative-weight",
+        dict(data=with_w([1.0, -2, 3, 4, 5, 6, 7, 8, 9, 10]), keys=S002_KEYS, weight="w"),
+        SdcError,
+        ["weight", "1 negative"],
+    ),
+    (
+        "nan-weight",
+        dict(data=with_w([1.0, np.nan, 3, 4, 5, 6, 7, 8, 9, 10]), keys=S002_KEYS, weight="w"),
+        SdcError,
+        ["weight", "missing", "1 record"],
+    ),
+    (
+        "null-weight",
+        dict(data=with_w([1.0, None, 3, 4, 5, 6, 7, 8, 9, 10]), keys=S002_KEYS, weight="w"),
+        SdcError,
+        ["weight", "missing"],
+    ),
+    (
+        "zero-weight",
+        dict(data=with_w([0.0, 2, 3, 4, 5, 6, 7, 8, 9, 10]), keys=S002_KEYS, weight="w"),
+        SdcError,
+        ["weight", "zero", "represents nobody"],
+    ),
+    (
+        "inf-weight",
+        dict(data=with_w([np.inf, 2, 3, 4, 5, 6, 7, 8, 9, 10]), keys=S002_KEYS, weight="w"),
+        SdcError,
+        ["weight", "infinite"],
+    ),
     ("empty-data", dict(data=base().head(0), keys=S002_KEYS), SdcError, ["data", "no records"]),
     ("key-is-weight", dict(data=base(), keys=["Residence", "w"], weight="w"), SdcError, ["column w", "one role"]),
     ("key-twice", dict(data=base(), keys=["Residence", "Residence"]), SdcError, ["keys", "more than once"]),
-    ("all-missing-key", dict(data=base().with_columns(pl.lit(None, pl.String).alias("Gender")), keys=S002_KEYS), SdcError, ["Gender", "missing for every record", "allow_degenerate_keys"]),
-    ("single-level-key", dict(data=base().with_columns(pl.lit("x").alias("Gender")), keys=S002_KEYS), SdcError, ["Gender", "single category"]),
+    (
+        "all-missing-key",
+        dict(data=base().with_columns(pl.lit(None, pl.String).alias("Gender")), keys=S002_KEYS),
+        SdcError,
+        ["Gender", "missing for every record", "allow_degenerate_keys"],
+    ),
+    (
+        "single-level-key",
+        dict(data=base().with_columns(pl.lit("x").alias("Gender")), keys=S002_KEYS),
+        SdcError,
+        ["Gender", "single category"],
+    ),
     ("alpha-range", dict(data=base(), keys=S002_KEYS, alpha=1.5), SdcError, ["alpha", "1.5", "[0, 1]"]),
     ("alpha-text", dict(data=base(), keys=S002_KEYS, alpha="half"), SdcError, ["alpha", "'half'"]),
     ("alpha-nan", dict(data=base(), keys=S002_KEYS, alpha=float("nan")), SdcError, ["alpha"]),
@@ -48,7 +97,12 @@ BAD_FREQ_CALLS = [
     ("na-rule", dict(data=base(), keys=S002_KEYS, na_rule="drop"), SdcError, ["na_rule", "'drop'", "sdcmicro"]),
     ("weight-list", dict(data=base(), keys=S002_KEYS, weight=["w", "w2"]), SdcError, ["weight", "single column"]),
     ("ragged-dict", dict(data={"a": [1, 2], "b": [1]}, keys=["a"]), SdcError, ["data", "equal-length"]),
-    ("list-key-column", dict(data=pl.DataFrame({"a": [[1], [2]], "b": [1, 2]}), keys=["a", "b"]), SdcError, ["keys", "column a", "List"]),
+    (
+        "list-key-column",
+        dict(data=pl.DataFrame({"a": [[1], [2]], "b": [1, 2]}), keys=["a", "b"]),
+        SdcError,
+        ["keys", "column a", "List"],
+    ),
 ]
 
 
@@ -84,7 +138,9 @@ def test_all_problems_in_one_error():
     assert text.count("\n  - ") == 4
 
 
-@pytest.mark.parametrize("k, fragment", [(0, "k: got 0"), ("x", "k: got 'x'"), ([], "k: empty"), ([2, -1], "k: got -1")])
+@pytest.mark.parametrize(
+    "k, fragment", [(0, "k: got 0"), ("x", "k: got 'x'"), ([], "k: empty"), ([2, -1], "k: got -1")]
+)
 def test_bad_k(k, fragment):
     with pytest.raises(SdcError, match="expected|empty") as info:
         sdckit.k_anonymity(base(), S002_KEYS, k=k)

@@ -7,9 +7,8 @@ import json
 
 import pytest
 
-from sdckit.cli import main
-
 from conftest import shared_file
+from sdckit.cli import main
 
 EUSILC_KEYS = "db040,hsize,age,rb090,pl030,pb220a"
 
@@ -20,8 +19,22 @@ def test_eusilc_household_rule_fails_and_is_named(tmp_path, capsys):
     the individual rate (0.39 %) meets a 1 % target, the household rate (1.34 %) does not, and
     3,611 records are unsafe under the household rule. The file is NOT safe."""
     out = tmp_path / "risk.json"
-    rc = main(["risk", str(shared_file("laeken", "eusilc.csv")), "--keys", EUSILC_KEYS, "--weight", "rb050",
-               "--household", "db030", "--max-global-risk", "0.01", "--json", str(out)])
+    rc = main(
+        [
+            "risk",
+            str(shared_file("laeken", "eusilc.csv")),
+            "--keys",
+            EUSILC_KEYS,
+            "--weight",
+            "rb050",
+            "--household",
+            "db030",
+            "--max-global-risk",
+            "0.01",
+            "--json",
+            str(out),
+        ]
+    )
     assert rc == 0
     printed = capsys.readouterr().out
     doc = json.loads(out.read_text())

@@ -22,7 +22,9 @@ def make(n_households: int = 800, seed: int = SEED) -> pl.DataFrame:
     size = rng.choice([1, 2, 3, 4, 5, 6], size=n_households, p=[0.28, 0.32, 0.17, 0.15, 0.06, 0.02])
     hh_region = rng.choice(len(regions), size=n_households, p=pr / pr.sum())
     # households sampled with region-dependent probabilities -> weights vary by region
-    hh_weight = np.round(rng.uniform(0.8, 1.2, n_households) * np.array([900, 1100, 1000, 800, 750, 1300, 1200, 500])[hh_region], 1)
+    hh_weight = np.round(
+        rng.uniform(0.8, 1.2, n_households) * np.array([900, 1100, 1000, 800, 750, 1300, 1200, 500])[hh_region], 1
+    )
     hid = np.repeat(np.arange(1, n_households + 1), size)
     n = len(hid)
     region = np.repeat(hh_region, size)
@@ -36,24 +38,33 @@ def make(n_households: int = 800, seed: int = SEED) -> pl.DataFrame:
     edu = np.where(age < 15, 1, rng.choice(5, size=n, p=[0.05, 0.2, 0.25, 0.3, 0.2]))
     edu = np.where(age < 6, 0, edu)
     econ_levels = ["employed", "unemployed", "inactive", "retired", "child"]
-    econ = np.where(age < 15, 4, np.where(age >= 65, np.where(rng.random(n) < 0.85, 3, 0),
-                                          rng.choice(3, size=n, p=[0.68, 0.07, 0.25])))
+    econ = np.where(
+        age < 15,
+        4,
+        np.where(age >= 65, np.where(rng.random(n) < 0.85, 3, 0), rng.choice(3, size=n, p=[0.68, 0.07, 0.25])),
+    )
     cit_levels = ["national", "EU", "other"]
     cit = rng.choice(3, size=n, p=[0.9, 0.06, 0.04])
     health = rng.choice(["good", "fair", "bad"], size=n, p=[0.6, 0.3, 0.1])
-    income = np.where(econ == 0, np.round(rng.lognormal(10.2, 0.6, n), -1), np.where(econ == 3, np.round(rng.lognormal(9.6, 0.4, n), -1), 0.0))
-    return pl.DataFrame({
-        "household": hid,
-        "region": np.array(regions)[region],
-        "sex": sex,
-        "age_group": age_label,
-        "education": np.array(edu_levels)[edu],
-        "econ_status": np.array(econ_levels)[econ],
-        "citizenship": np.array(cit_levels)[cit],
-        "health": health,
-        "income": income,
-        "weight": weight,
-    })
+    income = np.where(
+        econ == 0,
+        np.round(rng.lognormal(10.2, 0.6, n), -1),
+        np.where(econ == 3, np.round(rng.lognormal(9.6, 0.4, n), -1), 0.0),
+    )
+    return pl.DataFrame(
+        {
+            "household": hid,
+            "region": np.array(regions)[region],
+            "sex": sex,
+            "age_group": age_label,
+            "education": np.array(edu_levels)[edu],
+            "econ_status": np.array(econ_levels)[econ],
+            "citizenship": np.array(cit_levels)[cit],
+            "health": health,
+            "income": income,
+            "weight": weight,
+        }
+    )
 
 
 if __name__ == "__main__":

@@ -19,12 +19,17 @@ __version__ = "0.1.0"
 
 __all__ = [
     # data and roles
-    "Scenario", "read_data", "tune_memory",
+    "Scenario",
+    "read_data",
+    "tune_memory",
     # risk measures (categorical keys, continuous keys, record linkage)
     *_risk_all,
     # information loss
-    "information_loss", "InformationLossResult",
+    "information_loss",
+    "InformationLossResult",
     # errors
-    "SdcError", "MissingColumnError", "SdcWarning",
+    "SdcError",
+    "MissingColumnError",
+    "SdcWarning",
     "__version__",
 ]

@@ -18,8 +18,9 @@ REMOVED_IN = "0.3"
 
 
 def _warn(msg: str, stacklevel: int = 3) -> None:
-    warnings.warn(f"{msg}; the old form will be removed in sdckit {REMOVED_IN}", DeprecationWarning,
-                  stacklevel=stacklevel)
+    warnings.warn(
+        f"{msg}; the old form will be removed in sdckit {REMOVED_IN}", DeprecationWarning, stacklevel=stacklevel
+    )
 
 
 def renamed_parameters(*, positional: tuple[str, ...] = (), **renames: str):

@@ -38,17 +38,29 @@ class Roles:
     missing: tuple = ()
 
     @classmethod
-    def of(cls, keys=None, *, numeric_keys=None, weight=None, household=None, strata=None, sensitive=None,
-           missing=None) -> Roles:
+    def of(
+        cls, keys=None, *, numeric_keys=None, weight=None, household=None, strata=None, sensitive=None, missing=None
+    ) -> Roles:
         names = lambda v, p: tuple(as_name_list(v, p, allow_empty=True))  # noqa: E731
-        return cls(names(keys, "keys"), names(numeric_keys, "numeric_keys"), _one_column(weight, "weight"),
-                   _one_column(household, "household"), names(strata, "strata"), names(sensitive, "sensitive"),
-                   as_missing_codes(missing))
+        return cls(
+            names(keys, "keys"),
+            names(numeric_keys, "numeric_keys"),
+            _one_column(weight, "weight"),
+            _one_column(household, "household"),
+            names(strata, "strata"),
+            names(sensitive, "sensitive"),
+            as_missing_codes(missing),
+        )
 
     def by_role(self) -> dict[str, tuple[str, ...]]:
-        return {"keys": self.keys, "numeric_keys": self.numeric_keys,
-                "weight": (self.weight,) if self.weight else (), "household": (self.household,) if self.household else (),
-                "strata": self.strata, "sensitive": self.sensitive}
+        return {
+            "keys": self.keys,
+            "numeric_keys": self.numeric_keys,
+            "weight": (self.weight,) if self.weight else (),
+            "household": (self.household,) if self.household else (),
+            "strata": self.strata,
+            "sensitive": self.sensitive,
+        }
 
 
 @dataclass(frozen=True)
@@ -67,15 +79,27 @@ class Prepared:
         return self.roles
 
 
-def prepare(data, keys, *, weight=None, sensitive=None, household=None, strata=None, missing=None,
-            allow_degenerate_keys: bool = False, zero_weight: str = "error", engine=None) -> Prepared:
+def prepare(
+    data,
+    keys,
+    *,
+    weight=None,
+    sensitive=None,
+    household=None,
+    strata=None,
+    missing=None,
+    allow_degenerate_keys: bool = False,
+    zero_weight: str = "error",
+    engine=None,
+) -> Prepared:
     """Validate the roles against ``data`` (every problem in one error) and encode the keys
     (and the strata, which must be complete)."""
     check_choice(zero_weight, "zero_weight", ("error", "drop"))
     roles = Roles.of(keys, weight=weight, household=household, strata=strata, sensitive=sensitive, missing=missing)
     eng = get_engine(engine)
-    table, enc = validate_roles(eng.table(data), roles, allow_degenerate_keys=allow_degenerate_keys,
-                                zero_weight=zero_weight, engine=eng)
+    table, enc = validate_roles(
+        eng.table(data), roles, allow_degenerate_keys=allow_degenerate_keys, zero_weight=zero_weight, engine=eng
+    )
     w = table.floats([roles.weight])[:, 0] if roles.weight is not None else None
     _warn_suspicious(roles, enc, w)
     st = eng.encode(table, roles.strata) if roles.strata else None
@@ -86,17 +110,28 @@ def _warn_suspicious(roles: Roles, enc: EncodedKeys, w) -> None:
     """Warn, never coerce: missing-value codes that occur nowhere, design weights below 1."""
     if enc.unused_missing:
         codes = ", ".join(repr(v) for v in enc.unused_missing)
-        warn(f"missing: {codes} occur(s) in none of the key columns ({', '.join(roles.keys)}); check the code and its "
-             "type (-999 and '-999' differ for a text column)")
+        warn(
+            f"missing: {codes} occur(s) in none of the key columns ({', '.join(roles.keys)}); check the code and its "
+            "type (-999 and '-999' differ for a text column)"
+        )
     if w is not None and w.size:
         n_low = int(np.count_nonzero(w < 1))
         if n_low:
-            warn(f"weight: column {roles.weight} has {n_low} value(s) below 1; a design weight 1/pi is at least 1, "
-                 "so F_k can fall below f_k")
+            warn(
+                f"weight: column {roles.weight} has {n_low} value(s) below 1; a design weight 1/pi is at least 1, "
+                "so F_k can fall below f_k"
+            )
 
 
-def validate_roles(table, roles: Roles, *, require_keys: bool = True, allow_degenerate_keys: bool = False,
-                   zero_weight: str = "error", engine=None):
+def validate_roles(
+    table,
+    roles: Roles,
+    *,
+    require_keys: bool = True,
+    allow_degenerate_keys: bool = False,
+    zero_weight: str = "error",
+    engine=None,
+):
     """Check every role against ``table`` at once; return ``(table, encoded keys)``.
 
     All problems are collected and reported in one :class:`SdcError` (one per line): empty
@@ -147,18 +182,24 @@ def _column_problems(table, roles: Roles, absent, zero_weight: str) -> list[str]
     if roles.household and present(roles.household):
         nmiss = table.n_missing(roles.household)
         if nmiss:
-            out.append(f"household: column {roles.household} is missing for {nmiss} record(s); every record needs "
-                       "a household id")
+            out.append(
+                f"household: column {roles.household} is missing for {nmiss} record(s); every record needs "
+                "a household id"
+            )
     for c in roles.strata:
         if present(c) and table.n_missing(c):
-            out.append(f"strata: column {c} is missing for {table.n_missing(c)} record(s); every record needs a stratum")
+            out.append(
+                f"strata: column {c} is missing for {table.n_missing(c)} record(s); every record needs a stratum"
+            )
     for c in roles.numeric_keys:
         if present(c) and not table.is_numeric(c):
             out.append(f"numeric_keys: column {c} has type {table.dtype_name(c)}; expected numbers")
     for role, cols in (("keys", roles.keys), ("strata", roles.strata)):
         for c in cols:
             if present(c) and table.kind(c) == "nested":
-                out.append(f"{role}: column {c} has type {table.dtype_name(c)}; expected a categorical variable (labels)")
+                out.append(
+                    f"{role}: column {c} has type {table.dtype_name(c)}; expected a categorical variable (labels)"
+                )
     return out
 
 
@@ -169,15 +210,19 @@ def weight_problems(table, name: str, allow_zero: bool = False) -> list[str]:
     s = table.float_summary(name)
     out = []
     if s["n_missing"]:
-        out.append(f"weight: column {name} is missing (NA/NaN) for {s['n_missing']} record(s); expected a weight for "
-                   "every record")
+        out.append(
+            f"weight: column {name} is missing (NA/NaN) for {s['n_missing']} record(s); expected a weight for "
+            "every record"
+        )
     if s["n_inf"]:
         out.append(f"weight: column {name} has {s['n_inf']} infinite value(s); expected finite positive numbers")
     if s["n_negative"]:
         out.append(f"weight: column {name} has {s['n_negative']} negative value(s); expected positive numbers")
     if s["n_zero"] and not allow_zero:
-        out.append(f"weight: column {name} has {s['n_zero']} zero value(s); a record with weight 0 represents nobody, "
-                   "expected > 0 (or zero_weight=\"drop\" to count such records in f_k only)")
+        out.append(
+            f"weight: column {name} has {s['n_zero']} zero value(s); a record with weight 0 represents nobody, "
+            'expected > 0 (or zero_weight="drop" to count such records in f_k only)'
+        )
     return out
 
 
@@ -188,6 +233,8 @@ def _degenerate_keys(enc: EncodedKeys) -> list[str]:
         if k == 0:
             out.append(f"keys: column {name} is missing for every record; drop it or pass allow_degenerate_keys=True")
         elif k == 1:
-            out.append(f"keys: column {name} has a single category; it cannot distinguish records, drop it or pass "
-                       "allow_degenerate_keys=True")
+            out.append(
+                f"keys: column {name} has a single category; it cannot distinguish records, drop it or pass "
+                "allow_degenerate_keys=True"
+            )
     return out

@@ -39,8 +39,7 @@ class Progress:
             except ImportError:  # no tqdm: plain lines
                 self._bar = None
             else:
-                self._bar = tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, leave=leave,
-                                 dynamic_ncols=True)
+                self._bar = tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, leave=leave, dynamic_ncols=True)
 
     def update(self, n: float = 1) -> None:
         if not self.enabled:

@@ -18,8 +18,19 @@ from typing import Any
 from ._errors import MissingColumnError, SdcError
 
 __all__ = [
-    "as_missing_codes", "as_name_list", "check_alpha", "check_bool", "check_choice", "check_fraction", "check_int",
-    "check_k_list", "check_number", "check_seed", "check_scales", "missing_columns_message", "raise_problems",
+    "as_missing_codes",
+    "as_name_list",
+    "check_alpha",
+    "check_bool",
+    "check_choice",
+    "check_fraction",
+    "check_int",
+    "check_k_list",
+    "check_number",
+    "check_seed",
+    "check_scales",
+    "missing_columns_message",
+    "raise_problems",
 ]
 
 
@@ -75,9 +86,18 @@ def _range_text(low, high, low_open, high_open) -> str:
     return "finite"
 
 
-def check_number(value, param: str, *, low: float | None = None, high: float | None = None,
-                 low_open: bool = False, high_open: bool = False, allow_inf: bool = False,
-                 allow_none: bool = False, what: str = "a number") -> float | None:
+def check_number(
+    value,
+    param: str,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+    allow_inf: bool = False,
+    allow_none: bool = False,
+    what: str = "a number",
+) -> float | None:
     """A real number (not a bool, not a string) within the given bounds.
 
     ``low_open`` / ``high_open`` exclude the bound itself. Infinite values only with
@@ -91,21 +111,23 @@ def check_number(value, param: str, *, low: float | None = None, high: float | N
     x = float(value)
     if math.isnan(x) or (math.isinf(x) and not allow_inf):
         raise SdcError(f"{param}: got {_show(value)}; expected {expected}")
-    if (low is not None and (x < low or (low_open and x == low))) or \
-       (high is not None and (x > high or (high_open and x == high))):
+    if (low is not None and (x < low or (low_open and x == low))) or (
+        high is not None and (x > high or (high_open and x == high))
+    ):
         raise SdcError(f"{param}: got {_show(value)}; expected {expected}")
     return x
 
 
-def check_fraction(value, param: str, *, low_open: bool = True, high_open: bool = False,
-                   allow_none: bool = False) -> float | None:
+def check_fraction(
+    value, param: str, *, low_open: bool = True, high_open: bool = False, allow_none: bool = False
+) -> float | None:
     """A share in (0, 1] by default (the interval ends set by ``low_open`` / ``high_open``)."""
-    return check_number(value, param, low=0.0, high=1.0, low_open=low_open, high_open=high_open,
-                        allow_none=allow_none)
+    return check_number(value, param, low=0.0, high=1.0, low_open=low_open, high_open=high_open, allow_none=allow_none)
 
 
-def check_int(value, param: str, *, low: int | None = None, high: int | None = None,
-              allow_none: bool = False) -> int | None:
+def check_int(
+    value, param: str, *, low: int | None = None, high: int | None = None, allow_none: bool = False
+) -> int | None:
     """A whole number (an ``int``, or a float with an integer value) within [low, high]."""
     if value is None and allow_none:
         return None
@@ -192,8 +214,14 @@ def as_missing_codes(missing) -> tuple:
 SCALES = ("nominal", "ordinal", "continuous")
 
 
-def check_scales(scales, variables: Sequence[str], param: str = "scales", *,
-                 allowed: Sequence[str] = SCALES, default: str | None = None) -> tuple[dict[str, str], list[str]]:
+def check_scales(
+    scales,
+    variables: Sequence[str],
+    param: str = "scales",
+    *,
+    allowed: Sequence[str] = SCALES,
+    default: str | None = None,
+) -> tuple[dict[str, str], list[str]]:
     """Measurement scales per variable: ``{variable: scale}`` or one scale for all.
 
     Returns the complete mapping (``default`` for unlisted variables, or left out when

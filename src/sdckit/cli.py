@@ -88,11 +88,15 @@ def check_output_paths(args) -> None:
     for i, (name, path) in enumerate(outputs):
         for in_name, in_path in inputs:
             if same(path, in_path):
-                raise SdcError(f"--{name}: {path} is the input file {in_name}; expected a new file name (sdckit never "
-                               "writes over its input)")
+                raise SdcError(
+                    f"--{name}: {path} is the input file {in_name}; expected a new file name (sdckit never "
+                    "writes over its input)"
+                )
         for other, other_path in outputs[:i]:
             if same(path, other_path):
-                raise SdcError(f"--{name}: {path} is also the --{other} file; expected a different file for each output")
+                raise SdcError(
+                    f"--{name}: {path} is also the --{other} file; expected a different file for each output"
+                )
 
 
 if __name__ == "__main__":  # pragma: no cover

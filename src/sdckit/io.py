@@ -51,9 +51,17 @@ _WRITABLE = {".csv": ",", ".tsv": "\t", ".parquet": None, ".pq": None}
 # ------------------------------------------------------------------------------------------
 # public API
 # ------------------------------------------------------------------------------------------
-def read_data(path, *, columns=None, string_columns=None, value_labels: bool = True,
-              na_values=("", "NA"), sep: str | None = None, encoding: str | None = None,
-              lazy: bool = False):
+def read_data(
+    path,
+    *,
+    columns=None,
+    string_columns=None,
+    value_labels: bool = True,
+    na_values=("", "NA"),
+    sep: str | None = None,
+    encoding: str | None = None,
+    lazy: bool = False,
+):
     """Read a microdata file into a Polars DataFrame.
 
     Parameters
@@ -168,8 +176,15 @@ def read_metadata(path, *, encoding: str | None = None) -> dict[str, Any]:
     """
     p, ext = _check_path(path)
     out: dict[str, Any] = {
-        "format": _KIND[ext], "path": str(p), "columns": [], "n_rows": None, "file_label": None,
-        "variable_labels": {}, "value_labels": {}, "measure": {}, "user_missing": {},
+        "format": _KIND[ext],
+        "path": str(p),
+        "columns": [],
+        "n_rows": None,
+        "file_label": None,
+        "variable_labels": {},
+        "value_labels": {},
+        "measure": {},
+        "user_missing": {},
     }
     if ext in _TEXT:
         sep, text = _text_source(p, ext, None, encoding)
@@ -190,7 +205,9 @@ def read_metadata(path, *, encoding: str | None = None) -> dict[str, Any]:
         for c, labs in (getattr(meta, "variable_value_labels", None) or {}).items()
     }
     if ext in (".sav", ".zsav"):
-        out["measure"] = {c: m for c, m in (getattr(meta, "variable_measure", None) or {}).items() if m and m != "unknown"}
+        out["measure"] = {
+            c: m for c, m in (getattr(meta, "variable_measure", None) or {}).items() if m and m != "unknown"
+        }
         um: dict[str, list] = {}
         for c, ranges in (getattr(meta, "missing_ranges", None) or {}).items():
             vals = []
@@ -231,8 +248,9 @@ def write_records(data, path) -> Path:
     p = Path(os.fspath(path))
     ext = p.suffix.lower()
     if ext not in _WRITABLE:
-        raise SdcError(f"path: cannot write {p}: unsupported extension {ext or '(none)'!r}; "
-                       "expected .csv, .tsv, .parquet or .pq")
+        raise SdcError(
+            f"path: cannot write {p}: unsupported extension {ext or '(none)'!r}; expected .csv, .tsv, .parquet or .pq"
+        )
     if not p.parent.is_dir():
         raise SdcError(f"path: cannot write {p}: directory {p.parent} does not exist; expected an existing directory")
     frame = as_table(data, "records").frame
@@ -244,8 +262,10 @@ def write_records(data, path) -> Path:
     except SdcError:
         raise
     except Exception as exc:
-        raise SdcError(f"path: could not write {p} ({_short(exc)}); expected a writable "
-                       f"{'Parquet' if _WRITABLE[ext] is None else 'CSV'} destination") from None
+        raise SdcError(
+            f"path: could not write {p} ({_short(exc)}); expected a writable "
+            f"{'Parquet' if _WRITABLE[ext] is None else 'CSV'} destination"
+        ) from None
     return p
 
 
@@ -389,7 +409,9 @@ def _transcoded(p: Path, encoding: str) -> Path:
     try:
         decoder = codecs.getincrementaldecoder(encoding)()
     except LookupError:
-        raise SdcError(f"encoding: unknown encoding {encoding!r}; expected a Python codec name such as 'latin-1'") from None
+        raise SdcError(
+            f"encoding: unknown encoding {encoding!r}; expected a Python codec name such as 'latin-1'"
+        ) from None
     fd, name = tempfile.mkstemp(prefix="sdckit-", suffix=".csv")
     _TEMPORARY.append(name)
     try:
@@ -398,7 +420,9 @@ def _transcoded(p: Path, encoding: str) -> Path:
                 dst.write(decoder.decode(chunk).encode("utf-8"))
             dst.write(decoder.decode(b"", final=True).encode("utf-8"))
     except UnicodeDecodeError as exc:
-        raise SdcError(f"path: could not decode {p} as {encoding} ({_short(exc)}); expected a text file in that encoding") from None
+        raise SdcError(
+            f"path: could not decode {p} as {encoding} ({_short(exc)}); expected a text file in that encoding"
+        ) from None
     except OSError as exc:
         raise SdcError(f"path: could not read {p} ({_short(exc)}); expected a readable file") from None
     return Path(name)
@@ -426,8 +450,10 @@ def _header(source: Path, sep: str, p: Path) -> list[str]:
         raise SdcError(f"path: could not read {p} ({_short(exc)}); expected a readable file") from None
     dup = sorted({c for c in names if names.count(c) > 1})
     if dup:
-        raise SdcError(f"path: column name(s) {', '.join(dup)} appear more than once in the header of {p}; "
-                       "expected unique column names")
+        raise SdcError(
+            f"path: column name(s) {', '.join(dup)} appear more than once in the header of {p}; "
+            "expected unique column names"
+        )
     return names
 
 
@@ -440,8 +466,11 @@ def _read_text(p, ext, columns, string_columns, na, sep, encoding, lazy=False):
     def rewind():
         return source
 
-    header = _guard(p, kind, lambda: pl.read_csv(rewind(), separator=sep, n_rows=0,
-                                                 encoding="utf8-lossy" if lossy else "utf8").columns)
+    header = _guard(
+        p,
+        kind,
+        lambda: pl.read_csv(rewind(), separator=sep, n_rows=0, encoding="utf8-lossy" if lossy else "utf8").columns,
+    )
     if columns:
         _require(header, columns, "columns", p)
     if string_columns:
@@ -479,8 +508,16 @@ def _keep_leading_zeros(source, kw: dict, columns, p: Path, kind: str) -> None:
         return
     text_kw = {k: v for k, v in kw.items() if k != "schema_overrides"}
     pattern = r"^\s*[+-]?0[0-9]"
-    flags = _guard(p, kind, lambda: pl.scan_csv(source, infer_schema=False, **text_kw).select(
-        [pl.col(c).str.contains(pattern).any().alias(c) for c in ints]).collect().row(0))
+    flags = _guard(
+        p,
+        kind,
+        lambda: (
+            pl.scan_csv(source, infer_schema=False, **text_kw)
+            .select([pl.col(c).str.contains(pattern).any().alias(c) for c in ints])
+            .collect()
+            .row(0)
+        ),
+    )
     lead = [c for c, f in zip(ints, flags) if f]
     if lead:
         kw["schema_overrides"] = {**(kw.get("schema_overrides") or {}), **{c: pl.String for c in lead}}
@@ -508,16 +545,23 @@ def _pyreadstat(p: Path, ext: str):
     try:
         import pyreadstat
     except ImportError:
-        raise SdcError(f"path: reading the {_KIND[ext]} file {p} needs the optional package pyreadstat, "
-                       "which is not installed; install sdckit[stats] (pip install 'sdckit[stats]')") from None
+        raise SdcError(
+            f"path: reading the {_KIND[ext]} file {p} needs the optional package pyreadstat, "
+            "which is not installed; install sdckit[stats] (pip install 'sdckit[stats]')"
+        ) from None
     return pyreadstat
 
 
 def _stat_call(p: Path, ext: str, **kw):
     """Call the pyreadstat reader for ``ext``; returns ``(polars.DataFrame, metadata)``."""
     prs = _pyreadstat(p, ext)
-    reader = {".sav": prs.read_sav, ".zsav": prs.read_sav, ".dta": prs.read_dta,
-              ".sas7bdat": prs.read_sas7bdat, ".xpt": prs.read_xport}[ext]
+    reader = {
+        ".sav": prs.read_sav,
+        ".zsav": prs.read_sav,
+        ".dta": prs.read_dta,
+        ".sas7bdat": prs.read_sas7bdat,
+        ".xpt": prs.read_xport,
+    }[ext]
     if ext == ".xpt":
         kw.pop("user_missing", None)
     kw = {k: v for k, v in kw.items() if v is not None}

@@ -54,30 +54,59 @@ class Scenario:
     missing: tuple = field(default=())
 
     def __post_init__(self):
-        r = Roles.of(self.keys, numeric_keys=self.numeric_keys, weight=self.weight, household=self.household,
-                     strata=self.strata, sensitive=self.sensitive, missing=self.missing)
+        r = Roles.of(
+            self.keys,
+            numeric_keys=self.numeric_keys,
+            weight=self.weight,
+            household=self.household,
+            strata=self.strata,
+            sensitive=self.sensitive,
+            missing=self.missing,
+        )
         for name in ("keys", "numeric_keys", "weight", "household", "strata", "sensitive", "missing"):
             object.__setattr__(self, name, getattr(r, name))
 
     def _roles(self) -> Roles:
-        return Roles(self.keys, self.numeric_keys, self.weight, self.household, self.strata, self.sensitive, self.missing)
+        return Roles(
+            self.keys, self.numeric_keys, self.weight, self.household, self.strata, self.sensitive, self.missing
+        )
 
     def roles(self) -> dict[str, tuple[str, ...]]:
         """Role name -> columns."""
         return self._roles().by_role()
 
-    def validate(self, data, *, require_keys: bool = True, allow_degenerate_keys: bool = False,
-                 zero_weight: str = "error", engine=None):
+    def validate(
+        self,
+        data,
+        *,
+        require_keys: bool = True,
+        allow_degenerate_keys: bool = False,
+        zero_weight: str = "error",
+        engine=None,
+    ):
         """Check every role against ``data`` at once (every problem in one error) and return the
         engine's view of the table."""
         eng = get_engine(engine)
-        return validate_roles(eng.table(data), self._roles(), require_keys=require_keys,
-                              allow_degenerate_keys=allow_degenerate_keys, zero_weight=zero_weight, engine=eng)[0]
+        return validate_roles(
+            eng.table(data),
+            self._roles(),
+            require_keys=require_keys,
+            allow_degenerate_keys=allow_degenerate_keys,
+            zero_weight=zero_weight,
+            engine=eng,
+        )[0]
 
 
 #: scenario role -> the parameter name a measure gives it
-_PARAMETER_OF_ROLE = {"keys": "keys", "numeric_keys": "variables", "weight": "weight", "household": "household",
-                      "strata": "strata", "sensitive": "sensitive", "missing": "missing"}
+_PARAMETER_OF_ROLE = {
+    "keys": "keys",
+    "numeric_keys": "variables",
+    "weight": "weight",
+    "household": "household",
+    "strata": "strata",
+    "sensitive": "sensitive",
+    "missing": "missing",
+}
 
 
 def accepts_scenario(func):

@@ -106,8 +106,9 @@ def relative_interval_counts(x: np.ndarray, p: float, groups: np.ndarray | None 
     return out
 
 
-def joint_relative_interval_counts(X: np.ndarray, p: float, groups: np.ndarray | None = None,
-                                   chunk: int = 1 << 22) -> np.ndarray:
+def joint_relative_interval_counts(
+    X: np.ndarray, p: float, groups: np.ndarray | None = None, chunk: int = 1 << 22
+) -> np.ndarray:
     """Number of records h (in the same group) inside the relative intervals of record i on every
     variable at once (the joint version of F.3.2); NaN for records with a missing value, which
     are neither counted nor evaluated.
@@ -230,8 +231,7 @@ def rmd_risk(zx: np.ndarray, zy: np.ndarray, cov: np.ndarray, center: np.ndarray
 # ----------------------------------------------------------------------------------------------
 def univariate_outliers(X: np.ndarray, quantile: float) -> tuple[np.ndarray, np.ndarray]:
     """Flags ``x_ij > q_j`` (q_j = R type-7 quantile, missing values removed) and the q_j."""
-    q = np.array([np.quantile(c[~np.isnan(c)], quantile) if np.any(~np.isnan(c)) else np.nan
-                  for c in X.T])
+    q = np.array([np.quantile(c[~np.isnan(c)], quantile) if np.any(~np.isnan(c)) else np.nan for c in X.T])
     with np.errstate(invalid="ignore"):
         return X > q, q
 
@@ -365,8 +365,14 @@ def _rows_sq_dist(XT: np.ndarray, Yr: np.ndarray, c0: int, c1: int, out: np.ndar
     return d2
 
 
-def pair_pass(X: np.ndarray, Y: np.ndarray, below: np.ndarray, upto: np.ndarray | None,
-              reach: np.ndarray | None = None, max_candidates: int = 20_000_000):
+def pair_pass(
+    X: np.ndarray,
+    Y: np.ndarray,
+    below: np.ndarray,
+    upto: np.ndarray | None,
+    reach: np.ndarray | None = None,
+    max_candidates: int = 20_000_000,
+):
     """One pass over the non-link pairs (i, j), i != j, that can matter, in blocks of protected
     records.
 
@@ -413,8 +419,12 @@ def pair_pass(X: np.ndarray, Y: np.ndarray, below: np.ndarray, upto: np.ndarray 
     if rows is None or upto is None:
         return n_below, None, None, nearest
     empty = np.zeros(0)
-    return (n_below, np.concatenate(rows) if rows else empty.astype(np.int64),
-            np.concatenate(vals) if vals else empty, nearest)
+    return (
+        n_below,
+        np.concatenate(rows) if rows else empty.astype(np.int64),
+        np.concatenate(vals) if vals else empty,
+        nearest,
+    )
 
 
 def _z_block(XT, Y, ynorm, lo, hi, out, tmp):
@@ -540,8 +550,16 @@ def _sampled_confidentiality(X, Y, ynorm, alpha, rng, sample_pairs):
     return delta, nbrs, first_other
 
 
-def confidentiality(X: np.ndarray, Y: np.ndarray, alpha: float, *, exact_limit: int = 20000,
-                    sample_pairs: int = 10**7, bracket_pairs: int = 10**6, seed: int | None = 0):
+def confidentiality(
+    X: np.ndarray,
+    Y: np.ndarray,
+    alpha: float,
+    *,
+    exact_limit: int = 20000,
+    sample_pairs: int = 10**7,
+    bracket_pairs: int = 10**6,
+    seed: int | None = 0,
+):
     """Seri's confidentiality-plot quantities (spec F.6).
 
     Returns a dict with ``delta`` (alpha-quantile z_(ceil(alpha |U|)) of the non-link

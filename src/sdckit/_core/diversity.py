@@ -172,8 +172,9 @@ def multi_ldiversity_classes(class_ids: np.ndarray, n_classes: int, s_codes: np.
     return m_ent, m_rec
 
 
-def tcloseness_classes(class_ids: np.ndarray, n_classes: int, s_codes: np.ndarray, n_categories: int,
-                       ordered: bool = False, weights=None) -> np.ndarray:
+def tcloseness_classes(
+    class_ids: np.ndarray, n_classes: int, s_codes: np.ndarray, n_categories: int, ordered: bool = False, weights=None
+) -> np.ndarray:
     """Earth mover's distance between each class's distribution Q_E and the overall P (spec A.4).
 
     Records with a missing sensitive value (code -1) are excluded from both P and Q_E.

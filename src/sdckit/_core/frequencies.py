@@ -80,8 +80,9 @@ def _combine(codes: np.ndarray, radix) -> tuple[np.ndarray, bool]:
     return key, True
 
 
-def pattern_frequencies_reference(patterns: np.ndarray, counts: np.ndarray, wsum: np.ndarray, alpha: float = 1.0,
-                        na_rule: str = "sdcmicro") -> tuple[np.ndarray, np.ndarray]:
+def pattern_frequencies_reference(
+    patterns: np.ndarray, counts: np.ndarray, wsum: np.ndarray, alpha: float = 1.0, na_rule: str = "sdcmicro"
+) -> tuple[np.ndarray, np.ndarray]:
     """f and F of every distinct pattern under the missing-value rule.
 
     Rule ``"sdcmicro"`` (sdcMicro ``freqCalc``): a missing value matches any
@@ -154,8 +155,9 @@ def pattern_frequencies_reference(patterns: np.ndarray, counts: np.ndarray, wsum
     return f, F
 
 
-def record_frequencies(codes: np.ndarray, weights: np.ndarray | None = None, alpha: float = 1.0,
-                       na_rule: str = "sdcmicro") -> tuple[np.ndarray, np.ndarray]:
+def record_frequencies(
+    codes: np.ndarray, weights: np.ndarray | None = None, alpha: float = 1.0, na_rule: str = "sdcmicro"
+) -> tuple[np.ndarray, np.ndarray]:
     """Per-record f_k and F_k (input row order); the NumPy oracle of ``sdckit.frequencies``."""
     ids, patterns, counts, wsum = pattern_table(codes, weights)
     fp, Fp = pattern_frequencies(patterns, counts, wsum, alpha, na_rule)

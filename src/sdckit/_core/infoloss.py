@@ -154,8 +154,13 @@ def il1_by_variable(X: np.ndarray, Y: np.ndarray, stats: dict | None = None) -> 
     sd = st["sd"]
     with np.errstate(divide="ignore", invalid="ignore"):
         il1s = np.where(sd > 0, st["abs"] / (sd * _SQRT2), np.where(st["abs"] > 0, np.inf, 0.0))
-    return {"il1": 100.0 * st["rel"], "il1_cells": st["nz"].copy(), "il1s": il1s, "il1s_cells": st["ok"].copy(),
-            "sd": sd.copy()}
+    return {
+        "il1": 100.0 * st["rel"],
+        "il1_cells": st["nz"].copy(),
+        "il1s": il1s,
+        "il1s_cells": st["ok"].copy(),
+        "sd": sd.copy(),
+    }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -228,8 +233,9 @@ def eigen_loss(X: np.ndarray, Y: np.ndarray, scaled: tuple | None = None, moment
     return _eigen_difference(pairwise_cov(Xs), pairwise_cov(Ys))
 
 
-def robust_eigen_loss(X: np.ndarray, Y: np.ndarray, seed: int = 0, max_records: int = 100_000,
-                      scaled: tuple | None = None) -> float:
+def robust_eigen_loss(
+    X: np.ndarray, Y: np.ndarray, seed: int = 0, max_records: int = 100_000, scaled: tuple | None = None
+) -> float:
     """sum_l |e_l - e'_l| / e_l over the eigenvalues of the MCD covariance matrices of the
     scaled data (sdcMicro ``dUtility(method="robeigen")``), on complete records of each file.
 
@@ -303,8 +309,9 @@ def _pca_loadings(R: np.ndarray):
     return e, E
 
 
-def discrepancy(X: np.ndarray, Y: np.ndarray, bound: float = 1.0, stats: dict | None = None,
-                moments: tuple | None = None) -> dict:
+def discrepancy(
+    X: np.ndarray, Y: np.ndarray, bound: float = 1.0, stats: dict | None = None, moments: tuple | None = None
+) -> dict:
     """The discrepancy table of spec G.2 (bounded mean variation of G.3) for continuous X, X'.
 
     Keys: ``"X"``, ``"V"``, ``"R"``, ``"RF"``, ``"F"``, ``"C"``, ``"means"``, ``"variances"``
@@ -319,8 +326,15 @@ def discrepancy(X: np.ndarray, Y: np.ndarray, bound: float = 1.0, stats: dict | 
     st = column_stats(X, Y, bound) if stats is None else stats
     N = float(st["ok"].sum())
     if N:
-        out = {"X": {"mse": float(st["sq"].sum()) / N, "mae": float(st["abs"].sum()) / N,
-                     "mv": float(st["rel"].sum()) / N, "mv_bounded": float(st["bounded"].sum()) / N, "n_cells": int(N)}}
+        out = {
+            "X": {
+                "mse": float(st["sq"].sum()) / N,
+                "mae": float(st["abs"].sum()) / N,
+                "mv": float(st["rel"].sum()) / N,
+                "mv_bounded": float(st["bounded"].sum()) / N,
+                "n_cells": int(N),
+            }
+        }
     else:
         out = {"X": {"mse": None, "mae": None, "mv": None, "mv_bounded": None, "n_cells": 0}}
     mo, mp = moments if moments is not None else (None, None)
@@ -415,8 +429,9 @@ def nominal_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return (a != b).astype(np.float64)
 
 
-def ordinal_distance(x: np.ndarray, y: np.ndarray, R: int, suppressed: str = "mlodak",
-                     divisor: float | None = None) -> np.ndarray:
+def ordinal_distance(
+    x: np.ndarray, y: np.ndarray, R: int, suppressed: str = "mlodak", divisor: float | None = None
+) -> np.ndarray:
     """|x - y| / (R - 1) for ranks 1..R (NaN = missing), spec G.4.
 
     One side missing: ``"sdcmicro"`` -> 1; ``"mlodak"`` -> the distance to the extreme category
@@ -437,8 +452,9 @@ def ordinal_distance(x: np.ndarray, y: np.ndarray, R: int, suppressed: str = "ml
     return d
 
 
-def continuous_distance(x: np.ndarray, y: np.ndarray, suppressed: str = "mlodak",
-                        kind: str = "arctan", absdiff: np.ndarray | None = None) -> np.ndarray:
+def continuous_distance(
+    x: np.ndarray, y: np.ndarray, suppressed: str = "mlodak", kind: str = "arctan", absdiff: np.ndarray | None = None
+) -> np.ndarray:
     """Distance of spec G.4 for a continuous variable.
 
     ``kind``: ``"arctan"`` (2/pi) arctan|x' - x| (S000 3.5.13, default), ``"max_abs"``
@@ -594,8 +610,9 @@ def _unique_rows(codes: np.ndarray):
     return rows, cnt
 
 
-def joint_entropy_loss(orig_codes: np.ndarray, prot_codes: np.ndarray, matrices, base: float | None = None,
-                       max_cells: int = 20_000_000):
+def joint_entropy_loss(
+    orig_codes: np.ndarray, prot_codes: np.ndarray, matrices, base: float | None = None, max_cells: int = 20_000_000
+):
     """EBIL of several PRAMed variables taken as one variable (Kronecker product of the
     matrices, spec G.8), over the tuples that occur.
 
@@ -609,7 +626,7 @@ def joint_entropy_loss(orig_codes: np.ndarray, prot_codes: np.ndarray, matrices,
     total = 0.0
     step = max(1, max_cells // max(len(uo), 1))
     for start in range(0, len(up), step):
-        blk = up[start:start + step]
+        blk = up[start : start + step]
         T = np.ones((len(uo), len(blk)))
         for v, P in enumerate(matrices):
             a = uo[:, v][:, None]
@@ -625,7 +642,7 @@ def joint_entropy_loss(orig_codes: np.ndarray, prot_codes: np.ndarray, matrices,
         H = _xlogx_rows(joint / col)
         if base is not None:
             H = H / math.log(base)
-        total += float(np.dot(cp[start:start + step], H))
+        total += float(np.dot(cp[start : start + step], H))
     return total
 
 
@@ -670,11 +687,11 @@ def _group_sums(fs, levels, Yc, offs, group_sums=None) -> np.ndarray:
     Xty = np.zeros((D, k))
     if group_sums is not None and Yc.shape[0] * k >= 2_000_000:
         for a, block in enumerate(group_sums(fs, levels, Yc)):
-            Xty[offs[a]:offs[a + 1]] = block
+            Xty[offs[a] : offs[a + 1]] = block
         return Xty
     for a, fa in enumerate(fs):
         for c in range(k):
-            Xty[offs[a]:offs[a + 1], c] = np.bincount(fa, weights=Yc[:, c], minlength=levels[a])
+            Xty[offs[a] : offs[a + 1], c] = np.bincount(fa, weights=Yc[:, c], minlength=levels[a])
     return Xty
 
 

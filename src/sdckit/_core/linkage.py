@@ -53,11 +53,11 @@ def _dense_counts(ya, xs, dtrue, rows_a):
         return lt, eq
     step = max(1, _BLOCK // max(1, xs.shape[0] * xs.shape[1]))
     for lo in range(0, rows_a.size, step):
-        r = rows_a[lo: lo + step]
+        r = rows_a[lo : lo + step]
         d2 = sq_distances(ya[r][:, None, :], xs[None, :, :])
         t = dtrue[r][:, None]
-        lt[lo: lo + step] = np.count_nonzero(d2 < t, axis=1)
-        eq[lo: lo + step] = np.count_nonzero(d2 == t, axis=1)
+        lt[lo : lo + step] = np.count_nonzero(d2 < t, axis=1)
+        eq[lo : lo + step] = np.count_nonzero(d2 == t, axis=1)
     return lt, eq
 
 
@@ -121,7 +121,7 @@ def true_partner_ranks(xs: np.ndarray, ys: np.ndarray, *, k0: int = 4):
 def _nearest_update(ys, xs, cols, rows, nearest, replace=False):
     step = max(1, _BLOCK // max(1, cols.size * xs.shape[1]))
     for lo in range(0, rows.size, step):
-        r = rows[lo: lo + step]
+        r = rows[lo : lo + step]
         d2 = sq_distances(ys[r][:, None, :], xs[cols][None, :, :])
         j = np.argmin(d2, axis=1)
         best = d2[np.arange(r.size), j]
@@ -152,7 +152,7 @@ def pattern_counts(ca: np.ndarray, cb: np.ndarray, cards) -> np.ndarray:
     bit j set = field j agrees. A missing code (-1) never agrees. Cost O(2^K (n_A + n_B))."""
     K = ca.shape[1]
     cards = np.asarray(cards, dtype=np.int64)
-    if np.prod(cards.astype(float)) >= 2.0 ** 62:
+    if np.prod(cards.astype(float)) >= 2.0**62:
         raise OverflowError("too many category combinations for the pattern-count keys")
     A = np.zeros(1 << K, dtype=np.float64)
     A[0] = float(ca.shape[0]) * float(cb.shape[0])
@@ -187,8 +187,17 @@ def _pattern_bits(K: int) -> np.ndarray:
     return ((np.arange(1 << K)[:, None] >> np.arange(K)) & 1).astype(float)
 
 
-def fellegi_sunter_em(counts: np.ndarray, K: int, *, m0: float = 0.9, u0: float = 0.1, p0: float = 0.1,
-                      tol: float = 1e-10, max_iter: int = 10_000, clamp: float = 1e-6):
+def fellegi_sunter_em(
+    counts: np.ndarray,
+    K: int,
+    *,
+    m0: float = 0.9,
+    u0: float = 0.1,
+    p0: float = 0.1,
+    tol: float = 1e-10,
+    max_iter: int = 10_000,
+    clamp: float = 1e-6,
+):
     """EM for m_j, u_j and p = P(M) on agreement-pattern counts (conditional independence).
 
     Starts at m_j = m0, u_j = u0, p = p0; m and u are clamped to [clamp, 1 - clamp]; stops when

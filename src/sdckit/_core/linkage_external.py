@@ -36,8 +36,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ExternalInput", "AdmissibleClasses", "nearest_observed", "continuous_mismatch", "pair_distance",
-           "external_pairwise", "first_found", "admissible_classes", "class_links", "external_exact"]
+__all__ = [
+    "ExternalInput",
+    "AdmissibleClasses",
+    "nearest_observed",
+    "continuous_mismatch",
+    "pair_distance",
+    "external_pairwise",
+    "first_found",
+    "admissible_classes",
+    "class_links",
+    "external_exact",
+]
 
 _PAIR_BUDGET = 4_000_000
 _SAMPLE = 2048  # external classes sampled to order the continuous variables by selectivity
@@ -68,9 +78,20 @@ class ExternalInput:
 
     def subset(self, rows_d: np.ndarray, rows_a: np.ndarray) -> ExternalInput:
         """The same input restricted to the given released and external rows."""
-        return ExternalInput(self.nom_d[rows_d], self.nom_a[rows_a], self.ord_d[rows_d], self.ord_a[rows_a],
-                             self.den, self.con_d[rows_d], self.con_a[rows_a], self.w_nom, self.w_ord,
-                             self.w_con, self.tol, self.pair_tol)
+        return ExternalInput(
+            self.nom_d[rows_d],
+            self.nom_a[rows_a],
+            self.ord_d[rows_d],
+            self.ord_a[rows_a],
+            self.den,
+            self.con_d[rows_d],
+            self.con_a[rows_a],
+            self.w_nom,
+            self.w_ord,
+            self.w_con,
+            self.tol,
+            self.pair_tol,
+        )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -153,8 +174,9 @@ def external_pairwise(e: ExternalInput, want_pairs: bool = True):
             ph.append(ih[ok])
     if not want_pairs:
         return paired, None, None
-    ptr, idx = _csr_from_pairs(np.concatenate(pa) if pa else np.zeros(0, np.int64),
-                               np.concatenate(ph) if ph else np.zeros(0, np.int64), e.n_a)
+    ptr, idx = _csr_from_pairs(
+        np.concatenate(pa) if pa else np.zeros(0, np.int64), np.concatenate(ph) if ph else np.zeros(0, np.int64), e.n_a
+    )
     return paired, ptr, idx
 
 
@@ -183,7 +205,7 @@ def first_found(ptr: np.ndarray, idx: np.ndarray, n_d: int, reuse: bool = False)
     rest = np.flatnonzero(has & ~direct)
     p = ptr.tolist()
     for a in rest.tolist():
-        cand = idx[p[a]:p[a + 1]]
+        cand = idx[p[a] : p[a + 1]]
         free = cand[~used[cand]]
         if free.size:
             link[a] = free[0]
@@ -578,8 +600,11 @@ def admissible_classes(e: ExternalInput) -> AdmissibleClasses:
         ia, id_ = _verify(join, ia, id_)
         pa.append(ia)
         pd.append(id_)
-    ptr, idx = _csr_from_pairs(np.concatenate(pa) if pa else np.zeros(0, np.int64),
-                               np.concatenate(pd) if pd else np.zeros(0, np.int64), ca.ptr.size - 1)
+    ptr, idx = _csr_from_pairs(
+        np.concatenate(pa) if pa else np.zeros(0, np.int64),
+        np.concatenate(pd) if pd else np.zeros(0, np.int64),
+        ca.ptr.size - 1,
+    )
     return AdmissibleClasses(ca, cd, ptr, idx)
 
 
@@ -644,7 +669,7 @@ def _links_shared(adm: AdmissibleClasses, shared: np.ndarray, link: np.ndarray) 
     out = []
     for c in cls_of:
         best, bc = -1, -1
-        for dc in idx[ptr[c]:ptr[c + 1]]:
+        for dc in idx[ptr[c] : ptr[c + 1]]:
             p = pos[dc]
             if p < end[dc]:
                 r = members[p]

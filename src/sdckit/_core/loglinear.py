@@ -20,9 +20,19 @@ import math
 import numpy as np
 
 __all__ = [
-    "cell_index", "cell_table", "closure", "generating_class", "is_hierarchical", "ipf", "dense_design",
+    "cell_index",
+    "cell_table",
+    "closure",
+    "generating_class",
+    "is_hierarchical",
+    "ipf",
+    "dense_design",
     "design_matrix",
-    "poisson_irls", "n_parameters", "uniqueness_probabilities", "bias_criterion", "pram_correct_match",
+    "poisson_irls",
+    "n_parameters",
+    "uniqueness_probabilities",
+    "bias_criterion",
+    "pram_correct_match",
     "nb_smoothing",
 ]
 
@@ -74,8 +84,14 @@ def n_parameters(terms, cards) -> int:
 
 # ---------------------------------------------------------------------------------------------
 # IPF
-def ipf(target: np.ndarray, shape, generators, start: np.ndarray | None = None, tol: float | None = None,
-        max_iter: int = 1000):
+def ipf(
+    target: np.ndarray,
+    shape,
+    generators,
+    start: np.ndarray | None = None,
+    tol: float | None = None,
+    max_iter: int = 1000,
+):
     """Iterative proportional fitting of a hierarchical log-linear model (spec C.2).
 
     Fitted values mu with margins over every generator equal to those of ``target``; IPF keeps
@@ -336,6 +352,6 @@ def nb_smoothing(f: np.ndarray, shape, pi, window: int = 1):
         Nbeta = np.where(over, m / (alpha * pi), 0.0)
         rho = (1.0 + Nbeta * pi) / (1.0 + Nbeta)
         nb1 = rho ** (alpha + 1.0)
-        nb2 = np.where(rho < 1.0, rho * (1.0 - rho ** alpha) / (alpha * (1.0 - rho)), 1.0)
+        nb2 = np.where(rho < 1.0, rho * (1.0 - rho**alpha) / (alpha * (1.0 - rho)), 1.0)
     ok = over & (m > 0) & (alpha > 0)
     return np.where(ok, nb1, p1), np.where(ok, nb2, p2)

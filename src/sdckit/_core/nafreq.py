@@ -65,7 +65,7 @@ def _keys_pair(ra: np.ndarray, rb: np.ndarray, cols: np.ndarray, cards: np.ndarr
         return _proj(ra, cols, cards), _proj(rb, cols, cards)
     both = np.concatenate([ra[:, cols], rb[:, cols]]).astype(np.int64, copy=False)
     k = row_keys(both, cards[cols])
-    return k[: len(ra)], k[len(ra):]
+    return k[: len(ra)], k[len(ra) :]
 
 
 def _sums_by_key(keys: np.ndarray, vals: np.ndarray):
@@ -132,14 +132,15 @@ def _groups(patterns, complete, partial):
             ids, g = group_rows(miss.astype(np.int64))
         order = np.argsort(ids, kind="stable")
         bounds = np.searchsorted(ids[order], np.arange(g + 1))
-        masks = [(part_idx[order[bounds[s]:bounds[s + 1]]], ~miss[order[bounds[s]]], False) for s in range(g)]
+        masks = [(part_idx[order[bounds[s] : bounds[s + 1]]], ~miss[order[bounds[s]]], False) for s in range(g)]
         masks.sort(key=lambda x: -len(x[0]))
         out += masks
     return out
 
 
-def pattern_frequencies(patterns: np.ndarray, counts: np.ndarray, wsum: np.ndarray, alpha: float = 1.0,
-                        na_rule: str = "sdcmicro") -> tuple[np.ndarray, np.ndarray]:
+def pattern_frequencies(
+    patterns: np.ndarray, counts: np.ndarray, wsum: np.ndarray, alpha: float = 1.0, na_rule: str = "sdcmicro"
+) -> tuple[np.ndarray, np.ndarray]:
     """f and F of every distinct key pattern under the missing-value rule.
 
     With c_p, W_p the record count and weight sum of pattern p, alpha in [0, 1], and p, q
@@ -234,7 +235,7 @@ def _reference_vs_targets(r, groups, rows, cws, acc, cards, alpha):
         acc[r] += w_to_ref * to_r
         start = 0
         for t in ts:
-            acc[t] += w_to_target * to_t[start:start + len(rows[t])]
+            acc[t] += w_to_target * to_t[start : start + len(rows[t])]
             start += len(rows[t])
     if dense:
         _dense_tables(r, dense, rows, cws, acc, cards, w_to_target, w_to_ref)
@@ -288,7 +289,7 @@ def _dense_tables(r, dense, rows, cws, acc, cards, w_to_target, w_to_ref):
         got = flat[allkeys]
         start = 0
         for t, k in zip(ts, keys):
-            acc[t] += w_to_target * got[start:start + len(k)]
+            acc[t] += w_to_target * got[start : start + len(k)]
             start += len(k)
         tcw = np.concatenate([cws[t] for t in ts]) if len(ts) > 1 else cws[ts[0]]
         push = np.empty_like(flat)

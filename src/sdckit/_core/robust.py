@@ -85,10 +85,14 @@ def mcd_consistency(p: int, frac: float) -> float:
 # f_{p,n} = 1 - exp(c0) / n^c1, with (c0, c1) interpolated in p from the fitted values of the
 # paper at q = 2 and q = 3 (coefficients alpha_q, beta_q of the paper, for h = n/2 and 0.875 n).
 _PISON = {
-    "raw": {0.5: ((-1.42764571687802, 1.26263336932151), (-1.06141115981725, 1.28907991440387)),
-            0.875: ((-0.455179464070565, 1.11192541278794), (-0.294241208320834, 1.09649329149811))},
-    "rew": {0.5: ((-1.02842572724793, 1.67659883081926), (-0.26800273450853, 1.35968562893582)),
-            0.875: ((-0.544482443573914, 1.25994483222292), (-0.343791072183285, 1.25159004257133))},
+    "raw": {
+        0.5: ((-1.42764571687802, 1.26263336932151), (-1.06141115981725, 1.28907991440387)),
+        0.875: ((-0.455179464070565, 1.11192541278794), (-0.294241208320834, 1.09649329149811)),
+    },
+    "rew": {
+        0.5: ((-1.02842572724793, 1.67659883081926), (-0.26800273450853, 1.35968562893582)),
+        0.875: ((-0.544482443573914, 1.25994483222292), (-0.343791072183285, 1.25159004257133)),
+    },
 }
 _PISON_LOW_P = {  # p = 1 and p = 2: (log-constant, exponent) for alpha 0.5 and 0.875
     ("raw", 1): ((0.262024211897096, 0.604756680630497), (-0.351584646688712, 1.01646567502486)),
@@ -103,10 +107,10 @@ def _pison_fp(kind: str, p: int, n: int, which: float) -> float:
         c0, c1 = _PISON_LOW_P[(kind, p)][0 if which == 0.5 else 1]
     else:
         (a2, b2), (a3, b3) = _PISON[kind][which]
-        y = np.log([-a2 / p ** b2, -a3 / p ** b3])
+        y = np.log([-a2 / p**b2, -a3 / p**b3])
         A = np.array([[1.0, -np.log(2 * p * p)], [1.0, -np.log(3 * p * p)]])
         c0, c1 = np.linalg.solve(A, y)
-    return 1.0 - math.exp(c0) / n ** c1
+    return 1.0 - math.exp(c0) / n**c1
 
 
 def mcd_small_sample(p: int, n: int, alpha: float, kind: str = "raw") -> float:
@@ -334,9 +338,18 @@ def _fast_mcd(X, alpha, h, nsamp, subsample, n_best, n_full, rng):
     return idx[b], float(ld[b])
 
 
-def mcd(X: np.ndarray, alpha: float = 0.5, *, seed: int = 0, nsamp: int = 500, subsample: int = 1500,
-        n_best: int = 10, n_full: int | None = None, small_sample: bool | tuple = True,
-        order: str = "content") -> MCDResult:
+def mcd(
+    X: np.ndarray,
+    alpha: float = 0.5,
+    *,
+    seed: int = 0,
+    nsamp: int = 500,
+    subsample: int = 1500,
+    n_best: int = 10,
+    n_full: int | None = None,
+    small_sample: bool | tuple = True,
+    order: str = "content",
+) -> MCDResult:
     """Reweighted Minimum Covariance Determinant estimator, computed by FAST-MCD.
 
     The MCD of Rousseeuw (1984) is the mean and covariance of the h records (out of n) whose
@@ -441,8 +454,9 @@ def mcd(X: np.ndarray, alpha: float = 0.5, *, seed: int = 0, nsamp: int = 500, s
     h = h_alpha_n(alpha, n, p)
     rng = np.random.default_rng(seed)
     perm = np.lexsort(X.T[::-1]) if order == "content" else None
-    best, ld = _fast_mcd(X if perm is None else X[perm], alpha, h, nsamp, subsample, n_best,
-                         n_best if n_full is None else n_full, rng)
+    best, ld = _fast_mcd(
+        X if perm is None else X[perm], alpha, h, nsamp, subsample, n_best, n_best if n_full is None else n_full, rng
+    )
     if not np.isfinite(ld):
         raise np.linalg.LinAlgError("more than h records lie on a hyperplane: the MCD covariance is singular")
     if perm is not None:

@@ -167,9 +167,16 @@ class MsuSearch:
     msu_subset: np.ndarray | None = None
 
 
-def msu_search(patterns: np.ndarray, counts: np.ndarray, max_size: int | None = None, weights=None, *,
-               targets: np.ndarray | None = None, collect: bool | int = False,
-               dense_budget: int = _DENSE_BUDGET) -> MsuSearch:
+def msu_search(
+    patterns: np.ndarray,
+    counts: np.ndarray,
+    max_size: int | None = None,
+    weights=None,
+    *,
+    targets: np.ndarray | None = None,
+    collect: bool | int = False,
+    dense_budget: int = _DENSE_BUDGET,
+) -> MsuSearch:
     """All MSUs of size <= ``max_size`` of the target patterns (spec E.1, E.3; module docstring).
 
     Parameters
@@ -206,9 +213,12 @@ def msu_search(patterns: np.ndarray, counts: np.ndarray, max_size: int | None = 
     if n_pat == 0 or m == 0 or msize < 1 or float(cnt.sum()) < 2 or not tgt.any():
         return acc.result()
     order = np.concatenate([np.flatnonzero(tgt), np.flatnonzero(~tgt)])  # targets first: a prefix
-    work = _Work(order, int(np.count_nonzero(tgt)),
-                 [np.ascontiguousarray(pat[order, j], dtype=np.int64) for j in range(m)],
-                 [int(pat[:, j].max()) + 1 for j in range(m)])
+    work = _Work(
+        order,
+        int(np.count_nonzero(tgt)),
+        [np.ascontiguousarray(pat[order, j], dtype=np.int64) for j in range(m)],
+        [int(pat[:, j].max()) + 1 for j in range(m)],
+    )
 
     # level 1: every pattern observed on j is live for the empty set (n >= 2)
     mode = _mode(m, work.n, dense_budget)
@@ -228,7 +238,7 @@ def msu_search(patterns: np.ndarray, counts: np.ndarray, max_size: int | None = 
         for t in level:  # Apriori join: extend by a later variable, every parent must be live
             for j in range(t[-1] + 1, m):
                 S = t + (j,)
-                parents = [level.get(S[:k] + S[k + 1:]) for k in range(s)]
+                parents = [level.get(S[:k] + S[k + 1 :]) for k in range(s)]
                 if all(p is not None for p in parents):
                     cands.append((S, parents))
         prev_mode, mode = mode, _mode(len(cands), work.n, dense_budget)
@@ -441,7 +451,7 @@ class _Accumulator:
     def __init__(self, n_pat, m, max_size, weights, collect):
         self.n_pat, self.m = n_pat, m
         self.weights = weights
-        self.limit = (np.inf if collect is True else 0 if collect is False else int(collect))
+        self.limit = np.inf if collect is True else 0 if collect is False else int(collect)
         self.kept = 0
         self.score = np.zeros(n_pat)
         self.contrib = np.zeros((n_pat, m), order="F")
@@ -490,5 +500,4 @@ class _Accumulator:
         if self.limit > 0:
             mp = np.concatenate(self.kept_pats) if self.kept_pats else np.zeros(0, dtype=self.dtype)
             ms = np.concatenate(self.kept_sids) if self.kept_sids else np.zeros(0, dtype=np.int32)
-        return MsuSearch(self.score, self.contrib, self.count, self.min_size, self.by_size,
-                         tuple(self.subsets), mp, ms)
+        return MsuSearch(self.score, self.contrib, self.count, self.min_size, self.by_size, tuple(self.subsets), mp, ms)

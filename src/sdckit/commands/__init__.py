@@ -13,8 +13,19 @@ from pathlib import Path
 
 from .._errors import SdcError
 
-__all__ = ["Progress", "add_key_options", "add_missing_options", "add_output_options", "key_list", "name_list",
-           "parse_pairs", "read_input", "split_list", "write_json", "progress_enabled"]
+__all__ = [
+    "Progress",
+    "add_key_options",
+    "add_missing_options",
+    "add_output_options",
+    "key_list",
+    "name_list",
+    "parse_pairs",
+    "read_input",
+    "split_list",
+    "write_json",
+    "progress_enabled",
+]
 
 
 class Progress:
@@ -61,7 +72,9 @@ def add_key_options(sp) -> None:
 def add_missing_options(sp) -> None:
     """--missing and --na-values."""
     sp.add_argument("--missing", help="extra values to treat as missing in key variables, comma-separated (e.g. -999)")
-    sp.add_argument("--na-values", dest="na_values", help="strings read as missing from text files (default: empty and NA)")
+    sp.add_argument(
+        "--na-values", dest="na_values", help="strings read as missing from text files (default: empty and NA)"
+    )
 
 
 def name_list(text: str | None, option: str, what: str = "variables") -> list[str]:
@@ -95,8 +108,11 @@ def parse_pairs(text: str | None, option: str) -> dict[str, str]:
 def add_output_options(sp, records: str = "per-record results") -> None:
     """--json, --records and --progress / --no-progress."""
     sp.add_argument("--json", metavar="OUT", help="write the aggregate results as JSON to OUT")
-    sp.add_argument("--records", metavar="OUT",
-                    help=f"write {records} to OUT (.csv or .parquet); record-level, keep it confidential")
+    sp.add_argument(
+        "--records",
+        metavar="OUT",
+        help=f"write {records} to OUT (.csv or .parquet); record-level, keep it confidential",
+    )
     g = sp.add_mutually_exclusive_group()
     g.add_argument("--progress", dest="progress", action="store_true", default=None, help="always show progress")
     g.add_argument("--no-progress", dest="progress", action="store_false", help="never show progress")

@@ -18,10 +18,12 @@ def run(args) -> int:
 
     path = example_path()
     keys = list(EXAMPLE_KEYS)
-    print(f"sdckit demo: risk assessment of the bundled synthetic survey sample\n  {path}\n"
-          f"  equivalent to: sdckit freq {path.name} --keys {','.join(keys)} --weight weight --k 2,3,5\n"
-          f"            and: sdckit risk {path.name} --keys {','.join(keys)} --weight weight "
-          f"--household household\n")
+    print(
+        f"sdckit demo: risk assessment of the bundled synthetic survey sample\n  {path}\n"
+        f"  equivalent to: sdckit freq {path.name} --keys {','.join(keys)} --weight weight --k 2,3,5\n"
+        f"            and: sdckit risk {path.name} --keys {','.join(keys)} --weight weight "
+        f"--household household\n"
+    )
     prog = Progress(3, progress_enabled(args))
     prog.step("reading data")
     data = read_input(str(path), keys)
@@ -33,8 +35,15 @@ def run(args) -> int:
     print()
     risk.print_results(res, thr, kan, messages)
     if args.json:
-        write_json(args.json, {"data": str(path), "frequencies": res.frequencies.to_dict(),
-                               "k_anonymity": kan.to_dict(), "risk": risk.payload(res, thr, kan)})
+        write_json(
+            args.json,
+            {
+                "data": str(path),
+                "frequencies": res.frequencies.to_dict(),
+                "k_anonymity": kan.to_dict(),
+                "risk": risk.payload(res, thr, kan),
+            },
+        )
     if args.records:
         write_records(risk.records(res, thr, kan), args.records)
     return 0

@@ -17,27 +17,42 @@ from . import (
 
 
 def register(sub) -> None:
-    p = sub.add_parser("external", help="external risk: pairing an alternative source with the released file",
-                       description="Mlodak's external risk (Mlodak, Pietrzak & Jozefowski): the share of records of an external "
-                                   "source that can be paired with a released record (nominal and ordinal variables "
-                                   "equal, continuous ones within a relative tolerance), the first-found links and, "
-                                   "with --internal-risk, the combined risk (internal + external) / 2.")
+    p = sub.add_parser(
+        "external",
+        help="external risk: pairing an alternative source with the released file",
+        description="Mlodak's external risk (Mlodak, Pietrzak & Jozefowski): the share of records of an external "
+        "source that can be paired with a released record (nominal and ordinal variables "
+        "equal, continuous ones within a relative tolerance), the first-found links and, "
+        "with --internal-risk, the combined risk (internal + external) / 2.",
+    )
     p.add_argument("released", help="released (protected) data file")
     p.add_argument("external", help="alternative source the intruder may hold")
     p.add_argument("--vars", required=True, help="comma-separated variables in both files")
-    p.add_argument("--scales", help="comma-separated NAME=SCALE with SCALE nominal, ordinal or continuous, or the "
-                                    "ordered categories low<mid<high (quote it); default: decimal columns continuous, "
-                                    "others nominal")
-    p.add_argument("--availability", help="comma-separated NAME=P, the probability the intruder has the variable "
-                                          "(default 1; 0 excludes it)")
-    p.add_argument("--tolerance", type=float, default=0.05, help="relative tolerance d* of continuous variables "
-                                                                 "(default 0.05)")
-    p.add_argument("--pair-tol", dest="pair_tol", type=float, default=0.0,
-                   help="largest record distance that still pairs (default 0: every variable matches)")
+    p.add_argument(
+        "--scales",
+        help="comma-separated NAME=SCALE with SCALE nominal, ordinal or continuous, or the "
+        "ordered categories low<mid<high (quote it); default: decimal columns continuous, "
+        "others nominal",
+    )
+    p.add_argument(
+        "--availability",
+        help="comma-separated NAME=P, the probability the intruder has the variable (default 1; 0 excludes it)",
+    )
+    p.add_argument(
+        "--tolerance", type=float, default=0.05, help="relative tolerance d* of continuous variables (default 0.05)"
+    )
+    p.add_argument(
+        "--pair-tol",
+        dest="pair_tol",
+        type=float,
+        default=0.0,
+        help="largest record distance that still pairs (default 0: every variable matches)",
+    )
     p.add_argument("--id", help="identifier column in both files: report correct links")
     p.add_argument("--reuse", action="store_true", help="first-found linking may take a released record again")
-    p.add_argument("--internal-risk", dest="internal_risk", type=float,
-                   help="internal risk r_int in [0, 1] for the combined risk")
+    p.add_argument(
+        "--internal-risk", dest="internal_risk", type=float, help="internal risk r_int in [0, 1] for the combined risk"
+    )
     add_missing_options(p)
     add_output_options(p)
     p.set_defaults(func=run)
@@ -72,9 +87,19 @@ def run(args) -> int:
     prog.step("reading external")
     external = read_input(args.external, text, args.na_values, "--vars")
     prog.step("pairing")
-    res = external_risk(released, external, names, scales=scales or None, availability=avail or None,
-                        tolerance=args.tolerance, categories=categories or None, id=args.id, pair_tol=args.pair_tol,
-                        one_to_one=not args.reuse, internal_risk=args.internal_risk,
-                        missing=split_list(args.missing) or None)
+    res = external_risk(
+        released,
+        external,
+        names,
+        scales=scales or None,
+        availability=avail or None,
+        tolerance=args.tolerance,
+        categories=categories or None,
+        id=args.id,
+        pair_tol=args.pair_tol,
+        one_to_one=not args.reuse,
+        internal_risk=args.internal_risk,
+        missing=split_list(args.missing) or None,
+    )
     prog.close()
     return report(args, res, "external_risk", released=args.released, external=args.external)

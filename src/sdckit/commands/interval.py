@@ -15,15 +15,23 @@ from . import (
 
 
 def register(sub) -> None:
-    f = sub.add_parser("interval", help="relative-interval rule for continuous variables (a priori)",
-                       description="Values with fewer than --c-min records within p times their absolute "
-                                   "value are unsafe (a relative interval around each value; no protected file needed).")
+    f = sub.add_parser(
+        "interval",
+        help="relative-interval rule for continuous variables (a priori)",
+        description="Values with fewer than --c-min records within p times their absolute "
+        "value are unsafe (a relative interval around each value; no protected file needed).",
+    )
     f.add_argument("data", help="data file: .csv, .tsv, .parquet, .sav, .dta, .sas7bdat, .xpt")
     f.add_argument("--vars", required=True, help="comma-separated numeric variables")
     f.add_argument("--keys", help="count only within the same combination of these categorical keys")
     f.add_argument("--p", type=float, default=0.2, help="relative half-width of the interval, in (0, 1) (default 0.2)")
-    f.add_argument("--c-min", dest="c_min", type=int, default=3,
-                   help="a value is unsafe with fewer records in its interval (default 3)")
+    f.add_argument(
+        "--c-min",
+        dest="c_min",
+        type=int,
+        default=3,
+        help="a value is unsafe with fewer records in its interval (default 3)",
+    )
     f.add_argument("--joint", action="store_true", help="also count records inside all intervals at once")
     add_missing_options(f)
     add_output_options(f, records="per-record counts and unsafe flags")
@@ -39,8 +47,15 @@ def run(args) -> int:
     prog.step("reading data")
     data = read_input(args.data, keys, args.na_values)
     prog.step("counting records in the intervals")
-    res = relative_interval_risk(data, names, p=args.p, c_min=args.c_min, joint=args.joint, keys=keys or None,
-                                 missing=split_list(args.missing) or None)
+    res = relative_interval_risk(
+        data,
+        names,
+        p=args.p,
+        c_min=args.c_min,
+        joint=args.joint,
+        keys=keys or None,
+        missing=split_list(args.missing) or None,
+    )
     prog.step("writing output")
     prog.close()
     return report(args, res, "relative_interval", data=args.data)

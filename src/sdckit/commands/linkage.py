@@ -18,24 +18,42 @@ from . import (
 
 
 def register(sub) -> None:
-    p = sub.add_parser("linkage", help="record-linkage risk of a protected file against its original",
-                       description="Links every protected record back to the original file by distance (nearest and "
-                                   "second-nearest original), by Fellegi-Sunter probabilistic linkage or by one-to-one "
-                                   "assignment, and reports the share linked to the true partner. Rows of the two files "
-                                   "are paired by position.")
+    p = sub.add_parser(
+        "linkage",
+        help="record-linkage risk of a protected file against its original",
+        description="Links every protected record back to the original file by distance (nearest and "
+        "second-nearest original), by Fellegi-Sunter probabilistic linkage or by one-to-one "
+        "assignment, and reports the share linked to the true partner. Rows of the two files "
+        "are paired by position.",
+    )
     p.add_argument("original", help="original data file (.csv, .tsv, .parquet, .sav, .dta, .sas7bdat, .xpt)")
     p.add_argument("protected", help="protected data file, same records in the same order")
     p.add_argument("--vars", required=True, help="comma-separated variables to link on")
-    p.add_argument("--method", choices=("distance", "probabilistic", "assignment"), default="distance",
-                   help="linkage model (default distance)")
-    p.add_argument("--standardize", choices=("original", "separate", "none"), default=None,
-                   help="standardisation for distances (default original: the original's mean and sd for both files)")
+    p.add_argument(
+        "--method",
+        choices=("distance", "probabilistic", "assignment"),
+        default="distance",
+        help="linkage model (default distance)",
+    )
+    p.add_argument(
+        "--standardize",
+        choices=("original", "separate", "none"),
+        default=None,
+        help="standardisation for distances (default original: the original's mean and sd for both files)",
+    )
     p.add_argument("--scale", dest="scale_old", choices=("original", "separate", "none"), help=argparse.SUPPRESS)
     p.add_argument("--metric", choices=("euclidean", "mahalanobis"), default="euclidean")
-    p.add_argument("--second-weight", dest="second_weight", type=float, default=1.0,
-                   help="weight of second-nearest links in the DLD score (default 1)")
+    p.add_argument(
+        "--second-weight",
+        dest="second_weight",
+        type=float,
+        default=1.0,
+        help="weight of second-nearest links in the DLD score (default 1)",
+    )
     p.add_argument("--categorical", help="probabilistic: comma-separated variables compared as categories")
-    p.add_argument("--bins", type=int, default=10, help="probabilistic: quantile bins of numeric variables (default 10)")
+    p.add_argument(
+        "--bins", type=int, default=10, help="probabilistic: quantile bins of numeric variables (default 10)"
+    )
     add_missing_options(p)
     add_output_options(p)
     p.set_defaults(func=run)
@@ -47,8 +65,10 @@ def run(args) -> int:
     names = name_list(args.vars, "--vars")
     standardize = args.standardize or args.scale_old or "original"
     if args.scale_old:
-        print("sdckit: warning: --scale is now called --standardize; the old form will be removed in sdckit 0.3",
-              file=sys.stderr)
+        print(
+            "sdckit: warning: --scale is now called --standardize; the old form will be removed in sdckit 0.3",
+            file=sys.stderr,
+        )
     cat = split_list(args.categorical)
     prog = Progress(3, progress_enabled(args))
     prog.step("reading original")
@@ -56,8 +76,17 @@ def run(args) -> int:
     prog.step("reading protected")
     protected = read_input(args.protected, cat, args.na_values, "--categorical")
     prog.step("linking")
-    res = record_linkage_risk(original, protected, names, method=args.method, standardize=standardize,
-                              metric=args.metric, second_weight=args.second_weight, categorical=cat or None,
-                              bins=args.bins, missing=split_list(args.missing) or None)
+    res = record_linkage_risk(
+        original,
+        protected,
+        names,
+        method=args.method,
+        standardize=standardize,
+        metric=args.metric,
+        second_weight=args.second_weight,
+        categorical=cat or None,
+        bins=args.bins,
+        missing=split_list(args.missing) or None,
+    )
     prog.close()
     return report(args, res, "linkage", original=args.original, protected=args.protected)

@@ -19,26 +19,51 @@ from . import (
 
 
 def register(sub) -> None:
-    f = sub.add_parser("loglinear", help="population-uniqueness risk (tau_1, tau_2) from log-linear models",
-                       description="Estimated number of sample uniques that are population unique (tau_1) and "
-                                   "expected correct matches of sample uniques (tau_2) from a Poisson log-linear "
-                                   "model of the key table, with Skinner-Shlomo automatic model search.")
+    f = sub.add_parser(
+        "loglinear",
+        help="population-uniqueness risk (tau_1, tau_2) from log-linear models",
+        description="Estimated number of sample uniques that are population unique (tau_1) and "
+        "expected correct matches of sample uniques (tau_2) from a Poisson log-linear "
+        "model of the key table, with Skinner-Shlomo automatic model search.",
+    )
     add_key_options(f)
     f.add_argument("--weight", help="sampling weight column (pseudo-maximum likelihood)")
-    f.add_argument("--sampling-fraction", dest="sampling_fraction", type=float,
-                   help="known constant sampling fraction in (0, 1] (1: census); required without --weight")
-    f.add_argument("--sampling", choices=["pml", "constant"], default="pml",
-                   help="with --weight: pml (fit to weighted counts, default) or constant (pi = n / sum w)")
-    f.add_argument("--model", default="auto",
-                   help='auto (forward search, default), independence, 2way, 3way, saturated or a formula "a*b+c"')
+    f.add_argument(
+        "--sampling-fraction",
+        dest="sampling_fraction",
+        type=float,
+        help="known constant sampling fraction in (0, 1] (1: census); required without --weight",
+    )
+    f.add_argument(
+        "--sampling",
+        choices=["pml", "constant"],
+        default="pml",
+        help="with --weight: pml (fit to weighted counts, default) or constant (pi = n / sum w)",
+    )
+    f.add_argument(
+        "--model",
+        default="auto",
+        help='auto (forward search, default), independence, 2way, 3way, saturated or a formula "a*b+c"',
+    )
     f.add_argument("--criterion", choices=["tau1", "tau2"], default="tau2", help="measure whose Z drives the search")
-    f.add_argument("--z-crit", dest="z_crit", type=float, default=1.96, help="stop the search at |Z| <= z (default 1.96)")
+    f.add_argument(
+        "--z-crit", dest="z_crit", type=float, default=1.96, help="stop the search at |Z| <= z (default 1.96)"
+    )
     f.add_argument("--compat", choices=["sdcMicro"], help="reproduce sdcMicro modRisk (needs --weight and a formula)")
-    f.add_argument("--compat-method", "--modrisk-method", dest="compat_method", default="default",
-                   choices=["default", "CE", "PML", "weightedLLM", "IPF"],
-                   help="sdcMicro modRisk method with --compat (--modrisk-method is its old name)")
-    f.add_argument("--method", choices=["auto", "ipf", "irls"], default="auto",
-                   help="the fit: auto (IPF for hierarchical models, Poisson IRLS otherwise), ipf or irls")
+    f.add_argument(
+        "--compat-method",
+        "--modrisk-method",
+        dest="compat_method",
+        default="default",
+        choices=["default", "CE", "PML", "weightedLLM", "IPF"],
+        help="sdcMicro modRisk method with --compat (--modrisk-method is its old name)",
+    )
+    f.add_argument(
+        "--method",
+        choices=["auto", "ipf", "irls"],
+        default="auto",
+        help="the fit: auto (IPF for hierarchical models, Poisson IRLS otherwise), ipf or irls",
+    )
     add_missing_options(f)
     add_output_options(f)
     f.set_defaults(func=run)
@@ -54,10 +79,20 @@ def run(args) -> int:
     prog.step("fitting log-linear model")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        res = loglinear_risk(data, keys, weight=args.weight, sampling_fraction=args.sampling_fraction,
-                             model=args.model, sampling=args.sampling, criterion=args.criterion, z_crit=args.z_crit,
-                             method=args.method, compat=args.compat, compat_method=args.compat_method,
-                             missing=split_list(args.missing) or None)
+        res = loglinear_risk(
+            data,
+            keys,
+            weight=args.weight,
+            sampling_fraction=args.sampling_fraction,
+            model=args.model,
+            sampling=args.sampling,
+            criterion=args.criterion,
+            z_crit=args.z_crit,
+            method=args.method,
+            compat=args.compat,
+            compat_method=args.compat_method,
+            missing=split_list(args.missing) or None,
+        )
     prog.step("writing output")
     prog.close()
     for w in caught:

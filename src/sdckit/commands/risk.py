@@ -21,33 +21,66 @@ K_VALUES = (2, 3, 5)
 
 
 def register(sub) -> None:
-    f = sub.add_parser("risk", help="individual, global and household re-identification risk",
-                       description="Individual re-identification risk (Benedetti-Franconi / mu-ARGUS), expected "
-                                   "re-identifications, household risk, the individual-risk threshold for a "
-                                   "target re-identification rate, and k-anonymity for k = 2, 3, 5.")
+    f = sub.add_parser(
+        "risk",
+        help="individual, global and household re-identification risk",
+        description="Individual re-identification risk (Benedetti-Franconi / mu-ARGUS), expected "
+        "re-identifications, household risk, the individual-risk threshold for a "
+        "target re-identification rate, and k-anonymity for k = 2, 3, 5.",
+    )
     add_key_options(f)
     f.add_argument("--weight", help="sampling weight column (none: the file is a census, risk = 1/f_k)")
-    f.add_argument("--household", help="household id column (household risk; records without an id are "
-                                       "their own household)")
-    f.add_argument("--household-keys", dest="household_keys",
-                   help="comma-separated key variables that must be constant within a household")
+    f.add_argument(
+        "--household", help="household id column (household risk; records without an id are their own household)"
+    )
+    f.add_argument(
+        "--household-keys",
+        dest="household_keys",
+        help="comma-separated key variables that must be constant within a household",
+    )
     f.add_argument("--strata", help="comma-separated strata variables (frequencies within strata)")
-    f.add_argument("--alpha", type=float, default=1.0,
-                   help="weight of matches through missing values, in [0, 1] (default 1)")
-    f.add_argument("--method", choices=["approx", "exact"], default="approx",
-                   help="approx: mu-ARGUS/sdcMicro closed forms (default); exact: exact value for every f_k")
-    f.add_argument("--max-global-risk", dest="max_global_risk", type=float, default=0.01,
-                   help="target re-identification rate for the risk threshold, in (0, 1) (default 0.01)")
-    f.add_argument("--household-risk", dest="household_risk", type=float, default=None,
-                   help="household risk threshold r^h* for the mu-ARGUS household rule (default: derived from "
-                        "--max-global-risk)")
+    f.add_argument(
+        "--alpha", type=float, default=1.0, help="weight of matches through missing values, in [0, 1] (default 1)"
+    )
+    f.add_argument(
+        "--method",
+        choices=["approx", "exact"],
+        default="approx",
+        help="approx: mu-ARGUS/sdcMicro closed forms (default); exact: exact value for every f_k",
+    )
+    f.add_argument(
+        "--max-global-risk",
+        dest="max_global_risk",
+        type=float,
+        default=0.01,
+        help="target re-identification rate for the risk threshold, in (0, 1) (default 0.01)",
+    )
+    f.add_argument(
+        "--household-risk",
+        dest="household_risk",
+        type=float,
+        default=None,
+        help="household risk threshold r^h* for the mu-ARGUS household rule (default: derived from --max-global-risk)",
+    )
     add_missing_options(f)
     add_output_options(f)
     f.set_defaults(func=run)
 
 
-def assess(data, keys, *, weight=None, household=None, household_keys=None, strata=None, alpha=1.0,
-           method="approx", max_global_risk=0.01, household_risk=None, missing=None):
+def assess(
+    data,
+    keys,
+    *,
+    weight=None,
+    household=None,
+    household_keys=None,
+    strata=None,
+    alpha=1.0,
+    method="approx",
+    max_global_risk=0.01,
+    household_risk=None,
+    missing=None,
+):
     """Individual risk, its threshold and k-anonymity (k = 2, 3, 5) from one frequency count.
 
     Returns ``(risk_result, threshold_result, k_anonymity_result, warnings)``; the warnings
@@ -59,8 +92,17 @@ def assess(data, keys, *, weight=None, household=None, household_keys=None, stra
     _check_rate(max_global_risk, "--max-global-risk")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        res = individual_risk(data, keys, weight=weight, household=household, alpha=alpha, method=method,
-                              strata=strata, household_keys=household_keys, missing=missing)
+        res = individual_risk(
+            data,
+            keys,
+            weight=weight,
+            household=household,
+            alpha=alpha,
+            method=method,
+            strata=strata,
+            household_keys=household_keys,
+            missing=missing,
+        )
     thr = res.threshold(max_global_risk, household_risk=household_risk)
     kan = k_anonymity(res.frequencies, k=K_VALUES)
     return res, thr, kan, [str(w.message) for w in caught]
@@ -109,10 +151,18 @@ def run(args) -> int:
     data = read_input(args.data, keys + (strata or []), args.na_values)
     prog.step("individual and household risk")
     res, thr, kan, messages = assess(
-        data, keys, weight=args.weight, household=args.household,
-        household_keys=split_list(args.household_keys) or None, strata=strata, alpha=args.alpha,
-        method=args.method, max_global_risk=args.max_global_risk, household_risk=args.household_risk,
-        missing=split_list(args.missing) or None)
+        data,
+        keys,
+        weight=args.weight,
+        household=args.household,
+        household_keys=split_list(args.household_keys) or None,
+        strata=strata,
+        alpha=args.alpha,
+        method=args.method,
+        max_global_risk=args.max_global_risk,
+        household_risk=args.household_risk,
+        missing=split_list(args.missing) or None,
+    )
     prog.step("threshold and k-anonymity")
     prog.step("writing output")
     prog.close()

@@ -17,21 +17,39 @@ from . import (
 
 
 def register(sub) -> None:
-    f = sub.add_parser("suda", help="SUDA scores and DIS-SUDA from minimal sample uniques",
-                       description="Minimal sample uniques (MSUs), SUDA scores, DIS-SUDA and the contribution "
-                                   "of each key variable (sdcMicro suda2).")
+    f = sub.add_parser(
+        "suda",
+        help="SUDA scores and DIS-SUDA from minimal sample uniques",
+        description="Minimal sample uniques (MSUs), SUDA scores, DIS-SUDA and the contribution "
+        "of each key variable (sdcMicro suda2).",
+    )
     add_key_options(f)
-    f.add_argument("--max-size", dest="max_size", type=int, default=None,
-                   help="largest MSU size searched and scored (default: the number of keys)")
-    f.add_argument("--dis-fraction", dest="dis_fraction", default="0.01",
-                   help="sampling fraction for DIS-SUDA in (0, 1], or 'weights' for n / sum of --weight "
-                        "(default 0.01)")
-    f.add_argument("--scores", choices=["elliot", "ihsn"], default="elliot",
-                   help="score weights: elliot (sdcMicro default) or ihsn (sdcMicro original_scores=FALSE)")
+    f.add_argument(
+        "--max-size",
+        dest="max_size",
+        type=int,
+        default=None,
+        help="largest MSU size searched and scored (default: the number of keys)",
+    )
+    f.add_argument(
+        "--dis-fraction",
+        dest="dis_fraction",
+        default="0.01",
+        help="sampling fraction for DIS-SUDA in (0, 1], or 'weights' for n / sum of --weight (default 0.01)",
+    )
+    f.add_argument(
+        "--scores",
+        choices=["elliot", "ihsn"],
+        default="elliot",
+        help="score weights: elliot (sdcMicro default) or ihsn (sdcMicro original_scores=FALSE)",
+    )
     f.add_argument("--weight", help="sampling weight column (only for --dis-fraction weights and its check)")
     add_missing_options(f)
-    f.add_argument("--levels", action="store_true",
-                   help="add the per-category contributions to --json (they name the categories present)")
+    f.add_argument(
+        "--levels",
+        action="store_true",
+        help="add the per-category contributions to --json (they name the categories present)",
+    )
     f.add_argument("--msus", action="store_true", help="add each record's MSUs as text to --records")
     add_output_options(f)
     f.set_defaults(func=run)
@@ -56,8 +74,15 @@ def run(args) -> int:
     prog.step("reading data")
     data = read_input(args.data, keys, args.na_values)
     prog.step("searching MSUs")
-    res = suda(data, keys, max_size=args.max_size, dis_fraction=frac, original_scores=args.scores == "elliot",
-               missing=split_list(args.missing) or None, weight=args.weight)
+    res = suda(
+        data,
+        keys,
+        max_size=args.max_size,
+        dis_fraction=frac,
+        original_scores=args.scores == "elliot",
+        missing=split_list(args.missing) or None,
+        weight=args.weight,
+    )
     prog.step("writing output")
     prog.close()
     print(res.summary())

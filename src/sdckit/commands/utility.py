@@ -20,29 +20,55 @@ from . import (
 
 def register(sub) -> None:
     u = sub.add_parser(
-        "utility", help="information loss of a protected file against its original",
+        "utility",
+        help="information loss of a protected file against its original",
         description="Information loss: Mlodak's lambda and lambda_j, IL1 / IL1s, eigenvalue losses, the "
-                    "Domingo-Ferrer discrepancy table, gamma, contingency-table loss and the ANOVA R^2 loss. Rows "
-                    "of the two files are paired by position.")
+        "Domingo-Ferrer discrepancy table, gamma, contingency-table loss and the ANOVA R^2 loss. Rows "
+        "of the two files are paired by position.",
+    )
     u.add_argument("original", help="original data file (.csv, .tsv, .parquet, .sav, .dta, .sas7bdat, .xpt)")
     u.add_argument("protected", help="protected data file, same records in the same order")
     u.add_argument("--vars", required=True, help="comma-separated variables to compare")
-    u.add_argument("--scales", help="scales, comma-separated NAME=SCALE with SCALE nominal, ordinal or continuous, "
-                                    "or the ordered categories low<mid<high (quote it); a bare scale name applies to "
-                                    "every variable; text columns are nominal and decimal columns continuous unless "
-                                    "declared, integer columns must be declared")
-    u.add_argument("--suppressed", choices=("mlodak", "sdcmicro"), default="mlodak",
-                   help="distance when one of the two values is missing (default mlodak)")
-    u.add_argument("--ctbil-dim", dest="ctbil_dim", type=int, default=2,
-                   help="largest table dimension of the contingency-table loss (default 2; 0 skips it)")
+    u.add_argument(
+        "--scales",
+        help="scales, comma-separated NAME=SCALE with SCALE nominal, ordinal or continuous, "
+        "or the ordered categories low<mid<high (quote it); a bare scale name applies to "
+        "every variable; text columns are nominal and decimal columns continuous unless "
+        "declared, integer columns must be declared",
+    )
+    u.add_argument(
+        "--suppressed",
+        choices=("mlodak", "sdcmicro"),
+        default="mlodak",
+        help="distance when one of the two values is missing (default mlodak)",
+    )
+    u.add_argument(
+        "--ctbil-dim",
+        dest="ctbil_dim",
+        type=int,
+        default=2,
+        help="largest table dimension of the contingency-table loss (default 2; 0 skips it)",
+    )
     u.add_argument("--bound", type=float, default=1.0, help="Trottini's cap on each mean-variation cell (default 1)")
-    u.add_argument("--robust", dest="robust", action="store_true", default=False,
-                   help="also compute the robust (MCD) eigenvalue loss (the costliest measure; off by default)")
+    u.add_argument(
+        "--robust",
+        dest="robust",
+        action="store_true",
+        default=False,
+        help="also compute the robust (MCD) eigenvalue loss (the costliest measure; off by default)",
+    )
     u.add_argument("--no-robust", dest="robust", action="store_false", help=argparse.SUPPRESS)  # the default now
-    u.add_argument("--new-categories", dest="new_categories", choices=("error", "allow"), default="error",
-                   help="protected categories that the original lacks: error (default) or allow")
+    u.add_argument(
+        "--new-categories",
+        dest="new_categories",
+        choices=("error", "allow"),
+        default="error",
+        help="protected categories that the original lacks: error (default) or allow",
+    )
     u.add_argument("--missing", help="extra values to treat as missing, comma-separated (e.g. -999)")
-    u.add_argument("--na-values", dest="na_values", help="strings read as missing from text files (default: empty and NA)")
+    u.add_argument(
+        "--na-values", dest="na_values", help="strings read as missing from text files (default: empty and NA)"
+    )
     add_output_options(u, records="the per-record distances")
     u.set_defaults(func=run)
 
@@ -82,9 +108,19 @@ def run(args) -> int:
         missing = [_number(m) for m in missing]
     with warnings.catch_warnings():  # the summary prints the same messages as notes
         warnings.simplefilter("ignore", SdcWarning)
-        res = information_loss(original, protected, names, scales=scales or None, missing=missing,
-                               suppressed=args.suppressed, ctbil_dim=args.ctbil_dim, bound=args.bound,
-                               robust=args.robust, new_categories=args.new_categories, records=bool(args.records))
+        res = information_loss(
+            original,
+            protected,
+            names,
+            scales=scales or None,
+            missing=missing,
+            suppressed=args.suppressed,
+            ctbil_dim=args.ctbil_dim,
+            bound=args.bound,
+            robust=args.robust,
+            new_categories=args.new_categories,
+            records=bool(args.records),
+        )
     prog.step("writing output")
     prog.close()
     return report(args, res, "information_loss", original=args.original, protected=args.protected)

@@ -32,10 +32,16 @@ def _missing_expr(s: pl.Series, missing, found: set | None = None) -> pl.Series:
     dt = s.dtype
     vals = list(missing)
     if dt.is_numeric():
-        vals = [v for v in vals if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))]
+        vals = [
+            v
+            for v in vals
+            if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+        ]
         target = pl.Float64 if dt.is_float() or any(isinstance(v, (float, np.floating)) for v in vals) else pl.Int64
     elif dt == pl.String or isinstance(dt, (pl.Categorical, pl.Enum)):
-        vals = [str(v) for v in vals if isinstance(v, str) or (isinstance(v, (int, np.integer)) and not isinstance(v, bool))]
+        vals = [
+            str(v) for v in vals if isinstance(v, str) or (isinstance(v, (int, np.integer)) and not isinstance(v, bool))
+        ]
         target = pl.String
     else:
         target = dt
@@ -130,7 +136,11 @@ def encode_keys(frame: pl.DataFrame, keys, missing=None) -> EncodedKeys:
     keys = tuple(keys)
     n = frame.height
     found: set = set()
-    pre = pl.DataFrame([_prepared(frame.get_column(k), missing, found).alias(f"_{j}") for j, k in enumerate(keys)]) if keys else None
+    pre = (
+        pl.DataFrame([_prepared(frame.get_column(k), missing, found).alias(f"_{j}") for j, k in enumerate(keys)])
+        if keys
+        else None
+    )
     codes = np.empty((n, len(keys)), dtype=np.int32, order="F")
     labels: list = [None] * len(keys)
     observed: list = [None] * len(keys)
@@ -162,8 +172,11 @@ def encode_keys(frame: pl.DataFrame, keys, missing=None) -> EncodedKeys:
             if pre.get_column(f"_{j}").dtype == pl.String:  # an Enum cast maps text to positions fastest
                 exprs.append(col.cast(pl.Enum(labels[j].to_list())).to_physical().cast(pl.Int32).fill_null(-1))
             else:
-                exprs.append(col.replace_strict(labels[j], pl.Series(np.arange(len(labels[j]), dtype=np.int32)),
-                                                return_dtype=pl.Int32).fill_null(-1))
+                exprs.append(
+                    col.replace_strict(
+                        labels[j], pl.Series(np.arange(len(labels[j]), dtype=np.int32)), return_dtype=pl.Int32
+                    ).fill_null(-1)
+                )
         coded = pre.select(exprs)
         for j, name in zip(plain, coded.columns):
             codes[:, j] = coded.get_column(name).to_numpy()

@@ -80,8 +80,9 @@ class Table:
                 got = self.source.select(todo).collect()
             except pl.exceptions.PolarsError as exc:
                 first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
-                raise SdcError(f"data: could not read column(s) {', '.join(todo)} ({first}); expected a readable "
-                               "file or frame") from None
+                raise SdcError(
+                    f"data: could not read column(s) {', '.join(todo)} ({first}); expected a readable file or frame"
+                ) from None
             self._cache.update({c: got.get_column(c) for c in todo})
         return pl.DataFrame([self._cache[c] for c in names]) if names else pl.DataFrame()
 
@@ -166,8 +167,11 @@ class Table:
         missing values (null, NaN and the ``missing`` codes) are NaN. The columns must be
         numeric."""
         names = list(names)
-        codes = [float(v) for v in (missing or ()) if isinstance(v, (int, float, np.integer, np.floating))
-                 and not isinstance(v, (bool, np.bool_))]
+        codes = [
+            float(v)
+            for v in (missing or ())
+            if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+        ]
         out = np.empty((self.n, len(names)), dtype=np.float64, order=order)
         for j, c in enumerate(names):
             x = self.column(c).cast(pl.Float64).to_numpy()  # nulls come back as NaN
@@ -183,9 +187,13 @@ class Table:
         if x.size and x.min() > 0 and np.isfinite(x.max()):  # the common case, in two passes
             return {"n_missing": 0, "n_inf": 0, "n_negative": 0, "n_zero": 0, "min": float(x.min())}
         fin = x[~np.isnan(x)]
-        return {"n_missing": int(x.size - fin.size), "n_inf": int(np.isinf(fin).sum()),
-                "n_negative": int((fin < 0).sum()), "n_zero": int((fin == 0).sum()),
-                "min": float(fin.min()) if fin.size else float("nan")}
+        return {
+            "n_missing": int(x.size - fin.size),
+            "n_inf": int(np.isinf(fin).sum()),
+            "n_negative": int((fin < 0).sum()),
+            "n_zero": int((fin == 0).sum()),
+            "min": float(fin.min()) if fin.size else float("nan"),
+        }
 
     def row_index(self):
         """The caller's row labels when they carry information (a pandas index that is not
@@ -198,7 +206,9 @@ def as_table(data: Any, param: str = "data") -> Table:
     if isinstance(data, Table):
         return data
     if data is None:
-        raise SdcError(f"{param}: got None; expected a pandas, Polars or PyArrow table, a dict of columns or a 2-D NumPy array")
+        raise SdcError(
+            f"{param}: got None; expected a pandas, Polars or PyArrow table, a dict of columns or a 2-D NumPy array"
+        )
     if isinstance(data, pl.LazyFrame):
         return Table(data, "polars")
     if isinstance(data, (str, os.PathLike)):
@@ -209,7 +219,9 @@ def as_table(data: Any, param: str = "data") -> Table:
         return Table(data, "polars")
     if isinstance(data, np.ndarray):
         if data.ndim != 2:
-            raise SdcError(f"{param}: NumPy array has {data.ndim} dimension(s); expected a 2-D array (records x variables)")
+            raise SdcError(
+                f"{param}: NumPy array has {data.ndim} dimension(s); expected a 2-D array (records x variables)"
+            )
         cols = {str(j): data[:, j] for j in range(data.shape[1])}
         return Table(pl.DataFrame(cols), "numpy")
     if isinstance(data, dict):
@@ -222,7 +234,15 @@ def as_table(data: Any, param: str = "data") -> Table:
             "Polars or PyArrow table, a dict of columns or a 2-D NumPy array"
         ) from None
     impl = nwdf.implementation
-    backend = "pandas" if impl.is_pandas() else "pyarrow" if impl.is_pyarrow() else "polars" if impl.is_polars() else str(impl)
+    backend = (
+        "pandas"
+        if impl.is_pandas()
+        else "pyarrow"
+        if impl.is_pyarrow()
+        else "polars"
+        if impl.is_polars()
+        else str(impl)
+    )
     cols = [str(c) for c in nwdf.columns]
     if len(set(cols)) != len(cols):
         raise SdcError(f"{param}: duplicate column names; expected unique names")
@@ -252,14 +272,18 @@ def _dict_frame(data: dict, param: str) -> pl.DataFrame:
     different lengths are an error naming them."""
     lengths = {str(k): len(v) for k, v in data.items() if hasattr(v, "__len__") and not isinstance(v, str)}
     if len(set(lengths.values())) > 1:
-        raise SdcError(f"{param}: columns of different lengths ({', '.join(f'{k}: {n}' for k, n in lengths.items())}); "
-                       "expected equal-length columns")
+        raise SdcError(
+            f"{param}: columns of different lengths ({', '.join(f'{k}: {n}' for k, n in lengths.items())}); "
+            "expected equal-length columns"
+        )
     try:
         return pl.DataFrame({str(k): v for k, v in data.items()}, strict=False)
     except Exception as exc:
         first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
-        raise SdcError(f"{param}: could not build a table from the dict ({first}); expected equal-length columns "
-                       "of numbers or labels") from None
+        raise SdcError(
+            f"{param}: could not build a table from the dict ({first}); expected equal-length columns "
+            "of numbers or labels"
+        ) from None
 
 
 def _pandas_without_pyarrow(pdf) -> pl.DataFrame | None:

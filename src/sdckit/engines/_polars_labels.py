@@ -33,8 +33,16 @@ def label_numbers(labels) -> np.ndarray | None:
     return None
 
 
-def msu_text(keys, labels, patterns: np.ndarray, pattern_ids: np.ndarray, msu_pattern: np.ndarray,
-             msu_subset: np.ndarray, subsets, n_patterns: int):
+def msu_text(
+    keys,
+    labels,
+    patterns: np.ndarray,
+    pattern_ids: np.ndarray,
+    msu_pattern: np.ndarray,
+    msu_subset: np.ndarray,
+    subsets,
+    n_patterns: int,
+):
     """Per record, its MSUs as text (``"a=1; b=2, c=3"``: MSUs separated by ``"; "``, in the
     order found), as a column for the result frame.
 

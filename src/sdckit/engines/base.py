@@ -63,7 +63,6 @@ class EncodedKeys:
         return self.codes < 0
 
 
-
 @runtime_checkable
 class TableLike(Protocol):
     """A caller's data as an engine holds it (row order is the caller's)."""

@@ -46,11 +46,12 @@ class PolarsEngine:
         empty = [bool(t.missing_everywhere([column])) for t in tables]
         kinds = {_KIND_OF.get(t.kind(column), "text") for t, e in zip(tables, empty) if not e}
         target = next((_TARGET[k] for k in ("text", "float", "integer", "boolean") if k in kinds), pl.String)
-        parts = [pl.Series(column, [None] * p.len(), dtype=target) if e else p.cast(target)
-                 for p, e in zip(parts, empty)]
+        parts = [
+            pl.Series(column, [None] * p.len(), dtype=target) if e else p.cast(target) for p, e in zip(parts, empty)
+        ]
         codes, labels = encode_column(pl.concat(parts).alias(column), list(missing) if missing else None)
         bounds = np.cumsum([0] + [t.n for t in tables])
-        return [codes[bounds[i]:bounds[i + 1]] for i in range(len(tables))], labels
+        return [codes[bounds[i] : bounds[i + 1]] for i in range(len(tables))], labels
 
     def encode_column(self, table: Table, column: str, missing=None):
         """``(codes, labels)`` of one column (codes int32, -1 = missing)."""
@@ -62,7 +63,7 @@ class PolarsEngine:
         if key.size < _POLARS_MIN_N:
             uniq, ids = np.unique(key, return_inverse=True)
             return ids.reshape(-1).astype(np.int64, copy=False), len(uniq)
-        ids = pl.select((pl.lit(pl.Series(key)).rank("dense").cast(pl.Int64) - 1)).to_series().to_numpy()
+        ids = pl.select(pl.lit(pl.Series(key)).rank("dense").cast(pl.Int64) - 1).to_series().to_numpy()
         return ids, int(ids.max()) + 1
 
     def patterns(self, codes: np.ndarray, weights: np.ndarray | None = None, cards=None):

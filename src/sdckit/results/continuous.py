@@ -95,15 +95,23 @@ class IntervalDisclosureResult(Result):
         }
 
     def summary(self) -> Summary:
-        rows = [("records", self.n), ("variables", ", ".join(self.variables)),
-                ("width (interval half-width, in sd of the protected variable)", self.width),
-                ("records at risk", self.n_at_risk),
-                ("share at risk (upper bound of the risk)", fmt_share(self.share_at_risk))]
+        rows = [
+            ("records", self.n),
+            ("variables", ", ".join(self.variables)),
+            ("width (interval half-width, in sd of the protected variable)", self.width),
+            ("records at risk", self.n_at_risk),
+            ("share at risk (upper bound of the risk)", fmt_share(self.share_at_risk)),
+        ]
         inside = self.share_inside()
-        per = {"columns": ["variable", "sd (protected)", "original inside its interval (% of records)"],
-               "rows": [(v, self.protected_sd[v], fmt_percent(inside[v])) for v in self.variables]}
-        return Summary("Interval disclosure (dRisk)", (("", rows), ("Per variable", per)),
-                       ("sdcMicro reports the risk as the interval [0 %, 100 x share at risk %]",))
+        per = {
+            "columns": ["variable", "sd (protected)", "original inside its interval (% of records)"],
+            "rows": [(v, self.protected_sd[v], fmt_percent(inside[v])) for v in self.variables],
+        }
+        return Summary(
+            "Interval disclosure (dRisk)",
+            (("", rows), ("Per variable", per)),
+            ("sdcMicro reports the risk as the interval [0 %, 100 x share at risk %]",),
+        )
 
     def _records(self):
         return {"at_risk": self.at_risk}
@@ -180,8 +188,10 @@ class RelativeIntervalResult(Result):
 
     def _per_variable(self):
         """(variable, unsafe values, observed values) per variable."""
-        return [(v, int(self.unsafe[:, j].sum()), int((~np.isnan(self.counts[:, j])).sum()))
-                for j, v in enumerate(self.variables)]
+        return [
+            (v, int(self.unsafe[:, j].sum()), int((~np.isnan(self.counts[:, j])).sum()))
+            for j, v in enumerate(self.variables)
+        ]
 
     def _joint(self) -> tuple[int, int] | None:
         """(records unsafe jointly, records evaluated jointly), or None."""
@@ -207,20 +217,29 @@ class RelativeIntervalResult(Result):
         return out
 
     def summary(self) -> Summary:
-        rows = [("records", self.n), ("variables", ", ".join(self.variables)),
-                ("counted within keys", ", ".join(self.keys) if self.keys else "(whole file)"),
-                ("interval", f"(x - {self.p:g}|x|, x + {self.p:g}|x|)"),
-                ("unsafe when fewer records in the interval than", self.c_min)]
+        rows = [
+            ("records", self.n),
+            ("variables", ", ".join(self.variables)),
+            ("counted within keys", ", ".join(self.keys) if self.keys else "(whole file)"),
+            ("interval", f"(x - {self.p:g}|x|, x + {self.p:g}|x|)"),
+            ("unsafe when fewer records in the interval than", self.c_min),
+        ]
         joint = self._joint()
         if joint is not None:
             rows.append(("records unsafe on all variables jointly", joint[0]))
-        rows += [("records with an unsafe value", self.n_unsafe),
-                 ("share of records", fmt_share(self.share_unsafe))]
-        per = {"columns": ["variable", "observed values", "unsafe values", "unsafe (% of observed)"],
-               "rows": [(v, o, u, fmt_percent(_share(u, o))) for v, u, o in self._per_variable()]}
-        return Summary("Relative-interval rule (a priori)", (("", rows), ("Per variable", per)),
-                       ("a value is unsafe when fewer than c_min records (itself included) have a value "
-                        "within p times its absolute value",))
+        rows += [("records with an unsafe value", self.n_unsafe), ("share of records", fmt_share(self.share_unsafe))]
+        per = {
+            "columns": ["variable", "observed values", "unsafe values", "unsafe (% of observed)"],
+            "rows": [(v, o, u, fmt_percent(_share(u, o))) for v, u, o in self._per_variable()],
+        }
+        return Summary(
+            "Relative-interval rule (a priori)",
+            (("", rows), ("Per variable", per)),
+            (
+                "a value is unsafe when fewer than c_min records (itself included) have a value "
+                "within p times its absolute value",
+            ),
+        )
 
     def _records(self):
         out = {}
@@ -358,20 +377,27 @@ class RMDIntervalResult(Result):
         return "sum of RMD over w / n"
 
     def summary(self) -> Summary:
-        rows = [("records", self.n), ("variables", ", ".join(self.variables)),
-                ("width (interval factor), width2 (isolation distance)", f"{self.width:g}, {self.width2:g}"),
-                ("share with a value inside its RMD interval (w)", fmt_share(self.share_at_risk)),
-                ("... and isolated among protected records (w2)", fmt_share(self.share_at_risk_isolated)),
-                ("mean RMD (0.05 x robust distance)", float(self.rmd.mean()) if self.n else None),
-                (f"wrisk1 = {self._wrisk_label()}", self.wrisk1),
-                ("wrisk2 = same over w2", self.wrisk2)]
-        notes = ["robust covariance: reweighted MCD of the standardised original data (Templ & Meindl 2008)",
-                 "share rows are fractions of records (percent in brackets)"]
+        rows = [
+            ("records", self.n),
+            ("variables", ", ".join(self.variables)),
+            ("width (interval factor), width2 (isolation distance)", f"{self.width:g}, {self.width2:g}"),
+            ("share with a value inside its RMD interval (w)", fmt_share(self.share_at_risk)),
+            ("... and isolated among protected records (w2)", fmt_share(self.share_at_risk_isolated)),
+            ("mean RMD (0.05 x robust distance)", float(self.rmd.mean()) if self.n else None),
+            (f"wrisk1 = {self._wrisk_label()}", self.wrisk1),
+            ("wrisk2 = same over w2", self.wrisk2),
+        ]
+        notes = [
+            "robust covariance: reweighted MCD of the standardised original data (Templ & Meindl 2008)",
+            "share rows are fractions of records (percent in brackets)",
+        ]
         if self.weighting == "sdcmicro":
-            notes.append("wrisk1 and wrisk2 are sdcMicro's weighted risks: they multiply the RMD sum by the "
-                         "number of flagged records, so they are scores, not shares, and grow with the file "
-                         "size (about n x mean RMD when every record is flagged); weighting='sum' drops the "
-                         "factor")
+            notes.append(
+                "wrisk1 and wrisk2 are sdcMicro's weighted risks: they multiply the RMD sum by the "
+                "number of flagged records, so they are scores, not shares, and grow with the file "
+                "size (about n x mean RMD when every record is flagged); weighting='sum' drops the "
+                "factor"
+            )
         return Summary("Robust Mahalanobis distance interval disclosure (dRiskRMD)", (("", rows),), tuple(notes))
 
     def _records(self):
@@ -471,22 +497,34 @@ class OutlierResult(Result):
         }
         if self.robust_distance is not None:
             mv = self.multivariate_outlier
-            out["multivariate"] = {"cutoff": self.cutoff, "n_outliers": int(mv.sum()),
-                                   "share_outliers": _share(int(mv.sum()), self.n)}
+            out["multivariate"] = {
+                "cutoff": self.cutoff,
+                "n_outliers": int(mv.sum()),
+                "share_outliers": _share(int(mv.sum()), self.n),
+            }
         return out
 
     def summary(self) -> Summary:
-        rows = [("records", self.n), ("quantile level", self.quantile),
-                ("records above the quantile on some variable", self.n_outliers),
-                ("share of records", fmt_share(self.share_outliers))]
+        rows = [
+            ("records", self.n),
+            ("quantile level", self.quantile),
+            ("records above the quantile on some variable", self.n_outliers),
+            ("share of records", fmt_share(self.share_outliers)),
+        ]
         if self.robust_distance is not None:
             mv = self.multivariate_outlier
-            rows += [("robust distance cutoff sqrt(chi2_p,0.975)", self.cutoff),
-                     ("multivariate outliers (robust distance > cutoff)", int(mv.sum()))]
+            rows += [
+                ("robust distance cutoff sqrt(chi2_p,0.975)", self.cutoff),
+                ("multivariate outliers (robust distance > cutoff)", int(mv.sum())),
+            ]
         shares = self.share_per_variable()
-        per = {"columns": ["variable", "quantile value", "records above", "% of records"],
-               "rows": [(v, self.quantile_values[v], int(self.flags[:, j].sum()), fmt_percent(shares[v]))
-                        for j, v in enumerate(self.variables)]}
+        per = {
+            "columns": ["variable", "quantile value", "records above", "% of records"],
+            "rows": [
+                (v, self.quantile_values[v], int(self.flags[:, j].sum()), fmt_percent(shares[v]))
+                for j, v in enumerate(self.variables)
+            ],
+        }
         return Summary("Outliers", (("", rows), ("Per variable", per)))
 
     def _records(self):
@@ -501,8 +539,12 @@ class OutlierResult(Result):
         """Robust distances by record with the cutoff (multivariate), else shares per variable."""
         ax = new_axes(ax)
         if self.robust_distance is not None:
-            ax.scatter(np.arange(self.n), self.robust_distance, s=6,
-                       c=np.where(self.multivariate_outlier, "#C44E52", "#4C72B0"))
+            ax.scatter(
+                np.arange(self.n),
+                self.robust_distance,
+                s=6,
+                c=np.where(self.multivariate_outlier, "#C44E52", "#4C72B0"),
+            )
             ax.axhline(self.cutoff, color="k", lw=1, ls="--")
             ax.set_xlabel("record")
             ax.set_ylabel("robust distance")
@@ -593,13 +635,16 @@ class ConfidentialityResult(Result):
 
     def summary(self) -> Summary:
         d = self.to_dict()
-        rows = [("records", self.n), ("variables", ", ".join(self.variables)),
-                ("significance (share of non-link pairs below delta)", self.significance),
-                ("critical distance delta (relative to ||y||)", self.delta),
-                ("nearest original is the true partner", fmt_share(d["share_nearest_correct"])),
-                ("true partner within delta", fmt_share(d["share_partner_in_neighbourhood"])),
-                ("empty neighbourhood", fmt_share(d["share_empty_neighbourhood"])),
-                ("median neighbours", d["neighbours_quartiles"][1])]
+        rows = [
+            ("records", self.n),
+            ("variables", ", ".join(self.variables)),
+            ("significance (share of non-link pairs below delta)", self.significance),
+            ("critical distance delta (relative to ||y||)", self.delta),
+            ("nearest original is the true partner", fmt_share(d["share_nearest_correct"])),
+            ("true partner within delta", fmt_share(d["share_partner_in_neighbourhood"])),
+            ("empty neighbourhood", fmt_share(d["share_empty_neighbourhood"])),
+            ("median neighbours", d["neighbours_quartiles"][1]),
+        ]
         notes = ["shares are fractions of records (percent in brackets)"]
         if not self.exact:
             notes.append("delta estimated from 10^7 sampled non-link pairs (n > 20,000)")
@@ -608,8 +653,12 @@ class ConfidentialityResult(Result):
         return Summary("Confidentiality plot (Seri)", (("", rows),), tuple(notes))
 
     def _records(self):
-        return {"neighbours": self.neighbours, "perturbation": self.perturbation,
-                "nearest_correct": self.nearest_correct, "in_neighbourhood": self.in_neighbourhood}
+        return {
+            "neighbours": self.neighbours,
+            "perturbation": self.perturbation,
+            "nearest_correct": self.nearest_correct,
+            "in_neighbourhood": self.in_neighbourhood,
+        }
 
     def _draw_rules(self, ax, nb, perturbation, neighbours, curve) -> None:
         if perturbation is not None:
@@ -622,11 +671,19 @@ class ConfidentialityResult(Result):
         if perturbation is not None or neighbours is not None or curve is not None:
             uns = self.unsafe(perturbation, neighbours, curve)
             if uns.any():
-                ax.scatter(nb[uns], self.perturbation[uns], s=40, facecolors="none", edgecolors="k", lw=0.8,
-                           label="unsafe")
+                ax.scatter(
+                    nb[uns], self.perturbation[uns], s=40, facecolors="none", edgecolors="k", lw=0.8, label="unsafe"
+                )
 
-    def plot(self, ax=None, *, perturbation: float | None = None, neighbours: int | None = None, curve=None,
-             log_x: bool = False):
+    def plot(
+        self,
+        ax=None,
+        *,
+        perturbation: float | None = None,
+        neighbours: int | None = None,
+        curve=None,
+        log_x: bool = False,
+    ):
         """The confidentiality plot: number of neighbours (x) against perturbation (y).
 
         Marks records whose nearest original is the true partner and records whose partner is

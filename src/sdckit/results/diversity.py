@@ -138,8 +138,10 @@ class LDiversityResult(Result):
             "n_classes": self.n_classes,
             "c": self.c,
             "min": self.min,
-            "mean": {m: {v: (float(np.mean(getattr(self, m)[v])) if self.n else None) for v in self.sensitive}
-                     for m in MEASURES},
+            "mean": {
+                m: {v: (float(np.mean(getattr(self, m)[v])) if self.n else None) for v in self.sensitive}
+                for m in MEASURES
+            },
             "n_not_2_diverse": self.n_below(2),
             "n_missing_sensitive": dict(self.n_missing_sensitive),
             "distinct_distribution": {v: self.distinct_distribution(v) for v in self.sensitive},
@@ -150,21 +152,38 @@ class LDiversityResult(Result):
         rows = [("records", self.n), ("key variables", ", ".join(self.keys))]
         if self.strata:
             rows.append(("strata (classes formed within each)", ", ".join(self.strata)))
-        rows += [("sensitive variables", ", ".join(self.sensitive)), ("equivalence classes", self.n_classes),
-                 ("recursive constant c", self.c)]
+        rows += [
+            ("sensitive variables", ", ".join(self.sensitive)),
+            ("equivalence classes", self.n_classes),
+            ("recursive constant c", self.c),
+        ]
         below2 = self.n_below(2)
         cols = ["variable", "distinct l", "entropy l", "recursive l", "records with distinct l < 2", "missing values"]
-        table = {"columns": cols,
-                 "rows": [(v, mins["distinct"][v], mins["entropy"][v], mins["recursive"][v], below2[v],
-                           self.n_missing_sensitive.get(v, 0)) for v in self.sensitive]}
+        table = {
+            "columns": cols,
+            "rows": [
+                (
+                    v,
+                    mins["distinct"][v],
+                    mins["entropy"][v],
+                    mins["recursive"][v],
+                    below2[v],
+                    self.n_missing_sensitive.get(v, 0),
+                )
+                for v in self.sensitive
+            ],
+        }
         sections = [("", rows), ("l of the file (minimum over classes)", table)]
         if self.multi:
-            sections.append(("Multi-attribute", [("entropy l", mins["multi_entropy"]),
-                                                 ("recursive l", mins["multi_recursive"])]))
+            sections.append(
+                ("Multi-attribute", [("entropy l", mins["multi_entropy"]), ("recursive l", mins["multi_recursive"])])
+            )
         notes = ["classes: exact key equality, a missing key value is its own category"]
         if any(self.n_missing_sensitive.values()):
-            notes.append("a missing sensitive value counts as one extra category (distinct, entropy) when the class "
-                         "has other values; recursive l ignores it")
+            notes.append(
+                "a missing sensitive value counts as one extra category (distinct, entropy) when the class "
+                "has other values; recursive l ignores it"
+            )
         return Summary("l-diversity", tuple(sections), tuple(notes))
 
     def _records(self):
@@ -306,12 +325,32 @@ class TClosenessResult(Result):
             ("equivalence classes", self.n_classes),
             ("weighted distributions", self.weighted),
         ]
-        cols = ["variable", "distance", "categories", "t (max over classes)", "mean over records", "classes all missing"]
-        table = {"columns": cols,
-                 "rows": [(v, "ordered" if v in self.ordered else "nominal", self.n_categories[v], d["max"][v],
-                           d["mean"][v], d["n_classes_all_missing"][v]) for v in self.sensitive]}
-        notes = ["D(P, Q_E): earth mover's distance between the file's and the class's distribution, in [0, 1]; "
-                 "records with a missing sensitive value are excluded from both"]
+        cols = [
+            "variable",
+            "distance",
+            "categories",
+            "t (max over classes)",
+            "mean over records",
+            "classes all missing",
+        ]
+        table = {
+            "columns": cols,
+            "rows": [
+                (
+                    v,
+                    "ordered" if v in self.ordered else "nominal",
+                    self.n_categories[v],
+                    d["max"][v],
+                    d["mean"][v],
+                    d["n_classes_all_missing"][v],
+                )
+                for v in self.sensitive
+            ],
+        }
+        notes = [
+            "D(P, Q_E): earth mover's distance between the file's and the class's distribution, in [0, 1]; "
+            "records with a missing sensitive value are excluded from both"
+        ]
         if any(d["n_classes_all_missing"].values()):
             notes.append("classes whose sensitive values are all missing have no distance (NA) and are ignored in t")
         return Summary("t-closeness", (("", rows), ("Distance to the overall distribution", table)), tuple(notes))

@@ -101,8 +101,11 @@ class LinkageResult(Result):
     @property
     def dld(self) -> float:
         """Deprecated: the DLD score in percent, 100 * :attr:`share_linked`."""
-        warn("LinkageResult.dld (a percentage) is replaced by share_linked (a fraction: dld = 100 * share_linked); "
-             "the old form will be removed in sdckit 0.3", DeprecationWarning)
+        warn(
+            "LinkageResult.dld (a percentage) is replaced by share_linked (a fraction: dld = 100 * share_linked); "
+            "the old form will be removed in sdckit 0.3",
+            DeprecationWarning,
+        )
         return 100.0 * self.share_linked
 
     def to_dict(self) -> dict:
@@ -116,14 +119,36 @@ class LinkageResult(Result):
             "share_linked_first": self.share_linked_first,
         }
         if self.method == "distance":
-            out.update({"n_linked_second": self.n_linked_second, "share_linked_second": self.share_linked_second,
-                        "second_weight": self.second_weight})
+            out.update(
+                {
+                    "n_linked_second": self.n_linked_second,
+                    "share_linked_second": self.share_linked_second,
+                    "second_weight": self.second_weight,
+                }
+            )
         if self.method in ("distance", "assignment"):
             out.update({"standardize": self.standardize, "metric": self.metric})
         if self.em is not None:
             e = self.em
-            out.update({k: e[k] for k in ("m", "u", "p", "iterations", "converged", "n_links", "n_possible_links",
-                                          "n_true_links", "precision", "mu", "lam", "fields")})
+            out.update(
+                {
+                    k: e[k]
+                    for k in (
+                        "m",
+                        "u",
+                        "p",
+                        "iterations",
+                        "converged",
+                        "n_links",
+                        "n_possible_links",
+                        "n_true_links",
+                        "precision",
+                        "mu",
+                        "lam",
+                        "fields",
+                    )
+                }
+            )
             out["patterns"] = [dict(p) for p in e["patterns"]]
         return out
 
@@ -131,22 +156,36 @@ class LinkageResult(Result):
         rows = [("records", self.n), ("variables", ", ".join(self.variables)), ("method", self.method)]
         sections = []
         if self.method == "distance":
-            rows += [("linked to the true partner (nearest)", round(self.n_linked_first, 4)),
-                     ("linked to the true partner (second nearest)", round(self.n_linked_second, 4)),
-                     ("share linked", self.share_linked),
-                     ("DLD (%)", round(100 * self.share_linked, 4))]
+            rows += [
+                ("linked to the true partner (nearest)", round(self.n_linked_first, 4)),
+                ("linked to the true partner (second nearest)", round(self.n_linked_second, 4)),
+                ("share linked", self.share_linked),
+                ("DLD (%)", round(100 * self.share_linked, 4)),
+            ]
         elif self.method == "assignment":
-            rows += [("correct one-to-one links", int(self.n_linked_first)),
-                     ("share linked", f"{self.share_linked:.6g} ({fmt_percent(self.share_linked)})")]
+            rows += [
+                ("correct one-to-one links", int(self.n_linked_first)),
+                ("share linked", f"{self.share_linked:.6g} ({fmt_percent(self.share_linked)})"),
+            ]
         else:
             e = self.em
-            rows += [("true pairs classified as links", int(self.n_linked_first)),
-                     ("share linked", f"{self.share_linked:.6g} ({fmt_percent(self.share_linked)})"),
-                     ("links (all pairs)", e["n_links"]), ("possible links", e["n_possible_links"]),
-                     ("precision of the links", e["precision"]), ("EM iterations", e["iterations"])]
-            sections.append(("m and u probabilities",
-                             {"columns": ["field", "m", "u"],
-                              "rows": [(f, m, u) for f, m, u in zip(e["fields"], e["m"], e["u"])]}))
+            rows += [
+                ("true pairs classified as links", int(self.n_linked_first)),
+                ("share linked", f"{self.share_linked:.6g} ({fmt_percent(self.share_linked)})"),
+                ("links (all pairs)", e["n_links"]),
+                ("possible links", e["n_possible_links"]),
+                ("precision of the links", e["precision"]),
+                ("EM iterations", e["iterations"]),
+            ]
+            sections.append(
+                (
+                    "m and u probabilities",
+                    {
+                        "columns": ["field", "m", "u"],
+                        "rows": [(f, m, u) for f, m, u in zip(e["fields"], e["m"], e["u"])],
+                    },
+                )
+            )
         return Summary("Record linkage risk", (("", rows), *sections))
 
     def _records(self):
@@ -170,7 +209,9 @@ class LinkageResult(Result):
             ax.set_title("Agreement patterns by class (red: link)")
         else:
             labels = ["nearest", "second"] if self.method == "distance" else ["assigned"]
-            vals = [100 * self.share_linked_first] + ([100 * self.share_linked_second] if self.method == "distance" else [])
+            vals = [100 * self.share_linked_first] + (
+                [100 * self.share_linked_second] if self.method == "distance" else []
+            )
             ax.bar(labels, vals, color="#C44E52")
             ax.set_ylabel("records linked to their true partner (%)")
             ax.set_title("Record linkage")
@@ -282,22 +323,36 @@ class ExternalRiskResult(Result):
             "combined_risk": self.combined_risk,
         }
         if self.correct is not None:
-            out.update({"n_correct_links": self.n_correct_links, "share_correct_links": self.share_correct_links,
-                        "n_partner_admissible": self.n_partner_admissible})
+            out.update(
+                {
+                    "n_correct_links": self.n_correct_links,
+                    "share_correct_links": self.share_correct_links,
+                    "n_partner_admissible": self.n_partner_admissible,
+                }
+            )
         return out
 
     def summary(self) -> Summary:
         pct = f" ({fmt_percent(self.share_paired)})" if self.n else ""
-        rows = [("released records", self.n_released), ("external records", self.n),
-                ("variables (availability)", ", ".join(f"{v} ({self.availability[v]:g})" for v in self.variables)),
-                ("continuous tolerance d*", self.tolerance),
-                ("external records paired", self.n_paired), ("external risk r_ext", f"{self.share_paired:.6g}{pct}"),
-                ("first-found links" + (" (one-to-one)" if self.one_to_one else ""), self.n_linked)]
+        rows = [
+            ("released records", self.n_released),
+            ("external records", self.n),
+            ("variables (availability)", ", ".join(f"{v} ({self.availability[v]:g})" for v in self.variables)),
+            ("continuous tolerance d*", self.tolerance),
+            ("external records paired", self.n_paired),
+            ("external risk r_ext", f"{self.share_paired:.6g}{pct}"),
+            ("first-found links" + (" (one-to-one)" if self.one_to_one else ""), self.n_linked),
+        ]
         if self.correct is not None:
-            rows += [("correct first-found links", self.n_correct_links),
-                     ("true partner admissible", self.n_partner_admissible)]
+            rows += [
+                ("correct first-found links", self.n_correct_links),
+                ("true partner admissible", self.n_partner_admissible),
+            ]
         if self.internal_risk is not None:
-            rows += [("internal risk r_int", self.internal_risk), ("combined risk (r_int + r_ext)/2", self.combined_risk)]
+            rows += [
+                ("internal risk r_int", self.internal_risk),
+                ("combined risk (r_int + r_ext)/2", self.combined_risk),
+            ]
         return Summary("External risk (Mlodak)", (("", rows),))
 
     def _records(self):

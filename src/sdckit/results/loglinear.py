@@ -31,8 +31,10 @@ class ModriskNumbers(FrozenDict):
             raise KeyError(key)
         new, scale = self._OLD[key]
         how = f"100 * modrisk[{new!r}]" if scale != 1 else f"modrisk[{new!r}]"
-        warn(f"LoglinearRiskResult.modrisk[{key!r}] is now {how}; the old form will be removed in sdckit {REMOVED_IN}",
-             DeprecationWarning)
+        warn(
+            f"LoglinearRiskResult.modrisk[{key!r}] is now {how}; the old form will be removed in sdckit {REMOVED_IN}",
+            DeprecationWarning,
+        )
         return scale * self[new]
 
     def __reduce__(self):
@@ -203,44 +205,89 @@ class LoglinearRiskResult(Result):
             ("cells in the table", self.n_cells),
             ("model", self.formula),
             ("fit", f"{self.method}, {self.iterations} iterations" + ("" if self.converged else " (not converged)")),
-            ("sampling", self.sampling if self.sampling_fraction is None else f"{self.sampling}, pi = {self.sampling_fraction:.6g}"),
+            (
+                "sampling",
+                self.sampling
+                if self.sampling_fraction is None
+                else f"{self.sampling}, pi = {self.sampling_fraction:.6g}",
+            ),
             ("sample uniques (n_1)", self.n_sample_uniques),
         ]
         sections: list = [("", rows)]
         notes = []
         if self.modrisk is not None:
             mr = self.modrisk
-            sections.append(("sdcMicro modRisk (compatibility mode)", [
-                ("method", mr["method"]), ("kept cells", mr["n_kept_cells"]),
-                ("gr1 (risk measure 1)", mr["gr1"]), ("gr2 (risk measure 2)", mr["gr2"])]))
+            sections.append(
+                (
+                    "sdcMicro modRisk (compatibility mode)",
+                    [
+                        ("method", mr["method"]),
+                        ("kept cells", mr["n_kept_cells"]),
+                        ("gr1 (risk measure 1)", mr["gr1"]),
+                        ("gr2 (risk measure 2)", mr["gr2"]),
+                    ],
+                )
+            )
             notes.append("modRisk divides by the number of kept cells and does not estimate tau_1/tau_2")
         else:
             sections += self._tau_sections()
             notes.append("Z >> 0: under-fitting (risk over-estimated); Z << 0: over-fitting (Skinner & Shlomo 2008)")
         if self.path:
-            sections.append((f"Forward search on Z ({self.criterion})", {
-                "columns": ["step", "added term", "accepted", "Z_1", "Z_2", "tau_1", "tau_2"],
-                "rows": [(p["step"], p["added"] or "(main effects)", p["accepted"], p["Z1"], p["Z2"], p["tau1"], p["tau2"])
-                         for p in self.path]}))
+            sections.append(
+                (
+                    f"Forward search on Z ({self.criterion})",
+                    {
+                        "columns": ["step", "added term", "accepted", "Z_1", "Z_2", "tau_1", "tau_2"],
+                        "rows": [
+                            (
+                                p["step"],
+                                p["added"] or "(main effects)",
+                                p["accepted"],
+                                p["Z1"],
+                                p["Z2"],
+                                p["tau1"],
+                                p["tau2"],
+                            )
+                            for p in self.path
+                        ],
+                    },
+                )
+            )
         if self.pram is not None:
             sections.append(("PRAM adjustment (Shlomo & Skinner 2010)", [("tau_2 adjusted", self.pram["tau2"])]))
         if self.smoothing is not None:
-            sections.append(("Negative-binomial smoothing (experimental, Rinott & Shlomo 2006)", [
-                ("tau_1", self.smoothing["tau1"]), ("tau_2", self.smoothing["tau2"])]))
+            sections.append(
+                (
+                    "Negative-binomial smoothing (experimental, Rinott & Shlomo 2006)",
+                    [("tau_1", self.smoothing["tau1"]), ("tau_2", self.smoothing["tau2"])],
+                )
+            )
         return Summary("Log-linear population-uniqueness risk", tuple(sections), tuple(notes))
 
     def _tau_sections(self) -> list:
         g = self.gof
         return [
-            ("Global measures", [
-                ("tau_1: sample uniques that are population unique", self.tau1),
-                ("tau_2: expected correct matches of sample uniques", self.tau2),
-                ("tau_1 / n_1", self.share_tau1_uniques), ("tau_2 / n_1", self.share_tau2_uniques),
-                ("tau_1 / n", self.share_tau1_records), ("tau_2 / n", self.share_tau2_records),
-            ]),
-            ("Goodness of fit", [
-                ("deviance", g.get("deviance")), ("Pearson X^2", g.get("pearson")), ("df", g.get("df")),
-                ("Z_1 (B/sqrt(v), tau_1)", g.get("Z1")), ("Z_2 (B/sqrt(v), tau_2)", g.get("Z2"))]),
+            (
+                "Global measures",
+                [
+                    ("tau_1: sample uniques that are population unique", self.tau1),
+                    ("tau_2: expected correct matches of sample uniques", self.tau2),
+                    ("tau_1 / n_1", self.share_tau1_uniques),
+                    ("tau_2 / n_1", self.share_tau2_uniques),
+                    ("tau_1 / n", self.share_tau1_records),
+                    ("tau_2 / n", self.share_tau2_records),
+                ],
+            ),
+            (
+                "Goodness of fit",
+                [
+                    ("deviance", g.get("deviance")),
+                    ("Pearson X^2", g.get("pearson")),
+                    ("df", g.get("df")),
+                    ("Z_1 (B/sqrt(v), tau_1)", g.get("Z1")),
+                    ("Z_2 (B/sqrt(v), tau_2)", g.get("Z2")),
+                ],
+            ),
         ]
 
     def _records(self):

@@ -26,11 +26,15 @@ def _percent_alias(new: str, old: str) -> property:
     or per key and category), the percentages the old name held."""
 
     def getter(self):
-        warn(f"{type(self).__name__}.{old} is now {new} (shares, not percentages); the old form will be "
-             f"removed in sdckit {REMOVED_IN}", DeprecationWarning)
+        warn(
+            f"{type(self).__name__}.{old} is now {new} (shares, not percentages); the old form will be "
+            f"removed in sdckit {REMOVED_IN}",
+            DeprecationWarning,
+        )
         value = getattr(self, new)
-        return {k: ({c: 100.0 * x for c, x in v.items()} if isinstance(v, dict) else 100.0 * v)
-                for k, v in value.items()}
+        return {
+            k: ({c: 100.0 * x for c, x in v.items()} if isinstance(v, dict) else 100.0 * v) for k, v in value.items()
+        }
 
     return property(getter, doc=f"Deprecated: 100 x :attr:`{new}`.")
 
@@ -208,9 +212,13 @@ class SudaResult(Result):
             subsets, sids = found.subsets, found.msu_subset
         out = []
         for S in sorted((subsets[s] for s in sids), key=lambda S: (len(S), S)):
-            out.append(MSU(tuple(self.keys[j] for j in S),
-                           tuple(label_at(self._labels[j], self._patterns[p, j]) for j in S),
-                           float(self.size_weights.get(len(S), 0.0))))
+            out.append(
+                MSU(
+                    tuple(self.keys[j] for j in S),
+                    tuple(label_at(self._labels[j], self._patterns[p, j]) for j in S),
+                    float(self.size_weights.get(len(S), 0.0)),
+                )
+            )
         return out
 
     def explain(self, i: int) -> str:
@@ -221,8 +229,11 @@ class SudaResult(Result):
         if not self.sample_unique[i]:
             return head + "; not a sample unique (another record has the same key), so no MSU."
         if not found:
-            why = (f"no MSU of size <= {self.max_size}" if self.max_size < self.att
-                   else "no MSU: it is unique only through a missing value")
+            why = (
+                f"no MSU of size <= {self.max_size}"
+                if self.max_size < self.att
+                else "no MSU: it is unique only through a missing value"
+            )
             return head + f"; sample unique but {why}."
         parts = [f"{{{m}}} (size {m.size}, weight {_num(m.weight)})" for m in found]
         return head + f"; unique on {len(found)} minimal combination(s): " + "; ".join(parts) + "."
@@ -270,7 +281,8 @@ class SudaResult(Result):
         if include_levels:
             out["share_level_contributions"] = {
                 var: {str(lab): _json_float(v) for lab, v in levels.items()}
-                for var, levels in self.share_level_contributions.items()}
+                for var, levels in self.share_level_contributions.items()
+            }
         return out
 
     def summary(self) -> Summary:
@@ -288,20 +300,38 @@ class SudaResult(Result):
             ("DIS: P(correct match | unique match)", self.dis),
             ("max DIS-SUDA", float(self.dis_score.max()) if self.n else 0.0),
         ]
-        sizes = {"columns": ["MSU size", "MSUs", "weight"],
-                 "rows": [(s, c, self.size_weights.get(s, 0.0)) for s, c in self.msus_by_size.items()]}
+        sizes = {
+            "columns": ["MSU size", "MSUs", "weight"],
+            "rows": [(s, c, self.size_weights.get(s, 0.0)) for s, c in self.msus_by_size.items()],
+        }
         dist = {"columns": ["DIS-SUDA", "records"], "rows": list(self.dis_distribution().items())}
-        contrib = {"columns": ["variable", "contribution (%)"],
-                   "rows": [(k, 100.0 * v) for k, v in self.share_contributions.items()]}
-        notes = ["a missing value never forms part of an MSU",
-                 "variable contributions can add up to more than 100 %: each variable of an MSU gets its full weight"]
-        return Summary("SUDA (special uniques) and DIS-SUDA",
-                       (("", rows), ("MSUs by size", sizes), ("DIS-SUDA distribution", dist),
-                        ("Contribution of the key variables", contrib)), tuple(notes))
+        contrib = {
+            "columns": ["variable", "contribution (%)"],
+            "rows": [(k, 100.0 * v) for k, v in self.share_contributions.items()],
+        }
+        notes = [
+            "a missing value never forms part of an MSU",
+            "variable contributions can add up to more than 100 %: each variable of an MSU gets its full weight",
+        ]
+        return Summary(
+            "SUDA (special uniques) and DIS-SUDA",
+            (
+                ("", rows),
+                ("MSUs by size", sizes),
+                ("DIS-SUDA distribution", dist),
+                ("Contribution of the key variables", contrib),
+            ),
+            tuple(notes),
+        )
 
     def _records(self):
-        out = {"score": self.score, "dis_score": self.dis_score, "msu_count": self.msu_count,
-               "min_msu_size": self.min_msu_size, "special_unique": self.special_unique}
+        out = {
+            "score": self.score,
+            "dis_score": self.dis_score,
+            "msu_count": self.msu_count,
+            "min_msu_size": self.min_msu_size,
+            "special_unique": self.special_unique,
+        }
         for j, k in enumerate(self.keys):
             out[f"{k}_contribution"] = self.contributions[:, j]
         return out
@@ -322,8 +352,9 @@ class SudaResult(Result):
             found = msu_search(self._patterns, self._counts, self.max_size, collect=True)
             mp, ms, subsets = found.msu_pattern, found.msu_subset, found.subsets
         cols = self._records()
-        cols["msus"] = msu_text(self.keys, self._labels, self._patterns, self._pattern_ids, mp, ms, subsets,
-                                len(self._counts))
+        cols["msus"] = msu_text(
+            self.keys, self._labels, self._patterns, self._pattern_ids, mp, ms, subsets, len(self._counts)
+        )
         return get_engine().to_native(cols, self.backend, self.row_index)
 
     def plot(self, ax=None, kind: str = "both"):

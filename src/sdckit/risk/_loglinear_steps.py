@@ -29,8 +29,17 @@ from ..results.loglinear import LoglinearRiskResult, ModriskNumbers
 from ._loglinear_access import label_numbers, label_values
 
 __all__ = [
-    "CellTable", "LoglinearInput", "ModelFit", "build_table", "fit_model", "modrisk_result", "parse_model",
-    "pram_measures", "risk_measures", "smoothing_measures", "validate_loglinear",
+    "CellTable",
+    "LoglinearInput",
+    "ModelFit",
+    "build_table",
+    "fit_model",
+    "modrisk_result",
+    "parse_model",
+    "pram_measures",
+    "risk_measures",
+    "smoothing_measures",
+    "validate_loglinear",
 ]
 
 METHODS = ("auto", "ipf", "irls")
@@ -60,7 +69,9 @@ def parse_model(model, names) -> list[tuple[int, ...]]:
     elif isinstance(model, (list, tuple)):
         terms = _listed_terms(model, names)
     else:
-        raise SdcError(f"model: got {type(model).__name__}; expected 'auto', '2way', 'independence', a formula or a list of terms")
+        raise SdcError(
+            f"model: got {type(model).__name__}; expected 'auto', '2way', 'independence', a formula or a list of terms"
+        )
     mentioned = {j for t in terms for j in t}
     terms += [(j,) for j in range(m) if j not in mentioned]
     out = []
@@ -183,9 +194,28 @@ class LoglinearInput:
         return out
 
 
-def validate_loglinear(data, keys, *, weight, sampling_fraction, model, sampling, criterion, z_crit, max_steps,
-                       method, tol, max_iter, pram, smoothing, compat, compat_method, bound, missing,
-                       allow_degenerate_keys) -> LoglinearInput:
+def validate_loglinear(
+    data,
+    keys,
+    *,
+    weight,
+    sampling_fraction,
+    model,
+    sampling,
+    criterion,
+    z_crit,
+    max_steps,
+    method,
+    tol,
+    max_iter,
+    pram,
+    smoothing,
+    compat,
+    compat_method,
+    bound,
+    missing,
+    allow_degenerate_keys,
+) -> LoglinearInput:
     """Check every argument, encode the keys and parse the model (first error raised)."""
     if isinstance(compat, str) and compat.lower() == "sdcmicro":
         compat = "sdcMicro"
@@ -209,8 +239,10 @@ def validate_loglinear(data, keys, *, weight, sampling_fraction, model, sampling
     complete = (enc.codes >= 0).all(axis=1)
     n_excl = int(complete.size - complete.sum())
     if n_excl:
-        warn(f"keys: {n_excl} record(s) with a missing key value are excluded from the log-linear model; "
-                    "their risk is NaN")
+        warn(
+            f"keys: {n_excl} record(s) with a missing key value are excluded from the log-linear model; "
+            "their risk is NaN"
+        )
     if not complete.any():
         raise SdcError("keys: every record has a missing key value; expected complete records for the model")
     weights = None if prep.weights is None else prep.weights[complete]
@@ -218,11 +250,23 @@ def validate_loglinear(data, keys, *, weight, sampling_fraction, model, sampling
     numbers = ()
     if params["compat"] is not None and params["compat_method"] != "IPF":
         numbers = tuple(label_numbers(lab) for lab in enc.labels)
-    pram_m, pram_vars = (None, ()) if pram is None else (_pram_diagonal(pram, enc, complete), tuple(sorted(map(str, pram))))
+    pram_m, pram_vars = (
+        (None, ()) if pram is None else (_pram_diagonal(pram, enc, complete), tuple(sorted(map(str, pram))))
+    )
     return LoglinearInput(
-        names=names, codes=enc.codes[complete], weights=weights, complete=complete,
-        levels=tuple(int(c) for c in enc.cardinalities), backend=prep.table.backend, row_index=prep.table.index,
-        terms=terms, pram=pram_m, pram_variables=pram_vars, label_numbers=numbers, **params)
+        names=names,
+        codes=enc.codes[complete],
+        weights=weights,
+        complete=complete,
+        levels=tuple(int(c) for c in enc.cardinalities),
+        backend=prep.table.backend,
+        row_index=prep.table.index,
+        terms=terms,
+        pram=pram_m,
+        pram_variables=pram_vars,
+        label_numbers=numbers,
+        **params,
+    )
 
 
 def _checked_terms(model, names, params: dict, weighted: bool, cards) -> tuple | None:
@@ -240,11 +284,15 @@ def _checked_terms(model, names, params: dict, weighted: bool, cards) -> tuple |
     terms = None if auto else tuple(parse_model(model, names))
     K = math.prod(cards)
     if K > MAX_CELLS:
-        raise SdcError(f"keys: the full table has {K:,} cells; expected at most {MAX_CELLS:,} for a dense fit "
-                       "(recode or drop key variables)")
+        raise SdcError(
+            f"keys: the full table has {K:,} cells; expected at most {MAX_CELLS:,} for a dense fit "
+            "(recode or drop key variables)"
+        )
     if params["sampling_fraction"] is None and not weighted:
-        raise SdcError("sampling_fraction: no weight and no sampling fraction given; expected weight=... or "
-                       "sampling_fraction=... (1 for a census, where every sample unique is population unique)")
+        raise SdcError(
+            "sampling_fraction: no weight and no sampling fraction given; expected weight=... or "
+            "sampling_fraction=... (1 for a census, where every sample unique is population unique)"
+        )
     return terms
 
 
@@ -261,12 +309,16 @@ def _pram_diagonal(pram, enc, complete) -> np.ndarray:
             lookup = {str(k): check_fraction(v, f"pram[{var!r}]") for k, v in diag.items()}
             unknown = set(lookup) - {str(x) for x in labels}
             if unknown:
-                raise SdcError(f"pram: categories {', '.join(sorted(unknown))} of {var} do not occur; expected its labels")
+                raise SdcError(
+                    f"pram: categories {', '.join(sorted(unknown))} of {var} do not occur; expected its labels"
+                )
             vals = np.array([lookup.get(str(lab), 1.0) for lab in labels], float)
         elif isinstance(diag, (int, float, np.number)) and not isinstance(diag, bool):
             vals = np.full(len(labels), check_fraction(diag, f"pram[{var!r}]"))
         else:
-            raise SdcError(f"pram: {var}: got {type(diag).__name__}; expected a probability or a dict label -> probability")
+            raise SdcError(
+                f"pram: {var}: got {type(diag).__name__}; expected a probability or a dict label -> probability"
+            )
         M *= vals[enc.codes[complete, j]]
     return M
 
@@ -316,8 +368,10 @@ def build_table(inp: LoglinearInput) -> CellTable:
     with np.errstate(divide="ignore", invalid="ignore"):
         pik = np.where(f > 0, f / F, pi_empty)
     if np.any(pik > 1):
-        warn(f"weight: {int(np.count_nonzero(pik > 1))} cell(s) have \\hat F_k < f_k (weights below 1); "
-                    "their sampling fraction is capped at 1")
+        warn(
+            f"weight: {int(np.count_nonzero(pik > 1))} cell(s) have \\hat F_k < f_k (weights below 1); "
+            "their sampling fraction is capped at 1"
+        )
         pik = np.minimum(pik, 1.0)
     return CellTable(shape, idx, f, F, "pml", F, pik, pik[idx], 1.0, None)
 
@@ -359,8 +413,10 @@ class _Fitter:
         else:
             p = ll.n_parameters(terms, t.shape)
             if p > MAX_IRLS_PARAMETERS:
-                raise SdcError(f"model: {p:,} parameters are too many for the Poisson GLM (IRLS); expected at most "
-                               f"{MAX_IRLS_PARAMETERS:,} (use a hierarchical model, fitted by IPF)")
+                raise SdcError(
+                    f"model: {p:,} parameters are too many for the Poisson GLM (IRLS); expected at most "
+                    f"{MAX_IRLS_PARAMETERS:,} (use a hierarchical model, fitted by IPF)"
+                )
             X, _ = ll.design_matrix(t.shape, terms)
             mu, _, it, conv = ll.poisson_irls(X, t.target)
             gens = list(terms)
@@ -425,8 +481,17 @@ def _search(fitter: _Fitter, m: int, criterion: str, z_crit: float, max_steps, n
         cand, mu_c, crit_c, lam_c, info_c = best
         t1, t2 = fitter.taus(lam_c)
         accepted = crit_c[zkey] >= -z_crit
-        path.append({"step": step, "added": ":".join(names[j] for j in cand), "accepted": bool(accepted),
-                     "Z1": crit_c["Z1"], "Z2": crit_c["Z2"], "tau1": t1, "tau2": t2})
+        path.append(
+            {
+                "step": step,
+                "added": ":".join(names[j] for j in cand),
+                "accepted": bool(accepted),
+                "Z1": crit_c["Z1"],
+                "Z2": crit_c["Z2"],
+                "tau1": t1,
+                "tau2": t2,
+            }
+        )
         if not accepted:
             break
         terms, mu, crit, info = terms + [cand], mu_c, crit_c, info_c
@@ -455,9 +520,17 @@ def risk_measures(table: CellTable, fit: ModelFit, inp: LoglinearInput) -> dict:
     p_unique[su] = p1
     risk[su] = p2
     return {
-        "tau1": float(p1.sum()), "tau2": float(p2.sum()), "n1": int(su.sum()), "su": su, "p2": p2,
-        "n_parameters": int(npar), "gof": {"deviance": dev, "pearson": pear, "df": int(table.K - npar), **fit.criterion},
-        "fk": inp.full(f_rec), "lam": inp.full(lam_rec), "p_unique": inp.full(p_unique), "risk": inp.full(risk),
+        "tau1": float(p1.sum()),
+        "tau2": float(p2.sum()),
+        "n1": int(su.sum()),
+        "su": su,
+        "p2": p2,
+        "n_parameters": int(npar),
+        "gof": {"deviance": dev, "pearson": pear, "df": int(table.K - npar), **fit.criterion},
+        "fk": inp.full(f_rec),
+        "lam": inp.full(lam_rec),
+        "p_unique": inp.full(p_unique),
+        "risk": inp.full(risk),
     }
 
 
@@ -479,14 +552,17 @@ def smoothing_measures(inp: LoglinearInput, table: CellTable, risk: dict) -> dic
     """Negative-binomial smoothing (Rinott & Shlomo 2006), moment version, experimental."""
     if inp.smoothing is None:
         return None
-    warn("smoothing: negative-binomial smoothing uses the library's moment estimator over a window; "
-                "experimental")
+    warn("smoothing: negative-binomial smoothing uses the library's moment estimator over a window; experimental")
     pi_cells = table.pi_cells
     pi_nb = pi_cells if np.ndim(pi_cells) == 0 else min(inp.n_used / float(inp.weights.sum()), 1.0)
     nb1, nb2 = ll.nb_smoothing(table.f, table.shape, pi_nb)
     su = risk["su"]
-    return {"method": "nb-moment", "experimental": True, "tau1": float(nb1[table.idx][su].sum()),
-            "tau2": float(nb2[table.idx][su].sum())}
+    return {
+        "method": "nb-moment",
+        "experimental": True,
+        "tau1": float(nb1[table.idx][su].sum()),
+        "tau2": float(nb2[table.idx][su].sum()),
+    }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -515,16 +591,39 @@ def modrisk_result(inp: LoglinearInput) -> LoglinearRiskResult:
     f_rec = f[idx]
     su = f_rec == 1
     names = inp.names
-    numbers = ModriskNumbers({
-        "method": inp.compat_method, "gr1": gr1, "gr2": gr2, "n_kept_cells": C,
-        "bound": None if math.isinf(inp.bound) else inp.bound, "numeric_covariates": [names[j] for j in sorted(numeric)]})
+    numbers = ModriskNumbers(
+        {
+            "method": inp.compat_method,
+            "gr1": gr1,
+            "gr2": gr2,
+            "n_kept_cells": C,
+            "bound": None if math.isinf(inp.bound) else inp.bound,
+            "numeric_covariates": [names[j] for j in sorted(numeric)],
+        }
+    )
     return LoglinearRiskResult(
-        keys=names, n=inp.n, n_used=inp.n_used, n_excluded=inp.n_excluded, n_cells=K, levels=shape,
-        n_sample_uniques=int(su.sum()), terms=term_names(terms, names), generators=term_names(terms, names),
-        method="ipf" if inp.compat_method == "IPF" else "irls", n_parameters=int(ll.n_parameters(terms, list(shape))),
-        sampling="sdcmicro", criterion="tau2", modrisk=numbers, compat="sdcMicro", fk=inp.full(f_rec),
-        lam=inp.full(mu[idx]), p_unique=inp.full(np.where(su, p1[idx], np.nan)),
-        risk=inp.full(np.where(su, p2[idx], np.nan)), backend=inp.backend, row_index=inp.row_index)
+        keys=names,
+        n=inp.n,
+        n_used=inp.n_used,
+        n_excluded=inp.n_excluded,
+        n_cells=K,
+        levels=shape,
+        n_sample_uniques=int(su.sum()),
+        terms=term_names(terms, names),
+        generators=term_names(terms, names),
+        method="ipf" if inp.compat_method == "IPF" else "irls",
+        n_parameters=int(ll.n_parameters(terms, list(shape))),
+        sampling="sdcmicro",
+        criterion="tau2",
+        modrisk=numbers,
+        compat="sdcMicro",
+        fk=inp.full(f_rec),
+        lam=inp.full(mu[idx]),
+        p_unique=inp.full(np.where(su, p1[idx], np.nan)),
+        risk=inp.full(np.where(su, p2[idx], np.nan)),
+        backend=inp.backend,
+        row_index=inp.row_index,
+    )
 
 
 def _observed_levels(inp: LoglinearInput):
@@ -567,7 +666,9 @@ def _modrisk_fit(method: str, f, W, shape, terms, numeric) -> np.ndarray:
     X, _ = ll.design_matrix(shape, terms, numeric=numeric, extra=extra)
     mu, _, it, conv = ll.poisson_irls(X, y, offset=offset, tol=1e-12)
     if not conv:
-        warn(f"compat_method: the Poisson GLM of modRisk method {method!r} did not converge in {it} "
-                    "iterations (the model may have no finite maximum-likelihood estimate); the fitted values "
-                    "are inaccurate")
+        warn(
+            f"compat_method: the Poisson GLM of modRisk method {method!r} did not converge in {it} "
+            "iterations (the model may have no finite maximum-likelihood estimate); the fitted values "
+            "are inaccurate"
+        )
     return mu

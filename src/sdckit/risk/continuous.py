@@ -76,16 +76,25 @@ def numeric_matrix(table, names, file_param: str, *, allow_missing: bool = True)
     Raises one error for every non-numeric column, and for infinite values (and, with
     ``allow_missing=False``, missing values) naming the columns.
     """
-    raise_problems([f"variables: column {c} of {file_param} has type {table.dtype_name(c)}; expected numbers"
-                    for c in names if not table.is_numeric(c)])
+    raise_problems(
+        [
+            f"variables: column {c} of {file_param} has type {table.dtype_name(c)}; expected numbers"
+            for c in names
+            if not table.is_numeric(c)
+        ]
+    )
     X = np.ascontiguousarray(table.floats(names), dtype=float).reshape(table.n, len(names))
     if np.isinf(X).any():
         bad = [c for j, c in enumerate(names) if np.isinf(X[:, j]).any()]
-        raise SdcError(f"variables: column(s) {', '.join(bad)} of {file_param} contain infinite values; expected finite numbers")
+        raise SdcError(
+            f"variables: column(s) {', '.join(bad)} of {file_param} contain infinite values; expected finite numbers"
+        )
     if not allow_missing and np.isnan(X).any():
         bad = [c for j, c in enumerate(names) if np.isnan(X[:, j]).any()]
-        raise SdcError(f"variables: column(s) {', '.join(bad)} of {file_param} have missing values; this measure needs "
-                       "complete data (drop or impute the records first)")
+        raise SdcError(
+            f"variables: column(s) {', '.join(bad)} of {file_param} have missing values; this measure needs "
+            "complete data (drop or impute the records first)"
+        )
     return X
 
 
@@ -100,8 +109,10 @@ def pair_tables(original, protected, variables, *, first="original", second="pro
     if t1.n == 0:
         raise SdcError(f"{first}: the table has no records; expected at least one")
     if t2.n != t1.n:
-        raise SdcError(f"{second}: has {t2.n} records but {first} has {t1.n}; expected the same records in the "
-                       "same order (row i of one file is row i of the other)")
+        raise SdcError(
+            f"{second}: has {t2.n} records but {first} has {t1.n}; expected the same records in the "
+            "same order (row i of one file is row i of the other)"
+        )
     return t1, t2, names
 
 
@@ -118,9 +129,13 @@ class NumericPair:
 
 def numeric_pair(original, protected, variables, *, allow_missing=True) -> NumericPair:
     t1, t2, names = pair_tables(original, protected, variables)
-    return NumericPair(numeric_matrix(t1, names, "original", allow_missing=allow_missing),
-                       numeric_matrix(t2, names, "protected", allow_missing=allow_missing),
-                       names, t1.backend, t1.index)
+    return NumericPair(
+        numeric_matrix(t1, names, "original", allow_missing=allow_missing),
+        numeric_matrix(t2, names, "protected", allow_missing=allow_missing),
+        names,
+        t1.backend,
+        t1.index,
+    )
 
 
 @dataclass(frozen=True)
@@ -152,8 +167,10 @@ def numeric_data(data, variables, *, keys=(), missing=()) -> NumericData:
 
         enc = get_engine().encode(table, list(keys), tuple(missing))
         if enc.unused_missing:
-            warn(f"missing: {', '.join(map(repr, enc.unused_missing))} occur(s) in none of the key columns "
-                 f"({', '.join(keys)}); check the code and its type (-999 and '-999' differ for a text column)")
+            warn(
+                f"missing: {', '.join(map(repr, enc.unused_missing))} occur(s) in none of the key columns "
+                f"({', '.join(keys)}); check the code and its type (-999 and '-999' differ for a text column)"
+            )
         groups, _ = group_rows(enc.codes.astype(np.int64) + 1)
     return NumericData(X, names, table.backend, table.index, groups)
 
@@ -205,9 +222,16 @@ def interval_disclosure(original, protected, variables, *, width: float = 0.05) 
     at_risk, sd = _core().interval_at_risk(pair.X, pair.Y, w)
     with np.errstate(invalid="ignore"):
         inside = ~((pair.X < pair.Y - w * sd) | (pair.X > pair.Y + w * sd))
-    return IntervalDisclosureResult(variables=tuple(pair.names), width=w, at_risk=at_risk, inside=inside,
-                                    protected_sd={v: float(sd[j]) for j, v in enumerate(pair.names)},
-                                    n=pair.X.shape[0], backend=pair.backend, row_index=pair.row_index)
+    return IntervalDisclosureResult(
+        variables=tuple(pair.names),
+        width=w,
+        at_risk=at_risk,
+        inside=inside,
+        protected_sd={v: float(sd[j]) for j, v in enumerate(pair.names)},
+        n=pair.X.shape[0],
+        backend=pair.backend,
+        row_index=pair.row_index,
+    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -229,12 +253,16 @@ def _relative_input(data, variables, *, p, c_min, joint, keys, missing) -> _Rela
     key_names = tuple(as_name_list(keys, "keys", allow_empty=True))
     codes = Roles.of(missing=missing).missing  # a value or a list of values, as for the key-based measures
     if codes and not key_names:
-        raise SdcError("missing: extra missing values apply to the key columns; expected keys= too (missing values "
-                       "of the continuous variables are null or NaN)")
+        raise SdcError(
+            "missing: extra missing values apply to the key columns; expected keys= too (missing values "
+            "of the continuous variables are null or NaN)"
+        )
     both = sorted(set(as_name_list(variables, "variables")) & set(key_names))
     if both:
-        raise SdcError(f"keys: {', '.join(both)} also given as variables; a column is either a categorical key "
-                       "or a continuous variable")
+        raise SdcError(
+            f"keys: {', '.join(both)} also given as variables; a column is either a categorical key "
+            "or a continuous variable"
+        )
     return _RelativeInput(numeric_data(data, variables, keys=key_names, missing=codes), key_names, pp, cm, jt)
 
 
@@ -254,8 +282,9 @@ def _relative_counts(inp: _RelativeInput):
 
 @accepts_scenario
 @renamed_parameters(positional=("p", "c_min"))
-def relative_interval_risk(data, variables, *, p: float = 0.2, c_min: int = 3, joint: bool = False,
-                           keys=None, missing=None) -> RelativeIntervalResult:
+def relative_interval_risk(
+    data, variables, *, p: float = 0.2, c_min: int = 3, joint: bool = False, keys=None, missing=None
+) -> RelativeIntervalResult:
     r"""The a-priori relative-interval rule for continuous variables.
 
     For the value :math:`x_{ij}` of record i on variable j,
@@ -306,9 +335,19 @@ def relative_interval_risk(data, variables, *, p: float = 0.2, c_min: int = 3, j
     inp = _relative_input(data, variables, p=p, c_min=c_min, joint=joint, keys=keys, missing=missing)
     counts, unsafe, jc, ju = _relative_counts(inp)
     d = inp.data
-    return RelativeIntervalResult(variables=tuple(d.names), p=inp.p, c_min=inp.c_min, keys=inp.keys, counts=counts,
-                                  unsafe=unsafe, joint_counts=jc, joint_unsafe=ju, n=d.X.shape[0],
-                                  backend=d.backend, row_index=d.row_index)
+    return RelativeIntervalResult(
+        variables=tuple(d.names),
+        p=inp.p,
+        c_min=inp.c_min,
+        keys=inp.keys,
+        counts=counts,
+        unsafe=unsafe,
+        joint_counts=jc,
+        joint_unsafe=ju,
+        n=d.X.shape[0],
+        backend=d.backend,
+        row_index=d.row_index,
+    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -318,10 +357,12 @@ def _tie_message(tied, n: int, h: int) -> str:
     listed = ", ".join(f"{v} ({100.0 * t / n:.1f} % of records)" for v, t in tied)
     names = ", ".join(v for v, _ in tied)
     verb = "takes" if len(tied) == 1 else "take"
-    return (f"variables: {listed} {verb} one value in at least h = {h:,} of the {n:,} records, the size of the "
-            f"MCD subset; the robust scale of such a variable is 0 (an exact fit), so the robust covariance is "
-            f"singular; expected variables whose most frequent value covers fewer than h records (leave {names} "
-            f"out, or use interval_disclosure, which needs no covariance)")
+    return (
+        f"variables: {listed} {verb} one value in at least h = {h:,} of the {n:,} records, the size of the "
+        f"MCD subset; the robust scale of such a variable is 0 (an exact fit), so the robust covariance is "
+        f"singular; expected variables whose most frequent value covers fewer than h records (leave {names} "
+        f"out, or use interval_disclosure, which needs no covariance)"
+    )
 
 
 def _hyperplane_message(names, direction, n: int, h: int) -> str:
@@ -329,9 +370,11 @@ def _hyperplane_message(names, direction, n: int, h: int) -> str:
     if direction is not None:
         a = np.abs(direction)
         involved = " among " + ", ".join(v for v, x in zip(names, a) if x >= 0.1 * a.max())
-    return (f"variables: at least h = {h:,} of the {n:,} records satisfy an exact linear relation{involved} "
-            "(they lie on a hyperplane), so the robust covariance is singular; expected variables without such "
-            "a relation in most records (leave one of them out)")
+    return (
+        f"variables: at least h = {h:,} of the {n:,} records satisfy an exact linear relation{involved} "
+        "(they lie on a hyperplane), so the robust covariance is singular; expected variables without such "
+        "a relation in most records (leave one of them out)"
+    )
 
 
 def robust_fit(Z: np.ndarray, raw: np.ndarray, names, fraction: float, seed):
@@ -386,8 +429,10 @@ def _standardise(X: np.ndarray, param: str, names) -> np.ndarray:
     sd = X.std(axis=0, ddof=1) if X.shape[0] > 1 else np.zeros(X.shape[1])
     bad = [v for v, s in zip(names, sd) if not s > 0]
     if bad:
-        raise SdcError(f"variables: column(s) {', '.join(bad)} of {param} are constant; robust distances need "
-                       "variables with a positive standard deviation")
+        raise SdcError(
+            f"variables: column(s) {', '.join(bad)} of {param} are constant; robust distances need "
+            "variables with a positive standard deviation"
+        )
     return (X - X.mean(axis=0)) / sd
 
 
@@ -400,8 +445,9 @@ def _user_covariance(covariance, p: int) -> np.ndarray | None:
     return C
 
 
-def _rmd_input(original, protected, variables, *, width, width2, center, weighting, covariance, mcd_fraction,
-               seed) -> _RMDInput:
+def _rmd_input(
+    original, protected, variables, *, width, width2, center, weighting, covariance, mcd_fraction, seed
+) -> _RMDInput:
     w1 = check_number(width, "width", low=0.0)
     w2 = check_number(width2, "width2", low=0.0)
     ce = check_choice(center, "center", ("mean", "mcd"))
@@ -413,8 +459,18 @@ def _rmd_input(original, protected, variables, *, width, width2, center, weighti
     if n <= p + 1:
         raise SdcError(f"original: {n} records for {p} variables; the MCD needs more than p + 1 records")
     C = _user_covariance(covariance, p)
-    return _RMDInput(pair, _standardise(pair.X, "original", pair.names), _standardise(pair.Y, "protected", pair.names),
-                     w1, w2, ce, wt, C, fr, sd)
+    return _RMDInput(
+        pair,
+        _standardise(pair.X, "original", pair.names),
+        _standardise(pair.Y, "protected", pair.names),
+        w1,
+        w2,
+        ce,
+        wt,
+        C,
+        fr,
+        sd,
+    )
 
 
 def _rmd_covariance(inp: _RMDInput):
@@ -425,16 +481,29 @@ def _rmd_covariance(inp: _RMDInput):
     p = inp.zx.shape[1]
     C = est.cov if inp.covariance is None else inp.covariance
     c = np.zeros(p) if inp.center == "mean" else est.center
-    factors = None if est is None or (inp.covariance is not None and inp.center == "mean") else \
-        tuple(float(f) for f in est.factors)
+    factors = (
+        None
+        if est is None or (inp.covariance is not None and inp.center == "mean")
+        else tuple(float(f) for f in est.factors)
+    )
     return C, c, factors
 
 
 @accepts_scenario
 @renamed_parameters(positional=("width", "width2"), k="width", k2="width2", mcd_alpha="mcd_fraction")
-def rmd_interval_disclosure(original, protected, variables, *, width: float = 0.01, width2: float = 0.05,
-                            center: str = "mean", weighting: str = "sdcmicro", covariance=None,
-                            mcd_fraction: float = 0.5, seed: int = 0) -> RMDIntervalResult:
+def rmd_interval_disclosure(
+    original,
+    protected,
+    variables,
+    *,
+    width: float = 0.01,
+    width2: float = 0.05,
+    center: str = "mean",
+    weighting: str = "sdcmicro",
+    covariance=None,
+    mcd_fraction: float = 0.5,
+    seed: int = 0,
+) -> RMDIntervalResult:
     r"""Interval disclosure with robust Mahalanobis distance intervals (sdcMicro ``dRiskRMD``).
 
     1. Both files are standardised separately (their own means and sds).
@@ -494,17 +563,39 @@ def rmd_interval_disclosure(original, protected, variables, *, width: float = 0.
     for continuous microdata masking, *Privacy in Statistical Databases*, LNCS 5262;
     Rousseeuw & Van Driessen (1999); Croux & Haesbroeck (1999); Pison et al. (2002).
     """
-    inp = _rmd_input(original, protected, variables, width=width, width2=width2, center=center,
-                     weighting=weighting, covariance=covariance, mcd_fraction=mcd_fraction, seed=seed)
+    inp = _rmd_input(
+        original,
+        protected,
+        variables,
+        width=width,
+        width2=width2,
+        center=center,
+        weighting=weighting,
+        covariance=covariance,
+        mcd_fraction=mcd_fraction,
+        seed=seed,
+    )
     C, c, factors = _rmd_covariance(inp)
     try:
         rmd, w, iso = _core().rmd_risk(inp.zx, inp.zy, C, c, inp.width, inp.width2)
     except np.linalg.LinAlgError:
         raise SdcError("covariance: the robust covariance is singular; expected a positive definite matrix") from None
     pair = inp.pair
-    return RMDIntervalResult(variables=tuple(pair.names), width=inp.width, width2=inp.width2, rmd=rmd, at_risk=w,
-                             at_risk_isolated=iso, center=inp.center, weighting=inp.weighting, covariance=C,
-                             mcd_factors=factors, n=pair.X.shape[0], backend=pair.backend, row_index=pair.row_index)
+    return RMDIntervalResult(
+        variables=tuple(pair.names),
+        width=inp.width,
+        width2=inp.width2,
+        rmd=rmd,
+        at_risk=w,
+        at_risk_isolated=iso,
+        center=inp.center,
+        weighting=inp.weighting,
+        covariance=C,
+        mcd_factors=factors,
+        n=pair.X.shape[0],
+        backend=pair.backend,
+        row_index=pair.row_index,
+    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -516,8 +607,10 @@ def _robust_distances(X: np.ndarray, names, fraction: float, seed):
 
     ok = ~np.isnan(X).any(axis=1)
     if ok.sum() <= len(names) + 1:
-        raise SdcError(f"data: {int(ok.sum())} complete records for {len(names)} variables; the robust distances "
-                       "need more than p + 1 complete records")
+        raise SdcError(
+            f"data: {int(ok.sum())} complete records for {len(names)} variables; the robust distances "
+            "need more than p + 1 complete records"
+        )
     est = robust_fit(X[ok], X[ok], names, fraction, seed)
     rd = np.full(X.shape[0], np.nan)
     rd[ok] = np.sqrt(np.maximum(_core().mahalanobis_sq(X[ok], est.center, est.cov), 0.0))
@@ -526,8 +619,9 @@ def _robust_distances(X: np.ndarray, names, fraction: float, seed):
 
 @accepts_scenario
 @renamed_parameters(positional=("quantile",), percentile="quantile", mcd_alpha="mcd_fraction")
-def outliers(data, variables, *, quantile: float = 0.99, multivariate: bool = False,
-             mcd_fraction: float = 0.5, seed: int = 0) -> OutlierResult:
+def outliers(
+    data, variables, *, quantile: float = 0.99, multivariate: bool = False, mcd_fraction: float = 0.5, seed: int = 0
+) -> OutlierResult:
     r"""Records above a quantile (univariate) and robust-distance outliers (multivariate).
 
     Univariate: :math:`q_j` = ``quantile`` quantile of variable j (R type 7 = NumPy "linear",
@@ -564,9 +658,17 @@ def outliers(data, variables, *, quantile: float = 0.99, multivariate: bool = Fa
     d = numeric_data(data, variables)
     flags, qs = _core().univariate_outliers(d.X, q)
     rd, cutoff = _robust_distances(d.X, d.names, fr, sd) if mv else (None, None)
-    return OutlierResult(variables=tuple(d.names), quantile=q, quantile_values={v: float(qs[j]) for j, v in enumerate(d.names)},
-                         flags=flags, robust_distance=rd, cutoff=cutoff, n=d.X.shape[0], backend=d.backend,
-                         row_index=d.row_index)
+    return OutlierResult(
+        variables=tuple(d.names),
+        quantile=q,
+        quantile_values={v: float(qs[j]) for j, v in enumerate(d.names)},
+        flags=flags,
+        robust_distance=rd,
+        cutoff=cutoff,
+        n=d.X.shape[0],
+        backend=d.backend,
+        row_index=d.row_index,
+    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -581,8 +683,9 @@ def _log_values(pair: NumericPair):
 
 @accepts_scenario
 @renamed_parameters(positional=("significance",), alpha="significance")
-def confidentiality_plot(original, protected, variables, *, significance: float = 0.05, log: bool = False,
-                         seed: int = 0) -> ConfidentialityResult:
+def confidentiality_plot(
+    original, protected, variables, *, significance: float = 0.05, log: bool = False, seed: int = 0
+) -> ConfidentialityResult:
     r"""Seri's confidentiality plot: neighbours within the critical distance against perturbation.
 
     For released y_i and original x_j:
@@ -634,12 +737,22 @@ def confidentiality_plot(original, protected, variables, *, significance: float 
     X, Y = _log_values(pair) if lg else (pair.X, pair.Y)
     zero = int(np.count_nonzero(~np.any(Y != 0, axis=1)))
     if zero:
-        warn(f"protected: {zero} record(s) are all zero, so z(x, y) = ||y - x|| / ||y|| is infinite "
-             "for them (no neighbours)")
+        warn(
+            f"protected: {zero} record(s) are all zero, so z(x, y) = ||y - x|| / ||y|| is infinite "
+            "for them (no neighbours)"
+        )
     res = _core().confidentiality(X, Y, s, seed=sd)
-    return ConfidentialityResult(variables=tuple(pair.names), significance=s, delta=float(res["delta"]),
-                                 neighbours=res["neighbours"], perturbation=res["perturbation"],
-                                 nearest_correct=res["nearest_correct"], in_neighbourhood=res["in_neighbourhood"],
-                                 exact=bool(res["exact"]), log=lg, n=X.shape[0], backend=pair.backend,
-                                 row_index=pair.row_index)
-
+    return ConfidentialityResult(
+        variables=tuple(pair.names),
+        significance=s,
+        delta=float(res["delta"]),
+        neighbours=res["neighbours"],
+        perturbation=res["perturbation"],
+        nearest_correct=res["nearest_correct"],
+        in_neighbourhood=res["in_neighbourhood"],
+        exact=bool(res["exact"]),
+        log=lg,
+        n=X.shape[0],
+        backend=pair.backend,
+        row_index=pair.row_index,
+    )

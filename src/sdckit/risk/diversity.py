@@ -42,15 +42,23 @@ _UNUSED_IN_KEYS = r"missing: .* occur\(s\) in none of the key columns"
 _WEIGHT_BELOW_1 = r"weight: column .* below 1"
 
 
-def prepared_roles(data, keys, sensitive, *, weight=None, strata=None, missing=None,
-                   allow_degenerate_keys: bool = False) -> Prepared:
+def prepared_roles(
+    data, keys, sensitive, *, weight=None, strata=None, missing=None, allow_degenerate_keys: bool = False
+) -> Prepared:
     """Validate the roles against the table (every problem in one error) and encode the keys
     and strata."""
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=_UNUSED_IN_KEYS, category=SdcWarning)
         warnings.filterwarnings("ignore", message=_WEIGHT_BELOW_1, category=SdcWarning)
-        return prepare(data, keys, weight=weight, sensitive=sensitive, strata=strata, missing=missing,
-                       allow_degenerate_keys=allow_degenerate_keys)
+        return prepare(
+            data,
+            keys,
+            weight=weight,
+            sensitive=sensitive,
+            strata=strata,
+            missing=missing,
+            allow_degenerate_keys=allow_degenerate_keys,
+        )
 
 
 @dataclass(frozen=True)
@@ -65,14 +73,21 @@ class SensitiveCodes:
 def sensitive_codes(prep: Prepared, names) -> SensitiveCodes:
     """Encode the sensitive variables as the keys are encoded (same missing values)."""
     table = prep.table
-    raise_problems([f"sensitive: column {v} has type {table.dtype_name(v)}; expected a categorical or numeric "
-                    "variable" for v in names if table.kind(v) == "nested"])
+    raise_problems(
+        [
+            f"sensitive: column {v} has type {table.dtype_name(v)}; expected a categorical or numeric variable"
+            for v in names
+            if table.kind(v) == "nested"
+        ]
+    )
     enc = get_engine().encode(table, list(names), prep.roles.missing)
     unused = [v for v in prep.keys.unused_missing if v in enc.unused_missing]
     if unused:
-        warn(f"missing: {', '.join(map(repr, unused))} occur(s) in none of the key or sensitive columns "
-             f"({', '.join(prep.keys.names + tuple(names))}); check the code and its type (-999 and '-999' differ "
-             "for a text column)")
+        warn(
+            f"missing: {', '.join(map(repr, unused))} occur(s) in none of the key or sensitive columns "
+            f"({', '.join(prep.keys.names + tuple(names))}); check the code and its type (-999 and '-999' differ "
+            "for a text column)"
+        )
     return SensitiveCodes(enc.codes, tuple(list(lab) for lab in enc.labels))
 
 
@@ -116,8 +131,9 @@ class _LDiversityInput:
 def _ldiversity_input(data, keys, sensitive, *, c, strata, missing, allow_degenerate_keys) -> _LDiversityInput:
     names = _sensitive_names(sensitive)
     cc = check_number(c, "c", low=0.0, low_open=True)  # sdcMicro's silent c <= 0 -> 1 is an error here
-    prep = prepared_roles(data, keys, names, strata=strata, missing=missing,
-                          allow_degenerate_keys=allow_degenerate_keys)
+    prep = prepared_roles(
+        data, keys, names, strata=strata, missing=missing, allow_degenerate_keys=allow_degenerate_keys
+    )
     return _LDiversityInput(prep, tuple(names), cc)
 
 
@@ -133,8 +149,9 @@ def _ldiversity_values(ids, G, s: SensitiveCodes, names, c: float):
 
 @accepts_scenario
 @renamed_parameters(positional=("c",))
-def l_diversity(data, keys, sensitive, *, c: float = 2, strata=None, missing=None,
-                allow_degenerate_keys: bool = False) -> LDiversityResult:
+def l_diversity(
+    data, keys, sensitive, *, c: float = 2, strata=None, missing=None, allow_degenerate_keys: bool = False
+) -> LDiversityResult:
     r"""Distinct, entropy and recursive (c,l)-diversity of sensitive variables.
 
     Records are grouped into equivalence classes by exact equality of their key values, a
@@ -190,16 +207,29 @@ def l_diversity(data, keys, sensitive, *, c: float = 2, strata=None, missing=Non
     l-diversity: privacy beyond k-anonymity, *ACM Transactions on Knowledge Discovery from
     Data* 1(1); sdcMicro ``ldiversity``.
     """
-    inp = _ldiversity_input(data, keys, sensitive, c=c, strata=strata, missing=missing,
-                            allow_degenerate_keys=allow_degenerate_keys)
+    inp = _ldiversity_input(
+        data, keys, sensitive, c=c, strata=strata, missing=missing, allow_degenerate_keys=allow_degenerate_keys
+    )
     prep, names = inp.prep, inp.names
     ids, G = class_ids(prep)
     s = sensitive_codes(prep, names)
     dist, ent, rec, me, mr = _ldiversity_values(ids, G, s, names, inp.c)
     return LDiversityResult(
-        keys=prep.keys.names, strata=prep.roles.strata, sensitive=names, c=inp.c, distinct=dist, entropy=ent,
-        recursive=rec, multi_entropy=me, multi_recursive=mr, class_ids=ids, n=len(ids), n_classes=G,
-        n_missing_sensitive=_missing_counts(s, names), backend=prep.table.backend, row_index=prep.table.index,
+        keys=prep.keys.names,
+        strata=prep.roles.strata,
+        sensitive=names,
+        c=inp.c,
+        distinct=dist,
+        entropy=ent,
+        recursive=rec,
+        multi_entropy=me,
+        multi_recursive=mr,
+        class_ids=ids,
+        n=len(ids),
+        n_classes=G,
+        n_missing_sensitive=_missing_counts(s, names),
+        backend=prep.table.backend,
+        row_index=prep.table.index,
     )
 
 
@@ -214,8 +244,10 @@ def _ordered_items(ordered) -> list:
         return [(ordered, None)]
     if isinstance(ordered, (list, tuple, set, frozenset)):
         return [(o, None) for o in ordered]
-    raise SdcError(f"ordered: got {type(ordered).__name__}; expected True/False, a list of sensitive "
-                   "variables or a dict name -> list of categories in order")
+    raise SdcError(
+        f"ordered: got {type(ordered).__name__}; expected True/False, a list of sensitive "
+        "variables or a dict name -> list of categories in order"
+    )
 
 
 def _declared_categories(name: str, cats) -> list:
@@ -246,7 +278,9 @@ def _ordered_spec(ordered, names) -> dict:
             raise SdcError(f"ordered: {name!r} is not a column name; expected sensitive variable names")
         name = str(name)
         if name not in names:
-            raise SdcError(f"ordered: column {name} is not a sensitive variable; sensitive variables: {', '.join(names)}")
+            raise SdcError(
+                f"ordered: column {name} is not a sensitive variable; sensitive variables: {', '.join(names)}"
+            )
         if cats is True or cats is None:
             out[name] = None
         elif cats is not False:
@@ -261,8 +295,10 @@ def _apply_categories(codes: np.ndarray, labels: list, cats: list, name: str):
     used[codes[codes >= 0]] = True
     unknown = [x for x, u in zip(labels, used) if u and x not in pos]
     if unknown:
-        raise SdcError(f"ordered: column {name} has value(s) {_fmt_values(unknown)} not in the declared categories; "
-                       f"expected one of {_fmt_values(cats)}")
+        raise SdcError(
+            f"ordered: column {name} has value(s) {_fmt_values(unknown)} not in the declared categories; "
+            f"expected one of {_fmt_values(cats)}"
+        )
     perm = np.array([pos.get(x, -1) for x in labels], dtype=np.int32)
     out = np.full_like(codes, -1)
     ok = codes >= 0
@@ -278,15 +314,17 @@ class _TClosenessInput:
     weighted: bool
 
 
-def _tcloseness_input(data, keys, sensitive, *, ordered, weight, weighted, missing,
-                      allow_degenerate_keys) -> _TClosenessInput:
+def _tcloseness_input(
+    data, keys, sensitive, *, ordered, weight, weighted, missing, allow_degenerate_keys
+) -> _TClosenessInput:
     names = _sensitive_names(sensitive)
     wt = check_bool(weighted, "weighted")
     if wt and weight is None:
         raise SdcError("weighted: True needs a weight column; expected weight=<column name> too")
     spec = _ordered_spec(ordered, names)
-    prep = prepared_roles(data, keys, names, weight=weight, missing=missing,
-                          allow_degenerate_keys=allow_degenerate_keys)
+    prep = prepared_roles(
+        data, keys, names, weight=weight, missing=missing, allow_degenerate_keys=allow_degenerate_keys
+    )
     return _TClosenessInput(prep, tuple(names), spec, wt)
 
 
@@ -305,8 +343,17 @@ def _tcloseness_values(inp: _TClosenessInput, ids, G, s: SensitiveCodes):
 
 @accepts_scenario
 @renamed_parameters(positional=("ordered",))
-def t_closeness(data, keys, sensitive, *, ordered=None, weight=None, weighted: bool = False, missing=None,
-                allow_degenerate_keys: bool = False) -> TClosenessResult:
+def t_closeness(
+    data,
+    keys,
+    sensitive,
+    *,
+    ordered=None,
+    weight=None,
+    weighted: bool = False,
+    missing=None,
+    allow_degenerate_keys: bool = False,
+) -> TClosenessResult:
     r"""t-closeness: distance between each class's sensitive distribution and the file's.
 
     Classes are formed as for :func:`l_diversity` (exact key equality, a missing key value is a
@@ -358,15 +405,33 @@ def t_closeness(data, keys, sensitive, *, ordered=None, weight=None, weighted: b
     and l-diversity, *Proceedings of the 23rd IEEE International Conference on Data
     Engineering*, 106-115.
     """
-    inp = _tcloseness_input(data, keys, sensitive, ordered=ordered, weight=weight, weighted=weighted,
-                            missing=missing, allow_degenerate_keys=allow_degenerate_keys)
+    inp = _tcloseness_input(
+        data,
+        keys,
+        sensitive,
+        ordered=ordered,
+        weight=weight,
+        weighted=weighted,
+        missing=missing,
+        allow_degenerate_keys=allow_degenerate_keys,
+    )
     prep, names = inp.prep, inp.names
     ids, G = class_ids(prep)
     s = sensitive_codes(prep, names)
     dist, cdist, ncat = _tcloseness_values(inp, ids, G, s)
     return TClosenessResult(
-        keys=prep.keys.names, sensitive=names, ordered=tuple(v for v in names if v in inp.spec),
-        weighted=inp.weighted, distance=dist, class_ids=ids, class_sizes=np.bincount(ids, minlength=G),
-        class_distance=cdist, n_categories=ncat, n=len(ids), n_classes=G,
-        n_missing_sensitive=_missing_counts(s, names), backend=prep.table.backend, row_index=prep.table.index,
+        keys=prep.keys.names,
+        sensitive=names,
+        ordered=tuple(v for v in names if v in inp.spec),
+        weighted=inp.weighted,
+        distance=dist,
+        class_ids=ids,
+        class_sizes=np.bincount(ids, minlength=G),
+        class_distance=cdist,
+        n_categories=ncat,
+        n=len(ids),
+        n_classes=G,
+        n_missing_sensitive=_missing_counts(s, names),
+        backend=prep.table.backend,
+        row_index=prep.table.index,
     )

@@ -120,9 +120,12 @@ class FrequencyResult(Result):
             ("weights", "yes" if self.weighted else "no (F_k = f_k)"),
             ("alpha (missing-value matching)", self.alpha),
         ]
-        dist = {"columns": ["f_k", "records", "% of records"],
-                "rows": [(k, v, round(100.0 * v / self.n, 2) if self.n else 0.0)
-                         for k, v in self.fk_distribution().items()]}
+        dist = {
+            "columns": ["f_k", "records", "% of records"],
+            "rows": [
+                (k, v, round(100.0 * v / self.n, 2) if self.n else 0.0) for k, v in self.fk_distribution().items()
+            ],
+        }
         notes = []
         if self.n_with_missing and self.na_rule == "sdcmicro":
             notes.append("a missing key value matches every category (the sdcMicro rule)")
@@ -144,9 +147,18 @@ class FrequencyResult(Result):
 
 @accepts_scenario
 @renamed_parameters(positional=("weight", "alpha"))
-def frequencies(data, keys, *, weight=None, alpha: float = 1.0, strata=None, missing=None,
-                na_rule: str = "sdcmicro", allow_degenerate_keys: bool = False,
-                zero_weight: str = "error") -> FrequencyResult:
+def frequencies(
+    data,
+    keys,
+    *,
+    weight=None,
+    alpha: float = 1.0,
+    strata=None,
+    missing=None,
+    na_rule: str = "sdcmicro",
+    allow_degenerate_keys: bool = False,
+    zero_weight: str = "error",
+) -> FrequencyResult:
     r"""Sample frequency f_k and weighted population frequency \hat F_k of every record's key.
 
     .. math:: f_k = \#\{i : k(i) = k\}, \qquad \hat F_k = \sum_{i: k(i) = k} w_i
@@ -193,8 +205,15 @@ def frequencies(data, keys, *, weight=None, alpha: float = 1.0, strata=None, mis
     """
     a = check_alpha(alpha)
     check_choice(na_rule, "na_rule", NA_RULES)
-    prep = prepare(data, keys, weight=weight, strata=strata, missing=missing,
-                   allow_degenerate_keys=allow_degenerate_keys, zero_weight=zero_weight)
+    prep = prepare(
+        data,
+        keys,
+        weight=weight,
+        strata=strata,
+        missing=missing,
+        allow_degenerate_keys=allow_degenerate_keys,
+        zero_weight=zero_weight,
+    )
     return frequencies_from_prepared(prep, a, na_rule)
 
 
@@ -254,18 +273,28 @@ def _strata_correction(patterns, counts, wsum, fp, Fp, m, alpha):
     return fp, Fp
 
 
-def frequency_result(prep: Prepared, pf: PatternFrequencies, alpha: float, na_rule: str,
-                     fk=None, Fk=None) -> FrequencyResult:
+def frequency_result(
+    prep: Prepared, pf: PatternFrequencies, alpha: float, na_rule: str, fk=None, Fk=None
+) -> FrequencyResult:
     """The :class:`FrequencyResult` of pattern frequencies (``fk``/``Fk`` mapped back unless given)."""
     if fk is None:
         fk, Fk = get_engine().gather(pf.ids, pf.fp, pf.Fp)
     pmiss = pf.patterns[:, : pf.m] < 0
     return FrequencyResult(
-        keys=prep.keys.names, strata=prep.roles.strata, fk=fk, Fk=Fk, pattern_ids=pf.ids, alpha=alpha,
-        weighted=prep.weights is not None, na_rule=na_rule, n=prep.table.n, n_patterns=len(pf.counts),
+        keys=prep.keys.names,
+        strata=prep.roles.strata,
+        fk=fk,
+        Fk=Fk,
+        pattern_ids=pf.ids,
+        alpha=alpha,
+        weighted=prep.weights is not None,
+        na_rule=na_rule,
+        n=prep.table.n,
+        n_patterns=len(pf.counts),
         n_with_missing=int(pf.counts[pmiss.any(axis=1)].sum()),
         n_missing_per_key={k: int(pf.counts[pmiss[:, j]].sum()) for j, k in enumerate(prep.keys.names)},
-        backend=prep.table.backend, row_index=prep.table.index,
+        backend=prep.table.backend,
+        row_index=prep.table.index,
     )
 
 
@@ -336,13 +365,19 @@ class KAnonymityResult(Result):
 
     def summary(self) -> Summary:
         cols = ["k", "records violating", "% of records", "key patterns violating"]
-        rows = [(k, self.n_violations[k], round(100.0 * self.share(k), 2), self.n_patterns_violating[k])
-                for k in self.k]
+        rows = [
+            (k, self.n_violations[k], round(100.0 * self.share(k), 2), self.n_patterns_violating[k]) for k in self.k
+        ]
         if self.n_weighted_violations is not None:
             cols.append("records with F_k < k")
             rows = [r + (self.n_weighted_violations[k],) for r, k in zip(rows, self.k)]
-        return Summary("k-anonymity", (("", [("records", self.n), ("key variables", ", ".join(self.frequencies.keys))]),
-                                       ("Violations (f_k < k)", {"columns": cols, "rows": rows})))
+        return Summary(
+            "k-anonymity",
+            (
+                ("", [("records", self.n), ("key variables", ", ".join(self.frequencies.keys))]),
+                ("Violations (f_k < k)", {"columns": cols, "rows": rows}),
+            ),
+        )
 
     def _records(self):
         out = {"fk": self.frequencies.fk, "Fk": self.frequencies.Fk}
@@ -362,9 +397,19 @@ class KAnonymityResult(Result):
 
 @accepts_scenario
 @renamed_parameters(positional=("weight", "alpha"))
-def k_anonymity(data, keys=None, k=(2, 3, 5), *, weight=None, alpha: float = 1.0, strata=None, missing=None,
-                na_rule: str = "sdcmicro", allow_degenerate_keys: bool = False,
-                zero_weight: str = "error") -> KAnonymityResult:
+def k_anonymity(
+    data,
+    keys=None,
+    k=(2, 3, 5),
+    *,
+    weight=None,
+    alpha: float = 1.0,
+    strata=None,
+    missing=None,
+    na_rule: str = "sdcmicro",
+    allow_degenerate_keys: bool = False,
+    zero_weight: str = "error",
+) -> KAnonymityResult:
     """Records and keys violating k-anonymity: record i violates it iff f_{k(i)} < k.
 
     Parameters
@@ -403,14 +448,30 @@ def k_anonymity(data, keys=None, k=(2, 3, 5), *, weight=None, alpha: float = 1.0
     else:
         if keys is None:
             raise SdcError("keys: no key variables given; expected a column name or a list of names")
-        fr = frequencies(data, keys, weight=weight, alpha=alpha, strata=strata, missing=missing, na_rule=na_rule,
-                         allow_degenerate_keys=allow_degenerate_keys, zero_weight=zero_weight)
+        fr = frequencies(
+            data,
+            keys,
+            weight=weight,
+            alpha=alpha,
+            strata=strata,
+            missing=missing,
+            na_rule=na_rule,
+            allow_degenerate_keys=allow_degenerate_keys,
+            zero_weight=zero_weight,
+        )
     flags = np.column_stack([fr.fk < kk for kk in ks]) if fr.n else np.zeros((0, len(ks)), bool)
     violations = {kk: int(flags[:, j].sum()) for j, kk in enumerate(ks)}
     wv = {kk: int(np.count_nonzero(fr.Fk < kk)) for kk in ks} if fr.weighted else None
-    return KAnonymityResult(k=tuple(ks), n_violations=violations, n_patterns_violating=_patterns_violating(fr, ks),
-                            n_weighted_violations=wv, flags=flags, frequencies=fr, backend=fr.backend,
-                            row_index=fr.row_index)
+    return KAnonymityResult(
+        k=tuple(ks),
+        n_violations=violations,
+        n_patterns_violating=_patterns_violating(fr, ks),
+        n_weighted_violations=wv,
+        flags=flags,
+        frequencies=fr,
+        backend=fr.backend,
+        row_index=fr.row_index,
+    )
 
 
 def _patterns_violating(fr: FrequencyResult, ks) -> dict:

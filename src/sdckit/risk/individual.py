@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -35,8 +33,14 @@ def _quantiles(x: np.ndarray) -> dict:
     if x.size == 0:
         return {k: None for k in ("min", "q1", "median", "q3", "max", "mean")}
     q = np.quantile(x, [0.0, 0.25, 0.5, 0.75, 1.0])
-    return {"min": float(q[0]), "q1": float(q[1]), "median": float(q[2]), "q3": float(q[3]),
-            "max": float(q[4]), "mean": float(np.mean(x))}
+    return {
+        "min": float(q[0]),
+        "q1": float(q[1]),
+        "median": float(q[2]),
+        "q3": float(q[3]),
+        "max": float(q[4]),
+        "mean": float(np.mean(x)),
+    }
 
 
 # ----------------------------------------------------------------------------------------------
@@ -78,7 +82,7 @@ class RiskThreshold(Result):
     household_threshold_given: bool = False
     household_delta: np.ndarray | None = field(default=None, repr=False)
     household_unsafe: np.ndarray | None = field(default=None, repr=False)
-    risk_result: "IndividualRiskResult" = field(default=None, repr=False)
+    risk_result: IndividualRiskResult = field(default=None, repr=False)
 
     @property
     def n(self) -> int:
@@ -126,12 +130,15 @@ class RiskThreshold(Result):
             return f"The file meets the target re-identification rate of {target} (individual risk{extra})."
         parts = []
         if not self.meets_individual_target:
-            parts.append(f"the individual risk ({fmt_share(rr.global_risk)} expected re-identification rate; "
-                         f"{self.n_unsafe:,} record(s) above the threshold)")
+            parts.append(
+                f"the individual risk ({fmt_share(rr.global_risk)} expected re-identification rate; "
+                f"{self.n_unsafe:,} record(s) above the threshold)"
+            )
         if self.meets_household_target is False:
             hr = rr.household_global_risk
-            parts.append(f"the household rule (household rate {fmt_share(hr)}; {self.n_household_unsafe:,} "
-                         "record(s) unsafe)")
+            parts.append(
+                f"the household rule (household rate {fmt_share(hr)}; {self.n_household_unsafe:,} record(s) unsafe)"
+            )
         return f"The file does NOT meet the target of {target}: it fails on " + " and on ".join(parts) + "."
 
     @property
@@ -184,15 +191,22 @@ class RiskThreshold(Result):
         if self.meets_individual_target:
             rows.append(("individual-risk threshold", "none needed: the individual risk meets the target"))
         else:
-            rows += [("individual-risk threshold r*", self.threshold),
-                     ("records with risk > r* (unsafe)", self.n_unsafe),
-                     ("expected re-identifications with risks capped at r*", self.expected_reidentifications_capped)]
+            rows += [
+                ("individual-risk threshold r*", self.threshold),
+                ("records with risk > r* (unsafe)", self.n_unsafe),
+                ("expected re-identifications with risks capped at r*", self.expected_reidentifications_capped),
+            ]
         sections = [("", rows)]
         if rr.household is not None:
-            hrows = [("household risk threshold r^h*",
-                      "none needed: the household rate meets the target" if self.household_threshold is None
-                      else self.household_threshold),
-                     ("threshold given by the caller", self.household_threshold_given)]
+            hrows = [
+                (
+                    "household risk threshold r^h*",
+                    "none needed: the household rate meets the target"
+                    if self.household_threshold is None
+                    else self.household_threshold,
+                ),
+                ("threshold given by the caller", self.household_threshold_given),
+            ]
             if self.household_threshold is not None:
                 hrows.append(("records with risk >= r^h*/|household| (unsafe)", self.n_household_unsafe))
             sections.append(("Households (mu-ARGUS rule delta_g = r^h*/|g|)", hrows))
@@ -390,11 +404,21 @@ class IndividualRiskResult(Result):
             else:
                 h_unsafe = np.zeros(self.n, dtype=bool)
         elif given:
-            raise SdcError("household_risk: no household column was given to individual_risk(); "
-                           "expected household=<column> there")
-        return RiskThreshold(max_global_risk=xi, threshold=r_star, unsafe=unsafe, household_threshold=h_star,
-                             household_threshold_given=given, household_delta=h_delta, household_unsafe=h_unsafe,
-                             risk_result=self, backend=self.backend, row_index=self.row_index)
+            raise SdcError(
+                "household_risk: no household column was given to individual_risk(); expected household=<column> there"
+            )
+        return RiskThreshold(
+            max_global_risk=xi,
+            threshold=r_star,
+            unsafe=unsafe,
+            household_threshold=h_star,
+            household_threshold_given=given,
+            household_delta=h_delta,
+            household_unsafe=h_unsafe,
+            risk_result=self,
+            backend=self.backend,
+            row_index=self.row_index,
+        )
 
     # -- Result interface ----------------------------------------------------------------------
     def to_dict(self) -> dict:
@@ -443,34 +467,60 @@ class IndividualRiskResult(Result):
             ("global risk (expected re-identification rate)", fmt_share(self.global_risk)),
         ]
         dist = d["risk_distribution"]
-        dist_table = {"columns": ["min", "Q1", "median", "Q3", "max", "mean"],
-                      "rows": [tuple(dist[k] for k in ("min", "q1", "median", "q3", "max", "mean"))]}
-        above = {"columns": ["risk above", "records", "% of records"],
-                 "rows": [(f"{lv:g}", v, round(100.0 * v / self.n, 2) if self.n else 0.0)
-                          for lv, v in zip(RISK_LEVELS, d["n_above"].values())]}
-        above["rows"].append(("median + 3 MAD and 0.1", d["n_above_main_part"],
-                              round(100.0 * d["n_above_main_part"] / self.n, 2) if self.n else 0.0))
-        sections = [("", rows), ("Distribution of individual risk", dist_table),
-                    ("Records above common risk levels", above)]
+        dist_table = {
+            "columns": ["min", "Q1", "median", "Q3", "max", "mean"],
+            "rows": [tuple(dist[k] for k in ("min", "q1", "median", "q3", "max", "mean"))],
+        }
+        above = {
+            "columns": ["risk above", "records", "% of records"],
+            "rows": [
+                (f"{lv:g}", v, round(100.0 * v / self.n, 2) if self.n else 0.0)
+                for lv, v in zip(RISK_LEVELS, d["n_above"].values())
+            ],
+        }
+        above["rows"].append(
+            (
+                "median + 3 MAD and 0.1",
+                d["n_above_main_part"],
+                round(100.0 * d["n_above_main_part"] / self.n, 2) if self.n else 0.0,
+            )
+        )
+        sections = [
+            ("", rows),
+            ("Distribution of individual risk", dist_table),
+            ("Records above common risk levels", above),
+        ]
         if self.household is not None:
             hd = d["household_risk_distribution"]
-            sections.append(("Household risk", [
-                ("household variable", self.household),
-                ("households", self.n_households),
-                ("expected re-identifications (records, household rule)", self.household_expected_reidentifications),
-                ("household global risk (expected re-identification rate)", fmt_share(self.household_global_risk)),
-                ("highest household risk", hd["max"]),
-                ("median household risk (over households)", hd["median"]),
-            ]))
+            sections.append(
+                (
+                    "Household risk",
+                    [
+                        ("household variable", self.household),
+                        ("households", self.n_households),
+                        (
+                            "expected re-identifications (records, household rule)",
+                            self.household_expected_reidentifications,
+                        ),
+                        (
+                            "household global risk (expected re-identification rate)",
+                            fmt_share(self.household_global_risk),
+                        ),
+                        ("highest household risk", hd["max"]),
+                        ("median household risk (over households)", hd["median"]),
+                    ],
+                )
+            )
         notes = ["risk = E(1/F_k | f_k) under the negative-binomial model (Benedetti-Franconi, mu-ARGUS)"]
         if self.frequencies.n_with_missing and self.frequencies.na_rule == "sdcmicro":
             notes.append("a missing key value matches every category (the sdcMicro rule)")
         if self.n_fractional:
-            notes.append(f"{self.n_fractional} record(s) have a fractional f_k (alpha < 1): exact risk used "
-                         "(sdcMicro gives 0 for 1 < f_k < 2 and the approximation above 2)")
+            notes.append(
+                f"{self.n_fractional} record(s) have a fractional f_k (alpha < 1): exact risk used "
+                "(sdcMicro gives 0 for 1 < f_k < 2 and the approximation above 2)"
+            )
         if self.n_clamped:
-            notes.append(f"{self.n_clamped} record(s) have F_k < f_k (weights below 1): p_k clamped to 1, "
-                         "risk = 1/f_k")
+            notes.append(f"{self.n_clamped} record(s) have F_k < f_k (weights below 1): p_k clamped to 1, risk = 1/f_k")
         if self.n_missing_household:
             notes.append(f"{self.n_missing_household} record(s) without a household id form their own household")
         return Summary("Individual and household re-identification risk", tuple(sections), tuple(notes))
@@ -513,9 +563,20 @@ class IndividualRiskResult(Result):
 # ----------------------------------------------------------------------------------------------
 @accepts_scenario
 @renamed_parameters(positional=("weight", "household", "alpha", "method"))
-def individual_risk(data, keys, *, weight=None, household=None, alpha: float = 1.0, method: str = "approx",
-                    strata=None, household_keys=None, missing=None, na_rule: str = "sdcmicro",
-                    allow_degenerate_keys: bool = False) -> IndividualRiskResult:
+def individual_risk(
+    data,
+    keys,
+    *,
+    weight=None,
+    household=None,
+    alpha: float = 1.0,
+    method: str = "approx",
+    strata=None,
+    household_keys=None,
+    missing=None,
+    na_rule: str = "sdcmicro",
+    allow_degenerate_keys: bool = False,
+) -> IndividualRiskResult:
     r"""Individual re-identification risk, global risk and household risk.
 
     The risk of a record with key k is the probability that an intruder who links it on the
@@ -601,9 +662,19 @@ def individual_risk(data, keys, *, weight=None, household=None, alpha: float = 1
     >>> res.global_risk, res.household_global_risk                                              # doctest: +SKIP
     >>> res.threshold(0.01).threshold                                                            # doctest: +SKIP
     """
-    inp = _validate_individual(data, keys, weight=weight, household=household, alpha=alpha, method=method,
-                               strata=strata, household_keys=household_keys, missing=missing, na_rule=na_rule,
-                               allow_degenerate_keys=allow_degenerate_keys)
+    inp = _validate_individual(
+        data,
+        keys,
+        weight=weight,
+        household=household,
+        alpha=alpha,
+        method=method,
+        strata=strata,
+        household_keys=household_keys,
+        missing=missing,
+        na_rule=na_rule,
+        allow_degenerate_keys=allow_degenerate_keys,
+    )
     prep = inp.prep
     pf = pattern_frequencies_of(prep, inp.alpha, inp.na_rule)
     rp, clamped = individual_risk_values(pf.fp, pf.Fp, inp.method)
@@ -614,9 +685,18 @@ def individual_risk(data, keys, *, weight=None, household=None, alpha: float = 1
         warn(f"weight: F_k < f_k for {n_clamped} record(s) (weights below 1); p_k clamped to 1, risk = 1/f_k there")
     frac = np.abs(pf.fp - np.round(pf.fp)) > 1e-9 * pf.fp
     return IndividualRiskResult(
-        keys=prep.keys.names, strata=prep.roles.strata, household=inp.household, method=inp.method, risk=risk,
-        frequencies=freq, pattern_risk=rp, pattern_counts=pf.counts, n_clamped=n_clamped,
-        n_fractional=int(pf.counts[frac].sum()), backend=prep.table.backend, row_index=prep.table.index,
+        keys=prep.keys.names,
+        strata=prep.roles.strata,
+        household=inp.household,
+        method=inp.method,
+        risk=risk,
+        frequencies=freq,
+        pattern_risk=rp,
+        pattern_counts=pf.counts,
+        n_clamped=n_clamped,
+        n_fractional=int(pf.counts[frac].sum()),
+        backend=prep.table.backend,
+        row_index=prep.table.index,
         **_household_fields(inp, risk),
     )
 
@@ -635,8 +715,9 @@ class _IndividualInput:
     n_missing_household: int
 
 
-def _validate_individual(data, keys, *, weight, household, alpha, method, strata, household_keys, missing,
-                         na_rule, allow_degenerate_keys) -> _IndividualInput:
+def _validate_individual(
+    data, keys, *, weight, household, alpha, method, strata, household_keys, missing, na_rule, allow_degenerate_keys
+) -> _IndividualInput:
     """Check every parameter and role (one error for all column problems) and encode keys,
     strata and households."""
     a = check_alpha(alpha)
@@ -653,8 +734,15 @@ def _validate_individual(data, keys, *, weight, household, alpha, method, strata
     # Household ids may be missing (each such record is a household of its own), which the role
     # validation rejects: the column goes through it only when it is complete.
     hh_missing = table.n_missing(household) if household is not None and household in table.columns else 0
-    prep = prepare(table, keys, weight=weight, household=household if not hh_missing else None,
-                   strata=strata, missing=missing, allow_degenerate_keys=allow_degenerate_keys)
+    prep = prepare(
+        table,
+        keys,
+        weight=weight,
+        household=household if not hh_missing else None,
+        strata=strata,
+        missing=missing,
+        allow_degenerate_keys=allow_degenerate_keys,
+    )
     hh = n_hh = None
     if household is not None:
         hh, n_hh = _household_codes(prep, household, hh_missing)
@@ -670,10 +758,18 @@ def _household_fields(inp: _IndividualInput, risk: np.ndarray) -> dict:
     risk_g, size_g = _household_risk(risk, inp.hh_codes, inp.n_households)
     (hrisk,) = get_engine().gather(inp.hh_codes, risk_g)
     if inp.n_missing_household:
-        warn(f"household: column {inp.household} is missing for {inp.n_missing_household} record(s); each forms its "
-             "own household")
-    return dict(household_risk=hrisk, household_ids=inp.hh_codes, household_risk_g=risk_g, household_size_g=size_g,
-                n_households=inp.n_households, n_missing_household=inp.n_missing_household)
+        warn(
+            f"household: column {inp.household} is missing for {inp.n_missing_household} record(s); each forms its "
+            "own household"
+        )
+    return dict(
+        household_risk=hrisk,
+        household_ids=inp.hh_codes,
+        household_risk_g=risk_g,
+        household_size_g=size_g,
+        n_households=inp.n_households,
+        n_missing_household=inp.n_missing_household,
+    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -686,13 +782,18 @@ def _check_level(value, param: str) -> float:
 def _household_codes(prep: Prepared, household: str, n_missing: int) -> tuple[np.ndarray, int]:
     """Household code of each record (0..G-1); records without an id get codes of their own."""
     table = prep.table
-    if household in prep.roles.by_role()["keys"] + prep.roles.strata + ((prep.roles.weight,) if prep.roles.weight else ()):
+    if household in prep.roles.by_role()["keys"] + prep.roles.strata + (
+        (prep.roles.weight,) if prep.roles.weight else ()
+    ):
         taken = {c: role for role, cols in prep.roles.by_role().items() for c in cols}
-        raise SdcError(f"household: column {household} is also used as {taken[household]}; a column can have one "
-                       "role only")
+        raise SdcError(
+            f"household: column {household} is also used as {taken[household]}; a column can have one role only"
+        )
     if table.kind(household) == "nested":
-        raise SdcError(f"household: column {household} has type {table.dtype_name(household)}; expected household "
-                       "ids (numbers or labels)")
+        raise SdcError(
+            f"household: column {household} has type {table.dtype_name(household)}; expected household "
+            "ids (numbers or labels)"
+        )
     codes, labels = get_engine().encode_column(table, household)
     codes = codes.astype(np.int64)
     g = len(labels)
@@ -710,8 +811,9 @@ def _check_household_keys(household_keys, prep: Prepared, hh: np.ndarray) -> Non
     key_names = list(prep.keys.names)
     bad = [k for k in names if k not in key_names]
     if bad:
-        raise SdcError(f"household_keys: {', '.join(bad)} not among the key variables; expected a subset of "
-                       f"{', '.join(key_names)}")
+        raise SdcError(
+            f"household_keys: {', '.join(bad)} not among the key variables; expected a subset of {', '.join(key_names)}"
+        )
     n_hh = int(hh.max()) + 1 if hh.size else 0
     problems = []
     for name in names:
@@ -722,6 +824,8 @@ def _check_household_keys(household_keys, prep: Prepared, hh: np.ndarray) -> Non
         differ = obs & (c != ref[hh])
         if differ.any():
             n_groups = np.unique(hh[differ]).size
-            problems.append(f"household_keys: column {name} takes more than one value within {n_groups} "
-                            "household(s); expected one value per household")
+            problems.append(
+                f"household_keys: column {name} takes more than one value within {n_groups} "
+                "household(s); expected one value per household"
+            )
     raise_problems(problems)

@@ -54,8 +54,10 @@ def _tables(first, second, names, first_param: str, second_param: str, *, same_r
     if t1.n == 0:
         raise SdcError(f"{first_param}: the table has no records; expected at least one")
     if same_records and t2.n != t1.n:
-        raise SdcError(f"{second_param}: has {t2.n} records but {first_param} has {t1.n}; expected the same records "
-                       "in the same order (row i of one file is row i of the other)")
+        raise SdcError(
+            f"{second_param}: has {t2.n} records but {first_param} has {t1.n}; expected the same records "
+            "in the same order (row i of one file is row i of the other)"
+        )
     return t1, t2
 
 
@@ -76,13 +78,19 @@ def _is_float(table, name: str) -> bool:
 
 def _numeric_columns(table, names, file_param: str) -> np.ndarray:
     """The named numeric columns as a float matrix (a copy; NaN = missing)."""
-    raise_problems([f"variables: column {c} of {file_param} has type {table.dtype_name(c)}; expected numbers"
-                    for c in names if not table.is_numeric(c)])
+    raise_problems(
+        [
+            f"variables: column {c} of {file_param} has type {table.dtype_name(c)}; expected numbers"
+            for c in names
+            if not table.is_numeric(c)
+        ]
+    )
     X = np.array(table.floats(list(names)), dtype=float, copy=True, order="C").reshape(table.n, len(names))
     bad = [c for j, c in enumerate(names) if np.isinf(X[:, j]).any()]
     if bad:
-        raise SdcError(f"variables: column(s) {', '.join(bad)} of {file_param} contain infinite values; expected "
-                       "finite numbers")
+        raise SdcError(
+            f"variables: column(s) {', '.join(bad)} of {file_param} contain infinite values; expected finite numbers"
+        )
     return X
 
 
@@ -90,8 +98,10 @@ def _same_kind(t1, t2, name: str, first: str, second: str, param: str = "variabl
     """Whether the column holds numbers in both files (an error when only in one)."""
     numeric = _is_numeric(t1, name)
     if numeric != _is_numeric(t2, name):
-        raise SdcError(f"{param}: column {name} has type {t1.dtype_name(name)} in {first} but "
-                       f"{t2.dtype_name(name)} in {second}; expected the same kind of values in both files")
+        raise SdcError(
+            f"{param}: column {name} has type {t1.dtype_name(name)} in {first} but "
+            f"{t2.dtype_name(name)} in {second}; expected the same kind of values in both files"
+        )
     return numeric
 
 
@@ -127,8 +137,9 @@ def _per_variable(value, names, param: str, default, check) -> dict:
         return {v: default for v in names}
     if isinstance(value, Mapping):
         unknown = [str(k) for k in value if k not in names]
-        raise_problems([f"{param}: variable {k} is not among the variables; expected one of {', '.join(names)}"
-                        for k in unknown])
+        raise_problems(
+            [f"{param}: variable {k} is not among the variables; expected one of {', '.join(names)}" for k in unknown]
+        )
         return {v: check(value.get(v, default), f"{param}[{v!r}]") for v in names}
     if isinstance(value, (list, tuple, np.ndarray)):
         if len(value) != len(names):
@@ -186,8 +197,22 @@ def _check_em_start(em_start) -> tuple:
     return tuple(check_number(v, "em_start", low=0, high=1, low_open=True, high_open=True) for v in em_start)
 
 
-def _validate_linkage(original, protected, variables, method, standardize, metric, variable_weights,
-                      second_weight, categorical, bins, mu, lam, em_start, missing) -> _LinkageArgs:
+def _validate_linkage(
+    original,
+    protected,
+    variables,
+    method,
+    standardize,
+    metric,
+    variable_weights,
+    second_weight,
+    categorical,
+    bins,
+    mu,
+    lam,
+    em_start,
+    missing,
+) -> _LinkageArgs:
     method = check_choice(method, "method", _METHODS)
     standardize = check_choice(standardize, "standardize", _STANDARDIZE)
     metric = check_choice(metric, "metric", _METRICS)
@@ -197,22 +222,42 @@ def _validate_linkage(original, protected, variables, method, standardize, metri
     weights = None
     if variable_weights is not None:
         if metric == "mahalanobis":
-            raise SdcError("variable_weights: variable weights apply to the Euclidean distance; expected "
-                           "metric='euclidean'")
-        weights = _per_variable(variable_weights, names, "variable_weights", 1.0,
-                                lambda v, p: check_number(v, p, low=0))
+            raise SdcError(
+                "variable_weights: variable weights apply to the Euclidean distance; expected metric='euclidean'"
+            )
+        weights = _per_variable(
+            variable_weights, names, "variable_weights", 1.0, lambda v, p: check_number(v, p, low=0)
+        )
     cat = as_name_list(categorical, "categorical", allow_empty=True)
-    raise_problems([f"categorical: {v} is not among the variables; expected one of {', '.join(names)}"
-                    for v in cat if v not in names])
+    raise_problems(
+        [
+            f"categorical: {v} is not among the variables; expected one of {', '.join(names)}"
+            for v in cat
+            if v not in names
+        ]
+    )
     numeric = [v for v in names if v not in cat and _is_numeric(t1, v)]
     if isinstance(bins, Mapping):
         b = _per_variable(bins, numeric, "bins", 10, _check_bins)
     else:  # one setting (a number of bins or a list of edges) for every numeric variable
         one = _check_bins(bins, "bins")
         b = {v: one for v in numeric}
-    return _LinkageArgs(t1, t2, tuple(names), method, standardize, metric, weights, sw, frozenset(cat), b,
-                         check_number(mu, "mu", low=0, high=1), check_number(lam, "lam", low=0, high=1),
-                         _check_em_start(em_start), _missing_codes(missing))
+    return _LinkageArgs(
+        t1,
+        t2,
+        tuple(names),
+        method,
+        standardize,
+        metric,
+        weights,
+        sw,
+        frozenset(cat),
+        b,
+        check_number(mu, "mu", low=0, high=1),
+        check_number(lam, "lam", low=0, high=1),
+        _check_em_start(em_start),
+        _missing_codes(missing),
+    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -245,8 +290,10 @@ def _field_codes(inp: _LinkageArgs):
             ca[:, j], cb[:, j], card = _joint_codes(t1, t2, v, "original", "protected", missing=inp.missing)
             unknown = np.setdiff1d(np.unique(cb[cb[:, j] >= 0, j]), np.unique(ca[ca[:, j] >= 0, j]))
             if unknown.size:
-                raise SdcError(f"variables: column {v} of protected has {unknown.size} categories not in original; "
-                               "expected the protected file to use the original's categories")
+                raise SdcError(
+                    f"variables: column {v} of protected has {unknown.size} categories not in original; "
+                    "expected the protected file to use the original's categories"
+                )
         cards.append(card)
     if k > 20:
         raise SdcError(f"variables: {k} fields; probabilistic linkage handles at most 20 (2^K patterns)")
@@ -269,22 +316,47 @@ def _fellegi_sunter(ca, cb, cards, inp: _LinkageArgs):
     is_link = cls[true_pat] == 2
     links, true_links = int(counts[cls == 2].sum()), int(is_link.sum())
     label = {2: "link", 1: "possible", 0: "non-link"}
-    patterns = [{"pattern": "".join("1" if g >> j & 1 else "0" for j in range(K)), "n_pairs": int(counts[g]),
-                 "n_true_pairs": int(np.count_nonzero(true_pat == g)), "weight": float(W[g]),
-                 "class": label[int(cls[g])]} for g in np.argsort(-W, kind="stable")]
-    em = {"m": [float(x) for x in m], "u": [float(x) for x in u], "p": float(p), "iterations": int(it),
-          "converged": bool(conv), "n_links": links, "n_possible_links": int(counts[cls == 1].sum()),
-          "n_true_links": true_links, "precision": (true_links / links) if links else None, "mu": inp.mu,
-          "lam": inp.lam, "fields": list(inp.variables), "patterns": patterns}
+    patterns = [
+        {
+            "pattern": "".join("1" if g >> j & 1 else "0" for j in range(K)),
+            "n_pairs": int(counts[g]),
+            "n_true_pairs": int(np.count_nonzero(true_pat == g)),
+            "weight": float(W[g]),
+            "class": label[int(cls[g])],
+        }
+        for g in np.argsort(-W, kind="stable")
+    ]
+    em = {
+        "m": [float(x) for x in m],
+        "u": [float(x) for x in u],
+        "p": float(p),
+        "iterations": int(it),
+        "converged": bool(conv),
+        "n_links": links,
+        "n_possible_links": int(counts[cls == 1].sum()),
+        "n_true_links": true_links,
+        "precision": (true_links / links) if links else None,
+        "mu": inp.mu,
+        "lam": inp.lam,
+        "fields": list(inp.variables),
+        "patterns": patterns,
+    }
     return is_link.astype(float), em
 
 
 def _probabilistic_linkage(inp: _LinkageArgs) -> LinkageResult:
     ca, cb, cards = _field_codes(inp)
     first, em = _fellegi_sunter(ca, cb, cards, inp)
-    return LinkageResult(method="probabilistic", variables=inp.variables, n=inp.original.n, correct_first=first, em=em,
-                         second_weight=inp.second_weight, backend=inp.original.backend,
-                         row_index=inp.original.index)
+    return LinkageResult(
+        method="probabilistic",
+        variables=inp.variables,
+        n=inp.original.n,
+        correct_first=first,
+        em=em,
+        second_weight=inp.second_weight,
+        backend=inp.original.backend,
+        row_index=inp.original.index,
+    )
 
 
 def _standardised(X, Y, names, standardize):
@@ -300,8 +372,10 @@ def _standardised(X, Y, names, standardize):
     dropped = [v for v, k in zip(names, keep) if not k]
     if dropped:
         if not keep.any():
-            raise SdcError(f"variables: every variable ({', '.join(dropped)}) is constant; expected at least one "
-                           "variable with a positive standard deviation")
+            raise SdcError(
+                f"variables: every variable ({', '.join(dropped)}) is constant; expected at least one "
+                "variable with a positive standard deviation"
+            )
         warn(f"variables: {', '.join(dropped)} constant (sd = 0) and dropped from the distance", SdcWarning)
     return (X[:, keep] - mx[keep]) / sx[keep], (Y[:, keep] - my[keep]) / sy[keep], [v for v, k in zip(names, keep) if k]
 
@@ -315,8 +389,10 @@ def _whitened(Xs, Ys, n_vars):
     try:
         L = np.linalg.cholesky(C)
     except np.linalg.LinAlgError:
-        raise SdcError("variables: the covariance of the original variables is singular; the Mahalanobis "
-                       "distance needs linearly independent variables") from None
+        raise SdcError(
+            "variables: the covariance of the original variables is singular; the Mahalanobis "
+            "distance needs linearly independent variables"
+        ) from None
     from scipy.linalg import solve_triangular
 
     return solve_triangular(L, Xs.T, lower=True).T, solve_triangular(L, Ys.T, lower=True).T
@@ -337,15 +413,25 @@ def _distance_space(inp: _LinkageArgs):
 
 def _assignment_linkage(inp: _LinkageArgs, Xs, Ys, used) -> LinkageResult:
     if np.isnan(Xs).any() or np.isnan(Ys).any():
-        raise SdcError("method: one-to-one assignment needs complete data; expected no missing values "
-                       "(use method='distance')")
+        raise SdcError(
+            "method: one-to-one assignment needs complete data; expected no missing values (use method='distance')"
+        )
     from .._core.linkage import assignment_links
 
     link = assignment_links(Xs, Ys)
     first = (link == np.arange(Xs.shape[0])).astype(float)
-    return LinkageResult(method="assignment", variables=used, n=inp.original.n, correct_first=first, linked_to=link,
-                         second_weight=inp.second_weight, standardize=inp.standardize, metric=inp.metric,
-                         backend=inp.original.backend, row_index=inp.original.index)
+    return LinkageResult(
+        method="assignment",
+        variables=used,
+        n=inp.original.n,
+        correct_first=first,
+        linked_to=link,
+        second_weight=inp.second_weight,
+        standardize=inp.standardize,
+        metric=inp.metric,
+        backend=inp.original.backend,
+        row_index=inp.original.index,
+    )
 
 
 def _distance_linkage(inp: _LinkageArgs, Xs, Ys, used) -> LinkageResult:
@@ -355,18 +441,40 @@ def _distance_linkage(inp: _LinkageArgs, Xs, Ys, used) -> LinkageResult:
     inv = np.where(ties > 0, 1.0 / np.maximum(ties, 1), 0.0)
     first = np.where(below == 0, inv, 0.0)
     second = np.where((below == 1) | ((below == 0) & (ties >= 2)), inv, 0.0)
-    return LinkageResult(method="distance", variables=used, n=inp.original.n, correct_first=first,
-                         correct_second=second, linked_to=nearest, second_weight=inp.second_weight,
-                         standardize=inp.standardize, metric=inp.metric, backend=inp.original.backend,
-                         row_index=inp.original.index)
+    return LinkageResult(
+        method="distance",
+        variables=used,
+        n=inp.original.n,
+        correct_first=first,
+        correct_second=second,
+        linked_to=nearest,
+        second_weight=inp.second_weight,
+        standardize=inp.standardize,
+        metric=inp.metric,
+        backend=inp.original.backend,
+        row_index=inp.original.index,
+    )
 
 
 @accepts_scenario
 @renamed_parameters(positional=("method",), scale="standardize", weights="variable_weights")
-def record_linkage_risk(original, protected, variables, *, method: str = "distance", standardize: str = "original",
-                        metric: str = "euclidean", variable_weights=None, second_weight: float = 1.0,
-                        categorical=None, bins=10, mu: float = 0.05, lam: float = 0.05,
-                        em_start=(0.9, 0.1, 0.1), missing=None) -> LinkageResult:
+def record_linkage_risk(
+    original,
+    protected,
+    variables,
+    *,
+    method: str = "distance",
+    standardize: str = "original",
+    metric: str = "euclidean",
+    variable_weights=None,
+    second_weight: float = 1.0,
+    categorical=None,
+    bins=10,
+    mu: float = 0.05,
+    lam: float = 0.05,
+    em_start=(0.9, 0.1, 0.1),
+    missing=None,
+) -> LinkageResult:
     r"""Re-identification risk by linking the protected file back to the original.
 
     ``method="distance"`` (Pagliuca & Seri 1999, Domingo-Ferrer & Torra 2001): variables
@@ -425,8 +533,22 @@ def record_linkage_risk(original, protected, variables, *, method: str = "distan
     ----------
     Fellegi & Sunter (1969); Jaro (1989); Winkler (1988); Domingo-Ferrer & Torra (2001).
     """
-    inp = _validate_linkage(original, protected, variables, method, standardize, metric, variable_weights,
-                            second_weight, categorical, bins, mu, lam, em_start, missing)
+    inp = _validate_linkage(
+        original,
+        protected,
+        variables,
+        method,
+        standardize,
+        metric,
+        variable_weights,
+        second_weight,
+        categorical,
+        bins,
+        mu,
+        lam,
+        em_start,
+        missing,
+    )
     if inp.method == "probabilistic":
         return _probabilistic_linkage(inp)
     Xs, Ys, used = _distance_space(inp)
@@ -470,8 +592,9 @@ def _external_scales(scales, names, categories, released) -> dict:
         scales = dict(zip(names, scales))
     given, problems = check_scales(scales, names, "scales", allowed=_SCALES)
     raise_problems(problems)
-    default = {v: "ordinal" if v in categories else "continuous" if _is_float(released, v) else "nominal"
-               for v in names}
+    default = {
+        v: "ordinal" if v in categories else "continuous" if _is_float(released, v) else "nominal" for v in names
+    }
     return {v: given.get(v, default[v]) for v in names}
 
 
@@ -479,14 +602,35 @@ def _external_categories(categories, names) -> dict:
     if categories is None:
         return {}
     if not isinstance(categories, Mapping):
-        raise SdcError(f"categories: got {type(categories).__name__}; expected a dict {{variable: [ordered categories]}}")
-    raise_problems([f"categories: variable {k} is not among the variables; expected one of {', '.join(names)}"
-                    for k in categories if k not in names])
+        raise SdcError(
+            f"categories: got {type(categories).__name__}; expected a dict {{variable: [ordered categories]}}"
+        )
+    raise_problems(
+        [
+            f"categories: variable {k} is not among the variables; expected one of {', '.join(names)}"
+            for k in categories
+            if k not in names
+        ]
+    )
     return {str(k): list(v) for k, v in categories.items()}
 
 
-def _validate_external(released, external, variables, scales, availability, tolerance, categories, id, pair_tol,
-                       normalize, one_to_one, internal_risk, method, missing) -> _ExternalArgs:
+def _validate_external(
+    released,
+    external,
+    variables,
+    scales,
+    availability,
+    tolerance,
+    categories,
+    id,
+    pair_tol,
+    normalize,
+    one_to_one,
+    internal_risk,
+    method,
+    missing,
+) -> _ExternalArgs:
     method = check_choice(method, "method", ("exact", "pairwise"))
     tol = check_number(tolerance, "tolerance", low=0, low_open=True)
     ptol = check_number(pair_tol, "pair_tol", low=0)
@@ -503,9 +647,22 @@ def _validate_external(released, external, variables, scales, availability, tole
     used = tuple(v for v in names if av[v] > 0)
     if not used:
         raise SdcError("availability: every variable has p_j = 0; expected at least one available variable")
-    return _ExternalArgs(tD, tA, used, {v: sc[v] for v in used}, {v: av[v] for v in used}, cats, tol, ptol,
-                         check_bool(normalize, "normalize"), check_bool(one_to_one, "one_to_one"), r_int, id, method,
-                         _missing_codes(missing))
+    return _ExternalArgs(
+        tD,
+        tA,
+        used,
+        {v: sc[v] for v in used},
+        {v: av[v] for v in used},
+        cats,
+        tol,
+        ptol,
+        check_bool(normalize, "normalize"),
+        check_bool(one_to_one, "one_to_one"),
+        r_int,
+        id,
+        method,
+        _missing_codes(missing),
+    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -537,8 +694,10 @@ def _ordinal_ranks(a: _ExternalArgs, v: str):
     for codes, which in ((cD, "released"), (cA, "external")):
         bad = np.unique(codes[(codes >= 0) & (lut[codes] == 0)])
         if bad.size:
-            raise SdcError(f"variables: column {v} of {which} has {bad.size} value(s) not among its ordinal categories; "
-                           f"expected one of {', '.join(text[:10])}{' ...' if len(text) > 10 else ''}")
+            raise SdcError(
+                f"variables: column {v} of {which} has {bad.size} value(s) not among its ordinal categories; "
+                f"expected one of {', '.join(text[:10])}{' ...' if len(text) > 10 else ''}"
+            )
     return lut[cD].astype(float), lut[cA].astype(float), len(cats)
 
 
@@ -565,8 +724,9 @@ def _encode_external(a: _ExternalArgs):
     con_a = _numeric_columns(tA, con, "external") if con else np.zeros((tA.n, 0))
     scale = 1.0 / sum(a.availability.values()) if a.normalize else 1.0
     w = lambda vs: np.array([a.availability[v] * scale for v in vs])  # noqa: E731
-    return ExternalInput(nom_d, nom_a, ord_d, ord_a, den, con_d, con_a, w(nom), w(ordv), w(con), a.tolerance,
-                         a.pair_tol)
+    return ExternalInput(
+        nom_d, nom_a, ord_d, ord_a, den, con_d, con_a, w(nom), w(ordv), w(con), a.tolerance, a.pair_tol
+    )
 
 
 def _pair_and_link(e, a: _ExternalArgs):
@@ -604,10 +764,23 @@ def _true_partners(a: _ExternalArgs, e, link):
 
 @accepts_scenario
 @renamed_parameters(positional=("scales", "availability", "tolerance"), algorithm="method")
-def external_risk(released, external, variables, *, scales=None, availability=None, tolerance: float = 0.05,
-                  categories=None, id=None, pair_tol: float = 0.0, normalize: bool = False,
-                  one_to_one: bool = True, internal_risk=None, missing=None,
-                  method: str = "exact") -> ExternalRiskResult:
+def external_risk(
+    released,
+    external,
+    variables,
+    *,
+    scales=None,
+    availability=None,
+    tolerance: float = 0.05,
+    categories=None,
+    id=None,
+    pair_tol: float = 0.0,
+    normalize: bool = False,
+    one_to_one: bool = True,
+    internal_risk=None,
+    missing=None,
+    method: str = "exact",
+) -> ExternalRiskResult:
     r"""Mlodak's external risk: can records of an alternative source be paired with released ones?
 
     Per-variable distance between an external record a and a released record h (Mlodak,
@@ -679,15 +852,42 @@ def external_risk(released, external, variables, *, scales=None, availability=No
     disclosure and data utility in SDC - a case of data from a survey of accidents at work.
     Conference of European Statisticians, Expert Meeting on Statistical Data Confidentiality.
     """
-    a = _validate_external(released, external, variables, scales, availability, tolerance, categories, id,
-                           pair_tol, normalize, one_to_one, internal_risk, method, missing)
+    a = _validate_external(
+        released,
+        external,
+        variables,
+        scales,
+        availability,
+        tolerance,
+        categories,
+        id,
+        pair_tol,
+        normalize,
+        one_to_one,
+        internal_risk,
+        method,
+        missing,
+    )
     e = _encode_external(a)
     paired, link = _pair_and_link(e, a)
     correct = admissible = None
     if a.id is not None:
         correct, admissible = _true_partners(a, e, link)
-    return ExternalRiskResult(variables=a.variables, scales=a.scales, availability=a.availability,
-                              tolerance=a.tolerance, pair_tol=a.pair_tol, one_to_one=a.one_to_one, paired=paired,
-                              linked_to=link, correct=correct, partner_admissible=admissible,
-                              internal_risk=a.internal_risk, n_released=a.released.n, n=a.external.n,
-                              method=a.method, backend=a.external.backend, row_index=a.external.index)
+    return ExternalRiskResult(
+        variables=a.variables,
+        scales=a.scales,
+        availability=a.availability,
+        tolerance=a.tolerance,
+        pair_tol=a.pair_tol,
+        one_to_one=a.one_to_one,
+        paired=paired,
+        linked_to=link,
+        correct=correct,
+        partner_admissible=admissible,
+        internal_risk=a.internal_risk,
+        n_released=a.released.n,
+        n=a.external.n,
+        method=a.method,
+        backend=a.external.backend,
+        row_index=a.external.index,
+    )

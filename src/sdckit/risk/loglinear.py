@@ -28,13 +28,31 @@ __all__ = ["LoglinearRiskResult", "loglinear_risk", "parse_model"]
 
 
 @accepts_scenario
-@renamed_parameters(fit_method="method", modrisk_method="compat_method",
-                    positional=("weight", "sampling_fraction", "model"))
-def loglinear_risk(data, keys, *, weight: str | None = None, sampling_fraction: float | None = None, model="auto",
-                   sampling: str = "pml", criterion: str = "tau2", z_crit: float = 1.96, max_steps: int | None = None,
-                   method: str = "auto", tol: float | None = None, max_iter: int = 1000, pram: dict | None = None,
-                   smoothing: str | None = None, compat: str | None = None, compat_method: str = "default",
-                   bound: float = math.inf, missing=None, allow_degenerate_keys: bool = False) -> LoglinearRiskResult:
+@renamed_parameters(
+    fit_method="method", modrisk_method="compat_method", positional=("weight", "sampling_fraction", "model")
+)
+def loglinear_risk(
+    data,
+    keys,
+    *,
+    weight: str | None = None,
+    sampling_fraction: float | None = None,
+    model="auto",
+    sampling: str = "pml",
+    criterion: str = "tau2",
+    z_crit: float = 1.96,
+    max_steps: int | None = None,
+    method: str = "auto",
+    tol: float | None = None,
+    max_iter: int = 1000,
+    pram: dict | None = None,
+    smoothing: str | None = None,
+    compat: str | None = None,
+    compat_method: str = "default",
+    bound: float = math.inf,
+    missing=None,
+    allow_degenerate_keys: bool = False,
+) -> LoglinearRiskResult:
     r"""Population-uniqueness risk from a Poisson log-linear model (Skinner & Holmes 1998).
 
     The key variables are cross-classified into the full contingency table (every combination of
@@ -134,10 +152,26 @@ def loglinear_risk(data, keys, *, weight: str | None = None, sampling_fraction: 
     data from complex surveys. sdcMicro ``modRisk``.
     """
     inp = validate_loglinear(
-        data, keys, weight=weight, sampling_fraction=sampling_fraction, model=model, sampling=sampling,
-        criterion=criterion, z_crit=z_crit, max_steps=max_steps, method=method, tol=tol, max_iter=max_iter, pram=pram,
-        smoothing=smoothing, compat=compat, compat_method=compat_method, bound=bound, missing=missing,
-        allow_degenerate_keys=allow_degenerate_keys)
+        data,
+        keys,
+        weight=weight,
+        sampling_fraction=sampling_fraction,
+        model=model,
+        sampling=sampling,
+        criterion=criterion,
+        z_crit=z_crit,
+        max_steps=max_steps,
+        method=method,
+        tol=tol,
+        max_iter=max_iter,
+        pram=pram,
+        smoothing=smoothing,
+        compat=compat,
+        compat_method=compat_method,
+        bound=bound,
+        missing=missing,
+        allow_degenerate_keys=allow_degenerate_keys,
+    )
     if inp.compat is not None:
         return modrisk_result(inp)
     table = build_table(inp)
@@ -146,11 +180,33 @@ def loglinear_risk(data, keys, *, weight: str | None = None, sampling_fraction: 
     pram_out, risk_pram = pram_measures(inp, risk)
     smooth_out = smoothing_measures(inp, table, risk)
     return LoglinearRiskResult(
-        keys=inp.names, n=inp.n, n_used=inp.n_used, n_excluded=inp.n_excluded, n_cells=table.K, levels=inp.levels,
-        n_sample_uniques=risk["n1"], tau1=risk["tau1"], tau2=risk["tau2"], terms=term_names(fit.terms, inp.names),
-        generators=term_names(fit.generators, inp.names), method=fit.method, iterations=fit.iterations,
-        converged=fit.converged, n_parameters=risk["n_parameters"], sampling=table.sampling,
-        sampling_fraction=table.sampling_fraction, criterion=inp.criterion, gof=risk["gof"], path=fit.path,
-        pram=pram_out, smoothing=smooth_out, fk=risk["fk"], lam=risk["lam"], p_unique=risk["p_unique"],
-        risk=risk["risk"], risk_pram=risk_pram, backend=inp.backend, row_index=inp.row_index,
+        keys=inp.names,
+        n=inp.n,
+        n_used=inp.n_used,
+        n_excluded=inp.n_excluded,
+        n_cells=table.K,
+        levels=inp.levels,
+        n_sample_uniques=risk["n1"],
+        tau1=risk["tau1"],
+        tau2=risk["tau2"],
+        terms=term_names(fit.terms, inp.names),
+        generators=term_names(fit.generators, inp.names),
+        method=fit.method,
+        iterations=fit.iterations,
+        converged=fit.converged,
+        n_parameters=risk["n_parameters"],
+        sampling=table.sampling,
+        sampling_fraction=table.sampling_fraction,
+        criterion=inp.criterion,
+        gof=risk["gof"],
+        path=fit.path,
+        pram=pram_out,
+        smoothing=smooth_out,
+        fk=risk["fk"],
+        lam=risk["lam"],
+        p_unique=risk["p_unique"],
+        risk=risk["risk"],
+        risk_pram=risk_pram,
+        backend=inp.backend,
+        row_index=inp.row_index,
     )

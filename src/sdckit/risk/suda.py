@@ -32,9 +32,18 @@ _KEEP_DEFAULT = 1 << 23  # MSUs kept for explanation by default (8 bytes each)
 
 @accepts_scenario
 @renamed_parameters(positional=("max_size", "dis_fraction", "original_scores"))
-def suda(data, keys, *, max_size: int | None = None, dis_fraction: float | str = 0.01, original_scores: bool = True,
-         missing=None, weight: str | None = None, allow_degenerate_keys: bool = False,
-         keep_msus: bool | None = None) -> SudaResult:
+def suda(
+    data,
+    keys,
+    *,
+    max_size: int | None = None,
+    dis_fraction: float | str = 0.01,
+    original_scores: bool = True,
+    missing=None,
+    weight: str | None = None,
+    allow_degenerate_keys: bool = False,
+    keep_msus: bool | None = None,
+) -> SudaResult:
     r"""SUDA scores, DIS-SUDA and key-variable contributions from minimal sample uniques.
 
     A *minimal sample unique* (MSU) of record i is a set of its key values that no other record
@@ -105,9 +114,17 @@ def suda(data, keys, *, max_size: int | None = None, dis_fraction: float | str =
     assessment, Data Min Knowl Disc 16:165-196; Skinner & Elliot (2002) A measure of disclosure
     risk for microdata, JRSS B 64:855-867; sdcMicro ``suda2``.
     """
-    inp = _validate_suda(data, keys, max_size=max_size, dis_fraction=dis_fraction, original_scores=original_scores,
-                         missing=missing, weight=weight, allow_degenerate_keys=allow_degenerate_keys,
-                         keep_msus=keep_msus)
+    inp = _validate_suda(
+        data,
+        keys,
+        max_size=max_size,
+        dis_fraction=dis_fraction,
+        original_scores=original_scores,
+        missing=missing,
+        weight=weight,
+        allow_degenerate_keys=allow_degenerate_keys,
+        keep_msus=keep_msus,
+    )
     return _suda_from_input(inp)
 
 
@@ -136,11 +153,15 @@ class SudaInput:
     row_index: Any
 
 
-def _validate_suda(data, keys, *, max_size, dis_fraction, original_scores, missing, weight, allow_degenerate_keys,
-                   keep_msus) -> SudaInput:
+def _validate_suda(
+    data, keys, *, max_size, dis_fraction, original_scores, missing, weight, allow_degenerate_keys, keep_msus
+) -> SudaInput:
     """Check every argument and encode the keys (the first problem raises)."""
-    frac = dis_fraction if isinstance(dis_fraction, str) and dis_fraction == "weights" else \
-        check_number(dis_fraction, "dis_fraction", low=0.0, high=1.0, low_open=True, what="'weights' or a number")
+    frac = (
+        dis_fraction
+        if isinstance(dis_fraction, str) and dis_fraction == "weights"
+        else check_number(dis_fraction, "dis_fraction", low=0.0, high=1.0, low_open=True, what="'weights' or a number")
+    )
     orig = check_bool(original_scores, "original_scores")
     keep = _KEEP_DEFAULT if keep_msus is None else check_bool(keep_msus, "keep_msus")
     if frac == "weights" and weight is None:
@@ -154,10 +175,23 @@ def _validate_suda(data, keys, *, max_size, dis_fraction, original_scores, missi
         if frac == "weights":
             frac = min(implied, 1.0)
         elif abs(implied - frac) > _FRACTION_WARN * frac:
-            warn(f"dis_fraction: the weights imply a sampling fraction of {implied:.4g} (n / sum of weights) "
-                 f"but {frac:g} is used; pass dis_fraction='weights' to use it")
-    return SudaInput(enc.names, enc.codes, tuple(enc.cardinalities), tuple(enc.labels), tuple(enc.observed or ()),
-                     msize, float(frac), orig, keep, prep.table.backend, prep.table.index)
+            warn(
+                f"dis_fraction: the weights imply a sampling fraction of {implied:.4g} (n / sum of weights) "
+                f"but {frac:g} is used; pass dis_fraction='weights' to use it"
+            )
+    return SudaInput(
+        enc.names,
+        enc.codes,
+        tuple(enc.cardinalities),
+        tuple(enc.labels),
+        tuple(enc.observed or ()),
+        msize,
+        float(frac),
+        orig,
+        keep,
+        prep.table.backend,
+        prep.table.index,
+    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -174,13 +208,29 @@ def _suda_from_input(inp: SudaInput) -> SudaResult:
     per_record = _msu_scores(engine, inp, ids, found, counts, n2)
     shares, levels = _key_contributions(inp, patterns, found)
     return SudaResult(
-        keys=inp.names, **per_record, share_contributions=shares, share_level_contributions=levels,
-        msus_by_size={s: int(found.by_size[s]) for s in range(1, inp.max_size + 1)}, n=int(inp.codes.shape[0]),
-        att=m, max_size=inp.max_size, original_scores=inp.original_scores,
-        size_weights={s: float(w[s]) for s in range(1, inp.max_size + 1)}, dis_fraction=inp.dis_fraction,
-        dis=dis_probability(n1, n2, inp.dis_fraction), n_sample_uniques=n1, n_patterns_fk2=n2,
-        _pattern_ids=ids, _patterns=patterns, _counts=counts, _labels=inp.labels, _subsets=found.subsets,
-        _msu_pattern=found.msu_pattern, _msu_subset=found.msu_subset, backend=inp.backend, row_index=inp.row_index,
+        keys=inp.names,
+        **per_record,
+        share_contributions=shares,
+        share_level_contributions=levels,
+        msus_by_size={s: int(found.by_size[s]) for s in range(1, inp.max_size + 1)},
+        n=int(inp.codes.shape[0]),
+        att=m,
+        max_size=inp.max_size,
+        original_scores=inp.original_scores,
+        size_weights={s: float(w[s]) for s in range(1, inp.max_size + 1)},
+        dis_fraction=inp.dis_fraction,
+        dis=dis_probability(n1, n2, inp.dis_fraction),
+        n_sample_uniques=n1,
+        n_patterns_fk2=n2,
+        _pattern_ids=ids,
+        _patterns=patterns,
+        _counts=counts,
+        _labels=inp.labels,
+        _subsets=found.subsets,
+        _msu_pattern=found.msu_pattern,
+        _msu_subset=found.msu_subset,
+        backend=inp.backend,
+        row_index=inp.row_index,
     )
 
 
@@ -192,14 +242,23 @@ def _msu_scores(engine, inp: SudaInput, ids, found, counts, n2: int) -> dict:
     with np.errstate(invalid="ignore", divide="ignore"):
         share_p = np.where(score_p[:, None] > 0, found.contributions / score_p[:, None], 0.0)
     dis_p = dis_suda(score_p, n2, inp.dis_fraction, m)  # only count-1 patterns score, one record each
-    per_record = engine.gather(ids, score_p, dis_p, found.msu_count, found.min_size.astype(np.int64), counts == 1,
-                               *[np.ascontiguousarray(share_p[:, j]) for j in range(m)])
+    per_record = engine.gather(
+        ids,
+        score_p,
+        dis_p,
+        found.msu_count,
+        found.min_size.astype(np.int64),
+        counts == 1,
+        *[np.ascontiguousarray(share_p[:, j]) for j in range(m)],
+    )
     score, dis_score, msu_count, min_size, uniq = per_record[:5]
     n = ids.shape[0]
     return {
-        "score": score, "dis_score": dis_score,
+        "score": score,
+        "dis_score": dis_score,
         "contributions": np.column_stack(per_record[5:]) if m else np.zeros((n, 0)),
-        "msu_count": msu_count.astype(np.int64, copy=False), "min_msu_size": min_size.astype(np.int64, copy=False),
+        "msu_count": msu_count.astype(np.int64, copy=False),
+        "min_msu_size": min_size.astype(np.int64, copy=False),
         "sample_unique": uniq.astype(bool, copy=False),
     }
 

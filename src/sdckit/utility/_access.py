@@ -14,8 +14,16 @@ from .._validation import missing_columns_message
 from ..engines import get_engine
 
 __all__ = [
-    "absent_columns", "column_kinds", "dtype_name", "encode_pair", "enum_order", "float_matrix", "group_sums",
-    "pandas_order", "pram_frame", "read_pair",
+    "absent_columns",
+    "column_kinds",
+    "dtype_name",
+    "encode_pair",
+    "enum_order",
+    "float_matrix",
+    "group_sums",
+    "pandas_order",
+    "pram_frame",
+    "read_pair",
 ]
 
 #: the engine's column kinds -> the kinds the information-loss steps use

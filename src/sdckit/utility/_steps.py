@@ -16,8 +16,16 @@ from .._core import infoloss as K
 from .results import ANOVA_RENAMED, CELLS_RENAMED, CHANGES_RENAMED, RenamedKeys
 
 __all__ = [
-    "anova_loss", "changes", "continuous_statistics", "contingency_loss", "discrepancies", "distances", "eigen_losses", "entropy_loss",
-    "gamma_loss", "il1_family",
+    "anova_loss",
+    "changes",
+    "continuous_statistics",
+    "contingency_loss",
+    "discrepancies",
+    "distances",
+    "eigen_losses",
+    "entropy_loss",
+    "gamma_loss",
+    "il1_family",
 ]
 
 
@@ -34,13 +42,16 @@ def fstack(cols) -> np.ndarray:
 # ----------------------------------------------------------------------------------------------
 def _change_counts(mo, mp, neq) -> RenamedKeys:
     both = ~mo & ~mp
-    return RenamedKeys({
-        "n_changed": int(np.count_nonzero(neq & both)),
-        "n_suppressed": int(np.count_nonzero(~mo & mp)),
-        "n_imputed": int(np.count_nonzero(mo & ~mp)),
-        "n_missing_original": int(np.count_nonzero(mo)),
-        "n_missing_protected": int(np.count_nonzero(mp)),
-    }, CHANGES_RENAMED)
+    return RenamedKeys(
+        {
+            "n_changed": int(np.count_nonzero(neq & both)),
+            "n_suppressed": int(np.count_nonzero(~mo & mp)),
+            "n_imputed": int(np.count_nonzero(mo & ~mp)),
+            "n_missing_original": int(np.count_nonzero(mo)),
+            "n_missing_protected": int(np.count_nonzero(mp)),
+        },
+        CHANGES_RENAMED,
+    )
 
 
 def changes(inp, absdiff=None) -> dict:
@@ -52,8 +63,10 @@ def changes(inp, absdiff=None) -> dict:
             k = inp.cont.index(v)
             d = None if absdiff is None else absdiff[:, k]
             if d is not None and not np.isnan(d.sum()):  # nothing missing: changed <=> |x - x'| > 0
-                out[v] = RenamedKeys(dict.fromkeys(CHANGES_RENAMED.values(), 0) | {
-                    "n_changed": int(np.count_nonzero(d > 0))}, CHANGES_RENAMED)
+                out[v] = RenamedKeys(
+                    dict.fromkeys(CHANGES_RENAMED.values(), 0) | {"n_changed": int(np.count_nonzero(d > 0))},
+                    CHANGES_RENAMED,
+                )
                 continue
             x, y = inp.X[:, k], inp.Y[:, k]
             out[v] = _change_counts(np.isnan(x), np.isnan(y), x != y)
@@ -75,8 +88,13 @@ def distances(inp, absdiff=None) -> dict:
     for j, v in enumerate(inp.names):
         if inp.scales[v] == "continuous":
             k = inp.cont.index(v)
-            d = K.continuous_distance(inp.X[:, k], inp.Y[:, k], inp.suppressed, inp.continuous_distance,
-                                      None if absdiff is None else absdiff[:, k])
+            d = K.continuous_distance(
+                inp.X[:, k],
+                inp.Y[:, k],
+                inp.suppressed,
+                inp.continuous_distance,
+                None if absdiff is None else absdiff[:, k],
+            )
         elif inp.scales[v] == "nominal":
             e = inp.coded[v]
             d = K.nominal_distance(e.codes_o, e.codes_p)
@@ -84,15 +102,21 @@ def distances(inp, absdiff=None) -> dict:
         else:
             e = inp.coded[v]
             d = K.ordinal_distance(e.ranks_o, e.ranks_p, e.n_ranks, inp.suppressed)
-            cat_dist[v] = float(K.ordinal_distance(e.ranks_o, e.ranks_p, e.n_ranks, "sdcmicro",
-                                                   divisor=e.n_ranks).mean())
+            cat_dist[v] = float(
+                K.ordinal_distance(e.ranks_o, e.ranks_p, e.n_ranks, "sdcmicro", divisor=e.n_ranks).mean()
+            )
         lambda_j[v] = float(d.mean())
         total += d
         if dist is not None:
             dist[:, j] = d
     record_loss = total / m
-    return {"lambda_": float(record_loss.mean()), "lambda_j": lambda_j, "categorical_distance": cat_dist,
-            "record_loss": record_loss, "distances": dist}
+    return {
+        "lambda_": float(record_loss.mean()),
+        "lambda_j": lambda_j,
+        "categorical_distance": cat_dist,
+        "record_loss": record_loss,
+        "distances": dist,
+    }
 
 
 # ----------------------------------------------------------------------------------------------
@@ -114,8 +138,10 @@ def il1_family(inp, stats: dict, notes: list) -> dict:
     keep = np.ones(len(cont), bool)
     zero = [v for k, v in enumerate(cont) if not (r["sd"][k] > 0)]
     if zero:
-        msg = (f"IL1s: variable(s) {', '.join(zero)} have standard deviation 0 (or fewer than two values) in the "
-               "original file; their IL1s terms are infinite")
+        msg = (
+            f"IL1s: variable(s) {', '.join(zero)} have standard deviation 0 (or fewer than two values) in the "
+            "original file; their IL1s terms are infinite"
+        )
         if inp.zero_sd == "exclude":
             keep = np.array([v not in zero for v in cont])
             msg += " and they are left out of the IL1s totals"
@@ -144,8 +170,9 @@ def eigen_losses(inp, moments, notes: list) -> dict:
     e = K.eigen_loss(inp.X, inp.Y, moments=moments)
     eigen = e if math.isfinite(e) else None
     if eigen is None:
-        notes.append(("eigen: the eigenvalue loss could not be computed (constant variable or a zero eigenvalue)",
-                      False))
+        notes.append(
+            ("eigen: the eigenvalue loss could not be computed (constant variable or a zero eigenvalue)", False)
+        )
     robust = None
     if inp.robust:
         try:
@@ -154,8 +181,13 @@ def eigen_losses(inp, moments, notes: list) -> dict:
             re = float("nan")
         robust = re if math.isfinite(re) else None
         if robust is None:
-            notes.append(("robust eigen: the MCD eigenvalue loss could not be computed (too few complete records, "
-                          "or more than half of them on a hyperplane)", False))
+            notes.append(
+                (
+                    "robust eigen: the MCD eigenvalue loss could not be computed (too few complete records, "
+                    "or more than half of them on a hyperplane)",
+                    False,
+                )
+            )
     return {"eigen": eigen, "robust_eigen": robust}
 
 
@@ -175,13 +207,18 @@ def gamma_loss(inp, moments, notes: list) -> dict:
         GX = fstack([inp.X[:, j] for j in range(len(cont))] + [inp.coded[v].ranks_o for v in ords])
         GY = fstack([inp.Y[:, j] for j in range(len(cont))] + [inp.coded[v].ranks_p for v in ords])
         moments = None
-    mo, mp = (moments if moments is not None else (None, None))
+    mo, mp = moments if moments is not None else (None, None)
     do = K.inverse_corr_diag(GX, inp.gamma_method, moments=mo)
     dp = K.inverse_corr_diag(GY, inp.gamma_method, moments=mp)
     if do is None or dp is None:
         which = "original" if do is None else "protected"
-        notes.append((f"gamma: the correlation matrix of the {which} file is singular or undefined (complete "
-                      "records only); gamma is not computed", True))
+        notes.append(
+            (
+                f"gamma: the correlation matrix of the {which} file is singular or undefined (complete "
+                "records only); gamma is not computed",
+                True,
+            )
+        )
         return {"gamma": None}
     return {"gamma": K.gamma(do, dp)}
 
@@ -197,16 +234,21 @@ def contingency_loss(inp) -> dict:
     co = fstack([inp.coded[v].codes_o for v in cat])
     cp = fstack([inp.coded[v].codes_p for v in cat])
     ct = K.contingency_loss(co, cp, [len(inp.coded[v].labels) for v in cat], inp.ctbil_dim)
-    return {"ctbil": RenamedKeys({
-        "max_dim": min(inp.ctbil_dim, len(cat)),
-        "variables": list(cat),
-        "total": ct["total"],
-        "n_cells": ct["cells"],
-        "n_tables": ct["tables"],
-        "normalised": ct["total"] / ct["cells"] if ct["cells"] else None,
-        "by_dim": {str(k): v for k, v in ct["by_dim"].items()},
-        "by_variable": {v: int(ct["by_variable"][k]) for k, v in enumerate(cat)},
-    }, CELLS_RENAMED)}
+    return {
+        "ctbil": RenamedKeys(
+            {
+                "max_dim": min(inp.ctbil_dim, len(cat)),
+                "variables": list(cat),
+                "total": ct["total"],
+                "n_cells": ct["cells"],
+                "n_tables": ct["tables"],
+                "normalised": ct["total"] / ct["cells"] if ct["cells"] else None,
+                "by_dim": {str(k): v for k, v in ct["by_dim"].items()},
+                "by_variable": {v: int(ct["by_variable"][k]) for k, v in enumerate(cat)},
+            },
+            CELLS_RENAMED,
+        )
+    }
 
 
 def entropy_loss(inp) -> dict:
@@ -247,15 +289,18 @@ def anova_loss(inp, group_sums=None) -> dict:
         a, b = fits[y]
         r2o, r2p = a["r2"], b["r2"]
         loss = abs(r2o - r2p) if r2o is not None and r2p is not None else None
-        out[y] = RenamedKeys({
-            "factors": list(factors),
-            "r2_original": r2o,
-            "r2_protected": r2p,
-            "loss": loss,
-            "relative_loss": loss / r2o if loss is not None and r2o else None,
-            "between_change": _relative(a["ss_between"], b["ss_between"]),
-            "within_change": _relative(a["ss_within"], b["ss_within"]),
-            "n_original": a["n"],
-            "n_protected": b["n"],
-        }, ANOVA_RENAMED)
+        out[y] = RenamedKeys(
+            {
+                "factors": list(factors),
+                "r2_original": r2o,
+                "r2_protected": r2p,
+                "loss": loss,
+                "relative_loss": loss / r2o if loss is not None and r2o else None,
+                "between_change": _relative(a["ss_between"], b["ss_between"]),
+                "within_change": _relative(a["ss_within"], b["ss_within"]),
+                "n_original": a["n"],
+                "n_protected": b["n"],
+            },
+            ANOVA_RENAMED,
+        )
     return {"anova": out}

@@ -109,11 +109,27 @@ class ValidatedInput:
 # ----------------------------------------------------------------------------------------------
 @accepts_scenario
 @renamed_parameters(positional=("scales",))
-def information_loss(original, protected, variables, *, scales=None, missing=None, suppressed: str = "mlodak",
-                     continuous_distance: str = "arctan", bound: float = 1.0, zero_sd: str = "exclude",
-                     ctbil_dim: int = 2, pram=None, ebil_base: float | None = None, anova="auto",
-                     gamma_method: str = "pearson", robust: bool = False, seed: int = 0,
-                     new_categories: str = "error", records: bool = False) -> InformationLossResult:
+def information_loss(
+    original,
+    protected,
+    variables,
+    *,
+    scales=None,
+    missing=None,
+    suppressed: str = "mlodak",
+    continuous_distance: str = "arctan",
+    bound: float = 1.0,
+    zero_sd: str = "exclude",
+    ctbil_dim: int = 2,
+    pram=None,
+    ebil_base: float | None = None,
+    anova="auto",
+    gamma_method: str = "pearson",
+    robust: bool = False,
+    seed: int = 0,
+    new_categories: str = "error",
+    records: bool = False,
+) -> InformationLossResult:
     r"""Information loss of ``protected`` against ``original``.
 
     Rows are paired by position. For the m variables with declared scales:
@@ -230,10 +246,25 @@ def information_loss(original, protected, variables, *, scales=None, missing=Non
     ``IL_correl``, ``IL_variables``.
     """
     inp = _validate_information_loss(
-        original, protected, variables, scales=scales, missing=missing, pram=pram, anova=anova,
-        suppressed=suppressed, continuous_distance=continuous_distance, bound=bound, zero_sd=zero_sd,
-        ctbil_dim=ctbil_dim, ebil_base=ebil_base, gamma_method=gamma_method, robust=robust, seed=seed,
-        new_categories=new_categories, records=records)
+        original,
+        protected,
+        variables,
+        scales=scales,
+        missing=missing,
+        pram=pram,
+        anova=anova,
+        suppressed=suppressed,
+        continuous_distance=continuous_distance,
+        bound=bound,
+        zero_sd=zero_sd,
+        ctbil_dim=ctbil_dim,
+        ebil_base=ebil_base,
+        gamma_method=gamma_method,
+        robust=robust,
+        seed=seed,
+        new_categories=new_categories,
+        records=records,
+    )
     notes: list[tuple[str, bool]] = []
     absdiff = steps.K.abs_differences(inp.X, inp.Y) if inp.cont else None
     with _Background(inp.n * len(inp.names) >= _PARALLEL_CELLS) as background:
@@ -254,9 +285,17 @@ def information_loss(original, protected, variables, *, scales=None, missing=Non
         if warn:  # stacklevel 3: the caller of the public (decorated) function
             warnings.warn(text, SdcWarning, stacklevel=3)
     return InformationLossResult(
-        variables=inp.names, scales=inp.scales, n=inp.n, suppressed=inp.suppressed,
-        continuous_distance=inp.continuous_distance, bound=inp.bound, gamma_method=inp.gamma_method,
-        notes=tuple(text for text, _ in notes), backend=inp.backend, **fields_)
+        variables=inp.names,
+        scales=inp.scales,
+        n=inp.n,
+        suppressed=inp.suppressed,
+        continuous_distance=inp.continuous_distance,
+        bound=inp.bound,
+        gamma_method=inp.gamma_method,
+        notes=tuple(text for text, _ in notes),
+        backend=inp.backend,
+        **fields_,
+    )
 
 
 #: above this many values (records x variables) the distances run in a second thread
@@ -287,20 +326,24 @@ class _Background:
 # ----------------------------------------------------------------------------------------------
 # validation
 # ----------------------------------------------------------------------------------------------
-def _validate_information_loss(original, protected, variables, *, scales, missing, pram, anova,
-                               **options) -> ValidatedInput:
+def _validate_information_loss(
+    original, protected, variables, *, scales, missing, pram, anova, **options
+) -> ValidatedInput:
     """Check every argument and both files once; read and code the variables."""
     opts = _check_options(**options)
     names = as_name_list(variables, "variables")
     miss = as_missing_codes(missing)
     t_o, t_p = access.read_pair(original, protected)
     problems: list[str] = []
-    absent = [m for m in (access.absent_columns(t_o, names, "original"),
-                          access.absent_columns(t_p, names, "protected")) if m]
+    absent = [
+        m for m in (access.absent_columns(t_o, names, "original"), access.absent_columns(t_p, names, "protected")) if m
+    ]
     problems += absent
     if t_o.n != t_p.n:
-        problems.append(f"protected: the file has {t_p.n} records and the original {t_o.n}; expected the same "
-                        "records in the same order (rows are paired by position)")
+        problems.append(
+            f"protected: the file has {t_p.n} records and the original {t_o.n}; expected the same "
+            "records in the same order (rows are paired by position)"
+        )
     elif t_o.n == 0:
         problems.append("original: the file has no records; expected at least one")
     declared, orders = _declared_scales(scales, names, problems)
@@ -322,23 +365,47 @@ def _validate_information_loss(original, protected, variables, *, scales, missin
     raise_problems(problems)
     opts.pop("new_categories")
     return ValidatedInput(
-        names=tuple(names), scales=scale, n=t_o.n, cont=cont, cat=cat, X=X, Y=Y, coded=coded,
-        pram=_pram_inputs(pram, cat, coded), anova=_anova_spec(anova, cont, cat, names), backend=t_o.backend,
-        **opts)
+        names=tuple(names),
+        scales=scale,
+        n=t_o.n,
+        cont=cont,
+        cat=cat,
+        X=X,
+        Y=Y,
+        coded=coded,
+        pram=_pram_inputs(pram, cat, coded),
+        anova=_anova_spec(anova, cont, cat, names),
+        backend=t_o.backend,
+        **opts,
+    )
 
 
-def _check_options(*, suppressed, continuous_distance, bound, zero_sd, ctbil_dim, ebil_base, gamma_method, robust,
-                   seed, new_categories, records) -> dict:
+def _check_options(
+    *,
+    suppressed,
+    continuous_distance,
+    bound,
+    zero_sd,
+    ctbil_dim,
+    ebil_base,
+    gamma_method,
+    robust,
+    seed,
+    new_categories,
+    records,
+) -> dict:
     """The scalar options, normalised (each checked by the validation toolkit)."""
     return {
         "suppressed": check_choice(suppressed, "suppressed", ("mlodak", "sdcmicro")),
-        "continuous_distance": check_choice(continuous_distance, "continuous_distance",
-                                            ("arctan", "max_abs", "max_squared")),
+        "continuous_distance": check_choice(
+            continuous_distance, "continuous_distance", ("arctan", "max_abs", "max_squared")
+        ),
         "bound": check_number(bound, "bound", low=0.0, low_open=True),
         "zero_sd": check_choice(zero_sd, "zero_sd", ("exclude", "inf")),
         "ctbil_dim": check_int(ctbil_dim, "ctbil_dim", low=0),
-        "ebil_base": check_number(ebil_base, "ebil_base", low=1.0, low_open=True, allow_none=True,
-                                  what="a logarithm base"),
+        "ebil_base": check_number(
+            ebil_base, "ebil_base", low=1.0, low_open=True, allow_none=True, what="a logarithm base"
+        ),
         "gamma_method": check_choice(gamma_method, "gamma_method", ("pearson", "kendall")),
         "robust": check_bool(robust, "robust"),
         "seed": check_int(seed, "seed", low=0),
@@ -359,8 +426,9 @@ def _declared_scales(scales, names, problems) -> tuple[dict, dict]:
             if isinstance(s, (list, tuple)) or (hasattr(s, "__array__") and not isinstance(s, dict)):
                 cats = list(s)
                 if not cats:
-                    problems.append(f"scales: {v}: empty category order; expected the categories from lowest to "
-                                    "highest")
+                    problems.append(
+                        f"scales: {v}: empty category order; expected the categories from lowest to highest"
+                    )
                 elif len({repr(c) for c in cats}) != len(cats):
                     problems.append(f"scales: {v}: a category is listed twice in the order; expected each once")
                 else:
@@ -381,8 +449,10 @@ def _scale_of(v, kinds, native, t_o, t_p, declared, orders, problems) -> str | N
     ko, kp = kinds
     for label, k, t in (("original", ko, t_o), ("protected", kp, t_p)):
         if k == "other":
-            problems.append(f"variables: column {v} of the {label} file has type {access.dtype_name(t, v)}; "
-                            "expected numbers, text, a categorical or booleans")
+            problems.append(
+                f"variables: column {v} of the {label} file has type {access.dtype_name(t, v)}; "
+                "expected numbers, text, a categorical or booleans"
+            )
     if "other" in (ko, kp):
         return None
     s = declared.get(v)
@@ -391,8 +461,10 @@ def _scale_of(v, kinds, native, t_o, t_p, declared, orders, problems) -> str | N
         if pord is not None:
             s, orders[v] = "ordinal", pord
         elif "int" in (ko, kp) and not ({ko, kp} & {"text", "bool"}):
-            problems.append(f"scales: variable {v} holds integers and has no declared scale; declare it as "
-                            "'nominal', 'ordinal' or 'continuous' (integers may be codes or counts)")
+            problems.append(
+                f"scales: variable {v} holds integers and has no declared scale; declare it as "
+                "'nominal', 'ordinal' or 'continuous' (integers may be codes or counts)"
+            )
             return None
         elif "float" in (ko, kp):
             s = "continuous"
@@ -405,18 +477,24 @@ def _scale_of(v, kinds, native, t_o, t_p, declared, orders, problems) -> str | N
     if s == "continuous":
         for label, k, t in (("original", ko, t_o), ("protected", kp, t_p)):
             if k not in ("int", "float", "null"):
-                problems.append(f"variables: {v} is continuous but the {label} file holds {access.dtype_name(t, v)}; "
-                                "expected numbers")
+                problems.append(
+                    f"variables: {v} is continuous but the {label} file holds {access.dtype_name(t, v)}; "
+                    "expected numbers"
+                )
     elif len({k if k in ("text", "bool") else "num" for k in kinds}) > 1:
-        problems.append(f"variables: {v} has type {access.dtype_name(t_o, v)} in the original and "
-                        f"{access.dtype_name(t_p, v)} in the protected file; expected the same kind of labels in both")
+        problems.append(
+            f"variables: {v} has type {access.dtype_name(t_o, v)} in the original and "
+            f"{access.dtype_name(t_p, v)} in the protected file; expected the same kind of labels in both"
+        )
     elif s == "ordinal" and v not in orders:
         enum = access.enum_order(t_o, v) or access.enum_order(t_p, v)
         if enum is not None:
             orders[v] = enum
         elif kinds & {"text", "bool"}:
-            problems.append(f"scales: ordinal variable {v} holds text and no order is known; pass the categories "
-                            f"in order, e.g. scales={{'{v}': ['low', 'mid', 'high']}}")
+            problems.append(
+                f"scales: ordinal variable {v} holds text and no order is known; pass the categories "
+                f"in order, e.g. scales={{'{v}': ['low', 'mid', 'high']}}"
+            )
     return s
 
 
@@ -428,8 +506,10 @@ def _check_finite(M, names, label, problems) -> None:
         for j, v in enumerate(names):
             k = int(np.count_nonzero(np.isinf(M[:, j])))
             if k:
-                problems.append(f"variables: column {v} of the {label} file holds {k} infinite value(s); expected "
-                                "finite numbers (a missing value as null or NaN)")
+                problems.append(
+                    f"variables: column {v} of the {label} file holds {k} infinite value(s); expected "
+                    "finite numbers (a missing value as null or NaN)"
+                )
 
 
 def _fmt_labels(vals, limit=8):
@@ -444,8 +524,10 @@ def _code(v, t_o, t_p, missing, scale, order, new_categories, problems) -> Coded
     n_inf = [lab for lab in labs if isinstance(lab, float) and np.isinf(lab)]
     if n_inf:
         k = int(np.count_nonzero(np.isin(np.concatenate([co, cp]), [labs.index(x) for x in n_inf])))
-        problems.append(f"variables: column {v} holds {k} infinite value(s) in the two files; expected finite "
-                        "numbers (a missing value as null or NaN)")
+        problems.append(
+            f"variables: column {v} holds {k} infinite value(s) in the two files; expected finite "
+            "numbers (a missing value as null or NaN)"
+        )
         return Coded(co, cp, tuple(labs))
     L = len(labs)
     if scale == "ordinal":
@@ -457,8 +539,10 @@ def _code(v, t_o, t_p, missing, scale, order, new_categories, problems) -> Coded
             rank = np.array([pos.get(lab, pos.get(str(lab), 0)) for lab in labs], dtype=float)
             bad = [lab for lab, r in zip(labs, rank) if r == 0]
             if bad:
-                problems.append(f"scales: ordinal variable {v} has value(s) {_fmt_labels(bad)} that are not in its "
-                                f"declared order ({_fmt_labels(order)})")
+                problems.append(
+                    f"scales: ordinal variable {v} has value(s) {_fmt_labels(bad)} that are not in its "
+                    f"declared order ({_fmt_labels(order)})"
+                )
                 return Coded(co, cp, tuple(labs))
             R = len(order)
         else:
@@ -472,8 +556,10 @@ def _code(v, t_o, t_p, missing, scale, order, new_categories, problems) -> Coded
         seen_p[cp] = True
         new = [labs[i] for i in np.flatnonzero(seen_p[:L] & ~seen_o[:L])]
         if new:
-            problems.append(f"protected: variable {v} has categories that the original lacks: {_fmt_labels(new)}; "
-                            "expected the original's categories (recode to them, or pass new_categories='allow')")
+            problems.append(
+                f"protected: variable {v} has categories that the original lacks: {_fmt_labels(new)}; "
+                "expected the original's categories (recode to them, or pass new_categories='allow')"
+            )
     return Coded(co, cp, tuple(labs), n_ranks=L)
 
 
@@ -492,8 +578,10 @@ def _anova_spec(anova, cont, cat, names) -> dict:
         fl = as_name_list(fs, "anova")
         bad = [f for f in fl if f not in cat]
         if bad:
-            raise SdcError(f"anova: factor(s) {', '.join(bad)} of {y} are not categorical variables among variables; "
-                           f"expected some of {', '.join(cat) or '(none)'}")
+            raise SdcError(
+                f"anova: factor(s) {', '.join(bad)} of {y} are not categorical variables among variables; "
+                f"expected some of {', '.join(cat) or '(none)'}"
+            )
         out[y] = fl
     return out
 
@@ -509,8 +597,9 @@ def _pram_matrix(v, spec, labs, order):
     if frame is not None:
         mat, cats, columns = frame
         if cats != columns:
-            raise SdcError(f"pram: {v}: the matrix's index and columns differ; expected the same categories in the "
-                           "same order")
+            raise SdcError(
+                f"pram: {v}: the matrix's index and columns differ; expected the same categories in the same order"
+            )
     elif isinstance(spec, tuple) and len(spec) == 2:
         mat, cats = spec[0], list(spec[1])
     elif isinstance(spec, dict):
@@ -531,14 +620,18 @@ def _pram_matrix(v, spec, labs, order):
     if cats is None:
         cats = list(order) if order is not None else list(labs)
     if len(cats) != P.shape[0]:
-        raise SdcError(f"pram: {v}: {len(cats)} categories for a matrix of size {P.shape[0]}; pass "
-                       "(matrix, categories) or a labelled DataFrame")
+        raise SdcError(
+            f"pram: {v}: {len(cats)} categories for a matrix of size {P.shape[0]}; pass "
+            "(matrix, categories) or a labelled DataFrame"
+        )
     if not np.all(np.isfinite(P)) or np.any(P < 0):
         raise SdcError(f"pram: {v}: the matrix has negative or non-finite entries; expected probabilities")
     rs = P.sum(axis=1)
     if np.any(np.abs(rs - 1) > 1e-6):
-        raise SdcError(f"pram: {v}: row sums {np.round(rs, 6).tolist()}; expected every row to sum to 1 "
-                       "(P[i, j] = P(protected = j | original = i))")
+        raise SdcError(
+            f"pram: {v}: row sums {np.round(rs, 6).tolist()}; expected every row to sum to 1 "
+            "(P[i, j] = P(protected = j | original = i))"
+        )
     return P, cats
 
 
@@ -568,7 +661,9 @@ def _pram_inputs(pram, cat, coded) -> dict:
         counts = np.bincount(mp[mp >= 0], minlength=len(cats)).astype(float)
         impossible = [cats[j] for j in np.flatnonzero((counts > 0) & ~(p @ P > 0))]
         if impossible:
-            raise SdcError(f"pram: {v}: protected categories {_fmt_labels(impossible)} cannot arise from the original "
-                           "distribution under this matrix; expected the matrix that produced the protected file")
+            raise SdcError(
+                f"pram: {v}: protected categories {_fmt_labels(impossible)} cannot arise from the original "
+                "distribution under this matrix; expected the matrix that produced the protected file"
+            )
         out[v] = PramInput(P, mo, mp, p, counts)
     return out

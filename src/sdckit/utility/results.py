@@ -20,13 +20,25 @@ from ..results._base import FrozenDict, Result, Summary, new_axes
 __all__ = ["InformationLossResult", "RenamedKeys"]
 
 PAIRS = ("X", "means", "V", "variances", "R", "RF", "F", "C")
-_PAIR_LABELS = {"X": "X - X' (data)", "means": "means", "V": "V - V' (covariances)", "variances": "S - S' (variances)",
-                "R": "R - R' (correlations)", "RF": "RF - RF' (variable-component correlations)",
-                "F": "F - F' (loadings)", "C": "C - C' (communalities with PC1)"}
+_PAIR_LABELS = {
+    "X": "X - X' (data)",
+    "means": "means",
+    "V": "V - V' (covariances)",
+    "variances": "S - S' (variances)",
+    "R": "R - R' (correlations)",
+    "RF": "RF - RF' (variable-component correlations)",
+    "F": "F - F' (loadings)",
+    "C": "C - C' (communalities with PC1)",
+}
 
 #: old -> new keys of the nested result dicts (the old keys warn for one release)
-CHANGES_RENAMED = {"changed": "n_changed", "suppressed": "n_suppressed", "imputed": "n_imputed",
-                   "missing_original": "n_missing_original", "missing_protected": "n_missing_protected"}
+CHANGES_RENAMED = {
+    "changed": "n_changed",
+    "suppressed": "n_suppressed",
+    "imputed": "n_imputed",
+    "missing_original": "n_missing_original",
+    "missing_protected": "n_missing_protected",
+}
 CELLS_RENAMED = {"cells": "n_cells", "tables": "n_tables"}
 ANOVA_RENAMED = {"records_original": "n_original", "records_protected": "n_protected"}
 
@@ -42,8 +54,11 @@ class RenamedKeys(FrozenDict):
         new = self._old.get(key)
         if new is None:
             raise KeyError(key)
-        warnings.warn(f"result key {key!r} is now called {new!r}; the old form will be removed in sdckit "
-                      f"{REMOVED_IN}", DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            f"result key {key!r} is now called {new!r}; the old form will be removed in sdckit {REMOVED_IN}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return self[new]
 
     def __reduce__(self):
@@ -176,9 +191,12 @@ class InformationLossResult(Result):
     @property
     def il1_mean(self) -> float | None:
         """Deprecated: the mean IL1 term in percent; use :attr:`mean_relative_error` (a fraction)."""
-        warnings.warn(f"InformationLossResult.il1_mean (a percentage) is replaced by mean_relative_error (a "
-                      f"fraction: il1_mean / 100); the old form will be removed in sdckit {REMOVED_IN}",
-                      DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            f"InformationLossResult.il1_mean (a percentage) is replaced by mean_relative_error (a "
+            f"fraction: il1_mean / 100); the old form will be removed in sdckit {REMOVED_IN}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return None if self.mean_relative_error is None else 100.0 * self.mean_relative_error
 
     # -- views ------------------------------------------------------------------------------
@@ -197,18 +215,23 @@ class InformationLossResult(Result):
         ct = (self.ctbil or {}).get("by_variable", {})
         for v in self.variables:
             c = self.changes.get(v, {})
-            rows.append(RenamedKeys({
-                "variable": v,
-                "scale": self.scales[v],
-                "n_changed": c.get("n_changed"),
-                "n_suppressed": c.get("n_suppressed"),
-                "lambda_j": self.lambda_j.get(v),
-                "il1s": self.il1s_by_variable.get(v),
-                "il1": self.il1_by_variable.get(v),
-                "ctbil_1way": ct.get(v),
-                "ebil": self.ebil.get(v),
-                "categorical_distance": self.categorical_distance.get(v),
-            }, {"changed": "n_changed", "suppressed": "n_suppressed"}))
+            rows.append(
+                RenamedKeys(
+                    {
+                        "variable": v,
+                        "scale": self.scales[v],
+                        "n_changed": c.get("n_changed"),
+                        "n_suppressed": c.get("n_suppressed"),
+                        "lambda_j": self.lambda_j.get(v),
+                        "il1s": self.il1s_by_variable.get(v),
+                        "il1": self.il1_by_variable.get(v),
+                        "ctbil_1way": ct.get(v),
+                        "ebil": self.ebil.get(v),
+                        "categorical_distance": self.categorical_distance.get(v),
+                    },
+                    {"changed": "n_changed", "suppressed": "n_suppressed"},
+                )
+            )
         return rows
 
     def to_dict(self) -> dict:
@@ -241,24 +264,64 @@ class InformationLossResult(Result):
 
     def summary(self) -> Summary:
         sections = [("", self._headline_rows())]
-        cols = ["variable", "scale", "changed", "suppressed", "lambda_j (%)", "IL1s", "IL1 (sum of % errors)",
-                "CTBIL 1-way", "EBIL"]
-        table = [(r["variable"], r["scale"], r["n_changed"], r["n_suppressed"], _pct(r["lambda_j"]), r["il1s"],
-                  r["il1"], r["ctbil_1way"], r["ebil"]) for r in self.per_variable()]
+        cols = [
+            "variable",
+            "scale",
+            "changed",
+            "suppressed",
+            "lambda_j (%)",
+            "IL1s",
+            "IL1 (sum of % errors)",
+            "CTBIL 1-way",
+            "EBIL",
+        ]
+        table = [
+            (
+                r["variable"],
+                r["scale"],
+                r["n_changed"],
+                r["n_suppressed"],
+                _pct(r["lambda_j"]),
+                r["il1s"],
+                r["il1"],
+                r["ctbil_1way"],
+                r["ebil"],
+            )
+            for r in self.per_variable()
+        ]
         sections.append(("Per variable", {"columns": cols, "rows": table}))
         if self.discrepancy:
-            drows = [(_PAIR_LABELS[k], d["mse"], d["mae"], d["mv"], d["mv_bounded"])
-                     for k in PAIRS if (d := self.discrepancy.get(k)) is not None]
-            sections.append(("Discrepancies (Domingo-Ferrer, Mateo-Sanz & Torra)",
-                             {"columns": ["pair", "MSE", "MAE", "mean variation", f"MV bounded at {self.bound:g}"],
-                              "rows": drows}))
+            drows = [
+                (_PAIR_LABELS[k], d["mse"], d["mae"], d["mv"], d["mv_bounded"])
+                for k in PAIRS
+                if (d := self.discrepancy.get(k)) is not None
+            ]
+            sections.append(
+                (
+                    "Discrepancies (Domingo-Ferrer, Mateo-Sanz & Torra)",
+                    {
+                        "columns": ["pair", "MSE", "MAE", "mean variation", f"MV bounded at {self.bound:g}"],
+                        "rows": drows,
+                    },
+                )
+            )
         if self.anova:
-            arows = [(y, a["r2_original"], a["r2_protected"], a["loss"], a["relative_loss"]) for y, a in self.anova.items()]
-            sections.append(("ANOVA R^2 on the categorical variables",
-                             {"columns": ["variable", "R^2 original", "R^2 protected", "|R^2 - R'^2|", "relative"],
-                              "rows": arows}))
-        notes = [f"distances: nominal 0/1, ordinal |rank difference| / (R - 1), continuous {self.continuous_distance}; "
-                 f"a value missing in one file only counts by the {self.suppressed} convention"]
+            arows = [
+                (y, a["r2_original"], a["r2_protected"], a["loss"], a["relative_loss"]) for y, a in self.anova.items()
+            ]
+            sections.append(
+                (
+                    "ANOVA R^2 on the categorical variables",
+                    {
+                        "columns": ["variable", "R^2 original", "R^2 protected", "|R^2 - R'^2|", "relative"],
+                        "rows": arows,
+                    },
+                )
+            )
+        notes = [
+            f"distances: nominal 0/1, ordinal |rank difference| / (R - 1), continuous {self.continuous_distance}; "
+            f"a value missing in one file only counts by the {self.suppressed} convention"
+        ]
         notes += list(self.notes)
         return Summary("Information loss", tuple(sections), tuple(notes))
 
@@ -282,8 +345,10 @@ class InformationLossResult(Result):
                 (f"gamma ({self.gamma_method}, %)", _pct(self.gamma)),
             ]
         if self.ctbil is not None:
-            rows += [(f"CTBIL (tables up to {self.ctbil['max_dim']}-way)", self.ctbil["total"]),
-                     ("CTBIL per cell", self.ctbil["normalised"])]
+            rows += [
+                (f"CTBIL (tables up to {self.ctbil['max_dim']}-way)", self.ctbil["total"]),
+                ("CTBIL per cell", self.ctbil["normalised"]),
+            ]
         if self.ebil:
             rows += [("EBIL (sum over PRAMed variables)", float(sum(self.ebil.values())))]
             if self.ebil_joint is not None:
@@ -291,8 +356,11 @@ class InformationLossResult(Result):
         return rows
 
     def _robust_eigen_shown(self):
-        if self.robust_eigen is None and len(self.continuous) >= 2 and \
-                not any(n.startswith("robust eigen") for n in self.notes):
+        if (
+            self.robust_eigen is None
+            and len(self.continuous) >= 2
+            and not any(n.startswith("robust eigen") for n in self.notes)
+        ):
             return "not computed (robust=True computes it)"
         return self.robust_eigen
 
@@ -332,4 +400,3 @@ class InformationLossResult(Result):
             lab.set_rotation(45)
             lab.set_horizontalalignment("right")
         return ax
-
