@@ -69,9 +69,9 @@ def add_key_options(sp) -> None:
     sp.add_argument("--keys", required=True, help="comma-separated categorical key variables")
 
 
-def add_missing_options(sp) -> None:
-    """--missing and --na-values."""
-    sp.add_argument("--missing", help="extra values to treat as missing in key variables, comma-separated (e.g. -999)")
+def add_missing_options(sp, what: str = "key variables") -> None:
+    """--missing and --na-values (``what``: the variables the codes apply to)."""
+    sp.add_argument("--missing", help=f"extra values to treat as missing in the {what}, comma-separated (e.g. -999)")
     sp.add_argument(
         "--na-values", dest="na_values", help="strings read as missing from text files (default: empty and NA)"
     )

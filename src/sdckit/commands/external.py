@@ -53,7 +53,7 @@ def register(sub) -> None:
     p.add_argument(
         "--internal-risk", dest="internal_risk", type=float, help="internal risk r_int in [0, 1] for the combined risk"
     )
-    add_missing_options(p)
+    add_missing_options(p, "categorical variables")
     add_output_options(p)
     p.set_defaults(func=run)
 

@@ -54,7 +54,7 @@ def register(sub) -> None:
     p.add_argument(
         "--bins", type=int, default=10, help="probabilistic: quantile bins of numeric variables (default 10)"
     )
-    add_missing_options(p)
+    add_missing_options(p, "categorical variables")
     add_output_options(p)
     p.set_defaults(func=run)
 
