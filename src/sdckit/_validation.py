@@ -195,11 +195,11 @@ def as_name_list(value, param: str, *, allow_empty: bool = False) -> list[str]:
             raise SdcError(f"{param}: {_show(v)} is not a column name; expected strings")
     if not names and not allow_empty:
         raise SdcError(f"{param}: empty list; expected at least one column")
-    names = [str(v) for v in names]
-    dup = sorted({v for v in names if names.count(v) > 1})
+    str_names = [str(v) for v in names]
+    dup = sorted({v for v in str_names if str_names.count(v) > 1})
     if dup:
         raise SdcError(f"{param}: column(s) {', '.join(dup)} listed more than once")
-    return names
+    return str_names
 
 
 def as_missing_codes(missing) -> tuple:

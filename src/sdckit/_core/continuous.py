@@ -66,7 +66,7 @@ def interval_at_risk(x: np.ndarray, y: np.ndarray, width: float) -> tuple[np.nda
     lo = y - width * sd
     hi = y + width * sd
     outside = (x < lo) | (x > hi)  # NaN compares False: skipped
-    return ~outside.any(axis=1), sd
+    return np.asarray(~outside.any(axis=1)), sd
 
 
 # ----------------------------------------------------------------------------------------------
@@ -394,7 +394,9 @@ def pair_pass(
     out, tmp = np.empty(size), np.empty(size)
     n_below = np.zeros(n, dtype=np.int64)
     nearest = np.full(n, np.inf)
-    rows, vals, kept = [], [], 0
+    rows: list[np.ndarray] = []
+    vals: list[np.ndarray] = []
+    kept = 0
     for start, stop, c0, c1 in _row_blocks(a[order], b[order], size):
         if c1 <= c0:
             continue
@@ -458,11 +460,11 @@ def kth_smallest_nonlink(X: np.ndarray, Y: np.ndarray, k: int) -> float:
     cum = np.cumsum(hist[:nb])
     b = int(np.searchsorted(cum, k))  # bin holding the k-th value
     before = int(cum[b - 1]) if b > 0 else 0
-    vals = []
+    parts = []
     for lo in range(0, n, step):
         zr, bits = bins_of(lo, min(n, lo + step))
-        vals.append(zr[bits == b])
-    vals = np.concatenate(vals)
+        parts.append(zr[bits == b])
+    vals = np.concatenate(parts)
     return float(np.partition(vals, k - before - 1)[k - before - 1])
 
 

@@ -418,7 +418,7 @@ class _Join:
         self.levels = [_level(bd, np.arange(n_buckets))]
         self.steps: list[_Step] = []
         self.ends: list[np.ndarray] = []
-        cols = np.flatnonzero(must_c)
+        cols: list[int] = np.flatnonzero(must_c).tolist()
         self.col_d = {j: np.ascontiguousarray(e.con_d[:, j]) for j in cols}
         self.col_a = {j: np.ascontiguousarray(e.con_a[:, j]) for j in cols}
         self.near_col = {j: np.ascontiguousarray(near[:, j]) for j in cols}

@@ -57,7 +57,7 @@ def cell_table(idx: np.ndarray, K: int, weights: np.ndarray | None = None):
 # model terms
 def closure(terms) -> set[tuple[int, ...]]:
     """All non-empty subsets of the terms (the hierarchical closure)."""
-    out = set()
+    out: set[tuple[int, ...]] = set()
     for t in terms:
         t = tuple(sorted(t))
         for r in range(1, len(t) + 1):

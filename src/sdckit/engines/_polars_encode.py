@@ -9,6 +9,8 @@ ordered pandas categoricals read from labelled files), sorted label order otherw
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import polars as pl
 
@@ -31,6 +33,7 @@ def _missing_expr(s: pl.Series, missing, found: set | None = None) -> pl.Series:
         return s
     dt = s.dtype
     vals = list(missing)
+    target: pl.DataType | type[pl.DataType]
     if dt.is_numeric():
         vals = [
             v
@@ -110,7 +113,7 @@ def _int_codes(s: pl.Series, n: int):
         return _float_codes(s, n)
     if not s.dtype.is_integer() or s.null_count() == s.len():
         return None
-    lo, hi = s.min(), s.max()
+    lo, hi = cast(int, s.min()), cast(int, s.max())  # an integer column with a non-null value
     span = int(hi) - int(lo) + 1
     if span > max(4 * n, 1 << 16) or span > (1 << 26):
         return None
@@ -150,8 +153,8 @@ def encode_keys(frame: pl.DataFrame, keys, missing=None) -> EncodedKeys:
         if isinstance(s.dtype, pl.Enum):
             labels[j] = pl.Series(k, s.dtype.categories)
             codes[:, j] = s.to_physical().cast(pl.Int32).fill_null(-1).to_numpy()
-            col = codes[:, j]
-            observed[j] = tuple(np.flatnonzero(np.bincount(col[col >= 0], minlength=len(labels[j]))).tolist())
+            cj = codes[:, j]
+            observed[j] = tuple(np.flatnonzero(np.bincount(cj[cj >= 0], minlength=len(labels[j]))).tolist())
             continue
         fast = _int_codes(s, n)
         if fast is not None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import narwhals as nw
 import numpy as np
@@ -162,7 +162,7 @@ class Table:
         row = self.select(names).select(exprs).row(0)
         return {c for c, flag in zip(names, row) if flag}
 
-    def floats(self, names, missing=None, order: str = "C") -> np.ndarray:
+    def floats(self, names, missing=None, order: Literal["C", "F"] = "C") -> np.ndarray:
         """The columns as a float64 matrix (n, len(names)), C- or Fortran-ordered (``order``);
         missing values (null, NaN and the ``missing`` codes) are NaN. The columns must be
         numeric."""
@@ -222,8 +222,8 @@ def as_table(data: Any, param: str = "data") -> Table:
             raise SdcError(
                 f"{param}: NumPy array has {data.ndim} dimension(s); expected a 2-D array (records x variables)"
             )
-        cols = {str(j): data[:, j] for j in range(data.shape[1])}
-        return Table(pl.DataFrame(cols), "numpy")
+        arrays = {str(j): data[:, j] for j in range(data.shape[1])}
+        return Table(pl.DataFrame(arrays), "numpy")
     if isinstance(data, dict):
         return Table(_dict_frame(data, param), "polars")
     try:

@@ -6,7 +6,7 @@ import html
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -165,6 +165,11 @@ class Result:
 
     #: names of the headline attributes shown by ``repr()``
     _headline: ClassVar[tuple] = ()
+
+    if TYPE_CHECKING:  # every subclass has ``n`` (a field or a property); not a field of its own here
+
+        @property
+        def n(self) -> int: ...
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

@@ -173,7 +173,7 @@ class RelativeIntervalResult(Result):
     @property
     def unsafe_record(self) -> np.ndarray:
         """Records with an unsafe value on some variable (or jointly, when computed)."""
-        out = self.unsafe.any(axis=1)
+        out = np.asarray(self.unsafe.any(axis=1))
         return out if self.joint_unsafe is None else out | self.joint_unsafe
 
     @property
@@ -459,7 +459,7 @@ class OutlierResult(Result):
 
     @property
     def outlier(self) -> np.ndarray:
-        return self.flags.any(axis=1)
+        return np.asarray(self.flags.any(axis=1))
 
     @property
     def n_outliers(self) -> int:

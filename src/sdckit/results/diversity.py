@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -90,7 +91,7 @@ class LDiversityResult(Result):
         "multi_entropy": float or None, "multi_recursive": int or None}`` (the multi measures are
         None with a single sensitive variable).
         """
-        out = {}
+        out: dict[str, Any] = {}
         for m in MEASURES:
             arrs = getattr(self, m)
             cast = float if m == "entropy" else int

@@ -84,8 +84,8 @@ def parse_model(model, names) -> list[tuple[int, ...]]:
 def _named_model(model: str, m: int) -> list[tuple[int, ...]] | None:
     """The terms of ``"independence"``, ``"2way"``, ``"3way"`` or ``"saturated"`` (else None)."""
     low = model.strip().lower().replace("-", "").replace("_", "")
-    mains = [(j,) for j in range(m)]
-    pairs = list(itertools.combinations(range(m), 2))
+    mains: list[tuple[int, ...]] = [(j,) for j in range(m)]
+    pairs: list[tuple[int, ...]] = list(itertools.combinations(range(m), 2))
     if low in ("independence", "main", "1way", "maineffects"):
         return mains
     if low in ("2way", "twoway", "all2way"):
@@ -124,7 +124,7 @@ def _listed_terms(model, names: list) -> list[tuple[int, ...]]:
     """A list of terms is a generating class: its hierarchical closure."""
     if not model:
         raise SdcError("model: empty list of terms; expected at least one term")
-    terms = []
+    terms: list[tuple[int, ...]] = []
     for t in model:
         if isinstance(t, str):
             terms.append((_key_index(t, names),))
@@ -236,7 +236,7 @@ def validate_loglinear(
     prep = prepare(data, keys, weight=weight, missing=missing, allow_degenerate_keys=allow_degenerate_keys)
     enc = prep.keys
     names = enc.names
-    complete = (enc.codes >= 0).all(axis=1)
+    complete = np.asarray((enc.codes >= 0).all(axis=1))
     n_excl = int(complete.size - complete.sum())
     if n_excl:
         warn(
@@ -247,7 +247,7 @@ def validate_loglinear(
         raise SdcError("keys: every record has a missing key value; expected complete records for the model")
     weights = None if prep.weights is None else prep.weights[complete]
     terms = _checked_terms(model, names, params, weights is not None, enc.cardinalities)
-    numbers = ()
+    numbers: tuple = ()
     if params["compat"] is not None and params["compat_method"] != "IPF":
         numbers = tuple(label_numbers(lab) for lab in enc.labels)
     pram_m, pram_vars = (
@@ -277,10 +277,10 @@ def _checked_terms(model, names, params: dict, weighted: bool, cards) -> tuple |
             raise SdcError("weight: sdcMicro modRisk needs sampling weights; expected weight=...")
         if auto:
             raise SdcError("model: 'auto' is not available in the sdcMicro compatibility mode; expected a formula")
-        terms = parse_model(model, names)
-        if params["compat_method"] == "IPF" and any(len(t) > 1 for t in terms):
+        parsed = parse_model(model, names)
+        if params["compat_method"] == "IPF" and any(len(t) > 1 for t in parsed):
             raise SdcError("model: sdcMicro modRisk method 'IPF' cannot fit interactions; expected main effects only")
-        return tuple(terms)
+        return tuple(parsed)
     terms = None if auto else tuple(parse_model(model, names))
     K = math.prod(cards)
     if K > MAX_CELLS:
@@ -638,7 +638,7 @@ def _observed_levels(inp: LoglinearInput):
         present = np.bincount(col, minlength=L) > 0
         if present.all():
             out[:, j] = col
-            used = slice(None)
+            used: slice | np.ndarray = slice(None)
         else:  # declared categories that do not occur (Enum): renumber
             out[:, j] = (np.cumsum(present) - 1)[col]
             used = np.flatnonzero(present)

@@ -272,7 +272,7 @@ def _ordered_spec(ordered, names) -> dict:
         return {}
     if ordered is True:
         return {v: None for v in names}
-    out = {}
+    out: dict[str, list | None] = {}
     for name, cats in _ordered_items(ordered):
         if isinstance(name, bool) or not isinstance(name, (str, int)):
             raise SdcError(f"ordered: {name!r} is not a column name; expected sensitive variable names")

@@ -365,7 +365,7 @@ class KAnonymityResult(Result):
 
     def summary(self) -> Summary:
         cols = ["k", "records violating", "% of records", "key patterns violating"]
-        rows = [
+        rows: list[tuple] = [
             (k, self.n_violations[k], round(100.0 * self.share(k), 2), self.n_patterns_violating[k]) for k in self.k
         ]
         if self.n_weighted_violations is not None:

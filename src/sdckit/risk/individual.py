@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -196,7 +197,7 @@ class RiskThreshold(Result):
                 ("records with risk > r* (unsafe)", self.n_unsafe),
                 ("expected re-identifications with risks capped at r*", self.expected_reidentifications_capped),
             ]
-        sections = [("", rows)]
+        sections: list[tuple[str, Any]] = [("", rows)]
         if rr.household is not None:
             hrows = [
                 (
@@ -471,7 +472,7 @@ class IndividualRiskResult(Result):
             "columns": ["min", "Q1", "median", "Q3", "max", "mean"],
             "rows": [tuple(dist[k] for k in ("min", "q1", "median", "q3", "max", "mean"))],
         }
-        above = {
+        above: dict[str, Any] = {
             "columns": ["risk above", "records", "% of records"],
             "rows": [
                 (f"{lv:g}", v, round(100.0 * v / self.n, 2) if self.n else 0.0)

@@ -10,7 +10,7 @@ category). The result class is in :mod:`sdckit.results.suda`; labels are read on
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -174,7 +174,7 @@ def _validate_suda(
         implied = n / float(prep.weights.sum())
         if frac == "weights":
             frac = min(implied, 1.0)
-        elif abs(implied - frac) > _FRACTION_WARN * frac:
+        elif abs(implied - cast(float, frac)) > _FRACTION_WARN * cast(float, frac):  # a number here
             warn(
                 f"dis_fraction: the weights imply a sampling fraction of {implied:.4g} (n / sum of weights) "
                 f"but {frac:g} is used; pass dis_fraction='weights' to use it"

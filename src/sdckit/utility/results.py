@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -211,7 +211,7 @@ class InformationLossResult(Result):
     def per_variable(self) -> list[dict]:
         """One row per variable: scale, record counts changed and suppressed, lambda_j, IL1s,
         IL1, one-way CTBIL, EBIL, categorical distance."""
-        rows = []
+        rows: list[dict] = []
         ct = (self.ctbil or {}).get("by_variable", {})
         for v in self.variables:
             c = self.changes.get(v, {})
@@ -263,7 +263,7 @@ class InformationLossResult(Result):
         return _clean(out)
 
     def summary(self) -> Summary:
-        sections = [("", self._headline_rows())]
+        sections: list[tuple[str, Any]] = [("", self._headline_rows())]
         cols = [
             "variable",
             "scale",
