@@ -1,4 +1,4 @@
-"""NumPy/SciPy kernels for disclosure risk of continuous variables (spec F.3-F.6).
+"""NumPy/SciPy kernels for disclosure risk of continuous variables.
 
 Inputs are float matrices (records x variables, ``NaN`` = missing) already validated by the
 public functions; outputs are NumPy arrays and floats. SciPy is imported here, and this
@@ -58,7 +58,7 @@ def interval_at_risk(x: np.ndarray, y: np.ndarray, width: float) -> tuple[np.nda
 
     Returns ``(at_risk, sd)`` where ``sd`` is the standard deviation (n - 1, missing values
     removed) of each protected variable. Comparisons involving a missing value are skipped,
-    so a record with no comparable variable is at risk (sdcMicro behaviour, spec F.3.1).
+    so a record with no comparable variable is at risk (sdcMicro behaviour).
     """
     with np.errstate(invalid="ignore", divide="ignore"):
         counts = np.sum(~np.isnan(y), axis=0)
@@ -211,7 +211,7 @@ def nearest_other_distance(Z: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 
 def rmd_risk(zx: np.ndarray, zy: np.ndarray, cov: np.ndarray, center: np.ndarray, width: float, width2: float):
-    """dRiskRMD on standardised matrices (spec F.4 steps 3-6).
+    """dRiskRMD on standardised matrices (steps 3-6: intervals, risks, weighted risks).
 
     Returns ``(rmd, in_interval, isolated)``: RMD_i = 0.05 sqrt(md^2), ``in_interval`` = some
     protected value strictly inside ``z_ij +- width RMD_i`` (OR over variables), ``isolated``
@@ -562,7 +562,7 @@ def confidentiality(
     bracket_pairs: int = 10**6,
     seed: int | None = 0,
 ):
-    """Seri's confidentiality-plot quantities (spec F.6).
+    """Seri's confidentiality-plot quantities.
 
     Returns a dict with ``delta`` (alpha-quantile z_(ceil(alpha |U|)) of the non-link
     distances), ``neighbours`` nb(y_i) = #{x_j : z(x_j, y_i) < delta} (all originals, the true

@@ -5,7 +5,7 @@ are per-class arrays (index them with the class ids to get per-record values). E
 vectorised over classes and records (sorting, ``np.unique``, ``np.bincount``); the only Python
 loops run over sensitive variables.
 
-Grouping (spec 0.3, A.3): equivalence classes are formed by *exact* equality of the key tuple,
+Grouping: equivalence classes are formed by *exact* equality of the key tuple,
 a missing key value being one more value (equal to itself, different from every category).
 The "NA matches anything" rule of the frequency measures (A.1.1) is NOT used here.
 """
@@ -66,7 +66,7 @@ def _class_category_counts(class_ids: np.ndarray, n_classes: int, s_codes: np.nd
 
 
 def ldiversity_classes(class_ids: np.ndarray, n_classes: int, s_codes: np.ndarray, c: float = 2.0):
-    """Distinct, entropy and recursive (c, l) l-diversity of every class (spec A.3).
+    """Distinct, entropy and recursive (c, l) l-diversity of every class.
 
     For a class E with non-missing counts r_1 >= ... >= r_t and u missing values:
 
@@ -134,7 +134,7 @@ def ldiversity_classes(class_ids: np.ndarray, n_classes: int, s_codes: np.ndarra
 
 
 def multi_ldiversity_classes(class_ids: np.ndarray, n_classes: int, s_codes: np.ndarray, c: float = 2.0):
-    """sdcMicro's multi-attribute entropy and recursive l-diversity of every class (spec A.3).
+    """sdcMicro's multi-attribute entropy and recursive l-diversity of every class.
 
     For each sensitive variable S_a, the class is split further by the values of all other
     sensitive variables (missing = its own value); entropy and recursive l of S_a are computed
@@ -175,7 +175,7 @@ def multi_ldiversity_classes(class_ids: np.ndarray, n_classes: int, s_codes: np.
 def tcloseness_classes(
     class_ids: np.ndarray, n_classes: int, s_codes: np.ndarray, n_categories: int, ordered: bool = False, weights=None
 ) -> np.ndarray:
-    """Earth mover's distance between each class's distribution Q_E and the overall P (spec A.4).
+    """Earth mover's distance between each class's distribution Q_E and the overall P.
 
     Records with a missing sensitive value (code -1) are excluded from both P and Q_E.
 

@@ -102,7 +102,7 @@ def pattern_frequencies_reference(
     Rule ``"own_category"``: a missing value is one more category (f_p = c_p), the meaning
     sdcMicro's documentation gives alpha = 0.
 
-    This is the straightforward mask-pair join of the spec, kept as the test oracle of
+    This is the straightforward mask-pair join, kept as the test oracle of
     :func:`pattern_frequencies`.
     """
     patterns = np.asarray(patterns)

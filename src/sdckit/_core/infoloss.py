@@ -1,4 +1,4 @@
-"""Information-loss kernels (spec G) on plain NumPy arrays.
+"""Information-loss kernels on plain NumPy arrays.
 
 Continuous variables arrive as float matrices ``(n, p)`` with NaN for a missing value;
 categorical variables as int codes (``-1`` = missing) or as float ranks ``1..R`` (NaN =
@@ -99,7 +99,7 @@ def column_stats(X: np.ndarray, Y: np.ndarray, bound: float = 1.0, absdiff: np.n
 
     Arrays of length p: ``ok`` (pairs with both values), ``sq`` (sum of (x - x')^2), ``abs``
     (sum of |x - x'|), ``rel`` (sum of |x - x'| / |x| over x != 0), ``nz`` (pairs with x != 0),
-    ``bounded`` (sum of min(|x - x'| / |x|, B), a term B for x = 0 != x', spec G.3) and ``sd``
+    ``bounded`` (sum of min(|x - x'| / |x|, B), a term B for x = 0 != x') and ``sd``
     (sd (n - 1) of the original over its observed values). Shared by the IL1 family (G.1) and
     the X - X' discrepancies (G.2). ``absdiff``: :func:`abs_differences` of X, Y when already
     computed.
@@ -136,7 +136,7 @@ def column_stats(X: np.ndarray, Y: np.ndarray, bound: float = 1.0, absdiff: np.n
 
 
 def il1_by_variable(X: np.ndarray, Y: np.ndarray, stats: dict | None = None) -> dict:
-    """Per-variable sums of the IL1 family (spec G.1).
+    """Per-variable sums of the IL1 family.
 
     Returns arrays of length p:
 
@@ -312,7 +312,7 @@ def _pca_loadings(R: np.ndarray):
 def discrepancy(
     X: np.ndarray, Y: np.ndarray, bound: float = 1.0, stats: dict | None = None, moments: tuple | None = None
 ) -> dict:
-    """The discrepancy table of spec G.2 (bounded mean variation of G.3) for continuous X, X'.
+    """The discrepancy table of Domingo-Ferrer, Mateo-Sanz & Torra (2001) (with Trottini's bounded mean variation) for continuous X, X'.
 
     Keys: ``"X"``, ``"V"``, ``"R"``, ``"RF"``, ``"F"``, ``"C"``, ``"means"``, ``"variances"``
     (the S - S' variant); each a dict with ``mse``, ``mae``, ``mv``, ``mv_bounded``, ``n_cells``.
@@ -415,7 +415,7 @@ def _inverse_diag(R: np.ndarray) -> np.ndarray | None:
 
 
 def gamma(d_orig: np.ndarray, d_prot: np.ndarray) -> float:
-    """gamma = (1/sqrt 2) || rho/||rho|| - rho'/||rho'|| || (spec G.5, sdcMicro ``IL_correl``)."""
+    """gamma = (1/sqrt 2) || rho/||rho|| - rho'/||rho'|| || (Mlodak 2020; sdcMicro ``IL_correl``)."""
     a = d_orig / np.sqrt(np.sum(d_orig**2))
     b = d_prot / np.sqrt(np.sum(d_prot**2))
     return float(np.sqrt(np.sum((a - b) ** 2)) / _SQRT2)
@@ -432,7 +432,7 @@ def nominal_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def ordinal_distance(
     x: np.ndarray, y: np.ndarray, R: int, suppressed: str = "mlodak", divisor: float | None = None
 ) -> np.ndarray:
-    """|x - y| / (R - 1) for ranks 1..R (NaN = missing), spec G.4.
+    """|x - y| / (R - 1) for ranks 1..R (NaN = missing).
 
     One side missing: ``"sdcmicro"`` -> 1; ``"mlodak"`` -> the distance to the extreme category
     farthest from the observed value, max(v - 1, R - v) / (R - 1). Both missing -> 0.
@@ -455,9 +455,9 @@ def ordinal_distance(
 def continuous_distance(
     x: np.ndarray, y: np.ndarray, suppressed: str = "mlodak", kind: str = "arctan", absdiff: np.ndarray | None = None
 ) -> np.ndarray:
-    """Distance of spec G.4 for a continuous variable.
+    """Mlodak's distance for a continuous variable.
 
-    ``kind``: ``"arctan"`` (2/pi) arctan|x' - x| (S000 3.5.13, default), ``"max_abs"``
+    ``kind``: ``"arctan"`` (2/pi) arctan|x' - x| (default), ``"max_abs"``
     |x' - x| / max|x' - x| (3.5.11), ``"max_squared"`` (x' - x)^2 / max (x' - x)^2 (3.5.12).
     One side missing: ``"sdcmicro"`` uses D = max(|min x' - max x|, |max x' - min x|);
     ``"mlodak"`` replaces the missing value by the original variable's maximum when the observed
@@ -518,8 +518,8 @@ def _table_key(cols64, cols, levels) -> tuple[np.ndarray, int]:
 
 
 def contingency_loss(co: np.ndarray, cp: np.ndarray, levels, max_dim: int) -> dict:
-    """CTBIL(F, G; W, K) = sum over subsets T of W with 1 <= |T| <= K of sum_cells |x^F - x^G|
-    (spec G.7); missing is a category of its own in both files.
+    """CTBIL(F, G; W, K) = sum over subsets T of W with 1 <= |T| <= K of sum_cells |x^F - x^G|;
+    missing is a category of its own in both files.
 
     ``co``, ``cp``: (n, m) int codes (-1 = missing) on a common code table per variable;
     ``levels[j]``: number of categories of variable j (codes 0..levels-1).
@@ -576,7 +576,7 @@ def _xlogx_rows(Q: np.ndarray) -> np.ndarray:
 
 
 def entropy_loss(P: np.ndarray, p: np.ndarray, counts_protected: np.ndarray, base: float | None = None):
-    """EBIL = sum over protected records of H(V | V' = j_r) (spec G.8).
+    """EBIL = sum over protected records of H(V | V' = j_r).
 
     ``P[i, j]`` = P(V' = j | V = i); ``p`` the original distribution (any positive multiple);
     ``counts_protected[j]`` the number of protected records in category j.
@@ -614,7 +614,7 @@ def joint_entropy_loss(
     orig_codes: np.ndarray, prot_codes: np.ndarray, matrices, base: float | None = None, max_cells: int = 20_000_000
 ):
     """EBIL of several PRAMed variables taken as one variable (Kronecker product of the
-    matrices, spec G.8), over the tuples that occur.
+    matrices), over the tuples that occur.
 
     ``orig_codes``, ``prot_codes``: (n, v) int codes in each matrix's category order, -1 =
     missing (a missing value stays missing under PRAM: identity row and column).
@@ -650,7 +650,7 @@ def joint_entropy_loss(
 # G.9 ANOVA R^2
 # ---------------------------------------------------------------------------------------------
 def anova_r2(y: np.ndarray, factors: list[np.ndarray], levels: list[int]) -> dict:
-    """R^2 of the main-effects linear model of y on categorical factors (spec G.9); one y of
+    """R^2 of the main-effects linear model of y on categorical factors; one y of
     :func:`anova_r2_many`."""
     return anova_r2_many(y[:, None], factors, levels)[0]
 
@@ -697,7 +697,7 @@ def _group_sums(fs, levels, Yc, offs, group_sums=None) -> np.ndarray:
 
 def anova_r2_many(Ys: np.ndarray, factors: list[np.ndarray], levels: list[int], group_sums=None) -> list[dict]:
     """R^2 of the main-effects linear model of each column of ``Ys`` on the categorical
-    ``factors`` (int codes, -1 = missing) (spec G.9).
+    ``factors`` (int codes, -1 = missing).
 
     Records with a missing y or factor are dropped (per y). The normal equations are built from
     contingency tables (bincount), never from a dummy matrix: O(n m^2) time, O((sum L)^2)

@@ -1,4 +1,4 @@
-"""Poisson log-linear models on a full contingency table (spec C): pure NumPy/SciPy kernels.
+"""Poisson log-linear models on a full contingency table: pure NumPy/SciPy kernels.
 
 Nothing here knows about frames. The table is a dense float64 array over the full
 cross-product of the model variables (empty cells included), flattened in C order
@@ -7,7 +7,7 @@ cross-product of the model variables (empty cells included), flattened in C orde
 Sizes (measured on 2 cores, see benchmarks/loglinear.py): IPF needs about 3 float64 arrays of
 the table size (24 bytes per cell) and runs in O(K) per generator and cycle, so tables of
 10^7 cells fit in well under 1 GB and a two-way model on 10^6 cells fits in seconds; dense
-tables up to ~10^8 cells are possible memory-wise (spec C.2). The Poisson GLM (IRLS) builds a
+tables up to ~10^8 cells are possible memory-wise. The Poisson GLM (IRLS) builds a
 sparse one-hot design (K x p) and a dense p x p normal matrix: use it for K up to ~10^6 cells and
 p up to a few thousand parameters (non-hierarchical designs, offsets, numeric covariates).
 """
@@ -92,7 +92,7 @@ def ipf(
     tol: float | None = None,
     max_iter: int = 1000,
 ):
-    """Iterative proportional fitting of a hierarchical log-linear model (spec C.2).
+    """Iterative proportional fitting of a hierarchical log-linear model.
 
     Fitted values mu with margins over every generator equal to those of ``target``; IPF keeps
     the log-structure of ``start`` (default all ones), so a start from a sub-model's fit gives
@@ -220,7 +220,7 @@ def _cholesky_solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def poisson_irls(X, y: np.ndarray, offset: np.ndarray | None = None, tol: float = 1e-10, max_iter: int = 100):
-    """Poisson GLM log E(y) = offset + X beta by IRLS (Newton), spec C.2.
+    """Poisson GLM log E(y) = offset + X beta by IRLS (Newton).
 
     ``X``: a dense ndarray or a SciPy sparse matrix (see :func:`design_matrix`).
 
@@ -265,7 +265,7 @@ def poisson_irls(X, y: np.ndarray, offset: np.ndarray | None = None, tol: float 
 # ---------------------------------------------------------------------------------------------
 # measures
 def uniqueness_probabilities(mu: np.ndarray):
-    """For a sample unique with mu = (1 - pi) lambda (spec C.1):
+    """For a sample unique with mu = (1 - pi) lambda:
     P(F = 1 | f = 1) = exp(-mu) and E(1/F | f = 1) = (1 - exp(-mu)) / mu (:= 1 at mu = 0)."""
     mu = np.asarray(mu, float)
     p1 = np.exp(-mu)
@@ -275,7 +275,7 @@ def uniqueness_probabilities(mu: np.ndarray):
 
 
 def bias_criterion(f: np.ndarray, lam: np.ndarray, pi: np.ndarray):
-    """Skinner-Shlomo standardised bias criterion for tau_1 and tau_2 (spec C.4).
+    """Skinner-Shlomo standardised bias criterion for tau_1 and tau_2.
 
     Sums over every cell with lambda > 0 (empty cells included):
     B = sum a (f - m) + b ((f - m)^2 - f), v = sum a^2 m + 2 b^2 m^2, m = pi lambda, Z = B / sqrt(v).
@@ -312,7 +312,7 @@ def bias_criterion(f: np.ndarray, lam: np.ndarray, pi: np.ndarray):
 
 def pram_correct_match(F: np.ndarray, M: np.ndarray, pi, k: int) -> float:
     """Exact P(correct match | sample unique in released cell k) under misclassification
-    (spec C.5, general form): [pi_k M_kk / (1 - pi_k M_kk)] / sum_j F_j pi_j M_kj / (1 - pi_j M_kj).
+    (general form, Shlomo & Skinner 2010): [pi_k M_kk / (1 - pi_k M_kk)] / sum_j F_j pi_j M_kj / (1 - pi_j M_kj).
     ``M[k, j]`` = P(released k | true j)."""
     F = np.asarray(F, float)
     pi = np.broadcast_to(np.asarray(pi, float), F.shape)
@@ -323,7 +323,7 @@ def pram_correct_match(F: np.ndarray, M: np.ndarray, pi, k: int) -> float:
 
 
 def nb_smoothing(f: np.ndarray, shape, pi, window: int = 1):
-    """Negative-binomial smoothing, moment version (spec C.6; experimental, spec K.8).
+    """Negative-binomial smoothing, moment version (experimental).
 
     In the window of cells within ``window`` steps on every variable (clipped at the table
     edges), m = mean of f and s^2 = variance of f. alpha = m^2 / (s^2 - m) when s^2 > m, else the

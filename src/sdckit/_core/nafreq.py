@@ -1,7 +1,7 @@
 """Frequencies under sdcMicro's "a missing value matches anything" rule, fast.
 
 The rule (see :func:`pattern_frequencies`) needs, for every incomplete key pattern, the
-counts of all patterns that agree with it wherever both are observed. The spec's scalable
+counts of all patterns that agree with it wherever both are observed. The scalable
 algorithm joins the patterns of every pair of missing-value masks. Done naively that costs one
 sort per pair and one pass over all complete patterns per mask; this module keeps the joins
 but makes them cheap:

@@ -2,8 +2,8 @@
 
 The one MCD implementation of the library, shared by the continuous-key risk measures
 (:mod:`sdckit._core.continuous`: robust Mahalanobis distance intervals and multivariate
-outliers, spec F.4 and F.5) and the robust eigenvalue information loss
-(:mod:`sdckit._core.infoloss`, spec G.1 ``robeigen``).
+outliers) and the robust eigenvalue information loss
+(:mod:`sdckit._core.infoloss` ``robeigen``).
 
 NumPy only at import time: this module is loaded by ``import sdckit`` (through
 :mod:`sdckit._core.infoloss`), so SciPy's special functions are imported inside the functions

@@ -1,10 +1,10 @@
-"""Minimal sample uniques (MSUs), SUDA scores and DIS-SUDA on integer-coded keys (spec E).
+"""Minimal sample uniques (MSUs), SUDA scores and DIS-SUDA on integer-coded keys.
 
 Pure NumPy. The input is the table of distinct key patterns (``-1`` = missing) with the number
 of records of each pattern, as built by :func:`sdckit._core.frequencies.pattern_table`; the
 outputs are per-pattern arrays that the caller maps back to records.
 
-Definitions (spec E.1): an *item* is (variable j, value v) with v observed. A set S of items of
+Definitions: an *item* is (variable j, value v) with v observed. A set S of items of
 record i is *unique* if no other record holds all of them (a record missing on a variable of S
 holds none of its items). S is a *minimal sample unique* (MSU) of i if it is unique and no
 proper subset is; since non-uniqueness is inherited by subsets it suffices that every subset of
@@ -63,7 +63,7 @@ def size_weights(att: int, max_size: int | None = None, original_scores: bool = 
     .. math:: w(s) = \prod_{i=s}^{\min(M,\, ATT-1)} (ATT - i), \quad s \le M
 
     which is (ATT - s)! for M = ATT (sdcMicro: a full-size MSU weighs 1, the empty product) and
-    Elliot's \prod_{i=s}^{M}(ATT - i) for M <= ATT - 1 (spec E.2, K.9).
+    Elliot's \prod_{i=s}^{M}(ATT - i) for M <= ATT - 1.
 
     ``original_scores=False`` (IHSN implementation, sdcMicro before 5.0.3):
 
@@ -91,12 +91,12 @@ def size_weights(att: int, max_size: int | None = None, original_scores: bool = 
 
 
 def suda_q(att: int) -> float:
-    """Exponent Q = 1 + (8 - ATT) / 20 of DIS-SUDA (spec E.6, K.10)."""
+    """Exponent Q = 1 + (8 - ATT) / 20 of DIS-SUDA."""
     return 1.0 + (8.0 - att) / 20.0
 
 
 def dis_probability(n_uniques: int, n_pair_keys: int, fraction: float) -> float:
-    r"""Estimated probability that a unique match is correct (Skinner & Elliot 2002; spec E.5).
+    r"""Estimated probability that a unique match is correct (Skinner & Elliot 2002).
 
     .. math:: \hat\theta = \pi n_1 / (\pi n_1 + 2 (1 - \pi) n_2)
 
@@ -109,7 +109,7 @@ def dis_probability(n_uniques: int, n_pair_keys: int, fraction: float) -> float:
 
 
 def dis_suda(scores: np.ndarray, n_pair_keys: int, fraction: float, att: int) -> np.ndarray:
-    r"""DIS-SUDA of every record from its SUDA score (spec E.6), in double precision.
+    r"""DIS-SUDA of every record from its SUDA score, in double precision.
 
     .. math::
 
@@ -177,7 +177,7 @@ def msu_search(
     collect: bool | int = False,
     dense_budget: int = _DENSE_BUDGET,
 ) -> MsuSearch:
-    """All MSUs of size <= ``max_size`` of the target patterns (spec E.1, E.3; module docstring).
+    """All MSUs of size <= ``max_size`` of the target patterns (module docstring).
 
     Parameters
     ----------
