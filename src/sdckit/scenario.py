@@ -110,26 +110,47 @@ _PARAMETER_OF_ROLE = {
 
 
 def accepts_scenario(func):
-    """Decorator: the measure also takes ``scenario=``; each role the measure has a parameter
-    for is taken from the scenario unless given explicitly."""
+    """Decorator for the public measures: ``scenario=`` gives the roles the measure has a
+    parameter for (unless given explicitly), and ``id=`` names a column of record identifiers
+    that ``to_frame()`` puts first (when the measure has no ``id`` parameter of its own)."""
     sig = inspect.signature(func)
     params = list(sig.parameters.values())
     taken = {role: p for role, p in _PARAMETER_OF_ROLE.items() if p in sig.parameters}
+    own_id = "id" in sig.parameters
 
     @functools.wraps(func)
     def wrapper(*args, scenario=None, **kwargs):
-        if scenario is None:
+        id_column = None if own_id else kwargs.pop("id", None)
+        if scenario is not None:
+            if not isinstance(scenario, Scenario):
+                raise_problems([f"scenario: got {type(scenario).__name__}; expected an sdckit.Scenario"])
+            bound = sig.bind_partial(*args, **kwargs).arguments
+            for role, name in taken.items():
+                value = getattr(scenario, role)
+                if name not in bound and value not in (None, ()):
+                    kwargs[name] = value
+        if id_column is None:
             return func(*args, **kwargs)
-        if not isinstance(scenario, Scenario):
-            raise_problems([f"scenario: got {type(scenario).__name__}; expected an sdckit.Scenario"])
-        bound = sig.bind_partial(*args, **kwargs).arguments
-        for role, name in taken.items():
-            value = getattr(scenario, role)
-            if name not in bound and value not in (None, ()):
-                kwargs[name] = value
-        return func(*args, **kwargs)
+        first = args[0] if args else kwargs.get(params[0].name)
+        name, values = _id_values(first, id_column)
+        return func(*args, **kwargs)._with_ids(name, values)
 
-    extra = inspect.Parameter("scenario", inspect.Parameter.KEYWORD_ONLY, default=None)
+    extra = [inspect.Parameter("scenario", inspect.Parameter.KEYWORD_ONLY, default=None)]
+    if not own_id:
+        extra.append(inspect.Parameter("id", inspect.Parameter.KEYWORD_ONLY, default=None))
     cut = next((i for i, p in enumerate(params) if p.kind is p.VAR_KEYWORD), len(params))
-    wrapper.__signature__ = sig.replace(parameters=params[:cut] + [extra] + params[cut:])  # type: ignore[attr-defined]
+    wrapper.__signature__ = sig.replace(parameters=params[:cut] + extra + params[cut:])  # type: ignore[attr-defined]
     return wrapper
+
+
+def _id_values(data, id_column):
+    """The identifier column of ``data`` (the first data argument): ``(name, values)``."""
+    from ._validation import missing_columns_message
+
+    if isinstance(id_column, bool) or not isinstance(id_column, (str, int)):
+        raise_problems([f"id: got {type(id_column).__name__}; expected a column name"])
+    name = str(id_column)
+    table = get_engine().table(data)
+    if name not in table.columns:
+        raise_problems([missing_columns_message("id", [name], table.columns)], missing_column=True)
+    return name, table.values(name)

@@ -105,14 +105,20 @@ def parse_pairs(text: str | None, option: str) -> dict[str, str]:
     return out
 
 
-def add_output_options(sp, records: str = "per-record results") -> None:
-    """--json, --records and --progress / --no-progress."""
+def add_output_options(sp, records: str = "per-record results", id_option: bool = True) -> None:
+    """--json, --records, --id and --progress / --no-progress."""
     sp.add_argument("--json", metavar="OUT", help="write the aggregate results as JSON to OUT")
     sp.add_argument(
         "--records",
         metavar="OUT",
         help=f"write {records} to OUT (.csv or .parquet); record-level, keep it confidential",
     )
+    if id_option:
+        sp.add_argument(
+            "--id",
+            metavar="COLUMN",
+            help="identifier column of the data, written as the first column of --records (join on it)",
+        )
     g = sp.add_mutually_exclusive_group()
     g.add_argument("--progress", dest="progress", action="store_true", default=None, help="always show progress")
     g.add_argument("--no-progress", dest="progress", action="store_false", help="never show progress")

@@ -7,7 +7,7 @@ from . import Progress, add_output_options, progress_enabled, write_json
 
 def register(sub) -> None:
     d = sub.add_parser("demo", help="run the risk assessment on the bundled example data")
-    add_output_options(d)
+    add_output_options(d, id_option=False)
     d.set_defaults(func=run)
 
 

@@ -54,7 +54,7 @@ def register(sub) -> None:
         "--internal-risk", dest="internal_risk", type=float, help="internal risk r_int in [0, 1] for the combined risk"
     )
     add_missing_options(p, "categorical variables")
-    add_output_options(p)
+    add_output_options(p, id_option=False)
     p.set_defaults(func=run)
 
 

@@ -41,7 +41,9 @@ def run(args) -> int:
     prog.step("reading data")
     data = read_input(args.data, keys, args.na_values)
     prog.step("counting key patterns")
-    freq = frequencies(data, keys, weight=args.weight, alpha=args.alpha, missing=split_list(args.missing) or None)
+    freq = frequencies(
+        data, keys, weight=args.weight, alpha=args.alpha, missing=split_list(args.missing) or None, id=args.id
+    )
     prog.step("k-anonymity")
     kan = k_anonymity(freq, k=args.k)
     prog.step("writing output")

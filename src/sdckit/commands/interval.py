@@ -55,6 +55,7 @@ def run(args) -> int:
         joint=args.joint,
         keys=keys or None,
         missing=split_list(args.missing) or None,
+        id=args.id,
     )
     prog.step("writing output")
     prog.close()

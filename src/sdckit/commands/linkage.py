@@ -87,6 +87,7 @@ def run(args) -> int:
         categorical=cat or None,
         bins=args.bins,
         missing=split_list(args.missing) or None,
+        id=args.id,
     )
     prog.close()
     return report(args, res, "linkage", original=args.original, protected=args.protected)

@@ -92,6 +92,7 @@ def run(args) -> int:
             compat=args.compat,
             compat_method=args.compat_method,
             missing=split_list(args.missing) or None,
+            id=args.id,
         )
     prog.step("writing output")
     prog.close()

@@ -80,6 +80,7 @@ def assess(
     max_global_risk=0.01,
     household_risk=None,
     missing=None,
+    id=None,
 ):
     """Individual risk, its threshold and k-anonymity (k = 2, 3, 5) from one frequency count.
 
@@ -102,6 +103,7 @@ def assess(
             strata=strata,
             household_keys=household_keys,
             missing=missing,
+            id=id,
         )
     thr = res.threshold(max_global_risk, household_risk=household_risk)
     kan = k_anonymity(res.frequencies, k=K_VALUES)
@@ -121,8 +123,10 @@ def payload(res, thr, kan) -> dict:
 
 
 def records(res, thr, kan) -> dict:
-    """Per-record columns: risk, fk, Fk, household_risk, unsafe, household_unsafe, violates_k."""
-    out = dict(res._records())
+    """Per-record columns: the --id column, risk, fk, Fk, household_risk, unsafe, household_unsafe,
+    violates_k."""
+    out = {res.row_ids[0]: res.row_ids[1]} if res.row_ids is not None else {}
+    out.update(res._records())
     out["unsafe"] = thr.unsafe
     if thr.household_unsafe is not None:
         out["household_unsafe"] = thr.household_unsafe
@@ -162,6 +166,7 @@ def run(args) -> int:
         max_global_risk=args.max_global_risk,
         household_risk=args.household_risk,
         missing=split_list(args.missing) or None,
+        id=args.id,
     )
     prog.step("threshold and k-anonymity")
     prog.step("writing output")

@@ -82,6 +82,7 @@ def run(args) -> int:
         original_scores=args.scores == "elliot",
         missing=split_list(args.missing) or None,
         weight=args.weight,
+        id=args.id,
     )
     prog.step("writing output")
     prog.close()

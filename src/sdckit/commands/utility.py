@@ -120,6 +120,7 @@ def run(args) -> int:
             robust=args.robust,
             new_categories=args.new_categories,
             records=bool(args.records),
+            id=args.id,
         )
     prog.step("writing output")
     prog.close()

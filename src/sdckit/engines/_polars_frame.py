@@ -180,6 +180,10 @@ class Table:
             out[:, j] = x
         return out
 
+    def values(self, name: str) -> np.ndarray:
+        """One column's values as a NumPy array (record identifiers for output; object for text)."""
+        return self.column(name).to_numpy()
+
     def float_summary(self, name: str) -> dict:
         """Counts of null/NaN, infinite, negative and zero values and the minimum of a numeric
         column (a few column scans; no record value leaves this function except the minimum)."""

@@ -162,6 +162,8 @@ class Result:
     backend: str = field(default="polars", repr=False, kw_only=True)
     #: the caller's row labels (a pandas index that is not 0..n-1), given back by ``to_frame()``
     row_index: Any = field(default=None, repr=False, kw_only=True)
+    #: ``(column name, values)`` of the caller's identifier column (``id=``), first in ``to_frame()``
+    row_ids: Any = field(default=None, repr=False, kw_only=True)
 
     #: names of the headline attributes shown by ``repr()``
     _headline: ClassVar[tuple] = ()
@@ -202,12 +204,28 @@ class Result:
     def to_frame(self):
         """Per-record values as a frame of the caller's type (pandas, Polars or PyArrow).
 
-        The rows are in input row order. This is record-level output: treat it as
-        confidential as the microdata it was computed from.
+        The rows are in input row order; a pandas input's index is kept and the column given
+        as ``id=`` comes first, so the result joins back to the caller's records by label or by
+        identifier. This is record-level output: treat it as confidential as the microdata it
+        was computed from.
         """
+        return self._native(self._records())
+
+    def _native(self, columns: dict):
+        """Per-record ``columns`` as the caller's frame type, with the identifier column (``id=``)
+        first and the caller's pandas index."""
         from ..engines import get_engine
 
-        return get_engine().to_native(self._records(), self.backend, self.row_index)
+        if self.row_ids is not None:
+            name, values = self.row_ids
+            columns = {name: values, **{k: v for k, v in columns.items() if k != name}}
+        return get_engine().to_native(columns, self.backend, self.row_index)
+
+    def _with_ids(self, name: str, values) -> Result:
+        """This result with the identifier column ``name`` attached (results are immutable: the
+        field is set once, right after the measure built the result)."""
+        object.__setattr__(self, "row_ids", (name, _freeze(values)))
+        return self
 
     def _repr_html_(self) -> str:
         return self.summary().to_html()

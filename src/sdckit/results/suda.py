@@ -345,7 +345,6 @@ class SudaResult(Result):
         """
         if not msus:
             return super().to_frame()
-        from ..engines import get_engine
 
         mp, ms, subsets = self._msu_pattern, self._msu_subset, self._subsets
         if mp is None:  # not kept: one search for every record
@@ -355,7 +354,7 @@ class SudaResult(Result):
         cols["msus"] = msu_text(
             self.keys, self._labels, self._patterns, self._pattern_ids, mp, ms, subsets, len(self._counts)
         )
-        return get_engine().to_native(cols, self.backend, self.row_index)
+        return self._native(cols)
 
     def plot(self, ax=None, kind: str = "both"):
         """DIS-SUDA distribution and/or variable contributions.

@@ -471,6 +471,7 @@ def k_anonymity(
         frequencies=fr,
         backend=fr.backend,
         row_index=fr.row_index,
+        row_ids=fr.row_ids,
     )
 
 

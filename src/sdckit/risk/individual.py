@@ -419,6 +419,7 @@ class IndividualRiskResult(Result):
             risk_result=self,
             backend=self.backend,
             row_index=self.row_index,
+            row_ids=self.row_ids,
         )
 
     # -- Result interface ----------------------------------------------------------------------
