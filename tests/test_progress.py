@@ -32,3 +32,16 @@ def test_progress_none_means_terminal_only(capsys):
 def test_progress_must_be_a_bool():
     with pytest.raises(SdcError, match="progress: got 'yes'"):
         progress_bar("yes", total=1, desc="x")
+
+
+def test_measures_show_their_steps_when_asked(capsys):
+    import sdckit
+    from conftest import S002_KEYS, s002_table
+
+    sdckit.individual_risk(s002_table(), S002_KEYS, weight="w", progress=True)
+    err = capsys.readouterr().err
+    assert "individual_risk" in err and "counting key patterns" in err
+    sdckit.individual_risk(s002_table(), S002_KEYS, weight="w", progress=False)
+    assert capsys.readouterr().err == ""
+    with pytest.raises(SdcError, match="progress: got 1"):
+        sdckit.frequencies(s002_table(), S002_KEYS, progress=1)

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ._errors import warn
+from ._progress import step
 from ._validation import as_missing_codes, as_name_list, check_choice, missing_columns_message, raise_problems
 from .engines import EncodedKeys, get_engine
 
@@ -94,6 +95,7 @@ def prepare(
 ) -> Prepared:
     """Validate the roles against ``data`` (every problem in one error) and encode the keys
     (and the strata, which must be complete)."""
+    step("checking the roles and encoding the keys")
     check_choice(zero_weight, "zero_weight", ("error", "drop"))
     roles = Roles.of(keys, weight=weight, household=household, strata=strata, sensitive=sensitive, missing=missing)
     eng = get_engine(engine)

@@ -11,7 +11,13 @@ from __future__ import annotations
 import sys
 import time
 
-__all__ = ["Progress", "progress_bar"]
+__all__ = ["Progress", "measure_progress", "progress_bar", "step"]
+
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+#: the bar of the measure running in this context (None: nobody asked for progress)
+_ACTIVE: ContextVar[Progress | None] = ContextVar("sdckit_progress", default=None)
 
 
 def _wanted(progress) -> bool:
@@ -31,6 +37,7 @@ class Progress:
     def __init__(self, total: float | None, desc: str, enabled: bool, unit: str = "it", leave: bool = False):
         self.enabled, self.desc, self.total, self.unit = enabled, desc, total, unit
         self._bar = None
+        self.label: str | None = None
         self._t0 = time.perf_counter()
         self._done = 0.0
         if enabled:
@@ -52,6 +59,7 @@ class Progress:
         """Name the stage that starts now."""
         if not self.enabled:
             return
+        self.label = label
         if self._bar is not None:
             self._bar.set_postfix_str(label, refresh=True)
         else:
@@ -74,3 +82,28 @@ def progress_bar(progress, total: float | None, desc: str, unit: str = "it") -> 
     """A :class:`Progress` for a computation of ``total`` units, shown when ``progress`` asks
     for it (None: on a terminal)."""
     return Progress(total, desc, _wanted(progress), unit)
+
+
+def step(label: str, advance: float = 0) -> None:
+    """Name the step a long computation starts now (and advance its bar): shown only when the
+    caller asked for progress; costs nothing otherwise."""
+    bar = _ACTIVE.get()
+    if bar is not None:
+        bar.update(advance or (1 if bar.label is not None else 0))  # the step before is done
+        bar.step(label)
+
+
+@contextmanager
+def measure_progress(progress, desc: str):
+    """Make a progress bar the active one while a public measure runs (nested measures share
+    the outer bar)."""
+    if _ACTIVE.get() is not None or not _wanted(progress):
+        yield None
+        return
+    bar = Progress(None, desc, True, unit="step")
+    token = _ACTIVE.set(bar)
+    try:
+        yield bar
+    finally:
+        _ACTIVE.reset(token)
+        bar.close()

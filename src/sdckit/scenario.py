@@ -7,6 +7,7 @@ import inspect
 from dataclasses import dataclass, field
 
 from ._prepare import Roles, validate_roles
+from ._progress import measure_progress
 from ._validation import raise_problems
 from .engines import get_engine
 
@@ -111,15 +112,20 @@ _PARAMETER_OF_ROLE = {
 
 def accepts_scenario(func):
     """Decorator for the public measures: ``scenario=`` gives the roles the measure has a
-    parameter for (unless given explicitly), and ``id=`` names a column of record identifiers
-    that ``to_frame()`` puts first (when the measure has no ``id`` parameter of its own)."""
+    parameter for (unless given explicitly), ``id=`` names a column of record identifiers
+    that ``to_frame()`` puts first (when the measure has no ``id`` parameter of its own), and
+    ``progress=`` shows the steps of a long computation on stderr (``None``: on a terminal)."""
     sig = inspect.signature(func)
     params = list(sig.parameters.values())
     taken = {role: p for role, p in _PARAMETER_OF_ROLE.items() if p in sig.parameters}
     own_id = "id" in sig.parameters
 
     @functools.wraps(func)
-    def wrapper(*args, scenario=None, **kwargs):
+    def wrapper(*args, scenario=None, progress=None, **kwargs):
+        with measure_progress(progress, func.__name__):
+            return _call(args, scenario, kwargs)
+
+    def _call(args, scenario, kwargs):
         id_column = None if own_id else kwargs.pop("id", None)
         if scenario is not None:
             if not isinstance(scenario, Scenario):
@@ -135,7 +141,10 @@ def accepts_scenario(func):
         name, values = _id_values(first, id_column)
         return func(*args, **kwargs)._with_ids(name, values)
 
-    extra = [inspect.Parameter("scenario", inspect.Parameter.KEYWORD_ONLY, default=None)]
+    extra = [
+        inspect.Parameter("scenario", inspect.Parameter.KEYWORD_ONLY, default=None),
+        inspect.Parameter("progress", inspect.Parameter.KEYWORD_ONLY, default=None),
+    ]
     if not own_id:
         extra.append(inspect.Parameter("id", inspect.Parameter.KEYWORD_ONLY, default=None))
     cut = next((i for i, p in enumerate(params) if p.kind is p.VAR_KEYWORD), len(params))

@@ -24,6 +24,7 @@ import numpy as np
 from .._core import loglinear as ll
 from .._errors import SdcError, warn
 from .._prepare import prepare
+from .._progress import step
 from .._validation import check_choice, check_fraction, check_int, check_number
 from ..results.loglinear import LoglinearRiskResult, ModriskNumbers
 from ._loglinear_access import label_numbers, label_values
@@ -350,6 +351,7 @@ class CellTable:
 def build_table(inp: LoglinearInput) -> CellTable:
     """Cross-classify the complete records; choose pi (known fraction, n / sum w, or the
     pseudo-maximum-likelihood f_k / F_k of Rao & Thomas 2003)."""
+    step("building the contingency table")
     shape = inp.levels
     idx = ll.cell_index(inp.codes, shape)
     f, F = ll.cell_table(idx, math.prod(shape), inp.weights)
@@ -438,6 +440,7 @@ class _Fitter:
 
 def fit_model(table: CellTable, inp: LoglinearInput) -> ModelFit:
     """Fit the given model, or run the forward search when ``inp.terms`` is None."""
+    step("fitting the log-linear model")
     fitter = _Fitter(table, inp.method, inp.tol, inp.max_iter)
     path: list = []
     if inp.terms is None:
@@ -506,6 +509,7 @@ def risk_measures(table: CellTable, fit: ModelFit, inp: LoglinearInput) -> dict:
     Per sample unique, mu = (1 - pi) lambda: P(F = 1 | f = 1) = exp(-mu),
     E(1/F | f = 1) = (1 - exp(-mu)) / mu.
     """
+    step("risk measures")
     f_rec = table.f[table.idx]
     lam_rec = fit.lam[table.idx]
     su = f_rec == 1
@@ -575,6 +579,7 @@ def modrisk_result(inp: LoglinearInput) -> LoglinearRiskResult:
     lambda with p = sum 1/w per cell; gr = sum over kept cells with f = 1 of the risk / C, C =
     cells with 0 < f <= bound and a positive fit.
     """
+    step("sdcMicro modRisk computation")
     terms = list(inp.terms)
     codes, shape, numeric = _observed_levels(inp)
     K = math.prod(shape)

@@ -11,6 +11,7 @@ from .._core.grouping import group_rows
 from .._deprecation import deprecated_alias, renamed_parameters
 from .._errors import SdcError
 from .._prepare import Prepared, prepare
+from .._progress import step
 from .._validation import check_alpha, check_choice, check_k_list
 from ..engines import get_engine
 from ..results._base import Result, Summary, new_axes
@@ -233,6 +234,7 @@ class PatternFrequencies:
 def pattern_frequencies_of(prep: Prepared, alpha: float, na_rule: str, engine=None) -> PatternFrequencies:
     """The GROUP BY of the key patterns (through the engine) and the missing-value rule on the
     pattern table (``_core``), within strata when there are any."""
+    step("counting key patterns and applying the missing-value rule")
     eng = get_engine(engine)
     codes, cards = prep.keys.codes, prep.keys.cardinalities
     m = codes.shape[1]
@@ -277,6 +279,7 @@ def frequency_result(
     prep: Prepared, pf: PatternFrequencies, alpha: float, na_rule: str, fk=None, Fk=None
 ) -> FrequencyResult:
     """The :class:`FrequencyResult` of pattern frequencies (``fk``/``Fk`` mapped back unless given)."""
+    step("mapping frequencies back to the records")
     if fk is None:
         fk, Fk = get_engine().gather(pf.ids, pf.fp, pf.Fp)
     pmiss = pf.patterns[:, : pf.m] < 0

@@ -12,6 +12,7 @@ from .._core.individual import individual_risk_values, risk_threshold
 from .._deprecation import deprecated_alias, renamed_parameters
 from .._errors import SdcError, warn
 from .._prepare import Prepared, prepare
+from .._progress import step
 from .._validation import as_name_list, check_alpha, check_choice, check_number, raise_problems
 from ..engines import get_engine
 from ..results._base import Result, Summary, fmt_share, new_axes
@@ -755,6 +756,7 @@ def _validate_individual(
 
 def _household_fields(inp: _IndividualInput, risk: np.ndarray) -> dict:
     """Household risk r^h_g = 1 - prod_{i in g} (1 - r_i), given to every member."""
+    step("household risk")
     if inp.household is None:
         return {}
     risk_g, size_g = _household_risk(risk, inp.hh_codes, inp.n_households)

@@ -25,6 +25,7 @@ import numpy as np
 from .._deprecation import renamed_parameters
 from .._errors import SdcError, SdcWarning, warn
 from .._prepare import Roles
+from .._progress import step
 from .._validation import (
     as_name_list,
     check_bool,
@@ -303,6 +304,7 @@ def _field_codes(inp: _LinkageArgs):
 def _fellegi_sunter(ca, cb, cards, inp: _LinkageArgs):
     """EM on the agreement-pattern counts of all pairs, pattern classes, and whether each true
     pair is classified as a link."""
+    step("Fellegi-Sunter EM")
     from .._core.linkage import classify_patterns, fellegi_sunter_em, pattern_counts, pattern_weights
 
     K = ca.shape[1]
@@ -400,6 +402,7 @@ def _whitened(Xs, Ys, n_vars):
 
 def _distance_space(inp: _LinkageArgs):
     """The matrices the distances are taken in, and the variables kept."""
+    step("standardising")
     X = _numeric_columns(inp.original, inp.variables, "original")
     Y = _numeric_columns(inp.protected, inp.variables, "protected")
     Xs, Ys, used = _standardised(X, Y, inp.variables, inp.standardize)
@@ -412,6 +415,7 @@ def _distance_space(inp: _LinkageArgs):
 
 
 def _assignment_linkage(inp: _LinkageArgs, Xs, Ys, used) -> LinkageResult:
+    step("one-to-one assignment")
     if np.isnan(Xs).any() or np.isnan(Ys).any():
         raise SdcError(
             "method: one-to-one assignment needs complete data; expected no missing values (use method='distance')"
@@ -435,6 +439,7 @@ def _assignment_linkage(inp: _LinkageArgs, Xs, Ys, used) -> LinkageResult:
 
 
 def _distance_linkage(inp: _LinkageArgs, Xs, Ys, used) -> LinkageResult:
+    step("nearest-neighbour search")
     from .._core.linkage import true_partner_ranks
 
     below, ties, nearest = true_partner_ranks(Xs, Ys)
@@ -705,6 +710,7 @@ def _encode_external(a: _ExternalArgs):
     """The kernel's input: nominal codes (a missing value one more code), ordinal ranks with
     their divisors, continuous values and the availabilities (divided by their sum when
     ``normalize``)."""
+    step("encoding both files")
     from .._core.linkage_external import ExternalInput
 
     tD, tA = a.released, a.external
@@ -731,6 +737,7 @@ def _encode_external(a: _ExternalArgs):
 
 def _pair_and_link(e, a: _ExternalArgs):
     """Pairing flags and first-found links, by the exact algorithm or the direct pairwise one."""
+    step("pairing external and released records")
     from .._core.linkage_external import external_exact, external_pairwise, first_found
 
     if a.method == "exact":
@@ -742,6 +749,7 @@ def _pair_and_link(e, a: _ExternalArgs):
 def _true_partners(a: _ExternalArgs, e, link):
     """With ``id``: whether each first-found link is the true partner, and whether the true
     partner is admissible at all."""
+    step("checking true partners")
     from .._core.linkage_external import nearest_observed, pair_distance
 
     tD, tA = a.released, a.external

@@ -18,6 +18,7 @@ from .._core.suda import dis_probability, dis_suda, msu_search, size_weights
 from .._deprecation import renamed_parameters
 from .._errors import SdcError, warn
 from .._prepare import prepare
+from .._progress import step
 from .._validation import check_bool, check_int, check_number
 from ..engines import get_engine
 from ..results.suda import MSU, SudaResult
@@ -237,6 +238,7 @@ def _suda_from_input(inp: SudaInput) -> SudaResult:
 def _msu_scores(engine, inp: SudaInput, ids, found, counts, n2: int) -> dict:
     """Per record: score, DIS-SUDA, MSU count, smallest MSU size, sample uniqueness and the
     per-variable contributions (patterns with a count of 2 or more score 0)."""
+    step("SUDA scores and DIS-SUDA")
     m = len(inp.names)
     score_p = found.score
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -266,6 +268,7 @@ def _msu_scores(engine, inp: SudaInput, ids, found, counts, n2: int) -> dict:
 def _key_contributions(inp: SudaInput, patterns, found) -> tuple[dict, dict]:
     """sdcMicro's attribute and level contributions, as shares: per variable its summed MSU
     weight over the total score, per category its part of the variable's (NaN when 0)."""
+    step("variable contributions")
     raw = found.contributions  # = share * score, per pattern
     total = float(found.score.sum())
     shares = {}

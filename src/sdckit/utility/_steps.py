@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from .._core import infoloss as K
+from .._progress import step
 from .results import ANOVA_RENAMED, CELLS_RENAMED, CHANGES_RENAMED, RenamedKeys
 
 __all__ = [
@@ -57,6 +58,7 @@ def _change_counts(mo, mp, neq) -> RenamedKeys:
 def changes(inp, absdiff=None) -> dict:
     """Per variable, the records changed, suppressed and imputed (``changes``). ``absdiff``:
     |X - Y| of the continuous variables when already computed."""
+    step("changed and suppressed cells")
     out = {}
     for v in inp.names:
         if inp.scales[v] == "continuous":
@@ -80,6 +82,7 @@ def distances(inp, absdiff=None) -> dict:
     """Mlodak's lambda and lambda_j (distances d(x, x') per record and variable), and the
     Domingo-Ferrer & Torra categorical distance (ordinal distances divided by R).
     ``absdiff``: |X - Y| of the continuous variables when already computed."""
+    step("per-variable distances (lambda)")
     n, m = inp.n, len(inp.names)
     total = np.zeros(n)
     dist = np.empty((n, m)) if inp.records else None
@@ -131,6 +134,7 @@ def continuous_statistics(inp, absdiff=None) -> tuple[dict, tuple]:
 
 def il1_family(inp, stats: dict, notes: list) -> dict:
     """sdcMicro's IL1 and IL1s, their per-variable sums and means (Yancey, Winkler & Creecy)."""
+    step("IL1 family")
     cont, n = inp.cont, inp.n
     r = K.il1_by_variable(inp.X, inp.Y, stats)
     il1 = float(r["il1"].sum())
@@ -159,12 +163,14 @@ def il1_family(inp, stats: dict, notes: list) -> dict:
 
 def discrepancies(inp, stats: dict, moments) -> dict:
     """The Domingo-Ferrer, Mateo-Sanz & Torra table with Trottini's bounded mean variation."""
+    step("discrepancy table")
     table = K.discrepancy(inp.X, inp.Y, inp.bound, stats, moments=moments)
     return {"discrepancy": {pair: None if d is None else RenamedKeys(d, CELLS_RENAMED) for pair, d in table.items()}}
 
 
 def eigen_losses(inp, moments, notes: list) -> dict:
     """The eigenvalue loss and, with ``robust=True``, the robust (MCD) eigenvalue loss."""
+    step("eigenvalue losses")
     if len(inp.cont) < 2:
         return {"eigen": None, "robust_eigen": None}
     e = K.eigen_loss(inp.X, inp.Y, moments=moments)
@@ -194,6 +200,7 @@ def eigen_losses(inp, moments, notes: list) -> dict:
 def gamma_loss(inp, moments, notes: list) -> dict:
     """gamma from the diagonals of the inverse correlation matrices: the continuous variables,
     and the ordinal ones as ranks with Kendall's tau."""
+    step("gamma (association loss)")
     cont = list(inp.cont)
     ords = [v for v in inp.cat if inp.scales[v] == "ordinal"] if inp.gamma_method == "kendall" else []
     gvars = cont + ords
@@ -228,6 +235,7 @@ def gamma_loss(inp, moments, notes: list) -> dict:
 # ----------------------------------------------------------------------------------------------
 def contingency_loss(inp) -> dict:
     """CTBIL over every table of up to ``ctbil_dim`` categorical variables."""
+    step("contingency tables (CTBIL)")
     cat = inp.cat
     if not cat or inp.ctbil_dim == 0:
         return {"ctbil": None}
@@ -253,6 +261,7 @@ def contingency_loss(inp) -> dict:
 
 def entropy_loss(inp) -> dict:
     """EBIL of each PRAMed variable and, for two or more, of all of them jointly."""
+    step("entropy loss (EBIL)")
     out: dict = {}
     mats, cols_o, cols_p = [], [], []
     for v, pm in inp.pram.items():
@@ -274,6 +283,7 @@ def anova_loss(inp, group_sums=None) -> dict:
     """R^2 of the main-effects model of each continuous y on its categorical factors, in each
     file; models with the same factors share one pass (``group_sums``: a faster grouped sum
     for large inputs, from the data-access layer)."""
+    step("ANOVA loss")
     by_factors: dict[tuple, list] = {}
     for y, factors in inp.anova.items():
         by_factors.setdefault(tuple(factors), []).append(y)
