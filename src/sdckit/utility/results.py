@@ -322,6 +322,13 @@ class InformationLossResult(Result):
             f"distances: nominal 0/1, ordinal |rank difference| / (R - 1), continuous {self.continuous_distance}; "
             f"a value missing in one file only counts by the {self.suppressed} convention"
         ]
+        saturated = [v for v in self.continuous if (self.lambda_j.get(v) or 0) > 0.9]
+        if saturated and self.continuous_distance == "arctan":
+            notes.append(
+                f"lambda_j of {', '.join(saturated)} is above 90 %: the arctan distance (2/pi) arctan|x' - x| is "
+                "taken in the variable's own units, so for variables in large units (incomes, turnover) any "
+                "change counts almost fully; compare such variables by IL1s or the mean relative error"
+            )
         notes += list(self.notes)
         return Summary("Information loss", tuple(sections), tuple(notes))
 
