@@ -157,8 +157,11 @@ class LinkageResult(Result):
         sections = []
         if self.method == "distance":
             rows += [
-                ("linked to the true partner (nearest)", round(self.n_linked_first, 4)),
-                ("linked to the true partner (second nearest)", round(self.n_linked_second, 4)),
+                (
+                    "records linked to their true partner (nearest; a tie of t counts 1/t)",
+                    round(self.n_linked_first, 4),
+                ),
+                ("records linked to their true partner (second nearest)", round(self.n_linked_second, 4)),
                 ("share linked", self.share_linked),
                 ("DLD (%)", round(100 * self.share_linked, 4)),
             ]
