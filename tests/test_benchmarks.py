@@ -28,8 +28,14 @@ def test_every_benchmark_is_covered():
     assert scripts == set(CASES)
 
 
+#: scripts that read the large shared datasets (they skip that part without them)
+NEEDS_SHARED = {"loglinear_validation.py"}
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("script", sorted(CASES))
+@pytest.mark.parametrize(
+    "script", [pytest.param(s, marks=pytest.mark.shared_data) if s in NEEDS_SHARED else s for s in sorted(CASES)]
+)
 def test_benchmark_runs(script):
     res = subprocess.run(
         [sys.executable, str(BENCH / script), *CASES[script]],

@@ -8,10 +8,9 @@ import polars as pl
 import pytest
 
 import sdckit
+from conftest import S002_KEYS, s002_table
 from sdckit import MissingColumnError, SdcError
 from sdckit.cli import main
-
-from conftest import S002_KEYS, s002_table
 
 
 def _with_ids():
@@ -60,8 +59,7 @@ def test_cli_records_carry_the_id_column(tmp_path):
     path = tmp_path / "data.csv"
     _with_ids().write_csv(path)
     out = tmp_path / "records.csv"
-    rc = main(["risk", str(path), "--keys", ",".join(S002_KEYS), "--weight", "w", "--id", "pid",
-               "--records", str(out)])
+    rc = main(["risk", str(path), "--keys", ",".join(S002_KEYS), "--weight", "w", "--id", "pid", "--records", str(out)])
     assert rc == 0
     rec = pl.read_csv(out)
     assert rec.columns[0] == "pid" and rec["pid"].to_list() == _with_ids()["pid"].to_list()

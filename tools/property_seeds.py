@@ -39,8 +39,10 @@ def main(argv=None) -> int:
     ids = property_tests()
     failed = []
     for seed in range(args.start, args.start + args.seeds):
-        rc = subprocess.call([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                              f"--hypothesis-seed={seed}", *ids], cwd=TESTS.parent)
+        rc = subprocess.call(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--hypothesis-seed={seed}", *ids],
+            cwd=TESTS.parent,
+        )
         print(f"seed {seed}: {'passed' if rc == 0 else 'FAILED'} ({len(ids)} property tests)", flush=True)
         if rc != 0:
             failed.append(seed)
