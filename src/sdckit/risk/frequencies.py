@@ -282,7 +282,13 @@ def frequency_result(
     step("mapping frequencies back to the records")
     if fk is None:
         fk, Fk = get_engine().gather(pf.ids, pf.fp, pf.Fp)
-    pmiss = pf.patterns[:, : pf.m] < 0
+    keyp = pf.patterns[:, : pf.m]
+    if keyp.size and keyp.min() < 0:
+        pmiss = keyp < 0
+        n_with_missing = int(pf.counts[pmiss.any(axis=1)].sum())
+        per_key = {k: int(pf.counts[pmiss[:, j]].sum()) for j, k in enumerate(prep.keys.names)}
+    else:  # the common case: nothing missing, no pass over the pattern table
+        n_with_missing, per_key = 0, dict.fromkeys(prep.keys.names, 0)
     return FrequencyResult(
         keys=prep.keys.names,
         strata=prep.roles.strata,
@@ -294,8 +300,8 @@ def frequency_result(
         na_rule=na_rule,
         n=prep.table.n,
         n_patterns=len(pf.counts),
-        n_with_missing=int(pf.counts[pmiss.any(axis=1)].sum()),
-        n_missing_per_key={k: int(pf.counts[pmiss[:, j]].sum()) for j, k in enumerate(prep.keys.names)},
+        n_with_missing=n_with_missing,
+        n_missing_per_key=per_key,
         backend=prep.table.backend,
         row_index=prep.table.index,
     )
