@@ -17,8 +17,8 @@ import pytest
 
 import sdckit
 
-SRC = Path(sdckit.__file__).resolve().parent
-ROOT = SRC.parents[1]
+SRC = Path(sdckit.__file__).resolve().parent  # the package as installed (what users get)
+ROOT = Path(__file__).resolve().parents[1]  # the repository (docs, pyproject.toml)
 FRAME_LIBRARIES = {"polars", "pandas", "pyarrow", "narwhals", "duckdb", "pyspark"}
 #: modules that may use a frame library: the engines, and file input/output
 FRAME_ALLOWED = ("engines/", "io.py", "datasets/")
