@@ -270,8 +270,8 @@ class LoglinearRiskResult(Result):
             (
                 "Global measures",
                 [
-                    ("tau_1: sample uniques that are population unique", self.tau1),
-                    ("tau_2: expected correct matches of sample uniques", self.tau2),
+                    ("tau_1: expected number of sample uniques that are population unique", self.tau1),
+                    ("tau_2: expected number of correct matches of sample uniques", self.tau2),
                     ("tau_1 / n_1", self.share_tau1_uniques),
                     ("tau_2 / n_1", self.share_tau2_uniques),
                     ("tau_1 / n", self.share_tau1_records),
