@@ -24,9 +24,9 @@ import numpy as np
 
 from .._deprecation import renamed_parameters
 from .._errors import SdcError, SdcWarning, warn
-from .._prepare import Roles
 from .._progress import step
 from .._validation import (
+    as_missing_codes,
     as_name_list,
     check_bool,
     check_choice,
@@ -149,11 +149,6 @@ def _per_variable(value, names, param: str, default, check) -> dict:
     return {v: check(value, param) for v in names}
 
 
-def _missing_codes(missing) -> tuple:
-    """The extra missing-value codes, normalised as for the key-based measures."""
-    return Roles.of(missing=missing).missing
-
-
 # ----------------------------------------------------------------------------------------------
 # record linkage: validated input
 # ----------------------------------------------------------------------------------------------
@@ -257,7 +252,7 @@ def _validate_linkage(
         check_number(mu, "mu", low=0, high=1),
         check_number(lam, "lam", low=0, high=1),
         _check_em_start(em_start),
-        _missing_codes(missing),
+        as_missing_codes(missing),
     )
 
 
@@ -666,7 +661,7 @@ def _validate_external(
         r_int,
         id,
         method,
-        _missing_codes(missing),
+        as_missing_codes(missing),
     )
 
 
