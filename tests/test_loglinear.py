@@ -401,9 +401,18 @@ def test_fitted_margins_equal_observed(counts, model):
     gens = ll.generating_class(terms)
     mu, _, conv = ll.ipf(y, shape, gens, tol=1e-10, max_iter=20000)
     t, m = y.reshape(shape), mu.reshape(shape)
+    dev = 0.0
     for g in gens:
         other = tuple(a for a in range(3) if a not in g)
-        np.testing.assert_allclose(m.sum(axis=other), t.sum(axis=other), atol=1e-6)
+        dev = max(dev, float(np.abs(m.sum(axis=other) - t.sum(axis=other)).max()))
+    # At convergence the fitted margins equal the observed ones. On sparse tables the MLE may not
+    # exist (it lies on the boundary: IPF approaches the margins only as O(1/cycles)); then IPF
+    # must say so instead of claiming convergence (hypothesis seed 15 found such a 2-way table).
+    assert conv == (dev < 1e-10)
+    if conv:
+        assert dev < 1e-6
+    else:
+        assert dev < 1e-3  # still on its way: the margins are approached, never left
 
 
 @settings(max_examples=25, deadline=None)
