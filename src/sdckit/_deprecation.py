@@ -57,7 +57,6 @@ def renamed_parameters(*, positional: tuple[str, ...] = (), **renames: str):
             return func(*args, **kwargs)
 
         wrapper.__signature__ = sig  # type: ignore[attr-defined]
-        wrapper._renamed_parameters = dict(renames)  # type: ignore[attr-defined]
         return wrapper
 
     return decorate

@@ -13,7 +13,7 @@ from ._progress import step
 from ._validation import as_missing_codes, as_name_list, check_choice, missing_columns_message, raise_problems
 from .engines import EncodedKeys, get_engine
 
-__all__ = ["Prepared", "Roles", "prepare", "validate_roles"]
+__all__ = ["Prepared", "Roles", "prepare", "role_conflicts", "validate_roles"]
 
 
 def _one_column(value, role: str) -> str | None:
@@ -74,10 +74,6 @@ class Prepared:
     keys: EncodedKeys
     weights: np.ndarray | None
     strata: EncodedKeys | None = None
-
-    @property
-    def scenario(self) -> Roles:  # older name inside the package
-        return self.roles
 
 
 def prepare(
@@ -147,7 +143,7 @@ def validate_roles(
     problems: list[str] = []
     if require_keys and not roles.keys:
         problems.append("keys: no key variables given; expected at least one categorical key")
-    problems += _role_conflicts(roles)
+    problems += role_conflicts(roles)
     absent = list(dict.fromkeys(c for cols in roles.by_role().values() for c in cols if c not in table.columns))
     if absent:
         problems.insert(0, missing_columns_message("columns", absent, table.columns))
@@ -165,7 +161,7 @@ def validate_roles(
     return table, encoded
 
 
-def _role_conflicts(roles: Roles) -> list[str]:
+def role_conflicts(roles: Roles) -> list[str]:
     seen: dict[str, str] = {}
     out = []
     for role, cols in roles.by_role().items():

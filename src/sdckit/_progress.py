@@ -39,7 +39,6 @@ class Progress:
         self._bar = None
         self.label: str | None = None
         self._t0 = time.perf_counter()
-        self._done = 0.0
         if enabled:
             try:
                 from tqdm import tqdm
@@ -51,7 +50,6 @@ class Progress:
     def update(self, n: float = 1) -> None:
         if not self.enabled:
             return
-        self._done += n
         if self._bar is not None:
             self._bar.update(n)
 

@@ -463,13 +463,10 @@ def _read_text(p, ext, columns, string_columns, na, sep, encoding, lazy=False):
     lossy = encoding is not None and encoding.lower().replace("_", "-") in ("utf8-lossy", "utf-8-lossy")
     _header(source, sep, p)
 
-    def rewind():
-        return source
-
     header = _guard(
         p,
         kind,
-        lambda: pl.read_csv(rewind(), separator=sep, n_rows=0, encoding="utf8-lossy" if lossy else "utf8").columns,
+        lambda: pl.read_csv(source, separator=sep, n_rows=0, encoding="utf8-lossy" if lossy else "utf8").columns,
     )
     if columns:
         _require(header, columns, "columns", p)
@@ -492,7 +489,7 @@ def _read_text(p, ext, columns, string_columns, na, sep, encoding, lazy=False):
         return scan.select(columns) if columns else scan
     if columns:
         kw["columns"] = columns
-    df = _guard(p, kind, lambda: pl.read_csv(rewind(), **kw))
+    df = _guard(p, kind, lambda: pl.read_csv(source, **kw))
     if columns:
         df = df.select(columns)
     return df

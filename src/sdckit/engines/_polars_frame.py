@@ -199,11 +199,6 @@ class Table:
             "min": float(fin.min()) if fin.size else float("nan"),
         }
 
-    def row_index(self):
-        """The caller's row labels when they carry information (a pandas index that is not
-        0..n-1), else None."""
-        return self.index
-
 
 def as_table(data: Any, param: str = "data") -> Table:
     """Wrap a supported input in a :class:`Table` (no copy of the caller's object is mutated)."""

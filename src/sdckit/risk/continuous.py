@@ -52,9 +52,6 @@ __all__ = [
     "confidentiality_plot",
 ]
 
-#: transitional name: :mod:`sdckit.risk.linkage` still imports the number check from here
-_number = check_number
-
 
 # ----------------------------------------------------------------------------------------------
 # data access: the only functions here that touch the caller's tables (through the engine)

@@ -215,7 +215,7 @@ def frequencies(
         allow_degenerate_keys=allow_degenerate_keys,
         zero_weight=zero_weight,
     )
-    return frequencies_from_prepared(prep, a, na_rule)
+    return frequency_result(prep, pattern_frequencies_of(prep, a, na_rule), a, na_rule)
 
 
 @dataclass(frozen=True)
@@ -305,10 +305,6 @@ def frequency_result(
         backend=prep.table.backend,
         row_index=prep.table.index,
     )
-
-
-def frequencies_from_prepared(prep: Prepared, alpha: float, na_rule: str) -> FrequencyResult:
-    return frequency_result(prep, pattern_frequencies_of(prep, alpha, na_rule), alpha, na_rule)
 
 
 @dataclass(frozen=True, eq=False)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -11,7 +11,7 @@ from .._core.individual import household_risk as _household_risk
 from .._core.individual import individual_risk_values, risk_threshold
 from .._deprecation import deprecated_alias, renamed_parameters
 from .._errors import SdcError, warn
-from .._prepare import Prepared, prepare
+from .._prepare import Prepared, prepare, role_conflicts
 from .._progress import step
 from .._validation import as_name_list, check_alpha, check_choice, check_number, raise_problems
 from ..engines import get_engine
@@ -786,13 +786,7 @@ def _check_level(value, param: str) -> float:
 def _household_codes(prep: Prepared, household: str, n_missing: int) -> tuple[np.ndarray, int]:
     """Household code of each record (0..G-1); records without an id get codes of their own."""
     table = prep.table
-    if household in prep.roles.by_role()["keys"] + prep.roles.strata + (
-        (prep.roles.weight,) if prep.roles.weight else ()
-    ):
-        taken = {c: role for role, cols in prep.roles.by_role().items() for c in cols}
-        raise SdcError(
-            f"household: column {household} is also used as {taken[household]}; a column can have one role only"
-        )
+    raise_problems(role_conflicts(replace(prep.roles, household=household)))
     if table.kind(household) == "nested":
         raise SdcError(
             f"household: column {household} has type {table.dtype_name(household)}; expected household "
