@@ -12,9 +12,13 @@ extension                     reader
 ``.sas7bdat``, ``.xpt``       SAS data set / SAS transport file, via pyreadstat
 ============================  ==============================================================
 
-pyreadstat is imported only when an SPSS, Stata or SAS file is read. Every failure (file
-not found, unsupported extension, unreadable or corrupt file, missing optional dependency)
-raises :class:`~sdckit.SdcError` naming the path and what was expected.
+pyreadstat is imported only when an SPSS, Stata or SAS file is read or written. Every
+failure (file not found, unsupported extension, unreadable or corrupt file, missing optional
+dependency) raises :class:`~sdckit.SdcError` naming the path and what was expected.
+
+:func:`write_data` writes a (protected) file to CSV, TSV, Parquet, SPSS or Stata, keeping
+the value and variable labels of the input (from :func:`read_metadata`);
+:func:`write_records` writes per-record results to CSV or Parquet.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from ._errors import MissingColumnError, SdcError
 from ._validation import missing_columns_message
 from .engines._polars_frame import as_table
 
-__all__ = ["read_data", "read_metadata", "write_records"]
+__all__ = ["read_data", "read_metadata", "write_data", "write_records"]
 
 _TEXT = {".csv": "CSV", ".txt": "CSV", ".tsv": "TSV"}
 _PARQUET = {".parquet": "Parquet", ".pq": "Parquet"}
@@ -269,12 +273,129 @@ def write_records(data, path) -> Path:
     return p
 
 
-def atomic_write(path, write) -> Path:
+def write_data(data, path, *, metadata=None, overwrite: bool = False) -> Path:
+    """Write a (protected) data file: CSV, TSV, Parquet, SPSS or Stata, labels kept.
+
+    The rows and the column order of ``data`` are written unchanged; missing values (for
+    example the cells a local suppression removed) are written as missing. Given the
+    ``metadata`` of the input file (:func:`read_metadata`), SPSS and Stata output keeps its
+    value labels, variable labels, SPSS measure levels and user-missing definitions and its
+    file label, so that ``read_data`` of the written file gives the frame back.
+
+    Parameters
+    ----------
+    data : polars.DataFrame, pandas.DataFrame, or any table ``sdckit`` accepts
+        The file to write (a pandas index is not written).
+    path : str or os.PathLike
+        Destination; the format is taken from the extension (case-insensitive): ``.csv``
+        (comma separated), ``.tsv`` (tab separated), ``.parquet`` or ``.pq``, ``.sav`` or
+        ``.zsav`` (SPSS, ``.zsav`` compressed) and ``.dta`` (Stata). SPSS and Stata need the
+        optional dependency pyreadstat (``pip install sdckit[stats]``). The directory must
+        exist.
+    metadata : dict, optional
+        The dictionary :func:`read_metadata` returned for the input file. Used for SPSS and
+        Stata output (``value_labels``, ``variable_labels``, ``measure``, ``user_missing``,
+        ``file_label``); entries for columns not in ``data`` are ignored. CSV and Parquet
+        files have no place for labels and ignore it.
+    overwrite : bool, default False
+        Replace an existing file. Without it an existing ``path`` is an error and nothing is
+        written. Either way the file is written atomically: to a temporary file beside it,
+        then renamed, so an interrupted write leaves no half file.
+
+    Returns
+    -------
+    pathlib.Path
+        The path written.
+
+    Raises
+    ------
+    SdcError
+        Unsupported extension, missing directory, existing file without ``overwrite=True``,
+        ``metadata`` not a dictionary as :func:`read_metadata` returns, a column the format
+        cannot store (the message names it), or pyreadstat missing for SPSS / Stata.
+
+    Notes
+    -----
+    Labelled (``Enum``) columns. :func:`read_data` turns a value-labelled SPSS / Stata
+    variable into an ``Enum`` whose categories are the labels; SPSS and Stata output turns it
+    back into its numeric codes with the same value labels:
+
+    - a category equal to a label of the column in ``metadata`` gets that label's code (the
+      smallest code when several codes share the label);
+    - a category named by an unlabelled code (``"7"``, or ``"7 (unlabelled code)"`` when
+      ``"7"`` is also a label) gets that code back, unlabelled, unless the code is labelled
+      or declared missing;
+    - any other category (a recode such as ``"1-2"`` merging two categories) gets a new
+      integer code above every code of the column (labelled codes, codes of the rule above,
+      declared missing values), in category order, and its name as the value label;
+    - an ``Enum`` column without value labels in ``metadata`` gets the codes 1, 2, ... in
+      category order and the categories as value labels.
+
+    Labels whose text is no longer a category of the ``Enum`` (removed by a recode) are not
+    written; the codes they had are not reused. A recoded category therefore sorts after the
+    original codes when the file is read again.
+
+    A text column with value labels in ``metadata`` is coded by the same rules (new codes in
+    sorted text order). A text (``Categorical``) column of a variable whose value labels
+    have text codes (SPSS) keeps text codes: a label is written as its code. Numeric columns
+    are written as they are, with their value labels. After a round trip an unlabelled code
+    that no longer occurs (all its cells suppressed) is no longer a category, as
+    :func:`read_data` makes categories only of labels and codes present. SPSS value labels
+    hold at most 120 bytes: a longer new category name is an error rather than truncated.
+
+    Other columns: SPSS and Stata store numbers (booleans as 0 / 1), text and dates; a
+    float column with value labels and whole numbers is written as integers. CSV: categories
+    are written as text, missing values as empty fields (NaN too). Parquet keeps every type
+    (``Enum`` included) and missing values.
+
+    The file is created readable and writable by its owner only (the permissions of the
+    temporary file it is renamed from); widen them deliberately when releasing it.
+
+    Record-level output is as confidential as the microdata it was computed from.
+
+    Examples
+    --------
+    >>> df = sdckit.read_data("survey.sav")                         # doctest: +SKIP
+    >>> protected = df.with_columns(...)                            # doctest: +SKIP
+    >>> sdckit.io.write_data(protected, "released.sav",
+    ...                      metadata=sdckit.io.read_metadata("survey.sav"))  # doctest: +SKIP
+    """
+    p, ext = _write_target(path, overwrite)
+    meta = _check_metadata(metadata)
+    frame = as_table(data, "data").frame
+    if isinstance(frame, pl.LazyFrame):
+        frame = frame.collect()
+    kind = _OUT[ext]
+    if ext in _STAT_OUT:
+        write = _stat_writer(frame, p, ext, meta)
+    elif ext in (".csv", ".tsv"):
+        _check_flat(frame, kind)
+        text = frame.with_columns(pl.col(n).fill_nan(None) for n, t in frame.schema.items() if t.is_float())
+        sep = _WRITABLE[ext]
+
+        def write(tmp):
+            text.write_csv(tmp, separator=sep)
+    else:
+        write = frame.write_parquet
+    try:
+        atomic_write(p, write, overwrite=overwrite)
+    except FileExistsError:
+        raise SdcError(f"path: {p} already exists; expected a new file, or overwrite=True to replace it") from None
+    except SdcError:
+        raise
+    except Exception as exc:
+        raise SdcError(f"path: could not write {p} ({_short(exc)}); expected a writable {kind} destination") from None
+    return p
+
+
+def atomic_write(path, write, *, overwrite: bool = True) -> Path:
     """Call ``write(temporary_path)`` and move the result to ``path`` in one step.
 
     The temporary file sits in the destination's directory (so the rename is atomic) and is
     removed if ``write`` fails or is interrupted: no half-written file is ever left at
-    ``path``.
+    ``path``. With ``overwrite=False`` the finished file is published by a hard link, which
+    fails with :class:`FileExistsError` if ``path`` exists (also if it appeared while writing);
+    on a file system without hard links the existence check and the rename are two steps.
     """
     import tempfile
 
@@ -283,12 +404,30 @@ def atomic_write(path, write) -> Path:
     os.close(fd)
     try:
         write(tmp)
-        os.replace(tmp, p)
+        if overwrite:
+            os.replace(tmp, p)
+        else:
+            _publish_new(tmp, p)
     except BaseException:
         with contextlib.suppress(OSError):
             os.remove(tmp)
         raise
     return p
+
+
+def _publish_new(tmp: str, p: Path) -> None:
+    """Move ``tmp`` to ``p`` unless ``p`` exists (:class:`FileExistsError`)."""
+    try:
+        os.link(tmp, p)
+    except FileExistsError:
+        raise
+    except OSError:  # no hard links here (some network and FAT file systems)
+        if os.path.lexists(p):
+            raise FileExistsError(str(p)) from None
+        os.replace(tmp, p)
+        return
+    with contextlib.suppress(OSError):
+        os.remove(tmp)
 
 
 # ------------------------------------------------------------------------------------------
@@ -538,12 +677,12 @@ def _read_parquet(p: Path, columns) -> pl.DataFrame:
 
 
 # -- SPSS / Stata / SAS --------------------------------------------------------------------
-def _pyreadstat(p: Path, ext: str):
+def _pyreadstat(p: Path, ext: str, verb: str = "reading"):
     try:
         import pyreadstat
     except ImportError:
         raise SdcError(
-            f"path: reading the {_KIND[ext]} file {p} needs the optional package pyreadstat, "
+            f"path: {verb} the {_KIND[ext]} file {p} needs the optional package pyreadstat, "
             "which is not installed; install sdckit[stats] (pip install 'sdckit[stats]')"
         ) from None
     return pyreadstat
@@ -634,3 +773,308 @@ def _labelled_to_enum(s: pl.Series, labels: dict) -> pl.Series:
         return pl.Series(s.name, [None] * s.len(), dtype=pl.Enum(cats))
     new = [name_of[key(v)] for v in present]
     return s.replace_strict(present, new, return_dtype=pl.String).cast(pl.Enum(cats)).alias(s.name)
+
+
+# -- writing SPSS / Stata ------------------------------------------------------------------
+_OUT = {
+    ".csv": "CSV",
+    ".tsv": "TSV",
+    ".parquet": "Parquet",
+    ".pq": "Parquet",
+    ".sav": "SPSS",
+    ".zsav": "SPSS",
+    ".dta": "Stata",
+}
+_STAT_OUT = (".sav", ".zsav", ".dta")
+_UNLABELLED = " (unlabelled code)"
+_SPSS_LABEL_BYTES = 120
+_INT32 = 2_147_483_620  # the largest Stata long (values above are its missing codes)
+_NAME_RULES = {
+    "SPSS": "a name of at most 64 bytes starting with a letter, of letters, digits, _ and ., "
+    "not a reserved word; labels SPSS can hold",
+    "Stata": "a name of at most 32 characters starting with a letter or _, of letters, digits "
+    "and _, not a reserved word; integer codes and labels of at most 80 characters",
+}
+
+
+def _write_target(path, overwrite) -> tuple[Path, str]:
+    try:
+        p = Path(os.fspath(path))
+    except TypeError:
+        raise SdcError(f"path: got {type(path).__name__}; expected a file path (str or os.PathLike)") from None
+    if not isinstance(overwrite, bool):
+        raise SdcError(f"overwrite: got {type(overwrite).__name__}; expected True or False")
+    ext = p.suffix.lower()
+    if ext not in _OUT:
+        raise SdcError(
+            f"path: cannot write {p}: unsupported extension {ext or '(none)'!r}; expected one of {', '.join(_OUT)}"
+        )
+    if not p.parent.is_dir():
+        raise SdcError(f"path: cannot write {p}: directory {p.parent} does not exist; expected an existing directory")
+    if p.is_dir():
+        raise SdcError(f"path: {p} is a directory; expected a file name")
+    if os.path.lexists(p) and not overwrite:
+        raise SdcError(f"path: {p} already exists; expected a new file, or overwrite=True to replace it")
+    return p, ext
+
+
+def _check_metadata(metadata) -> dict[str, Any]:
+    """The parts of a :func:`read_metadata` dictionary the writer uses, checked."""
+    if metadata is None:
+        metadata = {}
+    if not isinstance(metadata, dict):
+        raise SdcError(f"metadata: got {type(metadata).__name__}; expected the dict read_metadata returns, or None")
+    out: dict[str, Any] = {}
+    for key in ("value_labels", "variable_labels", "measure", "user_missing"):
+        part = metadata.get(key)
+        part = {} if part is None else part
+        if not isinstance(part, dict):
+            raise SdcError(
+                f"metadata: {key!r} is a {type(part).__name__}; expected a dict keyed by column name, "
+                "as read_metadata returns"
+            )
+        out[key] = part
+    for col, labs in out["value_labels"].items():
+        if not isinstance(labs, dict):
+            raise SdcError(
+                f"metadata: value labels of column {col!r} are a {type(labs).__name__}; expected a dict {{code: label}}"
+            )
+        kinds = {_code_kind(c) for c in labs}
+        if None in kinds or len(kinds) > 1:
+            raise SdcError(
+                f"metadata: value labels of column {col!r} have codes of mixed or unsupported types; "
+                "expected all numeric or all text codes"
+            )
+    for col, vals in out["user_missing"].items():
+        if not isinstance(vals, (list, tuple)):
+            raise SdcError(
+                f"metadata: user-missing values of column {col!r} are a {type(vals).__name__}; expected a list"
+            )
+    label = metadata.get("file_label")
+    out["file_label"] = "" if label is None else str(label)
+    return out
+
+
+def _code_kind(code) -> str | None:
+    if isinstance(code, bool):
+        return None
+    if isinstance(code, (int, float)):
+        return "number"
+    return "text" if isinstance(code, str) else None
+
+
+def _check_flat(frame: pl.DataFrame, kind: str) -> None:
+    for name, dtype in frame.schema.items():
+        if dtype.is_nested() or dtype == pl.Object or dtype == pl.Binary:
+            raise SdcError(
+                f"data: column {name!r} has type {dtype}, which a {kind} file cannot store; "
+                "expected numbers, text, dates or categories"
+            )
+
+
+def _stat_writer(frame: pl.DataFrame, p: Path, ext: str, meta: dict):
+    """Code the frame for SPSS / Stata and return ``write(temporary_path)``."""
+    kind = _OUT[ext]
+    _check_flat(frame, kind)
+    prs = _pyreadstat(p, ext, "writing")
+    coded, labels = _coded_frame(frame, meta, spss=kind == "SPSS")
+    kw: dict[str, Any] = {
+        "file_label": meta["file_label"],
+        "column_labels": {c: str(v) for c, v in meta["variable_labels"].items() if c in coded.columns and v},
+        "variable_value_labels": labels,
+    }
+    if kind == "SPSS":
+        kw["compress"] = ext == ".zsav"
+        kw["variable_measure"] = {
+            c: m for c, m in meta["measure"].items() if c in coded.columns and m in ("nominal", "ordinal", "scale")
+        }
+        kw["missing_ranges"] = _missing_ranges(coded, meta["user_missing"])
+    kw = {k: v for k, v in kw.items() if v or k == "compress"}
+    fn = prs.write_sav if kind == "SPSS" else prs.write_dta
+    polars_ok = _writes_polars(prs)
+
+    def call(df: pl.DataFrame, target, **kwargs) -> None:
+        fn(df if polars_ok else df.to_pandas(), target, **kwargs)
+
+    def write(tmp):
+        try:
+            call(coded, tmp, **kw)
+        except Exception as exc:
+            raise _refused(call, coded, kw, exc, kind, p) from None
+
+    return write
+
+
+def _writes_polars(prs) -> bool:
+    """pyreadstat writes Polars frames from version 1.3 on (earlier: pandas only)."""
+    try:
+        return tuple(int(x) for x in str(prs.__version__).split(".")[:2]) >= (1, 3)
+    except ValueError:
+        return False
+
+
+def _refused(call, coded: pl.DataFrame, kw: dict, exc: Exception, kind: str, p: Path) -> SdcError:
+    """The error for a refused write, naming the first column that cannot be written alone."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="sdckit-") as d:
+        probe = os.path.join(d, "probe" + (".sav" if kind == "SPSS" else ".dta"))
+        for name in coded.columns:
+            one = {
+                k: ({name: v[name]} if name in v else None) if isinstance(v, dict) else v
+                for k, v in kw.items()
+                if k != "file_label"
+            }
+            try:
+                call(coded.select(name), probe, **one)
+            except Exception as col_exc:
+                return SdcError(
+                    f"data: column {name!r} cannot be written to a {kind} file ({_short(col_exc)}); "
+                    f"expected {_NAME_RULES[kind]}"
+                )
+    return SdcError(f"path: could not write {p} ({_short(exc)}); expected data and labels a {kind} file can hold")
+
+
+def _coded_frame(frame: pl.DataFrame, meta: dict, *, spss: bool) -> tuple[pl.DataFrame, dict]:
+    """Enum and labelled text columns as codes; the value labels to write."""
+    columns, labels = [], {}
+    for name in frame.columns:
+        s, labs = _coded_column(frame.get_column(name), meta["value_labels"].get(name), meta["user_missing"].get(name))
+        if labs and spss:
+            _check_label_bytes(name, labs)
+        columns.append(s)
+        if labs:
+            labels[name] = labs
+    return pl.DataFrame(columns), labels
+
+
+def _coded_column(s: pl.Series, labs: dict | None, missing) -> tuple[pl.Series, dict | None]:
+    dtype = s.dtype
+    if dtype.is_float():
+        s = s.fill_nan(None)
+        if labs and _code_kind(next(iter(labs))) == "number":
+            s = _integral(s)
+        return s, labs
+    if dtype == pl.Categorical:
+        s = s.cast(pl.String)
+    is_enum = isinstance(dtype, pl.Enum)
+    if not is_enum and not (s.dtype == pl.String and labs):
+        return s, labs
+    cats = list(dtype.categories) if isinstance(dtype, pl.Enum) else sorted(s.drop_nulls().unique().to_list())
+    text = s.cast(pl.String)
+    if not labs:
+        codes = list(range(1, len(cats) + 1))
+        return _replace(text, cats, codes), dict(zip(codes, cats))
+    if all(isinstance(c, str) for c in labs):
+        code_of = _label_codes(labs)
+        s, out = _replace(text, cats, [code_of.get(c, c) for c in cats], pl.String), labs
+    else:
+        code_of, out = _category_codes(cats, labs, missing)
+        s = _replace(text, cats, [code_of[c] for c in cats])
+    if is_enum:  # labels of categories a recode removed are not written
+        kept = set(cats)
+        out = {c: lab for c, lab in out.items() if str(lab) in kept}
+    return s, out
+
+
+def _integral(s: pl.Series) -> pl.Series:
+    """A float column of whole numbers as integers (Stata labels only integer variables)."""
+    nn = s.drop_nulls()
+    if nn.len() and bool((nn == nn.round(0)).all()) and bool((nn.abs() <= _INT32).all()):
+        return s.cast(pl.Int32)
+    return s
+
+
+def _replace(text: pl.Series, cats: list, codes: list, dtype=None) -> pl.Series:
+    if dtype is None:
+        dtype = _code_dtype(codes)
+    if not cats:
+        return pl.Series(text.name, [None] * text.len(), dtype=dtype)
+    return text.replace_strict(cats, codes, return_dtype=dtype).alias(text.name)
+
+
+def _code_dtype(codes: list):
+    if all(float(c).is_integer() for c in codes):
+        return pl.Int32 if all(-_INT32 <= c <= _INT32 for c in codes) else pl.Int64
+    return pl.Float64
+
+
+def _label_codes(labs: dict) -> dict:
+    """label -> code, the smallest code when several codes share a label."""
+    code_of: dict = {}
+    for code, lab in sorted(labs.items(), key=lambda kv: _sort_key(kv[0])):
+        code_of.setdefault(str(lab), _plain(code))
+    return code_of
+
+
+def _category_codes(cats: list, labs: dict, missing) -> tuple[dict, dict]:
+    """Numeric code of every category, and the value labels with the new categories added
+    (rules in :func:`write_data`)."""
+    code_of_label = _label_codes(labs)
+    labelled = {float(c) for c in labs}
+    discrete, ranges = _missing_values(missing)
+    taken = labelled | discrete | {v for r in ranges for v in r}
+    code_of, new = {}, []
+    for cat in cats:
+        if cat in code_of_label:
+            code_of[cat] = code_of_label[cat]
+            continue
+        code = _unlabelled_code(cat)
+        free = code is not None and float(code) not in labelled and float(code) not in discrete
+        if free and not any(lo <= code <= hi for lo, hi in ranges) and float(code) not in code_of.values():
+            code_of[cat] = code
+        else:
+            new.append(cat)
+    used = [v for v in (*taken, *(float(c) for c in code_of.values())) if v == v and abs(v) != float("inf")]
+    start = int(max(used) // 1) + 1 if used else 1
+    out = {_plain(c): str(lab) for c, lab in labs.items()}
+    for i, cat in enumerate(new):
+        code_of[cat] = start + i
+        out[start + i] = cat
+    return code_of, dict(sorted(out.items(), key=lambda kv: _sort_key(kv[0])))
+
+
+def _unlabelled_code(cat: str):
+    """The code a category named by :func:`read_data` after an unlabelled code stands for."""
+    text = cat[: -len(_UNLABELLED)] if cat.endswith(_UNLABELLED) else cat
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    if value != value or abs(value) == float("inf") or _code_text(value) != text:
+        return None
+    return _plain(value)
+
+
+def _missing_values(missing) -> tuple[set, list]:
+    """Declared missing values of a column: discrete numbers, and ``(lo, hi)`` ranges."""
+    discrete, ranges = set(), []
+    for v in missing or ():
+        if isinstance(v, dict):
+            lo, hi = v.get("lo"), v.get("hi")
+            if _code_kind(lo) == "number" and _code_kind(hi) == "number":
+                ranges.append((float(lo), float(hi)))
+        elif _code_kind(v) == "number":
+            discrete.add(float(v))
+    return discrete, ranges
+
+
+def _missing_ranges(coded: pl.DataFrame, user_missing: dict) -> dict:
+    """SPSS user-missing definitions of the columns whose written type matches them."""
+    out = {}
+    for col, vals in user_missing.items():
+        if col not in coded.columns or not vals:
+            continue
+        numeric = coded.schema[col].is_numeric()
+        flat = [x for v in vals for x in (v.values() if isinstance(v, dict) else [v])]
+        if all(_code_kind(x) == ("number" if numeric else "text") for x in flat):
+            out[col] = list(vals)
+    return out
+
+
+def _check_label_bytes(name: str, labs: dict) -> None:
+    if any(len(str(lab).encode("utf-8")) > _SPSS_LABEL_BYTES for lab in labs.values()):
+        raise SdcError(
+            f"data: column {name!r} has a category name longer than {_SPSS_LABEL_BYTES} bytes, "
+            f"which SPSS would truncate as a value label; expected names of at most {_SPSS_LABEL_BYTES} bytes"
+        )
