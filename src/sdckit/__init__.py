@@ -9,7 +9,9 @@ pyreadstat are imported only when a function needs them.
 
 from ._errors import MissingColumnError, SdcError, SdcWarning
 from ._memory import tune_memory
-from .io import read_data
+from .io import read_data, read_metadata, write_data
+from .problem import SdcProblem
+from .protect import ProtectionResult, local_suppression
 from .risk import *  # noqa: F403  (every risk measure and its result class; see risk.__all__)
 from .risk import __all__ as _risk_all
 from .scenario import Scenario
@@ -21,12 +23,18 @@ __all__ = [
     # data and roles
     "Scenario",
     "read_data",
+    "read_metadata",
+    "write_data",
     "tune_memory",
     # risk measures (categorical keys, continuous keys, record linkage)
     *_risk_all,
     # information loss
     "information_loss",
     "InformationLossResult",
+    # protection and the protect-then-measure workflow
+    "SdcProblem",
+    "ProtectionResult",
+    "local_suppression",
     # errors
     "SdcError",
     "MissingColumnError",

@@ -28,7 +28,7 @@ from ._errors import SdcError
 __all__ = ["COMMANDS", "build_parser", "main"]
 
 #: command modules under ``sdckit.commands``, in the order ``sdckit --help`` lists them
-COMMANDS = ["demo", "freq", "risk", "suda", "utility", "linkage", "external", "interval", "loglinear"]
+COMMANDS = ["demo", "freq", "risk", "suda", "utility", "linkage", "external", "interval", "loglinear", "protect"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -67,8 +67,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 #: positional file arguments that a command reads, and options naming files it writes
-INPUTS = ("data", "original", "protected", "released", "external")
-OUTPUTS = ("json", "records")
+INPUTS = ("data", "original", "protected", "released", "external", "recipe", "hierarchy")
+OUTPUTS = ("json", "records", "out", "save_recipe")
 
 
 def check_output_paths(args) -> None:

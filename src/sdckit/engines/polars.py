@@ -8,7 +8,7 @@ import polars as pl
 
 from .._core.frequencies import pattern_table
 from .._core.grouping import distinct_per_group, lookup_sums
-from . import _polars_labels
+from . import _polars_labels, _polars_output
 from ._polars_encode import encode_column, encode_keys
 from ._polars_frame import Table, as_table, to_native
 from .base import EncodedKeys
@@ -112,3 +112,9 @@ class PolarsEngine:
     # -- output ----------------------------------------------------------------------------------
     def to_native(self, columns: dict, backend: str, index=None):
         return to_native(columns, backend, index)
+
+    # -- protected output (a copy of the caller's table with new column values) ---------------
+    with_missing = staticmethod(_polars_output.with_missing)
+    with_codes = staticmethod(_polars_output.with_codes)
+    with_values = staticmethod(_polars_output.with_values)
+    native_frame = staticmethod(_polars_output.native_frame)

@@ -1,0 +1,81 @@
+"""The Polars engine's writing side: a protection method's new column values go back into a
+copy of the caller's table (never the caller's object), keeping row order, column order and,
+where the values allow, each column's type; the result is handed back as the caller's frame
+type (a pandas result keeps the caller's index)."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from ._polars_frame import Table, to_native
+
+__all__ = ["native_frame", "with_codes", "with_missing", "with_values"]
+
+
+def _replace(table: Table, columns: dict[str, pl.Series]) -> Table:
+    frame = table.frame.with_columns([s.alias(name) for name, s in columns.items()])
+    return Table(frame, table.backend, table.index)
+
+
+def with_missing(table: Table, masks: dict[str, np.ndarray]) -> Table:
+    """A copy of ``table`` in which the cells where ``masks[column]`` is True are missing (null).
+    Column types are kept (an integer column stays integer, with nulls)."""
+    new = {}
+    for name, mask in masks.items():
+        mask = np.asarray(mask, dtype=bool)
+        if not mask.any():
+            continue
+        col = table.column(name)
+        new[name] = pl.select(
+            pl.when(pl.lit(pl.Series(mask))).then(None).otherwise(pl.lit(col)).alias(name)
+        ).to_series()
+    return _replace(table, new) if new else table
+
+
+def with_codes(table: Table, name: str, codes: np.ndarray, labels, categories: list | None = None) -> Table:
+    """A copy of ``table`` whose column ``name`` holds ``labels[codes]`` (code ``-1`` = missing).
+
+    ``labels`` is a Series (or list) of category values. ``categories``, when given, makes the
+    column a Polars ``Enum`` with that category order (ordered variables keep their order);
+    otherwise the column takes the labels' type.
+    """
+    lab = labels if isinstance(labels, pl.Series) else pl.Series(name, list(labels), strict=False)
+    if lab.dtype == pl.Null:
+        lab = lab.cast(table.column(name).dtype if table.column(name).dtype != pl.Null else pl.String)
+    codes = np.asarray(codes, dtype=np.int64)
+    idx = pl.Series("i", np.where(codes < 0, 0, codes), dtype=pl.Int64)
+    if len(lab) == 0:
+        out = pl.Series(name, [None] * len(codes), dtype=lab.dtype)
+    else:
+        out = lab.gather(idx)
+        out = pl.select(pl.when(pl.lit(pl.Series(codes < 0))).then(None).otherwise(pl.lit(out))).to_series()
+    if categories is not None:
+        out = out.cast(pl.String).cast(pl.Enum([str(c) for c in categories]))
+    return _replace(table, {name: out.alias(name)})
+
+
+def with_values(table: Table, name: str, values: np.ndarray) -> Table:
+    """A copy of ``table`` whose numeric column ``name`` holds ``values`` (float, NaN = missing).
+    An integer column stays integer when every new value is a whole number."""
+    values = np.asarray(values, dtype=np.float64)
+    dtype = table.schema[name]
+    s = pl.Series(name, values).fill_nan(None)
+    if dtype.is_integer():
+        finite = values[~np.isnan(values)]
+        if np.all(finite == np.round(finite)):
+            try:
+                s = s.cast(dtype, strict=True)
+            except pl.exceptions.PolarsError:  # out of the type's range: keep the wider type
+                s = s.cast(pl.Int64, strict=False) if np.all(np.abs(finite) < 2**62) else s
+    elif dtype.is_float():
+        s = s.cast(dtype)
+    return _replace(table, {name: s})
+
+
+def native_frame(table: Table):
+    """The whole table as the caller's frame type (pandas with the caller's index)."""
+    frame = table.frame
+    if table.backend == "numpy":
+        return frame.to_numpy()
+    return to_native({c: frame.get_column(c) for c in frame.columns}, table.backend, table.index)

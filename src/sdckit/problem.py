@@ -1,0 +1,287 @@
+"""The protect-then-measure workflow: :class:`SdcProblem` (the counterpart of sdcMicro's
+``sdcMicroObj``) and its recipes."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ._errors import SdcError
+from ._validation import check_bool, raise_problems
+from .engines import get_engine
+from .results._base import Summary, fmt
+from .scenario import Scenario
+
+__all__ = ["SdcProblem", "Step", "protection_methods"]
+
+RECIPE_VERSION = 1
+
+
+def protection_methods() -> dict:
+    """Name -> function of every protection method a workflow or recipe can apply."""
+    from . import protect
+
+    return {name: getattr(protect, name) for name in protect.METHODS}
+
+
+@dataclass(frozen=True)
+class Step:
+    """One applied step: the method, its full parameters (replayable), its result and the
+    measures after it."""
+
+    method: str
+    parameters: dict
+    result: Any = field(repr=False)
+    measures: dict = field(default_factory=dict)
+
+
+class SdcProblem:
+    """A release in progress: the original data, the protected data after each step, and the
+    risk and loss measures before and after every step.
+
+    Parameters
+    ----------
+    data : table
+        The original microdata (never modified).
+    scenario : Scenario
+        The roles: key variables (required), weight, household, strata, missing-value codes.
+    k : sequence of int, default (2, 3, 5)
+        The k for which k-anonymity violations are counted.
+    suda : bool, default False
+        Also compute SUDA (the number of records with a minimal sample unique) at each step.
+
+    Examples
+    --------
+    >>> sc = sdckit.Scenario(keys=["urbrur", "roof", "walls"], weight="sampling_weight")  # doctest: +SKIP
+    >>> p = sdckit.SdcProblem(df, sc)                                                       # doctest: +SKIP
+    >>> p.apply("local_suppression", k=3).apply("pram", variables=["walls"], seed=1)      # doctest: +SKIP
+    >>> print(p.summary()); p.to_recipe("recipe.yaml")                                     # doctest: +SKIP
+    """
+
+    def __init__(self, data, scenario: Scenario, *, k=(2, 3, 5), suda: bool = False, engine=None):
+        if not isinstance(scenario, Scenario):
+            raise_problems([f"scenario: got {type(scenario).__name__}; expected an sdckit.Scenario"])
+        if not scenario.keys:
+            raise_problems(["scenario: no key variables; expected Scenario(keys=[...])"])
+        self._engine = get_engine(engine)
+        self._original = self._engine.table(data)
+        scenario.validate(self._original, engine=self._engine)
+        self.scenario = scenario
+        self._k = tuple(int(v) for v in k)
+        self._suda = check_bool(suda, "suda")
+        self._steps: list[Step] = []
+        self._baseline = self._measure(self._original, ())
+
+    # -- state -------------------------------------------------------------------------------
+    @property
+    def original(self):
+        """The original data as the caller's frame type."""
+        return self._engine.native_frame(self._original)
+
+    @property
+    def data(self):
+        """The current protected data as the caller's frame type."""
+        return self._engine.native_frame(self._current)
+
+    @property
+    def _current(self):
+        return self._steps[-1].result.table if self._steps else self._original
+
+    @property
+    def history(self) -> tuple[Step, ...]:
+        return tuple(self._steps)
+
+    @property
+    def baseline(self) -> dict:
+        """The measures of the original data."""
+        return self._baseline
+
+    @property
+    def measures(self) -> dict:
+        """The measures of the current data."""
+        return self._steps[-1].measures if self._steps else self._baseline
+
+    # -- steps -------------------------------------------------------------------------------
+    def apply(self, method: str, /, **parameters) -> SdcProblem:
+        """Apply a protection method to the current data, then recompute the measures the
+        step can change. Roles the method takes (``keys``, ``weight``, ``household``,
+        ``strata``, ``missing``) come from the scenario unless given. Returns ``self``."""
+        func = _method(method)
+        params = self._with_roles(func, parameters)
+        result = func(self._current, **params)
+        changed = tuple(sorted({v for s in self._steps for v in s.result.n_changed} | set(result.n_changed)))
+        self._steps.append(Step(method, dict(result.parameters), result, self._measure(result.table, changed)))
+        return self
+
+    def undo(self) -> SdcProblem:
+        """Remove the last step (its result is discarded). Returns ``self``."""
+        if not self._steps:
+            raise SdcError("undo: there is no step to undo; expected at least one applied step")
+        self._steps.pop()
+        return self
+
+    def _with_roles(self, func, parameters: dict) -> dict:
+        sig = inspect.signature(func).parameters
+        roles = {
+            "keys": self.scenario.keys,
+            "weight": self.scenario.weight,
+            "household": self.scenario.household,
+            "strata": self.scenario.strata,
+            "missing": self.scenario.missing,
+        }
+        out = dict(parameters)
+        for name, value in roles.items():
+            if name in sig and name not in out and value not in (None, ()):
+                out[name] = list(value) if isinstance(value, tuple) else value
+        return out
+
+    # -- measures ----------------------------------------------------------------------------
+    def _measure(self, table, changed: tuple) -> dict:
+        from .problem_measures import measure_step
+
+        return measure_step(self, table, changed)
+
+    def summary(self) -> Summary:
+        """A before/after table: one row for the original and one per step."""
+        from .problem_measures import summary_rows
+
+        columns, rows = summary_rows(self)
+        return Summary(
+            "Protection steps",
+            (("", {"columns": columns, "rows": rows}),),
+            headline=f"{len(self._steps)} step(s) applied to {fmt(self._original.n)} records.",
+        )
+
+    def __repr__(self) -> str:
+        return f"<SdcProblem n={fmt(self._original.n)} steps={len(self._steps)}>"
+
+    def __str__(self) -> str:
+        return str(self.summary())
+
+    def _repr_html_(self) -> str:
+        return self.summary().to_html()
+
+    # -- recipes -----------------------------------------------------------------------------
+    def to_recipe(self, path=None) -> dict:
+        """Every step with its parameters and seeds, and the scenario: a dict, also written to
+        ``path`` (``.yaml``/``.yml`` or ``.json``; written atomically) when given.
+        :meth:`from_recipe` replays it with identical output."""
+        recipe = {
+            "sdckit_recipe": RECIPE_VERSION,
+            "scenario": _scenario_dict(self.scenario),
+            "steps": [{"method": s.method, "parameters": _jsonable(s.parameters)} for s in self._steps],
+        }
+        if path is not None:
+            write_recipe(recipe, path)
+        return recipe
+
+    @classmethod
+    def from_recipe(cls, data, recipe, scenario: Scenario | None = None, **options) -> SdcProblem:
+        """Replay a recipe (a dict, or a YAML or JSON file written by :meth:`to_recipe`) on
+        ``data``; the scenario comes from the recipe unless given."""
+        rec = read_recipe(recipe)
+        sc = scenario if scenario is not None else Scenario(**rec.get("scenario", {}))
+        problem = cls(data, sc, **options)
+        for i, step in enumerate(rec["steps"]):
+            try:
+                problem.apply(step["method"], **step.get("parameters", {}))
+            except SdcError as exc:
+                raise SdcError(f"recipe: step {i + 1} ({step['method']}): {exc}") from None
+        return problem
+
+    def write(self, path, *, metadata=None, overwrite: bool = False):
+        """Write the current protected data (CSV, Parquet, SPSS or Stata; value and variable
+        labels from ``metadata``, as :func:`sdckit.io.read_metadata` returns them)."""
+        from .io import write_data
+
+        return write_data(self.data, path, metadata=metadata, overwrite=overwrite)
+
+
+def _method(name):
+    methods = protection_methods()
+    if not isinstance(name, str) or name not in methods:
+        raise SdcError(f"method: unknown protection method {name!r}; expected one of {', '.join(sorted(methods))}")
+    return methods[name]
+
+
+def _scenario_dict(sc: Scenario) -> dict:
+    out = {}
+    for name in ("keys", "numeric_keys", "weight", "household", "strata", "sensitive", "missing"):
+        value = getattr(sc, name)
+        if value not in (None, ()):
+            out[name] = list(value) if isinstance(value, tuple) else value
+    return out
+
+
+def _jsonable(value):
+    from .protect._result import _plain
+
+    return _plain(value)
+
+
+def read_recipe(recipe) -> dict:
+    """A recipe as a dict, from a dict or a ``.yaml``/``.yml``/``.json`` file; checked."""
+    if isinstance(recipe, (str, os.PathLike)):
+        p = Path(os.fspath(recipe))
+        if not p.is_file():
+            raise SdcError(f"recipe: file {p} does not exist; expected a YAML or JSON recipe")
+        text = p.read_text(encoding="utf-8")
+        recipe = _load_yaml(text, p) if p.suffix.lower() in (".yaml", ".yml") else _load_json(text, p)
+    if not isinstance(recipe, dict) or not isinstance(recipe.get("steps"), list):
+        raise SdcError("recipe: expected a mapping with a list of 'steps' (each a 'method' and its 'parameters')")
+    methods = protection_methods()
+    for i, step in enumerate(recipe["steps"]):
+        if not isinstance(step, dict) or step.get("method") not in methods:
+            got = step.get("method") if isinstance(step, dict) else step
+            raise SdcError(
+                f"recipe: step {i + 1} has unknown method {got!r}; expected one of {', '.join(sorted(methods))}"
+            )
+        if not isinstance(step.get("parameters", {}), dict):
+            raise SdcError(f"recipe: step {i + 1} parameters must be a mapping")
+    return recipe
+
+
+def _load_yaml(text: str, p: Path):
+    try:
+        import yaml
+    except ImportError:
+        raise SdcError(
+            f"recipe: reading {p.name} needs the optional package pyyaml (pip install sdckit[yaml]); "
+            "or give the recipe as JSON"
+        ) from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise SdcError(f"recipe: {p.name} is not valid YAML ({str(exc).splitlines()[0]})") from None
+
+
+def _load_json(text: str, p: Path):
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SdcError(f"recipe: {p.name} is not valid JSON ({exc.msg} at line {exc.lineno})") from None
+
+
+def write_recipe(recipe: dict, path) -> Path:
+    """Write a recipe as YAML (``.yaml``/``.yml``) or JSON (``.json``), atomically."""
+    from .io import atomic_write
+
+    p = Path(os.fspath(path))
+    ext = p.suffix.lower()
+    if ext in (".yaml", ".yml"):
+        try:
+            import yaml
+        except ImportError:
+            raise SdcError("path: writing YAML needs pyyaml (pip install sdckit[yaml]); or use .json") from None
+        text = yaml.safe_dump(recipe, sort_keys=False, allow_unicode=True)
+    elif ext == ".json":
+        text = json.dumps(recipe, indent=2, ensure_ascii=False) + "\n"
+    else:
+        raise SdcError(f"path: cannot write a recipe to {p.name}; expected a .yaml, .yml or .json file")
+    if not p.parent.is_dir():
+        raise SdcError(f"path: directory {p.parent} does not exist; expected an existing directory")
+    return atomic_write(p, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))

@@ -1,0 +1,83 @@
+"""The measures an :class:`~sdckit.SdcProblem` recomputes after every step, and its
+before/after table."""
+
+from __future__ import annotations
+
+import warnings
+
+from ._errors import SdcWarning
+
+__all__ = ["measure_step", "summary_rows"]
+
+
+def measure_step(problem, table, changed: tuple) -> dict:
+    """k-anonymity violations, individual (and household) risk, SUDA (if asked) and, after a
+    step, Mlodak's lambda per key and changed variable against the original. Aggregates only."""
+    from .risk import individual_risk, k_anonymity, suda
+
+    sc = problem.scenario
+    roles = {"strata": list(sc.strata) or None, "missing": list(sc.missing) or None}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SdcWarning)  # the scenario was checked once, at the start
+        kan = k_anonymity(table, list(sc.keys), k=list(problem._k), allow_degenerate_keys=True, **roles)
+        risk = individual_risk(
+            table, list(sc.keys), weight=sc.weight, household=sc.household, allow_degenerate_keys=True, **roles
+        )
+        out = {
+            "n_violations": {int(k): int(v) for k, v in kan.n_violations.items()},
+            "global_risk": float(risk.global_risk),
+            "expected_reidentifications": float(risk.expected_reidentifications),
+        }
+        if sc.household:
+            out["household_global_risk"] = float(risk.household_global_risk)
+        if problem._suda:
+            out["n_with_msu"] = int(suda(table, list(sc.keys), missing=roles["missing"]).n_with_msu)
+        if changed:
+            out["lambda_j"] = _lambda(problem, table, changed)
+    return out
+
+
+def _lambda(problem, table, changed: tuple) -> dict:
+    """Mlodak's lambda_j of the key variables and of every variable a step changed."""
+    from .utility import information_loss
+
+    sc = problem.scenario
+    variables = list(dict.fromkeys([*sc.keys, *changed]))
+    scales = {v: ("continuous" if table.is_numeric(v) and v not in sc.keys else "nominal") for v in variables}
+    il = information_loss(
+        problem._original,
+        table,
+        variables,
+        scales=scales,
+        missing=list(sc.missing) or None,
+        new_categories="allow",
+    )
+    return {v: float(il.lambda_j[v]) for v in variables if v in il.lambda_j}
+
+
+def summary_rows(problem) -> tuple[list, list]:
+    """Columns and rows of the before/after table (one row for the original, one per step)."""
+    ks = list(problem._k)
+    hh = bool(problem.scenario.household)
+    lam_vars = list(dict.fromkeys(v for s in problem.history for v in s.measures.get("lambda_j", {})))
+    columns = ["step", *[f"f_k < {k}" for k in ks], "global risk", "expected re-identifications"]
+    if hh:
+        columns.append("household risk")
+    if problem._suda:
+        columns.append("records with an MSU")
+    columns += [f"lambda {v}" for v in lam_vars]
+    stages = [("original", problem._baseline)] + [
+        (f"{i + 1}. {s.method}", s.measures) for i, s in enumerate(problem.history)
+    ]
+    table = []
+    for _, m in stages:
+        row = [*[m["n_violations"][k] for k in ks], m["global_risk"], m["expected_reidentifications"]]
+        if hh:
+            row.append(m["household_global_risk"])
+        if problem._suda:
+            row.append(m["n_with_msu"])
+        row += [m.get("lambda_j", {}).get(v, 0.0) for v in lam_vars]
+        table.append(row)
+    # one row per measure, one column per stage: reads top to bottom however many steps
+    rows = [(name, *[col[r] for col in table]) for r, name in enumerate(columns[1:])]
+    return ["measure", *[label for label, _ in stages]], rows

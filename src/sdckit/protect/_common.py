@@ -1,0 +1,113 @@
+"""What every protection method shares: reading its input through the engine, the aggregated
+change log, and building the :class:`ProtectionResult`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._validation import as_name_list, raise_problems
+from ..engines import get_engine
+from ._result import ProtectionResult
+
+__all__ = ["Change", "Input", "finish", "read_input", "strata_of"]
+
+
+@dataclass(frozen=True)
+class Input:
+    """A protection method's validated input: the engine, the table, the variables it changes
+    and the strata (codes per record and one label per stratum, or None)."""
+
+    engine: Any
+    table: Any
+    variables: tuple[str, ...]
+    strata_codes: np.ndarray | None = None
+    strata_labels: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Change:
+    """The cells of one variable a method changed: a mask over records, and (for categorical
+    variables) the original codes and labels, to count the changes per category."""
+
+    mask: np.ndarray
+    codes: np.ndarray | None = None
+    labels: Any = None
+
+
+def read_input(data, variables, param: str = "variables", strata=None, engine=None) -> Input:
+    """Wrap ``data`` through the engine and check that the ``variables`` (and ``strata``)
+    exist and do not overlap."""
+    eng = get_engine(engine)
+    table = eng.table(data)
+    names = tuple(as_name_list(variables, param))
+    table.require(names, param)
+    st = tuple(as_name_list(strata, "strata", allow_empty=True)) if strata is not None else ()
+    if st:
+        table.require(st, "strata")
+        both = sorted(set(st) & set(names))
+        if both:
+            raise_problems([f"strata: {', '.join(both)} also in {param}; expected separate columns"])
+    codes, labels = strata_of(eng, table, st)
+    return Input(eng, table, names, codes, labels)
+
+
+def strata_of(eng, table, strata) -> tuple[np.ndarray | None, tuple[str, ...]]:
+    """Stratum number per record (0..S-1) and a label per stratum ("a-b" for several columns);
+    a missing stratum value is a stratum of its own, labelled "NA"."""
+    if not strata:
+        return None, ()
+    enc = eng.encode(table, list(strata))
+    ids, patterns, _, _ = eng.patterns(enc.codes)
+    labels = []
+    for row in patterns:
+        parts = ["NA" if c < 0 else str(eng.label_at(enc.labels[j], int(c))) for j, c in enumerate(row)]
+        labels.append("-".join(parts))
+    return np.asarray(ids, dtype=np.int64), tuple(labels)
+
+
+def _by_category(change: Change, eng) -> dict:
+    if change.codes is None:
+        return {}
+    codes = change.codes[change.mask]
+    codes = codes[codes >= 0]
+    counts = np.bincount(codes, minlength=len(change.labels)) if codes.size else np.zeros(0, dtype=np.int64)
+    values = eng.label_values(change.labels)
+    return {str(values[c]): int(n) for c, n in enumerate(counts) if n}
+
+
+def finish(
+    method: str,
+    parameters: dict,
+    inp: Input,
+    table,
+    changes: dict[str, Change],
+    details: dict | None = None,
+    notes: tuple = (),
+) -> ProtectionResult:
+    """The result of a protection step: the new table as the caller's frame type and the log
+    of changes per variable, per category and per stratum (counts only)."""
+    eng = inp.engine
+    n_changed = {v: int(np.count_nonzero(c.mask)) for v, c in changes.items()}
+    by_category = {v: _by_category(c, eng) for v, c in changes.items() if c.codes is not None}
+    by_stratum: dict = {}
+    if inp.strata_codes is not None:
+        for s, label in enumerate(inp.strata_labels):
+            rows = inp.strata_codes == s
+            by_stratum[label] = {v: int(np.count_nonzero(c.mask & rows)) for v, c in changes.items()}
+    return ProtectionResult(
+        method=method,
+        parameters=parameters,
+        data=eng.native_frame(table),
+        n=int(inp.table.n),
+        n_changed=n_changed,
+        n_changed_by_category=by_category,
+        n_changed_by_stratum=by_stratum,
+        details=details or {},
+        notes=tuple(notes),
+        table=table,
+        backend=inp.table.backend,
+        row_index=inp.table.index,
+    )
