@@ -1,0 +1,340 @@
+r"""PRAM: post-randomisation of categorical variables with an invariant transition matrix
+(Gouweleeuw, Kooiman, Willenborg & de Wolf 1998)."""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._core.pram import apply_matrix, blend, draw_base_matrix, invariant_matrix, row_sum_errors
+from .._errors import SdcError
+from .._validation import as_missing_codes, check_number, check_seed, raise_problems
+from ._common import Change, finish, read_input
+from ._result import ProtectionResult
+
+__all__ = ["pram"]
+
+_ROW_SUM_TOL = 1e-9
+
+
+@dataclass(frozen=True)
+class _Variable:
+    """One variable to PRAM: codes in the label space of every value (missing: -1), which
+    records take part (not missing), its labels, and its options."""
+
+    name: str
+    codes: np.ndarray
+    active: np.ndarray
+    labels: object
+    values: list
+    pd: float
+    strength: float
+    user: tuple | None  # (matrix, code of each matrix row/column) of a user matrix
+
+
+def pram(
+    data,
+    variables,
+    *,
+    pd=0.8,
+    strength=0.5,
+    matrix=None,
+    strata=None,
+    missing=None,
+    seed=None,
+    engine=None,
+) -> ProtectionResult:
+    r"""Post-randomise categorical variables with an invariant transition matrix (PRAM).
+
+    Per variable (and per stratum with ``strata``), with L the number of categories that occur
+    there and p their frequencies:
+
+    1. a base matrix P with diagonal entries p_ll drawn independently from Uniform(pd, 1) and
+       off-diagonal entries (1 - p_ll) / (L - 1) in row l;
+    2. the backward matrix Q_{kj} = P_{jk} p_j / \sum_l p_l P_{lk};
+    3. the invariant matrix R = P Q, for which p' R = p';
+    4. the applied matrix R_s = strength R + (1 - strength) I (strength = 0 changes nothing);
+    5. every record with category l gets a new category drawn from row l of R_s.
+
+    The expected category frequencies are kept (p' R_s = p'); the realised ones vary around
+    them. A missing value stays missing.
+
+    Parameters
+    ----------
+    data : pandas / Polars / PyArrow table, dict of columns or 2-D NumPy array
+    variables : str or list of str
+        The categorical variables to post-randomise.
+    pd : float in [0, 1] or dict variable -> float, default 0.8
+        Smallest diagonal entry of the base matrix P (unlisted variables: 0.8).
+    strength : float in [0, 1] or dict variable -> float, default 0.5
+        Weight of the invariant matrix R against the identity (sdcMicro's ``alpha``; unlisted
+        variables: 0.5).
+    matrix : dict variable -> transition matrix, optional
+        A matrix to apply as it is instead of the generated one (``pd`` and ``strength`` do
+        not apply to that variable): a pandas DataFrame (index and columns = categories), a
+        dict of dicts ``{from: {to: probability}}`` or a pair ``(square matrix, categories)``.
+        Rows sum to 1 (within 1e-9); its categories must include every category of the data
+        and be categories of the variable (an ordered column's declared categories count).
+        The same matrix is used in every stratum.
+    strata : str or list of str, optional
+        Matrices are built and applied within each stratum (a missing stratum value is a
+        stratum of its own).
+    missing : value or list of values, optional
+        Extra missing-value codes (e.g. ``-999``): such values are neither changed nor a
+        category.
+    seed : int, optional
+        Seed of the random draws (the same seed gives the same result); None draws a fresh
+        seed, recorded in ``parameters["seed"]``.
+    engine : optional
+        The engine (default: the in-memory Polars engine).
+
+    Returns
+    -------
+    ProtectionResult
+        ``data`` with the variables post-randomised; ``n_changed`` the cells whose category
+        changed. ``details["matrices"]`` lists every applied matrix (variable, stratum, its
+        categories and the matrix as lists, whether it was generated); without strata
+        ``details["pram"]`` holds them as ``{variable: {from: {to: probability}}}`` (the form
+        ``information_loss(pram=...)`` accepts, for EBIL) and ``details["pram_diagonal"]`` the
+        probabilities of keeping each category (``loglinear_risk(pram=...)``).
+
+    Notes
+    -----
+    L counts the categories that occur in the (stratum) data, so a category absent from a
+    stratum is never produced there (a structural zero stays a zero); a stratum with a single
+    category is left unchanged (said in ``notes``). sdcMicro's ``pram`` builds one matrix per
+    variable over all factor levels (also unused ones) even with strata, uses a user matrix
+    as it is (its ``alpha`` is ignored then), and scales p by the sum of the category codes
+    (Q does not depend on that scale). The random draws are not those of R.
+
+    References
+    ----------
+    Gouweleeuw, J. M., Kooiman, P., Willenborg, L. C. R. J. & de Wolf, P.-P. (1998), Post
+    randomisation for statistical disclosure control: theory and implementation, Journal of
+    Official Statistics 14(4), 463-478.
+    """
+    inp = read_input(data, variables, "variables", strata=strata, engine=engine)
+    names = list(inp.variables)
+    pds = _per_variable(pd, "pd", names, 0.8)
+    strengths = _per_variable(strength, "strength", names, 0.5)
+    specs = _matrix_specs(matrix, names)
+    seed = _seed(seed)
+    missing_codes = as_missing_codes(missing)
+    rng = np.random.default_rng(seed)
+    table, changes, entries, notes = inp.table, {}, [], []
+    for name in names:
+        var = _read_variable(inp, name, missing_codes, pds[name], strengths[name], specs.get(name))
+        new, var_entries, single = _randomise(rng, var, inp)
+        entries += var_entries
+        notes += [f"{name}: a single category in {s}; left unchanged" for s in single]
+        table = inp.engine.with_codes(table, name, new, var.labels, categories=inp.table.categories(name))
+        changes[name] = Change(new != var.codes, np.where(var.active, var.codes, -1), var.labels)
+    parameters = {
+        "variables": names,
+        "pd": _plain_option(pd),
+        "strength": _plain_option(strength),
+        "matrix": {name: _as_dict(*entry) for name, entry in _user_entries(entries).items()} or None,
+        "strata": list(strata) if isinstance(strata, (list, tuple)) else strata,
+        "missing": list(missing_codes) or None,
+        "seed": seed,
+    }
+    return finish("pram", parameters, inp, table, changes, _details(entries, inp), tuple(notes))
+
+
+# ----------------------------------------------------------------------------------------------
+# options
+# ----------------------------------------------------------------------------------------------
+def _seed(seed) -> int:
+    """The seed as given (exactly: large integers are kept), or a fresh one."""
+    if seed is None:
+        return int(np.random.SeedSequence().entropy)
+    check_seed(seed)
+    return int(seed) if isinstance(seed, numbers.Integral) else int(check_seed(seed))
+
+
+def _per_variable(value, param: str, names: list[str], default: float) -> dict[str, float]:
+    """A number in [0, 1] for all variables, or a dict variable -> number (others: default)."""
+    if isinstance(value, dict):
+        unknown = [str(k) for k in value if k not in names]
+        if unknown:
+            raise SdcError(f"{param}: {', '.join(unknown)} not among variables; expected some of {', '.join(names)}")
+        out = dict.fromkeys(names, default)
+        out.update({k: check_number(v, f"{param}[{k!r}]", low=0.0, high=1.0) for k, v in value.items()})
+        return out
+    x = check_number(value, param, low=0.0, high=1.0)
+    return dict.fromkeys(names, x)
+
+
+def _plain_option(value):
+    return {str(k): float(v) for k, v in value.items()} if isinstance(value, dict) else float(value)
+
+
+def _matrix_specs(matrix, names: list[str]) -> dict:
+    if matrix is None:
+        return {}
+    if not isinstance(matrix, dict):
+        raise SdcError(f"matrix: got {type(matrix).__name__}; expected a dict variable -> transition matrix")
+    unknown = [str(k) for k in matrix if k not in names]
+    if unknown:
+        raise SdcError(f"matrix: {', '.join(unknown)} not among variables; expected some of {', '.join(names)}")
+    return dict(matrix)
+
+
+def _labelled_matrix(name: str, spec) -> tuple[np.ndarray, list]:
+    """(M, categories) of a user matrix, checked: square, probabilities, rows summing to 1."""
+    param = f"matrix[{name!r}]"
+    if type(spec).__module__.split(".")[0] == "pandas" and hasattr(spec, "to_numpy"):
+        rows, cols = list(spec.index), list(spec.columns)
+        if rows != cols:
+            raise SdcError(f"{param}: the row and column labels differ; expected the same categories in the same order")
+        mat, cats = spec.to_numpy(), rows
+    elif isinstance(spec, dict):
+        if not all(isinstance(r, dict) for r in spec.values()):
+            raise SdcError(f"{param}: a dict matrix needs dict rows; expected {{from: {{to: probability}}}}")
+        cats = list(spec) + [c for r in spec.values() for c in r if c not in spec]
+        cats = list(dict.fromkeys(cats))
+        mat = [[spec.get(a, {}).get(b, 0.0) for b in cats] for a in cats]
+    elif isinstance(spec, tuple) and len(spec) == 2:
+        mat, cats = spec[0], list(spec[1])
+    else:
+        raise SdcError(
+            f"{param}: got {type(spec).__name__}; expected a labelled matrix: a DataFrame, "
+            "{from: {to: probability}} or (matrix, categories)"
+        )
+    try:
+        M = np.asarray(mat, dtype=float)
+    except (TypeError, ValueError):
+        raise SdcError(f"{param}: could not read the matrix; expected numbers") from None
+    if M.ndim != 2 or M.shape[0] != M.shape[1] or M.shape[0] != len(cats):
+        raise SdcError(f"{param}: shape {M.shape} for {len(cats)} categories; expected a square matrix, one row each")
+    if len({str(c) for c in cats}) != len(cats):
+        raise SdcError(f"{param}: a category is listed twice; expected distinct categories")
+    if not np.all(np.isfinite(M)) or np.any(M < 0):
+        raise SdcError(f"{param}: negative or non-finite entries; expected probabilities")
+    bad = np.flatnonzero(row_sum_errors(M) > _ROW_SUM_TOL)
+    if bad.size:
+        raise SdcError(
+            f"{param}: the rows of {', '.join(map(str, (cats[i] for i in bad[:10])))} do not sum to 1; "
+            f"expected every row to sum to 1 (within {_ROW_SUM_TOL:g})"
+        )
+    return M, cats
+
+
+def _match_categories(name: str, cats: list, values: list, usable: np.ndarray, present: np.ndarray) -> np.ndarray:
+    """The code of each matrix category; every category that occurs must be in the matrix and
+    every matrix category must be a category of the variable."""
+    lookup: dict = {}
+    for c, v in enumerate(values):
+        if usable[c]:
+            lookup.setdefault(v, c)
+            lookup.setdefault(str(v), c)
+    codes = np.array([lookup.get(c, lookup.get(str(c), -1)) for c in cats], dtype=np.int64)
+    problems = []
+    unknown = [str(c) for c, k in zip(cats, codes) if k < 0]
+    if unknown:
+        problems.append(f"matrix[{name!r}]: categories {', '.join(unknown)} are not categories of {name}")
+    uncovered = sorted(set(np.flatnonzero(present).tolist()) - set(codes.tolist()))
+    if uncovered:
+        problems.append(
+            f"matrix[{name!r}]: categories {', '.join(str(values[c]) for c in uncovered)} of the data are not in "
+            "the matrix; expected a row and a column for every category"
+        )
+    raise_problems(problems)
+    return codes
+
+
+# ----------------------------------------------------------------------------------------------
+# the work
+# ----------------------------------------------------------------------------------------------
+def _read_variable(inp, name: str, missing_codes: tuple, pd: float, strength: float, spec) -> _Variable:
+    """Codes over every value of the column (missing-value codes keep theirs but do not take
+    part), the labels, and the checked user matrix."""
+    eng = inp.engine
+    codes, labels = eng.encode_column(inp.table, name)
+    active = codes >= 0
+    if missing_codes:
+        active &= eng.encode_column(inp.table, name, list(missing_codes))[0] >= 0
+    values = eng.label_values(labels)
+    user = None
+    if spec is not None:
+        M, cats = _labelled_matrix(name, spec)
+        usable = np.ones(len(values), dtype=bool)
+        usable[np.unique(codes[~active & (codes >= 0)])] = False  # missing-value codes are no category
+        present = np.bincount(codes[active], minlength=len(values)) > 0
+        user = (M, _match_categories(name, cats, values, usable, present))
+    return _Variable(name, codes, active, labels, values, pd, strength, user)
+
+
+def _randomise(rng, var: _Variable, inp) -> tuple[np.ndarray, list, list]:
+    """New codes of one variable, the applied matrices (variable, stratum, category codes, R_s,
+    generated) and the strata left unchanged for having a single category."""
+    new = var.codes.astype(np.int64, copy=True)
+    if var.user is not None:
+        M, mcodes = var.user
+        pos = np.full(len(var.values), -1, dtype=np.int64)
+        pos[mcodes] = np.arange(mcodes.size)
+        local = np.where(var.active, pos[np.maximum(var.codes, 0)], -1)
+        out = apply_matrix(rng, local, M)
+        new[var.active] = mcodes[out[var.active]]
+        return new, [(var, None, mcodes, M, False)], []
+    strata = inp.strata_codes
+    groups = [(None, np.flatnonzero(var.active))] if strata is None else _stratum_rows(strata, var.active, inp)
+    entries, single = [], []
+    for label, rows in groups:
+        present, local = np.unique(var.codes[rows], return_inverse=True)
+        L = present.size
+        if L == 0:
+            continue
+        if L == 1:
+            single.append("the data" if label is None else f"stratum {label}")
+            entries.append((var, label, present, np.ones((1, 1)), True))
+            continue
+        counts = np.bincount(local.reshape(-1), minlength=L).astype(float)
+        Rs = blend(invariant_matrix(draw_base_matrix(rng, L, var.pd), counts), var.strength)
+        new[rows] = present[apply_matrix(rng, local.reshape(-1), Rs)]
+        entries.append((var, label, present, Rs, True))
+    return new, entries, single
+
+
+def _stratum_rows(strata: np.ndarray, active: np.ndarray, inp) -> list:
+    """(stratum label, rows of the stratum that take part) for every stratum, in stratum order."""
+    rows = np.flatnonzero(active)
+    order = np.argsort(strata[rows], kind="stable")
+    bounds = np.searchsorted(strata[rows][order], np.arange(len(inp.strata_labels) + 1))
+    return [(label, rows[order[bounds[s] : bounds[s + 1]]]) for s, label in enumerate(inp.strata_labels)]
+
+
+# ----------------------------------------------------------------------------------------------
+# the record of the applied matrices
+# ----------------------------------------------------------------------------------------------
+def _as_dict(values: list, M: np.ndarray) -> dict:
+    """{from: {to: probability}} with the category labels as keys."""
+    return {a: {b: float(M[i, j]) for j, b in enumerate(values)} for i, a in enumerate(values)}
+
+
+def _user_entries(entries) -> dict:
+    return {var.name: ([var.values[c] for c in codes], M) for var, _, codes, M, generated in entries if not generated}
+
+
+def _details(entries, inp) -> dict:
+    """Every applied matrix as lists; without strata also the forms ``information_loss`` and
+    ``loglinear_risk`` accept as ``pram=``."""
+    matrices = [
+        {
+            "variable": var.name,
+            "stratum": label,
+            "categories": [var.values[c] for c in codes],
+            "matrix": np.asarray(M, dtype=float).tolist(),
+            "generated": generated,
+        }
+        for var, label, codes, M, generated in entries
+    ]
+    out: dict = {"matrices": matrices, "pram": None, "pram_diagonal": None}
+    if inp.strata_codes is None or all(m["stratum"] is None for m in matrices):
+        out["pram"] = {m["variable"]: _as_dict(m["categories"], np.asarray(m["matrix"])) for m in matrices}
+        out["pram_diagonal"] = {
+            m["variable"]: {c: float(m["matrix"][i][i]) for i, c in enumerate(m["categories"])} for m in matrices
+        }
+    return out
