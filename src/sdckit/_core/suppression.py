@@ -181,18 +181,28 @@ def _subset_importance(importance: np.ndarray, cols) -> np.ndarray:
 
 
 def _by_subsets(block, k, importance, alpha, combs, run):
+    """k-anonymity on every subset of the given sizes. sdcMicro's heuristic sweeps the subsets
+    once, as sdcMicro does (a later subset's suppressions can undo an earlier one's k, when a
+    record becomes missing on every key of that subset); the greedy default sweeps until no
+    subset needs a suppression."""
     ks = list(np.atleast_1d(k))
     if len(ks) != len(combs):
         ks = [ks[0]] * len(combs)
     m = block.shape[1]
-    bad = np.zeros(len(block), dtype=bool)
-    for size, kk in zip(combs, ks):
-        for cols in combinations(range(m), int(size)):
-            sub, sub_bad = run(
-                np.ascontiguousarray(block[:, cols]), int(kk), _subset_importance(importance, cols), alpha
-            )
+    jobs = [(cols, int(kk)) for size, kk in zip(combs, ks) for cols in combinations(range(m), int(size))]
+    while True:
+        before = np.count_nonzero(block < 0)
+        bad = np.zeros(len(block), dtype=bool)
+        for cols, kk in jobs:
+            sub, sub_bad = run(np.ascontiguousarray(block[:, cols]), kk, _subset_importance(importance, cols), alpha)
             block[:, cols] = sub
             bad |= sub_bad
+        if run is sdcmicro_suppression or np.count_nonzero(block < 0) == before:
+            break
+    if run is not sdcmicro_suppression:
+        bad = np.zeros(len(block), dtype=bool)
+        for cols, kk in jobs:
+            bad |= _below_k(np.ascontiguousarray(block[:, cols]), kk, alpha)
     return block, bad
 
 
@@ -229,6 +239,9 @@ class _Patterns:
         self.W = np.array([[1.0, alpha, w_allmiss], [1.0, alpha, alpha], [0.0, 0.0, 0.0]])
         self.types = np.zeros(cap, dtype=np.int8)
         self.types[: self.size] = [self._type(pats[p]) for p in range(len(pats))]
+        #: the first record (row order) of each pattern: ties are broken by it, never by codes
+        self.first = np.full(cap, n, dtype=np.int64)
+        np.minimum.at(self.first, self.rec, np.arange(n))
         self.f = np.zeros(cap)
         if len(pats):
             from .nafreq import pattern_frequencies
@@ -266,6 +279,7 @@ class _Patterns:
         self.cols[:, p] = q
         self.types[p] = self._type(q)
         self.cnt[p] = 0.0
+        self.first[p] = self.n
         self.size += 1
         self.index[key] = p
         c, _ = self.mismatches(q)
@@ -277,7 +291,7 @@ class _Patterns:
         cols = np.full((self.m, cap), -1, dtype=np.int32)
         cols[:, : self.size] = self.cols[:, : self.size]
         self.cols = cols
-        for name in ("cnt", "f", "types"):
+        for name in ("cnt", "f", "types", "first"):
             old = getattr(self, name)
             new = np.zeros(cap, dtype=old.dtype)
             new[: self.size] = old[: self.size]
@@ -377,7 +391,7 @@ def _greedy_pass(pt: _Patterns, k: float, col_order: np.ndarray) -> bool:
     if live.size == 0:
         return False
     moved = False
-    for p in live[np.argsort(pt.f[live], kind="stable")]:
+    for p in live[np.lexsort((pt.first[live], pt.f[live]))]:
         if pt.cnt[p] <= 0 or pt.f[p] >= k - 1e-9:
             continue
         c, flags = pt.mismatches(pt.cols[:, p])
@@ -391,6 +405,7 @@ def _greedy_pass(pt: _Patterns, k: float, col_order: np.ndarray) -> bool:
         members = np.flatnonzero(pt.rec == p)
         pt.move(p, r, float(pt.cnt[p]), c_from=(pt.mismatches(pt.cols[:, p])[0] == 0))
         pt.rec[members] = r
+        pt.first[r] = min(pt.first[r], pt.first[p])
         moved = True
     return moved
 
@@ -418,6 +433,7 @@ def _restore(original: np.ndarray, out: np.ndarray, pt: _Patterns, k: float, res
                 pt.cnt[a] -= 1
                 pt.cnt[b] += 1
                 pt.rec[i] = b
+                pt.first[b] = min(pt.first[b], i)
                 out[i, v] = original[i, v]
             elif pt.size > size_before and pt.cnt[b] == 0:
                 pass  # the unused new pattern stays with count 0 (it counts for nothing)
