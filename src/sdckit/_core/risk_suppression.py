@@ -1,0 +1,324 @@
+r"""Risk-threshold suppression (mu-ARGUS style; sdcMicro ``localSupp``): pure NumPy kernels on
+integer key codes (``-1`` = missing) and per-pattern frequencies.
+
+The individual risk of a record depends only on f and \hat F of its key pattern under the
+missing-value rule (a missing value matches every category; matches through a missing value
+count ``alpha``; see :func:`sdckit._core.nafreq.pattern_frequencies`). Suppressing key j of a
+record moves it from pattern s to the pattern t = s with j missing. Every pattern compatible
+with s is compatible with t, so only the patterns compatible with t change, each by the
+difference of what one record of t and one record of s contribute to it:
+
+* to a complete pattern: a partial record ``alpha``, an all-missing record 0 (``alpha``
+  when m = 1), itself 1;
+* to a partial pattern: a complete record 1, a partial or all-missing record ``alpha``,
+  itself 1;
+* to the all-missing pattern: every record 1 (its f is n).
+
+The iterative method keeps f, \hat F and r per pattern and updates only those patterns;
+after the loop everything is recounted from scratch and the loop resumes if a record that
+can still be suppressed is above the threshold (rounding in the running weight sums).
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .frequencies import pattern_table
+from .individual import individual_risk_values
+from .nafreq import pattern_frequencies
+
+__all__ = ["pattern_risk", "record_risk", "sdcmicro_pass", "suppress_iteratively"]
+
+_STRATEGIES = ("importance", "min_risk")
+
+
+def pattern_risk(codes: np.ndarray, weights: np.ndarray | None, alpha: float, factorize=None):
+    """``(ids, patterns, counts, f, F, r)``: the distinct key patterns, each record's pattern,
+    and f, \\hat F (missing-value rule) and the risk (sdcMicro's ``approx`` rule) per pattern."""
+    ids, patterns, counts, wsum = pattern_table(codes, weights, factorize=factorize)
+    f, F = pattern_frequencies(patterns, counts, wsum, alpha)
+    r, _ = individual_risk_values(f, F)
+    return ids, patterns, counts, f, F, r
+
+
+def record_risk(codes: np.ndarray, weights: np.ndarray | None, alpha: float, factorize=None) -> np.ndarray:
+    """The individual risk of every record (as ``individual_risk`` computes it)."""
+    ids, _, _, _, _, r = pattern_risk(codes, weights, alpha, factorize)
+    return r[ids]
+
+
+def sdcmicro_pass(codes: np.ndarray, risk: np.ndarray, threshold: float, column: int) -> np.ndarray:
+    """sdcMicro ``localSupp``: the key ``column`` set missing in every record with risk strictly
+    above ``threshold``, once (risks are not recomputed in between)."""
+    new = np.array(codes, dtype=np.int32, order="F", copy=True)
+    new[risk > threshold, column] = -1
+    return new
+
+
+# ----------------------------------------------------------------------------------------------
+# the iterative method
+# ----------------------------------------------------------------------------------------------
+def _contribution(target_nmiss, source_nmiss, m: int, alpha: float):
+    """What one record of a compatible, different source pattern adds to the f of a target
+    pattern, from the numbers of missing values (vectorised over either argument)."""
+    t = np.asarray(target_nmiss)
+    s = np.asarray(source_nmiss)
+    to_complete = np.where((s == m) & (m >= 2), 0.0, np.where(s > 0, alpha, 0.0))
+    to_partial = np.where(s == 0, 1.0, alpha)
+    return np.where(t == 0, to_complete, np.where(t == m, 1.0, to_partial))
+
+
+@dataclass
+class _State:
+    """Per-pattern frequencies, risks and members, grown as suppressions create patterns."""
+
+    m: int
+    alpha: float
+    threshold: float
+    weights: np.ndarray
+    allowed: np.ndarray  # columns that may be suppressed, least important first
+    strategy: str
+    pat: np.ndarray  # (capacity, m) int32
+    nmiss: np.ndarray
+    c: np.ndarray
+    W: np.ndarray
+    f: np.ndarray
+    F: np.ndarray
+    r: np.ndarray
+    end: np.ndarray  # original members: order[ptr:end] (sorted rows); ptr = the next not moved
+    ptr: np.ndarray
+    ver: np.ndarray
+    order: np.ndarray
+    rec_pat: np.ndarray
+    P: int
+    index: dict = field(default_factory=dict)
+    moved: dict = field(default_factory=dict)  # pattern -> heap of rows moved into it
+    heap: list = field(default_factory=list)
+    steps: int = 0
+
+    # -- members ---------------------------------------------------------------------------------
+    def min_row(self, p: int) -> int:
+        a = int(self.order[self.ptr[p]]) if self.ptr[p] < self.end[p] else 1 << 62
+        h = self.moved.get(p)
+        return min(a, h[0]) if h else a
+
+    def take_min_row(self, p: int) -> int:
+        row = self.min_row(p)
+        h = self.moved.get(p)
+        if h and h[0] == row:
+            heapq.heappop(h)
+        else:
+            self.ptr[p] += 1
+        return row
+
+    # -- patterns --------------------------------------------------------------------------------
+    def compatible(self, row: np.ndarray) -> np.ndarray:
+        """Indices of the patterns compatible with ``row`` (agree wherever both are observed)."""
+        ok = np.ones(self.P, dtype=bool)
+        pat = self.pat[: self.P]
+        for j in np.flatnonzero(row >= 0):
+            col = pat[:, j]
+            ok &= (col == row[j]) | (col < 0)
+        return np.flatnonzero(ok)
+
+    def frequencies_of_new(self, row: np.ndarray, comp: np.ndarray) -> tuple[float, float]:
+        """f and \\hat F of a pattern that has no record yet, from the patterns ``comp``."""
+        w = _contribution(int((row < 0).sum()), self.nmiss[comp], self.m, self.alpha)
+        return float(w @ self.c[comp]), float(w @ self.W[comp])
+
+    def add_pattern(self, row: np.ndarray, comp: np.ndarray) -> int:
+        if self.P == self.pat.shape[0]:
+            self._grow()
+        p = self.P
+        self.pat[p] = row
+        self.nmiss[p] = int((row < 0).sum())
+        self.f[p], self.F[p] = self.frequencies_of_new(row, comp)
+        self.c[p] = self.W[p] = self.r[p] = 0.0
+        self.end[p] = self.ptr[p] = 0
+        self.index[row.tobytes()] = p
+        self.P += 1
+        return p
+
+    def _grow(self) -> None:
+        cap = max(2 * self.pat.shape[0], 16)
+        for name in ("pat", "nmiss", "c", "W", "f", "F", "r", "end", "ptr", "ver"):
+            old = getattr(self, name)
+            new = np.zeros((cap,) + old.shape[1:], dtype=old.dtype)
+            new[: old.shape[0]] = old
+            setattr(self, name, new)
+
+    def candidates(self, p: int) -> np.ndarray:
+        return self.allowed[self.pat[p, self.allowed] >= 0]
+
+    def push(self, ps: np.ndarray) -> None:
+        """Invalidate the queue entries of ``ps`` and queue those that are unsafe."""
+        self.ver[ps] += 1
+        unsafe = ps[(self.c[ps] > 0) & (self.r[ps] > self.threshold)]
+        if unsafe.size:
+            unsafe = unsafe[(self.pat[unsafe][:, self.allowed] >= 0).any(axis=1)]
+        for p in unsafe.tolist():
+            heapq.heappush(self.heap, (-float(self.r[p]), self.min_row(p), p, int(self.ver[p])))
+
+
+def _initial_state(codes, weights, threshold, allowed, strategy, alpha, factorize) -> _State:
+    ids, patterns, counts, f, F, r = pattern_risk(codes, weights, alpha, factorize)
+    P, m = patterns.shape
+    order = np.argsort(ids, kind="stable")
+    bounds = np.searchsorted(ids[order], np.arange(P + 1))
+    w = np.ones(len(ids)) if weights is None else np.asarray(weights, dtype=float)
+    st = _State(
+        m=m,
+        alpha=alpha,
+        threshold=threshold,
+        weights=w,
+        allowed=np.asarray(allowed, dtype=np.int64),
+        strategy=strategy,
+        pat=np.ascontiguousarray(patterns, dtype=np.int32),
+        nmiss=(patterns < 0).sum(axis=1).astype(np.int64),
+        c=np.asarray(counts, dtype=float).copy(),
+        W=np.bincount(ids, weights=w, minlength=P).astype(float),
+        f=f.astype(float),
+        F=F.astype(float),
+        r=r.astype(float),
+        end=bounds[1:].copy(),
+        ptr=bounds[:-1].copy(),
+        ver=np.zeros(P, dtype=np.int64),
+        order=order,
+        rec_pat=ids.astype(np.int64),
+        P=P,
+    )
+    st.index = {st.pat[p].tobytes(): p for p in range(P)}
+    st.push(np.arange(P))
+    return st
+
+
+def _choose(st: _State, s: int, row: int) -> int:
+    """The column to suppress in a record of pattern s: the least important one still
+    observed, or (``min_risk``) the one giving the record the lowest risk (ties: the less
+    important)."""
+    cand = st.candidates(s)
+    if st.strategy == "importance" or cand.size == 1:
+        return int(cand[0])
+    best, best_r = -1, np.inf
+    for j in cand:
+        t_row = st.pat[s].copy()
+        t_row[j] = -1
+        t = st.index.get(t_row.tobytes())
+        if t is None:
+            f_t, F_t = st.frequencies_of_new(t_row, st.compatible(t_row))
+        else:
+            f_t, F_t = float(st.f[t]), float(st.F[t])
+        move = 1.0 - float(_contribution(st.nmiss[s] + 1, st.nmiss[s], st.m, st.alpha))
+        r_t = individual_risk_values(np.array([f_t + move]), np.array([F_t + move * st.weights[row]]))[0][0]
+        if r_t < best_r:
+            best, best_r = int(j), r_t
+    return best
+
+
+def _move(st: _State, row: int, s: int, j: int) -> None:
+    """Suppress column j of record ``row`` (pattern s) and update the patterns it affects."""
+    t_row = st.pat[s].copy()
+    t_row[j] = -1
+    comp = st.compatible(t_row)
+    t = st.index.get(t_row.tobytes())
+    if t is None:
+        t = st.add_pattern(t_row, comp)
+        comp = np.append(comp, t)
+    nm = st.nmiss[comp]
+    from_s = _contribution(nm, st.nmiss[s], st.m, st.alpha)
+    from_s = from_s * ((st.pat[comp, j] == st.pat[s, j]) | (st.pat[comp, j] < 0))  # compatible with s
+    from_t = _contribution(nm, st.nmiss[t], st.m, st.alpha)
+    from_s[comp == s] = 1.0
+    from_t[comp == t] = 1.0
+    d = from_t - from_s
+    w = st.weights[row]
+    st.f[comp] += d
+    st.F[comp] += w * d
+    st.c[s] -= 1.0
+    st.c[t] += 1.0
+    st.W[s] -= w
+    st.W[t] += w
+    heapq.heappush(st.moved.setdefault(t, []), row)
+    st.rec_pat[row] = t
+    live = comp[st.c[comp] > 0]
+    st.r[comp] = 0.0
+    if live.size:
+        st.r[live] = individual_risk_values(st.f[live], st.F[live])[0]
+    st.push(comp)
+    st.steps += 1
+
+
+def _run(st: _State) -> None:
+    """Suppress, record by record, until no queued (unsafe, suppressible) pattern is left."""
+    while st.heap:
+        neg_r, row, p, ver = heapq.heappop(st.heap)
+        if ver != st.ver[p]:
+            continue
+        row = st.take_min_row(p)
+        j = _choose(st, p, row)
+        _move(st, row, p, j)
+
+
+def _codes_of(st: _State) -> np.ndarray:
+    return np.asfortranarray(st.pat[st.rec_pat])
+
+
+def suppress_iteratively(
+    codes: np.ndarray,
+    weights: np.ndarray | None,
+    threshold: float,
+    allowed,
+    *,
+    strategy: str = "importance",
+    alpha: float = 1.0,
+    factorize=None,
+):
+    """Suppress key values until no record has risk above ``threshold`` or can be suppressed
+    further.
+
+    Repeatedly the record with the highest risk (ties: the first in row order) among the
+    records above the threshold that still have a suppressible value gets one suppression:
+    the first column of ``allowed`` (least important first) it still has, or with
+    ``strategy="min_risk"`` the column whose suppression gives it the lowest risk. Then f,
+    \\hat F and r of the affected patterns are updated.
+
+    Parameters
+    ----------
+    codes : ndarray (n, m) int, -1 = missing
+    weights : ndarray (n,) or None
+    threshold : float
+        r*: a record is unsafe when r_i > r*.
+    allowed : sequence of int
+        The columns that may be suppressed, from the least to the most important.
+    strategy : {"importance", "min_risk"}
+    alpha : float
+        Weight of matches through missing values.
+    factorize : callable, optional
+        An engine's GROUP BY for the pattern table.
+
+    Returns
+    -------
+    new_codes : ndarray (n, m) int32
+    risk : ndarray (n,)
+        The risk of every record afterwards (recounted from scratch).
+    unresolved : ndarray (n,) of bool
+        Records still above the threshold (none of their allowed columns is left).
+    steps : int
+        Number of suppressions.
+    """
+    if strategy not in _STRATEGIES:
+        raise ValueError(f"strategy: {strategy!r}")
+    current = np.asfortranarray(codes, dtype=np.int32)
+    steps = 0
+    while True:
+        st = _initial_state(current, weights, threshold, allowed, strategy, alpha, factorize)
+        if not st.heap:
+            break
+        _run(st)
+        steps += st.steps
+        current = _codes_of(st)
+    risk = st.r[st.rec_pat]
+    return current, risk, risk > threshold, steps
