@@ -11,7 +11,7 @@ from ._errors import MissingColumnError, SdcError, SdcWarning
 from ._memory import tune_memory
 from .io import read_data, read_metadata, write_data
 from .problem import SdcProblem
-from .protect import ProtectionResult, local_suppression
+from .protect import ProtectionResult, global_recode, local_suppression, top_bottom_coding
 from .risk import *  # noqa: F403  (every risk measure and its result class; see risk.__all__)
 from .risk import __all__ as _risk_all
 from .scenario import Scenario
@@ -34,6 +34,8 @@ __all__ = [
     # protection and the protect-then-measure workflow
     "SdcProblem",
     "ProtectionResult",
+    "global_recode",
+    "top_bottom_coding",
     "local_suppression",
     # errors
     "SdcError",

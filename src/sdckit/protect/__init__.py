@@ -3,9 +3,10 @@
 columns, the input untouched) and an aggregated log of what changed."""
 
 from ._result import ProtectionResult
+from .recode import global_recode, top_bottom_coding
 from .suppression import local_suppression
 
 #: the methods a workflow (:class:`sdckit.SdcProblem`) or a recipe can apply, by name
-METHODS = ("local_suppression",)
+METHODS = ("global_recode", "top_bottom_coding", "local_suppression")
 
-__all__ = ["METHODS", "ProtectionResult", "local_suppression"]
+__all__ = ["METHODS", "ProtectionResult", "global_recode", "local_suppression", "top_bottom_coding"]

@@ -125,10 +125,6 @@ def _plain(value):
         return [_plain(v) for v in value]
     if isinstance(value, np.ndarray):
         return _plain(value.tolist())
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.floating):
-        return float(value)
-    if isinstance(value, np.bool_):
-        return bool(value)
+    if isinstance(value, np.generic):  # NumPy scalars (numbers, booleans, text) as Python values
+        return value.item()
     return value

@@ -102,7 +102,7 @@ def local_suppression(
         "k": ks if combs is not None else ks[0],
         "importance": [int(i) for i in imp],
         "combs": None if combs is None else [int(c) for c in combs],
-        "strata": None if strata is None else list(np.atleast_1d(strata)),
+        "strata": None if strata is None else [str(v) for v in np.atleast_1d(strata)],
         "alpha": float(alpha),
         "method": method,
         "missing": list(missing) or None,

@@ -1,0 +1,132 @@
+"""The protect-then-measure workflow (SdcProblem), its recipes and the protection commands."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import polars as pl
+import pytest
+
+import sdckit
+from conftest import DATA
+from sdckit.cli import main
+
+KEYS = ["urbrur", "roof", "walls", "water", "electcon", "relat", "sex"]
+TESTDATA = DATA / "sdcmicro" / "testdata.csv"
+
+
+@pytest.fixture(scope="module")
+def testdata() -> pd.DataFrame:
+    return pd.read_csv(TESTDATA)
+
+
+@pytest.fixture
+def scenario() -> sdckit.Scenario:
+    return sdckit.Scenario(keys=KEYS, weight="sampling_weight", household="ori_hid")
+
+
+def test_apply_measures_before_and_after(testdata, scenario):
+    before = testdata.copy()
+    p = sdckit.SdcProblem(testdata, scenario)
+    base = p.measures
+    # the measures of the original are the public measures' own numbers
+    risk = sdckit.individual_risk(testdata, KEYS, weight="sampling_weight", household="ori_hid")
+    assert base["global_risk"] == pytest.approx(risk.global_risk, rel=1e-12)
+    assert base["household_global_risk"] == pytest.approx(risk.household_global_risk, rel=1e-12)
+    assert base["n_violations"][3] == sdckit.k_anonymity(testdata, KEYS, k=3).n_violations[3]
+    p.apply("local_suppression", k=3)
+    after = p.measures
+    assert after["n_violations"][2] == 0 and after["n_violations"][3] == 0
+    assert after["global_risk"] < base["global_risk"]
+    res = p.history[0].result
+    # lambda_j of a suppressed nominal key = share of its values newly missing (Mlodak: d = 1)
+    for key in KEYS:
+        assert after["lambda_j"][key] == pytest.approx(res.n_changed[key] / len(testdata), abs=1e-12)
+    pd.testing.assert_frame_equal(testdata, before)  # the original is untouched
+    assert isinstance(p.data, pd.DataFrame) and p.data.shape == testdata.shape
+    text = str(p.summary())
+    assert "original" in text and "1. local_suppression" in text and "household risk" in text
+
+
+def test_undo_and_history(testdata, scenario):
+    p = sdckit.SdcProblem(testdata, scenario)
+    with pytest.raises(sdckit.SdcError, match="undo: there is no step"):
+        p.undo()
+    p.apply("local_suppression", k=3).apply("local_suppression", k=5)
+    assert [s.parameters["k"] for s in p.history] == [3, 5]
+    p.undo()
+    assert len(p.history) == 1 and p.measures["n_violations"][3] == 0
+    p.undo()
+    assert p.measures == p.baseline
+    pd.testing.assert_frame_equal(p.data, testdata)
+
+
+def test_unknown_method_is_named(testdata, scenario):
+    p = sdckit.SdcProblem(testdata, scenario)
+    with pytest.raises(sdckit.SdcError, match="method: unknown protection method 'swap'"):
+        p.apply("swap")
+
+
+def test_scenario_needs_keys(testdata):
+    with pytest.raises(sdckit.SdcError, match="scenario"):
+        sdckit.SdcProblem(testdata, sdckit.Scenario(weight="sampling_weight"))
+
+
+@pytest.mark.parametrize("ext", [".yaml", ".json"])
+def test_recipe_replays_identically(testdata, scenario, tmp_path, ext):
+    p = sdckit.SdcProblem(testdata, scenario).apply("local_suppression", k=3, method="sdcmicro")
+    p.apply("local_suppression", k=2, strata="hhcivil")
+    path = tmp_path / f"recipe{ext}"
+    recipe = p.to_recipe(path)
+    assert recipe["scenario"]["keys"] == KEYS and len(recipe["steps"]) == 2
+    again = sdckit.SdcProblem.from_recipe(testdata, path)
+    pd.testing.assert_frame_equal(again.data, p.data)
+    assert [s.measures for s in again.history] == [s.measures for s in p.history]
+
+
+def test_bad_recipes(testdata, tmp_path):
+    with pytest.raises(sdckit.SdcError, match="recipe: step 1 has unknown method 'swap'"):
+        sdckit.SdcProblem.from_recipe(testdata, {"scenario": {"keys": KEYS}, "steps": [{"method": "swap"}]})
+    with pytest.raises(sdckit.SdcError, match="recipe: expected a mapping"):
+        sdckit.SdcProblem.from_recipe(testdata, {"steps": "local_suppression"})
+    with pytest.raises(sdckit.SdcError, match="does not exist"):
+        sdckit.SdcProblem.from_recipe(testdata, tmp_path / "none.yaml")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(sdckit.SdcError, match="not valid JSON"):
+        sdckit.SdcProblem.from_recipe(testdata, bad)
+    rec = {"scenario": {"keys": KEYS}, "steps": [{"method": "local_suppression", "parameters": {"k": 0}}]}
+    with pytest.raises(sdckit.SdcError, match=r"recipe: step 1 \(local_suppression\): k: got 0"):
+        sdckit.SdcProblem.from_recipe(testdata, rec)
+
+
+def test_cli_suppress_then_protect_replays_to_an_identical_file(tmp_path, capsys):
+    out, recipe, js = tmp_path / "out.csv", tmp_path / "recipe.yaml", tmp_path / "out.json"
+    args = ["suppress", str(TESTDATA), "--keys", ",".join(KEYS), "--weight", "sampling_weight", "--k", "3"]
+    assert main([*args, "--out", str(out), "--save-recipe", str(recipe), "--json", str(js)]) == 0
+    text = capsys.readouterr().out
+    assert "f_k < 3" in text and "Protected file written" in text
+    protected = pl.read_csv(out)
+    original = pl.read_csv(TESTDATA)
+    assert protected.columns == original.columns and protected.height == original.height
+    assert sdckit.frequencies(protected, KEYS).fk.min() >= 3
+    payload = json.loads(js.read_text())
+    assert payload["steps"][0]["measures"]["n_violations"]["3"] == 0
+    assert "unresolved_rows" not in payload["steps"][0]["log"]["details"]
+    out2 = tmp_path / "out2.csv"
+    assert main(["protect", str(TESTDATA), "--recipe", str(recipe), "--out", str(out2)]) == 0
+    assert out.read_bytes() == out2.read_bytes()
+    # never over the input, never over an existing file
+    assert main(["protect", str(TESTDATA), "--recipe", str(recipe), "--out", str(TESTDATA)]) == 2
+    assert main(["protect", str(TESTDATA), "--recipe", str(recipe), "--out", str(out2)]) == 2
+    assert "exists" in capsys.readouterr().err
+
+
+def test_kept_column_types(testdata, scenario):
+    p = sdckit.SdcProblem(pl.from_pandas(testdata), scenario).apply("local_suppression", k=3)
+    out = p.data
+    assert isinstance(out, pl.DataFrame)
+    assert out.schema == pl.from_pandas(testdata).schema  # integer keys stay integer, with nulls
+    assert np.array_equal(out["age"].to_numpy(), testdata["age"].to_numpy())
