@@ -98,7 +98,8 @@ def pram(
         categories and the matrix as lists, whether it was generated); without strata
         ``details["pram"]`` holds them as ``{variable: {from: {to: probability}}}`` (the form
         ``information_loss(pram=...)`` accepts, for EBIL) and ``details["pram_diagonal"]`` the
-        probabilities of keeping each category (``loglinear_risk(pram=...)``).
+        probability of keeping each category that occurs in the published data (the form
+        ``loglinear_risk(pram=...)`` accepts).
 
     Notes
     -----
@@ -123,11 +124,12 @@ def pram(
     seed = _seed(seed)
     missing_codes = as_missing_codes(missing)
     rng = np.random.default_rng(seed)
-    table, changes, entries, notes = inp.table, {}, [], []
+    table, changes, entries, notes, published = inp.table, {}, [], [], {}
     for name in names:
         var = _read_variable(inp, name, missing_codes, pds[name], strengths[name], specs.get(name))
         new, var_entries, single = _randomise(rng, var, inp)
         entries += var_entries
+        published[name] = set(np.unique(new[var.active]).tolist())
         notes += [f"{name}: a single category in {s}; left unchanged" for s in single]
         table = inp.engine.with_codes(table, name, new, var.labels, categories=inp.table.categories(name))
         changes[name] = Change(new != var.codes, np.where(var.active, var.codes, -1), var.labels)
@@ -140,7 +142,7 @@ def pram(
         "missing": list(missing_codes) or None,
         "seed": seed,
     }
-    return finish("pram", parameters, inp, table, changes, _details(entries, inp), tuple(notes))
+    return finish("pram", parameters, inp, table, changes, _details(entries, inp, published), tuple(notes))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -318,9 +320,10 @@ def _user_entries(entries) -> dict:
     return {var.name: ([var.values[c] for c in codes], M) for var, _, codes, M, generated in entries if not generated}
 
 
-def _details(entries, inp) -> dict:
+def _details(entries, inp, published: dict) -> dict:
     """Every applied matrix as lists; without strata also the forms ``information_loss`` and
-    ``loglinear_risk`` accept as ``pram=``."""
+    ``loglinear_risk`` accept as ``pram=`` (the kept probabilities of the categories that occur
+    in the published data: the risk looks up only those)."""
     matrices = [
         {
             "variable": var.name,
@@ -335,6 +338,7 @@ def _details(entries, inp) -> dict:
     if inp.strata_codes is None or all(m["stratum"] is None for m in matrices):
         out["pram"] = {m["variable"]: _as_dict(m["categories"], np.asarray(m["matrix"])) for m in matrices}
         out["pram_diagonal"] = {
-            m["variable"]: {c: float(m["matrix"][i][i]) for i, c in enumerate(m["categories"])} for m in matrices
+            var.name: {var.values[c]: float(M[i, i]) for i, c in enumerate(codes) if c in published[var.name]}
+            for var, _, codes, M, _ in entries
         }
     return out
