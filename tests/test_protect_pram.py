@@ -9,11 +9,11 @@ import json
 import numpy as np
 import polars as pl
 import pytest
-from conftest import DATA
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sdckit
+from conftest import DATA
 from sdckit._core.pram import apply_matrix, backward_matrix, base_matrix, blend, draw_base_matrix, invariant_matrix
 from sdckit.protect.pram import pram
 
