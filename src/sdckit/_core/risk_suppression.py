@@ -33,6 +33,9 @@ from .nafreq import pattern_frequencies
 __all__ = ["pattern_risk", "record_risk", "sdcmicro_pass", "suppress_iteratively"]
 
 _STRATEGIES = ("importance", "min_risk")
+#: risks within this relative difference are a tie (the quadrature behind fractional f_k can
+#: differ in the last bit between evaluations of the same value)
+_TIE = 1e-12
 
 
 def pattern_risk(codes: np.ndarray, weights: np.ndarray | None, alpha: float, factorize=None):
@@ -197,13 +200,14 @@ def _initial_state(codes, weights, threshold, allowed, strategy, alpha, factoriz
 
 def _choose(st: _State, s: int, row: int) -> int:
     """The column to suppress in a record of pattern s: the least important one still
-    observed, or (``min_risk``) the one giving the record the lowest risk (ties: the less
-    important)."""
+    observed, or (``min_risk``) the one giving the record the lowest risk (ties, within a
+    relative 1e-12: the less important)."""
     cand = st.candidates(s)
     if st.strategy == "importance" or cand.size == 1:
         return int(cand[0])
-    best, best_r = -1, np.inf
-    for j in cand:
+    move = 1.0 - float(_contribution(st.nmiss[s] + 1, st.nmiss[s], st.m, st.alpha))  # the record's own weight
+    risks = np.empty(cand.size)
+    for k, j in enumerate(cand):
         t_row = st.pat[s].copy()
         t_row[j] = -1
         t = st.index.get(t_row.tobytes())
@@ -211,11 +215,8 @@ def _choose(st: _State, s: int, row: int) -> int:
             f_t, F_t = st.frequencies_of_new(t_row, st.compatible(t_row))
         else:
             f_t, F_t = float(st.f[t]), float(st.F[t])
-        move = 1.0 - float(_contribution(st.nmiss[s] + 1, st.nmiss[s], st.m, st.alpha))
-        r_t = individual_risk_values(np.array([f_t + move]), np.array([F_t + move * st.weights[row]]))[0][0]
-        if r_t < best_r:
-            best, best_r = int(j), r_t
-    return best
+        risks[k] = individual_risk_values(np.array([f_t + move]), np.array([F_t + move * st.weights[row]]))[0][0]
+    return int(cand[np.flatnonzero(risks <= risks.min() * (1.0 + _TIE))[0]])
 
 
 def _move(st: _State, row: int, s: int, j: int) -> None:
