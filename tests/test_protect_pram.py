@@ -14,7 +14,15 @@ from hypothesis import strategies as st
 
 import sdckit
 from conftest import DATA
-from sdckit._core.pram import apply_matrix, backward_matrix, base_matrix, blend, draw_base_matrix, invariant_matrix
+from sdckit._core.pram import (
+    apply_matrix,
+    backward_matrix,
+    base_matrix,
+    blend,
+    draw_base_matrix,
+    invariant_matrix,
+    invariant_of_base,
+)
 from sdckit.protect.pram import pram
 
 TESTDATA = DATA / "sdcmicro" / "testdata.csv"
@@ -53,6 +61,18 @@ def test_backward_matrix_does_not_depend_on_the_scale_of_p():
     p = np.array([10.0, 3.0, 7.0, 1.0])
     np.testing.assert_allclose(backward_matrix(P, p), backward_matrix(P, p / 21.0), atol=1e-15)
     np.testing.assert_allclose(p @ invariant_matrix(P, p), p, rtol=1e-13)
+
+
+def test_structured_product_equals_the_matrix_product():
+    """invariant_of_base (O(L^2), P = diag(a) + b 1') against P @ Q."""
+    rng = np.random.default_rng(8)
+    for L in (2, 3, 7, 40):
+        d = rng.uniform(0.0, 1.0, L)
+        p = rng.integers(1, 100, L).astype(float)
+        np.testing.assert_allclose(invariant_of_base(d, p), invariant_matrix(base_matrix(d), p), rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(
+        invariant_of_base([0.8, 0.8, 0.8], [0.5, 0.3, 0.2])[0], [0.748073, 0.143253, 0.108674], atol=5e-7
+    )  # the worked example above
 
 
 def test_base_matrix_draws_diagonals_in_range():
@@ -275,6 +295,13 @@ def test_bad_input(kwargs, message):
     with pytest.raises(sdckit.SdcError) as err:
         pram(df, "x", **kwargs)
     assert message in str(err.value)
+
+
+def test_a_continuous_variable_is_refused():
+    df = pl.DataFrame({"x": np.arange(1001) / 7.0})
+    with pytest.raises(sdckit.SdcError, match="variables: x has 1,001 categories"):
+        pram(df, "x", seed=0)
+    assert pram(df.head(1000), "x", seed=0, strength=0.0).n_changed == {"x": 0}  # 1,000 is accepted
 
 
 def test_row_sum_tolerance_is_1e_9():

@@ -24,7 +24,9 @@ __all__ = [
     "base_matrix",
     "blend",
     "draw_base_matrix",
+    "draw_diagonal",
     "invariant_matrix",
+    "invariant_of_base",
     "row_sum_errors",
 ]
 
@@ -41,12 +43,17 @@ def base_matrix(diagonal) -> np.ndarray:
     return P
 
 
-def draw_base_matrix(rng: np.random.Generator, L: int, pd: float) -> np.ndarray:
-    """A base matrix P whose diagonal entries are drawn independently from Uniform(pd, 1)
-    (L draws from ``rng``; none when L <= 1)."""
+def draw_diagonal(rng: np.random.Generator, L: int, pd: float) -> np.ndarray:
+    """The diagonal of a base matrix: L independent draws from Uniform(pd, 1) (none when
+    L <= 1, where the matrix is [[1]])."""
     if L <= 1:
-        return np.ones((L, L))
-    return base_matrix(rng.uniform(pd, 1.0, L))
+        return np.ones(L)
+    return rng.uniform(pd, 1.0, L)
+
+
+def draw_base_matrix(rng: np.random.Generator, L: int, pd: float) -> np.ndarray:
+    """A base matrix P whose diagonal entries are drawn independently from Uniform(pd, 1)."""
+    return base_matrix(draw_diagonal(rng, L, pd))
 
 
 def backward_matrix(P: np.ndarray, p: np.ndarray) -> np.ndarray:
@@ -66,6 +73,18 @@ def backward_matrix(P: np.ndarray, p: np.ndarray) -> np.ndarray:
 def invariant_matrix(P: np.ndarray, p: np.ndarray) -> np.ndarray:
     """R = P Q (Gouweleeuw et al. 1998): p' R = p'."""
     return np.asarray(P, dtype=float) @ backward_matrix(P, p)
+
+
+def invariant_of_base(diagonal, p) -> np.ndarray:
+    """R = P Q for the base matrix P with the given diagonal, in O(L^2): P = diag(a) + b 1'
+    with b_l = (1 - p_ll)/(L - 1) and a_l = p_ll - b_l, so P Q = diag(a) Q + b (1' Q)."""
+    d = np.asarray(diagonal, dtype=float)
+    L = d.size
+    if L <= 1:
+        return np.ones((L, L))
+    b = (1.0 - d) / (L - 1)
+    Q = backward_matrix(base_matrix(d), p)
+    return (d - b)[:, None] * Q + b[:, None] * Q.sum(axis=0)[None, :]
 
 
 def blend(R: np.ndarray, strength: float) -> np.ndarray:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._core.pram import apply_matrix, blend, draw_base_matrix, invariant_matrix, row_sum_errors
+from .._core.pram import apply_matrix, blend, draw_diagonal, invariant_of_base, row_sum_errors
 from .._errors import SdcError
 from .._validation import as_missing_codes, check_number, check_seed, raise_problems
 from ._common import Change, finish, read_input
@@ -17,6 +17,9 @@ from ._result import ProtectionResult
 __all__ = ["pram"]
 
 _ROW_SUM_TOL = 1e-9
+#: a variable with more categories is most likely continuous (each L x L matrix is also kept,
+#: as lists, in the result)
+_MAX_CATEGORIES = 1000
 
 
 @dataclass(frozen=True)
@@ -258,6 +261,12 @@ def _read_variable(inp, name: str, missing_codes: tuple, pd: float, strength: fl
     active = codes >= 0
     if missing_codes:
         active &= eng.encode_column(inp.table, name, list(missing_codes))[0] >= 0
+    n_categories = int(np.count_nonzero(np.bincount(codes[active], minlength=len(labels))))
+    if n_categories > _MAX_CATEGORIES:
+        raise SdcError(
+            f"variables: {name} has {n_categories:,} categories; PRAM builds an L x L matrix, expected a "
+            f"categorical variable with at most {_MAX_CATEGORIES:,} categories (recode it first)"
+        )
     values = eng.label_values(labels)
     user = None
     if spec is not None:
@@ -294,7 +303,7 @@ def _randomise(rng, var: _Variable, inp) -> tuple[np.ndarray, list, list]:
             entries.append((var, label, present, np.ones((1, 1)), True))
             continue
         counts = np.bincount(local.reshape(-1), minlength=L).astype(float)
-        Rs = blend(invariant_matrix(draw_base_matrix(rng, L, var.pd), counts), var.strength)
+        Rs = blend(invariant_of_base(draw_diagonal(rng, L, var.pd), counts), var.strength)
         new[rows] = present[apply_matrix(rng, local.reshape(-1), Rs)]
         entries.append((var, label, present, Rs, True))
     return new, entries, single
