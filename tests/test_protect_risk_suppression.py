@@ -100,6 +100,29 @@ def test_max_global_risk_gives_the_mu_argus_threshold(testdata):
     assert res.parameters["max_global_risk"] == 0.005 and res.parameters["threshold"] is None
 
 
+def test_strata_are_independent_problems(testdata):
+    """With strata the risks are those of individual_risk(strata=...), and the result is that
+    of the method run on each stratum's records separately."""
+    keys = [k for k in KEYS if k != "urbrur"]
+    res = suppress_by_risk(testdata, keys, weight="household_weights", threshold=0.1, strata="urbrur")
+    after = sdckit.individual_risk(res.data, keys, weight="household_weights", strata="urbrur")
+    assert after.risk.max() <= 0.1 and res.details["n_unresolved"] == 0
+    by_stratum = res.n_changed_by_stratum
+    assert set(by_stratum) == {"1", "2"}
+    for s in (1, 2):
+        part = testdata.filter(pl.col("urbrur") == s)
+        alone = suppress_by_risk(
+            part, keys, weight="household_weights", threshold=0.1, importance=res.parameters["importance"]
+        )
+        assert alone.data.equals(res.data.filter(pl.col("urbrur") == s))
+        assert alone.n_changed == by_stratum[str(s)]
+    flat = suppress_by_risk(testdata, keys, weight="household_weights", threshold=0.1)
+    assert not flat.data.equals(res.data)  # strata change the problem
+    xi = suppress_by_risk(testdata, keys, weight="household_weights", max_global_risk=0.003, strata="urbrur")
+    rt = sdckit.individual_risk(testdata, keys, weight="household_weights", strata="urbrur").threshold(0.003)
+    assert xi.details["threshold"] == rt.threshold and xi.details["n_unsafe_before"] == rt.n_unsafe
+
+
 def test_target_already_met_suppresses_nothing(testdata):
     res = suppress_by_risk(testdata, KEYS, weight="household_weights", max_global_risk=0.5)
     assert res.n_changed_total == 0 and res.details["threshold"] is None

@@ -61,6 +61,7 @@ def suppress_by_risk(
     strategy: str = "importance",
     alpha: float = 1.0,
     method: str = "iterative",
+    strata=None,
     missing=None,
     engine=None,
 ) -> ProtectionResult:
@@ -105,6 +106,10 @@ def suppress_by_risk(
     alpha : float in [0, 1], default 1
         Weight of matches through missing values.
     method : {"iterative", "sdcmicro"}, default "iterative"
+    strata : str or list of str, optional
+        f_k, \hat F_k and the risks are computed within each stratum (as ``individual_risk``
+        does); a suppression affects only its stratum, so the result is that of the method run
+        on each stratum separately.
     missing : value or list of values, optional
         Extra missing-value codes of the key columns.
     engine : optional
@@ -136,11 +141,10 @@ def suppress_by_risk(
     Meindl, B. (2015), Statistical disclosure control for micro-data using the R package
     sdcMicro, Journal of Statistical Software 67(4).
     """
-    inp = read_input(data, keys, "keys", engine=engine)
+    inp = read_input(data, keys, "keys", strata=strata, engine=engine)
     plan = _plan(inp, weight, threshold, max_global_risk, variables, importance, strategy, alpha, method, missing)
-    factorize = inp.engine.factorize
-    ids, _, counts, _, _, r_pattern = pattern_risk(plan.codes, plan.weights, plan.alpha, factorize)
-    (before,) = inp.engine.gather(ids, r_pattern)
+    groups = _groups(inp)
+    before, r_pattern, counts = _risk_before(plan, groups, inp.engine.factorize)
     r_star = plan.threshold
     if r_star is None:
         r_star = risk_threshold(r_pattern, counts, plan.max_global_risk, inp.table.n)
@@ -149,7 +153,9 @@ def suppress_by_risk(
                 "max_global_risk: no risk level meets the target (every record would be unsafe); expected a larger "
                 "target, or a threshold"
             )
-    new, after = _suppress(plan, before, r_star, factorize)
+    new, after = plan.codes, before
+    if r_star is not None:  # None: the file already meets the target
+        new, after = _suppress(plan, groups, before, r_star, inp.engine.factorize)
     keys_ = list(inp.variables)
     masks = {v: (new[:, keys_.index(v)] < 0) & (plan.codes[:, keys_.index(v)] >= 0) for v in plan.variables}
     table = inp.engine.with_missing(inp.table, masks)
@@ -165,6 +171,7 @@ def suppress_by_risk(
         "strategy": plan.strategy,
         "alpha": plan.alpha,
         "method": plan.method,
+        "strata": None if strata is None else as_name_list(strata, "strata"),
         "missing": list(plan.missing) or None,
     }
     return finish("suppress_by_risk", parameters, inp, table, changes, details, notes)
@@ -214,16 +221,50 @@ def _weight_problems(table, keys: list, weight) -> list[str]:
     return role_conflicts(Roles(keys=tuple(keys), weight=name)) + weight_problems(table, name)
 
 
-def _suppress(plan: _Plan, before: np.ndarray, r_star: float | None, factorize):
-    """(new codes, the risks afterwards)."""
-    if r_star is None:  # the file already meets the target
-        return plan.codes, before
-    if plan.method == "sdcmicro":
-        new = sdcmicro_pass(plan.codes, before, r_star, int(plan.allowed[0]))
-        return new, record_risk(new, plan.weights, plan.alpha, factorize)
-    new, after, _, _ = suppress_iteratively(
-        plan.codes, plan.weights, r_star, plan.allowed, strategy=plan.strategy, alpha=plan.alpha, factorize=factorize
-    )
+def _groups(inp) -> list[np.ndarray]:
+    """The rows of each stratum (all rows without strata)."""
+    if inp.strata_codes is None:
+        return [np.arange(inp.table.n)]
+    order = np.argsort(inp.strata_codes, kind="stable")
+    bounds = np.searchsorted(inp.strata_codes[order], np.arange(len(inp.strata_labels) + 1))
+    return [order[bounds[g] : bounds[g + 1]] for g in range(len(inp.strata_labels))]
+
+
+def _subset(plan: _Plan, rows: np.ndarray):
+    w = None if plan.weights is None else plan.weights[rows]
+    return np.asfortranarray(plan.codes[rows]), w
+
+
+def _risk_before(plan: _Plan, groups, factorize) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The risk of every record, and the risk and record count of every pattern (per stratum)."""
+    if len(groups) == 1:
+        ids, _, counts, _, _, r = pattern_risk(plan.codes, plan.weights, plan.alpha, factorize)
+        return r[ids], r, counts
+    risk = np.empty(plan.codes.shape[0])
+    levels, counts = [], []
+    for rows in groups:
+        ids, _, c, _, _, r = pattern_risk(*_subset(plan, rows), plan.alpha, factorize)
+        risk[rows] = r[ids]
+        levels.append(r)
+        counts.append(c)
+    return risk, np.concatenate(levels), np.concatenate(counts)
+
+
+def _suppress(plan: _Plan, groups, before: np.ndarray, r_star: float, factorize):
+    """(new codes, the risks afterwards), stratum by stratum."""
+    new = np.array(plan.codes, dtype=np.int32, order="F", copy=True)
+    after = before.copy()
+    for rows in groups:
+        codes, w = _subset(plan, rows)
+        if plan.method == "sdcmicro":
+            out = sdcmicro_pass(codes, before[rows], r_star, int(plan.allowed[0]))
+            r = record_risk(out, w, plan.alpha, factorize)
+        else:
+            out, r, _, _ = suppress_iteratively(
+                codes, w, r_star, plan.allowed, strategy=plan.strategy, alpha=plan.alpha, factorize=factorize
+            )
+        new[rows] = out
+        after[rows] = r
     return new, after
 
 
