@@ -230,6 +230,18 @@ def test_user_matrix_forms_and_labels_as_text():
     assert pram(df, "x", matrix={"x": frame}, seed=0).data["x"].to_list() == [2, 1, 2, 1, 2]
 
 
+def test_user_matrix_may_use_declared_categories_absent_from_the_data():
+    """An Enum column declares lo < mid < hi; only lo and hi occur. A user matrix may send
+    records to mid (a declared category), and the column keeps its declared categories."""
+    df = pl.DataFrame({"x": pl.Series(["lo", "hi", "lo"], dtype=pl.Enum(["lo", "mid", "hi"]))})
+    to_mid = {"lo": {"mid": 1.0}, "mid": {"mid": 1.0}, "hi": {"hi": 1.0}}
+    res = pram(df, "x", matrix={"x": to_mid}, seed=0)
+    assert res.data["x"].to_list() == ["mid", "hi", "mid"]
+    assert res.data["x"].dtype == pl.Enum(["lo", "mid", "hi"])
+    generated = pram(df, "x", pd=0.0, strength=1.0, seed=0)  # generated: only the categories that occur
+    assert generated.details["matrices"][0]["categories"] == ["lo", "hi"]
+
+
 def test_replay_with_the_recorded_user_matrix(testdata):
     first = pram(testdata, "roof", seed=1)
     mat = first.details["pram"]["roof"]
