@@ -130,3 +130,44 @@ def test_kept_column_types(testdata, scenario):
     assert isinstance(out, pl.DataFrame)
     assert out.schema == pl.from_pandas(testdata).schema  # integer keys stay integer, with nulls
     assert np.array_equal(out["age"].to_numpy(), testdata["age"].to_numpy())
+
+
+def test_seed000_worked_flow(testdata, scenario, tmp_path):
+    """The worked flow of the ESSnet handbook's case study on testdata: recode, suppress to
+    k = 3, PRAM a dwelling variable; before/after measures; the recipe replays identically."""
+    p = sdckit.SdcProblem(testdata, scenario)
+    # merge rare categories: water 6, 7, 9 -> 9 (other sources); relat 4..9 -> 4 (other relatives)
+    p.apply("global_recode", variables=["water"], mapping={1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 9, 7: 9, 9: 9})
+    p.apply("global_recode", variables=["relat"], mapping={i: min(i, 4) for i in range(1, 10)})
+    p.apply("local_suppression", k=3)
+    p.apply("pram", variables=["walls"], seed=20261124)
+    base, recoded, suppressed, prammed = p.baseline, *(s.measures for s in p.history[1:])
+    assert recoded["n_violations"][3] < base["n_violations"][3]  # recoding merges rare keys
+    assert suppressed["n_violations"][3] == 0
+    assert suppressed["global_risk"] < recoded["global_risk"] < base["global_risk"]
+    assert suppressed["household_global_risk"] < base["household_global_risk"]
+    # PRAM changes walls only, and its lambda is the share of records whose walls changed
+    changed = p.history[-1].result.n_changed["walls"]
+    # (PRAM draws only for observed values, so its changes and the suppressions are disjoint)
+    assert prammed["lambda_j"]["walls"] == pytest.approx(
+        suppressed["lambda_j"]["walls"] + changed / len(testdata), abs=1e-12
+    )
+    final = p.data
+    for col in testdata.columns:
+        if col not in KEYS:
+            pd.testing.assert_series_equal(final[col], testdata[col])
+    # the table a statistician reads: one column per stage
+    columns, rows = sdckit.problem_measures.summary_rows(p)
+    assert columns[0] == "measure" and len(columns) == 1 + 1 + 4
+    assert [r[0] for r in rows][:3] == ["f_k < 2", "f_k < 3", "f_k < 5"]
+    # the numbers in the table are the public measures' numbers on the protected file
+    risk = sdckit.individual_risk(final, KEYS, weight="sampling_weight", household="ori_hid")
+    assert prammed["global_risk"] == pytest.approx(risk.global_risk, rel=1e-12)
+    path = tmp_path / "recipe.yaml"
+    p.to_recipe(path)
+    again = sdckit.SdcProblem.from_recipe(testdata, path)
+    pd.testing.assert_frame_equal(again.data, final)
+    out1, out2 = tmp_path / "a.csv", tmp_path / "b.csv"
+    p.write(out1)
+    again.write(out2)
+    assert out1.read_bytes() == out2.read_bytes()

@@ -3,10 +3,20 @@
 columns, the input untouched) and an aggregated log of what changed."""
 
 from ._result import ProtectionResult
+from .pram import pram
 from .recode import global_recode, top_bottom_coding
+from .risk_suppression import suppress_by_risk
 from .suppression import local_suppression
 
 #: the methods a workflow (:class:`sdckit.SdcProblem`) or a recipe can apply, by name
-METHODS = ("global_recode", "top_bottom_coding", "local_suppression")
+METHODS = ("global_recode", "top_bottom_coding", "local_suppression", "suppress_by_risk", "pram")
 
-__all__ = ["METHODS", "ProtectionResult", "global_recode", "local_suppression", "top_bottom_coding"]
+__all__ = [
+    "METHODS",
+    "ProtectionResult",
+    "global_recode",
+    "local_suppression",
+    "pram",
+    "suppress_by_risk",
+    "top_bottom_coding",
+]
