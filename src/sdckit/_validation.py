@@ -134,10 +134,13 @@ def check_int(
     expected = f"an integer {_range_text(low, high, False, False)}".replace(" finite", "")
     if isinstance(value, bool) or type(value).__name__ == "bool_" or not isinstance(value, numbers.Real):
         raise SdcError(f"{param}: got {_show(value)}; expected {expected}")
-    x = float(value)
-    if not math.isfinite(x) or not x.is_integer():
-        raise SdcError(f"{param}: got {_show(value)}; expected {expected}")
-    i = int(x)
+    if isinstance(value, numbers.Integral):  # exact, however large (seeds of 128 bits)
+        i = int(value)
+    else:
+        x = float(value)
+        if not math.isfinite(x) or not x.is_integer():
+            raise SdcError(f"{param}: got {_show(value)}; expected {expected}")
+        i = int(x)
     if (low is not None and i < low) or (high is not None and i > high):
         raise SdcError(f"{param}: got {_show(value)}; expected {expected}")
     return i
