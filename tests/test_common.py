@@ -42,9 +42,29 @@ REGISTRY = {
 CHECKED_ELSEWHERE = {"record_linkage_risk", "external_risk", "rmd_interval_disclosure"}
 
 
+#: every protection method, called on the S002 table (the common checks below)
+PROTECT_REGISTRY = {
+    "global_recode": lambda d: sdckit.global_recode(d, ["Education"], mapping=EDUCATION_MAP),
+    "top_bottom_coding": lambda d: sdckit.top_bottom_coding(d, ["w"], value=50.0, replacement=50.0),
+    "local_suppression": lambda d: sdckit.local_suppression(d, S002_KEYS, k=2),
+    "suppress_by_risk": lambda d: sdckit.suppress_by_risk(d, S002_KEYS, weight="w", threshold=0.2),
+    "pram": lambda d: sdckit.pram(d, ["Education"], seed=1),
+}
+
+
+EDUCATION_MAP = {
+    "Primary incomplete": "Primary",
+    "Primary complete": "Primary",
+    "Secondary incomplete": "Secondary",
+    "Secondary complete": "Secondary",
+    "Post-secondary": "Post-secondary",
+}
+
+
 def test_registry_covers_public_measures():
     public = {name for name in sdckit.__all__ if callable(getattr(sdckit, name)) and name[0].islower()}
-    assert public - {"read_data", "tune_memory"} - CHECKED_ELSEWHERE == set(REGISTRY)
+    io = {"read_data", "read_metadata", "write_data", "tune_memory"}
+    assert public - io - CHECKED_ELSEWHERE - set(PROTECT_REGISTRY) == set(REGISTRY)
 
 
 @pytest.mark.parametrize("name", sorted(REGISTRY))
@@ -99,3 +119,42 @@ def test_import_is_light():
     )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert res.returncode == 0, res.stdout + res.stderr
+
+
+@pytest.mark.parametrize("backend", ["polars", "pandas", "pyarrow"])
+@pytest.mark.parametrize("name", sorted(PROTECT_REGISTRY))
+def test_protection_keeps_rows_columns_type_and_input(name, backend):
+    """Every protection method: the input is untouched, the output is the caller's frame type
+    with the same rows, columns and order, the log is aggregates only (JSON, no per-record
+    list), and a second call gives the same output (random methods through their seed)."""
+    table = s002_table()
+    d = as_backend(table, backend)
+    before = table.clone()
+    res = PROTECT_REGISTRY[name](d)
+    assert pl.from_pandas(d).equals(before) if backend == "pandas" else pl.DataFrame(d).equals(before)
+    out = res.data
+    assert type(out) is type(d)
+    frame = pl.from_pandas(out) if backend == "pandas" else pl.DataFrame(out)
+    assert frame.columns == table.columns and frame.height == table.height
+    changed = set(res.n_changed)
+    for col in table.columns:
+        if col not in changed:
+            assert frame[col].equals(table[col]), f"{name} changed {col}"
+    payload = json.loads(json.dumps(res.to_dict()))
+    assert payload["method"] == name
+
+    def walk(x):
+        if isinstance(x, dict):
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list):
+            assert len(x) != table.height, f"{name}: per-record list in to_dict()"
+            for v in x:
+                walk(v)
+
+    walk(payload["n_changed_by_category"])
+    walk(payload["details"])
+    again = PROTECT_REGISTRY[name](d).data
+    again = pl.from_pandas(again) if backend == "pandas" else pl.DataFrame(again)
+    assert again.equals(frame)
+    assert str(res.summary()) and "<table>" in res.summary().to_html()

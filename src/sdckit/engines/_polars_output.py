@@ -78,4 +78,19 @@ def native_frame(table: Table):
     frame = table.frame
     if table.backend == "numpy":
         return frame.to_numpy()
-    return to_native({c: frame.get_column(c) for c in frame.columns}, table.backend, table.index)
+    out = to_native({c: frame.get_column(c) for c in frame.columns}, table.backend, table.index)
+    if table.backend == "pandas":
+        _nullable_integers(frame, out)
+    return out
+
+
+def _nullable_integers(frame: pl.DataFrame, out) -> None:
+    """Integer columns with missing values stay integer in pandas (its nullable ``Int64``
+    family) instead of turning into floats: a suppressed cell must not change how the
+    column's other values read."""
+    import pandas as pd
+
+    for name, dtype in frame.schema.items():
+        s = frame.get_column(name)
+        if dtype.is_integer() and s.null_count():
+            out[name] = pd.array(s.to_list(), dtype=str(dtype))  # "Int64", "UInt8", ...: pandas nullable names

@@ -3,7 +3,6 @@ r"""PRAM: post-randomisation of categorical variables with an invariant transiti
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -154,9 +153,9 @@ def pram(
 def _seed(seed) -> int:
     """The seed as given (exactly: large integers are kept), or a fresh one."""
     if seed is None:
-        return int(np.random.SeedSequence().entropy)
-    check_seed(seed)
-    return int(seed) if isinstance(seed, numbers.Integral) else int(check_seed(seed))
+        entropy = np.random.SeedSequence().entropy
+        return int(entropy)  # type: ignore[arg-type]  # a fresh SeedSequence's entropy is one int
+    return int(check_seed(seed))  # exact for large integers
 
 
 def _per_variable(value, param: str, names: list[str], default: float) -> dict[str, float]:

@@ -230,7 +230,7 @@ def _groups(inp) -> list[np.ndarray]:
     return [order[bounds[g] : bounds[g + 1]] for g in range(len(inp.strata_labels))]
 
 
-def _subset(plan: _Plan, rows: np.ndarray):
+def _subset(plan: _Plan, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     w = None if plan.weights is None else plan.weights[rows]
     return np.asfortranarray(plan.codes[rows]), w
 

@@ -107,7 +107,7 @@ def local_suppression(
         "method": method,
         "missing": list(missing) or None,
     }
-    notes = ()
+    notes: tuple = ()
     if rows.size:
         notes = (f"{rows.size} record(s) could not be made k-anonymous (a stratum with fewer than k records).",)
     details = {
