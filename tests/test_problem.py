@@ -171,3 +171,81 @@ def test_seed000_worked_flow(testdata, scenario, tmp_path):
     p.write(out1)
     again.write(out2)
     assert out1.read_bytes() == out2.read_bytes()
+
+
+def test_suda_on_request(testdata, scenario):
+    p = sdckit.SdcProblem(testdata, scenario, suda=True).apply("local_suppression", k=3)
+    assert p.baseline["n_with_msu"] == sdckit.suda(testdata, KEYS).n_with_msu
+    assert p.measures["n_with_msu"] == sdckit.suda(p.data, KEYS).n_with_msu
+    assert "records with an MSU" in str(p.summary())
+
+
+def test_cli_recode_and_pram_steps(tmp_path, capsys):
+    base = ["--keys", ",".join(KEYS), "--weight", "sampling_weight"]
+    out = tmp_path / "recoded.csv"
+    # --map keys arrive as text and match the integer codes of water
+    mapping = "1=1,2=2,3=3,4=4,5=5,6=9,7=9,9=9"
+    assert main(["recode", str(TESTDATA), *base, "--variable", "water", "--map", mapping, "--out", str(out)]) == 0
+    recoded = pl.read_csv(out)
+    assert set(recoded["water"].to_list()) == {1, 2, 3, 4, 5, 9}
+    assert "global_recode" in capsys.readouterr().out
+    out2, recipe = tmp_path / "pram.csv", tmp_path / "pram.json"
+    args = ["pram", str(TESTDATA), *base, "--variables", "walls", "--seed", "7", "--out", str(out2)]
+    assert main([*args, "--save-recipe", str(recipe)]) == 0
+    prammed = pl.read_csv(out2)
+    original = pl.read_csv(TESTDATA)
+    assert prammed.drop("walls").equals(original.drop("walls"))
+    assert json.loads(recipe.read_text())["steps"][0]["parameters"]["seed"] == 7
+    out3 = tmp_path / "pram_again.csv"
+    assert main(["protect", str(TESTDATA), "--recipe", str(recipe), "--out", str(out3)]) == 0
+    assert out3.read_bytes() == out2.read_bytes()
+    assert (
+        main(["recode", str(TESTDATA), *base, "--variable", "water", "--map", "1=a", "--out", str(tmp_path / "x.csv")])
+        == 2
+    )
+    assert "not covered" in capsys.readouterr().err  # the map misses categories 2 to 9
+
+
+def test_spss_in_spss_out_keeps_labels(tmp_path):
+    """An SPSS file with value labels goes through `sdckit suppress` and comes out with the same
+    value and variable labels; suppressed cells are system missing."""
+    pyreadstat = pytest.importorskip("pyreadstat")
+    src = tmp_path / "survey.sav"
+    df = pd.DataFrame(
+        {"region": [1.0, 1, 2, 2, 2, 3, 1, 2], "sex": [1.0, 2, 1, 2, 1, 2, 1, 2], "y": [5.0, 3, 2, 1, 4, 6, 7, 8]}
+    )
+    labels = {"region": {1: "North", 2: "South", 3: "East"}, "sex": {1: "male", 2: "female"}}
+    pyreadstat.write_sav(df, str(src), variable_value_labels=labels, column_labels=["Region", "Sex", "Income"])
+    out = tmp_path / "protected.sav"
+    assert main(["suppress", str(src), "--keys", "region,sex", "--k", "2", "--out", str(out)]) == 0
+    back, meta = pyreadstat.read_sav(str(out))
+    assert meta.variable_value_labels == labels
+    assert meta.column_names_to_labels == {"region": "Region", "sex": "Sex", "y": "Income"}
+    assert back.shape == df.shape and list(back.columns) == list(df.columns)
+    kept = back["region"].notna()
+    assert (back.loc[kept, "region"] == df.loc[kept, "region"]).all() and (~kept).sum() >= 1
+    np.testing.assert_array_equal(back["y"].to_numpy(), df["y"].to_numpy())
+
+
+def test_cli_risk_threshold_suppression(tmp_path, capsys):
+    out = tmp_path / "out.csv"
+    args = ["suppress", str(TESTDATA), "--keys", ",".join(KEYS), "--weight", "household_weights"]
+    assert main([*args, "--threshold", "0.1", "--out", str(out)]) == 0
+    assert "suppress_by_risk" in capsys.readouterr().out
+    risk = sdckit.individual_risk(pl.read_csv(out), KEYS, weight="household_weights")
+    assert risk.risk.max() <= 0.1 + 1e-12
+    assert main([*args, "--threshold", "0.1", "--method", "sdcmicro", "--out", str(tmp_path / "x.csv")]) == 2
+    assert "--method" in capsys.readouterr().err
+
+
+def test_numbers_recoded_to_intervals_in_the_workflow(testdata):
+    """A key made from a number (age in intervals): the step runs, its lambda is left out (no
+    value-by-value distance between a number and an interval) and the others are kept."""
+    sc = sdckit.Scenario(keys=["urbrur", "sex", "age"], weight="sampling_weight")
+    data = testdata.assign(age=testdata["age"] + 1)  # ages 1..96: every value inside (0, 100]
+    p = sdckit.SdcProblem(data, sc).apply("global_recode", variables=["age"], breaks=[0, 15, 30, 45, 60, 100])
+    p.apply("local_suppression", k=3)
+    assert "age" not in p.history[0].measures.get("lambda_j", {})
+    assert p.measures["n_violations"][3] == 0
+    assert p.history[0].measures["n_violations"][3] < p.baseline["n_violations"][3]
+    assert "None" not in str(p.summary())  # a missing lambda prints as "-"

@@ -42,7 +42,12 @@ def _lambda(problem, table, changed: tuple) -> dict:
     from .utility import information_loss
 
     sc = problem.scenario
-    variables = list(dict.fromkeys([*sc.keys, *changed]))
+    original = problem._original
+    # a variable whose type a step changed (numbers recoded to intervals) has no value-by-value
+    # distance to its original: it is left out of lambda
+    variables = [v for v in dict.fromkeys([*sc.keys, *changed]) if _kind(original, v) == _kind(table, v)]
+    if not variables:
+        return {}
     scales = {v: ("continuous" if table.is_numeric(v) and v not in sc.keys else "nominal") for v in variables}
     il = information_loss(
         problem._original,
@@ -53,6 +58,11 @@ def _lambda(problem, table, changed: tuple) -> dict:
         new_categories="allow",
     )
     return {v: float(il.lambda_j[v]) for v in variables if v in il.lambda_j}
+
+
+def _kind(table, name: str) -> str:
+    kind = table.kind(name)
+    return "text" if kind in ("text", "categorical") else "number" if kind in ("integer", "float") else kind
 
 
 def summary_rows(problem) -> tuple[list, list]:
@@ -76,7 +86,7 @@ def summary_rows(problem) -> tuple[list, list]:
             row.append(m["household_global_risk"])
         if problem._suda:
             row.append(m["n_with_msu"])
-        row += [m.get("lambda_j", {}).get(v, 0.0) for v in lam_vars]
+        row += [m.get("lambda_j", {}).get(v, 0.0 if m is problem._baseline else None) for v in lam_vars]
         table.append(row)
     # one row per measure, one column per stage: reads top to bottom however many steps
     rows = [(name, *[col[r] for col in table]) for r, name in enumerate(columns[1:])]

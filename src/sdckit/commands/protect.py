@@ -34,9 +34,25 @@ def register(sub) -> None:
     r.add_argument("--level", type=int, help="the hierarchy level to recode to (1 = first coarser column)")
     r.set_defaults(func=run_recode)
 
-    s = _step_parser(sub, "suppress", "local suppression of key values until every record is k-anonymous")
+    s = _step_parser(
+        sub,
+        "suppress",
+        "local suppression of key values until every record is k-anonymous (or, with --threshold or "
+        "--max-global-risk, until no individual risk exceeds the threshold)",
+    )
     s.add_argument("--k", type=int, default=2, help="k of k-anonymity (default 2)")
-    s.add_argument("--method", default="greedy", choices=["greedy", "sdcmicro"], help="algorithm (default greedy)")
+    s.add_argument("--threshold", type=float, help="risk-threshold suppression: the largest individual risk allowed")
+    s.add_argument(
+        "--max-global-risk",
+        dest="max_global_risk",
+        type=float,
+        help="risk-threshold suppression with the threshold that meets this global risk (e.g. 0.01)",
+    )
+    s.add_argument(
+        "--method",
+        choices=["greedy", "sdcmicro"],
+        help="k-anonymity algorithm (default greedy; sdcmicro = sdcMicro's kAnon cells)",
+    )
     s.add_argument("--importance", help="key variables from the most to the least important, comma-separated")
     s.add_argument("--alpha", type=float, default=1.0, help="weight of matches through missing values (default 1)")
     s.set_defaults(func=run_suppress)
@@ -140,7 +156,7 @@ def _run_step(args, step: str, /, **parameters) -> int:
 def run_recode(args) -> int:
     params: dict = {"variables": [args.variable], "method": args.method}
     if args.mapping:
-        params["mapping"] = parse_pairs(args.mapping, "--map")
+        params["mapping"] = _typed_map(args, parse_pairs(args.mapping, "--map"))
     elif args.breaks:
         parts = split_list(args.breaks)
         try:
@@ -156,10 +172,38 @@ def run_recode(args) -> int:
     return _run_step(args, "global_recode", **params)
 
 
+def _typed_map(args, pairs: dict[str, str]) -> dict:
+    """The --map pairs with numbers as numbers when the variable is numeric (so that a recoded
+    integer code stays an integer)."""
+    from ..io import read_data
+
+    schema = read_data(args.data, lazy=True).collect_schema()
+    if args.variable not in schema or not schema[args.variable].is_numeric():
+        return pairs
+
+    def number(text: str):
+        try:
+            x = float(text)
+        except ValueError:
+            return text
+        return int(x) if x.is_integer() else x
+
+    return {number(k): number(v) for k, v in pairs.items()}
+
+
 def run_suppress(args) -> int:
-    params: dict = {"k": args.k, "method": args.method, "alpha": args.alpha}
+    params: dict = {"alpha": args.alpha}
     if args.importance:
         params["importance"] = name_list(args.importance, "--importance", "key variables")
+    if args.threshold is not None or args.max_global_risk is not None:
+        if args.method is not None:
+            raise SdcError("--method: applies to k-anonymity suppression; not with --threshold or --max-global-risk")
+        if args.threshold is not None:
+            params["threshold"] = args.threshold
+        if args.max_global_risk is not None:
+            params["max_global_risk"] = args.max_global_risk
+        return _run_step(args, "suppress_by_risk", **params)
+    params.update(k=args.k, method=args.method or "greedy")
     return _run_step(args, "local_suppression", **params)
 
 
