@@ -1,0 +1,145 @@
+r"""Rank swapping (Moore 1996): pure NumPy kernels on one float vector.
+
+Moore, R. A. (1996), "Controlled data-swapping techniques for masking public use microdata
+sets", U.S. Bureau of the Census, Statistical Research Division Report Series RR 96-04.
+
+For one variable with m observed values, sorted from the largest to the smallest:
+
+1. pooling: the largest ``floor(m t / 100)`` values (t = ``top_percent``) are replaced by
+   their mean, and so are the smallest ``floor(m b / 100)`` values (b = ``bottom_percent``);
+   pooled values take no further part;
+2. the swap range P (a share of the m' values left) is given, or follows from the target
+   correlation ratio R0 or the subset-mean preservation factor K0 (Moore 1996, as sdcMicro's
+   ``rankSwap`` computes them):
+
+   P = sqrt(2 Var (1 - R0)) / D        or        P = sqrt(8/3) K0 |mean| / D,
+
+   with the mean and the variance (denominator m') of the m' values left and D = |top
+   threshold - bottom threshold| (the smallest pooled top value, or the largest value when
+   nothing is pooled at the top; the largest pooled bottom value, or the smallest value);
+3. the m' values are visited in rank order (largest first); a value not yet swapped is
+   swapped with one drawn uniformly among the values not yet swapped whose rank lies within
+   (rank, rank + W], W = floor(P m'); a value with no such partner keeps its place.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["pool_counts", "pool_tails", "range_from_k0", "range_from_r0", "swap_partners", "swap_values"]
+
+#: tolerance of floor() for counts that are whole numbers in exact arithmetic (m * 5 / 100)
+_FLOOR_TOL = 1e-9
+#: below this share of free candidates in the window the candidates are listed, not sampled by
+#: rejection (at most about 8 draws per swap are rejected on average)
+_REJECTION_SHARE = 8
+_BLOCK = 1 << 16
+
+
+def pool_counts(m: int, top_percent: float, bottom_percent: float) -> tuple[int, int]:
+    """Number of values pooled at the top and at the bottom of m: floor(m t / 100), floor(m b / 100)."""
+    top = int(math.floor(m * top_percent / 100.0 + _FLOOR_TOL))
+    bottom = int(math.floor(m * bottom_percent / 100.0 + _FLOOR_TOL))
+    return min(top, m), min(bottom, m - min(top, m))
+
+
+def pool_tails(v: np.ndarray, top: int, bottom: int) -> tuple[np.ndarray, float, float]:
+    """Pool the tails of ``v`` (sorted from the largest to the smallest): the first ``top``
+    values and the last ``bottom`` values are each replaced by their mean.
+
+    Returns the pooled copy and the thresholds (top threshold, bottom threshold) of the range
+    derivation: v[top - 1] (v[0] when top = 0) and v[m - bottom] (v[m - 1] when bottom = 0).
+    """
+    v = np.asarray(v, dtype=float)
+    m = v.size
+    out = v.copy()
+    if m == 0:
+        return out, math.nan, math.nan
+    top_value = float(v[top - 1] if top else v[0])
+    bottom_value = float(v[m - bottom] if bottom else v[m - 1])
+    if top:
+        out[:top] = v[:top].mean()
+    if bottom:
+        out[m - bottom :] = v[m - bottom :].mean()
+    return out, top_value, bottom_value
+
+
+def _moments(values: np.ndarray) -> tuple[float, float]:
+    """Mean and variance (denominator = count) of the values; (0, 0) for none."""
+    if values.size == 0:
+        return 0.0, 0.0
+    mean = float(values.mean())
+    return mean, float(np.mean((values - mean) ** 2))
+
+
+def range_from_r0(values: np.ndarray, r0: float, top_value: float, bottom_value: float) -> float:
+    """Swap range P (a share) for a target correlation ratio R0: sqrt(2 Var (1 - R0)) / D,
+    Var over the non-pooled ``values`` (denominator = count), D = |bottom - top threshold|;
+    0 when D = 0."""
+    d = abs(bottom_value - top_value)
+    _, var = _moments(np.asarray(values, dtype=float))
+    return math.sqrt(2.0 * var * (1.0 - r0)) / d if d > 0 else 0.0
+
+
+def range_from_k0(values: np.ndarray, k0: float, top_value: float, bottom_value: float) -> float:
+    """Swap range P (a share) for a subset-mean preservation factor K0: sqrt(8/3) K0 |mean| / D,
+    mean over the non-pooled ``values``, D = |bottom - top threshold|; 0 when D = 0."""
+    d = abs(bottom_value - top_value)
+    mean, _ = _moments(np.asarray(values, dtype=float))
+    return math.sqrt(8.0 / 3.0) * k0 * abs(mean) / d if d > 0 else 0.0
+
+
+def swap_partners(m: int, width: int, rng: np.random.Generator) -> np.ndarray:
+    """The swap partner of each of m ranks (itself when not swapped).
+
+    Ranks are visited in order; a rank not yet swapped is paired with a rank drawn uniformly
+    among those not yet swapped in (rank, rank + width]. Uniform draws by rejection while free
+    ranks are not rare in the window (exact: a rejected draw is redrawn), else by listing the
+    free ranks. O(m) expected draws; one Python step per rank.
+    """
+    partner = list(range(m))
+    if m < 2 or width < 1:
+        return np.arange(m, dtype=np.int64)
+    done = bytearray(m)
+    view = np.frombuffer(done, dtype=np.uint8)
+    u, k = rng.random(_BLOCK).tolist(), 0
+    hi = min(width, m - 1)  # the window of rank i is (i, hi]
+    free = hi  # ranks not yet swapped in the window
+    for i in range(m):
+        if not done[i]:
+            done[i] = 1
+            if free:
+                span = hi - i
+                if free * _REJECTION_SHARE >= span:
+                    while True:
+                        if k == _BLOCK:
+                            u, k = rng.random(_BLOCK).tolist(), 0
+                        j = i + 1 + int(u[k] * span)
+                        k += 1
+                        if not done[j]:
+                            break
+                else:
+                    if k == _BLOCK:
+                        u, k = rng.random(_BLOCK).tolist(), 0
+                    cand = np.flatnonzero(view[i + 1 : hi + 1] == 0)
+                    j = i + 1 + int(cand[int(u[k] * cand.size)])
+                    k += 1
+                done[j] = 1
+                partner[i], partner[j] = j, i
+                free -= 1
+        if i + 1 < m:  # slide the window to rank i + 1
+            if i + 1 <= hi and not done[i + 1]:
+                free -= 1
+            if hi < m - 1 and hi < i + 1 + width:
+                hi += 1
+                free += 1  # a rank beyond every earlier window: never swapped yet
+    return np.asarray(partner, dtype=np.int64)
+
+
+def swap_values(v: np.ndarray, width: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
+    """Swap the values of ``v`` (sorted, largest first) within ``width`` ranks; returns the new
+    values in rank order and the number of values that took part in a swap."""
+    partner = swap_partners(v.size, width, rng)
+    return np.asarray(v, dtype=float)[partner], int(np.count_nonzero(partner != np.arange(v.size)))
