@@ -19,6 +19,8 @@ from .scenario import Scenario
 __all__ = ["SdcProblem", "Step", "protection_methods"]
 
 RECIPE_VERSION = 1
+#: methods for continuous variables: their ``variables`` default to the scenario's numeric keys
+CONTINUOUS_METHODS = ("add_noise", "microaggregation", "rank_swap")
 
 
 def protection_methods() -> dict:
@@ -48,7 +50,8 @@ class SdcProblem:
     data : table
         The original microdata (never modified).
     scenario : Scenario
-        The roles: key variables (required), weight, household, strata, missing-value codes.
+        The roles: categorical key variables (``keys``) and/or continuous ones
+        (``numeric_keys``), weight, household, strata, missing-value codes.
     k : sequence of int, default (2, 3, 5)
         The k for which k-anonymity violations are counted.
     suda : bool, default False
@@ -65,8 +68,8 @@ class SdcProblem:
     def __init__(self, data, scenario: Scenario, *, k=(2, 3, 5), suda: bool = False, engine=None):
         if not isinstance(scenario, Scenario):
             raise_problems([f"scenario: got {type(scenario).__name__}; expected an sdckit.Scenario"])
-        if not scenario.keys:
-            raise_problems(["scenario: no key variables; expected Scenario(keys=[...])"])
+        if not scenario.keys and not scenario.numeric_keys:
+            raise_problems(["scenario: no key variables; expected Scenario(keys=[...]) and/or numeric_keys=[...]"])
         self._engine = get_engine(engine)
         self._original = self._engine.table(data)
         scenario.validate(self._original, engine=self._engine)
@@ -109,7 +112,8 @@ class SdcProblem:
     def apply(self, method: str, /, **parameters) -> SdcProblem:
         """Apply a protection method to the current data, then recompute the measures the
         step can change. Roles the method takes (``keys``, ``weight``, ``household``,
-        ``strata``, ``missing``) come from the scenario unless given. Returns ``self``."""
+        ``strata``, ``missing``) come from the scenario unless given, and the ``variables`` of
+        the continuous methods default to the scenario's ``numeric_keys``. Returns ``self``."""
         func = _method(method)
         params = self._with_roles(func, parameters)
         result = func(self._current, **params)
@@ -127,13 +131,19 @@ class SdcProblem:
     def _with_roles(self, func, parameters: dict) -> dict:
         sig = inspect.signature(func).parameters
         roles = {
-            "keys": self.scenario.keys,
+            "keys": self.scenario.keys or None,
             "weight": self.scenario.weight,
             "household": self.scenario.household,
             "strata": self.scenario.strata,
             "missing": self.scenario.missing,
         }
         out = dict(parameters)
+        if (
+            getattr(func, "__name__", "") in CONTINUOUS_METHODS
+            and "variables" not in out
+            and self.scenario.numeric_keys
+        ):
+            out["variables"] = list(self.scenario.numeric_keys)
         for name, value in roles.items():
             if name in sig and name not in out and value not in (None, ()):
                 out[name] = list(value) if isinstance(value, tuple) else value

@@ -4,7 +4,7 @@ and ``sdckit pram``: each writes the protected file and prints the before/after 
 from __future__ import annotations
 
 from .._errors import SdcError
-from . import Progress, add_missing_options, key_list, name_list, parse_pairs, progress_enabled, split_list, write_json
+from . import Progress, add_missing_options, name_list, parse_pairs, progress_enabled, split_list, write_json
 
 
 def register(sub) -> None:
@@ -57,6 +57,8 @@ def register(sub) -> None:
     s.add_argument("--alpha", type=float, default=1.0, help="weight of matches through missing values (default 1)")
     s.set_defaults(func=run_suppress)
 
+    _register_continuous(sub)
+
     m = _step_parser(sub, "pram", "PRAM (post-randomisation) of categorical variables, invariant matrices")
     m.add_argument("--variables", required=True, help="the variables to randomise, comma-separated")
     m.add_argument("--pd", type=float, default=0.8, help="smallest diagonal of the base matrix (default 0.8)")
@@ -65,12 +67,59 @@ def register(sub) -> None:
     m.set_defaults(func=run_pram)
 
 
-def _step_parser(sub, name: str, text: str):
+def _step_parser(sub, name: str, text: str, keys_required: bool = True):
     sp = sub.add_parser(name, help=text, description=f"{text[0].upper()}{text[1:]}; writes the protected file.")
     sp.add_argument("data", help="data file: .csv, .tsv, .parquet, .sav, .dta, .sas7bdat, .xpt")
-    sp.add_argument("--keys", required=True, help="comma-separated categorical key variables (measured before/after)")
+    sp.add_argument(
+        "--keys", required=keys_required, help="comma-separated categorical key variables (measured before/after)"
+    )
     _add_common(sp, roles=True)
     return sp
+
+
+def _register_continuous(sub) -> None:
+    n = _step_parser(sub, "noise", "noise addition to continuous variables", keys_required=False)
+    n.add_argument("--variables", required=True, help="the continuous variables, comma-separated")
+    n.add_argument(
+        "--method",
+        default="additive",
+        choices=["additive", "additive0", "correlated", "correlated2", "restr", "ROMM", "outdect"],
+        help="the kind of noise (default additive)",
+    )
+    n.add_argument("--noise", type=float, default=150, help="noise level in %% of the sd (default 150)")
+    n.add_argument("--delta", type=float, default=0.1, help="correlated2: the mixing weight (default 0.1)")
+    n.add_argument("--seed", type=int, help="random seed (recorded in --save-recipe; default: a fresh seed)")
+    n.set_defaults(func=run_noise)
+
+    m = _step_parser(sub, "microaggregate", "microaggregation of continuous variables", keys_required=False)
+    m.add_argument("--variables", required=True, help="the continuous variables, comma-separated")
+    m.add_argument(
+        "--method",
+        default="mdav",
+        choices=["mdav", "onedims", "single", "simple", "pca", "rmd"],
+        help="grouping method (default mdav)",
+    )
+    m.add_argument("--group-size", dest="group_size", type=int, default=3, help="records per group (default 3)")
+    m.add_argument("--statistic", default="mean", choices=["mean", "median"], help="group value (default mean)")
+    m.add_argument("--sort-by", dest="sort_by", help="method single: the variable to sort on")
+    m.set_defaults(func=run_microaggregate)
+
+    w = _step_parser(
+        sub,
+        "swap",
+        "record swapping of households along a geography (--geography), or rank swapping of continuous "
+        "variables (--variables)",
+        keys_required=False,
+    )
+    w.add_argument("--geography", help="record swapping: geography columns, coarsest first, comma-separated")
+    w.add_argument("--similar", help="record swapping: variables a donor household must match, comma-separated")
+    w.add_argument("--k", type=int, default=3, help="record swapping: households risky below this k (default 3)")
+    w.add_argument("--swap-rate", dest="swap_rate", type=float, default=0.05, help="share of households swapped")
+    w.add_argument("--carry-along", dest="carry_along", help="variables moving with the geography, comma-separated")
+    w.add_argument("--variables", help="rank swapping: the continuous variables, comma-separated")
+    w.add_argument("--swap-range", dest="swap_range", type=float, help="rank swapping: largest rank distance in %%")
+    w.add_argument("--seed", type=int, help="random seed (recorded in --save-recipe; default: a fresh seed)")
+    w.set_defaults(func=run_swap)
 
 
 def _add_common(sp, roles: bool) -> None:
@@ -96,11 +145,12 @@ def _read(args):
     return read_data(args.data, na_values=nav)
 
 
-def _scenario(args):
+def _scenario(args, numeric_keys=None):
     from ..scenario import Scenario
 
     return Scenario(
-        keys=key_list(args),
+        keys=split_list(args.keys) if args.keys else None,
+        numeric_keys=numeric_keys,
         weight=args.weight,
         household=args.household,
         strata=split_list(args.strata) or None,
@@ -142,14 +192,14 @@ def run_protect(args) -> int:
     return _finish(args, problem, prog)
 
 
-def _run_step(args, step: str, /, **parameters) -> int:
+def _run_step(args, step: str, /, numeric_keys=None, **parameters) -> int:
     from ..problem import SdcProblem
 
     prog = Progress(3, progress_enabled(args))
     prog.step("reading data")
     data = _read(args)
     prog.step(f"applying {step}")
-    problem = SdcProblem(data, _scenario(args)).apply(step, **parameters)
+    problem = SdcProblem(data, _scenario(args, numeric_keys)).apply(step, **parameters)
     return _finish(args, problem, prog)
 
 
@@ -212,3 +262,45 @@ def run_pram(args) -> int:
     if args.seed is not None:
         params["seed"] = args.seed
     return _run_step(args, "pram", **params)
+
+
+def _seeded(args, params: dict) -> dict:
+    if args.seed is not None:
+        params["seed"] = args.seed
+    return params
+
+
+def run_noise(args) -> int:
+    variables = name_list(args.variables, "--variables")
+    params = {"variables": variables, "method": args.method, "noise": args.noise}
+    if args.method == "correlated2":
+        params["delta"] = args.delta
+    return _run_step(args, "add_noise", numeric_keys=variables, **_seeded(args, params))
+
+
+def run_microaggregate(args) -> int:
+    variables = name_list(args.variables, "--variables")
+    params = {"variables": variables, "method": args.method, "group_size": args.group_size}
+    params["statistic"] = args.statistic
+    if args.sort_by:
+        params["sort_by"] = args.sort_by
+    return _run_step(args, "microaggregation", numeric_keys=variables, **params)
+
+
+def run_swap(args) -> int:
+    if bool(args.geography) == bool(args.variables):
+        raise SdcError("swap: give --geography (record swapping) or --variables (rank swapping), one of them")
+    if args.variables:
+        variables = name_list(args.variables, "--variables")
+        params: dict = {"variables": variables}
+        if args.swap_range is not None:
+            params["swap_range"] = args.swap_range
+        return _run_step(args, "rank_swap", numeric_keys=variables, **_seeded(args, params))
+    if not args.household:
+        raise SdcError("--household: record swapping needs the household identifier column")
+    params = {"geography": name_list(args.geography, "--geography"), "k": args.k, "swap_rate": args.swap_rate}
+    if args.similar:
+        params["similar"] = [name_list(args.similar, "--similar")]
+    if args.carry_along:
+        params["carry_along"] = name_list(args.carry_along, "--carry-along")
+    return _run_step(args, "record_swap", **_seeded(args, params))
