@@ -104,7 +104,8 @@ def swap_partners(m: int, width: int, rng: np.random.Generator) -> np.ndarray:
         return np.arange(m, dtype=np.int64)
     done = bytearray(m)
     view = np.frombuffer(done, dtype=np.uint8)
-    u, k = rng.random(_BLOCK).tolist(), 0
+    block = min(_BLOCK, 2 * m + 64)  # uniform draws taken from the generator at a time
+    u, k = rng.random(block).tolist(), 0
     hi = min(width, m - 1)  # the window of rank i is (i, hi]
     free = hi  # ranks not yet swapped in the window
     for i in range(m):
@@ -114,15 +115,15 @@ def swap_partners(m: int, width: int, rng: np.random.Generator) -> np.ndarray:
                 span = hi - i
                 if free * _REJECTION_SHARE >= span:
                     while True:
-                        if k == _BLOCK:
-                            u, k = rng.random(_BLOCK).tolist(), 0
+                        if k == block:
+                            u, k = rng.random(block).tolist(), 0
                         j = i + 1 + int(u[k] * span)
                         k += 1
                         if not done[j]:
                             break
                 else:
-                    if k == _BLOCK:
-                        u, k = rng.random(_BLOCK).tolist(), 0
+                    if k == block:
+                        u, k = rng.random(block).tolist(), 0
                     cand = np.flatnonzero(view[i + 1 : hi + 1] == 0)
                     j = i + 1 + int(cand[int(u[k] * cand.size)])
                     k += 1
