@@ -23,6 +23,7 @@ from sdckit._core.record_swap import (
     household_layout,
     lowest_quotas,
     n_varying,
+    plan_swaps,
     row_ids,
     source_rows,
     split_units,
@@ -176,6 +177,24 @@ def test_household_kernels_hand_calculation():
     assert first_risky_level(np.array([[False, True], [True, True], [False, False]])).tolist() == [1, 0, 2]
     # household 0 swapped with household 2: its records take record 0's values and vice versa
     assert source_rows(hh, first, np.array([2, -1, 0])).tolist() == [1, 0, 1, 3, 0]
+
+
+def test_plan_swaps_hand_worked():
+    """One level, households 0, 1 in unit 0 and 2, 3 in unit 1, profiles (sizes) 1, 2, 1, 2;
+    household 0 risky, swap rate 0 (P = 0): its only donor is household 2 (same profile,
+    other unit), and nothing else moves. With household 0 of a profile no one else has
+    (5) it finds no donor. With rate 1 (P = 2, one swap per unit) and no risky household,
+    both pairs of equal profile across the units are made."""
+    units = np.array([[0], [0], [1], [1]])
+    w = np.ones((4, 1))
+    rng = np.random.default_rng(0)
+    plan = plan_swaps(units, w, np.array([0, 1, 1, 1]), np.array([[1], [2], [1], [2]]), 0.0, rng)
+    assert plan.partner.tolist() == [2, -1, 0, -1] and plan.requester.tolist() == [0]
+    assert plan.target_pairs == 0 and not plan.failed.any() and plan.fill.tolist() == [False]
+    plan = plan_swaps(units, w, np.array([0, 1, 1, 1]), np.array([[5], [2], [1], [2]]), 0.0, rng)
+    assert plan.partner.tolist() == [-1, -1, -1, -1] and plan.failed.tolist() == [True, False, False, False]
+    plan = plan_swaps(units, w, np.array([1, 1, 1, 1]), np.array([[1], [2], [1], [2]]), 1.0, rng)
+    assert plan.target_pairs == 2 and plan.partner.tolist() == [2, 3, 0, 1] and plan.fill.all()
 
 
 # ----------------------------------------------------------------------------------------------

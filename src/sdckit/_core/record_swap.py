@@ -166,8 +166,9 @@ class DonorIndex:
 
     ``first(start, end, unit, used)`` returns the first household of positions
     [start, end) (one profile's block, see :meth:`bounds`) that is not used and lies outside
-    ``unit``, or -1. Used households are skipped through a next-free pointer with path
-    compression; runs of the requester's unit through a precomputed "next other unit" jump.
+    ``unit``, or -1. Used households are skipped through a next-free pointer, runs of the
+    requester's unit through a "next other unit" pointer; both are path-compressed (a used
+    household stays used), so a search costs about as much as the households it returns.
     """
 
     def __init__(self, unit: np.ndarray, key: np.ndarray, profile: np.ndarray):
@@ -204,11 +205,13 @@ class DonorIndex:
 
     def first(self, start: int, end: int, unit: int, used) -> int:
         pos = self._free(start, used)
-        while pos < end:
-            if self._unit[pos] != unit:
-                return self._hh[pos]
+        passed = []
+        while pos < end and self._unit[pos] == unit:
+            passed.append(pos)
             pos = self._free(self._other[pos], used)
-        return -1
+        for p in passed:  # between p and pos every household is used or in p's unit: jump there next time
+            self._other[p] = pos
+        return self._hh[pos] if pos < end else -1
 
 
 @dataclass(frozen=True)
@@ -277,18 +280,20 @@ def _fill_draw(eligible: np.ndarray, unit: np.ndarray, weight: np.ndarray, need:
 def _lowest_level(pairs: _Pairs, indexes, ctx, quota: np.ndarray, rng) -> None:
     """The finest level: the households risky there, and random households per unit until
     the unit's quota of swaps (counted on the requesters' units, over all levels) is met;
-    rounds repeat while a unit short of its quota has households left to draw."""
+    rounds repeat while a unit short of its quota has households left to draw and its last
+    draw did not fail altogether."""
     units, weight, risk_level, profiles = ctx
     L = units.shape[1]
     low, w = units[:, L - 1], weight[:, L - 1]
     U = quota.size
     must = (risk_level == L - 1) & (pairs.used_np == 0) & ~pairs.failed
+    active = np.ones(U, dtype=bool)  # units that draw again when short
     first_round = True
     while True:
         credited = np.bincount(low[pairs.column(0)], minlength=U)
         need = np.maximum(quota - credited - (np.bincount(low[must], minlength=U) if first_round else 0), 0)
         eligible = (pairs.used_np == 0) & ~pairs.failed & ~must
-        fill = _fill_draw(eligible, low, w, need, rng)
+        fill = _fill_draw(eligible, low, w, np.where(active, need, 0), rng)
         req = np.concatenate((np.flatnonzero(must), fill)) if first_round else fill
         if req.size == 0:
             return
@@ -296,6 +301,9 @@ def _lowest_level(pairs: _Pairs, indexes, ctx, quota: np.ndarray, rng) -> None:
         is_fill[fill] = True
         req = weighted_order(req, w[req], rng)
         _serve(pairs, req, is_fill[req], indexes, profiles, low, L - 1)
+        # a unit whose random households all found no donor stops drawing
+        drawn = np.bincount(low[fill], minlength=U)
+        active &= np.bincount(low[fill[pairs.failed[fill]]], minlength=U) < drawn
         first_round, must = False, np.zeros_like(must)
 
 

@@ -102,7 +102,8 @@ def record_swap(
     4. at the finest level, the households risky there and, in each finest unit, households
        drawn with probability proportional to rho_{h,L-1} until the unit's share of P
        (swaps credited to the unit of the household that sought the donor, at any level) is
-       met; draws repeat while a unit is short and has households left;
+       met; a unit short of it draws again while it has households left and its last draw
+       found at least one donor;
     5. each pair exchanges the ``geography`` and ``carry_along`` values for all its records.
 
     Household sizes and composition are unchanged; only the geography and carry-along
