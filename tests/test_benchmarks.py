@@ -21,6 +21,7 @@ CASES = {
     "loglinear_validation.py": ["--samples", "2", "--synthetic-samples", "1"],
     "suda.py": ["--quick"],  # fixed sizes (10^5 and 10^6), one run each
     "local_suppression.py": ["--quick"],  # eusilcP when ../shared is present, else the bundled files
+    "record_swap.py": ["--quick"],  # eusilcP when ../shared is present, else a synthetic population
 }
 
 

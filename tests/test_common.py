@@ -52,6 +52,10 @@ PROTECT_REGISTRY = {
 }
 
 
+# protection methods that need households and a geography (S002 has neither): the same checks
+# (input untouched, rows, columns, types and pandas index kept, replay) are in their own test files
+PROTECT_CHECKED_ELSEWHERE = {"record_swap"}
+
 EDUCATION_MAP = {
     "Primary incomplete": "Primary",
     "Primary complete": "Primary",
@@ -64,7 +68,8 @@ EDUCATION_MAP = {
 def test_registry_covers_public_measures():
     public = {name for name in sdckit.__all__ if callable(getattr(sdckit, name)) and name[0].islower()}
     io = {"read_data", "read_metadata", "write_data", "tune_memory"}
-    assert public - io - CHECKED_ELSEWHERE - set(PROTECT_REGISTRY) == set(REGISTRY)
+    protect = set(PROTECT_REGISTRY) | PROTECT_CHECKED_ELSEWHERE
+    assert public - io - CHECKED_ELSEWHERE - protect == set(REGISTRY)
 
 
 @pytest.mark.parametrize("name", sorted(REGISTRY))

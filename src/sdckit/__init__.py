@@ -11,7 +11,15 @@ from ._errors import MissingColumnError, SdcError, SdcWarning
 from ._memory import tune_memory
 from .io import read_data, read_metadata, write_data
 from .problem import SdcProblem
-from .protect import ProtectionResult, global_recode, local_suppression, pram, suppress_by_risk, top_bottom_coding
+from .protect import (
+    ProtectionResult,
+    global_recode,
+    local_suppression,
+    pram,
+    record_swap,
+    suppress_by_risk,
+    top_bottom_coding,
+)
 from .risk import *  # noqa: F403  (every risk measure and its result class; see risk.__all__)
 from .risk import __all__ as _risk_all
 from .scenario import Scenario
@@ -39,6 +47,7 @@ __all__ = [
     "local_suppression",
     "suppress_by_risk",
     "pram",
+    "record_swap",
     # errors
     "SdcError",
     "MissingColumnError",

@@ -5,11 +5,19 @@ columns, the input untouched) and an aggregated log of what changed."""
 from ._result import ProtectionResult
 from .pram import pram
 from .recode import global_recode, top_bottom_coding
+from .record_swap import record_swap
 from .risk_suppression import suppress_by_risk
 from .suppression import local_suppression
 
 #: the methods a workflow (:class:`sdckit.SdcProblem`) or a recipe can apply, by name
-METHODS = ("global_recode", "top_bottom_coding", "local_suppression", "suppress_by_risk", "pram")
+METHODS = (
+    "global_recode",
+    "top_bottom_coding",
+    "local_suppression",
+    "suppress_by_risk",
+    "pram",
+    "record_swap",
+)
 
 __all__ = [
     "METHODS",
@@ -17,6 +25,7 @@ __all__ = [
     "global_recode",
     "local_suppression",
     "pram",
+    "record_swap",
     "suppress_by_risk",
     "top_bottom_coding",
 ]

@@ -15,6 +15,10 @@ _TITLES = {
     "local_suppression": "Local suppression to k-anonymity",
     "suppress_by_risk": "Risk-threshold suppression",
     "pram": "PRAM (post-randomisation)",
+    "record_swap": "Targeted record swapping",
+    "add_noise": "Noise addition",
+    "microaggregation": "Microaggregation",
+    "rank_swap": "Rank swapping",
 }
 
 
