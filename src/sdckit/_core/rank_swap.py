@@ -91,51 +91,69 @@ def range_from_k0(values: np.ndarray, k0: float, top_value: float, bottom_value:
     return math.sqrt(8.0 / 3.0) * k0 * abs(mean) / d if d > 0 else 0.0
 
 
+class _Uniforms:
+    """Uniform draws on [0, 1) from the generator, taken ``block`` at a time."""
+
+    __slots__ = ("block", "k", "rng", "u")
+
+    def __init__(self, rng: np.random.Generator, block: int):
+        self.rng, self.block = rng, block
+        self.u, self.k = rng.random(block).tolist(), 0
+
+    def next(self) -> float:
+        try:
+            x = self.u[self.k]
+        except IndexError:
+            self.u, self.k = self.rng.random(self.block).tolist(), 0
+            x = self.u[0]
+        self.k += 1
+        return x
+
+
+def _pick(done: bytearray, view: np.ndarray, i: int, hi: int, free: int, draws: _Uniforms) -> int:
+    """A rank drawn uniformly among the ``free`` ranks not yet swapped in (i, hi]: by rejection
+    (a drawn rank already swapped is redrawn: exact) while they are not rare, else by listing
+    them."""
+    span = hi - i
+    if free * _REJECTION_SHARE >= span:
+        nxt = draws.next
+        while True:
+            j = i + 1 + int(nxt() * span)
+            if not done[j]:
+                return j
+    cand = np.flatnonzero(view[i + 1 : hi + 1] == 0)
+    return i + 1 + int(cand[int(draws.next() * cand.size)])
+
+
 def swap_partners(m: int, width: int, rng: np.random.Generator) -> np.ndarray:
     """The swap partner of each of m ranks (itself when not swapped).
 
     Ranks are visited in order; a rank not yet swapped is paired with a rank drawn uniformly
-    among those not yet swapped in (rank, rank + width]. Uniform draws by rejection while free
-    ranks are not rare in the window (exact: a rejected draw is redrawn), else by listing the
-    free ranks. O(m) expected draws; one Python step per rank.
+    among those not yet swapped in (rank, rank + width]. The number of such ranks is kept as
+    the window slides (a rank entering the window was beyond every earlier window, so it is
+    free). O(m) expected draws; one Python step per rank (about 1 s per 10^6 ranks).
     """
-    partner = list(range(m))
     if m < 2 or width < 1:
         return np.arange(m, dtype=np.int64)
+    partner = list(range(m))
     done = bytearray(m)
     view = np.frombuffer(done, dtype=np.uint8)
-    block = min(_BLOCK, 2 * m + 64)  # uniform draws taken from the generator at a time
-    u, k = rng.random(block).tolist(), 0
-    hi = min(width, m - 1)  # the window of rank i is (i, hi]
-    free = hi  # ranks not yet swapped in the window
+    draws = _Uniforms(rng, min(_BLOCK, 2 * m + 64))
+    free = min(width, m - 1)  # ranks not yet swapped in the window (i, min(i + width, m - 1)]
+    cut = m - 1 - width  # below it the window slides by a whole rank
     for i in range(m):
         if not done[i]:
             done[i] = 1
             if free:
-                span = hi - i
-                if free * _REJECTION_SHARE >= span:
-                    while True:
-                        if k == block:
-                            u, k = rng.random(block).tolist(), 0
-                        j = i + 1 + int(u[k] * span)
-                        k += 1
-                        if not done[j]:
-                            break
-                else:
-                    if k == block:
-                        u, k = rng.random(block).tolist(), 0
-                    cand = np.flatnonzero(view[i + 1 : hi + 1] == 0)
-                    j = i + 1 + int(cand[int(u[k] * cand.size)])
-                    k += 1
+                j = _pick(done, view, i, i + width if i < cut else m - 1, free, draws)
                 done[j] = 1
-                partner[i], partner[j] = j, i
+                partner[i] = j
+                partner[j] = i
                 free -= 1
-        if i + 1 < m:  # slide the window to rank i + 1
-            if i + 1 <= hi and not done[i + 1]:
-                free -= 1
-            if hi < m - 1 and hi < i + 1 + width:
-                hi += 1
-                free += 1  # a rank beyond every earlier window: never swapped yet
+        if i < cut:
+            free += done[i + 1]  # i + 1 leaves (-1 when free), i + 1 + width enters (+1)
+        elif i + 1 < m and not done[i + 1]:
+            free -= 1
     return np.asarray(partner, dtype=np.int64)
 
 

@@ -4,6 +4,7 @@ Kim's correlated2, the restricted shrinkage, ROMM and noise on outliers only."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -132,6 +133,7 @@ def add_noise(
     names = list(inp.variables)
     raw = inp.table.floats(names)
     X = inp.table.floats(names, missing=list(missing_codes))
+    require_finite(names, X)
     groups = stratum_groups(inp)
     if opts["method"] == "ROMM":
         _check_romm_size(X, groups)
@@ -178,6 +180,13 @@ def require_numeric(inp: Input) -> None:
         raise SdcError(f"variables: {', '.join(bad)} not numeric; expected numeric (continuous) variables")
 
 
+def require_finite(names: list[str], X: np.ndarray) -> None:
+    """No infinite value (a missing value is fine)."""
+    bad = [v for j, v in enumerate(names) if np.isinf(X[:, j]).any()]
+    if bad:
+        raise SdcError(f"variables: {', '.join(bad)} hold infinite values; expected finite numbers or missing values")
+
+
 def stratum_groups(inp: Input) -> list[tuple[str | None, np.ndarray]]:
     """(stratum label, its rows) for every stratum in stratum order; one group (None, all rows)
     without strata."""
@@ -208,13 +217,14 @@ def per_variable(names: list[str], info: list, key: str, convert=float) -> dict:
 # ----------------------------------------------------------------------------------------------
 def _options(inp: Input, method, noise, delta, perturbation) -> dict:
     method = check_choice(method, "method", METHODS)
-    problems = []
-    opts = {"method": method}
-    for param, value, kw in (
+    problems: list[str] = []
+    opts: dict[str, Any] = {"method": method}
+    checks: tuple[tuple[str, Any, dict[str, Any]], ...] = (
         ("noise", noise, {"low": 0.0}),
         ("delta", delta, {"low": 0.0, "high": 1.0, "low_open": True, "high_open": True}),
         ("perturbation", perturbation, {"low": 0.0}),
-    ):
+    )
+    for param, value, kw in checks:
         try:
             opts[param] = check_number(value, param, **kw)
         except SdcError as err:

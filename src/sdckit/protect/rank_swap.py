@@ -3,6 +3,7 @@ r"""Rank swapping of continuous variables (Moore 1996; sdcMicro's ``rankSwap``).
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -11,7 +12,7 @@ from .._errors import SdcError
 from .._validation import as_missing_codes, check_number, raise_problems
 from ._common import Change, Input, finish, read_input
 from ._result import ProtectionResult
-from .noise import fresh_seed, per_variable, require_numeric, stratum_groups
+from .noise import fresh_seed, per_variable, require_finite, require_numeric, stratum_groups
 
 __all__ = ["rank_swap"]
 
@@ -110,6 +111,7 @@ def rank_swap(
     names = list(inp.variables)
     raw = inp.table.floats(names)
     X = inp.table.floats(names, missing=list(missing_codes))
+    require_finite(names, X)
     groups = stratum_groups(inp)
     rng = np.random.default_rng(seed)
     table, changes = inp.table, {}
@@ -143,8 +145,9 @@ def _options(inp: Input, swap_range, r0, k0, top_percent, bottom_percent) -> dic
     given = [name for name, v in (("swap_range", swap_range), ("r0", r0), ("k0", k0)) if v is not None]
     if len(given) > 1:
         raise SdcError(f"{', '.join(given)}: {len(given)} given; expected at most one of swap_range, r0 and k0")
-    problems, opts = [], {"swap_range": None, "r0": None, "k0": None}
-    checks = {
+    problems: list[str] = []
+    opts: dict[str, Any] = {"swap_range": None, "r0": None, "k0": None}
+    checks: dict[str, tuple[Any, dict[str, Any]]] = {
         "swap_range": (swap_range, {"low": 0.0, "high": 100.0}),
         "r0": (r0 if given else DEFAULT_R0, {"low": 0.0, "high": 1.0}),
         "k0": (k0, {"low": 0.0}),
