@@ -264,3 +264,19 @@ def test_kernel_strata_smaller_than_k_are_reported():
     assert bad.tolist() == [True, True, False, False, False]
     out, bad = greedy_suppression(codes, 2, np.array([1]))
     assert not bad.any() and (out >= 0).all()
+
+
+def test_pandas_categoricals_keep_their_kind():
+    """An unordered pandas categorical comes back unordered, an ordered one ordered, with its
+    categories in their order (the engine holds both as ordered Enums)."""
+    df = pd.DataFrame(
+        {
+            "g": pd.Categorical(["a", "b", "a", "b"], ordered=False),
+            "o": pd.Categorical(["x", "y", "x", "y"], categories=["y", "x"], ordered=True),
+            "k": [1, 2, 1, 3],
+        }
+    )
+    out = local_suppression(df, ["k"], k=2).data
+    assert out["g"].cat.ordered is False and list(out["g"].cat.categories) == ["a", "b"]
+    assert out["o"].cat.ordered is True and list(out["o"].cat.categories) == ["y", "x"]
+    assert out["k"].isna().sum() == 2

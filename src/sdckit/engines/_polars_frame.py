@@ -255,6 +255,13 @@ def as_table(data: Any, param: str = "data") -> Table:
     if backend == "pandas":
         frame = _keep_pandas_category_order(data, frame)
         index = _informative_index(data)
+        table = Table(frame, backend, index)
+        # pandas categoricals become Enums (ordered); remember which were unordered, so that
+        # a frame handed back to pandas keeps each column's kind
+        table._cache["__unordered__"] = {
+            str(n) for n, dt in zip(data.columns, data.dtypes) if getattr(dt, "ordered", None) is False
+        }
+        return table
     return Table(frame, backend, index)
 
 

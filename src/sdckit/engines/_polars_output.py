@@ -15,7 +15,10 @@ __all__ = ["native_frame", "with_codes", "with_missing", "with_values"]
 
 def _replace(table: Table, columns: dict[str, pl.Series]) -> Table:
     frame = table.frame.with_columns([s.alias(name) for name, s in columns.items()])
-    return Table(frame, table.backend, table.index)
+    out = Table(frame, table.backend, table.index)
+    if "__unordered__" in table._cache:  # the caller's pandas categoricals without an order
+        out._cache["__unordered__"] = table._cache["__unordered__"]
+    return out
 
 
 def with_missing(table: Table, masks: dict[str, np.ndarray]) -> Table:
@@ -81,6 +84,9 @@ def native_frame(table: Table):
     out = to_native({c: frame.get_column(c) for c in frame.columns}, table.backend, table.index)
     if table.backend == "pandas":
         _nullable_integers(frame, out)
+        for name in table._cache.get("__unordered__", ()):
+            if name in out.columns and hasattr(out[name], "cat"):
+                out[name] = out[name].cat.as_unordered()
     return out
 
 
