@@ -13,9 +13,11 @@ from .io import read_data, read_metadata, write_data
 from .problem import SdcProblem
 from .protect import (
     ProtectionResult,
+    add_noise,
     global_recode,
     local_suppression,
     pram,
+    rank_swap,
     record_swap,
     suppress_by_risk,
     top_bottom_coding,
@@ -47,6 +49,8 @@ __all__ = [
     "local_suppression",
     "suppress_by_risk",
     "pram",
+    "add_noise",
+    "rank_swap",
     "record_swap",
     # errors
     "SdcError",

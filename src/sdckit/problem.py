@@ -72,7 +72,7 @@ class SdcProblem:
             raise_problems(["scenario: no key variables; expected Scenario(keys=[...]) and/or numeric_keys=[...]"])
         self._engine = get_engine(engine)
         self._original = self._engine.table(data)
-        scenario.validate(self._original, engine=self._engine)
+        scenario.validate(self._original, require_keys=bool(scenario.keys), engine=self._engine)
         self.scenario = scenario
         self._k = tuple(int(v) for v in k)
         self._suda = check_bool(suda, "suda")

@@ -3,7 +3,9 @@
 columns, the input untouched) and an aggregated log of what changed."""
 
 from ._result import ProtectionResult
+from .noise import add_noise
 from .pram import pram
+from .rank_swap import rank_swap
 from .recode import global_recode, top_bottom_coding
 from .record_swap import record_swap
 from .risk_suppression import suppress_by_risk
@@ -16,15 +18,19 @@ METHODS = (
     "local_suppression",
     "suppress_by_risk",
     "pram",
+    "add_noise",
+    "rank_swap",
     "record_swap",
 )
 
 __all__ = [
     "METHODS",
     "ProtectionResult",
+    "add_noise",
     "global_recode",
     "local_suppression",
     "pram",
+    "rank_swap",
     "record_swap",
     "suppress_by_risk",
     "top_bottom_coding",
