@@ -49,6 +49,7 @@ PROTECT_REGISTRY = {
     "local_suppression": lambda d: sdckit.local_suppression(d, S002_KEYS, k=2),
     "suppress_by_risk": lambda d: sdckit.suppress_by_risk(d, S002_KEYS, weight="w", threshold=0.2),
     "pram": lambda d: sdckit.pram(d, ["Education"], seed=1),
+    "microaggregation": lambda d: sdckit.microaggregation(d, ["w"], group_size=3),
     "add_noise": lambda d: sdckit.add_noise(d, ["w"], noise=50, seed=1),
     "rank_swap": lambda d: sdckit.rank_swap(d, ["w"], swap_range=20, top_percent=0, bottom_percent=0, seed=1),
 }

@@ -16,6 +16,7 @@ from .protect import (
     add_noise,
     global_recode,
     local_suppression,
+    microaggregation,
     pram,
     rank_swap,
     record_swap,
@@ -50,6 +51,7 @@ __all__ = [
     "suppress_by_risk",
     "pram",
     "add_noise",
+    "microaggregation",
     "rank_swap",
     "record_swap",
     # errors

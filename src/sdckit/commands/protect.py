@@ -118,6 +118,10 @@ def _register_continuous(sub) -> None:
     w.add_argument("--carry-along", dest="carry_along", help="variables moving with the geography, comma-separated")
     w.add_argument("--variables", help="rank swapping: the continuous variables, comma-separated")
     w.add_argument("--swap-range", dest="swap_range", type=float, help="rank swapping: largest rank distance in %%")
+    w.add_argument("--top-percent", dest="top_percent", type=float, default=5, help="rank swapping: top %% pooled")
+    w.add_argument(
+        "--bottom-percent", dest="bottom_percent", type=float, default=5, help="rank swapping: bottom %% pooled"
+    )
     w.add_argument("--seed", type=int, help="random seed (recorded in --save-recipe; default: a fresh seed)")
     w.set_defaults(func=run_swap)
 
@@ -292,7 +296,7 @@ def run_swap(args) -> int:
         raise SdcError("swap: give --geography (record swapping) or --variables (rank swapping), one of them")
     if args.variables:
         variables = name_list(args.variables, "--variables")
-        params: dict = {"variables": variables}
+        params: dict = {"variables": variables, "top_percent": args.top_percent, "bottom_percent": args.bottom_percent}
         if args.swap_range is not None:
             params["swap_range"] = args.swap_range
         return _run_step(args, "rank_swap", numeric_keys=variables, **_seeded(args, params))

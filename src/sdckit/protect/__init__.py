@@ -3,6 +3,7 @@
 columns, the input untouched) and an aggregated log of what changed."""
 
 from ._result import ProtectionResult
+from .microaggregation import microaggregation
 from .noise import add_noise
 from .pram import pram
 from .rank_swap import rank_swap
@@ -19,6 +20,7 @@ METHODS = (
     "suppress_by_risk",
     "pram",
     "add_noise",
+    "microaggregation",
     "rank_swap",
     "record_swap",
 )
@@ -29,6 +31,7 @@ __all__ = [
     "add_noise",
     "global_recode",
     "local_suppression",
+    "microaggregation",
     "pram",
     "rank_swap",
     "record_swap",
