@@ -182,7 +182,7 @@ class _ExactSums:
 # ----------------------------------------------------------------------------------------------
 # MDAV: the plain algorithm (oracle)
 # ----------------------------------------------------------------------------------------------
-def mdav_groups_plain(X: np.ndarray, k: int) -> np.ndarray:
+def mdav_groups_plain(X: np.ndarray, k: int, metric: tuple | None = None) -> np.ndarray:
     """MDAV groups by the plain algorithm, O(n^2 p / k): every round recomputes the distances
     of all remaining records (the reference the fast version is tested against).
 
@@ -190,9 +190,11 @@ def mdav_groups_plain(X: np.ndarray, k: int) -> np.ndarray:
     farthest from r; the group of r = the k records nearest to r, removed; the group of s = the k
     records nearest to s among those left, removed. With 2k to 3k - 1 left, one group around
     the record farthest from the centroid; the last k to 2k - 1 records form the last group.
+    ``metric``: the weights and missing-value distances to use instead of those of X
+    (:func:`mdav_weights`).
     """
     n = X.shape[0]
-    w, md = mdav_weights(X)
+    w, md = metric if metric is not None else mdav_weights(X)
     missing = bool(np.isnan(X).any())
     active = np.arange(n)
     gid = np.full(n, -1, dtype=np.int64)
@@ -218,26 +220,25 @@ def mdav_groups_plain(X: np.ndarray, k: int) -> np.ndarray:
 # k-d partition into small blocks
 # ----------------------------------------------------------------------------------------------
 def kd_segments(Z: np.ndarray, leaf: int) -> tuple[np.ndarray, np.ndarray]:
-    """A k-d partition of the rows of ``Z`` (finite): segments are halved (by size) along
-    their widest coordinate until none has more than ``leaf`` rows. Returns the row order
-    ``perm`` and the segment starts (segment s is ``perm[starts[s]:starts[s + 1]]``)."""
+    """A k-d partition of the rows of ``Z`` (finite): segments are halved (by size, around the
+    median found by ``np.argpartition``) along their widest coordinate until none has more than
+    ``leaf`` rows. Returns the row order ``perm`` and the segment starts (segment s is
+    ``perm[starts[s]:starts[s + 1]]``)."""
     m = Z.shape[0]
     perm = np.arange(m)
-    starts = np.zeros(1, dtype=np.int64)
-    sizes = np.array([m], dtype=np.int64)
-    while m and sizes.max() > leaf:
-        P = Z[perm]
-        span = np.maximum.reduceat(P, starts, axis=0) - np.minimum.reduceat(P, starts, axis=0)
-        dim = np.argmax(span, axis=1)
-        split = sizes > leaf
-        seg = np.repeat(np.arange(sizes.size), sizes)
-        key = np.where(split[seg], P[np.arange(m), dim[seg]], 0.0)
-        perm = perm[np.lexsort((key, seg))]
-        half = sizes // 2
-        new = np.stack([starts, np.where(split, starts + half, -1)], axis=1).ravel()
-        starts = new[new >= 0]
-        sizes = np.diff(np.append(starts, m))
-    return perm, starts
+    starts, stack = [], [(0, m)]
+    while stack:
+        a, b = stack.pop()
+        if b - a <= leaf:
+            starts.append(a)
+            continue
+        seg = perm[a:b]
+        P = Z[seg]
+        dim = int(np.argmax(P.max(axis=0) - P.min(axis=0)))
+        half = (b - a) // 2
+        perm[a:b] = seg[np.argpartition(P[:, dim], half)]
+        stack += [(a + half, b), (a, a + half)]
+    return perm, np.array(sorted(starts), dtype=np.int64)
 
 
 def _standardised_for_partition(X: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -264,7 +265,10 @@ class _Margin:
 
     def d64(self, ids: np.ndarray, q: np.ndarray) -> np.ndarray:
         """T from q to the records ``ids``."""
-        A = self.X[ids]
+        return self.rows64(self.X[ids], q)
+
+    def rows64(self, A: np.ndarray, q: np.ndarray) -> np.ndarray:
+        """T from q to the rows of A."""
         d = A - q
         d *= d
         if not self.missing:
@@ -285,12 +289,14 @@ class _Margin:
     def _keys(self, ids: np.ndarray, q: np.ndarray) -> np.ndarray:
         return order_keys(distances32(self.X[ids].T, q, self.w, self.md, self.missing), ids)
 
-    def farthest(self, ids: np.ndarray, d: np.ndarray, q: np.ndarray) -> int:
-        """The farthest of ``ids`` (T ``d``) from q, exactly (lowest record at equal distance)."""
-        win = d >= self.low(float(d.max()))
-        if np.count_nonzero(win) == 1:
-            return int(ids[np.argmax(d)])
-        return _key_id(self._keys(ids[win], q).max())
+    def farthest(self, ids: np.ndarray, d: np.ndarray, q: np.ndarray) -> tuple[int, float]:
+        """The farthest of ``ids`` (T ``d``) from q, exactly (lowest record at equal distance),
+        and its T."""
+        i = int(np.argmax(d))
+        win = d >= self.low(float(d[i]))
+        if np.count_nonzero(win) > 1:
+            i = int(np.flatnonzero(ids == _key_id(self._keys(ids[win], q).max()))[0])
+        return int(ids[i]), float(d[i])
 
     def nearest(self, ids: np.ndarray, d: np.ndarray, q: np.ndarray, k: int) -> np.ndarray:
         """The k nearest of ``ids`` (T ``d``) to q, exactly (higher record first at equal
@@ -445,13 +451,14 @@ class _Radii:
         self.ids = np.zeros(0, dtype=np.int64)
         self.neg = np.zeros(0)
         self.c0 = np.zeros(margin.X.shape[1])
-        self.head, self.drift = 0, 0.0
+        self.head, self.drift, self.t_r = 0, 0.0, 0.0
 
     def reset(self, c: np.ndarray) -> None:
         ids = np.flatnonzero(self.alive)
         t = self.m.d64(ids, c)
         order = np.argsort(-t, kind="stable")
         self.ids, self.neg, self.c0, self.head = ids[order], -np.sqrt(t[order]), c.copy(), 0
+        self.rows = self.m.X[self.ids]  # the records in this order: slices need no gathering
 
     def _end(self, reach: float) -> int:
         """The end of the records whose rho is at least ``reach`` (they start at ``head``)."""
@@ -460,26 +467,29 @@ class _Radii:
     def _window(self, c: np.ndarray) -> int:
         while not self.alive[self.ids[self.head]]:
             self.head += 1
-        diff = np.where(np.isnan(c), 0.0, c - self.c0)
+        diff = np.where(np.isnan(c), 0.0, c - self.c0) if self.m.missing else c - self.c0
         self.drift = math.sqrt(float(diff * diff @ self.m.w)) * (1.0 + 1e-9) + 1e-150
         top = -float(self.neg[self.head])
         return self._end((top - self.drift) * (1.0 - 2.0 * self.m.delta) - self.drift)
 
-    def _evaluate(self, end: int, q: np.ndarray) -> int:
-        ids = self.ids[self.head : end]
-        ids = ids[self.alive[ids]]
-        return self.m.farthest(ids, self.m.d64(ids, q), q)
+    def _slice(self, a: int, b: int, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Records a..b of the order and their T from q (-inf for removed records)."""
+        ids = self.ids[a:b]
+        d = self.m.rows64(self.rows[a:b], q)
+        d[~self.alive[ids]] = -np.inf
+        return ids, d
 
     def farthest(self, c: np.ndarray) -> int:
         """The remaining record farthest from the centroid c (the lowest one at equal
         distance)."""
-        if not self.ids.size or not np.array_equal(np.isnan(c), np.isnan(self.c0)):
+        if not self.ids.size or (self.m.missing and not np.array_equal(np.isnan(c), np.isnan(self.c0))):
             self.reset(c)
         end = self._window(c)
         if end - self.head > max(64, (self.ids.size - self.head) // 64):
             self.reset(c)
             end = self._window(c)
-        return self._evaluate(end, c)
+        r, self.t_r = self.m.farthest(*self._slice(self.head, end, c), c)
+        return r
 
     def farthest_from(self, r: int, c: np.ndarray) -> int:
         """The remaining record farthest from record r (the lowest one at equal distance),
@@ -487,17 +497,14 @@ class _Radii:
         (about 4 sqrt(m) of the m left) set the bar; then every record whose rho can reach it
         is evaluated."""
         q, head = self.m.X[r], self.head
-        first = max(256, 4 * math.isqrt(int(self.neg.size - head)))
-        ids = self.ids[head : head + first]
-        ids = ids[self.alive[ids]]
-        d = self.m.d64(ids, q)
-        rq = math.sqrt(float(self.m.d64(np.array([r]), c)[0]))
+        first = min(head + max(256, 4 * math.isqrt(int(self.neg.size - head))), self.neg.size)
+        ids, d = self._slice(head, first, q)
+        rq = math.sqrt(self.t_r)  # T(r, c), from :meth:`farthest`
         end = self._end(math.sqrt(max(self.m.low(float(d.max())), 0.0)) - rq - self.drift)
-        if end > head + first:
-            more = self.ids[head + first : end]
-            more = more[self.alive[more]]
-            ids, d = np.concatenate([ids, more]), np.concatenate([d, self.m.d64(more, q)])
-        return self.m.farthest(ids, d, q)
+        if end > first:
+            more, dm = self._slice(first, end, q)
+            ids, d = np.concatenate([ids, more]), np.concatenate([d, dm])
+        return self.m.farthest(ids, d, q)[0]
 
 
 class _Nearest:
@@ -569,7 +576,7 @@ class _Nearest:
             K *= 4
 
 
-def mdav_groups(X: np.ndarray, k: int, leaf: int = 8, span: int = 32) -> np.ndarray:
+def mdav_groups(X: np.ndarray, k: int, leaf: int = 8, span: int = 32, neighbours: int = 16) -> np.ndarray:
     """MDAV groups (the groups of :func:`mdav_groups_plain`, found with less work).
 
     Each round needs the record r farthest from the centroid and the record farthest from r
@@ -584,7 +591,7 @@ def mdav_groups(X: np.ndarray, k: int, leaf: int = 8, span: int = 32) -> np.ndar
     margin = _Margin(X, w, md, bool(np.isnan(X).any()))
     alive = np.ones(n, dtype=bool)
     sums, radii = _ExactSums(X), _Radii(margin, alive)
-    near = _Nearest(margin, alive) if not margin.missing else _Blocks(margin, alive, leaf, span)
+    near = _Nearest(margin, alive, neighbours) if not margin.missing else _Blocks(margin, alive, leaf, span)
     gid = np.full(n, -1, dtype=np.int64)
     g, left = 0, n
     while left >= 2 * k:
