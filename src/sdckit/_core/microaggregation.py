@@ -494,10 +494,10 @@ class _Radii:
     def farthest_from(self, r: int, c: np.ndarray) -> int:
         """The remaining record farthest from record r (the lowest one at equal distance),
         right after :meth:`farthest` with the same centroid c. The records leading the order
-        (about 4 sqrt(m) of the m left) set the bar; then every record whose rho can reach it
+        (about 8 sqrt(m) of the m left) set the bar; then every record whose rho can reach it
         is evaluated."""
         q, head = self.m.X[r], self.head
-        first = min(head + max(256, 4 * math.isqrt(int(self.neg.size - head))), self.neg.size)
+        first = min(head + max(256, 8 * math.isqrt(int(self.neg.size - head))), self.neg.size)
         ids, d = self._slice(head, first, q)
         rq = math.sqrt(self.t_r)  # T(r, c), from :meth:`farthest`
         end = self._end(math.sqrt(max(self.m.low(float(d.max())), 0.0)) - rq - self.drift)
