@@ -204,11 +204,13 @@ def test_mdav_group_sizes(data):
 
 
 def test_fast_mdav_on_larger_data_with_ties_and_missing_values():
-    """Sizes where the neighbour lists, the tree fallback and the radii resets all occur."""
+    """Sizes where the neighbour lists, the tree fallback and the radii resets all occur; the
+    third case has about 280 copies of each of its 9 distinct records (ties everywhere)."""
     rng = np.random.default_rng(11)
     cases = [
         rng.normal(size=(2500, 3)),
         rng.integers(0, 6, size=(2500, 3)).astype(float),
+        rng.integers(0, 3, size=(2500, 2)).astype(float),
         np.where(rng.random((1500, 4)) < 0.1, np.nan, rng.normal(size=(1500, 4))),
     ]
     for X in cases:

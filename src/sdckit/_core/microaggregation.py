@@ -354,7 +354,8 @@ class _Blocks:
         self.pres[sup, pos] = np.logical_or.reduceat(~nan, starts, axis=0)
         self.miss[sup, pos] = np.logical_or.reduceat(nan, starts, axis=0)
         self.slo, self.shi = np.fmin.reduce(self.lo, axis=1), np.fmax.reduce(self.hi, axis=1)
-        self.spres, self.smiss = self.pres.any(axis=1), self.miss.any(axis=1)
+        self.spres: np.ndarray = np.asarray(self.pres.any(axis=1))
+        self.smiss: np.ndarray = np.asarray(self.miss.any(axis=1))
         self.ns, self.n_alive, self.built_at = ns, ids.size, ids.size
         self.pending = []
 
@@ -390,9 +391,8 @@ class _Blocks:
     def _drop(self, e: int) -> None:
         last = self.ns - 1
         if e != last:
-            for arr in (self.ids, self.alive, self.scount, self.lo, self.hi, self.pres, self.miss):
-                arr[e] = arr[last]
-            for arr in (self.slo, self.shi, self.spres, self.smiss):
+            arrays: tuple[np.ndarray, ...] = (self.ids, self.alive, self.scount, self.lo, self.hi, self.pres, self.miss)
+            for arr in arrays + (self.slo, self.shi, self.spres, self.smiss):
                 arr[e] = arr[last]
             self.where[0, self.ids[e][self.alive[e]]] = e
         self.ns = last
@@ -451,7 +451,7 @@ class _Radii:
         self.ids = np.zeros(0, dtype=np.int64)
         self.neg = np.zeros(0)
         self.c0 = np.zeros(margin.X.shape[1])
-        self.head, self.drift, self.t_r = 0, 0.0, 0.0
+        self.head, self.drift, self.t_r, self.tied = 0, 0.0, 0.0, 0
 
     def reset(self, c: np.ndarray) -> None:
         ids = np.flatnonzero(self.alive)
@@ -459,6 +459,7 @@ class _Radii:
         order = np.argsort(-t, kind="stable")
         self.ids, self.neg, self.c0, self.head = ids[order], -np.sqrt(t[order]), c.copy(), 0
         self.rows = self.m.X[self.ids]  # the records in this order: slices need no gathering
+        self.tied = self._window(c) - self.head  # ties at the top do not shrink with a reset
 
     def _end(self, reach: float) -> int:
         """The end of the records whose rho is at least ``reach`` (they start at ``head``)."""
@@ -485,7 +486,7 @@ class _Radii:
         if not self.ids.size or (self.m.missing and not np.array_equal(np.isnan(c), np.isnan(self.c0))):
             self.reset(c)
         end = self._window(c)
-        if end - self.head > max(64, (self.ids.size - self.head) // 64):
+        if end - self.head > max(64, (self.ids.size - self.head) // 64, 4 * self.tied):
             self.reset(c)
             end = self._window(c)
         r, self.t_r = self.m.farthest(*self._slice(self.head, end, c), c)
@@ -517,7 +518,8 @@ class _Nearest:
     as that order is certain: up to the last record whose distance is below the K-th one by
     more than the margin, so that no record outside the list can come before them or tie with
     them. The k nearest remaining records of r are then the first k remaining ones of its list
-    when it has k; otherwise the tree is asked again with a larger K.
+    when it has k; otherwise the tree gives k remaining records near r, and then every record
+    within the margin of the k-th of them (a ball query), among which the order is exact.
     """
 
     def __init__(self, margin: _Margin, alive: np.ndarray, K: int = 24, chunk: int = 8192) -> None:
@@ -562,18 +564,19 @@ class _Nearest:
         lst = lst[self.alive[lst]]
         if lst.size >= k:
             return lst[:k]
-        q, K = self.m.X[r], 4 * self.K
-        while True:
-            K = min(K, self.m.X.shape[0])
-            dist, ids = self.tree.query(self.Z[r], K)
-            ids = np.atleast_1d(ids)
+        q, K, n = self.m.X[r], 4 * self.K, self.m.X.shape[0]
+        cand = self.lists[r][self.alive[self.lists[r]]]  # the whole list, certain or not
+        while cand.size < k:  # k remaining records near r, then every record as near as the k-th
+            K = min(K, n)
+            ids = np.atleast_1d(self.tree.query(self.Z[r], K)[1])
             cand = ids[self.alive[ids]]
-            if cand.size >= k:
-                d = self.m.d64(cand, q)
-                high = self.m.high(float(np.partition(d, k - 1)[k - 1]))
-                if K == self.m.X.shape[0] or high < float(np.atleast_1d(dist)[-1]) ** 2 * (1.0 - 1e-12):
-                    return self.m.nearest(cand, d, q, k)
+            if K == n:
+                break
             K *= 4
+        high = self.m.high(float(np.partition(self.m.d64(cand, q), k - 1)[k - 1]))
+        ids = np.asarray(self.tree.query_ball_point(self.Z[r], math.sqrt(high) * (1.0 + 1e-9) + 1e-300), dtype=np.int64)
+        cand = ids[self.alive[ids]]
+        return self.m.nearest(cand, self.m.d64(cand, q), q, k)
 
 
 def mdav_groups(X: np.ndarray, k: int, leaf: int = 8, span: int = 32, neighbours: int = 16) -> np.ndarray:
