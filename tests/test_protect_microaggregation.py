@@ -178,13 +178,32 @@ def _datasets(draw):
     return X, max(1, min(k, n))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(_datasets(), st.integers(1, 9), st.integers(1, 4), st.integers(1, 20))
-def test_fast_mdav_forms_the_plain_algorithms_groups(data, leaf, span, neighbours):
-    """Any sizes of the search structures (tiny ones force every fallback path)."""
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_datasets(), st.integers(1, 20))
+def test_fast_mdav_forms_the_plain_algorithms_groups(data, neighbours):
+    """Any length of the neighbour lists (short ones force the tree and ball fallbacks)."""
     X, k = data
-    fast = core.mdav_groups(X, k, leaf=leaf, span=span, neighbours=neighbours)
-    np.testing.assert_array_equal(fast, core.mdav_groups_plain(X, k))
+    np.testing.assert_array_equal(core.mdav_groups(X, k, neighbours=neighbours), core.mdav_groups_plain(X, k))
+
+
+def test_embedding_distance_never_exceeds_the_mdav_distance():
+    """E(x, y) <= T(x, y), with equality for complete records: what lets the k-d tree of
+    :class:`_Nearest` bound the MDAV distances from below."""
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(200, 4)) * [1.0, 10.0, 0.1, 3.0]
+    X[rng.random(X.shape) < 0.2] = np.nan
+    X[:20] = np.where(np.isnan(X[:20]), 0.0, X[:20])  # some complete records
+    w, md = core.mdav_weights(X)
+    margin = core._Margin(X, w, md, True)
+    Z = core._embedding(X, w, margin.md64)
+    for i in range(0, 200, 7):
+        T = margin.d64(np.arange(200), X[i])
+        E = ((Z - Z[i]) ** 2).sum(axis=1)
+        assert (E <= T * (1 + 1e-12) + 1e-300).all()
+        complete = ~np.isnan(X).any(axis=1)
+        if complete[i]:
+            np.testing.assert_allclose(E[complete], T[complete], rtol=1e-12, atol=1e-12)
+        assert (E >= 0.7 * T - 1e-12).all()
 
 
 @settings(max_examples=60, deadline=None)
@@ -204,8 +223,9 @@ def test_mdav_group_sizes(data):
 
 
 def test_fast_mdav_on_larger_data_with_ties_and_missing_values():
-    """Sizes where the neighbour lists, the tree fallback and the radii resets all occur; the
-    third case has about 280 copies of each of its 9 distinct records (ties everywhere)."""
+    """Sizes where the neighbour lists, the tree and ball fallbacks and the radii resets all
+    occur; the third case has about 280 copies of each of its 9 distinct records (ties
+    everywhere), the fourth missing values."""
     rng = np.random.default_rng(11)
     cases = [
         rng.normal(size=(2500, 3)),

@@ -308,131 +308,6 @@ class _Margin:
         return _LOW32 - (keys[np.argpartition(keys, k - 1)[:k]] & _LOW32)
 
 
-class _Blocks:
-    """The remaining records in leaves of a k-d partition (``leaf`` records at most), the
-    leaves in consecutive runs of ``span`` (super-blocks), each leaf and super-block with the
-    bounding box of its remaining values, to find the k records nearest to a point exactly
-    while computing the distances of few records.
-
-    For a query point q, a box gives ``lb`` <= T(q, x) for its records (with missing values,
-    also from which coordinates it has present or missing values). Once k records give a
-    candidate k-th distance, only the super-blocks, then the leaves, whose ``lb`` can still reach
-    (or tie) it within the margin are evaluated (:class:`_Margin`). Removed records leave their
-    boxes at once; the boxes are shrunk (and emptied super-blocks dropped) before the next query,
-    and the partition is rebuilt on the remaining records whenever their number has halved.
-    """
-
-    def __init__(self, margin: _Margin, alive: np.ndarray, leaf: int, span: int) -> None:
-        X = margin.X
-        self.X, self.m, self.w, self.missing, self.leaf, self.span = X, margin, margin.w, margin.missing, leaf, span
-        self.alive_all = alive
-        self.Z = _standardised_for_partition(X, margin.w)
-        self.where = np.full((3, X.shape[0]), -1, dtype=np.int64)  # super-block, leaf, slot
-        self.pending: list[np.ndarray] = []
-        self.build(np.flatnonzero(alive))
-
-    def build(self, ids: np.ndarray) -> None:
-        perm, starts = kd_segments(self.Z[ids], self.leaf)
-        ids = ids[perm]
-        nl, S, p = starts.size, self.span, self.X.shape[1]
-        ns = -(-nl // S)
-        sizes = np.diff(np.append(starts, ids.size))
-        sup, pos = np.divmod(np.arange(nl), S)
-        seg = np.repeat(np.arange(nl), sizes)
-        slot = np.arange(ids.size) - starts[seg]
-        self.ids = np.full((ns, S, self.leaf), -1, dtype=np.int64)
-        self.ids[sup[seg], pos[seg], slot] = ids
-        self.alive = self.ids >= 0
-        self.scount = np.bincount(sup[seg], minlength=ns)
-        self.where[:, ids] = sup[seg], pos[seg], slot
-        A = self.X[ids]
-        nan = np.isnan(A)
-        self.lo, self.hi = np.full((ns, S, p), np.nan), np.full((ns, S, p), np.nan)
-        self.pres, self.miss = np.zeros((ns, S, p), dtype=bool), np.zeros((ns, S, p), dtype=bool)
-        self.lo[sup, pos] = np.fmin.reduceat(A, starts, axis=0)
-        self.hi[sup, pos] = np.fmax.reduceat(A, starts, axis=0)
-        self.pres[sup, pos] = np.logical_or.reduceat(~nan, starts, axis=0)
-        self.miss[sup, pos] = np.logical_or.reduceat(nan, starts, axis=0)
-        self.slo, self.shi = np.fmin.reduce(self.lo, axis=1), np.fmax.reduce(self.hi, axis=1)
-        self.spres: np.ndarray = np.asarray(self.pres.any(axis=1))
-        self.smiss: np.ndarray = np.asarray(self.miss.any(axis=1))
-        self.ns, self.n_alive, self.built_at = ns, ids.size, ids.size
-        self.pending = []
-
-    def remove(self, rec: np.ndarray) -> None:
-        s, lf, t = self.where[:, rec]
-        self.alive[s, lf, t] = False
-        np.subtract.at(self.scount, s, 1)
-        self.n_alive -= rec.size
-        self.pending.append(rec)
-
-    def _refresh(self) -> None:
-        """Shrink the boxes that held the removed records (all at once), drop emptied
-        super-blocks, rebuild when the remaining records have halved."""
-        if self.n_alive < self.built_at // 2 and self.n_alive > 4 * self.leaf * self.span:
-            self.build(self.ids[: self.ns][self.alive[: self.ns]])
-            return
-        rec = np.concatenate(self.pending)
-        self.pending = []
-        a, b = np.divmod(np.unique(self.where[0, rec] * self.span + self.where[1, rec]), self.span)
-        al = self.alive[a, b]
-        A = np.where(al[..., None], self.X[self.ids[a, b]], np.nan)
-        self.lo[a, b], self.hi[a, b] = np.fmin.reduce(A, axis=1), np.fmax.reduce(A, axis=1)
-        if self.missing:
-            nan = np.isnan(A)
-            self.pres[a, b], self.miss[a, b] = (~nan).any(axis=1), (nan & al[..., None]).any(axis=1)
-        us = np.unique(a)
-        self.slo[us], self.shi[us] = np.fmin.reduce(self.lo[us], axis=1), np.fmax.reduce(self.hi[us], axis=1)
-        if self.missing:
-            self.spres[us], self.smiss[us] = self.pres[us].any(axis=1), self.miss[us].any(axis=1)
-        for e in sorted(us[self.scount[us] == 0].tolist(), reverse=True):
-            self._drop(e)
-
-    def _drop(self, e: int) -> None:
-        last = self.ns - 1
-        if e != last:
-            arrays: tuple[np.ndarray, ...] = (self.ids, self.alive, self.scount, self.lo, self.hi, self.pres, self.miss)
-            for arr in arrays + (self.slo, self.shi, self.spres, self.smiss):
-                arr[e] = arr[last]
-            self.where[0, self.ids[e][self.alive[e]]] = e
-        self.ns = last
-
-    def _bound(self, lo, hi, pres, miss, q: np.ndarray) -> np.ndarray:
-        """lb of boxes (..., p): NaN for an empty box (without missing values)."""
-        a = np.maximum(lo - q, q - hi)
-        np.maximum(a, 0.0, out=a)
-        a *= a
-        if not self.missing:
-            return a @ self.w
-        a *= self.w
-        md = self.m.md64
-        b = np.where(pres, a, np.inf)
-        b = np.where(miss, np.minimum(b, md), b)
-        return np.where(np.isnan(q), np.where(miss, 0.0, md), b).sum(axis=-1)
-
-    def nearest(self, r: int, k: int) -> np.ndarray:
-        """The k remaining records nearest to record r (the higher one first at equal
-        distance)."""
-        q = self.X[r]
-        if self.pending:
-            self._refresh()
-        ns = self.ns
-        lb = self._bound(self.slo[:ns], self.shi[:ns], self.spres[:ns], self.smiss[:ns], q)
-        t = 1
-        while True:
-            sel = np.argpartition(lb, t - 1)[:t] if ns > t else np.arange(ns)
-            if t >= ns or self.scount[sel].sum() >= k:
-                break
-            t = min(4 * t, ns)
-        first = self.ids[sel][self.alive[sel]]
-        high = self.m.high(float(np.partition(self.m.d64(first, q), k - 1)[k - 1]))
-        sel = np.flatnonzero(lb <= high)
-        ok = self._bound(self.lo[sel], self.hi[sel], self.pres[sel], self.miss[sel], q) <= high
-        si, li = np.nonzero(ok)
-        ids = self.ids[sel[si], li][self.alive[sel[si], li]]
-        return self.m.nearest(ids, self.m.d64(ids, q), q, k)
-
-
 class _Radii:
     """The remaining records by their distance from the centroid, which moves a little every
     round, to find the records farthest from the centroid and from a record.
@@ -508,27 +383,44 @@ class _Radii:
         return self.m.farthest(ids, d, q)[0]
 
 
+def _embedding(X: np.ndarray, w: np.ndarray, md: np.ndarray) -> np.ndarray:
+    """Coordinates whose Euclidean distance E never exceeds T and is T for complete records:
+    ``sqrt(w_j) x_j`` (a missing value at the middle of the column's range), and for a column
+    with missing values a second coordinate, 0 if present and ``sqrt(0.7 md_j)`` if missing.
+    A term of a value missing on one side is then ``w_j (x_j - mid_j)^2 + 0.7 md_j``, between
+    0.7 md_j and 0.95 md_j (as ``|x_j - mid_j|`` is at most half the range), below its md_j."""
+    present = ~np.isnan(X)
+    some = present.any(axis=0)
+    lo = np.where(some, np.fmin.reduce(X, axis=0), 0.0)
+    hi = np.where(some, np.fmax.reduce(X, axis=0), 0.0)
+    Z = np.where(present, X, (lo + hi) / 2) * np.sqrt(w)
+    holes = ~present.all(axis=0)
+    if not holes.any():
+        return Z
+    return np.hstack([Z, np.where(present[:, holes], 0.0, np.sqrt(0.7 * md[holes]))])
+
+
 class _Nearest:
     """The k remaining records nearest to a record, from lists of each record's nearest
-    records (complete data only).
+    records.
 
-    A k-d tree (SciPy's ``cKDTree``) of the records in the weighted coordinates
-    ``x_j sqrt(w_j)`` gives each record's K nearest (double precision); the list keeps them in
-    MDAV's order (single-precision distance, the higher record first at equal distance) as far
-    as that order is certain: up to the last record whose distance is below the K-th one by
-    more than the margin, so that no record outside the list can come before them or tie with
-    them. The k nearest remaining records of r are then the first k remaining ones of its list
+    A k-d tree (SciPy's ``cKDTree``) of the records in coordinates whose Euclidean distance E
+    is at most T (:func:`_embedding`; E = T for complete records) gives each record's K nearest
+    by E; the list keeps them in MDAV's order (single-precision distance, the higher record
+    first at equal distance) as far as that order is certain: up to the last record whose
+    distance is below the K-th E by more than the margin, so that no record outside the list
+    can come before them or tie with them. The k nearest remaining records of r are then the first k remaining ones of its list
     when it has k; otherwise the tree gives k remaining records near r, and then every record
     within the margin of the k-th of them (a ball query), among which the order is exact.
     """
 
-    def __init__(self, margin: _Margin, alive: np.ndarray, K: int = 24, chunk: int = 8192) -> None:
+    def __init__(self, margin: _Margin, alive: np.ndarray, K: int = 16, chunk: int = 8192) -> None:
         from scipy.spatial import cKDTree
 
-        X, w = margin.X, margin.w
+        X, w, md = margin.X, margin.w, margin.md
         n = X.shape[0]
         self.m, self.alive, self.K = margin, alive, min(K, n)
-        self.Z = X * np.sqrt(w)
+        self.Z = _embedding(X, w, margin.md64)
         self.tree = cKDTree(self.Z)
         self.lists = np.empty((n, self.K), dtype=np.int64)
         self.lengths = np.empty(n, dtype=np.int64)
@@ -536,26 +428,19 @@ class _Nearest:
             rows = np.arange(a, min(a + chunk, n))
             dist, nn = self.tree.query(self.Z[rows], self.K, workers=-1)
             nn = nn.reshape(rows.size, self.K)
-            d = X[nn] - X[rows][:, None, :]
-            t = (d * d * w).astype(np.float32)
-            acc = t[..., 0].copy()
-            for j in range(1, t.shape[-1]):
-                acc += t[..., j]
-            keys = np.sort(order_keys(acc, nn), axis=1)
+            cols, refs = np.moveaxis(X[nn], -1, 0), np.moveaxis(X[rows], -1, 0)[:, :, None]
+            keys = np.sort(order_keys(distances32(cols, refs, w, md, margin.missing), nn), axis=1)
             self.lists[rows] = _LOW32 - (keys & _LOW32)
             d32 = (keys >> 32).astype(np.int32).view(np.float32)
             limit = self._limit(dist.reshape(rows.size, self.K)[:, -1])
             self.lengths[rows] = (d32 < limit[:, None]).sum(axis=1)
 
     def _limit(self, kth_dist):
-        """Single-precision distances below this come before every record farther than
+        """Single-precision distances below this come before every record whose E is at least
         ``kth_dist`` (a tree distance)."""
         if self.K == self.m.X.shape[0]:
             return np.full(np.shape(kth_dist), np.inf)
         return np.asarray(kth_dist) ** 2 * (1.0 - 2.0 * self.m.delta) - self.m.tiny
-
-    def remove(self, rec: np.ndarray) -> None:
-        """Nothing to do: the remaining records are read from ``alive``."""
 
     def nearest(self, r: int, k: int) -> np.ndarray:
         """The k remaining records nearest to record r (the higher one first at equal
@@ -579,22 +464,21 @@ class _Nearest:
         return self.m.nearest(cand, self.m.d64(cand, q), q, k)
 
 
-def mdav_groups(X: np.ndarray, k: int, leaf: int = 8, span: int = 32, neighbours: int = 16) -> np.ndarray:
+def mdav_groups(X: np.ndarray, k: int, neighbours: int = 16) -> np.ndarray:
     """MDAV groups (the groups of :func:`mdav_groups_plain`, found with less work).
 
     Each round needs the record r farthest from the centroid and the record farthest from r
-    (:class:`_Radii`), and twice the k records nearest to a record (:class:`_Nearest`; with
-    missing values :class:`_Blocks`); each is found exactly while computing the distances of
+    (:class:`_Radii`), and twice the k records nearest to a record (:class:`_Nearest`, with
+    lists of ``neighbours`` records); each is found exactly while computing the distances of
     few records. The centroid comes from exact column sums updated as groups leave
-    (:class:`_ExactSums`). ``leaf`` and ``span`` size the blocks (they change the speed, never
-    the groups).
+    (:class:`_ExactSums`). ``neighbours`` changes the speed, never the groups.
     """
     n = X.shape[0]
     w, md = mdav_weights(X)
     margin = _Margin(X, w, md, bool(np.isnan(X).any()))
     alive = np.ones(n, dtype=bool)
     sums, radii = _ExactSums(X), _Radii(margin, alive)
-    near = _Nearest(margin, alive, neighbours) if not margin.missing else _Blocks(margin, alive, leaf, span)
+    near = _Nearest(margin, alive, neighbours)
     gid = np.full(n, -1, dtype=np.int64)
     g, left = 0, n
     while left >= 2 * k:
@@ -606,7 +490,6 @@ def mdav_groups(X: np.ndarray, k: int, leaf: int = 8, span: int = 32, neighbours
             gid[grp] = g
             g += 1
             alive[grp] = False
-            near.remove(grp)
             sums.remove(grp)
             left -= k
     gid[alive] = g
