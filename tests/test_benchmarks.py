@@ -22,6 +22,7 @@ CASES = {
     "suda.py": ["--quick"],  # fixed sizes (10^5 and 10^6), one run each
     "local_suppression.py": ["--quick"],  # eusilcP when ../shared is present, else the bundled files
     "record_swap.py": ["--quick"],  # eusilcP when ../shared is present, else a synthetic population
+    "microaggregation.py": ["--quick"],  # 10^4 records, one run
 }
 
 

@@ -96,7 +96,7 @@ def _register_continuous(sub) -> None:
     m.add_argument(
         "--method",
         default="mdav",
-        choices=["mdav", "onedims", "single", "simple", "pca", "rmd"],
+        choices=["mdav", "mdav_blocked", "onedims", "single", "simple", "pca", "rmd"],
         help="grouping method (default mdav)",
     )
     m.add_argument("--group-size", dest="group_size", type=int, default=3, help="records per group (default 3)")
