@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
+import scipy.spatial  # noqa: E402, F401  (loaded before timing, as R's packages are)
 
 from _common import base_parser, best_of, fmt_s, markdown_table  # noqa: E402
 from sdckit._core.microaggregation import mdav_groups_plain  # noqa: E402

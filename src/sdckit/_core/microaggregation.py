@@ -23,10 +23,13 @@ MDAV (Domingo-Ferrer & Mateo-Sanz 2002) is computed with the rules of sdcMicro's
   exact in double precision, such as integers below 2^53, the two agree exactly).
 
 :func:`mdav_groups_plain` is the plain O(n^2 p / k) algorithm (the test oracle);
-:func:`mdav_groups` gives the same groups with a block index (bounding boxes of small blocks of
-records) that evaluates only the blocks that can hold the farthest or the nearest records.
-:func:`mdav_groups_blocked` runs MDAV independently inside blocks of a k-d partition, all blocks
-at once (an approximation for very large files).
+:func:`mdav_groups` gives the same groups while computing few distances per round: the records
+ordered by their distance from an earlier centroid bound the farthest records (triangle
+inequality, :class:`_Radii`), lists of nearest records from a k-d tree give the nearest ones
+(:class:`_Nearest`), and double-precision distances decide wherever they are farther apart
+than single-precision rounding can bridge (:class:`_Margin`). :func:`mdav_groups_blocked` runs
+MDAV independently inside blocks of a k-d partition, all blocks at once (an approximation for
+very large files).
 """
 
 from __future__ import annotations
