@@ -477,6 +477,8 @@ def mdav_groups(X: np.ndarray, k: int, neighbours: int = 16) -> np.ndarray:
     (:class:`_ExactSums`). ``neighbours`` changes the speed, never the groups.
     """
     n = X.shape[0]
+    if n < 2 * k:  # one group (none for no records)
+        return np.zeros(n, dtype=np.int64)
     w, md = mdav_weights(X)
     margin = _Margin(X, w, md, bool(np.isnan(X).any()))
     alive = np.ones(n, dtype=bool)
