@@ -236,11 +236,7 @@ def _jsonable(value):
 def read_recipe(recipe) -> dict:
     """A recipe as a dict, from a dict or a ``.yaml``/``.yml``/``.json`` file; checked."""
     if isinstance(recipe, (str, os.PathLike)):
-        p = Path(os.fspath(recipe))
-        if not p.is_file():
-            raise SdcError(f"recipe: file {p} does not exist; expected a YAML or JSON recipe")
-        text = p.read_text(encoding="utf-8")
-        recipe = _load_yaml(text, p) if p.suffix.lower() in (".yaml", ".yml") else _load_json(text, p)
+        recipe = read_recipe_file(recipe, "recipe")
     if not isinstance(recipe, dict) or not isinstance(recipe.get("steps"), list):
         raise SdcError("recipe: expected a mapping with a list of 'steps' (each a 'method' and its 'parameters')")
     methods = protection_methods()
@@ -255,25 +251,37 @@ def read_recipe(recipe) -> dict:
     return recipe
 
 
-def _load_yaml(text: str, p: Path):
+def read_recipe_file(path, param: str = "recipe"):
+    """The content of a YAML (``.yaml``/``.yml``) or JSON file (a recipe or a scenario)."""
+    p = Path(os.fspath(path))
+    if not p.is_file():
+        raise SdcError(f"{param}: file {p} does not exist; expected a YAML or JSON file")
+    text = p.read_text(encoding="utf-8")
+    content = _load_yaml(text, p, param) if p.suffix.lower() in (".yaml", ".yml") else _load_json(text, p, param)
+    if not isinstance(content, dict):
+        raise SdcError(f"{param}: {p.name} does not hold a mapping; expected names and values")
+    return content
+
+
+def _load_yaml(text: str, p: Path, param: str = "recipe"):
     try:
         import yaml
     except ImportError:
         raise SdcError(
-            f"recipe: reading {p.name} needs the optional package pyyaml (pip install sdckit[yaml]); "
-            "or give the recipe as JSON"
+            f"{param}: reading {p.name} needs the optional package pyyaml (pip install sdckit[yaml]); "
+            "or give it as JSON"
         ) from None
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise SdcError(f"recipe: {p.name} is not valid YAML ({str(exc).splitlines()[0]})") from None
+        raise SdcError(f"{param}: {p.name} is not valid YAML ({str(exc).splitlines()[0]})") from None
 
 
-def _load_json(text: str, p: Path):
+def _load_json(text: str, p: Path, param: str = "recipe"):
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise SdcError(f"recipe: {p.name} is not valid JSON ({exc.msg} at line {exc.lineno})") from None
+        raise SdcError(f"{param}: {p.name} is not valid JSON ({exc.msg} at line {exc.lineno})") from None
 
 
 def write_recipe(recipe: dict, path) -> Path:
