@@ -1,0 +1,314 @@
+"""One-command assessment: every measure that applies to a scenario's roles, for the original
+file and for each protection variant (replayed recipes, a protected file)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .._errors import SdcError
+from .._progress import measure_progress, step
+from .._validation import check_bool, check_k_list, check_number, raise_problems
+from ..engines import get_engine
+from ..problem import SdcProblem, read_recipe
+from ..scenario import Scenario
+from . import measures as M
+from .result import AssessmentResult, VariantAssessment
+
+__all__ = ["assess", "assess_variants"]
+
+
+@dataclass(frozen=True)
+class _Options:
+    k: tuple[int, ...]
+    max_global_risk: float
+    include_records: bool
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A table to assess against the original: its name, kind, the methods that made it and
+    the variables they changed."""
+
+    name: str
+    kind: str
+    table: Any
+    steps: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+
+
+def assess(
+    data,
+    scenario: Scenario,
+    *,
+    protected=None,
+    recipes=None,
+    k=(2, 3, 5),
+    max_global_risk: float = 0.01,
+    include_records: bool = False,
+    progress=None,
+    engine=None,
+) -> AssessmentResult:
+    """Run every measure that applies to the scenario's roles, on the original file and on each
+    protection variant, and collect the aggregates for one report.
+
+    For categorical keys: frequencies and k-anonymity (records with f_k < k), individual risk
+    r_i = E(1/F_k | f_k) and the global risk xi = sum r_i / n with the threshold r* for
+    ``max_global_risk`` (mu-ARGUS rule; Benedetti & Franconi 1998), household risk
+    1 - prod(1 - r_i) with households, SUDA (Elliot et al. 2005), l-diversity of the sensitive
+    variables (Machanavajjhala et al. 2007), the log-linear tau_1, tau_2 (Skinner & Holmes
+    1998) when design weights give the sampling fractions and the key table is small enough,
+    and the records unique on each subset of 1 to 3 key variables. For each variant also
+    Mlodak's information loss lambda_j per variable (and IL1s of continuous keys) against the
+    original and, with continuous keys, interval disclosure (Mateo-Sanz et al. 2004) and
+    Seri's confidentiality plot as a 2-D histogram.
+
+    Parameters
+    ----------
+    data : table or file path
+        The original microdata.
+    scenario : Scenario
+        The roles: ``keys`` and/or ``numeric_keys``, ``weight``, ``household``, ``strata``,
+        ``sensitive``, ``missing``.
+    protected : table or file path, optional
+        A protected version of ``data`` (same records in the same order, same columns), compared
+        as one variant.
+    recipes : recipe or list of recipes, optional
+        Protection recipes (dicts or YAML/JSON files written by :meth:`SdcProblem.to_recipe`),
+        each replayed on ``data`` under ``scenario`` and compared as one variant. A dict's
+        ``"name"`` names its variant (default: the file name, or "recipe i").
+    k : int or sequence of int, default (2, 3, 5)
+        The k of the k-anonymity table.
+    max_global_risk : float in (0, 1), default 0.01
+        The target re-identification rate of the threshold.
+    include_records : bool, default False
+        Also show the key values of the cells behind the riskiest key combinations
+        (record-level: the report is then as confidential as the data).
+    progress : bool, optional
+        Name each measure as it starts on stderr (None: on a terminal only).
+    engine : optional
+        The computation engine for the record-level work.
+
+    Returns
+    -------
+    AssessmentResult
+        ``summary()``, ``to_dict()`` (aggregates, JSON), ``to_html(path)`` (the report) and
+        the same report in Jupyter. With default options no value of a non-key variable and no
+        record identifier is in it.
+
+    Examples
+    --------
+    >>> sc = sdckit.Scenario(keys=["region", "sex", "age"], weight="w", household="hid")  # doctest: +SKIP
+    >>> res = sdckit.assess(df, sc, recipes=["k3.yaml", "recode_k3.yaml"])                # doctest: +SKIP
+    >>> res.to_html("report.html")                                                        # doctest: +SKIP
+    """
+    opts = _options(scenario, k, max_global_risk, include_records)
+    eng = get_engine(engine)
+    with measure_progress(progress, "assess"):
+        step("reading and checking the data")
+        table = eng.table(data)
+        scenario.validate(table, require_keys=bool(scenario.keys), engine=eng)
+        variants = _recipe_variants(table, scenario, recipes, opts, eng)
+        if protected is not None:
+            variants.append(_protected_variant(table, protected, eng))
+        return _assess(table, scenario, variants, opts, eng)
+
+
+def assess_variants(
+    data,
+    scenario: Scenario,
+    variants,
+    *,
+    k=(2, 3, 5),
+    max_global_risk: float = 0.01,
+    include_records: bool = False,
+    progress=None,
+    engine=None,
+) -> AssessmentResult:
+    """:func:`assess` with the variants given as ``(name, table)`` pairs (or ``(name, table,
+    steps)``, ``steps`` the method names), e.g. the data after each step of an
+    :class:`SdcProblem`. Each table must have the records and columns of ``data``."""
+    opts = _options(scenario, k, max_global_risk, include_records)
+    eng = get_engine(engine)
+    with measure_progress(progress, "assess"):
+        table = eng.table(data)
+        scenario.validate(table, require_keys=bool(scenario.keys), engine=eng)
+        vs = []
+        for name, other, *rest in variants:
+            steps = tuple(rest[0]) if rest else ()
+            vs.append(_checked(table, eng.table(other, "protected"), str(name), "recipe", steps))
+        return _assess(table, scenario, vs, opts, eng)
+
+
+def _options(scenario, k, max_global_risk, include_records) -> _Options:
+    if not isinstance(scenario, Scenario):
+        raise_problems([f"scenario: got {type(scenario).__name__}; expected an sdckit.Scenario"])
+    if not scenario.keys and not scenario.numeric_keys:
+        raise_problems(["scenario: no key variables; expected Scenario(keys=[...]) and/or numeric_keys=[...]"])
+    xi = check_number(max_global_risk, "max_global_risk", low=0.0, high=1.0, low_open=True, high_open=True)
+    return _Options(tuple(check_k_list(k)), xi, check_bool(include_records, "include_records"))
+
+
+# ----------------------------------------------------------------------------------------------
+# variants
+# ----------------------------------------------------------------------------------------------
+def _recipe_label(recipe, i: int) -> str:
+    if isinstance(recipe, (str, os.PathLike)):
+        return Path(os.fspath(recipe)).name
+    if isinstance(recipe, dict) and isinstance(recipe.get("name"), str) and recipe["name"].strip():
+        return recipe["name"].strip()
+    return f"recipe {i + 1}"
+
+
+def _recipe_variants(table, scenario, recipes, opts: _Options, eng) -> list[Variant]:
+    """Replay each recipe on the original (one workflow, undone between recipes, so that the
+    original is measured once); a recipe that fails is an error naming it and its step."""
+    if recipes is None:
+        return []
+    items = [recipes] if isinstance(recipes, (dict, str, os.PathLike)) else list(recipes)
+    if not items:
+        return []
+    problem = _Replay(table, scenario, k=opts.k, engine=eng)
+    out, names = [], set()
+    for i, recipe in enumerate(items):
+        label = _recipe_label(recipe, i)
+        where = f"recipes: recipe {i + 1} ({label})" if label != f"recipe {i + 1}" else f"recipes: recipe {i + 1}"
+        try:
+            rec = read_recipe(recipe)
+        except SdcError as exc:
+            raise SdcError(f"{where}: {exc}") from None
+        step(f"replaying {label}")
+        _replay(problem, rec, where)
+        history = problem.history
+        current = history[-1].result.table if history else table
+        changed = tuple(dict.fromkeys(v for s in history for v, c in s.result.n_changed.items() if c))
+        name = label if label not in names else f"{label} ({i + 1})"
+        names.add(name)
+        out.append(Variant(name, "recipe", current, tuple(s.method for s in history), changed))
+        while problem.history:
+            problem.undo()
+    return out
+
+
+class _Replay(SdcProblem):
+    """A workflow that only protects: the assessment measures each variant itself, so the
+    workflow's own measures after every step are skipped."""
+
+    def _measure(self, table, changed: tuple) -> dict:
+        return {}
+
+
+def _replay(problem, rec: dict, where: str) -> None:
+    for j, st in enumerate(rec["steps"]):
+        try:
+            problem.apply(st["method"], **st.get("parameters", {}))
+        except (SdcError, TypeError) as exc:
+            msg = str(exc).removeprefix("recipe: ")
+            raise SdcError(f"{where} failed at step {j + 1} ({st['method']}): {msg}") from None
+
+
+def _protected_variant(table, protected, eng) -> Variant:
+    name = Path(os.fspath(protected)).name if isinstance(protected, (str, os.PathLike)) else "protected file"
+    return _checked(table, eng.table(protected, "protected"), name, "protected", ())
+
+
+def _checked(table, other, name: str, kind: str, steps: tuple) -> Variant:
+    """A variant whose table has the records and the columns of the original (else an error
+    saying what differs)."""
+    problems = []
+    if other.n != table.n:
+        problems.append(
+            f"protected: {other.n:,} records and {table.n:,} in data; expected the same records in the same order"
+        )
+    absent = [c for c in table.columns if c not in other.columns]
+    extra = [c for c in other.columns if c not in table.columns]
+    if absent:
+        problems.append(
+            f"protected: column(s) {', '.join(absent)} of data are missing; expected the same columns as data"
+        )
+    if extra:
+        problems.append(f"protected: column(s) {', '.join(extra)} are not in data; expected the same columns as data")
+    if problems:
+        raise_problems([f"{p} (variant {name!r})" if kind != "protected" else p for p in problems])
+    return Variant(name, kind, other, steps)
+
+
+# ----------------------------------------------------------------------------------------------
+# measures
+# ----------------------------------------------------------------------------------------------
+def _assess(table, scenario, variants: list[Variant], opts: _Options, eng) -> AssessmentResult:
+    from .combinations import key_subsets
+
+    notes: list[str] = []
+    key_info, cards = _key_info(table, scenario, eng)
+    combos = None
+    if scenario.keys:
+        with M.capture(notes):
+            combos = key_subsets(table, scenario, include_records=opts.include_records, engine=eng)
+        if combos.skipped_sizes:
+            sizes = ", ".join(map(str, combos.skipped_sizes))
+            notes.append(f"key combinations of size {sizes} left out: more than {combos.n_subsets:,} subsets")
+    results = [_measure(table, Variant("original", "original", table), scenario, opts, cards, notes, eng)]
+    for v in variants:
+        results.append(_measure(table, v, scenario, opts, None, notes, eng))
+    if scenario.keys and scenario.strata:
+        notes.append("SUDA and the log-linear model ignore the strata (every other measure is within strata)")
+    return AssessmentResult(
+        n=table.n,
+        n_columns=len(table.columns),
+        scenario=_scenario_dict(scenario),
+        k=opts.k,
+        max_global_risk=opts.max_global_risk,
+        include_records=opts.include_records,
+        key_info=key_info,
+        variants=tuple(results),
+        combinations=combos,
+        notes=tuple(notes),
+    )
+
+
+def _key_info(table, scenario, eng) -> tuple[dict, tuple]:
+    """Per key: categories observed and records missing; and the number of categories of each
+    key (the log-linear table's shape)."""
+    if not scenario.keys:
+        return {}, ()
+    enc = eng.encode(table, list(scenario.keys), list(scenario.missing) or None)
+    miss = enc.missing
+    info = {
+        name: {"n_categories": enc.n_observed(j), "n_missing": int(miss[:, j].sum())}
+        for j, name in enumerate(enc.names)
+    }
+    return info, tuple(enc.cardinalities)
+
+
+def _measure(original, v: Variant, sc, opts: _Options, cards, notes: list, eng) -> VariantAssessment:
+    """Every measure of one variant that the roles allow (warnings become notes naming it)."""
+    prefix = "" if v.kind == "original" else f"{v.name}: "
+    parts: dict = {}
+    with M.capture(notes, prefix):
+        if sc.keys:
+            parts["risk"] = M.categorical_risk(v.table, sc, opts.k, opts.max_global_risk)
+            parts["suda"] = M.suda_of(v.table, sc)
+            if sc.sensitive:
+                parts["l_diversity"] = M.l_diversity_of(v.table, sc)
+            if cards is None:
+                cards = tuple(eng.encode(v.table, list(sc.keys), list(sc.missing) or None).cardinalities)
+            parts["loglinear"] = M.loglinear_of(v.table, sc, cards)
+        if v.kind != "original":
+            parts["loss"] = M.information_loss_of(original, v.table, sc, v.changed)
+            if sc.numeric_keys:
+                local: list[str] = []
+                parts["continuous"] = M.continuous_risk(original, v.table, sc, local)
+                notes.extend(prefix + n for n in local if prefix + n not in notes)
+    return VariantAssessment(v.name, v.kind, v.steps, **parts)
+
+
+def _scenario_dict(sc: Scenario) -> dict:
+    out = {}
+    for name in ("keys", "numeric_keys", "weight", "household", "strata", "sensitive", "missing"):
+        value = getattr(sc, name)
+        if value not in (None, ()):
+            out[name] = tuple(value) if isinstance(value, tuple) else value
+    return out

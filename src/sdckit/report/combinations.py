@@ -1,0 +1,165 @@
+"""The riskiest key combinations: for every small subset of the key variables, the number of
+records that are unique (f_k = 1) on that subset alone.
+
+A record unique on a few variables is exposed to any intruder who knows just those: "312
+records are unique on region, age and sex alone". The counts come from the key-pattern table
+of the whole file (one GROUP BY through the engine), aggregated onto each subset on the small
+pattern table, with sdcMicro's missing-value rule (a missing value matches every category) as
+in :func:`sdckit.frequencies`; only counts leave this module unless the caller asks for the
+key values of the unique cells.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+
+from .._core.frequencies import pattern_table
+from .._core.nafreq import pattern_frequencies
+from .._prepare import prepare
+from .._progress import step
+from ..engines import get_engine
+from ..risk.frequencies import _strata_correction
+from ._frozen import deep_freeze
+
+__all__ = ["MAX_SIZE", "MAX_SUBSETS", "KeySubsets", "key_subsets"]
+
+#: the largest subset size searched
+MAX_SIZE = 3
+#: at most this many subsets are counted: a size whose subsets would exceed it is left out
+MAX_SUBSETS = 300
+#: subsets shown per size, and unique cells listed per subset with ``include_records``
+TOP_PER_SIZE = 5
+CELLS_PER_SUBSET = 10
+
+
+@dataclass(frozen=True)
+class KeySubsets:
+    """Records unique on each subset of the keys (sizes ``sizes``), the top ones per size.
+
+    ``counts`` maps a tuple of key names to the number of records with f_k = 1 on those keys
+    alone; ``top`` lists the ``TOP_PER_SIZE`` subsets with the most such records of each size
+    (ties in the keys' order); ``cells`` (only with ``include_records``) holds, for the top
+    subsets, the key values of up to ``CELLS_PER_SUBSET`` unique cells.
+    """
+
+    n: int
+    sizes: tuple[int, ...]
+    n_subsets: int
+    skipped_sizes: tuple[int, ...]
+    counts: dict
+    top: tuple
+    cells: dict | None = None
+
+    def __post_init__(self):
+        for name in ("counts", "top", "cells"):
+            object.__setattr__(self, name, deep_freeze(getattr(self, name)))
+
+    def to_dict(self) -> dict:
+        out = {
+            "n": self.n,
+            "sizes": list(self.sizes),
+            "n_subsets": self.n_subsets,
+            "skipped_sizes": list(self.skipped_sizes),
+            "top": [
+                {"variables": list(v), "size": len(v), "n_sample_uniques": c, "share_sample_uniques": c / self.n}
+                for v, c in self.top
+            ],
+        }
+        if self.cells is not None:
+            out["unique_cells"] = [
+                {"variables": list(v), "cells": [list(c) for c in cells]} for v, cells in self.cells.items()
+            ]
+        return out
+
+
+def _sizes(m: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The subset sizes searched (1..MAX_SIZE while the subsets stay within MAX_SUBSETS) and
+    those left out."""
+    from math import comb
+
+    kept: list[int] = []
+    total = 0
+    for s in range(1, min(MAX_SIZE, m) + 1):
+        total += comb(m, s)
+        if total > MAX_SUBSETS and kept:
+            break
+        kept.append(s)
+    skipped = tuple(s for s in range(1, min(MAX_SIZE, m) + 1) if s not in kept)
+    return tuple(kept), skipped
+
+
+def key_subsets(table, scenario, *, include_records: bool = False, engine=None) -> KeySubsets:
+    """Count, for every subset of 1..3 key variables, the records unique on it alone.
+
+    With P distinct key patterns of the whole file (and strata, within which frequencies are
+    counted), each subset costs one aggregation of the P-row pattern table and the
+    missing-value rule on the (much smaller) subset table: O(P) per subset, never a pass over
+    the records.
+    """
+    eng = get_engine(engine)
+    keys = list(scenario.keys)
+    prep = prepare(
+        table,
+        keys,
+        strata=list(scenario.strata) or None,
+        missing=list(scenario.missing) or None,
+        allow_degenerate_keys=True,
+        engine=eng,
+    )
+    codes, cards = prep.keys.codes, tuple(prep.keys.cardinalities)
+    if prep.strata is not None:
+        codes = np.asfortranarray(np.concatenate([codes, prep.strata.codes], axis=1))
+        cards = cards + tuple(prep.strata.cardinalities)
+    _, patterns, counts, _ = eng.patterns(codes, None, cards)
+    strata_cols = list(range(len(keys), codes.shape[1]))
+    sizes, skipped = _sizes(len(keys))
+    result: dict = {}
+    unique_rows: dict = {}
+    for s in sizes:
+        step(f"records unique on {s} key variable(s)")
+        for subset in combinations(range(len(keys)), s):
+            n_unique, rows = _uniques_on(patterns, counts, cards, list(subset), strata_cols)
+            names = tuple(keys[j] for j in subset)
+            result[names] = n_unique
+            unique_rows[names] = rows
+    top = _top(result, sizes)
+    cells = _cells(prep.keys, keys, top, unique_rows, eng) if include_records else None
+    return KeySubsets(prep.table.n, sizes, len(result), skipped, result, top, cells)
+
+
+def _uniques_on(patterns, counts, cards, subset: list[int], strata_cols: list[int]):
+    """Records with f = 1 on the key columns ``subset`` (within strata) and the sub-patterns
+    (key codes) of those records."""
+    cols = subset + strata_cols
+    _, sub, _, records = pattern_table(patterns[:, cols], counts, cards=[cards[c] for c in cols])
+    fp, Fp = pattern_frequencies(sub, records, records, 1.0, "sdcmicro")
+    if strata_cols:
+        fp, Fp = _strata_correction(sub, records, records, fp, Fp, len(subset), 1.0)
+    unique = fp == 1
+    return int(np.round(records[unique].sum())), sub[unique][:, : len(subset)]
+
+
+def _top(counts: dict, sizes) -> tuple:
+    """The TOP_PER_SIZE subsets with the most unique records, per size (zero counts left out)."""
+    out = []
+    for s in sizes:
+        ranked = sorted((kv for kv in counts.items() if len(kv[0]) == s and kv[1] > 0), key=lambda kv: -kv[1])
+        out += ranked[:TOP_PER_SIZE]
+    return tuple(out)
+
+
+def _cells(encoded, keys, top, unique_rows, eng) -> dict:
+    """Key values of up to CELLS_PER_SUBSET unique cells of each top subset (record-level:
+    only with ``include_records``). A missing value is shown as ``NA``."""
+    labels = [eng.label_values(lab) for lab in encoded.labels]
+    out = {}
+    for names, _ in top:
+        idx = [keys.index(v) for v in names]
+        rows = unique_rows[names][:CELLS_PER_SUBSET]
+        out[names] = tuple(
+            tuple("NA" if c < 0 else str(labels[j][c]) for j, c in zip(idx, row)) for row in rows.tolist()
+        )
+    return out

@@ -1,0 +1,564 @@
+"""The assessment as one self-contained HTML page: inline CSS and SVG figures, no script, no
+link to anything outside the file, readable on screen and in print.
+
+Every figure sits in ``<figure class="sdckit-figure" id="fig-...">`` with a title and one
+plain-language sentence under it (``<p class="reading">``). The page shows aggregates only:
+counts, shares, risks, names of variables and variants; key values only when the assessment
+was made with ``include_records=True``.
+"""
+
+from __future__ import annotations
+
+import html as _html
+
+import numpy as np
+
+from ..results._base import fmt, fmt_percent, fmt_share
+from . import figures as F
+from .measures import NEIGHBOUR_EDGES, PERTURBATION_EDGES, RISK_EDGES
+from .result import variant_table
+
+__all__ = ["CSS", "render"]
+
+CSS = """
+.sdckit-report{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;
+color:#1f2328;background:#fff;max-width:980px;margin:0 auto;padding:1.5rem 1.25rem 3rem;line-height:1.45;font-size:15px}
+.sdckit-report h1{font-size:1.7rem;margin:.2rem 0 .4rem}
+.sdckit-report h2{font-size:1.25rem;margin:2.2rem 0 .6rem;padding-bottom:.25rem;border-bottom:2px solid #e4e7eb}
+.sdckit-report h3{font-size:1.02rem;margin:1.2rem 0 .4rem}
+.sdckit-report p{margin:.4rem 0 .7rem}
+.sdckit-report .lede{color:#57606a}
+.sdckit-report .verdict{padding:.6rem .9rem;border-radius:6px;margin:.8rem 0;font-weight:600}
+.sdckit-report .verdict.ok{background:#e6f4ea;border:1px solid #a3d9b1}
+.sdckit-report .verdict.fail{background:#fdecea;border:1px solid #f2b8b5}
+.sdckit-report .caution{background:#fff8e1;border:1px solid #f3d37a;padding:.5rem .8rem;border-radius:6px}
+.sdckit-report nav ol{columns:2;margin:.4rem 0 0;padding-left:1.3rem;color:#57606a}
+.sdckit-report nav a{color:#0b5cad;text-decoration:none}
+.sdckit-report table{border-collapse:collapse;margin:.5rem 0 1rem;font-variant-numeric:tabular-nums;font-size:.9rem}
+.sdckit-report th,.sdckit-report td{border-bottom:1px solid #e4e7eb;padding:.28rem .7rem;text-align:right;vertical-align:top}
+.sdckit-report th{background:#f6f8fa;font-weight:600}
+.sdckit-report th:first-child,.sdckit-report td:first-child{text-align:left}
+.sdckit-report .wide{overflow-x:auto}
+.sdckit-report figure.sdckit-figure{margin:1rem 0 1.4rem;padding:.6rem;border:1px solid #e4e7eb;border-radius:6px}
+.sdckit-report figure.sdckit-figure svg{display:block;max-width:100%;height:auto;margin:0 auto}
+.sdckit-report figure.sdckit-figure svg *{stroke-linejoin:round;stroke-linecap:butt}
+.sdckit-report figcaption{font-weight:600;margin:.3rem 0 .1rem}
+.sdckit-report p.reading{margin:.2rem 0 0;padding-left:.6rem;border-left:3px solid #4C72B0;color:#24292f}
+.sdckit-report ul.notes{color:#57606a;font-size:.9rem}
+.sdckit-report footer{margin-top:2.5rem;color:#57606a;font-size:.85rem}
+@media print{
+.sdckit-report{max-width:none;padding:0;font-size:10.5pt}
+.sdckit-report nav{display:none}
+.sdckit-report h2{break-after:avoid;page-break-after:avoid}
+.sdckit-report figure.sdckit-figure,.sdckit-report table{break-inside:avoid;page-break-inside:avoid}
+.sdckit-report figure.sdckit-figure{border:none;padding:0}
+.sdckit-report a{color:inherit}
+}
+"""
+
+e = _html.escape
+
+
+def render(res, *, document: bool) -> str:
+    """The report of an :class:`AssessmentResult`: a whole page (``document=True``) or a
+    ``<div>`` with its own styles for Jupyter."""
+    sections = [
+        ("data", "Data and scenario", _data),
+        ("k-anonymity", "k-anonymity", _kanonymity),
+        ("risk", "Risk distribution and threshold", _risk),
+        ("reidentifications", "Expected re-identifications and household risk", _reidentifications),
+        ("combinations", "Riskiest key combinations", _combinations),
+        ("suda", "SUDA: which variables make records special", _suda),
+        ("l-diversity", "l-diversity of the sensitive variables", _ldiversity),
+        ("loglinear", "Log-linear risk", _loglinear),
+        ("information-loss", "Information loss per variable", _information_loss),
+        ("variants", "Protection variants: risk against utility", _variants),
+        ("continuous", "Continuous keys", _continuous),
+    ]
+    parts = [(sid, title, fn(res)) for sid, title, fn in sections]
+    parts = [(sid, title, body) for sid, title, body in parts if body]
+    nav = "".join(f'<li><a href="#{sid}">{e(title)}</a></li>' for sid, title, _ in parts)
+    body = [_header(res), f"<nav><strong>Contents</strong><ol>{nav}</ol></nav>"]
+    body += [f'<section id="{sid}"><h2>{e(title)}</h2>{content}</section>' for sid, title, content in parts]
+    body.append(_notes(res))
+    inner = "\n".join(body)
+    if not document:
+        return f'<div class="sdckit-report"><style>{CSS}</style>\n{inner}\n</div>'
+    return (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>Disclosure risk assessment</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
+        f'<div class="sdckit-report">\n{inner}\n</div>\n</body>\n</html>\n'
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# building blocks
+# ----------------------------------------------------------------------------------------------
+def _table(columns, rows, *, first_header: bool = False) -> str:
+    head = "".join(f"<th>{e(str(c))}</th>" for c in columns)
+    out = []
+    for r in rows:
+        cells = [e(v if isinstance(v, str) else fmt(v)) for v in r]
+        first = f"<th>{cells[0]}</th>" if first_header else f"<td>{cells[0]}</td>"
+        out.append("<tr>" + first + "".join(f"<td>{c}</td>" for c in cells[1:]) + "</tr>")
+    return f'<div class="wide"><table><thead><tr>{head}</tr></thead><tbody>{"".join(out)}</tbody></table></div>'
+
+
+def _figure(fig_id: str, svg: str, caption: str, reading: str) -> str:
+    return (
+        f'<figure class="sdckit-figure" id="{fig_id}">{svg}<figcaption>{e(caption)}</figcaption>'
+        f'<p class="reading">{e(reading)}</p></figure>'
+    )
+
+
+def _names(items) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    items = [str(i) for i in items]
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _share(count, n) -> str:
+    return fmt_percent(count / n) if n else "0 %"
+
+
+def _protected(res):
+    return [v for v in res.variants if v.kind != "original"]
+
+
+# ----------------------------------------------------------------------------------------------
+# sections
+# ----------------------------------------------------------------------------------------------
+def _header(res) -> str:
+    from .. import __version__
+
+    variants = _protected(res)
+    lede = f"{fmt(res.n)} records, {fmt(res.n_columns)} variables"
+    if variants:
+        lede += f"; {len(variants)} protection variant(s) compared: " + ", ".join(e(v.name) for v in variants)
+    out = [f'<header><h1>Disclosure risk assessment</h1><p class="lede">{lede}. Made by sdckit {e(__version__)}.</p>']
+    risk = res.original.risk
+    if risk is not None:
+        cls = "ok" if risk["safe"] else "fail"
+        out.append(f'<p class="verdict {cls}">{e(risk["verdict"])}</p>')
+    if res.include_records:
+        out.append(
+            '<p class="caution">This report lists key values of unique records (include_records): '
+            "keep it as confidential as the data.</p>"
+        )
+    out.append("</header>")
+    return "".join(out)
+
+
+def _data(res) -> str:
+    sc = res.scenario
+    labels = {
+        "keys": "categorical key variables",
+        "numeric_keys": "continuous key variables",
+        "weight": "design weight",
+        "household": "household identifier",
+        "strata": "strata",
+        "sensitive": "sensitive variables",
+        "missing": "extra missing-value codes",
+    }
+    rows = [("records", fmt(res.n)), ("variables in the file", fmt(res.n_columns))]
+    rows += [(labels[k], ", ".join(map(str, v)) if isinstance(v, tuple) else str(v)) for k, v in sc.items()]
+    rows.append(("target re-identification rate", fmt_share(res.max_global_risk)))
+    rows.append(("k of k-anonymity", ", ".join(map(str, res.k))))
+    out = _table(["", ""], rows, first_header=True).replace("<thead><tr><th></th><th></th></tr></thead>", "")
+    if res.key_info:
+        krows = [(k, i["n_categories"], i["n_missing"]) for k, i in res.key_info.items()]
+        out += "<h3>Key variables</h3>" + _table(["variable", "categories", "records missing"], krows)
+    return out
+
+
+def _kanonymity(res) -> str:
+    vs = [v for v in res.variants if v.risk is not None]
+    if not vs:
+        return ""
+    o = vs[0].risk
+    n = res.n
+    cols = ["k", *[f"{v.name}: records with f_k < k" for v in vs], "key patterns violating (original)"]
+    rows = [
+        (
+            kk,
+            *[f"{fmt(v.risk['n_violations'][str(kk)])} ({_share(v.risk['n_violations'][str(kk)], n)})" for v in vs],
+            o["n_patterns_violating"][str(kk)],
+        )
+        for kk in res.k
+    ]
+    svg = F.grouped_bars(
+        "fig-k-anonymity",
+        [f"k = {kk}" for kk in res.k],
+        [(v.name, [v.risk["n_violations"][str(kk)] for kk in res.k]) for v in vs],
+        xlabel="k-anonymity level",
+        ylabel="records with f_k < k",
+    )
+    k_last = res.k[-1]
+    reading = (
+        f"{fmt(o['n_sample_uniques'])} records ({_share(o['n_sample_uniques'], n)}) are unique on all "
+        f"{len(res.scenario.get('keys', ()))} key variables together, and {fmt(o['n_violations'][str(k_last)])} "
+        f"({_share(o['n_violations'][str(k_last)], n)}) share their key combination with fewer than "
+        f"{k_last - 1} other record(s) ({k_last}-anonymity is violated)."
+    )
+    if len(vs) > 1:
+        best = min(vs[1:], key=lambda v: v.risk["n_violations"][str(k_last)])
+        reading += f" After {best.name}: {fmt(best.risk['n_violations'][str(k_last)])}."
+    intro = (
+        "<p>A record violates k-anonymity when fewer than k records in the file share its values of "
+        "all key variables (f_k &lt; k).</p>"
+    )
+    return intro + _table(cols, rows) + _figure("fig-k-anonymity", svg, "Records violating k-anonymity", reading)
+
+
+def _risk(res) -> str:
+    vs = [v for v in res.variants if v.risk is not None]
+    if not vs:
+        return ""
+    o = vs[0].risk
+    thr = o["threshold"]
+    svg = F.histogram(
+        "fig-risk-distribution",
+        RISK_EDGES,
+        [(v.name, v.risk["risk_histogram"]) for v in vs],
+        xlabel="individual re-identification risk (log scale)",
+        ylabel="records",
+        threshold=thr,
+        threshold_label=f"threshold r* = {fmt(thr)}" if thr is not None else "",
+    )
+    reading = _risk_reading(o, res)
+    rows = [
+        ("global risk (expected share re-identified)", *[fmt_share(v.risk["global_risk"]) for v in vs]),
+        ("highest individual risk", *[fmt(v.risk["max_risk"]) for v in vs]),
+        (
+            "threshold r* for the target",
+            *[fmt(v.risk["threshold"]) if v.risk["threshold"] is not None else "none needed" for v in vs],
+        ),
+        ("records above r*", *[fmt(v.risk["n_unsafe"]) for v in vs]),
+        ("meets the target", *["yes" if v.risk["safe"] else "no" for v in vs]),
+    ]
+    intro = (
+        "<p>The individual risk of a record is the probability that an intruder who matches it on the key "
+        "variables picks the right person, E(1/F_k | f_k) (Benedetti and Franconi; mu-ARGUS). The threshold r* "
+        "is the smallest risk level such that capping every risk at it meets the target rate.</p>"
+    )
+    return (
+        intro
+        + _table(["", *[v.name for v in vs]], rows)
+        + _figure("fig-risk-distribution", svg, "Distribution of the individual risk", reading)
+    )
+
+
+def _risk_reading(o, res) -> str:
+    target = fmt_percent(res.max_global_risk)
+    thr = o["threshold"]
+    if thr is None:
+        text = (
+            f"The expected share of records re-identified is {fmt_percent(o['global_risk'])}, within the target of "
+            f"{target}: no record is above a threshold."
+        )
+    else:
+        text = (
+            f"{fmt(o['n_unsafe'])} records ({_share(o['n_unsafe'], res.n)}) have a risk above r* = {fmt(thr)}; "
+            f"bringing them down to r* would bring the expected share re-identified from "
+            f"{fmt_percent(o['global_risk'])} to the target of {target}."
+        )
+    hh = o.get("household")
+    if hh is not None and hh["threshold"] is not None:
+        text += (
+            f" The household rate ({fmt_percent(hh['global_risk'])}) is above the target: under the household rule "
+            f"{fmt(hh['n_unsafe'])} records are unsafe."
+        )
+    return text
+
+
+def _reidentifications(res) -> str:
+    vs = [v for v in res.variants if v.risk is not None]
+    if not vs:
+        return ""
+    has_hh = "household" in vs[0].risk
+    rows = [
+        ("expected re-identifications (records)", *[fmt(v.risk["expected_reidentifications"]) for v in vs]),
+        ("global risk", *[fmt_share(v.risk["global_risk"]) for v in vs]),
+    ]
+    if has_hh:
+        rows += [
+            (
+                "expected re-identifications, household risk",
+                *[fmt(v.risk["household"]["expected_reidentifications"]) for v in vs],
+            ),
+            ("household global risk", *[fmt_share(v.risk["household"]["global_risk"]) for v in vs]),
+            ("households", *[fmt(v.risk["household"]["n_households"]) for v in vs]),
+            ("highest household risk", *[fmt(v.risk["household"]["max_risk"]) for v in vs]),
+        ]
+    out = _table(["", *[v.name for v in vs]], rows)
+    o = vs[0].risk
+    if not has_hh:
+        return out + "<p>No household variable was declared: the household risk is not computed.</p>"
+    h = o["household"]
+    svg = F.histogram(
+        "fig-household-risk",
+        RISK_EDGES,
+        [(v.name, v.risk["household"]["risk_histogram"]) for v in vs],
+        xlabel="household re-identification risk (log scale)",
+        ylabel="households",
+    )
+    reading = (
+        f"An intruder can expect to re-identify {fmt(o['expected_reidentifications'])} records one by one, but "
+        f"{fmt(h['expected_reidentifications'])} once re-identifying one member of a household reveals the whole "
+        f"household (household risk {fmt_percent(h['global_risk'])})."
+    )
+    intro = (
+        "<p>The household risk of a record is the probability that at least one member of its household is "
+        "re-identified, 1 - prod(1 - r_i) over the household.</p>"
+    )
+    return intro + out + _figure("fig-household-risk", svg, "Distribution of the household risk", reading)
+
+
+def _combinations(res) -> str:
+    c = res.combinations
+    if c is None:
+        return ""
+    intro = (
+        f"<p>For every set of {_names([str(s) for s in c.sizes])} key variables ({fmt(c.n_subsets)} sets), "
+        "the number of records that no other record matches on those variables alone. An intruder who "
+        "knows only these few facts about a person in such a cell finds exactly one record. Counts only: "
+        "no category is named.</p>"
+    )
+    if not c.top:
+        return intro + "<p>No record is unique on three or fewer key variables.</p>"
+    rows = [(", ".join(v), len(v), c_, _share(c_, res.n)) for v, c_ in c.top]
+    table = _table(["key variables", "size", "records unique", "share of records"], rows)
+    labels = [", ".join(v) for v, _ in c.top]
+    svg = F.bars(
+        "fig-key-combinations",
+        labels,
+        [cnt for _, cnt in c.top],
+        [len(v) for v, _ in c.top],
+        xlabel="records unique on these variables alone",
+        legend={1: "one variable", 2: "two variables", 3: "three variables"},
+    )
+    (vars_, count) = max(c.top, key=lambda t: (t[1], -len(t[0])))
+    reading = f"{fmt(count)} records are unique on {_names(vars_)} alone."
+    smallest = min(c.top, key=lambda t: (len(t[0]), -t[1]))
+    if len(smallest[0]) < len(vars_):
+        reading += f" Already {fmt(smallest[1])} are unique on {_names(smallest[0])} alone."
+    out = intro + table + _figure("fig-key-combinations", svg, "Riskiest key combinations", reading)
+    if c.cells:
+        out += "<h3>Unique cells (key values; record-level)</h3>"
+        for names, cells in c.cells.items():
+            out += _table(list(names), [tuple(cell) for cell in cells])
+    return out
+
+
+def _suda(res) -> str:
+    vs = [v for v in res.variants if v.suda is not None]
+    if not vs:
+        return ""
+    keys = list(res.scenario.get("keys", ()))
+    o = vs[0].suda
+    svg = F.grouped_bars(
+        "fig-suda-contributions",
+        keys,
+        [(v.name, [v.suda["share_contributions"].get(k, 0.0) for k in keys]) for v in vs],
+        xlabel="share of the total SUDA score from minimal sample uniques containing the variable (%)",
+        ylabel="",
+        horizontal=True,
+        percent=True,
+    )
+    contrib = o["share_contributions"]
+    if contrib and max(contrib.values()) > 0:
+        top = max(keys, key=lambda k: contrib.get(k, 0.0))
+        reading = (
+            f"{top} takes part in the minimal sample uniques behind {fmt_percent(contrib[top])} of the total SUDA "
+            f"score: protecting it (recoding, suppression) removes most of the special uniqueness; "
+            f"{fmt(o['n_with_msu'])} records have a minimal sample unique."
+        )
+    else:
+        reading = "No record has a minimal sample unique: no small set of key values singles out a record."
+    rows = [
+        ("records with a minimal sample unique", *[fmt(v.suda["n_with_msu"]) for v in vs]),
+        ("special uniques", *[fmt(v.suda["n_special_uniques"]) for v in vs]),
+        ("minimal sample uniques", *[fmt(v.suda["n_msus"]) for v in vs]),
+    ]
+    intro = (
+        "<p>A minimal sample unique (MSU) is a set of a record's key values that no other record shares while "
+        "every smaller part of it is shared (Elliot et al., SUDA). The bars show how much each key variable "
+        "contributes to the records' SUDA scores.</p>"
+    )
+    return (
+        intro
+        + _table(["", *[v.name for v in vs]], rows)
+        + _figure("fig-suda-contributions", svg, "SUDA contributions of the key variables", reading)
+    )
+
+
+def _ldiversity(res) -> str:
+    o = res.original.l_diversity
+    if o is None:
+        return ""
+    vars_ = list(o["variables"])
+    dist = {v: o["variables"][v]["distinct_distribution"] for v in vars_}
+    cats = list(dict.fromkeys(c for d in dist.values() for c in d))
+    svg = F.grouped_bars(
+        "fig-l-diversity",
+        cats,
+        [(v, [dist[v].get(c, 0) for c in cats]) for v in vars_],
+        xlabel="distinct l of the record's class (different values of the sensitive variable)",
+        ylabel="records",
+    )
+    worst = max(vars_, key=lambda v: o["variables"][v]["n_not_2_diverse"])
+    nw = o["variables"][worst]["n_not_2_diverse"]
+    reading = (
+        f"{fmt(nw)} records ({_share(nw, res.n)}) are in a class of identical key values where {worst} takes a "
+        f"single value: whoever knows their keys learns their {worst}."
+    )
+    rows = [
+        (v, d["distinct"], d["entropy"], d["recursive"], d["n_not_2_diverse"], d["n_missing_sensitive"])
+        for v, d in o["variables"].items()
+    ]
+    cols = ["sensitive variable", "distinct l", "entropy l", "recursive l", "records with distinct l < 2", "missing"]
+    intro = (
+        f"<p>Classes are the {fmt(o['n_classes'])} groups of records with the same key values; l is the smallest "
+        "diversity of the sensitive variable within a class (Machanavajjhala et al.).</p>"
+    )
+    return (
+        intro + _table(cols, rows) + _figure("fig-l-diversity", svg, "Records by the diversity of their class", reading)
+    )
+
+
+def _loglinear(res) -> str:
+    vs = [v for v in res.variants if v.loglinear is not None]
+    if not vs:
+        return ""
+    rows = []
+    for v in vs:
+        ll = v.loglinear
+        if "skipped" in ll:
+            rows.append((v.name, "-", "-", "-", "left out: " + ll["skipped"]))
+        else:
+            rows.append((v.name, ll["n_sample_uniques"], ll["tau1"], ll["tau2"], ll["model"]))
+    intro = (
+        "<p>tau1 estimates how many sample uniques are unique in the population, tau2 the expected number of "
+        "correct matches of sample uniques, from a Poisson log-linear model of the key table (Skinner and "
+        "Holmes; Skinner and Shlomo's model search).</p>"
+    )
+    return intro + _table(["variant", "sample uniques", "tau1", "tau2", "model"], rows)
+
+
+def _information_loss(res) -> str:
+    vs = [v for v in _protected(res) if v.loss is not None]
+    if not vs:
+        return (
+            "<p>No protection variant was given (a protected file or recipes): there is no information loss to "
+            "show.</p>"
+        )
+    variables = list(dict.fromkeys(x for v in vs for x in v.loss["lambda_j"]))
+    rows = [(x, *[v.loss["lambda_j"].get(x) for v in vs]) for x in variables]
+    table = _table(["variable", *[f"{v.name}: lambda" for v in vs]], rows)
+    il1 = [x for x in res.scenario.get("numeric_keys", ())]
+    if il1:
+        table += _table(
+            ["continuous key", *[f"{v.name}: IL1s" for v in vs]],
+            [(x, *[v.loss["il1s_by_variable"].get(x) for v in vs]) for x in il1],
+        )
+    svg = F.grouped_bars(
+        "fig-information-loss",
+        variables,
+        [(v.name, [v.loss["lambda_j"].get(x, 0.0) for x in variables]) for v in vs],
+        xlabel="Mlodak's lambda_j (share of values changed, or their scaled distance)",
+        ylabel="",
+        horizontal=True,
+    )
+    v0, x0 = max(((v, x) for v in vs for x in v.loss["lambda_j"]), key=lambda t: t[0].loss["lambda_j"][t[1]])
+    lam = v0.loss["lambda_j"][x0]
+    reading = f"{v0.name} changes {x0} the most (lambda = {fmt(lam)}" + (
+        f": about {fmt_percent(lam)} of its values for a categorical variable)." if x0 not in il1 else ")."
+    )
+    excluded = sorted({x for v in vs for x in v.loss["excluded"]})
+    note = (
+        f"<p>Left out (their type changed, e.g. numbers recoded to intervals): {e(', '.join(excluded))}.</p>"
+        if excluded
+        else ""
+    )
+    intro = (
+        "<p>Mlodak's lambda_j is the mean distance between original and protected values of variable j: the "
+        "share of changed values for a categorical variable, (2/pi) arctan|x - x'| for a continuous one.</p>"
+    )
+    return intro + table + note + _figure("fig-information-loss", svg, "Information loss per variable", reading)
+
+
+def _variants(res) -> str:
+    columns, rows = variant_table(res)
+    out = _table(columns, rows)
+    vs = _protected(res)
+    if not vs:
+        return out + "<p>Give a protected file or protection recipes to compare variants on the risk-utility map.</p>"
+    cat = res.original.risk is not None
+    risk_of = (lambda v: v.risk["global_risk"]) if cat else (lambda v: v.continuous["share_interval_risk"])
+    points = [("original", 0.0, risk_of(res.original) if cat else 1.0)]
+    points += [(v.name, v.loss["lambda"] or 0.0, risk_of(v)) for v in vs]
+    ylabel = "global risk (%)" if cat else "records in the 5 % sd interval (%)"
+    svg = F.risk_utility("fig-risk-utility", points, ylabel=ylabel, target=res.max_global_risk if cat else None)
+    best = min(points[1:], key=lambda p: (p[2], p[1]))
+    reading = (
+        f"{best[0]} has the lowest risk ({fmt_percent(best[2])}, against {fmt_percent(points[0][2])} for the original) "
+        f"for an information loss of lambda = {fmt(best[1])}."
+    )
+    if cat:
+        meeting = [v.name for v in vs if v.risk["safe"]]
+        reading += (
+            f" Meeting the target of {fmt_percent(res.max_global_risk)}: {_names(meeting)}."
+            if meeting
+            else f" No variant meets the target of {fmt_percent(res.max_global_risk)}."
+        )
+    steps = [(v.name, v.kind, ", ".join(v.steps) if v.steps else "-") for v in vs]
+    out += "<h3>Variants</h3>" + _table(["variant", "source", "protection steps"], steps)
+    return out + _figure("fig-risk-utility", svg, "Risk against information loss, one point per variant", reading)
+
+
+def _continuous(res) -> str:
+    if not res.scenario.get("numeric_keys"):
+        return ""
+    vs = [v for v in _protected(res) if v.continuous is not None]
+    if not vs:
+        return (
+            "<p>Continuous keys disclose a record when its released values are close to its original ones; give "
+            "a protected file or recipes to measure this for a protected version.</p>"
+        )
+    rows = [(v.name, fmt_share(v.continuous["share_interval_risk"])) for v in vs]
+    out = (
+        "<p>Interval disclosure: a record is at risk when each original value lies within 5 % of a standard "
+        "deviation of its released value (Mateo-Sanz, Sebé and Domingo-Ferrer).</p>"
+        + _table(["variant", "records at risk (interval disclosure)"], rows)
+    )
+    x_labels = ["0"] + [
+        F.power_of_ten(x) if abs(np.log10(x) - round(np.log10(x))) < 1e-9 else "" for x in PERTURBATION_EDGES[:-1]
+    ]
+    y_labels = [str(a) if b - a == 1 else f"{a}-{b - 1}" for a, b in zip(NEIGHBOUR_EDGES[:-1], NEIGHBOUR_EDGES[1:])]
+    y_labels.append(f">= {NEIGHBOUR_EDGES[-1]}")
+    for i, v in enumerate(vs):
+        cp = v.continuous.get("confidentiality")
+        if cp is None:
+            continue
+        svg = F.confidentiality_grid(f"fig-confidentiality-{i + 1}", cp["grid"], x_labels, y_labels)
+        if sum(r[0] for r in cp["grid"]) == res.n:
+            reading = f"{v.name} leaves the continuous keys unchanged: every record is linked to its original."
+        else:
+            reading = (
+                f"In {v.name}, the true original record lies within the critical distance for "
+                f"{fmt_percent(cp['share_partner_in_neighbourhood'])} of the records and is the nearest one for "
+                f"{fmt_percent(cp['share_nearest_correct'])}; records in the lower-left cells (little perturbation, "
+                "few neighbours) are the easiest to link."
+            )
+        out += _figure(f"fig-confidentiality-{i + 1}", svg, f"Confidentiality plot (Seri): {v.name}", reading)
+    return out
+
+
+def _notes(res) -> str:
+    items = "".join(f"<li>{e(n)}</li>" for n in res.notes)
+    notes = f'<section id="notes"><h2>Notes</h2><ul class="notes">{items}</ul></section>' if items else ""
+    privacy = "This report holds aggregates only: counts, shares and risks, and the names of variables" + (
+        " (and, as asked, key values of unique cells)." if res.include_records else "; no record values."
+    )
+    return notes + f"<footer><p>{privacy}</p></footer>"

@@ -1,0 +1,278 @@
+"""The measures of one variant of a file (the original, a replayed recipe, a protected file),
+reduced to aggregates: counts, shares, quantiles and histograms on fixed bins. Nothing here
+keeps a per-record value or a category label.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from contextlib import contextmanager
+
+import numpy as np
+
+from .._errors import SdcError, SdcWarning
+from .._progress import step
+
+__all__ = [
+    "CONFIDENTIALITY_MAX_N",
+    "LOGLINEAR_MAX_CELLS",
+    "NEIGHBOUR_EDGES",
+    "PERTURBATION_EDGES",
+    "RISK_EDGES",
+    "capture",
+    "categorical_risk",
+    "continuous_risk",
+    "information_loss_of",
+    "l_diversity_of",
+    "loglinear_of",
+    "suda_of",
+]
+
+#: the log-linear model is fitted when the full table of the keys has at most this many cells
+LOGLINEAR_MAX_CELLS = 200_000
+#: the confidentiality plot (O(n^2) distances) is drawn up to this many records
+CONFIDENTIALITY_MAX_N = 20_000
+#: histogram bins of the individual and household risk: 8 per decade from 1e-6 to 1
+RISK_EDGES = np.logspace(-6, 0, 49)
+#: perturbation bins of the confidentiality plot: 0 exactly, then 4 per decade from 1e-4 to 10
+PERTURBATION_EDGES = np.logspace(-4, 1, 21)
+#: neighbour-count bins of the confidentiality plot (the last is open)
+NEIGHBOUR_EDGES = (0, 1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
+
+
+@contextmanager
+def capture(notes: list, prefix: str = ""):
+    """Collect the SdcWarnings raised inside into ``notes`` (they become notes of the report);
+    other warnings pass on unchanged."""
+    with warnings.catch_warnings(record=True) as log:
+        warnings.simplefilter("always", SdcWarning)
+        yield
+    for w in log:
+        if issubclass(w.category, SdcWarning):
+            text = f"{prefix}{w.message}"
+            if text not in notes:
+                notes.append(text)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+
+
+def histogram(values: np.ndarray, edges: np.ndarray) -> list[int]:
+    """Counts of ``values`` in the bins ``edges`` (values below the first edge in the first bin,
+    above the last in the last)."""
+    v = np.clip(np.asarray(values, dtype=float), edges[0], edges[-1])
+    counts, _ = np.histogram(v, bins=edges)
+    return [int(c) for c in counts]
+
+
+def _roles(sc) -> dict:
+    return {"strata": list(sc.strata) or None, "missing": list(sc.missing) or None}
+
+
+def categorical_risk(table, sc, ks, max_global_risk: float) -> dict:
+    """k-anonymity, individual and household risk and the threshold for ``max_global_risk``
+    (the mu-ARGUS rule), as aggregates."""
+    from ..risk import individual_risk, k_anonymity
+
+    step("individual and household risk")
+    ir = individual_risk(
+        table, list(sc.keys), weight=sc.weight, household=sc.household, allow_degenerate_keys=True, **_roles(sc)
+    )
+    kan = k_anonymity(ir.frequencies, k=list(ks))
+    thr = ir.threshold(max_global_risk)
+    out = {
+        "n": ir.n,
+        "n_patterns": ir.frequencies.n_patterns,
+        "n_sample_uniques": ir.n_sample_uniques,
+        "n_fk2": ir.frequencies.n_fk2,
+        "n_with_missing": ir.frequencies.n_with_missing,
+        "n_violations": {str(k): v for k, v in kan.n_violations.items()},
+        "share_violations": {str(k): v for k, v in kan.share_violations.items()},
+        "n_patterns_violating": {str(k): v for k, v in kan.n_patterns_violating.items()},
+        "n_weighted_violations": None
+        if kan.n_weighted_violations is None
+        else {str(k): v for k, v in kan.n_weighted_violations.items()},
+        "weighted": ir.weighted,
+        "expected_reidentifications": ir.expected_reidentifications,
+        "global_risk": ir.global_risk,
+        "max_risk": float(ir.risk.max()) if ir.n else 0.0,
+        "threshold": thr.threshold,
+        "n_unsafe": thr.n_unsafe,
+        "safe": thr.safe,
+        "failing": list(thr.failing),
+        "verdict": thr.verdict,
+        "expected_reidentifications_capped": thr.expected_reidentifications_capped,
+        "risk_histogram": histogram(ir.risk, RISK_EDGES),
+    }
+    if ir.household is not None:
+        out["household"] = {
+            "n_households": ir.n_households,
+            "expected_reidentifications": ir.household_expected_reidentifications,
+            "global_risk": ir.household_global_risk,
+            "max_risk": float(ir.household_risk_g.max()) if ir.n_households else 0.0,
+            "threshold": thr.household_threshold,
+            "n_unsafe": thr.n_household_unsafe,
+            "risk_histogram": histogram(ir.household_risk_g, RISK_EDGES),
+        }
+    return out
+
+
+def suda_of(table, sc) -> dict:
+    """SUDA's aggregates: records with a minimal sample unique, MSUs by size and each key
+    variable's share of the total score (never the per-category contributions, which name
+    categories)."""
+    from ..risk import suda
+
+    step("SUDA (minimal sample uniques)")
+    res = suda(table, list(sc.keys), missing=list(sc.missing) or None, allow_degenerate_keys=True)
+    return {
+        "n_with_msu": res.n_with_msu,
+        "n_special_uniques": res.n_special_uniques,
+        "n_msus": res.n_msus,
+        "msus_by_size": {str(s): int(c) for s, c in res.msus_by_size.items()},
+        "share_contributions": {k: float(v) for k, v in res.share_contributions.items()},
+        "dis": None if math.isnan(res.dis) else float(res.dis),
+    }
+
+
+def l_diversity_of(table, sc) -> dict:
+    """l-diversity of each sensitive variable: the file's distinct, entropy and recursive l,
+    records in classes with fewer than 2 distinct values, and records by distinct l."""
+    from ..risk import l_diversity
+
+    step("l-diversity")
+    res = l_diversity(table, list(sc.keys), list(sc.sensitive), allow_degenerate_keys=True, **_roles(sc))
+    mins, below = res.min, res.n_below(2)
+    return {
+        "n_classes": res.n_classes,
+        "variables": {
+            v: {
+                "distinct": mins["distinct"][v],
+                "entropy": mins["entropy"][v],
+                "recursive": mins["recursive"][v],
+                "n_not_2_diverse": below[v],
+                "n_missing_sensitive": int(res.n_missing_sensitive.get(v, 0)),
+                "distinct_distribution": res.distinct_distribution(v, max_l=5),
+            }
+            for v in res.sensitive
+        },
+    }
+
+
+def loglinear_of(table, sc, cards: tuple[int, ...]) -> dict:
+    """tau_1 and tau_2 of the log-linear model (automatic model search) when the design
+    weights give the sampling fractions and the full table of the keys is small enough;
+    otherwise the reason it was left out."""
+    from ..risk import loglinear_risk
+
+    if sc.weight is None:
+        return {"skipped": "no design weight: the log-linear model needs the sampling fractions"}
+    cells = math.prod(int(c) for c in cards)
+    if cells > LOGLINEAR_MAX_CELLS:
+        return {
+            "skipped": f"the full table of the keys has {cells:,} cells (more than {LOGLINEAR_MAX_CELLS:,}); "
+            "run sdckit.loglinear_risk with fewer or coarser keys"
+        }
+    step("log-linear risk (tau1, tau2)")
+    try:
+        res = loglinear_risk(table, list(sc.keys), weight=sc.weight, missing=list(sc.missing) or None)
+    except (SdcError, ArithmeticError, np.linalg.LinAlgError) as exc:
+        return {"skipped": f"the model could not be fitted ({exc})"}
+    return {
+        "n_cells": res.n_cells,
+        "n_used": res.n_used,
+        "n_excluded": res.n_excluded,
+        "n_sample_uniques": res.n_sample_uniques,
+        "tau1": _finite(res.tau1),
+        "tau2": _finite(res.tau2),
+        "share_tau1_uniques": _finite(res.share_tau1_uniques),
+        "share_tau2_uniques": _finite(res.share_tau2_uniques),
+        "model": res.formula,
+    }
+
+
+def _finite(v) -> float | None:
+    v = float(v)
+    return v if math.isfinite(v) else None
+
+
+def _kind(table, name: str) -> str:
+    kind = table.kind(name)
+    return "text" if kind in ("text", "categorical") else "number" if kind in ("integer", "float") else kind
+
+
+def information_loss_of(original, table, sc, changed: tuple = ()) -> dict:
+    """Mlodak's lambda_j of the key, continuous-key and sensitive variables and of every
+    variable a recipe changed, IL1s of the continuous keys; ``lambda`` is the mean lambda_j
+    over the roles' variables (the same set for every variant: the x of the risk-utility map).
+    A variable whose type changed (numbers recoded to intervals) has no value-by-value
+    distance and is listed under ``excluded``."""
+    from ..utility import information_loss
+
+    step("information loss")
+    roles = list(dict.fromkeys([*sc.keys, *sc.numeric_keys, *sc.sensitive]))
+    wanted = list(dict.fromkeys([*roles, *changed]))
+    variables = [v for v in wanted if v in table.columns and _kind(original, v) == _kind(table, v)]
+    excluded = [v for v in wanted if v not in variables]
+    if not variables:
+        return {"lambda": None, "lambda_j": {}, "il1s": None, "il1s_by_variable": {}, "excluded": excluded}
+    scales = {
+        v: "continuous" if v in sc.numeric_keys or (v not in sc.keys and table.is_numeric(v)) else "nominal"
+        for v in variables
+    }
+    il = information_loss(
+        original, table, variables, scales=scales, missing=list(sc.missing) or None, new_categories="allow"
+    )
+    lam = {v: float(il.lambda_j[v]) for v in variables if v in il.lambda_j}
+    on_roles = [lam[v] for v in roles if v in lam]
+    return {
+        "lambda": float(np.mean(on_roles)) if on_roles else None,
+        "lambda_j": lam,
+        "il1s": None if il.il1s is None else float(il.il1s),
+        "il1s_by_variable": {v: float(x) for v, x in il.il1s_by_variable.items()},
+        "excluded": excluded,
+    }
+
+
+def continuous_risk(original, table, sc, notes: list) -> dict:
+    """Interval disclosure and, up to CONFIDENTIALITY_MAX_N records, Seri's confidentiality
+    plot reduced to a 2-D histogram (perturbation against neighbours on fixed bins)."""
+    from ..risk import confidentiality_plot, interval_disclosure
+
+    variables = list(sc.numeric_keys)
+    step("interval disclosure")
+    idr = interval_disclosure(original, table, variables)
+    out: dict = {"share_interval_risk": float(idr.share_at_risk), "n_interval_risk": int(np.count_nonzero(idr.at_risk))}
+    if table.n > CONFIDENTIALITY_MAX_N:
+        notes.append(
+            f"confidentiality plot left out: {table.n:,} records (it compares all pairs; at most "
+            f"{CONFIDENTIALITY_MAX_N:,} here)"
+        )
+        return out
+    step("confidentiality plot")
+    try:
+        cp = confidentiality_plot(original, table, variables, seed=0)
+    except SdcError as exc:
+        notes.append(f"confidentiality plot left out: {exc}")
+        return out
+    d = cp.to_dict()
+    out["confidentiality"] = {
+        "delta": d["delta"],
+        "share_nearest_correct": d["share_nearest_correct"],
+        "share_partner_in_neighbourhood": d["share_partner_in_neighbourhood"],
+        "share_empty_neighbourhood": d["share_empty_neighbourhood"],
+        "grid": _grid(cp.perturbation, cp.neighbours),
+    }
+    return out
+
+
+def _grid(perturbation: np.ndarray, neighbours: np.ndarray) -> list[list[int]]:
+    """Records per (neighbour bin, perturbation bin): rows NEIGHBOUR_EDGES (last open), columns
+    "0" then PERTURBATION_EDGES (out-of-range values in the end bins; an infinite perturbation
+    in the last)."""
+    p = np.nan_to_num(np.asarray(perturbation, dtype=float), nan=0.0, posinf=PERTURBATION_EDGES[-1])
+    col = np.where(p <= 0, 0, 1 + np.clip(np.searchsorted(PERTURBATION_EDGES, p, side="right") - 1, 0, 19))
+    row = np.searchsorted(np.asarray(NEIGHBOUR_EDGES), np.asarray(neighbours), side="right") - 1
+    grid = np.zeros((len(NEIGHBOUR_EDGES), len(PERTURBATION_EDGES)), dtype=np.int64)
+    np.add.at(grid, (row, col), 1)
+    return grid.tolist()

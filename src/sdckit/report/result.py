@@ -1,0 +1,263 @@
+"""The result of :func:`sdckit.assess`: every measure of the original file and of each
+protection variant, as aggregates, with its text summary, JSON form and HTML report."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+from .._errors import SdcError
+from ..results._base import Result, Summary, fmt, fmt_share
+from ._frozen import deep_freeze, plain
+from .combinations import KeySubsets
+
+__all__ = ["AssessmentResult", "VariantAssessment", "variant_table"]
+
+
+@dataclass(frozen=True, eq=False)
+class VariantAssessment:
+    """The measures of one variant: the original file, a replayed recipe or a protected file.
+
+    Attributes
+    ----------
+    name : str
+    kind : {"original", "recipe", "protected"}
+    steps : tuple of str
+        The protection methods of a recipe, in order.
+    risk : mapping or None
+        k-anonymity, individual and household risk and the threshold (categorical keys).
+    suda, l_diversity, loglinear : mapping or None
+        SUDA's aggregates; l-diversity per sensitive variable; the log-linear tau1/tau2 (or
+        ``{"skipped": reason}``).
+    loss : mapping or None
+        Information loss against the original (variants only): ``lambda``, ``lambda_j``,
+        ``il1s``, ``il1s_by_variable``.
+    continuous : mapping or None
+        Interval disclosure and the confidentiality plot's 2-D histogram (continuous keys).
+    """
+
+    name: str
+    kind: str
+    steps: tuple = ()
+    risk: dict | None = None
+    suda: dict | None = None
+    l_diversity: dict | None = None
+    loglinear: dict | None = None
+    loss: dict | None = None
+    continuous: dict | None = None
+
+    def __post_init__(self):
+        for f in fields(self):
+            object.__setattr__(self, f.name, deep_freeze(getattr(self, f.name)))
+
+    def to_dict(self) -> dict:
+        return {f.name: plain(getattr(self, f.name)) for f in fields(self)}
+
+
+@dataclass(frozen=True, eq=False)
+class AssessmentResult(Result):
+    """Every measure that applies to a scenario's roles, for the original file and each
+    protection variant: aggregates only.
+
+    Attributes
+    ----------
+    n : int
+        Records.
+    n_columns : int
+        Variables in the file.
+    scenario : mapping
+        The roles (``keys``, ``numeric_keys``, ``weight``, ...).
+    k : tuple of int
+    max_global_risk : float
+    include_records : bool
+        Whether the key values of the riskiest cells are included (record-level).
+    key_info : mapping
+        Per key variable, ``n_categories`` and ``n_missing``.
+    variants : tuple of VariantAssessment
+        The original first, then each recipe and the protected file.
+    combinations : KeySubsets or None
+        Records unique on each subset of 1..3 key variables.
+    notes : tuple of str
+        What was left out and why, and the measures' warnings.
+    """
+
+    n: int = 0
+    n_columns: int = 0
+    scenario: dict = field(default_factory=dict)
+    k: tuple = (2, 3, 5)
+    max_global_risk: float = 0.01
+    include_records: bool = False
+    key_info: dict = field(default_factory=dict)
+    variants: tuple = ()
+    combinations: KeySubsets | None = None
+    notes: tuple = ()
+
+    _headline = ("n", "n_variants", "global_risk", "safe")
+
+    def __post_init__(self):
+        super().__post_init__()
+        for name in ("scenario", "key_info", "notes"):
+            object.__setattr__(self, name, deep_freeze(getattr(self, name)))
+
+    # -- headline ----------------------------------------------------------------------------
+    @property
+    def original(self) -> VariantAssessment:
+        """The measures of the original file."""
+        return self.variants[0]
+
+    @property
+    def n_variants(self) -> int:
+        """Protection variants compared with the original."""
+        return len(self.variants) - 1
+
+    @property
+    def global_risk(self) -> float | None:
+        """The original's global risk (expected share of records re-identified)."""
+        return None if self.original.risk is None else self.original.risk["global_risk"]
+
+    @property
+    def safe(self) -> bool | None:
+        """Whether the original meets ``max_global_risk`` (and the household rule)."""
+        return None if self.original.risk is None else bool(self.original.risk["safe"])
+
+    def variant(self, name: str) -> VariantAssessment:
+        """The variant called ``name``."""
+        for v in self.variants:
+            if v.name == name:
+                return v
+        names = ", ".join(repr(v.name) for v in self.variants)
+        raise SdcError(f"name: no variant {name!r}; expected one of {names}")
+
+    # -- Result interface ----------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        """Aggregates only, JSON-serialisable: no record values, no record identifiers (the key
+        values of the riskiest cells only with ``include_records=True``)."""
+        from .. import __version__
+
+        return {
+            "measure": "assessment",
+            "sdckit_version": __version__,
+            "n": self.n,
+            "n_columns": self.n_columns,
+            "scenario": plain(self.scenario),
+            "k": list(self.k),
+            "max_global_risk": self.max_global_risk,
+            "include_records": self.include_records,
+            "key_info": plain(self.key_info),
+            "variants": [v.to_dict() for v in self.variants],
+            "combinations": None if self.combinations is None else plain(self.combinations.to_dict()),
+            "notes": list(self.notes),
+        }
+
+    def summary(self) -> Summary:
+        sc = self.scenario
+        rows: list[tuple] = [("records", self.n), ("variables in the file", self.n_columns)]
+        rows += [
+            (role.replace("_", " "), ", ".join(map(str, v)) if isinstance(v, tuple) else v) for role, v in sc.items()
+        ]
+        rows.append(("target re-identification rate", fmt_share(self.max_global_risk)))
+        columns, table = variant_table(self)
+        sections: list = [("Data and scenario", rows), ("Measures", {"columns": columns, "rows": table})]
+        if self.combinations is not None and self.combinations.top:
+            sections.append(
+                (
+                    "Riskiest key combinations (records unique on these variables alone)",
+                    {
+                        "columns": ["variables", "records unique", "% of records"],
+                        "rows": [
+                            (", ".join(v), c, round(100.0 * c / self.n, 2) if self.n else 0.0)
+                            for v, c in self.combinations.top
+                        ],
+                    },
+                )
+            )
+        headline = self.original.risk["verdict"] if self.original.risk is not None else None
+        return Summary("Disclosure risk assessment", tuple(sections), tuple(self.notes), headline=headline)
+
+    def _records(self):
+        raise SdcError(
+            "to_frame: an assessment holds aggregates only; per-record values come from the measures "
+            "themselves (e.g. sdckit.individual_risk(...).to_frame())"
+        )
+
+    # -- the report --------------------------------------------------------------------------
+    def to_html(self, path=None) -> str:
+        """The self-contained HTML report (inline SVG figures and styles, no script, no network).
+
+        With ``path`` (a file name ending in ``.html`` or ``.htm`` in an existing directory) the
+        report is also written there, atomically: a report already at ``path`` is replaced, and
+        nothing is left behind when writing fails.
+        """
+        from .html import render
+
+        target = _report_path(path) if path is not None else None
+        text = render(self, document=True)
+        if target is not None:
+            from ..io import atomic_write
+
+            atomic_write(target, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+        return text
+
+    def _repr_html_(self) -> str:
+        from .html import render
+
+        return render(self, document=False)
+
+
+def _report_path(path) -> Path:
+    """``path`` checked: an .html/.htm file name in an existing directory, not a directory."""
+    if isinstance(path, bool) or not isinstance(path, (str, os.PathLike)):
+        raise SdcError(f"path: got {type(path).__name__}; expected a file path ending in .html")
+    p = Path(os.fspath(path))
+    if p.is_dir():
+        raise SdcError(f"path: {p} is a directory; expected a file name ending in .html")
+    if p.suffix.lower() not in (".html", ".htm"):
+        raise SdcError(f"path: {p.name} does not end in .html or .htm; expected an HTML file name")
+    if not p.parent.is_dir():
+        raise SdcError(f"path: directory {p.parent} does not exist; expected an existing directory")
+    return p
+
+
+def _pct(v) -> str:
+    return "-" if v is None else fmt_share(v)
+
+
+def variant_table(res: AssessmentResult) -> tuple[list[str], list[tuple]]:
+    """The measures side by side: columns ``measure`` and one per variant, one row per measure
+    (the rows that apply to the scenario's roles)."""
+    vs = res.variants
+    rows: list[tuple] = []
+
+    def row(label: str, get) -> None:
+        values = [get(v) for v in vs]
+        if any(x is not None for x in values):
+            rows.append((label, *[fmt(x) if not isinstance(x, str) else x for x in values]))
+
+    risk = lambda v, key: None if v.risk is None else v.risk[key]  # noqa: E731
+    for kk in res.k:
+        row(f"records with f_k < {kk}", lambda v, kk=kk: None if v.risk is None else v.risk["n_violations"][str(kk)])
+    row("sample uniques (f_k = 1)", lambda v: risk(v, "n_sample_uniques"))
+    row("expected re-identifications", lambda v: risk(v, "expected_reidentifications"))
+    row("global risk", lambda v: None if v.risk is None else _pct(v.risk["global_risk"]))
+    row("records above the threshold r*", lambda v: risk(v, "n_unsafe"))
+    row("meets the target", lambda v: None if v.risk is None else ("yes" if v.risk["safe"] else "no"))
+    hh = lambda v, key: None if v.risk is None or "household" not in v.risk else v.risk["household"][key]  # noqa: E731
+    row("household global risk", lambda v: None if hh(v, "global_risk") is None else _pct(hh(v, "global_risk")))
+    row("records with an MSU (SUDA)", lambda v: None if v.suda is None else v.suda["n_with_msu"])
+    ll = lambda v, key: None if v.loglinear is None else v.loglinear.get(key)  # noqa: E731
+    row("log-linear tau1 (population uniques)", lambda v: ll(v, "tau1"))
+    row("log-linear tau2 (expected correct matches)", lambda v: ll(v, "tau2"))
+    for s in res.scenario.get("sensitive", ()):
+        row(
+            f"distinct l of {s}",
+            lambda v, s=s: None if v.l_diversity is None else v.l_diversity["variables"][s]["distinct"],
+        )
+    cont = lambda v, key: None if v.continuous is None else v.continuous.get(key)  # noqa: E731
+    row(
+        "share in the 5 % sd interval",
+        lambda v: None if cont(v, "share_interval_risk") is None else _pct(cont(v, "share_interval_risk")),
+    )
+    row("information loss lambda", lambda v: None if v.loss is None else v.loss["lambda"])
+    row("IL1s (continuous keys)", lambda v: None if v.loss is None else v.loss["il1s"])
+    return ["measure", *[v.name for v in vs]], rows
