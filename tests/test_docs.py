@@ -27,7 +27,11 @@ import sdckit
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 API_PAGES = sorted((DOCS / "api").glob("*.md"))
-GUIDE_PAGES = sorted((DOCS / "measures").glob("*.md")) + [DOCS / "sdcmicro.md", DOCS / "protection.md"]
+GUIDE_PAGES = sorted((DOCS / "measures").glob("*.md")) + [
+    DOCS / "sdcmicro.md",
+    DOCS / "protection.md",
+    DOCS / "report.md",
+]
 DIRECTIVE = re.compile(r"^:::\s+(\S+)\s*$", re.MULTILINE)
 #: references to documents users do not have: the internal specification, its section numbers
 #: ("spec B.4", "spec K.20") and the seed documents (S000-S004)

@@ -23,6 +23,7 @@ from .protect import (
     suppress_by_risk,
     top_bottom_coding,
 )
+from .report import AssessmentResult, assess
 from .risk import *  # noqa: F403  (every risk measure and its result class; see risk.__all__)
 from .risk import __all__ as _risk_all
 from .scenario import Scenario
@@ -42,6 +43,9 @@ __all__ = [
     # information loss
     "information_loss",
     "InformationLossResult",
+    # the one-command assessment and its report
+    "assess",
+    "AssessmentResult",
     # protection and the protect-then-measure workflow
     "SdcProblem",
     "ProtectionResult",

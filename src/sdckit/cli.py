@@ -28,7 +28,19 @@ from ._errors import SdcError
 __all__ = ["COMMANDS", "build_parser", "main"]
 
 #: command modules under ``sdckit.commands``, in the order ``sdckit --help`` lists them
-COMMANDS = ["demo", "freq", "risk", "suda", "utility", "linkage", "external", "interval", "loglinear", "protect"]
+COMMANDS = [
+    "demo",
+    "assess",
+    "freq",
+    "risk",
+    "suda",
+    "utility",
+    "linkage",
+    "external",
+    "interval",
+    "loglinear",
+    "protect",
+]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -67,8 +79,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 #: positional file arguments that a command reads, and options naming files it writes
-INPUTS = ("data", "original", "protected", "released", "external", "recipe", "hierarchy")
-OUTPUTS = ("json", "records", "out", "save_recipe")
+INPUTS = ("data", "original", "protected", "released", "external", "recipe", "hierarchy", "config")
+OUTPUTS = ("json", "records", "out", "save_recipe", "report")
 
 
 def check_output_paths(args) -> None:
@@ -83,7 +95,10 @@ def check_output_paths(args) -> None:
             return os.path.samefile(pa, pb)
         return pa.resolve() == pb.resolve()
 
-    inputs = [(n, getattr(args, n)) for n in INPUTS if isinstance(getattr(args, n, None), str)]
+    inputs = []
+    for n in INPUTS:
+        value = getattr(args, n, None)
+        inputs += [(n, v) for v in (value if isinstance(value, list) else [value]) if isinstance(v, str)]
     outputs = [(n, getattr(args, n)) for n in OUTPUTS if isinstance(getattr(args, n, None), str)]
     for i, (name, path) in enumerate(outputs):
         for in_name, in_path in inputs:

@@ -203,6 +203,19 @@ class SdcProblem:
                 raise SdcError(f"recipe: step {i + 1} ({step['method']}): {exc}") from None
         return problem
 
+    def report(self, path=None, **options):
+        """The assessment report of this release: the original and, as variants, the data after
+        each step (step 1, steps 1-2, ...), with their risk and loss side by side. Returns the
+        :class:`sdckit.report.AssessmentResult`; with ``path``, also writes the HTML report
+        (atomically). ``options`` are passed to :func:`sdckit.assess`."""
+        from .report import assess_variants
+
+        variants = [(f"{i + 1}. {s.method}", s.result.data) for i, s in enumerate(self._steps)]
+        result = assess_variants(self.original, self.scenario, variants, **options)
+        if path is not None:
+            result.to_html(path)
+        return result
+
     def write(self, path, *, metadata=None, overwrite: bool = False):
         """Write the current protected data (CSV, Parquet, SPSS or Stata; value and variable
         labels from ``metadata``, as :func:`sdckit.io.read_metadata` returns them)."""

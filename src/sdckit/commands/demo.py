@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from .._errors import SdcError
 from . import Progress, add_output_options, progress_enabled, write_json
 
 
 def register(sub) -> None:
-    d = sub.add_parser("demo", help="run the risk assessment on the bundled example data")
+    d = sub.add_parser("demo", help="run the risk assessment on the bundled example data and write its report")
     add_output_options(d, id_option=False)
+    d.add_argument(
+        "--report",
+        default="sdckit-demo-report.html",
+        help="the HTML report to write (default sdckit-demo-report.html in the current folder; replaced if there)",
+    )
     d.set_defaults(func=run)
 
 
@@ -24,11 +30,13 @@ def run(args) -> int:
         f"            and: sdckit risk {path.name} --keys {','.join(keys)} --weight weight "
         f"--household household\n"
     )
-    prog = Progress(3, progress_enabled(args))
+    prog = Progress(4, progress_enabled(args))
     prog.step("reading data")
     data = read_input(str(path), keys)
     prog.step("frequencies and risk")
     res, thr, kan, messages = risk.assess(data, keys, weight="weight", household="household")
+    prog.step("the HTML report")
+    report = _report(args.report, keys)
     prog.step("writing output")
     prog.close()
     print(res.frequencies.summary())
@@ -46,4 +54,22 @@ def run(args) -> int:
         )
     if args.records:
         write_records(risk.records(res, thr, kan), args.records)
+    print(f"\nThe full report (figures, riskiest key combinations, SUDA): {report}\nOpen it in a browser.")
     return 0
+
+
+def _report(path: str, keys) -> str:
+    """The assessment report of the example, written to ``path`` (an older demo report there is
+    replaced, atomically)."""
+    from pathlib import Path
+
+    from ..datasets import load_example
+    from ..report import assess
+    from ..scenario import Scenario
+
+    scenario = Scenario(keys=tuple(keys), weight="weight", household="household")
+    out = Path(path)
+    if out.exists() and out.is_dir():
+        raise SdcError(f"--report: {out} is a folder; expected a file name")
+    assess(load_example(), scenario, progress=False).to_html(out)
+    return str(out.resolve())
