@@ -109,7 +109,7 @@ def assess(
     with measure_progress(progress, "assess"):
         step("reading and checking the data")
         table = eng.table(data)
-        scenario.validate(table, require_keys=bool(scenario.keys), engine=eng)
+        scenario.validate(table, require_keys=bool(scenario.keys), allow_degenerate_keys=True, engine=eng)
         variants = _recipe_variants(table, scenario, recipes, opts, eng)
         if protected is not None:
             variants.append(_protected_variant(table, protected, eng))
@@ -134,7 +134,7 @@ def assess_variants(
     eng = get_engine(engine)
     with measure_progress(progress, "assess"):
         table = eng.table(data)
-        scenario.validate(table, require_keys=bool(scenario.keys), engine=eng)
+        scenario.validate(table, require_keys=bool(scenario.keys), allow_degenerate_keys=True, engine=eng)
         vs = []
         for name, other, *rest in variants:
             steps = tuple(rest[0]) if rest else ()
@@ -243,6 +243,11 @@ def _assess(table, scenario, variants: list[Variant], opts: _Options, eng) -> As
 
     notes: list[str] = []
     key_info, cards = _key_info(table, scenario, eng)
+    degenerate = [k for k, i in key_info.items() if i["n_categories"] < 2]
+    if degenerate:
+        notes.append(
+            f"key variable(s) {', '.join(degenerate)} have fewer than two categories: they distinguish no record"
+        )
     combos = None
     if scenario.keys:
         with M.capture(notes):

@@ -218,42 +218,54 @@ def risk_utility(fig_id: str, points: Sequence[tuple[str, float, float]], *, yla
     with _style(fig_id):
         fig = _new()
         ax = fig.add_subplot()
+        markers = "osD^vP*X"
         for i, (name, x, y) in enumerate(points):
-            ax.scatter([x], [100.0 * y], s=46, color=PALETTE[i % len(PALETTE)], zorder=3, label=_t(name))
-            ax.annotate(_t(name), (x, 100.0 * y), textcoords="offset points", xytext=(6, 4), fontsize=8)
+            ax.scatter(
+                [x],
+                [100.0 * y],
+                s=52,
+                marker=markers[i % len(markers)],
+                color=PALETTE[i % len(PALETTE)],
+                edgecolors="white",
+                linewidths=0.6,
+                zorder=3,
+                label=_t(name),
+            )
         if target is not None:
             ax.axhline(100.0 * target, color="#C44E52", linestyle="--", linewidth=1.1, label="target")
         ax.set_xlabel("information loss (mean lambda over the roles' variables)")
         ax.set_ylabel(_t(ylabel))
-        ax.set_xlim(left=min(0.0, *[p[1] for p in points]) - 0.005)
+        ax.margins(x=0.1, y=0.15)
         ax.set_ylim(bottom=0)
-        ax.margins(x=0.15, y=0.15)
+        # the names in a legend beside the plot: points of equal loss and risk would hide labels
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
         return svg_of(fig, fig_id, "risk against information loss")
+
+
+#: record-count classes of the confidentiality plot's cells, and their colours (light to dark)
+COUNT_CLASSES = ((1, 9), (10, 99), (100, 999), (1000, 9999), (10000, None))
+_CLASS_COLORS = ("#c6dbef", "#6baed6", "#2171b5", "#08519c", "#08306b")
 
 
 def confidentiality_grid(
     fig_id: str, grid: Sequence[Sequence[int]], x_labels: Sequence[str], y_labels: Sequence[str]
 ) -> str:
-    """Records per (neighbours, perturbation) cell, a log colour scale, empty cells blank."""
-    from matplotlib.colors import LogNorm
+    """Records per (neighbours, perturbation) cell, coloured by count class (1-9, 10-99, ...);
+    only non-empty cells are drawn (one rectangle each)."""
+    from matplotlib.patches import Patch
 
-    g = np.asarray(grid, dtype=float)
+    g = np.asarray(grid, dtype=np.int64)
     rows = np.flatnonzero(g.sum(axis=1) > 0)
     top = int(rows[-1]) + 1 if rows.size else 1
     g = g[:top]
-    masked = np.ma.masked_equal(g, 0)
+    r, c = np.nonzero(g)
+    cls = np.searchsorted([lo for lo, _ in COUNT_CLASSES], g[r, c], side="right") - 1
     with _style(fig_id):
         fig = _new(height=3.8)
         ax = fig.add_subplot()
-        mesh = ax.pcolormesh(
-            np.arange(g.shape[1] + 1),
-            np.arange(top + 1),
-            masked,
-            cmap="viridis",
-            norm=LogNorm(vmin=1, vmax=max(float(g.max()), 2.0)),
-            edgecolors="white",
-            linewidth=0.3,
-        )
+        ax.bar(c, 0.94, width=0.94, bottom=r + 0.03, align="edge", color=[_CLASS_COLORS[k] for k in cls])
+        ax.set_xlim(0, g.shape[1])
+        ax.set_ylim(0, top)
         shown = [i for i, lab in enumerate(x_labels) if lab]
         # column 0 holds the unchanged records (label at its centre); the others are labelled at
         # their lower edge, on the decades
@@ -261,5 +273,11 @@ def confidentiality_grid(
         ax.set_yticks(np.arange(top) + 0.5, list(y_labels[:top]))
         ax.set_xlabel("perturbation ||y - x|| / ||x|| (log scale; first column: unchanged)")
         ax.set_ylabel("original records within the critical distance")
-        fig.colorbar(mesh, ax=ax, label="records")
+        used = sorted(set(cls.tolist()))
+        handles = [
+            Patch(color=_CLASS_COLORS[k], label=f"{lo:,}+" if hi is None else f"{lo:,}-{hi:,}")
+            for k, (lo, hi) in enumerate(COUNT_CLASSES)
+            if k in used
+        ]
+        ax.legend(handles=handles, title="records", loc="upper left", bbox_to_anchor=(1.01, 1.0))
         return svg_of(fig, fig_id, "confidentiality plot")

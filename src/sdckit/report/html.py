@@ -501,10 +501,13 @@ def _variants(res) -> str:
     ylabel = "global risk (%)" if cat else "records in the 5 % sd interval (%)"
     svg = F.risk_utility("fig-risk-utility", points, ylabel=ylabel, target=res.max_global_risk if cat else None)
     best = min(points[1:], key=lambda p: (p[2], p[1]))
-    reading = (
-        f"{best[0]} has the lowest risk ({fmt_percent(best[2])}, against {fmt_percent(points[0][2])} for the original) "
-        f"for an information loss of lambda = {fmt(best[1])}."
-    )
+    if best[2] < points[0][2]:
+        reading = (
+            f"{best[0]} has the lowest risk ({fmt_percent(best[2])}, against {fmt_percent(points[0][2])} for the "
+            f"original) for an information loss of lambda = {fmt(best[1])}."
+        )
+    else:
+        reading = f"No variant lowers the risk of the original ({fmt_percent(points[0][2])})."
     if cat:
         meeting = [v.name for v in vs if v.risk["safe"]]
         reading += (
@@ -532,8 +535,9 @@ def _continuous(res) -> str:
         "deviation of its released value (Mateo-Sanz, Sebé and Domingo-Ferrer).</p>"
         + _table(["variant", "records at risk (interval disclosure)"], rows)
     )
-    x_labels = ["0"] + [
-        F.power_of_ten(x) if abs(np.log10(x) - round(np.log10(x))) < 1e-9 else "" for x in PERTURBATION_EDGES[:-1]
+    # "0" for the unchanged records, then the decades (the first, next to "0", left unlabelled)
+    x_labels = ["0", ""] + [
+        F.power_of_ten(x) if abs(np.log10(x) - round(np.log10(x))) < 1e-9 else "" for x in PERTURBATION_EDGES[1:-1]
     ]
     y_labels = [str(a) if b - a == 1 else f"{a}-{b - 1}" for a, b in zip(NEIGHBOUR_EDGES[:-1], NEIGHBOUR_EDGES[1:])]
     y_labels.append(f">= {NEIGHBOUR_EDGES[-1]}")

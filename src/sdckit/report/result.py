@@ -189,10 +189,8 @@ class AssessmentResult(Result):
         report is also written there, atomically: a report already at ``path`` is replaced, and
         nothing is left behind when writing fails.
         """
-        from .html import render
-
         target = _report_path(path) if path is not None else None
-        text = render(self, document=True)
+        text = self._rendered(document=True)
         if target is not None:
             from ..io import atomic_write
 
@@ -200,9 +198,16 @@ class AssessmentResult(Result):
         return text
 
     def _repr_html_(self) -> str:
+        return self._rendered(document=False)
+
+    def _rendered(self, document: bool) -> str:
+        """The page (or the Jupyter fragment), drawn once: the result is immutable."""
         from .html import render
 
-        return render(self, document=False)
+        cache = self.__dict__.setdefault("_rendered_cache", {})
+        if document not in cache:
+            cache[document] = render(self, document=document)
+        return cache[document]
 
 
 def _report_path(path) -> Path:
