@@ -11,12 +11,12 @@ key values of the unique cells.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from itertools import combinations
 
 import numpy as np
 
-from .._core.frequencies import pattern_table
 from .._core.nafreq import pattern_frequencies
 from .._prepare import prepare
 from .._progress import step
@@ -78,12 +78,10 @@ class KeySubsets:
 def _sizes(m: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """The subset sizes searched (1..MAX_SIZE while the subsets stay within MAX_SUBSETS) and
     those left out."""
-    from math import comb
-
     kept: list[int] = []
     total = 0
     for s in range(1, min(MAX_SIZE, m) + 1):
-        total += comb(m, s)
+        total += math.comb(m, s)
         if total > MAX_SUBSETS and kept:
             break
         kept.append(s)
@@ -121,7 +119,7 @@ def key_subsets(table, scenario, *, include_records: bool = False, engine=None) 
     for s in sizes:
         step(f"records unique on {s} key variable(s)")
         for subset in combinations(range(len(keys)), s):
-            n_unique, rows = _uniques_on(patterns, counts, cards, list(subset), strata_cols)
+            n_unique, rows = _uniques_on(eng, patterns, counts, cards, list(subset), strata_cols)
             names = tuple(keys[j] for j in subset)
             result[names] = n_unique
             unique_rows[names] = rows
@@ -130,16 +128,44 @@ def key_subsets(table, scenario, *, include_records: bool = False, engine=None) 
     return KeySubsets(prep.table.n, sizes, len(result), skipped, result, top, cells)
 
 
-def _uniques_on(patterns, counts, cards, subset: list[int], strata_cols: list[int]):
+def _uniques_on(eng, patterns, counts, cards, subset: list[int], strata_cols: list[int]):
     """Records with f = 1 on the key columns ``subset`` (within strata) and the sub-patterns
-    (key codes) of those records."""
+    (key codes) of those records: the GROUP BY of the pattern table on those columns, weighted
+    by the patterns' record counts, then the missing-value rule."""
     cols = subset + strata_cols
-    _, sub, _, records = pattern_table(patterns[:, cols], counts, cards=[cards[c] for c in cols])
+    sub, records = _aggregate(eng, patterns, counts, cols, cards)
     fp, Fp = pattern_frequencies(sub, records, records, 1.0, "sdcmicro")
     if strata_cols:
         fp, Fp = _strata_correction(sub, records, records, fp, Fp, len(subset), 1.0)
     unique = fp == 1
     return int(np.round(records[unique].sum())), sub[unique][:, : len(subset)]
+
+
+#: subset tables up to this many cells are counted densely (bincount), larger ones by GROUP BY
+_DENSE_CELLS = 1 << 22
+
+
+def _aggregate(eng, patterns, counts, cols: list[int], cards) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of ``patterns[:, cols]`` (-1 = missing) and their record counts (sums
+    of ``counts``). A small key space (the usual case for 1-3 keys) is counted densely with one
+    ``bincount`` over the pattern table; a large one goes through the engine's GROUP BY."""
+    radix = [int(cards[c]) + 1 for c in cols]  # one extra slot for "missing"
+    if math.prod(radix) > _DENSE_CELLS:
+        _, sub, _, records = eng.patterns(np.asfortranarray(patterns[:, cols]), counts, [cards[c] for c in cols])
+        return sub, records
+    key = np.zeros(patterns.shape[0], dtype=np.int64)
+    for c, r in zip(cols, radix):
+        key *= r
+        key += patterns[:, c]
+        key += 1
+    cells = np.bincount(key, weights=counts, minlength=math.prod(radix))
+    occupied = np.flatnonzero(cells)
+    sub = np.empty((occupied.size, len(cols)), dtype=np.int32)
+    rest = occupied
+    for j in range(len(cols) - 1, -1, -1):
+        rest, code = np.divmod(rest, radix[j])
+        sub[:, j] = code - 1
+    return sub, cells[occupied]
 
 
 def _top(counts: dict, sizes) -> tuple:
