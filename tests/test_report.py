@@ -452,3 +452,40 @@ def test_progress_names_the_measures(data, capsys):
     # urbrur is 1 in the first 300 records: assessed, with a note
     assert res.key_info["urbrur"]["n_categories"] == 1
     assert any("urbrur have fewer than two categories" in n for n in res.notes)
+
+
+def test_variants_given_as_tables(data, scenario, result):
+    """assess_variants takes the tables themselves (e.g. an SdcProblem's steps); a variable a
+    step changed outside the roles gets its lambda too."""
+    from sdckit.report import assess_variants
+
+    p = sdckit.SdcProblem(data, scenario).apply("local_suppression", k=3)
+    p.apply("global_recode", variables=["hhcivil"], mapping={1: 1, 2: 2, 3: 3, 4: 3})
+    steps = p.history
+    variants = [
+        ("1. local_suppression", steps[0].result.table, ["local_suppression"]),
+        ("2. global_recode", steps[1].result.table, ["local_suppression", "global_recode"], ["hhcivil"]),
+    ]
+    res = assess_variants(data, scenario, variants)
+    assert res.variants[1].risk["global_risk"] == result.variant("k3").risk["global_risk"]
+    # hhcivil (a number outside the roles, so continuous, as in SdcProblem's measures): the 194
+    # records of category 4 moved by 1, Mlodak's distance (2/pi) arctan|4 - 3| = 1/2 each
+    assert res.variants[2].loss["lambda_j"]["hhcivil"] == pytest.approx(194 * 0.5 / len(data), rel=1e-12)
+    assert "hhcivil" not in res.variants[1].loss["lambda_j"]
+    with pytest.raises(sdckit.SdcError, match=r"protected: 10 records and 4,580 in data.*variant 'short'"):
+        assess_variants(data, scenario, [("short", data.head(10))])
+
+
+def test_continuous_key_recoded_to_intervals(data):
+    """A recipe that turns a continuous key into intervals: its continuous-key risk and its
+    lambda are left out with a note, the rest of the report is made."""
+    sc = sdckit.Scenario(keys=KEYS, numeric_keys=NUMERIC)
+    cut = {
+        "name": "income in 5",
+        "steps": [{"method": "global_recode", "parameters": {"variables": ["income"], "breaks": 5}}],
+    }
+    res = assess(data, sc, recipes=[cut])
+    v = res.variants[1]
+    assert "income" in v.loss["excluded"] and "expend" in v.loss["lambda_j"]
+    assert any(n.startswith("income in 5: continuous-key risk left out") for n in res.notes)
+    assert "fig-risk-utility" in _parse(res.to_html()).figures

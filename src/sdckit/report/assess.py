@@ -4,7 +4,7 @@ file and for each protection variant (replayed recipes, a protected file)."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -127,9 +127,11 @@ def assess_variants(
     progress=None,
     engine=None,
 ) -> AssessmentResult:
-    """:func:`assess` with the variants given as ``(name, table)`` pairs (or ``(name, table,
-    steps)``, ``steps`` the method names), e.g. the data after each step of an
-    :class:`SdcProblem`. Each table must have the records and columns of ``data``."""
+    """:func:`assess` with the variants given as tables: ``(name, table)``, ``(name, table,
+    steps)`` or ``(name, table, steps, changed)`` (``steps`` the method names that made the
+    table, ``changed`` the variables they changed, whose loss is shown besides the roles'), e.g.
+    the data after each step of an :class:`SdcProblem`. Each table must have the records and
+    columns of ``data``."""
     opts = _options(scenario, k, max_global_risk, include_records)
     eng = get_engine(engine)
     with measure_progress(progress, "assess"):
@@ -138,7 +140,8 @@ def assess_variants(
         vs = []
         for name, other, *rest in variants:
             steps = tuple(rest[0]) if rest else ()
-            vs.append(_checked(table, eng.table(other, "protected"), str(name), "recipe", steps))
+            v = _checked(table, eng.table(other, "protected"), str(name), "recipe", steps)
+            vs.append(replace(v, changed=tuple(rest[1])) if len(rest) > 1 else v)
         return _assess(table, scenario, vs, opts, eng)
 
 

@@ -495,9 +495,11 @@ def _variants(res) -> str:
     if not vs:
         return out + "<p>Give a protected file or protection recipes to compare variants on the risk-utility map.</p>"
     cat = res.original.risk is not None
-    risk_of = (lambda v: v.risk["global_risk"]) if cat else (lambda v: v.continuous["share_interval_risk"])
+    risk_of = (lambda v: v.risk["global_risk"]) if cat else (lambda v: (v.continuous or {}).get("share_interval_risk"))
     points = [("original", 0.0, risk_of(res.original) if cat else 1.0)]
-    points += [(v.name, v.loss["lambda"] or 0.0, risk_of(v)) for v in vs]
+    points += [(v.name, v.loss["lambda"] or 0.0, risk_of(v)) for v in vs if risk_of(v) is not None]
+    if len(points) < 2:
+        return out + "<p>No variant could be measured on the risk-utility map (see the notes).</p>"
     ylabel = "global risk (%)" if cat else "records in the 5 % sd interval (%)"
     svg = F.risk_utility("fig-risk-utility", points, ylabel=ylabel, target=res.max_global_risk if cat else None)
     best = min(points[1:], key=lambda p: (p[2], p[1]))
@@ -529,7 +531,13 @@ def _continuous(res) -> str:
             "<p>Continuous keys disclose a record when its released values are close to its original ones; give "
             "a protected file or recipes to measure this for a protected version.</p>"
         )
-    rows = [(v.name, fmt_share(v.continuous["share_interval_risk"])) for v in vs]
+    rows = [
+        (
+            v.name,
+            fmt_share(v.continuous["share_interval_risk"]) if "share_interval_risk" in v.continuous else "left out",
+        )
+        for v in vs
+    ]
     out = (
         "<p>Interval disclosure: a record is at risk when each original value lies within 5 % of a standard "
         "deviation of its released value (Mateo-Sanz, Sebé and Domingo-Ferrer).</p>"

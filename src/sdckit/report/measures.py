@@ -241,7 +241,11 @@ def continuous_risk(original, table, sc, notes: list) -> dict:
 
     variables = list(sc.numeric_keys)
     step("interval disclosure")
-    idr = interval_disclosure(original, table, variables)
+    try:
+        idr = interval_disclosure(original, table, variables)
+    except SdcError as exc:  # e.g. a recipe recoded a continuous key into intervals
+        notes.append(f"continuous-key risk left out: {exc}")
+        return {}
     out: dict = {"share_interval_risk": float(idr.share_at_risk), "n_interval_risk": int(np.count_nonzero(idr.at_risk))}
     if table.n > CONFIDENTIALITY_MAX_N:
         notes.append(

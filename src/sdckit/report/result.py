@@ -11,6 +11,7 @@ from .._errors import SdcError
 from ..results._base import Result, Summary, fmt, fmt_share
 from ._frozen import deep_freeze, plain
 from .combinations import KeySubsets
+from .measures import NEIGHBOUR_EDGES, PERTURBATION_EDGES, RISK_EDGES
 
 __all__ = ["AssessmentResult", "VariantAssessment", "variant_table"]
 
@@ -34,7 +35,11 @@ class VariantAssessment:
         Information loss against the original (variants only): ``lambda``, ``lambda_j``,
         ``il1s``, ``il1s_by_variable``.
     continuous : mapping or None
-        Interval disclosure and the confidentiality plot's 2-D histogram (continuous keys).
+        Interval disclosure and the confidentiality plot's 2-D histogram (continuous keys):
+        ``grid[r][c]`` records, rows by number of neighbours (``to_dict()["bins"]["neighbours"]``,
+        lower edges, the last open), column 0 the unchanged records and column c >= 1 the
+        perturbations in [edge_{c-1}, edge_c) of ``bins["perturbation"]`` (the end columns
+        open). Risk histograms count records (households) in the bins ``bins["risk"]``.
     """
 
     name: str
@@ -148,6 +153,11 @@ class AssessmentResult(Result):
             "variants": [v.to_dict() for v in self.variants],
             "combinations": None if self.combinations is None else plain(self.combinations.to_dict()),
             "notes": list(self.notes),
+            "bins": {
+                "risk": [float(x) for x in RISK_EDGES],
+                "perturbation": [float(x) for x in PERTURBATION_EDGES],
+                "neighbours": list(NEIGHBOUR_EDGES),
+            },
         }
 
     def summary(self) -> Summary:
