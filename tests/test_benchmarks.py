@@ -23,6 +23,7 @@ CASES = {
     "local_suppression.py": ["--quick"],  # eusilcP when ../shared is present, else the bundled files
     "record_swap.py": ["--quick"],  # eusilcP when ../shared is present, else a synthetic population
     "microaggregation.py": ["--quick"],  # 10^4 records, one run
+    "report.py": ["--quick"],  # testdata with two recipes and 10^5 synthetic records, one run
 }
 
 
