@@ -210,8 +210,18 @@ class SdcProblem:
         (atomically). ``options`` are passed to :func:`sdckit.assess`."""
         from .report import assess_variants
 
-        variants = [(f"{i + 1}. {s.method}", s.result.data) for i, s in enumerate(self._steps)]
-        result = assess_variants(self.original, self.scenario, variants, **options)
+        steps = self._steps
+        variants = [
+            (
+                f"{i + 1}. {s.method}",
+                s.result.table,
+                [x.method for x in steps[: i + 1]],
+                sorted({v for x in steps[: i + 1] for v, c in x.result.n_changed.items() if c}),
+            )
+            for i, s in enumerate(steps)
+        ]
+        options.setdefault("k", self._k)
+        result = assess_variants(self._original, self.scenario, variants, **options)
         if path is not None:
             result.to_html(path)
         return result
