@@ -36,7 +36,11 @@ def run(args) -> int:
     prog.step("frequencies and risk")
     res, thr, kan, messages = risk.assess(data, keys, weight="weight", household="household")
     prog.step("the HTML report")
-    report = _report(args.report, keys)
+    try:
+        report = _report(args.report, keys)
+    except SdcError as exc:  # e.g. matplotlib not installed: the text results still stand
+        report = None
+        note = " ".join(str(exc).split())
     prog.step("writing output")
     prog.close()
     print(res.frequencies.summary())
@@ -54,7 +58,10 @@ def run(args) -> int:
         )
     if args.records:
         write_records(risk.records(res, thr, kan), args.records)
-    print(f"\nThe full report (figures, riskiest key combinations, SUDA): {report}\nOpen it in a browser.")
+    if report is None:
+        print(f"\nNo HTML report: {note}")
+    else:
+        print(f"\nThe full report (figures, riskiest key combinations, SUDA): {report}\nOpen it in a browser.")
     return 0
 
 
