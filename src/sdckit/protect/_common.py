@@ -8,11 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import as_name_list, raise_problems
+from .._validation import as_name_list, check_seed, raise_problems
 from ..engines import get_engine
 from ._result import ProtectionResult
 
-__all__ = ["Change", "Input", "finish", "read_input", "strata_of"]
+__all__ = ["Change", "Input", "finish", "read_input", "resolve_seed", "strata_of"]
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,14 @@ def read_input(data, variables, param: str = "variables", strata=None, engine=No
             raise_problems([f"strata: {', '.join(both)} also in {param}; expected separate columns"])
     codes, labels = strata_of(eng, table, st)
     return Input(eng, table, names, codes, labels)
+
+
+def resolve_seed(seed) -> int:
+    """A random method's seed: as given (large integers exactly), or a fresh one from the
+    operating system, which the method records in its ``parameters`` so the step replays."""
+    if seed is None:
+        return int(np.random.SeedSequence().entropy)  # type: ignore[arg-type]  # one int when fresh
+    return int(check_seed(seed))  # type: ignore[arg-type]
 
 
 def strata_of(eng, table, strata) -> tuple[np.ndarray | None, tuple[str, ...]]:

@@ -10,8 +10,8 @@ import numpy as np
 
 from .._core import noise as core
 from .._errors import SdcError
-from .._validation import as_missing_codes, check_choice, check_number, check_seed, raise_problems
-from ._common import Change, Input, finish, read_input
+from .._validation import as_missing_codes, check_choice, check_number, raise_problems
+from ._common import Change, Input, finish, read_input, resolve_seed
 from ._result import ProtectionResult
 
 __all__ = ["add_noise"]
@@ -128,7 +128,7 @@ def add_noise(
     """
     inp = read_input(data, variables, "variables", strata=strata, engine=engine)
     opts = _options(inp, method, noise, delta, perturbation)
-    seed = fresh_seed(seed)
+    seed = resolve_seed(seed)
     missing_codes = as_missing_codes(missing)
     names = list(inp.variables)
     raw = inp.table.floats(names)
@@ -166,11 +166,6 @@ def add_noise(
 # ----------------------------------------------------------------------------------------------
 # helpers shared with rank swapping
 # ----------------------------------------------------------------------------------------------
-def fresh_seed(seed) -> int:
-    """The seed as given (large integers exactly), or a fresh one from the operating system."""
-    if seed is None:
-        return int(np.random.SeedSequence().entropy)  # type: ignore[arg-type]
-    return int(check_seed(seed))  # type: ignore[arg-type]
 
 
 def require_numeric(inp: Input) -> None:

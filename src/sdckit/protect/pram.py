@@ -9,8 +9,8 @@ import numpy as np
 
 from .._core.pram import apply_matrix, blend, draw_diagonal, invariant_of_base, row_sum_errors
 from .._errors import SdcError
-from .._validation import as_missing_codes, check_number, check_seed, raise_problems
-from ._common import Change, finish, read_input
+from .._validation import as_missing_codes, check_number, raise_problems
+from ._common import Change, finish, read_input, resolve_seed
 from ._result import ProtectionResult
 
 __all__ = ["pram"]
@@ -123,7 +123,7 @@ def pram(
     pds = _per_variable(pd, "pd", names, 0.8)
     strengths = _per_variable(strength, "strength", names, 0.5)
     specs = _matrix_specs(matrix, names)
-    seed = _seed(seed)
+    seed = resolve_seed(seed)
     missing_codes = as_missing_codes(missing)
     rng = np.random.default_rng(seed)
     table, changes, entries, notes, published = inp.table, {}, [], [], {}
@@ -150,12 +150,6 @@ def pram(
 # ----------------------------------------------------------------------------------------------
 # options
 # ----------------------------------------------------------------------------------------------
-def _seed(seed) -> int:
-    """The seed as given (exactly: large integers are kept), or a fresh one."""
-    if seed is None:
-        entropy = np.random.SeedSequence().entropy
-        return int(entropy)  # type: ignore[arg-type]  # a fresh SeedSequence's entropy is one int
-    return int(check_seed(seed))  # exact for large integers
 
 
 def _per_variable(value, param: str, names: list[str], default: float) -> dict[str, float]:

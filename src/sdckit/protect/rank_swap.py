@@ -10,9 +10,9 @@ import numpy as np
 from .._core import rank_swap as core
 from .._errors import SdcError
 from .._validation import as_missing_codes, check_number, raise_problems
-from ._common import Change, Input, finish, read_input
+from ._common import Change, Input, finish, read_input, resolve_seed
 from ._result import ProtectionResult
-from .noise import fresh_seed, per_variable, require_finite, require_numeric, stratum_groups
+from .noise import per_variable, require_finite, require_numeric, stratum_groups
 
 __all__ = ["rank_swap"]
 
@@ -106,7 +106,7 @@ def rank_swap(
     """
     inp = read_input(data, variables, "variables", strata=strata, engine=engine)
     opts = _options(inp, swap_range, r0, k0, top_percent, bottom_percent)
-    seed = fresh_seed(seed)
+    seed = resolve_seed(seed)
     missing_codes = as_missing_codes(missing)
     names = list(inp.variables)
     raw = inp.table.floats(names)

@@ -24,10 +24,9 @@ from .._validation import (
     as_name_list,
     check_int,
     check_number,
-    check_seed,
     raise_problems,
 )
-from ._common import Change, finish, read_input
+from ._common import Change, finish, read_input, resolve_seed
 from ._result import ProtectionResult
 
 __all__ = ["record_swap"]
@@ -231,7 +230,7 @@ def _options(keys, household, geography, similar, k, risk, threshold, swap_rate,
         threshold=check_number(threshold, "threshold", low=0.0, allow_none=True),
         swap_rate=float(check_number(swap_rate, "swap_rate", low=0.0, high=1.0)),  # type: ignore[arg-type]
         carry_along=as_name_list(carry_along, "carry_along", allow_empty=True),
-        seed=_seed(seed),
+        seed=resolve_seed(seed),
         missing=as_missing_codes(missing),
     )
     _overlaps(opts)
@@ -251,13 +250,6 @@ def _similar(similar) -> list | None:
     if not all(isinstance(p, (list, tuple)) for p in similar):
         raise SdcError("similar: mixes names and lists; expected a list of lists of column names")
     return [as_name_list(list(p), f"similar[{i}]", allow_empty=True) for i, p in enumerate(similar)]
-
-
-def _seed(seed) -> int:
-    """The seed as given (exactly), or a fresh one."""
-    if seed is None:
-        return int(np.random.SeedSequence().entropy)  # type: ignore[arg-type]
-    return int(check_seed(seed))  # type: ignore[arg-type]
 
 
 def _overlaps(opts: _Options) -> None:
