@@ -11,7 +11,7 @@ import numpy as np
 from ._errors import warn
 from ._progress import step
 from ._validation import as_missing_codes, as_name_list, check_choice, missing_columns_message, raise_problems
-from .engines import EncodedKeys, get_engine
+from .engines import EncodedKeys, get_engine, is_out_of_core
 
 __all__ = ["Prepared", "Roles", "prepare", "role_conflicts", "validate_roles"]
 
@@ -74,6 +74,21 @@ class Prepared:
     keys: EncodedKeys
     weights: np.ndarray | None
     strata: EncodedKeys | None = None
+    #: records per row when the rows are the compressed table of an out-of-core engine (None:
+    #: one record per row); ``weights`` then holds the weight sum of each row
+    counts: np.ndarray | None = None
+    #: the engine-side records (:class:`sdckit.engines._relational.Compressed`) of such a table
+    source: Any = None
+
+    @property
+    def n(self) -> int:
+        """Number of records (not rows of a compressed table)."""
+        return int(self.counts.sum()) if self.counts is not None else self.table.n
+
+    @property
+    def engine(self):
+        """The engine holding the records (Polars for in-memory data)."""
+        return get_engine() if self.source is None else self.source.source.engine
 
 
 def prepare(
@@ -94,7 +109,9 @@ def prepare(
     step("checking the roles and encoding the keys")
     check_choice(zero_weight, "zero_weight", ("error", "drop"))
     roles = Roles.of(keys, weight=weight, household=household, strata=strata, sensitive=sensitive, missing=missing)
-    eng = get_engine(engine)
+    eng = get_engine(engine, data)
+    if is_out_of_core(eng):
+        return _prepare_relation(eng, data, roles, allow_degenerate_keys, zero_weight)
     table, enc = validate_roles(
         eng.table(data), roles, allow_degenerate_keys=allow_degenerate_keys, zero_weight=zero_weight, engine=eng
     )
@@ -102,6 +119,44 @@ def prepare(
     _warn_suspicious(roles, enc, w)
     st = eng.encode(table, roles.strata) if roles.strata else None
     return Prepared(table, roles, enc, w, st)
+
+
+def _prepare_relation(eng, data, roles: Roles, allow_degenerate_keys: bool, zero_weight: str) -> Prepared:
+    """Out-of-core input: check the roles on the records (aggregate queries), then compress the
+    categorical columns to their distinct rows with record counts and weight sums, and encode
+    that small table as the in-memory engine would encode the records."""
+    from dataclasses import replace
+
+    rel = eng.table(data)
+    problems = role_conflicts(roles)
+    absent = list(dict.fromkeys(c for cols in roles.by_role().values() for c in cols if c not in rel.columns))
+    if absent:
+        problems.insert(0, missing_columns_message("columns", absent, rel.columns))
+    if not roles.keys:
+        problems.append("keys: no key variables given; expected at least one categorical key")
+    if rel.n == 0:
+        problems.insert(0, "data: the table has no records; expected at least one")
+    else:
+        problems += _column_problems(rel, roles, absent, zero_weight)
+    raise_problems(problems, missing_column=bool(absent))
+    step(f"compressing the records to their distinct key patterns ({eng.name})")
+    comp = eng.compress(rel, roles.keys + roles.strata + roles.sensitive, roles.weight)
+    small = get_engine().table(comp.frame)
+    inner = replace(roles, weight=None, household=None, numeric_keys=())
+    table, enc = validate_roles(small, inner, allow_degenerate_keys=allow_degenerate_keys, engine=get_engine())
+    _warn_suspicious(roles, enc, None)
+    if roles.weight is not None:
+        _warn_low_weights(roles.weight, rel.n_below(roles.weight, 1.0))
+    st = get_engine().encode(table, roles.strata) if roles.strata else None
+    return Prepared(table, roles, enc, comp.weight_sums, st, comp.counts, comp)
+
+
+def _warn_low_weights(name: str, n_low: int) -> None:
+    if n_low:
+        warn(
+            f"weight: column {name} has {n_low} value(s) below 1; a design weight 1/pi is at least 1, "
+            "so F_k can fall below f_k"
+        )
 
 
 def _warn_suspicious(roles: Roles, enc: EncodedKeys, w) -> None:
@@ -113,12 +168,7 @@ def _warn_suspicious(roles: Roles, enc: EncodedKeys, w) -> None:
             "type (-999 and '-999' differ for a text column)"
         )
     if w is not None and w.size:
-        n_low = int(np.count_nonzero(w < 1))
-        if n_low:
-            warn(
-                f"weight: column {roles.weight} has {n_low} value(s) below 1; a design weight 1/pi is at least 1, "
-                "so F_k can fall below f_k"
-            )
+        _warn_low_weights(str(roles.weight), int(np.count_nonzero(w < 1)))
 
 
 def validate_roles(

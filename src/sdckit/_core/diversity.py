@@ -65,7 +65,7 @@ def _class_category_counts(class_ids: np.ndarray, n_classes: int, s_codes: np.nd
     return uniq // q, uniq % q, counts
 
 
-def ldiversity_classes(class_ids: np.ndarray, n_classes: int, s_codes: np.ndarray, c: float = 2.0):
+def ldiversity_classes(class_ids: np.ndarray, n_classes: int, s_codes: np.ndarray, c: float = 2.0, counts=None):
     """Distinct, entropy and recursive (c, l) l-diversity of every class.
 
     For a class E with non-missing counts r_1 >= ... >= r_t and u missing values:
@@ -83,6 +83,8 @@ def ldiversity_classes(class_ids: np.ndarray, n_classes: int, s_codes: np.ndarra
     s_codes : ndarray (n,) of int, ``-1`` = missing
     c : float > 0
         (sdcMicro silently replaces c <= 0 by 1; here it is an error.)
+    counts : ndarray (n,), optional
+        Records each row stands for (rows of a compressed table); default one.
 
     Returns
     -------
@@ -96,9 +98,11 @@ def ldiversity_classes(class_ids: np.ndarray, n_classes: int, s_codes: np.ndarra
     if not c > 0:
         raise ValueError(f"c must be > 0; got {c}")
     G = int(n_classes)
-    size = np.bincount(class_ids, minlength=G).astype(np.float64)
-    u = np.bincount(class_ids[s_codes < 0], minlength=G)
-    pcls, _pcat, r = _class_category_counts(class_ids, G, s_codes)
+    cw = None if counts is None else np.asarray(counts, dtype=np.float64).reshape(-1)
+    size = np.bincount(class_ids, weights=cw, minlength=G).astype(np.float64)
+    miss = s_codes < 0
+    u = np.bincount(class_ids[miss], weights=None if cw is None else cw[miss], minlength=G)
+    pcls, _pcat, r = _class_category_counts(class_ids, G, s_codes, cw)
     t = np.bincount(pcls, minlength=G)
     has_u = (u > 0) & (t > 0)
     distinct = t + has_u.astype(np.int64)
@@ -133,7 +137,7 @@ def ldiversity_classes(class_ids: np.ndarray, n_classes: int, s_codes: np.ndarra
     return distinct.astype(np.int64), entropy, recursive
 
 
-def multi_ldiversity_classes(class_ids: np.ndarray, n_classes: int, s_codes: np.ndarray, c: float = 2.0):
+def multi_ldiversity_classes(class_ids: np.ndarray, n_classes: int, s_codes: np.ndarray, c: float = 2.0, counts=None):
     """sdcMicro's multi-attribute entropy and recursive l-diversity of every class.
 
     For each sensitive variable S_a, the class is split further by the values of all other
@@ -147,6 +151,8 @@ def multi_ldiversity_classes(class_ids: np.ndarray, n_classes: int, s_codes: np.
     class_ids : ndarray (n,)
     n_classes : int
     s_codes : ndarray (n, a) of int, ``-1`` = missing
+    counts : ndarray (n,), optional
+        Records each row stands for (rows of a compressed table); default one.
 
     Returns
     -------
@@ -164,7 +170,7 @@ def multi_ldiversity_classes(class_ids: np.ndarray, n_classes: int, s_codes: np.
     for a in range(n_var):
         others = np.delete(s_codes, a, axis=1).astype(np.int64) + 1
         sub, n_sub = group_rows(np.column_stack([class_ids, others]))
-        _d, ent, rec = ldiversity_classes(sub, n_sub, s_codes[:, a], c)
+        _d, ent, rec = ldiversity_classes(sub, n_sub, s_codes[:, a], c, counts)
         sub_class = np.zeros(n_sub, dtype=np.int64)
         sub_class[sub] = class_ids
         np.minimum.at(m_ent, sub_class, ent)

@@ -10,7 +10,7 @@ from .nafreq import pattern_frequencies
 __all__ = ["pattern_table", "pattern_frequencies", "pattern_frequencies_reference", "record_frequencies"]
 
 
-def pattern_table(codes: np.ndarray, weights: np.ndarray | None = None, factorize=None, cards=None):
+def pattern_table(codes: np.ndarray, weights: np.ndarray | None = None, factorize=None, cards=None, multiplicity=None):
     """Aggregate records to distinct key patterns (NA is a value here).
 
     Parameters
@@ -22,6 +22,9 @@ def pattern_table(codes: np.ndarray, weights: np.ndarray | None = None, factoriz
         Default: NumPy's sort-based ``np.unique`` (the oracle).
     cards : sequence of int, optional
         Number of categories per column (codes < cards); computed when omitted.
+    multiplicity : ndarray (n,) of int, optional
+        Records each row stands for (rows of a compressed table); ``weights`` are then the
+        weight sums of the rows. Default: one record per row.
 
     Returns
     -------
@@ -41,7 +44,10 @@ def pattern_table(codes: np.ndarray, weights: np.ndarray | None = None, factoriz
         ids, g = ids.reshape(-1), len(uniq)
     else:
         ids, g = factorize(key)
-    counts = np.bincount(ids, minlength=g).astype(float)
+    if multiplicity is None:
+        counts = np.bincount(ids, minlength=g).astype(float)
+    else:
+        counts = np.bincount(ids, weights=np.asarray(multiplicity, dtype=float), minlength=g)
     wsum = counts.copy() if weights is None else np.bincount(ids, weights=weights, minlength=g)
     if packed:  # decode the patterns from their keys (one scatter instead of m gathers)
         ukey = np.empty(g, dtype=np.int64)

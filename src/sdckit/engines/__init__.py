@@ -1,7 +1,8 @@
 """Engines: the one seam for record-level work (see :mod:`sdckit.engines.base`).
 
 ``get_engine()`` returns the in-memory Polars engine; ``get_engine("duckdb")`` and
-``get_engine("spark")`` will return the out-of-memory engines. Public measures never touch a
+``get_engine("spark")`` return the out-of-core engines (:class:`DuckDBEngine`,
+:class:`SparkEngine`), which keep the records in the database. Public measures never touch a
 frame library themselves: they ask their engine.
 """
 
@@ -10,25 +11,81 @@ from __future__ import annotations
 from .._errors import SdcError
 from .base import EncodedKeys, Engine, TableLike
 
-__all__ = ["EncodedKeys", "Engine", "TableLike", "get_engine"]
+__all__ = [
+    "DuckDBEngine",
+    "EncodedKeys",
+    "Engine",
+    "PolarsEngine",
+    "SparkEngine",
+    "TableLike",
+    "get_engine",
+    "is_out_of_core",
+]
 
-ENGINES = ("polars",)
+ENGINES = ("polars", "duckdb", "spark")
 _INSTANCES: dict = {}
 
 
-def get_engine(engine=None) -> Engine:
-    """The engine named ``engine`` (``None`` or ``"polars"``: in memory), or ``engine`` itself
-    when it already is one."""
+def get_engine(engine=None, data=None) -> Engine:
+    """The engine named ``engine`` or ``engine`` itself when it already is one.
+
+    ``None`` picks the engine from ``data``: a DuckDB relation goes to DuckDB, a Spark DataFrame
+    to Spark, anything else to the in-memory Polars engine. ``"duckdb"`` works on DuckDB's
+    default connection and ``"spark"`` on the active Spark session (or a new local one); build a
+    :class:`DuckDBEngine` or :class:`SparkEngine` for a memory limit, a connection or a master.
+    """
     if engine is None:
-        engine = "polars"
+        engine = _engine_of_data(data)
     if not isinstance(engine, str):
-        if engine in _INSTANCES.values() or isinstance(engine, Engine):
+        if engine in _INSTANCES.values() or isinstance(engine, Engine) or getattr(engine, "in_memory", True) is False:
             return engine
         raise SdcError(f"engine: got {type(engine).__name__}; expected one of {', '.join(ENGINES)}")
     if engine not in ENGINES:
         raise SdcError(f"engine: got {engine!r}; expected one of {', '.join(map(repr, ENGINES))}")
     if engine not in _INSTANCES:
+        _INSTANCES[engine] = _new_engine(engine)
+    return _INSTANCES[engine]
+
+
+def _new_engine(name: str):
+    if name == "duckdb":
+        from .duckdb import DuckDBEngine
+
+        return DuckDBEngine.default()
+    if name == "spark":
+        from .spark import SparkEngine
+
+        return SparkEngine()
+    from .polars import PolarsEngine
+
+    return PolarsEngine()
+
+
+def _engine_of_data(data) -> str:
+    module = type(data).__module__ or ""
+    if module.split(".")[0] in ("duckdb", "_duckdb") and type(data).__name__ == "DuckDBPyRelation":
+        return "duckdb"
+    if module.startswith("pyspark.sql") and type(data).__name__ == "DataFrame":
+        return "spark"
+    return "polars"
+
+
+def is_out_of_core(engine) -> bool:
+    """Whether ``engine`` keeps the records outside Python (DuckDB, Spark)."""
+    return getattr(engine, "in_memory", True) is False
+
+
+def __getattr__(name: str):
+    if name == "DuckDBEngine":
+        from .duckdb import DuckDBEngine
+
+        return DuckDBEngine
+    if name == "SparkEngine":
+        from .spark import SparkEngine
+
+        return SparkEngine
+    if name == "PolarsEngine":
         from .polars import PolarsEngine
 
-        _INSTANCES[engine] = PolarsEngine()
-    return _INSTANCES[engine]
+        return PolarsEngine
+    raise AttributeError(name)

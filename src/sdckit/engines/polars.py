@@ -25,6 +25,7 @@ class PolarsEngine:
     vectors as NumPy arrays."""
 
     name = "polars"
+    in_memory = True
 
     # -- input ---------------------------------------------------------------------------------
     def table(self, data, param: str = "data") -> Table:
@@ -66,10 +67,11 @@ class PolarsEngine:
         ids = pl.select(pl.lit(pl.Series(key)).rank("dense").cast(pl.Int64) - 1).to_series().to_numpy()
         return ids, int(ids.max()) + 1
 
-    def patterns(self, codes: np.ndarray, weights: np.ndarray | None = None, cards=None):
+    def patterns(self, codes: np.ndarray, weights: np.ndarray | None = None, cards=None, multiplicity=None):
         """Distinct key patterns with record counts and weight sums:
-        ``(ids, patterns, counts, weight_sums)`` (see ``_core.frequencies.pattern_table``)."""
-        return pattern_table(codes, weights, factorize=self.factorize, cards=cards)
+        ``(ids, patterns, counts, weight_sums)`` (see ``_core.frequencies.pattern_table``);
+        ``multiplicity`` counts the records of each row of a compressed table."""
+        return pattern_table(codes, weights, factorize=self.factorize, cards=cards, multiplicity=multiplicity)
 
     def distinct_counts(self, group_ids: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
         """Number of distinct non-negative ``values`` per group (negative = missing)."""

@@ -164,6 +164,12 @@ class Result:
     row_index: Any = field(default=None, repr=False, kw_only=True)
     #: ``(column name, values)`` of the caller's identifier column (``id=``), first in ``to_frame()``
     row_ids: Any = field(default=None, repr=False, kw_only=True)
+    #: with an out-of-core engine (DuckDB, Spark): the records each row of the per-record arrays
+    #: stands for (the rows are the distinct patterns of a compressed table); None in memory
+    row_counts: Any = field(default=None, repr=False, kw_only=True)
+    #: with an out-of-core engine: where the records are (engine and compressed table), to map
+    #: per-row values back to records (:meth:`write_records`, :meth:`to_frame`)
+    records_source: Any = field(default=None, repr=False, kw_only=True)
 
     #: names of the headline attributes shown by ``repr()``
     _headline: ClassVar[tuple] = ()
@@ -201,15 +207,59 @@ class Result:
         """Number of records the result describes."""
         return int(self.n)
 
+    # -- rows with multiplicities (out-of-core engines) --------------------------------------
+    def _count(self, mask) -> int:
+        """Records where ``mask`` (one value per row) holds."""
+        mask = np.asarray(mask, dtype=bool)
+        if self.row_counts is None:
+            return int(np.count_nonzero(mask))
+        return int(np.asarray(self.row_counts)[mask].sum())
+
+    def _total(self, x) -> float:
+        """Sum over records of ``x`` (one value per row)."""
+        x = np.asarray(x, dtype=float)
+        return float(np.sum(x)) if self.row_counts is None else float(np.dot(x, self.row_counts))
+
+    def _quantiles(self, x, probs) -> np.ndarray:
+        """``np.quantile`` (linear) over records of ``x`` (one value per row)."""
+        return weighted_quantiles(x, self.row_counts, probs)
+
+    # -- records -----------------------------------------------------------------------------
     def to_frame(self):
         """Per-record values as a frame of the caller's type (pandas, Polars or PyArrow).
 
         The rows are in input row order; a pandas input's index is kept and the column given
         as ``id=`` comes first, so the result joins back to the caller's records by label or by
         identifier. This is record-level output: treat it as confidential as the microdata it
-        was computed from.
+        was computed from. With an out-of-core engine the engine maps the values to the records
+        and the whole output is collected as a Polars frame (a ``row`` column gives each
+        record's position); :meth:`write_records` writes it without collecting.
         """
+        if self.records_source is not None:
+            engine, comp, household = self.records_source
+            values = {k: v for k, v in self._records().items() if k != "household_risk"}
+            return engine.frame(engine.record_query(comp, _with_logs(values, household), household))
         return self._native(self._records())
+
+    def write_records(self, path, *, overwrite: bool = False):
+        """Write the per-record values (:meth:`to_frame`) to a Parquet or CSV file, atomically.
+
+        With an out-of-core engine the engine writes the Parquet file itself: nothing
+        record-level passes through Python. This is record-level output: treat it as
+        confidential as the microdata.
+        """
+        from pathlib import Path
+
+        if self.records_source is not None:
+            engine, comp, household = self.records_source
+            values = {k: v for k, v in self._records().items() if k != "household_risk"}
+            return engine.write_records(comp, values, path, household=household, overwrite=overwrite)
+        from .._errors import SdcError
+        from ..io import write_records
+
+        if Path(path).exists() and not overwrite:
+            raise SdcError(f"path: {path} exists; pass overwrite=True to replace it")
+        return write_records(self.to_frame(), path)
 
     def _native(self, columns: dict):
         """Per-record ``columns`` as the caller's frame type, with the identifier column (``id=``)
@@ -253,6 +303,34 @@ class Result:
             except Exception:
                 pass
         return f"<{type(self).__name__} {' '.join(parts)}>"
+
+
+def _with_logs(values: dict, household) -> dict:
+    return values if household is None else {**values, "__log1m_hh": household.row_logs}
+
+
+def weighted_quantiles(x, counts, probs) -> np.ndarray:
+    """``np.quantile(np.repeat(x, counts), probs)`` (linear interpolation) without repeating.
+
+    With N records, quantile p sits at position h = (N - 1) p of the sorted records; the
+    value is x_(floor h) + (h - floor h) (x_(floor h + 1) - x_(floor h)).
+    """
+    x = np.asarray(x, dtype=float)
+    probs = np.atleast_1d(np.asarray(probs, dtype=float))
+    if counts is None:
+        return np.quantile(x, probs)
+    order = np.argsort(x, kind="stable")
+    xs, cs = x[order], np.asarray(counts, dtype=np.int64)[order]
+    keep = cs > 0
+    xs, cs = xs[keep], cs[keep]
+    ends = np.cumsum(cs)  # records up to and including each value
+    h = (ends[-1] - 1) * probs
+    lo = np.floor(h).astype(np.int64)
+    hi = np.minimum(lo + 1, ends[-1] - 1)
+    a = xs[np.searchsorted(ends, lo, side="right")]
+    b = xs[np.searchsorted(ends, hi, side="right")]
+    t = h - lo
+    return a + t * (b - a)
 
 
 def new_axes(ax):

@@ -16,7 +16,7 @@ import numpy as np
 from .._deprecation import _warn, deprecated_alias
 from .._errors import SdcError
 from .._validation import check_choice, check_number
-from ._base import Result, Summary, new_axes
+from ._base import Result, Summary, new_axes, weighted_quantiles
 
 __all__ = ["LDiversityResult", "TClosenessResult"]
 
@@ -103,7 +103,7 @@ class LDiversityResult(Result):
     def n_below(self, l: float, measure: str = "distinct") -> dict:
         """Per sensitive variable, the records whose class has l-diversity below ``l``."""
         check_choice(measure, "measure", MEASURES)
-        return {v: int(np.count_nonzero(getattr(self, measure)[v] < l)) for v in self.sensitive}
+        return {v: self._count(getattr(self, measure)[v] < l) for v in self.sensitive}
 
     def is_l_diverse(self, l: float, measure: str = "distinct", variable: str | None = None) -> bool:
         """Whether every class has l-diversity >= ``l`` in ``measure`` ("distinct", "entropy",
@@ -123,10 +123,10 @@ class LDiversityResult(Result):
         d = self.distinct[variable]
         out = {}
         if np.any(d == 0):
-            out["0"] = int(np.count_nonzero(d == 0))
+            out["0"] = self._count(d == 0)
         for v in range(1, max_l):
-            out[str(v)] = int(np.count_nonzero(d == v))
-        out[f">={max_l}"] = int(np.count_nonzero(d >= max_l))
+            out[str(v)] = self._count(d == v)
+        out[f">={max_l}"] = self._count(d >= max_l)
         return out
 
     def to_dict(self) -> dict:
@@ -140,7 +140,7 @@ class LDiversityResult(Result):
             "c": self.c,
             "min": self.min,
             "mean": {
-                m: {v: (float(np.mean(getattr(self, m)[v])) if self.n else None) for v in self.sensitive}
+                m: {v: (self._total(getattr(self, m)[v]) / self.n if self.n else None) for v in self.sensitive}
                 for m in MEASURES
             },
             "n_not_2_diverse": self.n_below(2),
@@ -298,8 +298,13 @@ class TClosenessResult(Result):
     def to_dict(self) -> dict:
         def stat(f, v):
             d = self.distance[v]
-            d = d[~np.isnan(d)]
-            return float(f(d)) if d.size else None
+            ok = ~np.isnan(d)
+            if not ok.any():
+                return None
+            if self.row_counts is None:
+                return float(f(d[ok]))
+            c = np.asarray(self.row_counts)[ok]
+            return float(np.dot(d[ok], c) / c.sum()) if f is np.mean else float(weighted_quantiles(d[ok], c, 0.5)[0])
 
         return {
             "measure": "t_closeness",

@@ -27,6 +27,7 @@ from .._validation import as_name_list, check_bool, check_number, raise_problems
 from ..engines import get_engine
 from ..results.diversity import LDiversityResult, TClosenessResult
 from ..scenario import accepts_scenario
+from .frequencies import records_fields
 
 __all__ = ["LDiversityResult", "TClosenessResult", "l_diversity", "t_closeness"]
 
@@ -43,7 +44,15 @@ _WEIGHT_BELOW_1 = r"weight: column .* below 1"
 
 
 def prepared_roles(
-    data, keys, sensitive, *, weight=None, strata=None, missing=None, allow_degenerate_keys: bool = False
+    data,
+    keys,
+    sensitive,
+    *,
+    weight=None,
+    strata=None,
+    missing=None,
+    allow_degenerate_keys: bool = False,
+    engine=None,
 ) -> Prepared:
     """Validate the roles against the table (every problem in one error) and encode the keys
     and strata."""
@@ -58,6 +67,7 @@ def prepared_roles(
             strata=strata,
             missing=missing,
             allow_degenerate_keys=allow_degenerate_keys,
+            engine=engine,
         )
 
 
@@ -114,8 +124,11 @@ def _fmt_values(values, limit: int = 10) -> str:
     return ", ".join(vals) + (f" ... ({len(values)} in all)" if len(values) > limit else "")
 
 
-def _missing_counts(s: SensitiveCodes, names) -> dict:
-    return {v: int(np.count_nonzero(s.codes[:, j] < 0)) for j, v in enumerate(names)}
+def _missing_counts(s: SensitiveCodes, names, counts=None) -> dict:
+    """Records with a missing value per sensitive variable (``counts``: records per row)."""
+    if counts is None:
+        return {v: int(np.count_nonzero(s.codes[:, j] < 0)) for j, v in enumerate(names)}
+    return {v: int(counts[s.codes[:, j] < 0].sum()) for j, v in enumerate(names)}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -128,29 +141,40 @@ class _LDiversityInput:
     c: float
 
 
-def _ldiversity_input(data, keys, sensitive, *, c, strata, missing, allow_degenerate_keys) -> _LDiversityInput:
+def _ldiversity_input(
+    data, keys, sensitive, *, c, strata, missing, allow_degenerate_keys, engine=None
+) -> _LDiversityInput:
     names = _sensitive_names(sensitive)
     cc = check_number(c, "c", low=0.0, low_open=True)  # sdcMicro's silent c <= 0 -> 1 is an error here
     prep = prepared_roles(
-        data, keys, names, strata=strata, missing=missing, allow_degenerate_keys=allow_degenerate_keys
+        data, keys, names, strata=strata, missing=missing, allow_degenerate_keys=allow_degenerate_keys, engine=engine
     )
     return _LDiversityInput(prep, tuple(names), cc)
 
 
-def _ldiversity_values(ids, G, s: SensitiveCodes, names, c: float):
-    """Per-record distinct, entropy and recursive l per variable, and the multi measures."""
+def _ldiversity_values(ids, G, s: SensitiveCodes, names, c: float, counts=None):
+    """Per-record distinct, entropy and recursive l per variable, and the multi measures
+    (``counts``: records per row of a compressed table)."""
     dist, ent, rec = {}, {}, {}
     for j, v in enumerate(names):
-        d, e, r = ldiversity_classes(ids, G, s.codes[:, j], c)
+        d, e, r = ldiversity_classes(ids, G, s.codes[:, j], c, counts)
         dist[v], ent[v], rec[v] = d[ids], e[ids], r[ids]
-    me, mr = multi_ldiversity_classes(ids, G, s.codes, c)
+    me, mr = multi_ldiversity_classes(ids, G, s.codes, c, counts)
     return dist, ent, rec, me[ids], mr[ids]
 
 
 @accepts_scenario
 @renamed_parameters(positional=("c",))
 def l_diversity(
-    data, keys, sensitive, *, c: float = 2, strata=None, missing=None, allow_degenerate_keys: bool = False
+    data,
+    keys,
+    sensitive,
+    *,
+    c: float = 2,
+    strata=None,
+    missing=None,
+    allow_degenerate_keys: bool = False,
+    engine=None,
 ) -> LDiversityResult:
     r"""Distinct, entropy and recursive (c,l)-diversity of sensitive variables.
 
@@ -190,6 +214,9 @@ def l_diversity(
         variables (sdcMicro's ``missing = -999`` corresponds to ``missing=-999``).
     allow_degenerate_keys : bool, default False
         Accept key variables that are entirely missing or have a single category.
+    engine : {"polars", "duckdb", "spark"} or engine, optional
+        Where the record-level work runs (see :func:`frequencies`): with DuckDB or Spark the
+        records are grouped by keys and sensitive values in the engine.
 
     Returns
     -------
@@ -208,12 +235,19 @@ def l_diversity(
     Data* 1(1); sdcMicro ``ldiversity``.
     """
     inp = _ldiversity_input(
-        data, keys, sensitive, c=c, strata=strata, missing=missing, allow_degenerate_keys=allow_degenerate_keys
+        data,
+        keys,
+        sensitive,
+        c=c,
+        strata=strata,
+        missing=missing,
+        allow_degenerate_keys=allow_degenerate_keys,
+        engine=engine,
     )
     prep, names = inp.prep, inp.names
     ids, G = class_ids(prep)
     s = sensitive_codes(prep, names)
-    dist, ent, rec, me, mr = _ldiversity_values(ids, G, s, names, inp.c)
+    dist, ent, rec, me, mr = _ldiversity_values(ids, G, s, names, inp.c, prep.counts)
     return LDiversityResult(
         keys=prep.keys.names,
         strata=prep.roles.strata,
@@ -225,11 +259,12 @@ def l_diversity(
         multi_entropy=me,
         multi_recursive=mr,
         class_ids=ids,
-        n=len(ids),
+        n=prep.n,
         n_classes=G,
-        n_missing_sensitive=_missing_counts(s, names),
+        n_missing_sensitive=_missing_counts(s, names, prep.counts),
         backend=prep.table.backend,
         row_index=prep.table.index,
+        **records_fields(prep),
     )
 
 
@@ -315,7 +350,7 @@ class _TClosenessInput:
 
 
 def _tcloseness_input(
-    data, keys, sensitive, *, ordered, weight, weighted, missing, allow_degenerate_keys
+    data, keys, sensitive, *, ordered, weight, weighted, missing, allow_degenerate_keys, engine=None
 ) -> _TClosenessInput:
     names = _sensitive_names(sensitive)
     wt = check_bool(weighted, "weighted")
@@ -323,14 +358,14 @@ def _tcloseness_input(
         raise SdcError("weighted: True needs a weight column; expected weight=<column name> too")
     spec = _ordered_spec(ordered, names)
     prep = prepared_roles(
-        data, keys, names, weight=weight, missing=missing, allow_degenerate_keys=allow_degenerate_keys
+        data, keys, names, weight=weight, missing=missing, allow_degenerate_keys=allow_degenerate_keys, engine=engine
     )
     return _TClosenessInput(prep, tuple(names), spec, wt)
 
 
 def _tcloseness_values(inp: _TClosenessInput, ids, G, s: SensitiveCodes):
     """Per-class distances, per-record distances and the number of categories per variable."""
-    w = inp.prep.weights if inp.weighted else None
+    w = inp.prep.weights if inp.weighted else inp.prep.counts  # counts: rows of a compressed table
     dist, cdist, ncat = {}, {}, {}
     for j, v in enumerate(inp.names):
         codes, q = s.codes[:, j], len(s.labels[j])
@@ -353,6 +388,7 @@ def t_closeness(
     weighted: bool = False,
     missing=None,
     allow_degenerate_keys: bool = False,
+    engine=None,
 ) -> TClosenessResult:
     r"""t-closeness: distance between each class's sensitive distribution and the file's.
 
@@ -388,6 +424,8 @@ def t_closeness(
     missing : value or list of values, optional
         Values to treat as missing in addition to null / NaN (keys and sensitive variables).
     allow_degenerate_keys : bool, default False
+    engine : {"polars", "duckdb", "spark"} or engine, optional
+        Where the record-level work runs (see :func:`frequencies`).
 
     Returns
     -------
@@ -414,6 +452,7 @@ def t_closeness(
         weighted=weighted,
         missing=missing,
         allow_degenerate_keys=allow_degenerate_keys,
+        engine=engine,
     )
     prep, names = inp.prep, inp.names
     ids, G = class_ids(prep)
@@ -426,12 +465,13 @@ def t_closeness(
         weighted=inp.weighted,
         distance=dist,
         class_ids=ids,
-        class_sizes=np.bincount(ids, minlength=G),
+        class_sizes=np.bincount(ids, weights=prep.counts, minlength=G).astype(np.int64),
         class_distance=cdist,
         n_categories=ncat,
-        n=len(ids),
+        n=prep.n,
         n_classes=G,
-        n_missing_sensitive=_missing_counts(s, names),
+        n_missing_sensitive=_missing_counts(s, names, prep.counts),
         backend=prep.table.backend,
         row_index=prep.table.index,
+        **records_fields(prep),
     )

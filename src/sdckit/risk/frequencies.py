@@ -67,11 +67,11 @@ class FrequencyResult(Result):
 
     @property
     def n_sample_uniques(self) -> int:
-        return int(np.count_nonzero(self.fk == 1))
+        return self._count(self.fk == 1)
 
     @property
     def n_fk2(self) -> int:
-        return int(np.count_nonzero(self.fk == 2))
+        return self._count(self.fk == 2)
 
     sample_uniques = deprecated_alias("n_sample_uniques", "sample_uniques")
     records_fk2 = deprecated_alias("n_fk2", "records_fk2")
@@ -85,10 +85,10 @@ class FrequencyResult(Result):
         fl = np.floor(self.fk).astype(np.int64)
         out = {}
         if np.any(fl < 1):
-            out["<1"] = int(np.count_nonzero(fl < 1))
+            out["<1"] = self._count(fl < 1)
         for v in range(1, max_f):
-            out[str(v)] = int(np.count_nonzero(fl == v))
-        out[f">={max_f}"] = int(np.count_nonzero(fl >= max_f))
+            out[str(v)] = self._count(fl == v)
+        out[f">={max_f}"] = self._count(fl >= max_f)
         return out
 
     def to_dict(self) -> dict:
@@ -106,7 +106,7 @@ class FrequencyResult(Result):
             "n_with_missing": self.n_with_missing,
             "n_missing_per_key": dict(self.n_missing_per_key),
             "fk_distribution": self.fk_distribution(),
-            "mean_fk": float(np.mean(self.fk)) if self.n else None,
+            "mean_fk": self._total(self.fk) / self.n if self.n else None,
         }
 
     def summary(self) -> Summary:
@@ -159,6 +159,7 @@ def frequencies(
     na_rule: str = "sdcmicro",
     allow_degenerate_keys: bool = False,
     zero_weight: str = "error",
+    engine=None,
 ) -> FrequencyResult:
     r"""Sample frequency f_k and weighted population frequency \hat F_k of every record's key.
 
@@ -191,6 +192,11 @@ def frequencies(
     zero_weight : {"error", "drop"}, default "error"
         A record with weight 0 represents nobody: an error by default; ``"drop"`` keeps it in
         f_k and leaves it out of F_k.
+    engine : {"polars", "duckdb", "spark"} or engine, optional
+        Where the record-level work runs. Default: from ``data`` (a DuckDB relation runs in
+        DuckDB, a Spark DataFrame in Spark), else in memory (Polars). With DuckDB or Spark
+        ``data`` may also be a Parquet or CSV path; only the distinct key patterns come back
+        to Python, and per-record values stay in the engine (``write_records``).
     scenario : Scenario, optional
         The roles (keys, weight, strata, missing) given once.
 
@@ -214,6 +220,7 @@ def frequencies(
         missing=missing,
         allow_degenerate_keys=allow_degenerate_keys,
         zero_weight=zero_weight,
+        engine=engine,
     )
     return frequency_result(prep, pattern_frequencies_of(prep, a, na_rule), a, na_rule)
 
@@ -241,7 +248,7 @@ def pattern_frequencies_of(prep: Prepared, alpha: float, na_rule: str, engine=No
     if prep.strata is not None:
         codes = np.asfortranarray(np.concatenate([codes, prep.strata.codes], axis=1))
         cards = tuple(cards) + tuple(prep.strata.cardinalities)
-    ids, patterns, counts, wsum = eng.patterns(codes, prep.weights, cards)
+    ids, patterns, counts, wsum = eng.patterns(codes, prep.weights, cards, multiplicity=prep.counts)
     fp, Fp = pattern_frequencies(patterns, counts, wsum, alpha, na_rule)
     if prep.strata is not None and na_rule == "sdcmicro":
         fp, Fp = _strata_correction(patterns, counts, wsum, fp, Fp, m, alpha)
@@ -298,13 +305,22 @@ def frequency_result(
         alpha=alpha,
         weighted=prep.weights is not None,
         na_rule=na_rule,
-        n=prep.table.n,
+        n=prep.n,
         n_patterns=len(pf.counts),
         n_with_missing=n_with_missing,
         n_missing_per_key=per_key,
         backend=prep.table.backend,
         row_index=prep.table.index,
+        **records_fields(prep),
     )
+
+
+def records_fields(prep: Prepared, household=None) -> dict:
+    """``row_counts`` and ``records_source`` of a result computed on an out-of-core engine's
+    compressed table (nothing in memory)."""
+    if prep.source is None:
+        return {}
+    return {"row_counts": prep.counts, "records_source": (prep.engine, prep.source, household)}
 
 
 @dataclass(frozen=True, eq=False)
@@ -414,6 +430,7 @@ def k_anonymity(
     na_rule: str = "sdcmicro",
     allow_degenerate_keys: bool = False,
     zero_weight: str = "error",
+    engine=None,
 ) -> KAnonymityResult:
     """Records and keys violating k-anonymity: record i violates it iff f_{k(i)} < k.
 
@@ -425,7 +442,7 @@ def k_anonymity(
     keys : str or list of str
     k : int or sequence of int, default (2, 3, 5)
         Rounded half-up to integers, as sdcMicro does.
-    weight, alpha, strata, missing, na_rule, allow_degenerate_keys, zero_weight
+    weight, alpha, strata, missing, na_rule, allow_degenerate_keys, zero_weight, engine
         As in :func:`frequencies`.
     scenario : Scenario, optional
         The roles given once.
@@ -463,10 +480,11 @@ def k_anonymity(
             na_rule=na_rule,
             allow_degenerate_keys=allow_degenerate_keys,
             zero_weight=zero_weight,
+            engine=engine,
         )
-    flags = np.column_stack([fr.fk < kk for kk in ks]) if fr.n else np.zeros((0, len(ks)), bool)
-    violations = {kk: int(flags[:, j].sum()) for j, kk in enumerate(ks)}
-    wv = {kk: int(np.count_nonzero(fr.Fk < kk)) for kk in ks} if fr.weighted else None
+    flags = np.column_stack([fr.fk < kk for kk in ks]) if len(fr.fk) else np.zeros((0, len(ks)), bool)
+    violations = {kk: fr._count(flags[:, j]) for j, kk in enumerate(ks)}
+    wv = {kk: fr._count(fr.Fk < kk) for kk in ks} if fr.weighted else None
     return KAnonymityResult(
         k=tuple(ks),
         n_violations=violations,
@@ -477,6 +495,8 @@ def k_anonymity(
         backend=fr.backend,
         row_index=fr.row_index,
         row_ids=fr.row_ids,
+        row_counts=fr.row_counts,
+        records_source=fr.records_source,
     )
 
 

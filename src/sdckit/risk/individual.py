@@ -14,10 +14,10 @@ from .._errors import SdcError, warn
 from .._prepare import Prepared, prepare, role_conflicts
 from .._progress import step
 from .._validation import as_name_list, check_alpha, check_choice, check_number, raise_problems
-from ..engines import get_engine
-from ..results._base import Result, Summary, fmt_share, new_axes
+from ..engines import get_engine, is_out_of_core
+from ..results._base import Result, Summary, fmt_share, new_axes, weighted_quantiles
 from ..scenario import accepts_scenario
-from .frequencies import NA_RULES, FrequencyResult, frequency_result, pattern_frequencies_of
+from .frequencies import NA_RULES, FrequencyResult, frequency_result, pattern_frequencies_of, records_fields
 
 __all__ = ["IndividualRiskResult", "RiskThreshold", "individual_risk"]
 
@@ -31,17 +31,23 @@ def _check_rate(value, param: str) -> float:
     return check_number(value, param, low=0.0, high=1.0, low_open=True, high_open=True)
 
 
-def _quantiles(x: np.ndarray) -> dict:
+def _quantiles(x: np.ndarray, counts=None) -> dict:
+    """Min, quartiles, max and mean over records (``counts``: records per value)."""
     if x.size == 0:
         return {k: None for k in ("min", "q1", "median", "q3", "max", "mean")}
-    q = np.quantile(x, [0.0, 0.25, 0.5, 0.75, 1.0])
+    q = weighted_quantiles(x, counts, [0.0, 0.25, 0.5, 0.75, 1.0])
+    mean = float(np.mean(x)) if counts is None else float(np.dot(x, counts) / np.sum(counts))
+    return _quantile_dict(q, mean)
+
+
+def _quantile_dict(q, mean) -> dict:
     return {
         "min": float(q[0]),
         "q1": float(q[1]),
         "median": float(q[2]),
         "q3": float(q[3]),
         "max": float(q[4]),
-        "mean": float(np.mean(x)),
+        "mean": float(mean),
     }
 
 
@@ -85,6 +91,8 @@ class RiskThreshold(Result):
     household_delta: np.ndarray | None = field(default=None, repr=False)
     household_unsafe: np.ndarray | None = field(default=None, repr=False)
     risk_result: IndividualRiskResult = field(default=None, repr=False)
+    #: records unsafe under the household rule, when counted by an out-of-core engine
+    household_unsafe_count: int | None = None
 
     @property
     def n(self) -> int:
@@ -145,7 +153,7 @@ class RiskThreshold(Result):
 
     @property
     def n_unsafe(self) -> int:
-        return int(np.count_nonzero(self.unsafe))
+        return self._count(self.unsafe)
 
     @property
     def indices(self) -> np.ndarray:
@@ -154,13 +162,15 @@ class RiskThreshold(Result):
 
     @property
     def n_household_unsafe(self) -> int | None:
+        if self.household_unsafe_count is not None:
+            return self.household_unsafe_count
         return None if self.household_unsafe is None else int(np.count_nonzero(self.household_unsafe))
 
     @property
     def expected_reidentifications_capped(self) -> float:
         """sum_i min(r_i, r*): expected re-identifications once unsafe risks are brought to r*."""
         r = self.risk_result.risk
-        return float(np.sum(r)) if self.threshold is None else float(np.sum(np.minimum(r, self.threshold)))
+        return self._total(r if self.threshold is None else np.minimum(r, self.threshold))
 
     def to_dict(self) -> dict:
         rr = self.risk_result
@@ -274,6 +284,8 @@ class IndividualRiskResult(Result):
     n_clamped: int = 0
     n_fractional: int = 0
     n_missing_household: int = 0
+    #: household aggregates computed by an out-of-core engine (the households stay there)
+    household_store: Any = field(default=None, repr=False)
 
     _headline = ("n", "global_risk", "expected_reidentifications", "household_global_risk")
 
@@ -318,7 +330,7 @@ class IndividualRiskResult(Result):
     @property
     def expected_reidentifications(self) -> float:
         """ER = sum_i r_i (sdcMicro ``global_risk_ER``)."""
-        return float(np.sum(self.risk))
+        return self._total(self.risk)
 
     @property
     def global_risk(self) -> float:
@@ -328,6 +340,8 @@ class IndividualRiskResult(Result):
     @property
     def household_expected_reidentifications(self) -> float | None:
         """ER^h = sum_i r^h_{g(i)} = sum_g |g| r^h_g (sdcMicro ``hier_risk_ER``)."""
+        if self.household_store is not None:
+            return self.household_store.expected_reidentifications
         if self.household_risk_g is None:
             return None
         return float(np.dot(self.household_size_g, self.household_risk_g))
@@ -340,7 +354,7 @@ class IndividualRiskResult(Result):
 
     def n_above(self, level: float) -> int:
         """Number of records with individual risk above ``level``."""
-        return int(np.count_nonzero(self.risk > level))
+        return self._count(self.risk > level)
 
     def records_above(self, level: float) -> int:
         """Deprecated name of :meth:`n_above`."""
@@ -355,9 +369,9 @@ class IndividualRiskResult(Result):
         #{i : r_i > median + 3 MAD and r_i > 0.1} (MAD scaled by 1.4826)."""
         if self.n == 0:
             return 0
-        med = float(np.median(self.risk))
-        mad = 1.4826 * float(np.median(np.abs(self.risk - med)))
-        return int(np.count_nonzero((self.risk > med + 3 * mad) & (self.risk > 0.1)))
+        med = float(self._quantiles(self.risk, 0.5)[0])
+        mad = 1.4826 * float(self._quantiles(np.abs(self.risk - med), 0.5)[0])
+        return self._count((self.risk > med + 3 * mad) & (self.risk > 0.1))
 
     # -- threshold -----------------------------------------------------------------------------
     def threshold(self, max_global_risk: float = 0.01, *, household_risk: float | None = None) -> RiskThreshold:
@@ -392,15 +406,19 @@ class IndividualRiskResult(Result):
         """
         xi = _check_rate(max_global_risk, "max_global_risk")
         r_star = risk_threshold(self.pattern_risk, self.pattern_counts, xi, self.n)
-        unsafe = self.risk > r_star if r_star is not None else np.zeros(self.n, dtype=bool)
-        h_star = h_delta = h_unsafe = None
+        unsafe = self.risk > r_star if r_star is not None else np.zeros(len(self.risk), dtype=bool)
+        h_star = h_delta = h_unsafe = h_count = None
         given = household_risk is not None
         if self.household is not None:
             if given:
                 h_star = _check_level(household_risk, "household_risk")
+            elif self.household_store is not None:
+                h_star = self.household_store.threshold(xi, self.n)
             else:
                 h_star = risk_threshold(self.household_risk_g, self.household_size_g, xi, self.n)
-            if h_star is not None:
+            if self.household_store is not None:
+                h_count = self._household_unsafe_count(h_star)
+            elif h_star is not None:
                 h_delta = h_star / self.household_size
                 h_unsafe = self.risk >= h_delta
             else:
@@ -417,11 +435,21 @@ class IndividualRiskResult(Result):
             household_threshold_given=given,
             household_delta=h_delta,
             household_unsafe=h_unsafe,
+            household_unsafe_count=h_count,
             risk_result=self,
             backend=self.backend,
             row_index=self.row_index,
             row_ids=self.row_ids,
+            row_counts=self.row_counts,
+            records_source=self.records_source,
         )
+
+    def _household_unsafe_count(self, h_star) -> int:
+        """Records with r_i >= r^h* / |g| from the engine's (row, household size) counts."""
+        if h_star is None:
+            return 0
+        rows, sizes, counts = self.household_store.row_sizes
+        return int(counts[self.risk[rows] >= h_star / sizes].sum())
 
     # -- Result interface ----------------------------------------------------------------------
     def to_dict(self) -> dict:
@@ -439,7 +467,7 @@ class IndividualRiskResult(Result):
             "n_fk2": self.frequencies.n_fk2,
             "expected_reidentifications": self.expected_reidentifications,
             "global_risk": self.global_risk,
-            "risk_distribution": _quantiles(self.risk),
+            "risk_distribution": _quantiles(self.risk, self.row_counts),
             "n_above": {f"{lv:g}": self.n_above(lv) for lv in RISK_LEVELS},
             "n_above_main_part": self.n_above_main_part,
             "household_expected_reidentifications": self.household_expected_reidentifications,
@@ -449,7 +477,10 @@ class IndividualRiskResult(Result):
             "n_fractional": self.n_fractional,
             "n_missing_household": self.n_missing_household,
         }
-        if self.household is not None:
+        if self.household_store is not None:
+            hs = self.household_store
+            out["household_risk_distribution"] = _quantile_dict(hs.quantiles, hs.mean)
+        elif self.household is not None:
             out["household_risk_distribution"] = _quantiles(self.household_risk_g)
         return out
 
@@ -579,6 +610,7 @@ def individual_risk(
     missing=None,
     na_rule: str = "sdcmicro",
     allow_degenerate_keys: bool = False,
+    engine=None,
 ) -> IndividualRiskResult:
     r"""Individual re-identification risk, global risk and household risk.
 
@@ -626,6 +658,10 @@ def individual_risk(
     na_rule : {"sdcmicro", "own_category"}, default "sdcmicro"
     allow_degenerate_keys : bool, default False
         Accept key variables that are entirely missing or have a single category.
+    engine : {"polars", "duckdb", "spark"} or engine, optional
+        Where the record-level work runs (see :func:`frequencies`). With DuckDB or Spark the
+        household risk is computed in the engine and only its aggregates come back
+        (``household_risk`` per record is then written by ``write_records``).
     scenario : Scenario, optional
         The roles (keys, weight, household, strata, missing) given once.
 
@@ -677,6 +713,7 @@ def individual_risk(
         missing=missing,
         na_rule=na_rule,
         allow_degenerate_keys=allow_degenerate_keys,
+        engine=engine,
     )
     prep = inp.prep
     pf = pattern_frequencies_of(prep, inp.alpha, inp.na_rule)
@@ -687,6 +724,7 @@ def individual_risk(
     if n_clamped:
         warn(f"weight: F_k < f_k for {n_clamped} record(s) (weights below 1); p_k clamped to 1, risk = 1/f_k there")
     frac = np.abs(pf.fp - np.round(pf.fp)) > 1e-9 * pf.fp
+    hh = _household_fields(inp, risk)
     return IndividualRiskResult(
         keys=prep.keys.names,
         strata=prep.roles.strata,
@@ -700,7 +738,8 @@ def individual_risk(
         n_fractional=int(pf.counts[frac].sum()),
         backend=prep.table.backend,
         row_index=prep.table.index,
-        **_household_fields(inp, risk),
+        **records_fields(prep, hh.get("household_store")),
+        **hh,
     )
 
 
@@ -719,7 +758,19 @@ class _IndividualInput:
 
 
 def _validate_individual(
-    data, keys, *, weight, household, alpha, method, strata, household_keys, missing, na_rule, allow_degenerate_keys
+    data,
+    keys,
+    *,
+    weight,
+    household,
+    alpha,
+    method,
+    strata,
+    household_keys,
+    missing,
+    na_rule,
+    allow_degenerate_keys,
+    engine=None,
 ) -> _IndividualInput:
     """Check every parameter and role (one error for all column problems) and encode keys,
     strata and households."""
@@ -732,7 +783,7 @@ def _validate_individual(
         household = str(household)
     if household_keys is not None and household is None:
         raise SdcError("household_keys: no household column given; expected household=<column>")
-    eng = get_engine()
+    eng = get_engine(engine, data)
     table = eng.table(data)
     # Household ids may be missing (each such record is a household of its own), which the role
     # validation rejects: the column goes through it only when it is complete.
@@ -745,9 +796,19 @@ def _validate_individual(
         strata=strata,
         missing=missing,
         allow_degenerate_keys=allow_degenerate_keys,
+        engine=eng,
     )
     hh = n_hh = None
-    if household is not None:
+    if household is not None and is_out_of_core(eng):
+        if household_keys is not None:
+            raise SdcError(
+                f"household_keys: not available with the {eng.name} engine yet; check the household keys in memory "
+                "(engine='polars') or leave household_keys out"
+            )
+        if table.kind(household) == "nested":
+            raise SdcError(f"household: column {household} has type {table.dtype_name(household)}; expected ids")
+        raise_problems(role_conflicts(replace(prep.roles, household=household)))
+    elif household is not None:
         hh, n_hh = _household_codes(prep, household, hh_missing)
         if household_keys is not None:
             _check_household_keys(household_keys, prep, hh)
@@ -759,6 +820,8 @@ def _household_fields(inp: _IndividualInput, risk: np.ndarray) -> dict:
     step("household risk")
     if inp.household is None:
         return {}
+    if inp.prep.source is not None:
+        return _household_fields_engine(inp, risk)
     risk_g, size_g = _household_risk(risk, inp.hh_codes, inp.n_households)
     (hrisk,) = get_engine().gather(inp.hh_codes, risk_g)
     if inp.n_missing_household:
@@ -774,6 +837,16 @@ def _household_fields(inp: _IndividualInput, risk: np.ndarray) -> dict:
         n_households=inp.n_households,
         n_missing_household=inp.n_missing_household,
     )
+
+
+def _household_fields_engine(inp: _IndividualInput, risk: np.ndarray) -> dict:
+    """Household risk computed by an out-of-core engine: aggregates only."""
+    store = inp.prep.engine.households(inp.prep.source, inp.household, risk)
+    if store.n_missing:
+        warn(
+            f"household: column {inp.household} is missing for {store.n_missing} record(s); each forms its own household"
+        )
+    return dict(household_store=store, n_households=store.n_households, n_missing_household=store.n_missing)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -1,0 +1,425 @@
+"""What the out-of-core engines (DuckDB, Spark) share: the records stay in the engine, SQL runs
+the few record-level passes, and only small tables come back to Python.
+
+A measure asks the engine for three things:
+
+1. **Checks** of the roles (record count, missing values, weight problems): one aggregate query.
+2. **The compressed table** (:meth:`RelationalEngine.compress`): the distinct rows of the
+   categorical columns the measure needs (keys, strata, sensitive variables) with the number of
+   records ``__n`` and the weight sum ``__w`` of each, one GROUP BY. Everything the measure
+   computes depends on the records only through this table, so the in-memory pipeline runs on
+   it with each row counted ``__n`` times, and gives the same numbers as on the records.
+3. **Household aggregates** (:meth:`RelationalEngine.households`): the household risk needs
+   the households, which are not small: the engine joins each record's risk (one value per row
+   of the compressed table) to the records, sums ``log(1 - r)`` per household, and returns
+   aggregates only.
+
+Per-record results are written by the engine (:meth:`RelationalEngine.write_records`), never
+collected unless the caller asks for them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._errors import SdcError
+from .._validation import missing_columns_message
+
+__all__ = ["RelationTable", "RelationalEngine", "Compressed", "parse_memory_limit"]
+
+_COUNTER = itertools.count()
+_MEMORY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(B|KB|MB|GB|TB|KIB|MIB|GIB|TIB)?\s*$", re.IGNORECASE)
+_FACTOR = {"B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}
+_FACTOR.update({"KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40})
+
+
+def parse_memory_limit(value) -> int | None:
+    """``"4GB"``, ``"512MB"``, ``"1.5GiB"`` or a number of bytes -> bytes (None stays None)."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise SdcError(f"memory_limit: got {value!r}; expected a size such as '4GB' or '512MB'")
+    if isinstance(value, (int, float)):
+        if value <= 0 or not np.isfinite(value):
+            raise SdcError("memory_limit: expected a positive number of bytes or a size such as '4GB'")
+        return int(value)
+    m = _MEMORY.match(str(value))
+    if not m:
+        raise SdcError(f"memory_limit: cannot read {str(value)!r}; expected a size such as '4GB', '512MB' or '1.5GiB'")
+    size = float(m.group(1)) * _FACTOR[(m.group(2) or "B").upper()]
+    if size < 2**20:
+        raise SdcError(f"memory_limit: {str(value)!r} is below 1 MiB; expected a size such as '4GB'")
+    return int(size)
+
+
+def new_name(prefix: str) -> str:
+    """A fresh name for a view or table in the engine's session."""
+    return f"__sdckit_{prefix}_{os.getpid()}_{next(_COUNTER)}"
+
+
+_NUMERIC = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT")
+_SPARK_INT = ("tinyint", "smallint", "int", "bigint", "byte", "short", "integer", "long")
+
+
+def kind_of(type_name: str) -> str:
+    """text / categorical / float / integer / boolean / nested / other, from an engine type name."""
+    t = type_name.strip()
+    u = t.upper()
+    if u.startswith("ENUM"):
+        return "categorical"
+    if u in ("VARCHAR", "STRING", "TEXT") or u.startswith("VARCHAR") or u.startswith("CHAR"):
+        return "text"
+    if u in ("DOUBLE", "FLOAT", "REAL") or u.startswith("DECIMAL"):
+        return "float"
+    if u in _NUMERIC or t in _SPARK_INT:
+        return "integer"
+    if u in ("BOOLEAN", "BOOL"):
+        return "boolean"
+    if u.endswith("[]") or u.startswith(("STRUCT", "MAP", "LIST", "ARRAY", "UNION")):
+        return "nested"
+    return "other"
+
+
+@dataclass
+class RelationTable:
+    """A caller's records held by an out-of-core engine (a view in its session).
+
+    Only the schema and aggregates are ever read into Python. ``n`` and the per-column checks
+    are computed once (one query) and cached.
+    """
+
+    engine: Any
+    view: str
+    types: dict  # column -> engine type name
+    backend: str = "polars"  # per-record output, when collected, comes back as a Polars frame
+    index: Any = None
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self.types)
+
+    @property
+    def n(self) -> int:
+        if "n" not in self._cache:
+            self._cache["n"] = int(self.engine.scalar(f"SELECT count(*) FROM {self.view}"))
+        return self._cache["n"]
+
+    def require(self, names, param: str) -> None:
+        absent = [c for c in names if c not in self.types]
+        if absent:
+            raise SdcError(missing_columns_message(param, absent, self.columns))
+
+    def kind(self, name: str) -> str:
+        return kind_of(self.types[name])
+
+    def dtype_name(self, name: str) -> str:
+        return str(self.types[name])
+
+    def is_numeric(self, name: str) -> bool:
+        return self.kind(name) in ("float", "integer")
+
+    def categories(self, name: str) -> list | None:
+        return None
+
+    def _missing_sql(self, name: str) -> str:
+        q = self.engine.quote(name)
+        return f"({q} IS NULL OR isnan({q}))" if self.kind(name) == "float" else f"({q} IS NULL)"
+
+    def n_missing(self, name: str) -> int:
+        key = ("n_missing", name)
+        if key not in self._cache:
+            sql = f"SELECT sum(CASE WHEN {self._missing_sql(name)} THEN 1 ELSE 0 END) FROM {self.view}"
+            self._cache[key] = int(self.engine.scalar(sql) or 0)
+        return self._cache[key]
+
+    def n_below(self, name: str, level: float) -> int:
+        """Records with ``name`` below ``level``."""
+        sql = f"SELECT sum(CASE WHEN CAST({self.engine.quote(name)} AS DOUBLE) < {float(level)!r} THEN 1 ELSE 0 END) FROM {self.view}"
+        return int(self.engine.scalar(sql) or 0)
+
+    def missing_everywhere(self, names) -> set[str]:
+        return {c for c in names if self.n_missing(c) == self.n}
+
+    def float_summary(self, name: str) -> dict:
+        """Counts of missing, infinite, negative and zero values (one query)."""
+        q = self.engine.quote(name)
+        x = f"CAST({q} AS DOUBLE)"
+        cnt = lambda cond: f"sum(CASE WHEN {cond} THEN 1 ELSE 0 END)"  # noqa: E731
+        inf = "CAST('Infinity' AS DOUBLE)"
+        conds = (f"{q} IS NULL OR isnan({x})", f"abs({x}) = {inf}", f"{x} < 0", f"{x} = 0")
+        sql = f"SELECT {', '.join(cnt(c) for c in conds)} FROM {self.view}"
+        row = self.engine.row(sql)
+        return dict(zip(("n_missing", "n_inf", "n_negative", "n_zero"), (int(v or 0) for v in row)))
+
+    def floats(self, names, missing=None, order="C"):
+        raise SdcError(
+            f"engine: the {self.engine.name} engine keeps the records in the engine; this step needs them in memory "
+            "(use engine='polars', or a measure the engine supports)"
+        )
+
+    values = floats
+
+    def select(self, names):  # pragma: no cover - the in-memory encoder never sees a relation
+        raise self.floats(names)
+
+
+@dataclass(frozen=True)
+class Compressed:
+    """The compressed table of a relation: distinct rows of ``columns`` with their counts.
+
+    ``frame`` is a small Polars frame with the original column names, ``counts`` the records
+    per row, ``weight_sums`` the weight sum per row (None without a weight); ``table`` names the
+    engine-side copy (with a row number ``__row``), used to map per-row values back to records.
+    """
+
+    source: RelationTable
+    columns: tuple[str, ...]
+    frame: Any
+    counts: np.ndarray
+    weight_sums: np.ndarray | None
+    table: str
+
+
+class RelationalEngine:
+    """Shared SQL of the DuckDB and Spark engines (a subclass provides the session: ``sql``,
+    ``scalar``, ``row``, ``frame``, ``register``, ``materialize``, ``quote``, ``copy_parquet``)."""
+
+    name = "relational"
+    in_memory = False
+
+    # -- dialect (overridden where they differ) -------------------------------------------------
+    def quote(self, name: str) -> str:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def null_safe_equal(self, a: str, b: str) -> str:
+        return f"{a} IS NOT DISTINCT FROM {b}"
+
+    def one_minus_exp(self, acc: str) -> str:
+        """SQL for 1 - exp(acc) (acc <= 0) accurate to a few ulps also for tiny |acc|."""
+        poly = "1"
+        for j in range(9, 1, -1):
+            poly = f"(1 + {acc} / {j} * {poly})"
+        return f"(CASE WHEN {acc} > -0.01 THEN -({acc}) * {poly} ELSE 1 - exp({acc}) END)"
+
+    def quantiles_sql(self, expr: str, probs) -> str:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # -- input -----------------------------------------------------------------------------------
+    def table(self, data, param: str = "data") -> RelationTable:
+        if isinstance(data, RelationTable):
+            return data
+        view = new_name("src")
+        types = self.register_source(data, view, param)
+        return RelationTable(self, view, types)
+
+    def register_source(self, data, view: str, param: str) -> dict:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @staticmethod
+    def _path(data) -> Path | None:
+        if isinstance(data, (str, os.PathLike)):
+            return Path(os.fspath(data))
+        return None
+
+    # -- compress --------------------------------------------------------------------------------
+    def compress(self, table: RelationTable, columns, weight: str | None = None) -> Compressed:
+        """The GROUP BY of ``columns`` with record counts and weight sums (kept in the engine
+        with a row number, and returned as a small Polars frame)."""
+        import polars as pl
+
+        cols = list(dict.fromkeys(columns))
+        if not cols:
+            raise SdcError("keys: no columns to group by; expected at least one key variable")
+        gcols = ", ".join(f"c{i}" for i in range(len(cols)))
+        sel = ", ".join(f"{self.quote(c)} AS c{i}" for i, c in enumerate(cols))
+        wv = f", CAST({self.quote(weight)} AS DOUBLE) AS __wv" if weight else ""
+        wsum = ", sum(__wv) AS __w" if weight else ""
+        sql = (
+            f"SELECT {gcols}, count(*) AS __n{wsum}, row_number() OVER (ORDER BY {gcols}) - 1 AS __row "
+            f"FROM (SELECT {sel}{wv} FROM {table.view}) t GROUP BY {gcols}"
+        )
+        name = new_name("patterns")
+        self.materialize(name, sql)
+        small = self.frame(f"SELECT * FROM {name} ORDER BY __row")
+        counts = small.get_column("__n").to_numpy().astype(np.int64)
+        wsums = small.get_column("__w").to_numpy().astype(float) if weight else None
+        frame = small.select([pl.col(f"c{i}").alias(c) for i, c in enumerate(cols)])
+        return Compressed(table, tuple(cols), frame, counts, wsums, name)
+
+    def _join_rows(self, comp: Compressed, alias: str = "s", palias: str = "p") -> str:
+        """The join condition of records to rows of the compressed table (NULL/NaN-safe)."""
+        conds = [self.null_safe_equal(f"{alias}.{self.quote(c)}", f"{palias}.c{i}") for i, c in enumerate(comp.columns)]
+        return " AND ".join(conds) or "TRUE"
+
+    def _upload_values(self, values: dict) -> str:
+        """A small (``__row``, ``v0``, ``v1``, ...) table in the engine (one value per row of
+        the compressed table, in the order of ``values``); returns its name."""
+        import polars as pl
+
+        arrays = [np.asarray(v) for v in values.values()]
+        n = len(arrays[0])
+        frame = pl.DataFrame({"__row": np.arange(n, dtype=np.int64), **{f"v{i}": a for i, a in enumerate(arrays)}})
+        name = new_name("values")
+        self.register(name, frame)
+        return name
+
+    # -- households ------------------------------------------------------------------------------
+    def households(self, comp: Compressed, household: str, row_risk: np.ndarray) -> HouseholdStore:
+        """Household risk r^h_g = 1 - prod_{i in g} (1 - r_i) in the engine.
+
+        Returns a :class:`HouseholdStore` holding the aggregates (households, ER^h, quantiles
+        and mean over households) and the distinct (row, household size) counts that the
+        household rule of the threshold needs; the per-household table stays in the engine.
+        """
+        src, q = comp.source, self.quote
+        with np.errstate(divide="ignore"):
+            logs = np.log1p(-np.asarray(row_risk, dtype=float))
+        logs[np.isneginf(logs)] = -1e6  # r = 1: exp(sum) underflows to 0, r^h = 1 (exactly, as in memory)
+        vals = self._upload_values({"__log1m": logs})  # column v0
+        h = f"s.{q(household)}"
+        miss = f"({h} IS NULL OR isnan({h}))" if src.kind(household) == "float" else f"({h} IS NULL)"
+        joined = (
+            f"SELECT {h} AS h, {miss} AS hmiss, p.__row AS r, v.v0 AS l FROM {src.view} s "
+            f"JOIN {comp.table} p ON {self._join_rows(comp)} JOIN {vals} v ON v.__row = p.__row"
+        )
+        rec = new_name("hhrec")
+        self.materialize(rec, joined)
+        hh = new_name("hh")
+        self.materialize(
+            hh,
+            f"SELECT h, count(*) AS size, sum(l) AS acc FROM {rec} WHERE NOT hmiss GROUP BY h "
+            f"UNION ALL SELECT NULL AS h, 1 AS size, l AS acc FROM {rec} WHERE hmiss",
+        )
+        risk = self.one_minus_exp("acc")
+        agg = self.frame(
+            f"SELECT count(*) AS g, sum(size * {risk}) AS er, avg({risk}) AS mean, "
+            f"{self.quantiles_sql(risk, (0.0, 0.25, 0.5, 0.75, 1.0))} AS q, "
+            f"sum(CASE WHEN h IS NULL THEN 1 ELSE 0 END) AS nmiss FROM {hh}"
+        ).row(0, named=True)
+        sizes = self.frame(
+            f"SELECT r.r AS r, CASE WHEN r.hmiss THEN 1 ELSE g.size END AS size, count(*) AS n FROM {rec} r "
+            f"LEFT JOIN (SELECT h, size FROM {hh} WHERE h IS NOT NULL) g ON g.h = r.h AND NOT r.hmiss GROUP BY 1, 2"
+        )
+        return HouseholdStore(
+            engine=self,
+            table=hh,
+            risk_sql=risk,
+            n_households=int(agg["g"]),
+            expected_reidentifications=float(agg["er"] or 0.0),
+            mean=float(agg["mean"]) if agg["g"] else None,
+            quantiles=tuple(float(v) for v in agg["q"]) if agg["g"] else None,
+            n_missing=int(agg["nmiss"] or 0),
+            row_sizes=(
+                sizes.get_column("r").to_numpy().astype(np.int64),
+                sizes.get_column("size").to_numpy().astype(float),
+                sizes.get_column("n").to_numpy().astype(np.int64),
+            ),
+            records_table=rec,
+            household_column=household,
+            row_logs=logs,
+        )
+
+    # -- per-record output -----------------------------------------------------------------------
+    def record_query(self, comp: Compressed, values: dict, household: HouseholdStore | None = None, id=None) -> str:
+        """SQL of the per-record output: the caller's ``id`` column (or ``row``, the record's
+        position), then the per-row ``values`` mapped to every record (and the household risk).
+
+        Engines compare column names without case: a name equal to an earlier one but for case
+        gets an underscore after its first letter (``Fk`` beside ``fk`` becomes ``F_k``)."""
+        src, q = comp.source, self.quote
+        names = [k for k in values if k != "__log1m_hh"]
+        vals = self._upload_values(
+            {k: values[k] for k in names} | ({"__log1m_hh": values["__log1m_hh"]} if household is not None else {})
+        )
+        first = f"s.{q(id)}" if id is not None else "s.__rec"
+        out_names = _distinct_names([id or "row", *names, *(["household_risk"] if household is not None else [])])
+        cols = ", ".join(f"v.v{i} AS {q(o)}" for i, o in enumerate(out_names[1 : len(names) + 1]))
+        base = f"(SELECT *, {self.record_number()} AS __rec FROM {src.view})" if id is None else src.view
+        hh = hcol = ""
+        if household is not None:
+            own = self.one_minus_exp(f"v.v{len(names)}")
+            hcol = f", CASE WHEN g.h IS NULL THEN {own} ELSE g.hrisk END AS {q(out_names[-1])}"
+            hh = (
+                f" LEFT JOIN (SELECT h, {household.risk_sql} AS hrisk FROM {household.table} WHERE h IS NOT NULL) g "
+                f"ON g.h = s.{q(household.household_column)}"
+            )
+        order = "" if id is not None else " ORDER BY s.__rec"
+        return (
+            f"SELECT {first} AS {q(out_names[0])}, {cols}{hcol} FROM {base} s JOIN {comp.table} p ON "
+            f"{self._join_rows(comp)} JOIN {vals} v ON v.__row = p.__row{hh}{order}"
+        )
+
+    def write_records(self, comp: Compressed, values: dict, path, *, household=None, id=None, overwrite=False) -> Path:
+        """Write per-record values (one per row of the compressed table) to Parquet, through the
+        engine (atomically: a temporary file beside ``path``, then renamed)."""
+        p = Path(os.fspath(path))
+        if p.suffix.lower() not in (".parquet", ".pq"):
+            raise SdcError(f"path: cannot write {p.name} from the {self.name} engine; expected a .parquet file")
+        if not p.parent.is_dir():
+            raise SdcError(f"path: the directory {p.parent} does not exist")
+        if p.exists() and not overwrite:
+            raise SdcError(f"path: {p} exists; pass overwrite=True to replace it")
+        if household is not None:
+            values = {**values, "__log1m_hh": household.row_logs}
+        sql = self.record_query(comp, values, household, id)
+        tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
+        self.copy_parquet(sql, tmp)
+        os.replace(tmp, p)
+        return p
+
+
+def _distinct_names(names) -> list[str]:
+    seen: set[str] = set()
+    out = []
+    for name in names:
+        new = name
+        while new.lower() in seen:
+            new = new[0] + "_" + new[1:] if "_" not in new[:2] else new + "_"
+        seen.add(new.lower())
+        out.append(new)
+    return out
+
+
+@dataclass
+class HouseholdStore:
+    """Household aggregates computed by an out-of-core engine; the per-household table stays
+    there (``table``: h, size, acc = sum log(1 - r_i)) for the threshold and the record output."""
+
+    engine: Any
+    table: str
+    risk_sql: str
+    n_households: int
+    expected_reidentifications: float
+    mean: float | None
+    quantiles: tuple | None
+    n_missing: int
+    row_sizes: tuple  # (row of the compressed table, household size, records)
+    records_table: str
+    household_column: str = ""
+    row_logs: Any = None
+
+    def threshold(self, max_global_risk: float, n: int) -> float | None:
+        """The household-risk threshold rule of ``risk_threshold`` on the household risk levels
+        (records per level = household sizes), evaluated by the engine with window sums."""
+        r = self.risk_sql
+        target = float(max_global_risk) * float(n)
+        total = self.expected_reidentifications
+        if total < target:
+            return None
+        sql = (
+            f"WITH lv AS (SELECT {r} AS v, sum(size) AS c FROM {self.table} GROUP BY 1), "
+            "w AS (SELECT v, c, row_number() OVER (ORDER BY v DESC) AS l, "
+            "sum(c * v) OVER (ORDER BY v ASC ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS low, "
+            "sum(c) OVER (ORDER BY v DESC ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS high FROM lv) "
+            f"SELECT max(v) FROM w WHERE l >= 2 AND low + v * coalesce(high, 0) < {target!r}"
+        )
+        v = self.engine.scalar(sql)
+        return 0.0 if v is None else float(v)

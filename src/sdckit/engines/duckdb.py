@@ -1,0 +1,158 @@
+"""The DuckDB engine: records stay in DuckDB (a Parquet or CSV file, a DuckDB relation or a
+registered frame), which streams them under a memory limit and spills to disk; only the
+compressed table and aggregates come back to Python."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from .._errors import SdcError
+from ._relational import RelationalEngine, parse_memory_limit
+
+__all__ = ["DuckDBEngine"]
+
+
+def _import_duckdb():
+    try:
+        import duckdb
+    except ImportError:
+        raise SdcError("engine: 'duckdb' needs the duckdb package; install sdckit[duckdb]") from None
+    return duckdb
+
+
+def _sql_string(text: str) -> str:
+    return "'" + str(text).replace("'", "''") + "'"
+
+
+class DuckDBEngine(RelationalEngine):
+    """Out-of-core engine on DuckDB.
+
+    Parameters
+    ----------
+    memory_limit : str or int, optional
+        DuckDB's memory limit (``"4GB"``, ``"512MB"`` or bytes). Above it DuckDB spills the
+        GROUP BYs and joins to ``temp_directory``.
+    threads : int, optional
+        Worker threads (default: DuckDB's, one per core).
+    temp_directory : str or path, optional
+        Where DuckDB spills (default: a new directory under the system's temporary directory
+        when a memory limit is set).
+    connection : duckdb.DuckDBPyConnection, optional
+        The connection to work in (needed for relations made on a connection of your own).
+        Default: a new in-memory connection; ``engine="duckdb"`` uses DuckDB's default
+        connection, the one ``duckdb.sql()`` works on.
+    """
+
+    name = "duckdb"
+
+    def __init__(self, memory_limit=None, *, threads: int | None = None, temp_directory=None, connection=None):
+        self.memory_limit = parse_memory_limit(memory_limit)
+        if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+            raise SdcError(f"threads: got {threads!r}; expected a positive integer")
+        self.threads = threads
+        self.temp_directory = temp_directory
+        self._con = connection
+        _import_duckdb()
+
+    @classmethod
+    def default(cls) -> DuckDBEngine:
+        """The engine of ``engine="duckdb"``: DuckDB's default connection, DuckDB's settings."""
+        return cls(connection=_import_duckdb().default_connection())
+
+    @property
+    def con(self):
+        if self._con is None:
+            self._con = _import_duckdb().connect()
+            self._configure(self._con)
+        return self._con
+
+    def _configure(self, con) -> None:
+        if self.memory_limit is not None:
+            con.execute(f"SET memory_limit = '{max(self.memory_limit // 2**20, 1)}MiB'")
+            tmp = self.temp_directory or tempfile.mkdtemp(prefix="sdckit-duckdb-")
+            con.execute(f"SET temp_directory = {_sql_string(tmp)}")
+        elif self.temp_directory is not None:
+            con.execute(f"SET temp_directory = {_sql_string(self.temp_directory)}")
+        if self.threads is not None:
+            con.execute(f"SET threads = {int(self.threads)}")
+
+    # -- dialect ---------------------------------------------------------------------------------
+    @staticmethod
+    def quote(name: str) -> str:
+        return '"' + str(name).replace('"', '""') + '"'
+
+    @staticmethod
+    def quantiles_sql(expr: str, probs) -> str:
+        return f"quantile_cont({expr}, [{', '.join(repr(float(p)) for p in probs)}])"
+
+    def record_number(self) -> str:
+        return "row_number() OVER () - 1"
+
+    # -- session ---------------------------------------------------------------------------------
+    def frame(self, sql: str):
+        import polars as pl
+
+        return pl.from_arrow(self.con.sql(sql).fetch_arrow_table())
+
+    def scalar(self, sql: str):
+        return self.con.execute(sql).fetchall()[0][0]
+
+    def row(self, sql: str):
+        return tuple(self.con.execute(sql).fetchall()[0])
+
+    def materialize(self, name: str, sql: str) -> None:
+        self.con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {sql}").fetchall()
+
+    def register(self, name: str, frame) -> None:
+        self.con.register(name, frame.to_arrow())
+
+    def copy_parquet(self, sql: str, path: Path) -> None:
+        self.con.execute(f"COPY ({sql}) TO {_sql_string(str(path))} (FORMAT PARQUET)")
+
+    # -- input -----------------------------------------------------------------------------------
+    def register_source(self, data, view: str, param: str) -> dict:
+        duckdb = _import_duckdb()
+        path = self._path(data)
+        if path is not None:
+            self._register_path(path, view, param)
+        elif isinstance(data, duckdb.DuckDBPyRelation):
+            data.create_view(view)
+            try:
+                self.con.execute(f"SELECT * FROM {view} LIMIT 0")
+            except duckdb.Error:
+                raise SdcError(
+                    f"{param}: this DuckDB relation belongs to another connection; pass "
+                    "engine=sdckit.engines.DuckDBEngine(connection=<that connection>)"
+                ) from None
+        else:
+            self.con.register(view, _as_arrow(data, param))
+        rel = self.con.sql(f"SELECT * FROM {view} LIMIT 0")
+        return {c: str(t) for c, t in zip(rel.columns, rel.types)}
+
+    def _register_path(self, path: Path, view: str, param: str) -> None:
+        text = str(path)
+        if not any(ch in text for ch in "*?[") and not path.exists():
+            raise SdcError(f"{param}: {path} does not exist")
+        target = path / "*.parquet" if path.is_dir() else path
+        ext = (path.suffix if not path.is_dir() else ".parquet").lower()
+        if ext in (".parquet", ".pq"):
+            reader = f"read_parquet({_sql_string(str(target))})"
+        elif ext in (".csv", ".tsv", ".txt"):
+            delim = "\t" if ext == ".tsv" else ","
+            reader = f"read_csv({_sql_string(str(target))}, delim = {_sql_string(delim)}, header = true)"
+        else:
+            raise SdcError(f"{param}: cannot read {path.name} with the duckdb engine; expected .parquet, .csv or .tsv")
+        self.con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT * FROM {reader}")
+
+
+def _as_arrow(data, param: str):
+    """An in-memory table as Arrow, for registering in DuckDB."""
+    import polars as pl
+
+    from ._polars_frame import as_table
+
+    if isinstance(data, pl.DataFrame):
+        return data.to_arrow()
+    table = as_table(data, param)
+    return table.frame.to_arrow()
