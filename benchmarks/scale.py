@@ -32,8 +32,10 @@ out of memory; time and peak resident set are reported per engine and size, with
 mode at 10^7. A case that fails (out of memory, a missing Java, a time-out) is reported in the
 table as ``failed: <reason>``.
 
-The exit code is always 0: benchmarks report, they do not fail CI. On a shared machine timings
-are contended.
+One run per case by default; ``--repeats N`` runs each case N times (a new process each) and
+reports the fastest run with the largest peak. ``--profile`` changes nothing here (the steps are
+always timed). The exit code is always 0: benchmarks report, they do not fail CI. On a shared
+machine timings are contended.
 
 Usage::
 
@@ -379,9 +381,14 @@ def _versions() -> str:
 
 
 def _data(cases, args) -> dict[int, Path]:
+    """The Parquet file of every size (written when missing); a size that fails is left out."""
     paths = {}
     for n in sorted({n for _, n in cases}):
-        path, secs = cached_synthetic(args.data_dir, n, args.seed)
+        try:
+            path, secs = cached_synthetic(args.data_dir, n, args.seed)
+        except Exception as e:  # no DuckDB, no disk space, a bad seed: report it in the table
+            print(f"data {n:,} records: failed: {type(e).__name__}: {str(e).splitlines()[0][:300]}")
+            continue
         size = path.stat().st_size / 2**20
         how = "reused" if secs is None else f"written in {fmt_s(secs)} s"
         print(f"data {n:,} records: {path} ({size:,.0f} MiB, {how})")
@@ -445,6 +452,11 @@ def main(argv=None) -> int:
         "--timeout", type=float, default=4 * 3600, help="seconds per case before it is stopped (default 14400)"
     )
     ap.add_argument("--child", help=__import__("argparse").SUPPRESS)
+    for action in ap._actions:
+        if action.dest == "repeats":
+            action.help = "runs per case, each in a new process; the fastest is reported (default 1)"
+        elif action.dest == "profile":
+            action.help = "no effect here (the steps are always timed)"
     args = ap.parse_args(argv)
     if args.child:
         _child(args.child)
@@ -460,7 +472,9 @@ def main(argv=None) -> int:
 
     rows, done = [], []
     for engine, n in cases:
-        if engine == "polars" and n > POLARS_MAX:
+        if n not in paths:
+            rep = {"steps": {}, "error": "no data file (see above)"}
+        elif engine == "polars" and n > POLARS_MAX:
             rep = {"steps": {}, "error": f"skipped: in-memory engine, above {POLARS_MAX:,} records"}
         else:
             rep = _one(engine, n, paths[n], args)
