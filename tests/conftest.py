@@ -21,14 +21,30 @@ SHARED = ROOT.parent / "shared"
 SHARED_DATA = SHARED / "data"
 
 
+def _java_found() -> bool:
+    import os
+    import shutil
+
+    home = os.environ.get("JAVA_HOME")
+    return bool(shutil.which("java")) or bool(home and Path(home, "bin", "java").exists())
+
+
 def pytest_collection_modifyitems(config, items):
-    """Skip ``shared_data`` tests, visibly, when ../shared/data is not beside the repository."""
-    if SHARED_DATA.is_dir():
-        return
-    skip = pytest.mark.skip(reason=f"needs the large shared datasets in {SHARED_DATA} (not in this clone)")
+    """Skip ``shared_data`` tests, visibly, when ../shared/data is not beside the repository, and
+    ``spark`` tests when no Java runtime is found (CI installs one)."""
+    skips = {}
+    if not SHARED_DATA.is_dir():
+        skips["shared_data"] = pytest.mark.skip(
+            reason=f"needs the large shared datasets in {SHARED_DATA} (not in this clone)"
+        )
+    if not _java_found():
+        skips["spark"] = pytest.mark.skip(
+            reason="needs a Java runtime for Spark (Debian: apt-get install openjdk-17-jre-headless)"
+        )
     for item in items:
-        if "shared_data" in item.keywords:
-            item.add_marker(skip)
+        for marker, skip in skips.items():
+            if marker in item.keywords:
+                item.add_marker(skip)
 
 
 def shared_file(*parts: str) -> Path:

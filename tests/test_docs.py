@@ -31,6 +31,7 @@ GUIDE_PAGES = sorted((DOCS / "measures").glob("*.md")) + [
     DOCS / "sdcmicro.md",
     DOCS / "protection.md",
     DOCS / "report.md",
+    DOCS / "engines.md",
 ]
 DIRECTIVE = re.compile(r"^:::\s+(\S+)\s*$", re.MULTILINE)
 #: references to documents users do not have: the internal specification, its section numbers

@@ -29,8 +29,9 @@ def test_polars_engine_implements_the_protocol():
     eng = get_engine()
     assert isinstance(eng, Engine) and eng.name == "polars"
     assert get_engine("polars") is eng and get_engine(eng) is eng
-    with pytest.raises(SdcError, match="engine: got 'spark'"):
-        get_engine("spark")
+    with pytest.raises(SdcError, match="engine: got 'sqlite'; expected one of 'polars', 'duckdb', 'spark'"):
+        get_engine("sqlite")
+    assert get_engine("duckdb").name == "duckdb" and get_engine("duckdb") is get_engine("duckdb")
 
 
 def test_float_keys_with_integer_values_match_integer_keys():

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from ._prepare import Roles, validate_roles
 from ._progress import measure_progress
 from ._validation import raise_problems
-from .engines import get_engine
+from .engines import get_engine, is_out_of_core
 
 __all__ = ["Scenario", "accepts_scenario"]
 
@@ -138,6 +138,8 @@ def accepts_scenario(func):
         if id_column is None:
             return func(*args, **kwargs)
         first = args[0] if args else kwargs.get(params[0].name)
+        if is_out_of_core(get_engine(kwargs.get("engine"), first)):
+            return _engine_ids(func(*args, **kwargs), id_column)
         name, values = _id_values(first, id_column)
         return func(*args, **kwargs)._with_ids(name, values)
 
@@ -150,6 +152,20 @@ def accepts_scenario(func):
     cut = next((i for i, p in enumerate(params) if p.kind is p.VAR_KEYWORD), len(params))
     wrapper.__signature__ = sig.replace(parameters=params[:cut] + extra + params[cut:])  # type: ignore[attr-defined]
     return wrapper
+
+
+def _engine_ids(res, id_column):
+    """An out-of-core result names its identifier column; the engine writes its values."""
+    from ._validation import missing_columns_message
+
+    if isinstance(id_column, bool) or not isinstance(id_column, (str, int)):
+        raise_problems([f"id: got {type(id_column).__name__}; expected a column name"])
+    name = str(id_column)
+    columns = res.records_source[1].source.columns
+    if name not in columns:
+        raise_problems([missing_columns_message("id", [name], columns)], missing_column=True)
+    object.__setattr__(res, "row_ids", (name, None))
+    return res
 
 
 def _id_values(data, id_column):

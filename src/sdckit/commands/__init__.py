@@ -124,6 +124,68 @@ def add_output_options(sp, records: str = "per-record results", id_option: bool 
     g.add_argument("--no-progress", dest="progress", action="store_false", help="never show progress")
 
 
+def add_engine_options(sp) -> None:
+    """--engine, --memory-limit, --threads, --spark-master."""
+    g = sp.add_argument_group("engine (data larger than memory)")
+    g.add_argument(
+        "--engine",
+        choices=["polars", "duckdb", "spark"],
+        default="polars",
+        help="where the record-level work runs: polars (in memory, default), duckdb (streams a Parquet/CSV file "
+        "under --memory-limit) or spark (local mode or a cluster, --spark-master)",
+    )
+    g.add_argument("--memory-limit", dest="memory_limit", help="DuckDB's memory limit, e.g. 4GB (--engine duckdb)")
+    g.add_argument("--threads", type=int, help="DuckDB's worker threads (--engine duckdb; default one per core)")
+    g.add_argument(
+        "--spark-master", dest="spark_master", help="Spark master URL, e.g. local[4], spark://host:7077, yarn"
+    )
+
+
+def engine_from_args(args):
+    """The engine the options ask for (None: in memory), with errors naming the option."""
+    name = getattr(args, "engine", "polars")
+    given = {
+        "--memory-limit": getattr(args, "memory_limit", None),
+        "--threads": getattr(args, "threads", None),
+        "--spark-master": getattr(args, "spark_master", None),
+    }
+    allowed = {"polars": (), "duckdb": ("--memory-limit", "--threads"), "spark": ("--spark-master",)}[name]
+    for option, value in given.items():
+        if value is not None and option not in allowed:
+            raise SdcError(f"{option}: not used by --engine {name}; expected it with --engine {_ENGINE_OF[option]}")
+    if name == "polars":
+        return None
+    from ..engines import DuckDBEngine, SparkEngine
+
+    try:
+        if name == "duckdb":
+            return DuckDBEngine(memory_limit=args.memory_limit, threads=args.threads)
+        return SparkEngine(master=args.spark_master)
+    except SdcError as exc:
+        msg = str(exc)
+        for param, option in (
+            ("memory_limit", "--memory-limit"),
+            ("threads", "--threads"),
+            ("master", "--spark-master"),
+        ):
+            if msg.startswith(param + ":"):
+                raise SdcError(option + msg[len(param) :]) from None
+        raise
+
+
+_ENGINE_OF = {"--memory-limit": "duckdb", "--threads": "duckdb", "--spark-master": "spark"}
+
+
+def engine_input(args, keys, engine):
+    """The data for a measure: the file read in memory, or its path for an out-of-core engine
+    (which reads it itself)."""
+    if engine is None:
+        return read_input(args.data, keys, args.na_values)
+    if not Path(args.data).exists():
+        raise SdcError(f"data: {args.data} does not exist")
+    return str(args.data)
+
+
 def read_input(path, keys=(), na_values=None, option: str = "--keys"):
     """Read a data file for a command (key columns as text, so labels are never coerced).
 

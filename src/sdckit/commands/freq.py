@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from . import (
     Progress,
+    add_engine_options,
     add_key_options,
     add_missing_options,
     add_output_options,
+    engine_from_args,
+    engine_input,
     key_list,
     progress_enabled,
-    read_input,
     split_list,
     write_json,
 )
@@ -29,6 +31,7 @@ def register(sub) -> None:
     f.add_argument("--k", default="2,3,5", help="k values for k-anonymity, comma-separated (default 2,3,5)")
     add_missing_options(f)
     add_output_options(f)
+    add_engine_options(f)
     f.set_defaults(func=run)
 
 
@@ -38,11 +41,18 @@ def run(args) -> int:
 
     keys = key_list(args)
     prog = Progress(4, progress_enabled(args))
+    engine = engine_from_args(args)
     prog.step("reading data")
-    data = read_input(args.data, keys, args.na_values)
+    data = engine_input(args, keys, engine)
     prog.step("counting key patterns")
     freq = frequencies(
-        data, keys, weight=args.weight, alpha=args.alpha, missing=split_list(args.missing) or None, id=args.id
+        data,
+        keys,
+        weight=args.weight,
+        alpha=args.alpha,
+        missing=split_list(args.missing) or None,
+        id=args.id,
+        engine=engine,
     )
     prog.step("k-anonymity")
     kan = k_anonymity(freq, k=args.k)
@@ -53,6 +63,8 @@ def run(args) -> int:
     print(kan.summary())
     if args.json:
         write_json(args.json, {"data": str(args.data), "frequencies": freq.to_dict(), "k_anonymity": kan.to_dict()})
-    if args.records:
+    if args.records and kan.records_source is not None:
+        kan.write_records(args.records, overwrite=True)
+    elif args.records:
         write_records(kan.to_frame(), args.records)
     return 0

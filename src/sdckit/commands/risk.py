@@ -7,12 +7,14 @@ import warnings
 
 from . import (
     Progress,
+    add_engine_options,
     add_key_options,
     add_missing_options,
     add_output_options,
+    engine_from_args,
+    engine_input,
     key_list,
     progress_enabled,
-    read_input,
     split_list,
     write_json,
 )
@@ -64,6 +66,7 @@ def register(sub) -> None:
     )
     add_missing_options(f)
     add_output_options(f)
+    add_engine_options(f)
     f.set_defaults(func=run)
 
 
@@ -81,6 +84,7 @@ def assess(
     household_risk=None,
     missing=None,
     id=None,
+    engine=None,
 ):
     """Individual risk, its threshold and k-anonymity (k = 2, 3, 5) from one frequency count.
 
@@ -104,6 +108,7 @@ def assess(
             household_keys=household_keys,
             missing=missing,
             id=id,
+            engine=engine,
         )
     thr = res.threshold(max_global_risk, household_risk=household_risk)
     kan = k_anonymity(res.frequencies, k=K_VALUES)
@@ -150,9 +155,10 @@ def run(args) -> int:
 
     keys = key_list(args)
     prog = Progress(4, progress_enabled(args))
+    engine = engine_from_args(args)
     prog.step("reading data")
     strata = split_list(args.strata) or None
-    data = read_input(args.data, keys + (strata or []), args.na_values)
+    data = engine_input(args, keys + (strata or []), engine)
     prog.step("individual and household risk")
     res, thr, kan, messages = assess(
         data,
@@ -167,6 +173,7 @@ def run(args) -> int:
         household_risk=args.household_risk,
         missing=split_list(args.missing) or None,
         id=args.id,
+        engine=engine,
     )
     prog.step("threshold and k-anonymity")
     prog.step("writing output")
@@ -174,6 +181,8 @@ def run(args) -> int:
     print_results(res, thr, kan, messages)
     if args.json:
         write_json(args.json, {"data": str(args.data), **payload(res, thr, kan)})
-    if args.records:
+    if args.records and res.records_source is not None:  # written by the engine: risk, f_k, F_k, household risk
+        res.write_records(args.records, overwrite=True)
+    elif args.records:
         write_records(records(res, thr, kan), args.records)
     return 0

@@ -212,6 +212,33 @@ class RelationalEngine:
     def quantiles_sql(self, expr: str, probs) -> str:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def record_number(self) -> str:  # pragma: no cover - abstract
+        """SQL of a record's 0-based position in input order."""
+        raise NotImplementedError
+
+    # -- session (each engine runs SQL in its own way) -----------------------------------------
+    def frame(self, sql: str):  # pragma: no cover - abstract
+        """The (small) result of ``sql`` as a Polars frame."""
+        raise NotImplementedError
+
+    def scalar(self, sql: str):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def row(self, sql: str):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def materialize(self, name: str, sql: str) -> None:  # pragma: no cover - abstract
+        """Compute ``sql`` once and keep it in the engine as ``name``."""
+        raise NotImplementedError
+
+    def register(self, name: str, frame) -> None:  # pragma: no cover - abstract
+        """Hand a small Polars frame to the engine as ``name``."""
+        raise NotImplementedError
+
+    def copy_parquet(self, sql: str, path: Path) -> None:  # pragma: no cover - abstract
+        """Write the result of ``sql`` to the Parquet file ``path``."""
+        raise NotImplementedError
+
     # -- input -----------------------------------------------------------------------------------
     def table(self, data, param: str = "data") -> RelationTable:
         if isinstance(data, RelationTable):
@@ -329,8 +356,9 @@ class RelationalEngine:
 
     # -- per-record output -----------------------------------------------------------------------
     def record_query(self, comp: Compressed, values: dict, household: HouseholdStore | None = None, id=None) -> str:
-        """SQL of the per-record output: the caller's ``id`` column (or ``row``, the record's
-        position), then the per-row ``values`` mapped to every record (and the household risk).
+        """SQL of the per-record output in input order: the caller's ``id`` column (or ``row``,
+        the record's position), then the per-row ``values`` mapped to every record (and the
+        household risk).
 
         Engines compare column names without case: a name equal to an earlier one but for case
         gets an underscore after its first letter (``Fk`` beside ``fk`` becomes ``F_k``)."""
@@ -342,7 +370,7 @@ class RelationalEngine:
         first = f"s.{q(id)}" if id is not None else "s.__rec"
         out_names = _distinct_names([id or "row", *names, *(["household_risk"] if household is not None else [])])
         cols = ", ".join(f"v.v{i} AS {q(o)}" for i, o in enumerate(out_names[1 : len(names) + 1]))
-        base = f"(SELECT *, {self.record_number()} AS __rec FROM {src.view})" if id is None else src.view
+        base = f"(SELECT *, {self.record_number()} AS __rec FROM {src.view})"
         hh = hcol = ""
         if household is not None:
             own = self.one_minus_exp(f"v.v{len(names)}")
@@ -351,7 +379,7 @@ class RelationalEngine:
                 f" LEFT JOIN (SELECT h, {household.risk_sql} AS hrisk FROM {household.table} WHERE h IS NOT NULL) g "
                 f"ON g.h = s.{q(household.household_column)}"
             )
-        order = "" if id is not None else " ORDER BY s.__rec"
+        order = " ORDER BY s.__rec"
         return (
             f"SELECT {first} AS {q(out_names[0])}, {cols}{hcol} FROM {base} s JOIN {comp.table} p ON "
             f"{self._join_rows(comp)} JOIN {vals} v ON v.__row = p.__row{hh}{order}"
@@ -408,18 +436,21 @@ class HouseholdStore:
 
     def threshold(self, max_global_risk: float, n: int) -> float | None:
         """The household-risk threshold rule of ``risk_threshold`` on the household risk levels
-        (records per level = household sizes), evaluated by the engine with window sums."""
-        r = self.risk_sql
+        (records per level = household sizes), evaluated by the engine with window sums.
+
+        The levels are the distinct sums ``acc`` (r^h = 1 - exp(acc) decreases in acc); the
+        engine returns the chosen level's acc and r^h* = -expm1(acc) is computed here, as the
+        in-memory engine computes every household risk, so that the household rule compares
+        the same numbers."""
         target = float(max_global_risk) * float(n)
-        total = self.expected_reidentifications
-        if total < target:
+        if self.expected_reidentifications < target:
             return None
         sql = (
-            f"WITH lv AS (SELECT {r} AS v, sum(size) AS c FROM {self.table} GROUP BY 1), "
-            "w AS (SELECT v, c, row_number() OVER (ORDER BY v DESC) AS l, "
-            "sum(c * v) OVER (ORDER BY v ASC ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS low, "
-            "sum(c) OVER (ORDER BY v DESC ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS high FROM lv) "
-            f"SELECT max(v) FROM w WHERE l >= 2 AND low + v * coalesce(high, 0) < {target!r}"
+            f"WITH lv AS (SELECT acc AS a, {self.risk_sql} AS v, sum(size) AS c FROM {self.table} GROUP BY acc), "
+            "w AS (SELECT a, v, c, row_number() OVER (ORDER BY a ASC) AS l, "
+            "sum(c * v) OVER (ORDER BY a DESC ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS low, "
+            "sum(c) OVER (ORDER BY a ASC ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS high FROM lv) "
+            f"SELECT min(a) FROM w WHERE l >= 2 AND low + v * coalesce(high, 0) < {target!r}"
         )
-        v = self.engine.scalar(sql)
-        return 0.0 if v is None else float(v)
+        a = self.engine.scalar(sql)
+        return 0.0 if a is None else float(-np.expm1(a))

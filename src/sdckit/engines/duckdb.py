@@ -93,7 +93,9 @@ class DuckDBEngine(RelationalEngine):
     def frame(self, sql: str):
         import polars as pl
 
-        return pl.from_arrow(self.con.sql(sql).fetch_arrow_table())
+        rel = self.con.sql(sql)
+        fetch = getattr(rel, "to_arrow_table", None) or rel.fetch_arrow_table  # duckdb < 1.4: fetch_...
+        return pl.from_arrow(fetch())
 
     def scalar(self, sql: str):
         return self.con.execute(sql).fetchall()[0][0]

@@ -71,6 +71,7 @@ class SparkEngine(RelationalEngine):
         builder = SparkSession.builder.master(self.master or "local[*]").appName("sdckit")
         settings = {
             "spark.ui.enabled": "false",
+            "spark.ui.showConsoleProgress": "false",
             "spark.sql.shuffle.partitions": "8",
             "spark.sql.execution.arrow.pyspark.enabled": "true",
             **self.config,
@@ -118,7 +119,15 @@ class SparkEngine(RelationalEngine):
         self.spark.sql(sql).localCheckpoint().createOrReplaceTempView(name)
 
     def register(self, name: str, frame) -> None:
-        self.spark.createDataFrame(frame.to_pandas()).createOrReplaceTempView(name)
+        self._from_arrow(frame.to_arrow()).createOrReplaceTempView(name)
+
+    def _from_arrow(self, table):
+        """A Spark DataFrame of an Arrow table (Spark >= 4 takes Arrow directly, keeping integer
+        columns with nulls as integers; older Sparks go through pandas)."""
+        try:
+            return self.spark.createDataFrame(table)
+        except TypeError:  # pragma: no cover - Spark < 4
+            return self.spark.createDataFrame(table.to_pandas())
 
     def copy_parquet(self, sql: str, path: Path) -> None:
         out = Path(tempfile.mkdtemp(prefix=".sdckit-spark-", dir=path.parent))
@@ -141,7 +150,7 @@ class SparkEngine(RelationalEngine):
         else:
             from .duckdb import _as_arrow
 
-            df = self.spark.createDataFrame(_as_arrow(data, param).to_pandas())
+            df = self._from_arrow(_as_arrow(data, param))
         df.createOrReplaceTempView(view)
         return dict(df.dtypes)
 

@@ -238,7 +238,8 @@ class Result:
         if self.records_source is not None:
             engine, comp, household = self.records_source
             values = {k: v for k, v in self._records().items() if k != "household_risk"}
-            return engine.frame(engine.record_query(comp, _with_logs(values, household), household))
+            ident = self.row_ids[0] if self.row_ids is not None else None
+            return engine.frame(engine.record_query(comp, _with_logs(values, household), household, ident))
         return self._native(self._records())
 
     def write_records(self, path, *, overwrite: bool = False):
@@ -253,7 +254,8 @@ class Result:
         if self.records_source is not None:
             engine, comp, household = self.records_source
             values = {k: v for k, v in self._records().items() if k != "household_risk"}
-            return engine.write_records(comp, values, path, household=household, overwrite=overwrite)
+            ident = self.row_ids[0] if self.row_ids is not None else None
+            return engine.write_records(comp, values, path, household=household, id=ident, overwrite=overwrite)
         from .._errors import SdcError
         from ..io import write_records
 

@@ -1,0 +1,408 @@
+"""One suite, every engine: the out-of-core engines (DuckDB, Spark local mode) give the in-memory
+engine's results, to 1e-12, for every measure they cover.
+
+The in-memory Polars engine is the oracle (its own numbers are checked against sdcMicro and
+hand calculations elsewhere). Each engine gets the data in the forms a user has it in: a Parquet
+or CSV path, a DuckDB relation, a Spark DataFrame, or an in-memory frame. Spark tests are marked
+``spark`` (they need Java; CI installs it) and share one local session.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+
+import duckdb
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import sdckit
+from conftest import DATA, shared_file
+from sdckit.engines import DuckDBEngine, SparkEngine, get_engine
+
+TOL = 1e-12
+
+
+# ----------------------------------------------------------------------------------------------
+# comparison
+# ----------------------------------------------------------------------------------------------
+def assert_close(a, b, path="result"):
+    """Equal structures; floats to a relative (or, near 0, absolute) 1e-12."""
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and set(a) == set(b), f"{path}: keys {sorted(a)} != {sorted(b)}"
+        for k in a:
+            assert_close(a[k], b[k], f"{path}.{k}")
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), f"{path}: lengths {len(a)} != {len(b)}"
+        for i, (x, y) in enumerate(zip(a, b)):
+            assert_close(x, y, f"{path}[{i}]")
+    elif isinstance(a, float) or isinstance(b, float):
+        if a is None or b is None:
+            assert a is b, f"{path}: {a!r} != {b!r}"
+        elif math.isnan(a):
+            assert math.isnan(b), f"{path}: {a!r} != {b!r}"
+        else:
+            assert math.isclose(a, b, rel_tol=TOL, abs_tol=TOL), f"{path}: {a!r} != {b!r}"
+    else:
+        assert a == b, f"{path}: {a!r} != {b!r}"
+
+
+def assert_records(mem, out: pl.DataFrame, columns):
+    """Per-record values of an out-of-core result (``to_frame``, rows in input order) against
+    the in-memory result's."""
+    ref = mem.to_frame()
+    assert out.get_column("row").to_list() == list(range(len(ref)))
+    for c in columns:
+        got = out.get_column("F_k" if c == "Fk" else c).to_numpy()
+        np.testing.assert_allclose(got, ref[c].to_numpy(), rtol=TOL, atol=TOL, err_msg=c)
+
+
+# ----------------------------------------------------------------------------------------------
+# engines and inputs
+# ----------------------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def spark_engine():
+    return SparkEngine(master="local[2]", config={"spark.sql.shuffle.partitions": "2"})
+
+
+@pytest.fixture(params=["duckdb", pytest.param("spark", marks=pytest.mark.spark)])
+def engine(request):
+    return DuckDBEngine() if request.param == "duckdb" else request.getfixturevalue("spark_engine")
+
+
+def as_input(frame: pl.DataFrame, engine, form: str, tmp_path):
+    """``frame`` as a Parquet path, a CSV path or the engine's own table (relation/DataFrame)."""
+    if form == "parquet":
+        path = tmp_path / "data.parquet"
+        frame.write_parquet(path)
+        return path
+    if form == "csv":
+        path = tmp_path / "data.csv"
+        frame.write_csv(path)
+        return path
+    if isinstance(engine, DuckDBEngine):
+        return engine.con.from_arrow(frame.to_arrow())
+    return engine.spark.createDataFrame(frame.to_arrow())
+
+
+def _testdata() -> pl.DataFrame:
+    """sdcMicro's testdata (4,580 records in households; tests/data/sdcmicro)."""
+    return pl.read_csv(DATA / "sdcmicro" / "testdata.csv")
+
+
+KEYS = ["urbrur", "roof", "walls", "water", "electcon", "relat", "sex"]
+
+
+# ----------------------------------------------------------------------------------------------
+# every covered measure on sdcMicro's testdata
+# ----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("form", ["parquet", "native"])
+def test_frequencies_and_k_anonymity(engine, form, tmp_path):
+    d = _testdata()
+    data = as_input(d, engine, form, tmp_path)
+    mem = sdckit.frequencies(d, KEYS, weight="sampling_weight")
+    out = sdckit.frequencies(data, KEYS, weight="sampling_weight", engine=engine)
+    assert_close(mem.to_dict(), out.to_dict())
+    assert_records(mem, out.to_frame(), ["fk", "Fk"])
+    assert_close(sdckit.k_anonymity(mem, k=(2, 3, 5)).to_dict(), sdckit.k_anonymity(out, k=(2, 3, 5)).to_dict())
+
+
+def test_frequencies_alpha_strata_missing_codes(engine, tmp_path):
+    d = _testdata().with_columns(pl.when(pl.col("age") % 7 == 0).then(-9).otherwise(pl.col("roof")).alias("roof"))
+    data = as_input(d, engine, "parquet", tmp_path)
+    kw = dict(weight="sampling_weight", alpha=0.5, strata="urbrur", missing=-9)
+    mem = sdckit.frequencies(d, KEYS[1:], **kw)
+    out = sdckit.frequencies(data, KEYS[1:], engine=engine, **kw)
+    assert mem.n_with_missing > 0  # the -9 codes are missing values
+    assert_close(mem.to_dict(), out.to_dict())
+    assert_records(mem, out.to_frame(), ["fk", "Fk"])
+
+
+def test_individual_and_household_risk(engine, tmp_path):
+    d = _testdata()
+    data = as_input(d, engine, "parquet", tmp_path)
+    kw = dict(weight="sampling_weight", household="ori_hid")
+    mem = sdckit.individual_risk(d, KEYS, **kw)
+    out = sdckit.individual_risk(data, KEYS, engine=engine, **kw)
+    assert_close(mem.to_dict(), out.to_dict())
+    for target in (0.01, 0.001, 0.0001):
+        assert_close(mem.threshold(target).to_dict(), out.threshold(target).to_dict())
+    assert_close(
+        mem.threshold(0.01, household_risk=0.005).to_dict(), out.threshold(0.01, household_risk=0.005).to_dict()
+    )
+    assert_records(mem, out.to_frame(), ["risk", "fk", "Fk", "household_risk"])
+
+
+def test_individual_risk_exact_method_without_weights(engine, tmp_path):
+    d = _testdata()
+    data = as_input(d, engine, "csv", tmp_path)
+    mem = sdckit.individual_risk(d, KEYS, method="exact", alpha=0.3)
+    out = sdckit.individual_risk(data, KEYS, method="exact", alpha=0.3, engine=engine)
+    assert_close(mem.to_dict(), out.to_dict())
+
+
+def test_l_diversity_and_t_closeness(engine, tmp_path):
+    d = _testdata()
+    data = as_input(d, engine, "parquet", tmp_path)
+    keys = ["urbrur", "roof", "sex"]
+    sens = ["water", "hhcivil"]
+    assert_close(
+        sdckit.l_diversity(d, keys, sens, c=3).to_dict(),
+        sdckit.l_diversity(data, keys, sens, c=3, engine=engine).to_dict(),
+    )
+    kw = dict(ordered="hhcivil", weight="sampling_weight", weighted=True)
+    assert_close(
+        sdckit.t_closeness(d, keys, sens, **kw).to_dict(),
+        sdckit.t_closeness(data, keys, sens, engine=engine, **kw).to_dict(),
+    )
+    assert_close(
+        sdckit.t_closeness(d, keys, "water").to_dict(), sdckit.t_closeness(data, keys, "water", engine=engine).to_dict()
+    )
+
+
+def test_write_records_to_parquet(engine, tmp_path):
+    d = _testdata()
+    data = as_input(d, engine, "parquet", tmp_path)
+    out = sdckit.individual_risk(data, KEYS, weight="sampling_weight", household="ori_hid", engine=engine)
+    path = out.write_records(tmp_path / "risk.parquet")
+    written = pl.read_parquet(path).sort("row")
+    mem = sdckit.individual_risk(d, KEYS, weight="sampling_weight", household="ori_hid")
+    assert_records(mem, written, ["risk", "household_risk"])
+    with pytest.raises(sdckit.SdcError, match="exists; pass overwrite=True"):
+        out.write_records(path)
+    assert not list(tmp_path.glob(".*tmp*"))  # no temporary file left beside it
+
+
+def test_result_holds_aggregates_only(tmp_path):
+    """Only the compressed table (one row per distinct pattern) is in memory."""
+    d = _testdata()
+    path = tmp_path / "d.parquet"
+    d.write_parquet(path)
+    out = sdckit.frequencies(path, KEYS, engine="duckdb")
+    assert len(out.fk) == out.n_patterns < out.n == d.height
+    assert int(np.sum(out.row_counts)) == d.height
+
+
+# ----------------------------------------------------------------------------------------------
+# the engine comes from the data; engine objects; the shared datasets
+# ----------------------------------------------------------------------------------------------
+def test_relation_picks_duckdb_and_spark_dataframe_picks_spark(request):
+    d = _testdata()
+    rel = duckdb.from_arrow(d.to_arrow())  # DuckDB's default connection
+    res = sdckit.frequencies(rel, KEYS)
+    assert res.records_source[0].name == "duckdb"
+    assert_close(sdckit.frequencies(d, KEYS).to_dict(), res.to_dict())
+    assert get_engine(None, d).name == "polars"
+
+
+@pytest.mark.spark
+def test_spark_dataframe_picks_spark(spark_engine):
+    sdf = spark_engine.spark.createDataFrame(_testdata().to_arrow())
+    assert get_engine(None, sdf).name == "spark"
+
+
+def test_memory_limit_and_threads_are_set(tmp_path):
+    eng = DuckDBEngine(memory_limit="512MB", threads=1, temp_directory=tmp_path)
+    assert eng.scalar("SELECT current_setting('threads')") == 1
+    limit = eng.scalar("SELECT current_setting('memory_limit')")
+    assert limit.replace(" ", "") in ("488.0MiB", "488MiB")  # 512 * 10^6 bytes = 488 MiB
+    res = sdckit.frequencies(_testdata(), KEYS, engine=eng)
+    assert res.n == 4580
+
+
+@pytest.mark.shared_data
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["duckdb", pytest.param("spark", marks=pytest.mark.spark)])
+def test_eusilc_population_every_measure(name, spark_engine, tmp_path):
+    eng = DuckDBEngine() if name == "duckdb" else spark_engine
+    d = pl.read_csv(shared_file("simpop", "eusilcP.csv"), infer_schema_length=None)
+    d = d.with_columns(pl.col("hid").cast(pl.Int64), w=(pl.col("region").str.len_chars() + 50).cast(pl.Float64))
+    path = tmp_path / "eusilcP.parquet"
+    d.write_parquet(path)
+    keys = ["region", "hsize", "age", "gender", "ecoStat", "citizenship"]
+    for fn, kw in [
+        (sdckit.frequencies, dict(weight="w")),
+        (sdckit.individual_risk, dict(weight="w", household="hid")),
+        (sdckit.l_diversity, dict(sensitive="pl030")),
+    ]:
+        if "sensitive" in kw and "pl030" not in d.columns:
+            kw = dict(sensitive="eqIncome")
+        mem, out = fn(d, keys, **kw), fn(path, keys, engine=eng, **kw)
+        assert_close(mem.to_dict(), out.to_dict(), fn.__name__)
+        if fn is sdckit.individual_risk:
+            assert_close(mem.threshold(0.001).to_dict(), out.threshold(0.001).to_dict())
+
+
+# ----------------------------------------------------------------------------------------------
+# hypothesis: generated data with missing values
+# ----------------------------------------------------------------------------------------------
+@st.composite
+def frames(draw):
+    n = draw(st.integers(1, 40))
+    a = draw(st.lists(st.one_of(st.none(), st.integers(0, 3)), min_size=n, max_size=n))
+    b = draw(st.lists(st.one_of(st.none(), st.sampled_from(["x", "y", "z"])), min_size=n, max_size=n))
+    c = draw(st.lists(st.sampled_from([0.5, 1.5, 2.5, float("nan")]), min_size=n, max_size=n))
+    w = draw(st.lists(st.floats(1.0, 300.0), min_size=n, max_size=n))
+    h = draw(st.lists(st.one_of(st.none(), st.integers(0, n // 2)), min_size=n, max_size=n))
+    s = draw(st.lists(st.one_of(st.none(), st.integers(0, 4)), min_size=n, max_size=n))
+    return pl.DataFrame(
+        {"a": a, "b": b, "c": c, "w": w, "h": h, "s": s},
+        schema={"a": pl.Int64, "b": pl.String, "c": pl.Float64, "w": pl.Float64, "h": pl.Int64, "s": pl.Int64},
+    )
+
+
+def _check_all(d: pl.DataFrame, engine, tmp_path, alpha: float):
+    path = tmp_path / "h.parquet"
+    d.write_parquet(path)
+    keys = ["a", "b", "c"]
+    kw = dict(weight="w", alpha=alpha, allow_degenerate_keys=True)
+    with pytest.warns(sdckit.SdcWarning) if d["h"].null_count() else _nothing():
+        mem = sdckit.individual_risk(d, keys, household="h", **kw)
+    with pytest.warns(sdckit.SdcWarning) if d["h"].null_count() else _nothing():
+        out = sdckit.individual_risk(path, keys, household="h", engine=engine, **kw)
+    assert_close(mem.to_dict(), out.to_dict())
+    assert_close(mem.threshold(0.05).to_dict(), out.threshold(0.05).to_dict())
+    assert_records(mem, out.to_frame(), ["risk", "fk", "Fk", "household_risk"])
+    assert_close(
+        sdckit.k_anonymity(d, keys, k=(2, 3), **kw).to_dict(),
+        sdckit.k_anonymity(path, keys, k=(2, 3), engine=engine, **kw).to_dict(),
+    )
+    assert_close(
+        sdckit.l_diversity(d, keys, "s", allow_degenerate_keys=True).to_dict(),
+        sdckit.l_diversity(path, keys, "s", allow_degenerate_keys=True, engine=engine).to_dict(),
+    )
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(d=frames(), alpha=st.sampled_from([1.0, 0.5, 0.0]))
+def test_duckdb_matches_polars_on_generated_data(d, alpha, tmp_path):
+    _check_all(d, DuckDBEngine(), tmp_path, alpha)
+
+
+@pytest.mark.spark
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(d=frames(), alpha=st.sampled_from([1.0, 0.5]))
+def test_spark_matches_polars_on_generated_data(d, alpha, tmp_path, spark_engine):
+    _check_all(d, spark_engine, tmp_path, alpha)
+
+
+# ----------------------------------------------------------------------------------------------
+# bad input
+# ----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("value", ["lots", "4 XB", "-1GB", 0, "10KB", True])
+def test_memory_limit_that_cannot_be_read(value):
+    with pytest.raises(sdckit.SdcError, match="memory_limit"):
+        DuckDBEngine(memory_limit=value)
+
+
+def test_engine_not_installed_names_the_extra(monkeypatch):
+    import builtins
+
+    real = builtins.__import__
+
+    def no(name, *args, **kwargs):
+        if name.split(".")[0] in ("duckdb", "pyspark"):
+            raise ImportError(name)
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no)
+    with pytest.raises(sdckit.SdcError, match=r"install sdckit\[duckdb\]"):
+        DuckDBEngine()
+    with pytest.raises(sdckit.SdcError, match=r"install sdckit\[spark\]"):
+        SparkEngine()
+
+
+def test_spark_without_java_says_so(monkeypatch):
+    from pyspark.sql import SparkSession
+
+    monkeypatch.setattr(SparkSession, "getActiveSession", classmethod(lambda cls: None))
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    with pytest.raises(sdckit.SdcError, match="Java was not found.*openjdk-17-jre-headless"):
+        sdckit.frequencies(_testdata(), KEYS, engine=SparkEngine(master="local[1]"))
+
+
+def test_bad_inputs_of_the_duckdb_engine(tmp_path):
+    with pytest.raises(sdckit.SdcError, match="does not exist"):
+        sdckit.frequencies(tmp_path / "nope.parquet", KEYS, engine="duckdb")
+    (tmp_path / "x.json").write_text("{}")
+    with pytest.raises(sdckit.SdcError, match="expected .parquet, .csv or .tsv"):
+        sdckit.frequencies(tmp_path / "x.json", KEYS, engine="duckdb")
+    other = duckdb.connect()
+    rel = other.from_arrow(_testdata().to_arrow())
+    with pytest.raises(sdckit.SdcError, match="belongs to another connection"):
+        sdckit.frequencies(rel, KEYS, engine=DuckDBEngine())
+    with pytest.raises(sdckit.SdcError, match="engine: got 'sqlite'"):
+        sdckit.frequencies(_testdata(), KEYS, engine="sqlite")
+    with pytest.raises(sdckit.SdcError, match="threads"):
+        DuckDBEngine(threads=0)
+
+
+def test_role_problems_are_reported_from_the_engine(tmp_path):
+    d = _testdata().with_columns(
+        pl.when(pl.col("age") == 30).then(None).otherwise(pl.col("sampling_weight")).alias("sampling_weight")
+    )
+    path = tmp_path / "d.parquet"
+    d.write_parquet(path)
+    n_missing = d["sampling_weight"].null_count()
+    with pytest.raises(sdckit.SdcError, match=f"missing \\(NA/NaN\\) for {n_missing} record"):
+        sdckit.frequencies(path, KEYS, weight="sampling_weight", engine="duckdb")
+    with pytest.raises(sdckit.SdcError, match="nokey"):
+        sdckit.frequencies(path, [*KEYS, "nokey"], engine="duckdb")
+    with pytest.raises(sdckit.SdcError, match="household_keys: not available with the duckdb engine"):
+        sdckit.individual_risk(path, KEYS, household="ori_hid", household_keys="urbrur", engine="duckdb")
+
+
+# ----------------------------------------------------------------------------------------------
+# command line
+# ----------------------------------------------------------------------------------------------
+def test_cli_risk_with_duckdb_matches_in_memory(tmp_path, capsys):
+    import json
+
+    from sdckit.cli import main
+
+    data = tmp_path / "testdata.parquet"
+    _testdata().with_row_index("pid").write_parquet(data)
+    common = ["--keys", ",".join(KEYS), "--weight", "sampling_weight", "--household", "ori_hid", "--no-progress"]
+    assert main(["risk", str(data), *common, "--json", str(tmp_path / "mem.json")]) == 0
+    args = ["--engine", "duckdb", "--memory-limit", "1GB", "--threads", "1", "--id", "pid"]
+    out = tmp_path / "eng.json"
+    assert main(["risk", str(data), *common, *args, "--json", str(out), "--records", str(tmp_path / "r.parquet")]) == 0
+    mem, eng = json.loads((tmp_path / "mem.json").read_text()), json.loads(out.read_text())
+    assert_close({k: v for k, v in mem.items() if k != "data"}, {k: v for k, v in eng.items() if k != "data"})
+    rec = pl.read_parquet(tmp_path / "r.parquet")
+    assert rec.columns == ["pid", "risk", "fk", "F_k", "household_risk"]
+    assert rec["pid"].to_list() == list(range(4580))  # input order
+    assert (
+        main(["freq", str(data), "--keys", "urbrur,sex", "--engine", "duckdb", "--json", str(tmp_path / "f.json")]) == 0
+    )
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--engine", "duckdb", "--memory-limit", "lots"], "--memory-limit: cannot read 'lots'"),
+        (["--memory-limit", "4GB"], "--memory-limit: not used by --engine polars; expected it with --engine duckdb"),
+        (["--engine", "duckdb", "--spark-master", "local"], "--spark-master: not used by --engine duckdb"),
+        (["--engine", "duckdb", "--threads", "0"], "--threads: got 0"),
+    ],
+)
+def test_cli_engine_options_errors(args, message, tmp_path, capsys):
+    from sdckit.cli import main
+
+    data = tmp_path / "d.parquet"
+    _testdata().write_parquet(data)
+    assert main(["risk", str(data), "--keys", "urbrur,sex", *args]) == 2
+    assert message in capsys.readouterr().err
