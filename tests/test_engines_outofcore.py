@@ -163,6 +163,46 @@ def test_l_diversity_and_t_closeness(engine, tmp_path):
     )
 
 
+def test_suda_on_the_compressed_table(engine, tmp_path):
+    """SUDA depends on the records only through the distinct patterns and their counts."""
+    d = _testdata()
+    data = as_input(d, engine, "parquet", tmp_path)
+    mem = sdckit.suda(d, KEYS, dis_fraction=0.01)
+    out = sdckit.suda(data, KEYS, dis_fraction=0.01, engine=engine)
+    assert_close(mem.to_dict(include_levels=True), out.to_dict(include_levels=True))
+    assert_records(mem, out.to_frame(), ["score", "dis_score", "msu_count", "min_msu_size", "sex_contribution"])
+    with pytest.raises(sdckit.SdcError, match="record positions are not kept"):
+        out.msus(0)
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(weight="sampling_weight"),
+        dict(sampling_fraction=0.1, model="2way"),
+        dict(weight="sampling_weight", sampling="constant", model="independence"),
+    ],
+    ids=["auto-pml", "2way-fraction", "independence-constant"],
+)
+def test_loglinear_contingency_table_in_the_engine(engine, kw, tmp_path):
+    d = _testdata().with_columns(pl.when(pl.col("age") % 11 == 0).then(None).otherwise(pl.col("roof")).alias("roof"))
+    data = as_input(d, engine, "parquet", tmp_path)
+    keys = ["urbrur", "roof", "walls", "water", "electcon", "sex"]
+    with pytest.warns(sdckit.SdcWarning, match="excluded from the log-linear model"):
+        mem = sdckit.loglinear_risk(d, keys, **kw)
+    with pytest.warns(sdckit.SdcWarning, match="excluded from the log-linear model"):
+        out = sdckit.loglinear_risk(data, keys, engine=engine, **kw)
+    assert_close(mem.to_dict(), out.to_dict())
+    assert_records(mem, out.to_frame(), ["risk", "p_unique"])
+
+
+def test_loglinear_sdcmicro_mode_needs_the_records(tmp_path):
+    path = tmp_path / "d.parquet"
+    _testdata().write_parquet(path)
+    with pytest.raises(sdckit.SdcError, match="compat: sdcMicro's modRisk needs the records"):
+        sdckit.loglinear_risk(path, ["urbrur", "sex"], weight="sampling_weight", compat="sdcMicro", engine="duckdb")
+
+
 def test_write_records_to_parquet(engine, tmp_path):
     d = _testdata()
     data = as_input(d, engine, "parquet", tmp_path)
@@ -360,8 +400,33 @@ def test_role_problems_are_reported_from_the_engine(tmp_path):
         sdckit.frequencies(path, KEYS, weight="sampling_weight", engine="duckdb")
     with pytest.raises(sdckit.SdcError, match="nokey"):
         sdckit.frequencies(path, [*KEYS, "nokey"], engine="duckdb")
-    with pytest.raises(sdckit.SdcError, match="household_keys: not available with the duckdb engine"):
-        sdckit.individual_risk(path, KEYS, household="ori_hid", household_keys="urbrur", engine="duckdb")
+    # household_keys: the same check (and the same message) as in memory; urbrur is constant
+    # within households, relat is not (945 households)
+    sdckit.individual_risk(path, KEYS, household="ori_hid", household_keys="urbrur", engine="duckdb")
+    with pytest.raises(sdckit.SdcError) as mem:
+        sdckit.individual_risk(d, KEYS, household="ori_hid", household_keys=["urbrur", "relat"])
+    with pytest.raises(sdckit.SdcError) as eng:
+        sdckit.individual_risk(path, KEYS, household="ori_hid", household_keys=["urbrur", "relat"], engine="duckdb")
+    assert str(mem.value) == str(eng.value) and "945 household(s)" in str(eng.value)
+
+
+def test_household_keys_ignore_missing_codes(tmp_path):
+    """A household whose members differ only through a missing-value code is consistent."""
+    d = _testdata().with_columns(
+        pl.when((pl.col("ori_hid") % 5 == 0) & (pl.col("relat") == 2))
+        .then(-9)
+        .otherwise(pl.col("urbrur"))
+        .alias("urbrur")
+    )
+    path = tmp_path / "d.parquet"
+    d.write_parquet(path)
+    kw = dict(household="ori_hid", household_keys="urbrur")
+    mem = sdckit.individual_risk(d, KEYS, missing=-9, **kw)
+    out = sdckit.individual_risk(path, KEYS, missing=-9, engine="duckdb", **kw)
+    assert mem.frequencies.n_with_missing > 0
+    assert_close(mem.to_dict(), out.to_dict())
+    with pytest.raises(sdckit.SdcError, match="column urbrur takes more than one value"):
+        sdckit.individual_risk(path, KEYS, engine="duckdb", **kw)  # without missing=-9, -9 is a value
 
 
 # ----------------------------------------------------------------------------------------------
@@ -406,3 +471,21 @@ def test_cli_engine_options_errors(args, message, tmp_path, capsys):
     _testdata().write_parquet(data)
     assert main(["risk", str(data), "--keys", "urbrur,sex", *args]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_declared_categories_of_an_in_memory_frame_survive_the_engine():
+    """A Polars Enum (or pandas Categorical) declares categories that may not occur; the
+    log-linear table has a cell for each, whichever engine counts the records."""
+    d = pl.DataFrame({"a": pl.Series(["x", "y", "x", "y", "x"], dtype=pl.Enum(["x", "y", "z"])), "b": [1, 2, 1, 1, 2]})
+    mem = sdckit.loglinear_risk(d, ["a", "b"], sampling_fraction=0.5)
+    out = sdckit.loglinear_risk(d, ["a", "b"], sampling_fraction=0.5, engine="duckdb")
+    assert mem.n_cells == out.n_cells == 6  # 3 declared categories x 2 observed values
+    assert_close(mem.to_dict(), out.to_dict())
+
+
+def test_steps_that_need_the_records_say_so(tmp_path):
+    d = _testdata()
+    with pytest.raises(sdckit.SdcError, match="engine: a protection method needs the records in memory.*suda"):
+        sdckit.local_suppression(d, ["urbrur", "sex"], k=2, engine="duckdb")
+    with pytest.raises(sdckit.SdcError, match="engine: SdcProblem needs the records in memory"):
+        sdckit.SdcProblem(d, sdckit.Scenario(keys=["urbrur", "sex"]), engine="duckdb")

@@ -12,7 +12,7 @@ from typing import Any
 
 from ._errors import SdcError
 from ._validation import check_bool, raise_problems
-from .engines import get_engine
+from .engines import in_memory_engine
 from .results._base import Summary, fmt
 from .scenario import Scenario
 
@@ -70,7 +70,7 @@ class SdcProblem:
             raise_problems([f"scenario: got {type(scenario).__name__}; expected an sdckit.Scenario"])
         if not scenario.keys and not scenario.numeric_keys:
             raise_problems(["scenario: no key variables; expected Scenario(keys=[...]) and/or numeric_keys=[...]"])
-        self._engine = get_engine(engine)
+        self._engine = in_memory_engine(engine, "SdcProblem")
         self._original = self._engine.table(data)
         scenario.validate(self._original, require_keys=bool(scenario.keys), engine=self._engine)
         self.scenario = scenario

@@ -46,9 +46,11 @@ def cell_index(codes: np.ndarray, shape) -> np.ndarray:
     return np.ravel_multi_index(tuple(codes[:, j].astype(np.int64) for j in range(codes.shape[1])), tuple(shape))
 
 
-def cell_table(idx: np.ndarray, K: int, weights: np.ndarray | None = None):
-    """Sample counts f (K,), and the weighted counts \\hat F (K,) when ``weights`` is given."""
-    f = np.bincount(idx, minlength=K).astype(float)
+def cell_table(idx: np.ndarray, K: int, weights: np.ndarray | None = None, counts=None):
+    """Sample counts f (K,), and the weighted counts \\hat F (K,) when ``weights`` is given
+    (``counts``: records per row when the rows are distinct patterns, ``weights`` then their
+    weight sums)."""
+    f = np.bincount(idx, minlength=K).astype(float) if counts is None else np.bincount(idx, weights=counts, minlength=K)
     F = None if weights is None else np.bincount(idx, weights=weights, minlength=K)
     return f, F
 

@@ -70,6 +70,30 @@ def _engine_of_data(data) -> str:
     return "polars"
 
 
+#: the measures an out-of-core engine (DuckDB, Spark) runs
+OUT_OF_CORE_MEASURES = (
+    "frequencies",
+    "k_anonymity",
+    "individual_risk",
+    "l_diversity",
+    "t_closeness",
+    "suda",
+    "loglinear_risk",
+)
+
+
+def in_memory_engine(engine, what: str, data=None):
+    """``get_engine(engine, data)`` for a step that needs the records in memory: a DuckDB or
+    Spark engine is an error that says which measures they run."""
+    eng = get_engine(engine, data)
+    if is_out_of_core(eng):
+        raise SdcError(
+            f"engine: {what} needs the records in memory; the {eng.name} engine runs "
+            f"{', '.join(OUT_OF_CORE_MEASURES)} (use engine='polars' here)"
+        )
+    return eng
+
+
 def is_out_of_core(engine) -> bool:
     """Whether ``engine`` keeps the records outside Python (DuckDB, Spark)."""
     return getattr(engine, "in_memory", True) is False

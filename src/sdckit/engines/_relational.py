@@ -98,6 +98,9 @@ class RelationTable:
     engine: Any
     view: str
     types: dict  # column -> engine type name
+    #: declared categories (Polars Enum, pandas Categorical) of an in-memory input, by column:
+    #: the engine's copy keeps only the values, the categories are put back on the small tables
+    declared: dict = field(default_factory=dict)
     backend: str = "polars"  # per-record output, when collected, comes back as a Polars frame
     index: Any = None
     _cache: dict = field(default_factory=dict, repr=False)
@@ -169,6 +172,20 @@ class RelationTable:
 
     def select(self, names):  # pragma: no cover - the in-memory encoder never sees a relation
         raise self.floats(names)
+
+
+def _declared_categories(data, param: str, types: dict) -> dict:
+    """The Enum dtypes of an in-memory frame handed to an engine (none for files, relations and
+    Spark DataFrames, whose types the engine knows)."""
+    module = type(data).__module__ or ""
+    if isinstance(data, (str, os.PathLike)) or module.startswith(("duckdb", "_duckdb", "pyspark")):
+        return {}
+    import polars as pl
+
+    from ._polars_frame import as_table
+
+    frame = data if isinstance(data, pl.DataFrame) else as_table(data, param).frame
+    return {c: t for c, t in frame.schema.items() if isinstance(t, pl.Enum) and c in types}
 
 
 @dataclass(frozen=True)
@@ -245,7 +262,7 @@ class RelationalEngine:
             return data
         view = new_name("src")
         types = self.register_source(data, view, param)
-        return RelationTable(self, view, types)
+        return RelationTable(self, view, types, declared=_declared_categories(data, param, types))
 
     def register_source(self, data, view: str, param: str) -> dict:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -278,7 +295,12 @@ class RelationalEngine:
         small = self.frame(f"SELECT * FROM {name} ORDER BY __row")
         counts = small.get_column("__n").to_numpy().astype(np.int64)
         wsums = small.get_column("__w").to_numpy().astype(float) if weight else None
-        frame = small.select([pl.col(f"c{i}").alias(c) for i, c in enumerate(cols)])
+        frame = small.select(
+            [
+                (pl.col(f"c{i}").cast(table.declared[c]) if c in table.declared else pl.col(f"c{i}")).alias(c)
+                for i, c in enumerate(cols)
+            ]
+        )
         return Compressed(table, tuple(cols), frame, counts, wsums, name)
 
     def _join_rows(self, comp: Compressed, alias: str = "s", palias: str = "p") -> str:
@@ -354,6 +376,21 @@ class RelationalEngine:
             row_logs=logs,
         )
 
+    def household_key_conflicts(self, table: RelationTable, household: str, key: str, missing=()) -> int:
+        """Households (with an id) whose members have more than one observed value of ``key``
+        (missing values, null/NaN and the ``missing`` codes of the column's type, ignored)."""
+        q = self.quote
+        kmiss = table._missing_sql(key)
+        codes = [_literal(v, table.kind(key)) for v in missing or ()]
+        codes = [c for c in codes if c is not None]
+        if codes:
+            kmiss = f"({kmiss} OR {q(key)} IN ({', '.join(codes)}))"
+        sql = (
+            f"SELECT count(*) FROM (SELECT {q(household)} FROM {table.view} WHERE NOT {table._missing_sql(household)} "
+            f"AND NOT {kmiss} GROUP BY {q(household)} HAVING count(DISTINCT {q(key)}) > 1) t"
+        )
+        return int(self.scalar(sql) or 0)
+
     # -- per-record output -----------------------------------------------------------------------
     def record_query(self, comp: Compressed, values: dict, household: HouseholdStore | None = None, id=None) -> str:
         """SQL of the per-record output in input order: the caller's ``id`` column (or ``row``,
@@ -402,6 +439,16 @@ class RelationalEngine:
         self.copy_parquet(sql, tmp)
         os.replace(tmp, p)
         return p
+
+
+def _literal(value, kind: str) -> str | None:
+    """A missing-value code as an SQL literal of the column's kind (None: it cannot occur there,
+    as ``-999`` cannot in a text column for the in-memory encoder either)."""
+    if kind in ("text", "categorical"):
+        return "'" + value.replace("'", "''") + "'" if isinstance(value, str) else None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return repr(float(value)) if kind == "float" else (repr(int(value)) if float(value).is_integer() else None)
 
 
 def _distinct_names(names) -> list[str]:

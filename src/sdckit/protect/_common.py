@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import as_name_list, check_seed, raise_problems
-from ..engines import get_engine
+from ..engines import in_memory_engine
 from ._result import ProtectionResult
 
 __all__ = ["Change", "Input", "finish", "read_input", "resolve_seed", "strata_of"]
@@ -40,7 +40,7 @@ class Change:
 def read_input(data, variables, param: str = "variables", strata=None, engine=None) -> Input:
     """Wrap ``data`` through the engine and check that the ``variables`` (and ``strata``)
     exist and do not overlap."""
-    eng = get_engine(engine)
+    eng = in_memory_engine(engine, "a protection method")
     table = eng.table(data)
     names = tuple(as_name_list(variables, param))
     table.require(names, param)

@@ -11,7 +11,7 @@ from typing import Any
 from .._errors import SdcError
 from .._progress import measure_progress, step
 from .._validation import check_bool, check_k_list, check_number, raise_problems
-from ..engines import get_engine
+from ..engines import in_memory_engine
 from ..problem import SdcProblem, read_recipe
 from ..scenario import Scenario
 from . import measures as M
@@ -105,7 +105,7 @@ def assess(
     >>> res.to_html("report.html")                                                        # doctest: +SKIP
     """
     opts = _options(scenario, k, max_global_risk, include_records)
-    eng = get_engine(engine)
+    eng = in_memory_engine(engine, "assess")
     with measure_progress(progress, "assess"):
         step("reading and checking the data")
         table = eng.table(data)
@@ -133,7 +133,7 @@ def assess_variants(
     the data after each step of an :class:`SdcProblem`. Each table must have the records and
     columns of ``data``."""
     opts = _options(scenario, k, max_global_risk, include_records)
-    eng = get_engine(engine)
+    eng = in_memory_engine(engine, "assess")
     with measure_progress(progress, "assess"):
         table = eng.table(data)
         scenario.validate(table, require_keys=bool(scenario.keys), allow_degenerate_keys=True, engine=eng)

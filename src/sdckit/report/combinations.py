@@ -20,7 +20,7 @@ import numpy as np
 from .._core.nafreq import pattern_frequencies
 from .._prepare import prepare
 from .._progress import step
-from ..engines import get_engine
+from ..engines import in_memory_engine
 from ..risk.frequencies import _strata_correction
 from ._frozen import deep_freeze
 
@@ -97,7 +97,7 @@ def key_subsets(table, scenario, *, include_records: bool = False, engine=None) 
     missing-value rule on the (much smaller) subset table: O(P) per subset, never a pass over
     the records.
     """
-    eng = get_engine(engine)
+    eng = in_memory_engine(engine, "the report")
     keys = list(scenario.keys)
     prep = prepare(
         table,

@@ -152,7 +152,7 @@ class SudaResult(Result):
 
     @property
     def n_special_uniques(self) -> int:
-        return int(np.count_nonzero(self.special_unique))
+        return self._count(self.special_unique)
 
     @property
     def n_msus(self) -> int:
@@ -161,12 +161,12 @@ class SudaResult(Result):
     @property
     def n_with_msu(self) -> int:
         """Records with at least one MSU."""
-        return int(np.count_nonzero(self.msu_count))
+        return self._count(self.msu_count > 0)
 
     @property
     def n_positive_score(self) -> int:
         """Records with a SUDA score above 0."""
-        return int(np.count_nonzero(self.score > 0))
+        return self._count(self.score > 0)
 
     records_with_msu = deprecated_alias("n_with_msu", "records_with_msu")
     n_pair_keys = deprecated_alias("n_patterns_fk2", "n_pair_keys")
@@ -181,12 +181,12 @@ class SudaResult(Result):
     def dis_distribution(self) -> dict[str, int]:
         """Records by DIS-SUDA interval, as sdcMicro prints them (``"== 0"``, ``"(0, 0.1]"``, ...)."""
         d = self.dis_score
-        out = {"== 0": int(np.count_nonzero(d <= 0))}
+        out = {"== 0": self._count(d <= 0)}
         lo = 0.0
         for hi in _DIS_BREAKS:
-            out[f"({lo:g}, {hi:g}]"] = int(np.count_nonzero((d > lo) & (d <= hi)))
+            out[f"({lo:g}, {hi:g}]"] = self._count((d > lo) & (d <= hi))
             lo = hi
-        out[f"> {lo:g}"] = int(np.count_nonzero(d > lo))
+        out[f"> {lo:g}"] = self._count(d > lo)
         return out
 
     # -- explanation -------------------------------------------------------------------------
@@ -239,6 +239,11 @@ class SudaResult(Result):
         return head + f"; unique on {len(found)} minimal combination(s): " + "; ".join(parts) + "."
 
     def _check_index(self, i) -> int:
+        if self.records_source is not None:
+            raise SdcError(
+                "i: record positions are not kept by an out-of-core engine (the result holds one row per key "
+                "pattern); look the record up in memory, or use to_frame() / write_records()"
+            )
         try:
             k = operator.index(i)
         except TypeError:
@@ -274,7 +279,7 @@ class SudaResult(Result):
             "dis": _json_float(self.dis),
             "q": self.q,
             "max_dis_score": float(self.dis_score.max()) if self.n else 0.0,
-            "mean_dis_score": float(self.dis_score.mean()) if self.n else 0.0,
+            "mean_dis_score": self._total(self.dis_score) / self.n if self.n else 0.0,
             "dis_distribution": self.dis_distribution(),
             "share_contributions": {k: _json_float(v) for k, v in self.share_contributions.items()},
         }
@@ -345,6 +350,8 @@ class SudaResult(Result):
         """
         if not msus:
             return super().to_frame()
+        if self.records_source is not None:
+            raise SdcError("msus: the MSU text is not written by an out-of-core engine; use to_frame() without it")
 
         mp, ms, subsets = self._msu_pattern, self._msu_subset, self._subsets
         if mp is None:  # not kept: one search for every record

@@ -175,14 +175,25 @@ class LoglinearInput:
     compat_method: str
     bound: float
     label_numbers: tuple
+    #: the validated input (with an out-of-core engine, its rows are distinct key patterns)
+    prep: Any = None
+    #: records per complete row (None: one record per row)
+    counts: np.ndarray | None = None
 
     @property
     def n(self) -> int:
-        return int(self.complete.shape[0])
+        """Number of records."""
+        return int(self.complete.shape[0]) if self.prep is None else self.prep.n
+
+    @property
+    def n_rows(self) -> int:
+        """Number of complete rows (records, or key patterns of a compressed table)."""
+        return int(self.codes.shape[0])
 
     @property
     def n_used(self) -> int:
-        return int(self.codes.shape[0])
+        """Number of records without a missing key value."""
+        return self.n_rows if self.counts is None else int(self.counts.sum())
 
     @property
     def n_excluded(self) -> int:
@@ -190,7 +201,7 @@ class LoglinearInput:
 
     def full(self, x, fill=np.nan) -> np.ndarray:
         """Per complete record -> per input record (``fill`` for the excluded ones)."""
-        out = np.full(self.n, fill, float)
+        out = np.full(self.complete.shape[0], fill, float)
         out[self.complete] = x
         return out
 
@@ -216,6 +227,7 @@ def validate_loglinear(
     bound,
     missing,
     allow_degenerate_keys,
+    engine=None,
 ) -> LoglinearInput:
     """Check every argument, encode the keys and parse the model (first error raised)."""
     if isinstance(compat, str) and compat.lower() == "sdcmicro":
@@ -234,11 +246,19 @@ def validate_loglinear(
         compat_method=check_choice(compat_method, "compat_method", COMPAT_METHODS),
         bound=check_number(bound, "bound", low=0.0, low_open=True, allow_inf=True),
     )
-    prep = prepare(data, keys, weight=weight, missing=missing, allow_degenerate_keys=allow_degenerate_keys)
+    prep = prepare(
+        data, keys, weight=weight, missing=missing, allow_degenerate_keys=allow_degenerate_keys, engine=engine
+    )
+    if prep.source is not None and params["compat"] is not None:
+        raise SdcError(
+            f"compat: sdcMicro's modRisk needs the records (sum of 1/w per cell); not available with the "
+            f"{prep.engine.name} engine, expected compat=None"
+        )
     enc = prep.keys
     names = enc.names
     complete = np.asarray((enc.codes >= 0).all(axis=1))
-    n_excl = int(complete.size - complete.sum())
+    counts = None if prep.counts is None else prep.counts[complete]
+    n_excl = prep.n - (int(complete.sum()) if counts is None else int(counts.sum()))
     if n_excl:
         warn(
             f"keys: {n_excl} record(s) with a missing key value are excluded from the log-linear model; "
@@ -266,6 +286,8 @@ def validate_loglinear(
         pram=pram_m,
         pram_variables=pram_vars,
         label_numbers=numbers,
+        prep=prep,
+        counts=counts,
         **params,
     )
 
@@ -354,18 +376,18 @@ def build_table(inp: LoglinearInput) -> CellTable:
     step("building the contingency table")
     shape = inp.levels
     idx = ll.cell_index(inp.codes, shape)
-    f, F = ll.cell_table(idx, math.prod(shape), inp.weights)
+    f, F = ll.cell_table(idx, math.prod(shape), inp.weights, inp.counts)
     n_used = inp.n_used
     if inp.sampling_fraction is not None:
         pi0 = inp.sampling_fraction
-        return CellTable(shape, idx, f, F, "given", f, pi0, np.full(n_used, pi0), 1.0 / pi0, pi0)
+        return CellTable(shape, idx, f, F, "given", f, pi0, np.full(idx.size, pi0), 1.0 / pi0, pi0)
     w = inp.weights
     if inp.sampling == "constant":
         pi0 = n_used / float(w.sum())
         if pi0 > 1:
             warn(f"weight: n / sum(w) = {pi0:.6g} > 1; the sampling fraction is capped at 1")
             pi0 = 1.0
-        return CellTable(shape, idx, f, F, "constant", f, pi0, np.full(n_used, pi0), 1.0 / pi0, pi0)
+        return CellTable(shape, idx, f, F, "constant", f, pi0, np.full(idx.size, pi0), 1.0 / pi0, pi0)
     pi_empty = min(n_used / float(w.sum()), 1.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         pik = np.where(f > 0, f / F, pi_empty)
@@ -519,8 +541,8 @@ def risk_measures(table: CellTable, fit: ModelFit, inp: LoglinearInput) -> dict:
         dev = 2.0 * float(np.sum(np.where(target > 0, target * np.log(target / mu), 0.0)))
         pear = float(np.sum(np.where(mu > 0, (target - mu) ** 2 / mu, 0.0)))
     npar = ll.n_parameters(fit.terms, list(table.shape))
-    p_unique = np.full(inp.n_used, np.nan)
-    risk = np.full(inp.n_used, np.nan)
+    p_unique = np.full(inp.n_rows, np.nan)
+    risk = np.full(inp.n_rows, np.nan)
     p_unique[su] = p1
     risk[su] = p2
     return {
@@ -546,7 +568,7 @@ def pram_measures(inp: LoglinearInput, risk: dict):
     su, p2, n1 = risk["su"], risk["p2"], risk["n1"]
     adjusted = inp.pram[su] * p2
     tau2 = float(np.sum(adjusted))
-    per_record = np.full(inp.n_used, np.nan)
+    per_record = np.full(inp.n_rows, np.nan)
     per_record[su] = adjusted
     out = {"tau2": tau2, "share_tau2_uniques": tau2 / n1 if n1 else 0.0, "variables": list(inp.pram_variables)}
     return out, inp.full(per_record)

@@ -800,14 +800,11 @@ def _validate_individual(
     )
     hh = n_hh = None
     if household is not None and is_out_of_core(eng):
-        if household_keys is not None:
-            raise SdcError(
-                f"household_keys: not available with the {eng.name} engine yet; check the household keys in memory "
-                "(engine='polars') or leave household_keys out"
-            )
         if table.kind(household) == "nested":
             raise SdcError(f"household: column {household} has type {table.dtype_name(household)}; expected ids")
         raise_problems(role_conflicts(replace(prep.roles, household=household)))
+        if household_keys is not None:
+            _check_household_keys_engine(household_keys, prep, eng, table, household)
     elif household is not None:
         hh, n_hh = _household_codes(prep, household, hh_missing)
         if household_keys is not None:
@@ -875,9 +872,21 @@ def _household_codes(prep: Prepared, household: str, n_missing: int) -> tuple[np
     return codes, g
 
 
-def _check_household_keys(household_keys, prep: Prepared, hh: np.ndarray) -> None:
-    """Every household has one value of each household key (missing values allowed). The
-    message gives counts only: household ids and key values are record values."""
+def _check_household_keys_engine(household_keys, prep: Prepared, eng, table, household: str) -> None:
+    """:func:`_check_household_keys` counted by an out-of-core engine (one GROUP BY per key)."""
+    names = _household_key_names(household_keys, prep)
+    problems = []
+    for name in names:
+        n_groups = eng.household_key_conflicts(table, household, name, prep.roles.missing)
+        if n_groups:
+            problems.append(
+                f"household_keys: column {name} takes more than one value within {n_groups} "
+                "household(s); expected one value per household"
+            )
+    raise_problems(problems)
+
+
+def _household_key_names(household_keys, prep: Prepared) -> list:
     names = as_name_list(household_keys, "household_keys")
     key_names = list(prep.keys.names)
     bad = [k for k in names if k not in key_names]
@@ -885,6 +894,14 @@ def _check_household_keys(household_keys, prep: Prepared, hh: np.ndarray) -> Non
         raise SdcError(
             f"household_keys: {', '.join(bad)} not among the key variables; expected a subset of {', '.join(key_names)}"
         )
+    return names
+
+
+def _check_household_keys(household_keys, prep: Prepared, hh: np.ndarray) -> None:
+    """Every household has one value of each household key (missing values allowed). The
+    message gives counts only: household ids and key values are record values."""
+    names = _household_key_names(household_keys, prep)
+    key_names = list(prep.keys.names)
     n_hh = int(hh.max()) + 1 if hh.size else 0
     problems = []
     for name in names:

@@ -23,6 +23,7 @@ from ._loglinear_steps import (
     term_names,
     validate_loglinear,
 )
+from .frequencies import records_fields
 
 __all__ = ["LoglinearRiskResult", "loglinear_risk", "parse_model"]
 
@@ -52,6 +53,7 @@ def loglinear_risk(
     bound: float = math.inf,
     missing=None,
     allow_degenerate_keys: bool = False,
+    engine=None,
 ) -> LoglinearRiskResult:
     r"""Population-uniqueness risk from a Poisson log-linear model (Skinner & Holmes 1998).
 
@@ -129,6 +131,10 @@ def loglinear_risk(
         sdcMicro's ``bound``: keep cells with 0 < f_k <= bound.
     missing, allow_degenerate_keys
         As in :func:`sdckit.frequencies`.
+    engine : {"polars", "duckdb", "spark"} or engine, optional
+        Where the record-level work runs (see :func:`sdckit.frequencies`): with DuckDB or Spark
+        the contingency table (counts and weight sums per key pattern) is one GROUP BY in the
+        engine; the model is fitted to it in memory. Not with ``compat="sdcMicro"``.
 
     Returns
     -------
@@ -171,6 +177,7 @@ def loglinear_risk(
         bound=bound,
         missing=missing,
         allow_degenerate_keys=allow_degenerate_keys,
+        engine=engine,
     )
     if inp.compat is not None:
         return modrisk_result(inp)
@@ -209,4 +216,5 @@ def loglinear_risk(
         risk_pram=risk_pram,
         backend=inp.backend,
         row_index=inp.row_index,
+        **records_fields(inp.prep),
     )

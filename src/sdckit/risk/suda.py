@@ -17,13 +17,14 @@ import numpy as np
 from .._core.suda import dis_probability, dis_suda, msu_search, size_weights
 from .._deprecation import renamed_parameters
 from .._errors import SdcError, warn
-from .._prepare import prepare
+from .._prepare import Prepared, prepare
 from .._progress import step
 from .._validation import check_bool, check_int, check_number
 from ..engines import get_engine
 from ..results.suda import MSU, SudaResult
 from ..scenario import accepts_scenario
 from ._suda_access import label_values
+from .frequencies import records_fields
 
 __all__ = ["MSU", "SudaResult", "suda"]
 
@@ -44,6 +45,7 @@ def suda(
     weight: str | None = None,
     allow_degenerate_keys: bool = False,
     keep_msus: bool | None = None,
+    engine=None,
 ) -> SudaResult:
     r"""SUDA scores, DIS-SUDA and key-variable contributions from minimal sample uniques.
 
@@ -88,6 +90,10 @@ def suda(
         Keep every MSU (8 bytes each) so that :meth:`SudaResult.msus` answers at once
         (True), or recompute a record's MSUs on request (False). Default: keep them when
         there are at most 2^23 (64 MiB), recompute otherwise.
+    engine : {"polars", "duckdb", "spark"} or engine, optional
+        Where the record-level work runs (see :func:`frequencies`). SUDA depends on the records
+        only through the distinct key patterns and their counts: DuckDB or Spark compute those,
+        and the MSU search runs on them in memory.
 
     Returns
     -------
@@ -125,6 +131,7 @@ def suda(
         weight=weight,
         allow_degenerate_keys=allow_degenerate_keys,
         keep_msus=keep_msus,
+        engine=engine,
     )
     return _suda_from_input(inp)
 
@@ -152,10 +159,21 @@ class SudaInput:
     keep: bool | int
     backend: str
     row_index: Any
+    prep: Prepared
 
 
 def _validate_suda(
-    data, keys, *, max_size, dis_fraction, original_scores, missing, weight, allow_degenerate_keys, keep_msus
+    data,
+    keys,
+    *,
+    max_size,
+    dis_fraction,
+    original_scores,
+    missing,
+    weight,
+    allow_degenerate_keys,
+    keep_msus,
+    engine=None,
 ) -> SudaInput:
     """Check every argument and encode the keys (the first problem raises)."""
     frac = (
@@ -167,9 +185,11 @@ def _validate_suda(
     keep = _KEEP_DEFAULT if keep_msus is None else check_bool(keep_msus, "keep_msus")
     if frac == "weights" and weight is None:
         raise SdcError("dis_fraction: 'weights' needs a weight column; pass weight= or a number in (0, 1]")
-    prep = prepare(data, keys, weight=weight, missing=missing, allow_degenerate_keys=allow_degenerate_keys)
+    prep = prepare(
+        data, keys, weight=weight, missing=missing, allow_degenerate_keys=allow_degenerate_keys, engine=engine
+    )
     enc = prep.keys
-    n, m = enc.codes.shape
+    n, m = prep.n, enc.codes.shape[1]
     msize = m if max_size is None else check_int(max_size, "max_size", low=1, high=m)
     if prep.weights is not None:
         implied = n / float(prep.weights.sum())
@@ -192,6 +212,7 @@ def _validate_suda(
         keep,
         prep.table.backend,
         prep.table.index,
+        prep,
     )
 
 
@@ -201,7 +222,7 @@ def _validate_suda(
 def _suda_from_input(inp: SudaInput) -> SudaResult:
     m = len(inp.names)
     engine = get_engine()
-    ids, patterns, counts, _ = engine.patterns(inp.codes, None, inp.cards)
+    ids, patterns, counts, _ = engine.patterns(inp.codes, None, inp.cards, multiplicity=inp.prep.counts)
     w = size_weights(m, inp.max_size, inp.original_scores)
     found = msu_search(patterns, counts, inp.max_size, w, collect=inp.keep)
     n1 = int(np.count_nonzero(counts == 1))
@@ -214,7 +235,7 @@ def _suda_from_input(inp: SudaInput) -> SudaResult:
         share_contributions=shares,
         share_level_contributions=levels,
         msus_by_size={s: int(found.by_size[s]) for s in range(1, inp.max_size + 1)},
-        n=int(inp.codes.shape[0]),
+        n=inp.prep.n,
         att=m,
         max_size=inp.max_size,
         original_scores=inp.original_scores,
@@ -232,6 +253,7 @@ def _suda_from_input(inp: SudaInput) -> SudaResult:
         _msu_subset=found.msu_subset,
         backend=inp.backend,
         row_index=inp.row_index,
+        **records_fields(inp.prep),
     )
 
 
