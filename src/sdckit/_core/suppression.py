@@ -21,7 +21,13 @@ import numpy as np
 
 from .frequencies import pattern_table, record_frequencies
 
-__all__ = ["default_importance", "greedy_suppression", "sdcmicro_suppression", "suppress_to_k"]
+__all__ = [
+    "default_importance",
+    "greedy_suppression",
+    "greedy_suppression_rows",
+    "sdcmicro_suppression",
+    "suppress_to_k",
+]
 
 
 def default_importance(codes: np.ndarray) -> np.ndarray:
@@ -222,9 +228,10 @@ class _Patterns:
     has f = n. A pattern counts its own records with weight 1.
     """
 
-    def __init__(self, codes: np.ndarray, alpha: float):
-        n, m = codes.shape
-        ids, pats, counts, _ = pattern_table(codes)
+    def __init__(self, codes: np.ndarray, alpha: float, counts=None, first=None):
+        rows, m = codes.shape
+        ids, pats, counts, _ = pattern_table(codes, multiplicity=counts)
+        n = int(counts.sum()) if counts is not None and len(counts) else rows
         self.m, self.n, self.alpha = m, n, float(alpha)
         self.rec = np.asarray(ids, dtype=np.int64)
         cap = max(16, 2 * len(pats))
@@ -240,8 +247,8 @@ class _Patterns:
         self.types = np.zeros(cap, dtype=np.int8)
         self.types[: self.size] = [self._type(pats[p]) for p in range(len(pats))]
         #: the first record (row order) of each pattern: ties are broken by it, never by codes
-        self.first = np.full(cap, n, dtype=np.int64)
-        np.minimum.at(self.first, self.rec, np.arange(n))
+        self.first = np.full(cap, np.iinfo(np.int64).max, dtype=np.int64)
+        np.minimum.at(self.first, self.rec, np.arange(rows) if first is None else np.asarray(first, dtype=np.int64))
         self.f = np.zeros(cap)
         if len(pats):
             from .nafreq import pattern_frequencies
@@ -279,7 +286,7 @@ class _Patterns:
         self.cols[:, p] = q
         self.types[p] = self._type(q)
         self.cnt[p] = 0.0
-        self.first[p] = self.n
+        self.first[p] = np.iinfo(np.int64).max
         self.size += 1
         self.index[key] = p
         c, _ = self.mismatches(q)
@@ -384,6 +391,56 @@ def greedy_suppression(codes: np.ndarray, k: int, importance: np.ndarray, alpha:
     return out, _below_k(out, int(k), alpha)
 
 
+def greedy_suppression_rows(codes, counts, first, k: int, importance, alpha: float, records_of):
+    """:func:`greedy_suppression` on the rows of a compressed table (distinct rows with
+    ``counts`` records each, the first of them at input position ``first``), with the same
+    suppressed cells.
+
+    The passes work on patterns, so on rows. The restoring pass works record by record in
+    input order: ``records_of(rows)`` returns the input positions (sorted) and the row of every
+    record of the given rows, which are the rows with suppressed values only.
+
+    Returns ``(out_rows, pos, row_of, out_records, f_rows, f_records)``: the codes of every row
+    after the passes, then the records with suppressed values (positions, rows, final codes),
+    and f_k after restoring, per row (for the records that were not restored) and per such
+    record.
+    """
+    codes = np.asarray(codes)
+    n = int(np.sum(counts))
+    empty = np.zeros(0, dtype=np.int64)
+    if n == 0:
+        return codes.copy(), empty, empty, codes[:0].copy(), np.zeros(len(codes)), np.zeros(0)
+    pt = _Patterns(codes, alpha, counts=counts, first=first)
+    col_order = _suppression_order(importance)
+    kk = float(min(int(k), n))
+    while _greedy_pass(pt, kk, col_order):
+        pass
+    out_rows = pt.cols[:, pt.rec].T.copy()
+    changed = np.flatnonzero(((out_rows < 0) & (codes >= 0)).any(axis=1))
+    pos, row_of = records_of(changed) if changed.size else (empty, empty)
+    rec = pt.rec[row_of].copy()
+    out_rec = _restore(codes[row_of], out_rows[row_of].copy(), pt, kk, np.argsort(importance, kind="stable"), rec, pos)
+    f_rows, f_rec = _final_frequencies(out_rows, np.asarray(counts, dtype=float), row_of, out_rec, alpha)
+    return out_rows, pos, row_of, out_rec, f_rows, f_rec
+
+
+def _final_frequencies(out_rows, counts, row_of, out_rec, alpha):
+    """f_k (recounted) of the rows' records that kept the row's codes, and of the records
+    listed apart (each of its own)."""
+    rest = counts.copy()
+    np.subtract.at(rest, row_of, 1.0)
+    allc = np.concatenate([out_rows, out_rec]).astype(np.int32)
+    mult = np.concatenate([rest, np.ones(len(out_rec))])
+    keep = mult > 0
+    ids, pats, cnt, _ = pattern_table(allc[keep], multiplicity=mult[keep])
+    from .nafreq import pattern_frequencies
+
+    fp = pattern_frequencies(pats, cnt, cnt, alpha)[0]
+    f = np.full(len(allc), np.nan)
+    f[np.flatnonzero(keep)] = fp[ids]
+    return f[: len(out_rows)], f[len(out_rows) :]
+
+
 def _greedy_pass(pt: _Patterns, k: float, col_order: np.ndarray) -> bool:
     """One pass over the patterns below k; True when a suppression was made."""
     size = pt.size
@@ -410,12 +467,20 @@ def _greedy_pass(pt: _Patterns, k: float, col_order: np.ndarray) -> bool:
     return moved
 
 
-def _restore(original: np.ndarray, out: np.ndarray, pt: _Patterns, k: float, restore_order) -> np.ndarray:
+def _restore(
+    original: np.ndarray, out: np.ndarray, pt: _Patterns, k: float, restore_order, rec=None, pos=None
+) -> np.ndarray:
     """Put suppressed values back, most important variables first, wherever every record
-    keeps f >= k (checked exactly on the pattern table)."""
+    keeps f >= k (checked exactly on the pattern table).
+
+    ``rec`` and ``pos`` (pattern and record position of each row of ``out``) default to the
+    pattern table's own records; a compressed table passes the records with suppressed values
+    only, in input order."""
+    rec = pt.rec if rec is None else rec
+    pos = np.arange(len(out)) if pos is None else pos
     for v in restore_order:
         for i in np.flatnonzero((out[:, v] < 0) & (original[:, v] >= 0)):
-            a = int(pt.rec[i])
+            a = int(rec[i])
             target = pt.row(a)
             target[v] = original[i, v]
             size_before = pt.size
@@ -432,8 +497,8 @@ def _restore(original: np.ndarray, out: np.ndarray, pt: _Patterns, k: float, res
                 pt.f[:size] = new_f
                 pt.cnt[a] -= 1
                 pt.cnt[b] += 1
-                pt.rec[i] = b
-                pt.first[b] = min(pt.first[b], i)
+                rec[i] = b
+                pt.first[b] = min(pt.first[b], int(pos[i]))
                 out[i, v] = original[i, v]
             elif pt.size > size_before and pt.cnt[b] == 0:
                 pass  # the unused new pattern stays with count 0 (it counts for nothing)

@@ -203,6 +203,8 @@ class Compressed:
     counts: np.ndarray
     weight_sums: np.ndarray | None
     table: str
+    #: input position of the first record of each row (``compress(first=True)``)
+    first: np.ndarray | None = None
 
 
 class RelationalEngine:
@@ -274,7 +276,7 @@ class RelationalEngine:
         return None
 
     # -- compress --------------------------------------------------------------------------------
-    def compress(self, table: RelationTable, columns, weight: str | None = None) -> Compressed:
+    def compress(self, table: RelationTable, columns, weight: str | None = None, first: bool = False) -> Compressed:
         """The GROUP BY of ``columns`` with record counts and weight sums (kept in the engine
         with a row number, and returned as a small Polars frame)."""
         import polars as pl
@@ -286,22 +288,25 @@ class RelationalEngine:
         sel = ", ".join(f"{self.quote(c)} AS c{i}" for i, c in enumerate(cols))
         wv = f", CAST({self.quote(weight)} AS DOUBLE) AS __wv" if weight else ""
         wsum = ", sum(__wv) AS __w" if weight else ""
+        rv = f", {self.record_number()} AS __rec" if first else ""
+        fmin = ", min(__rec) AS __first" if first else ""
         sql = (
-            f"SELECT {gcols}, count(*) AS __n{wsum}, row_number() OVER (ORDER BY {gcols}) - 1 AS __row "
-            f"FROM (SELECT {sel}{wv} FROM {table.view}) t GROUP BY {gcols}"
+            f"SELECT {gcols}, count(*) AS __n{wsum}{fmin}, row_number() OVER (ORDER BY {gcols}) - 1 AS __row "
+            f"FROM (SELECT {sel}{wv}{rv} FROM {table.view}) t GROUP BY {gcols}"
         )
         name = new_name("patterns")
         self.materialize(name, sql)
         small = self.frame(f"SELECT * FROM {name} ORDER BY __row")
         counts = small.get_column("__n").to_numpy().astype(np.int64)
         wsums = small.get_column("__w").to_numpy().astype(float) if weight else None
+        firsts = small.get_column("__first").to_numpy().astype(np.int64) if first else None
         frame = small.select(
             [
                 (pl.col(f"c{i}").cast(table.declared[c]) if c in table.declared else pl.col(f"c{i}")).alias(c)
                 for i, c in enumerate(cols)
             ]
         )
-        return Compressed(table, tuple(cols), frame, counts, wsums, name)
+        return Compressed(table, tuple(cols), frame, counts, wsums, name, firsts)
 
     def _join_rows(self, comp: Compressed, alias: str = "s", palias: str = "p") -> str:
         """The join condition of records to rows of the compressed table (NULL/NaN-safe)."""
@@ -390,6 +395,53 @@ class RelationalEngine:
             f"AND NOT {kmiss} GROUP BY {q(household)} HAVING count(DISTINCT {q(key)}) > 1) t"
         )
         return int(self.scalar(sql) or 0)
+
+    # -- protection ----------------------------------------------------------------------------------
+    def _numbered(self, table: RelationTable) -> str:
+        return f"(SELECT *, {self.record_number()} AS __rec FROM {table.view})"
+
+    def records_of(self, comp: Compressed, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Input positions (sorted) and compressed-table rows of the records of ``rows``."""
+        import polars as pl
+
+        sel = new_name("rows")
+        self.register(sel, pl.DataFrame({"r": np.asarray(rows, dtype=np.int64)}))
+        out = self.frame(
+            f"SELECT s.__rec AS pos, p.__row AS r FROM {self._numbered(comp.source)} s JOIN {comp.table} p ON "
+            f"{self._join_rows(comp)} JOIN {sel} x ON x.r = p.__row ORDER BY s.__rec"
+        )
+        return out.get_column("pos").to_numpy().astype(np.int64), out.get_column("r").to_numpy().astype(np.int64)
+
+    def with_suppressed(self, comp: Compressed, keys, row_flags: np.ndarray, pos: np.ndarray, rec_flags: np.ndarray):
+        """The records with key values made missing: ``row_flags`` (rows x keys) for every
+        record of a row, ``rec_flags`` for the records at ``pos`` instead. Returned as the
+        engine's own lazy table (a DuckDB relation, a Spark DataFrame), in input order with the
+        input's columns."""
+        import polars as pl
+
+        q = self.quote
+        m = len(keys)
+        vals = self._upload_values({f"m{j}": row_flags[:, j] for j in range(m)})
+        recs = new_name("recflags")
+        self.register(recs, pl.DataFrame({"__rec": pos, **{f"m{j}": rec_flags[:, j] for j in range(m)}}))
+        index = {k: j for j, k in enumerate(keys)}
+        cols = []
+        for c in comp.source.columns:
+            if c in index:
+                j = index[c]
+                cols.append(f"CASE WHEN coalesce(r.m{j}, v.v{j}) THEN NULL ELSE s.{q(c)} END AS {q(c)}")
+            else:
+                cols.append(f"s.{q(c)}")
+        sql = (
+            f"SELECT {', '.join(cols)} FROM {self._numbered(comp.source)} s JOIN {comp.table} p ON "
+            f"{self._join_rows(comp)} JOIN {vals} v ON v.__row = p.__row LEFT JOIN {recs} r ON r.__rec = s.__rec "
+            "ORDER BY s.__rec"
+        )
+        return self.relation(sql)
+
+    def relation(self, sql: str):  # pragma: no cover - abstract
+        """The engine's lazy table of ``sql``."""
+        raise NotImplementedError
 
     # -- per-record output -----------------------------------------------------------------------
     def record_query(self, comp: Compressed, values: dict, household: HouseholdStore | None = None, id=None) -> str:

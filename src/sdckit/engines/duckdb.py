@@ -97,6 +97,9 @@ class DuckDBEngine(RelationalEngine):
         fetch = getattr(rel, "to_arrow_table", None) or rel.fetch_arrow_table  # duckdb < 1.4: fetch_...
         return pl.from_arrow(fetch())
 
+    def relation(self, sql: str):
+        return self.con.sql(sql)
+
     def scalar(self, sql: str):
         return self.con.execute(sql).fetchall()[0][0]
 

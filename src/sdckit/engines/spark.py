@@ -109,6 +109,9 @@ class SparkEngine(RelationalEngine):
 
         return pl.from_arrow(self.spark.sql(sql).toArrow())
 
+    def relation(self, sql: str):
+        return self.spark.sql(sql)
+
     def scalar(self, sql: str):
         return self.spark.sql(sql).collect()[0][0]
 

@@ -6,8 +6,10 @@ import numpy as np
 
 from .._core.suppression import default_importance, suppress_to_k
 from .._validation import as_missing_codes, check_choice, check_fraction, raise_problems
+from ..engines import get_engine, is_out_of_core
 from ._common import Change, finish, read_input
 from ._result import ProtectionResult
+from ._suppression_engine import local_suppression_engine
 
 __all__ = ["local_suppression"]
 
@@ -69,6 +71,13 @@ def local_suppression(
         keys and k = 3).
     missing : value or sequence, optional
         Extra missing-value codes of the key columns.
+    engine : {"polars", "duckdb", "spark"} or engine, optional
+        Where the record-level work runs. With DuckDB or Spark (``method="greedy"``, no
+        ``combs``) the suppression is decided on the engine's table of distinct key patterns;
+        only the records with a suppressed value are fetched (for the restoring pass, which
+        works in input order), and ``data`` of the result is the engine's lazy table of the
+        protected records (a DuckDB relation or a Spark DataFrame): write it with the engine,
+        or pass it to a measure.
 
     Returns
     -------
@@ -83,9 +92,24 @@ def local_suppression(
     Minimum suppression to k-anonymity is NP-hard (Meyerson & Williams 2004); both methods
     are heuristics. Cells already missing stay missing and are not counted as suppressions.
     """
-    inp = read_input(data, keys, "keys", strata, engine)
     check_choice(method, "method", _METHODS)
     check_fraction(alpha, "alpha")
+    eng = get_engine(engine, data)
+    if is_out_of_core(eng):
+        return local_suppression_engine(
+            eng,
+            data,
+            keys,
+            k=k,
+            importance=importance,
+            combs=combs,
+            strata=strata,
+            alpha=alpha,
+            method=method,
+            missing=as_missing_codes(missing),
+            checks=(_check_k, _importance),
+        )
+    inp = read_input(data, keys, "keys", strata, engine)
     missing = as_missing_codes(missing)
     enc = inp.engine.encode(inp.table, list(inp.variables), missing or None)
     codes = enc.codes

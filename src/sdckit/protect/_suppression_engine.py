@@ -1,0 +1,138 @@
+"""Local suppression with an out-of-core engine (DuckDB, Spark).
+
+The greedy method decides on distinct key patterns, so it runs on the engine's compressed table
+(distinct rows of keys and strata, with their record counts and the position of their first
+record). Only its last pass, which puts suppressed values back record by record in input order,
+needs records: those of the rows with a suppression, fetched by position. The engine then builds
+the protected records as a lazy table (a join of the records to the rows' and those records'
+suppression flags), so nothing record-level is collected.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._core.suppression import _strata_rows, greedy_suppression_rows
+from .._errors import SdcError
+from .._validation import as_name_list, raise_problems
+from ..engines import get_engine
+from ._common import strata_of
+from ._result import ProtectionResult
+
+
+def local_suppression_engine(eng, data, keys, *, k, importance, combs, strata, alpha, method, missing, checks):
+    """:func:`sdckit.local_suppression` on ``eng`` (``checks``: the in-memory function's own
+    parameter checks, ``(check_k, importance)``)."""
+    if method != "greedy":
+        raise SdcError(
+            f"method: {method!r} works record by record; with the {eng.name} engine expected method='greedy'"
+        )
+    if combs is not None:
+        raise SdcError(f"combs: not available with the {eng.name} engine; expected combs=None (or engine='polars')")
+    check_k, importance_of = checks
+    rel = eng.table(data)
+    names = tuple(as_name_list(keys, "keys"))
+    rel.require(names, "keys")
+    st = tuple(as_name_list(strata, "strata", allow_empty=True)) if strata is not None else ()
+    rel.require(st, "strata")
+    if set(st) & set(names):
+        raise_problems([f"strata: {', '.join(sorted(set(st) & set(names)))} also in keys; expected separate columns"])
+    comp = eng.compress(rel, names + st, None, first=True)
+    mem = get_engine()
+    small = mem.table(comp.frame)
+    enc = mem.encode(small, list(names), list(missing) or None)
+    codes, counts = enc.codes, comp.counts
+    ks = check_k(k, None, int(counts.sum()), len(names))
+    imp = importance_of(importance, names, codes)
+    st_codes, st_labels = strata_of(mem, small, st)
+    run = _run(eng, comp, codes, counts, ks[0], imp, alpha, st_codes)
+    return _result(eng, comp, names, enc, run, ks[0], imp, alpha, strata, missing, st_codes, st_labels)
+
+
+def _run(eng, comp, codes, counts, k, imp, alpha, st_codes) -> dict:
+    """The greedy suppression per stratum; the records with suppressions, their final codes
+    and the number of records still below k."""
+    out_rows = codes.copy()
+    pos, row_of, out_rec = [], [], []
+    n_unresolved = 0
+    groups = [np.arange(len(codes))] if st_codes is None else _strata_rows(st_codes)
+    for rows in groups:
+        local = {int(r): i for i, r in enumerate(rows)}
+
+        def records_of(sub, rows=rows, local=local):
+            p, r = eng.records_of(comp, rows[sub])
+            return p, np.array([local[int(x)] for x in r], dtype=np.int64)
+
+        o, p, r, rec, f_rows, f_rec = greedy_suppression_rows(
+            codes[rows], counts[rows], comp.first[rows], k, imp, alpha, records_of
+        )
+        out_rows[rows] = o
+        pos.append(p)
+        row_of.append(rows[r])
+        out_rec.append(rec)
+        rest = counts[rows].astype(float) - np.bincount(r, minlength=len(rows))
+        n_unresolved += int(rest[f_rows < k].sum()) + int(np.count_nonzero(f_rec < k))
+    order = np.argsort(np.concatenate(pos), kind="stable") if pos else np.zeros(0, np.int64)
+    return {
+        "out_rows": out_rows,
+        "pos": np.concatenate(pos)[order],
+        "row_of": np.concatenate(row_of)[order],
+        "out_rec": np.concatenate(out_rec)[order] if out_rec else codes[:0],
+        "n_unresolved": n_unresolved,
+    }
+
+
+def _result(eng, comp, names, enc, run, k, imp, alpha, strata, missing, st_codes, st_labels) -> ProtectionResult:
+    codes, counts = enc.codes, comp.counts.astype(np.int64)
+    row_flags = (run["out_rows"] < 0) & (codes >= 0)
+    rec_flags = (run["out_rec"] < 0) & (codes[run["row_of"]] >= 0)
+    data = eng.with_suppressed(comp, names, row_flags, run["pos"], rec_flags)
+    n_changed, by_category, by_stratum = {}, {}, {}
+    for j, v in enumerate(names):
+        per_row = counts * row_flags[:, j]
+        np.subtract.at(per_row, run["row_of"], row_flags[run["row_of"], j].astype(np.int64))
+        np.add.at(per_row, run["row_of"], rec_flags[:, j].astype(np.int64))
+        n_changed[v] = int(per_row.sum())
+        by_category[v] = _by_category(per_row, codes[:, j], enc.labels[j])
+        if st_codes is not None:
+            for s, label in enumerate(st_labels):
+                by_stratum.setdefault(label, {})[v] = int(per_row[st_codes == s].sum())
+    n_unres = run["n_unresolved"]
+    notes = (
+        (f"{n_unres} record(s) could not be made k-anonymous (a stratum with fewer than k records).",)
+        if n_unres
+        else ()
+    )
+    return ProtectionResult(
+        method="local_suppression",
+        parameters={
+            "keys": list(names),
+            "k": k,
+            "importance": [int(i) for i in imp],
+            "combs": None,
+            "strata": None if strata is None else [str(v) for v in np.atleast_1d(strata)],
+            "alpha": float(alpha),
+            "method": "greedy",
+            "missing": list(missing) or None,
+        },
+        data=data,
+        n=int(counts.sum()),
+        n_changed=n_changed,
+        n_changed_by_category=by_category,
+        n_changed_by_stratum=by_stratum,
+        details={
+            "n_suppressed": int(sum(n_changed.values())),
+            "importance": {v: int(i) for v, i in zip(names, imp)},
+            "n_unresolved": n_unres,
+        },
+        notes=notes,
+        table=None,
+        backend=eng.name,
+    )
+
+
+def _by_category(per_row: np.ndarray, codes: np.ndarray, labels) -> dict:
+    obs = codes >= 0
+    sums = np.bincount(codes[obs], weights=per_row[obs], minlength=len(labels)) if obs.any() else np.zeros(0)
+    values = get_engine().label_values(labels)
+    return {str(values[c]): int(n) for c, n in enumerate(sums) if n}
