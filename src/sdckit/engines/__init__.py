@@ -79,6 +79,7 @@ OUT_OF_CORE_MEASURES = (
     "t_closeness",
     "suda",
     "loglinear_risk",
+    "local_suppression",
 )
 
 

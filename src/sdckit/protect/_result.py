@@ -36,7 +36,9 @@ class ProtectionResult(Result):
     data : frame
         The protected data, as the caller's frame type (pandas, Polars, PyArrow or NumPy):
         the same rows in the same order and the same columns; only the variables the method
-        protects differ. The input is never modified.
+        protects differ. The input is never modified. With the DuckDB or Spark engine it is
+        the engine's lazy table of the protected records (a DuckDB relation, a Spark
+        DataFrame).
     n : int
         Number of records.
     n_changed : dict

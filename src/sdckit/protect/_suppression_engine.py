@@ -87,7 +87,9 @@ def _result(eng, comp, names, enc, run, k, imp, alpha, strata, missing, st_codes
     row_flags = (run["out_rows"] < 0) & (codes >= 0)
     rec_flags = (run["out_rec"] < 0) & (codes[run["row_of"]] >= 0)
     data = eng.with_suppressed(comp, names, row_flags, run["pos"], rec_flags)
-    n_changed, by_category, by_stratum = {}, {}, {}
+    n_changed: dict = {}
+    by_category: dict = {}
+    by_stratum: dict = {}
     for j, v in enumerate(names):
         per_row = counts * row_flags[:, j]
         np.subtract.at(per_row, run["row_of"], row_flags[run["row_of"], j].astype(np.int64))
