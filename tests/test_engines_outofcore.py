@@ -525,6 +525,93 @@ def test_local_suppression_duckdb_matches_polars_on_generated_data(d, k, alpha, 
     assert _collect(out.data).equals(mem.data)
 
 
+RISK_CASES = {
+    "census": dict(threshold=0.05),
+    "weighted": dict(weight="sampling_weight", threshold=0.01),
+    "target-min-risk": dict(weight="sampling_weight", max_global_risk=0.001, strategy="min_risk"),
+    "strata": dict(weight="sampling_weight", threshold=0.01, strata="urbrur"),
+    "sdcmicro": dict(weight="sampling_weight", threshold=0.01, method="sdcmicro", variables=["relat"]),
+    "alpha": dict(threshold=0.2, alpha=0.5),
+}
+
+
+@pytest.mark.parametrize("case", sorted(RISK_CASES))
+def test_suppress_by_risk_in_the_engine(engine, case, tmp_path):
+    """Risks on the engine's distinct patterns; a pattern's records are fetched when one of
+    them is to be suppressed: the same cells and aggregates as in memory."""
+    kw = RISK_CASES[case]
+    d = _testdata()
+    data = as_input(d, engine, "parquet", tmp_path)
+    keys = KEYS[1:] if "strata" in kw else KEYS
+    mem = sdckit.suppress_by_risk(d, keys, **kw)
+    out = sdckit.suppress_by_risk(data, keys, engine=engine, **kw)
+    assert mem.details["n_suppressed"] > 50
+    assert_close(mem.to_dict(), out.to_dict())
+    assert _collect(out.data).equals(mem.data)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(d=frames(), thr=st.sampled_from([0.05, 0.2, 0.5]), alpha=st.sampled_from([1.0, 0.5]), weighted=st.booleans())
+def test_suppress_by_risk_duckdb_matches_polars_on_generated_data(d, thr, alpha, weighted, tmp_path):
+    path = tmp_path / "r.parquet"
+    d.write_parquet(path)
+    kw = dict(threshold=thr, alpha=alpha, weight="w" if weighted else None)
+    mem = sdckit.suppress_by_risk(d, ["a", "b", "c"], **kw)
+    out = sdckit.suppress_by_risk(path, ["a", "b", "c"], engine="duckdb", **kw)
+    assert_close(mem.to_dict(), out.to_dict())
+    assert _collect(out.data).equals(mem.data)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    codes=st.integers(1, 50).flatmap(
+        lambda n: st.lists(st.lists(st.integers(-1, 2), min_size=3, max_size=3), min_size=n, max_size=n)
+    ),
+    k=st.integers(1, 4),
+    thr=st.sampled_from([0.05, 0.2, 0.5]),
+    alpha=st.sampled_from([1.0, 0.5, 0.0]),
+    weights=st.lists(st.sampled_from([1.0, 2.0, 5.0, 10.0]), min_size=50, max_size=50),
+    weighted=st.booleans(),
+)
+def test_compressed_kernels_match_the_record_kernels(codes, k, thr, alpha, weights, weighted):
+    """Oracle: the suppression kernels on a compressed table (distinct rows, counts, first
+    positions, records fetched on demand) give the record kernels' codes and risks."""
+    from sdckit._core.frequencies import pattern_table
+    from sdckit._core.risk_suppression import suppress_iteratively, suppress_iteratively_rows
+    from sdckit._core.suppression import default_importance, greedy_suppression, greedy_suppression_rows
+
+    c = np.array(codes, dtype=np.int32)
+    n = len(c)
+    w = np.array(weights[:n]) if weighted else None
+    ids, pats, cnt, ws = pattern_table(c, w)
+    first = np.full(len(pats), n)
+    np.minimum.at(first, ids, np.arange(n))
+
+    def records_of(rows, with_weights=False):
+        pos = np.flatnonzero(np.isin(ids, rows))
+        return (pos, ids[pos], None if w is None else w[pos]) if with_weights else (pos, ids[pos])
+
+    imp = default_importance(c)
+    ref, _ = greedy_suppression(c, k, imp, alpha)
+    rows, pos, row_of, rec, _, _ = greedy_suppression_rows(pats, cnt.astype(np.int64), first, k, imp, alpha, records_of)
+    full = rows[ids].copy()
+    full[pos] = rec
+    np.testing.assert_array_equal(full, ref)
+
+    allowed = np.arange(3)[::-1].copy()
+    ref, ref_risk, _, _ = suppress_iteratively(c, w, thr, allowed, alpha=alpha)
+    pos, row, mult, new, risk, _ = suppress_iteratively_rows(
+        pats, cnt.astype(np.int64), first, None if w is None else ws, thr, allowed, strategy="importance",
+        alpha=alpha, records_of=lambda r: records_of(r, True),
+    )  # fmt: skip
+    full, full_risk = pats[ids].copy(), np.zeros(n)
+    for p_, r_, m_, c_, k_ in zip(pos, row, mult, new, risk):
+        sel = ids == r_ if m_ > 1 else np.arange(n) == p_
+        full[sel], full_risk[sel] = c_, k_
+    np.testing.assert_array_equal(full, ref)
+    np.testing.assert_allclose(full_risk, ref_risk, rtol=1e-12, atol=1e-15)
+
+
 def test_local_suppression_modes_that_need_the_records(tmp_path):
     path = tmp_path / "d.parquet"
     _testdata().write_parquet(path)
@@ -539,6 +626,6 @@ def test_local_suppression_modes_that_need_the_records(tmp_path):
 def test_steps_that_need_the_records_say_so(tmp_path):
     d = _testdata()
     with pytest.raises(sdckit.SdcError, match="engine: a protection method needs the records in memory.*suda"):
-        sdckit.suppress_by_risk(d, ["urbrur", "sex"], threshold=0.1, engine="duckdb")
+        sdckit.pram(d, ["urbrur", "sex"], seed=1, engine="duckdb")
     with pytest.raises(sdckit.SdcError, match="engine: SdcProblem needs the records in memory"):
         sdckit.SdcProblem(d, sdckit.Scenario(keys=["urbrur", "sex"]), engine="duckdb")

@@ -30,7 +30,14 @@ from .frequencies import pattern_table
 from .individual import individual_risk_values
 from .nafreq import pattern_frequencies
 
-__all__ = ["pattern_risk", "record_risk", "sdcmicro_pass", "suppress_iteratively"]
+__all__ = [
+    "NeedRecords",
+    "pattern_risk",
+    "record_risk",
+    "sdcmicro_pass",
+    "suppress_iteratively",
+    "suppress_iteratively_rows",
+]
 
 _STRATEGIES = ("importance", "min_risk")
 #: risks within this relative difference are a tie (the quadrature behind fractional f_k can
@@ -38,18 +45,21 @@ _STRATEGIES = ("importance", "min_risk")
 _TIE = 1e-12
 
 
-def pattern_risk(codes: np.ndarray, weights: np.ndarray | None, alpha: float, factorize=None):
+def pattern_risk(codes: np.ndarray, weights: np.ndarray | None, alpha: float, factorize=None, multiplicity=None):
     """``(ids, patterns, counts, f, F, r)``: the distinct key patterns, each record's pattern,
-    and f, \\hat F (missing-value rule) and the risk (sdcMicro's ``approx`` rule) per pattern."""
-    ids, patterns, counts, wsum = pattern_table(codes, weights, factorize=factorize)
+    and f, \\hat F (missing-value rule) and the risk (sdcMicro's ``approx`` rule) per pattern
+    (``multiplicity``: records per row of a compressed table, ``weights`` their sums)."""
+    ids, patterns, counts, wsum = pattern_table(codes, weights, factorize=factorize, multiplicity=multiplicity)
     f, F = pattern_frequencies(patterns, counts, wsum, alpha)
     r, _ = individual_risk_values(f, F)
     return ids, patterns, counts, f, F, r
 
 
-def record_risk(codes: np.ndarray, weights: np.ndarray | None, alpha: float, factorize=None) -> np.ndarray:
+def record_risk(
+    codes: np.ndarray, weights: np.ndarray | None, alpha: float, factorize=None, multiplicity=None
+) -> np.ndarray:
     """The individual risk of every record (as ``individual_risk`` computes it)."""
-    ids, _, _, _, _, r = pattern_risk(codes, weights, alpha, factorize)
+    ids, _, _, _, _, r = pattern_risk(codes, weights, alpha, factorize, multiplicity)
     return r[ids]
 
 
@@ -101,6 +111,8 @@ class _State:
     moved: dict = field(default_factory=dict)  # pattern -> heap of rows moved into it
     heap: list = field(default_factory=list)
     steps: int = 0
+    #: rows that stand for several records not loaded (a compressed table's row): never moved
+    grouped: np.ndarray | None = None
 
     # -- members ---------------------------------------------------------------------------------
     def min_row(self, p: int) -> int:
@@ -166,12 +178,15 @@ class _State:
             heapq.heappush(self.heap, (-float(self.r[p]), self.min_row(p), p, int(self.ver[p])))
 
 
-def _initial_state(codes, weights, threshold, allowed, strategy, alpha, factorize) -> _State:
-    ids, patterns, counts, f, F, r = pattern_risk(codes, weights, alpha, factorize)
+def _initial_state(codes, weights, threshold, allowed, strategy, alpha, factorize, multiplicity=None) -> _State:
+    ids, patterns, counts, f, F, r = pattern_risk(codes, weights, alpha, factorize, multiplicity)
     P, m = patterns.shape
     order = np.argsort(ids, kind="stable")
     bounds = np.searchsorted(ids[order], np.arange(P + 1))
-    w = np.ones(len(ids)) if weights is None else np.asarray(weights, dtype=float)
+    if weights is not None:
+        w = np.asarray(weights, dtype=float)
+    else:  # without weights W counts records (a row of a compressed table: its records)
+        w = np.ones(len(ids)) if multiplicity is None else np.asarray(multiplicity, dtype=float)
     st = _State(
         m=m,
         alpha=alpha,
@@ -194,6 +209,8 @@ def _initial_state(codes, weights, threshold, allowed, strategy, alpha, factoriz
         P=P,
     )
     st.index = {st.pat[p].tobytes(): p for p in range(P)}
+    if multiplicity is not None:
+        st.grouped = np.asarray(multiplicity) > 1
     st.push(np.arange(P))
     return st
 
@@ -258,6 +275,8 @@ def _run(st: _State) -> None:
         neg_r, row, p, ver = heapq.heappop(st.heap)
         if ver != st.ver[p]:
             continue
+        if st.grouped is not None and st.grouped[st.min_row(p)]:
+            raise NeedRecords(st.min_row(p))
         row = st.take_min_row(p)
         j = _choose(st, p, row)
         _move(st, row, p, j)
@@ -265,6 +284,14 @@ def _run(st: _State) -> None:
 
 def _codes_of(st: _State) -> np.ndarray:
     return np.asfortranarray(st.pat[st.rec_pat])
+
+
+class NeedRecords(Exception):  # noqa: N818 - a signal, not an error
+    """The iterative method reached a row that stands for several records: they are needed."""
+
+    def __init__(self, row: int):
+        super().__init__(row)
+        self.row = row
 
 
 def suppress_iteratively(
@@ -276,6 +303,7 @@ def suppress_iteratively(
     strategy: str = "importance",
     alpha: float = 1.0,
     factorize=None,
+    multiplicity=None,
 ):
     """Suppress key values until no record has risk above ``threshold`` or can be suppressed
     further.
@@ -299,6 +327,11 @@ def suppress_iteratively(
         Weight of matches through missing values.
     factorize : callable, optional
         An engine's GROUP BY for the pattern table.
+    multiplicity : ndarray (n,), optional
+        Records each row stands for (rows sorted by their first record's position; ``weights``
+        their weight sums). A row of several records is never split: when the method would
+        suppress in it, :class:`NeedRecords` is raised with the row, to be expanded into its
+        records and the call repeated.
 
     Returns
     -------
@@ -315,7 +348,7 @@ def suppress_iteratively(
     current = np.asfortranarray(codes, dtype=np.int32)
     steps = 0
     while True:
-        st = _initial_state(current, weights, threshold, allowed, strategy, alpha, factorize)
+        st = _initial_state(current, weights, threshold, allowed, strategy, alpha, factorize, multiplicity)
         if not st.heap:
             break
         _run(st)
@@ -323,3 +356,57 @@ def suppress_iteratively(
         current = _codes_of(st)
     risk = st.r[st.rec_pat]
     return current, risk, risk > threshold, steps
+
+
+def suppress_iteratively_rows(codes, counts, first, wsums, threshold, allowed, *, strategy, alpha, records_of):
+    """:func:`suppress_iteratively` on the rows of a compressed table, with the same result.
+
+    Rows of one record are records. A row of several records stays one row (with its count
+    and weight sum) until the method would suppress in it; then its records are fetched
+    (``records_of(rows) -> (positions, row of each, weight of each or None)``) and the method
+    starts again (it is deterministic, so it repeats its steps up to that point). The rows
+    above the threshold at the start are fetched at once.
+
+    Returns ``(pos, row, mult, new_codes, risk, steps)`` per entry: a record's position, or a
+    row's first position with its count (``mult`` > 1: never changed).
+    """
+    codes = np.asarray(codes, dtype=np.int32)
+    counts = np.asarray(counts, dtype=np.int64)
+    _, _, _, _, _, r0 = pattern_risk(codes, wsums, alpha, multiplicity=counts)
+    ids0 = pattern_table(codes, multiplicity=counts)[0]
+    need = set(np.flatnonzero((r0[ids0] > threshold) & (counts > 1)).tolist())
+    loaded: dict = {}
+    while True:
+        if need:
+            pos, row_of, w = records_of(np.array(sorted(need), dtype=np.int64))
+            for r in need:
+                sel = row_of == r
+                loaded[r] = (pos[sel], None if w is None else w[sel])
+            need = set()
+        pos, row, mult, w = _entries(counts, first, wsums, loaded)
+        try:
+            new, risk, _, steps = suppress_iteratively(
+                codes[row], w, threshold, allowed, strategy=strategy, alpha=alpha, multiplicity=mult
+            )
+        except NeedRecords as sig:
+            need = {int(row[sig.row])}
+            continue
+        return pos, row, mult, new, risk, steps
+
+
+def _entries(counts, first, wsums, loaded: dict):
+    """The rows, with the loaded ones replaced by their records, in position order."""
+    pos, row, mult, w = [], [], [], []
+    rest = np.array([r for r in range(len(counts)) if r not in loaded], dtype=np.int64)
+    pos.append(np.asarray(first, dtype=np.int64)[rest])
+    row.append(rest)
+    mult.append(counts[rest])
+    w.append(None if wsums is None else np.asarray(wsums, dtype=float)[rest])
+    for r, (p, wr) in loaded.items():
+        pos.append(p)
+        row.append(np.full(len(p), r, dtype=np.int64))
+        mult.append(np.ones(len(p), dtype=np.int64))
+        w.append(wr)
+    order = np.argsort(np.concatenate(pos), kind="stable")
+    weights = None if wsums is None else np.concatenate(w)[order]
+    return np.concatenate(pos)[order], np.concatenate(row)[order], np.concatenate(mult)[order], weights

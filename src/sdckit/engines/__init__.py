@@ -80,6 +80,7 @@ OUT_OF_CORE_MEASURES = (
     "suda",
     "loglinear_risk",
     "local_suppression",
+    "suppress_by_risk",
 )
 
 

@@ -400,17 +400,24 @@ class RelationalEngine:
     def _numbered(self, table: RelationTable) -> str:
         return f"(SELECT *, {self.record_number()} AS __rec FROM {table.view})"
 
-    def records_of(self, comp: Compressed, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Input positions (sorted) and compressed-table rows of the records of ``rows``."""
+    def records_of(self, comp: Compressed, rows: np.ndarray, weight: str | None = None):
+        """Input positions (sorted) and compressed-table rows of the records of ``rows``, and
+        (with ``weight``) their weights: ``(positions, rows)`` or ``(positions, rows, weights)``
+        when ``weight`` is passed (None without a weight column)."""
         import polars as pl
 
         sel = new_name("rows")
         self.register(sel, pl.DataFrame({"r": np.asarray(rows, dtype=np.int64)}))
+        wcol = f", CAST(s.{self.quote(weight)} AS DOUBLE) AS w" if weight else ""
         out = self.frame(
-            f"SELECT s.__rec AS pos, p.__row AS r FROM {self._numbered(comp.source)} s JOIN {comp.table} p ON "
+            f"SELECT s.__rec AS pos, p.__row AS r{wcol} FROM {self._numbered(comp.source)} s JOIN {comp.table} p ON "
             f"{self._join_rows(comp)} JOIN {sel} x ON x.r = p.__row ORDER BY s.__rec"
         )
-        return out.get_column("pos").to_numpy().astype(np.int64), out.get_column("r").to_numpy().astype(np.int64)
+        pos = out.get_column("pos").to_numpy().astype(np.int64)
+        r = out.get_column("r").to_numpy().astype(np.int64)
+        if weight is None:
+            return pos, r
+        return pos, r, out.get_column("w").to_numpy().astype(float)
 
     def with_suppressed(self, comp: Compressed, keys, row_flags: np.ndarray, pos: np.ndarray, rec_flags: np.ndarray):
         """The records with key values made missing: ``row_flags`` (rows x keys) for every

@@ -138,3 +138,153 @@ def _by_category(per_row: np.ndarray, codes: np.ndarray, labels) -> dict:
     sums = np.bincount(codes[obs], weights=per_row[obs], minlength=len(labels)) if obs.any() else np.zeros(0)
     values = get_engine().label_values(labels)
     return {str(values[c]): int(n) for c, n in enumerate(sums) if n}
+
+
+# ----------------------------------------------------------------------------------------------
+# risk-threshold suppression
+# ----------------------------------------------------------------------------------------------
+def suppress_by_risk_engine(
+    eng,
+    data,
+    keys,
+    *,
+    weight,
+    threshold,
+    max_global_risk,
+    variables,
+    importance,
+    strategy,
+    alpha,
+    method,
+    strata,
+    missing,
+) -> ProtectionResult:
+    """:func:`sdckit.suppress_by_risk` on ``eng``: the risks on the compressed table, the
+    records of a pattern fetched when one of them is to be suppressed."""
+    import polars as pl
+
+    from .._core.individual import risk_threshold
+    from .._core.risk_suppression import pattern_risk
+    from ._common import read_input
+    from .risk_suppression import _groups, _plan, _weight_problems
+
+    rel = eng.table(data)
+    names = tuple(as_name_list(keys, "keys"))
+    rel.require(names, "keys")
+    st = tuple(as_name_list(strata, "strata", allow_empty=True)) if strata is not None else ()
+    rel.require(st, "strata")
+    raise_problems(_weight_problems(rel, list(names), weight))
+    comp = eng.compress(rel, names + st, None if weight is None else str(weight), first=True)
+    frame = comp.frame
+    if weight is not None:
+        frame = frame.with_columns(pl.Series(str(weight), comp.weight_sums))
+    inp = read_input(frame, names, "keys", strata=strata)
+    plan = _plan(inp, weight, threshold, max_global_risk, variables, importance, strategy, alpha, method, missing)
+    counts = comp.counts.astype(np.int64)
+    groups = _groups(inp)
+    before = np.empty(len(counts))
+    levels, level_counts = [], []
+    for rows in groups:
+        w = None if plan.weights is None else plan.weights[rows]
+        ids, _, c, _, _, r = pattern_risk(plan.codes[rows], w, plan.alpha, multiplicity=counts[rows])
+        before[rows] = r[ids]
+        levels.append(r)
+        level_counts.append(c)
+    r_star = plan.threshold
+    if r_star is None:
+        r_star = risk_threshold(
+            np.concatenate(levels), np.concatenate(level_counts), plan.max_global_risk, counts.sum()
+        )
+        if r_star == 0.0:
+            raise SdcError(
+                "max_global_risk: no risk level meets the target (every record would be unsafe); expected a larger "
+                "target, or a threshold"
+            )
+    entries = _risk_entries(eng, comp, plan, groups, counts, before, r_star, weight)
+    return _risk_result(eng, comp, names, plan, inp, entries, r_star, weight, strata)
+
+
+def _risk_entries(eng, comp, plan, groups, counts, before, r_star, weight) -> dict:
+    """Per entry (a record, or a row of several records left whole): position, row, count,
+    codes and risk after."""
+    from .._core.risk_suppression import record_risk, sdcmicro_pass, suppress_iteratively_rows
+
+    parts = []
+    for rows in groups:
+        w = None if plan.weights is None else plan.weights[rows]
+        if r_star is None or plan.method == "sdcmicro":
+            out = (
+                plan.codes[rows]
+                if r_star is None
+                else sdcmicro_pass(plan.codes[rows], before[rows], r_star, int(plan.allowed[0]))
+            )
+            after = record_risk(out, w, plan.alpha, multiplicity=counts[rows])
+            parts.append((comp.first[rows], rows, counts[rows], np.asarray(out), after))
+            continue
+        local = {int(r): i for i, r in enumerate(rows)}
+
+        def records_of(sub, rows=rows, local=local):
+            got = eng.records_of(comp, rows[sub], weight=None if weight is None else str(weight))
+            wr = got[2] if weight is not None else None
+            return got[0], np.array([local[int(x)] for x in got[1]], dtype=np.int64), wr
+
+        pos, row, mult, new, risk, _ = suppress_iteratively_rows(
+            plan.codes[rows], counts[rows], comp.first[rows], w, r_star, plan.allowed,
+            strategy=plan.strategy, alpha=plan.alpha, records_of=records_of,
+        )  # fmt: skip
+        parts.append((pos, rows[row], mult, new, risk))
+    cat = lambda i: np.concatenate([p[i] for p in parts])  # noqa: E731
+    return {"pos": cat(0), "row": cat(1), "mult": cat(2), "new": cat(3), "after": cat(4), "before": before[cat(1)]}
+
+
+def _risk_result(eng, comp, names, plan, inp, e, r_star, weight, strata) -> ProtectionResult:
+    from .risk_suppression import _details
+
+    codes = plan.codes
+    changed = (e["new"] < 0) & (codes[e["row"]] >= 0)
+    whole = e["mult"] > 1
+    row_flags = np.zeros(codes.shape, dtype=bool)
+    row_flags[e["row"][whole]] = changed[whole]
+    single = ~whole
+    data = eng.with_suppressed(comp, names, row_flags, e["pos"][single], changed[single])
+    keys_ = list(names)
+    per_entry = {v: changed[:, keys_.index(v)].astype(np.int64) * e["mult"] for v in plan.variables}
+    masks = {v: per_entry[v] for v in plan.variables}  # counts per entry (summed in the details)
+    n_changed = {v: int(m.sum()) for v, m in per_entry.items()}
+    by_category = {}
+    for v, m in per_entry.items():
+        j = keys_.index(v)
+        rows_codes = codes[e["row"], j]
+        by_category[v] = _by_category(m.astype(float), rows_codes, plan.labels[j])
+    by_stratum: dict = {}
+    if inp.strata_codes is not None:
+        stratum = inp.strata_codes[e["row"]]
+        for s, label in enumerate(inp.strata_labels):
+            by_stratum[label] = {v: int(m[stratum == s].sum()) for v, m in per_entry.items()}
+    details, notes = _details(plan, keys_, r_star, e["before"], e["after"], masks, e["mult"], e["pos"])
+    parameters = {
+        "keys": keys_,
+        "weight": weight,
+        "threshold": plan.threshold,
+        "max_global_risk": plan.max_global_risk,
+        "variables": plan.variables,
+        "importance": [int(i) for i in plan.importance],
+        "strategy": plan.strategy,
+        "alpha": plan.alpha,
+        "method": plan.method,
+        "strata": None if strata is None else as_name_list(strata, "strata"),
+        "missing": list(plan.missing) or None,
+    }
+    return ProtectionResult(
+        method="suppress_by_risk",
+        parameters=parameters,
+        data=data,
+        n=int(e["mult"].sum()),
+        n_changed=n_changed,
+        n_changed_by_category=by_category,
+        n_changed_by_stratum=by_stratum,
+        details=details,
+        notes=notes,
+        table=None,
+        backend=eng.name,
+    )

@@ -20,6 +20,7 @@ from .._validation import (
     missing_columns_message,
     raise_problems,
 )
+from ..engines import get_engine, is_out_of_core
 from ._common import Change, finish, read_input
 from ._result import ProtectionResult
 from .suppression import _importance
@@ -112,8 +113,12 @@ def suppress_by_risk(
         on each stratum separately.
     missing : value or list of values, optional
         Extra missing-value codes of the key columns.
-    engine : optional
-        The engine (default: the in-memory Polars engine).
+    engine : {"polars", "duckdb", "spark"} or engine, optional
+        Where the record-level work runs. With DuckDB or Spark the risks are computed on the
+        engine's table of distinct key patterns; the records of a pattern are fetched only when
+        one of them is to be suppressed (the iterative method works record by record, with each
+        record's own weight), and ``data`` of the result is the engine's lazy table of the
+        protected records.
 
     Returns
     -------
@@ -141,6 +146,25 @@ def suppress_by_risk(
     Meindl, B. (2015), Statistical disclosure control for micro-data using the R package
     sdcMicro, Journal of Statistical Software 67(4).
     """
+    eng = get_engine(engine, data)
+    if is_out_of_core(eng):
+        from ._suppression_engine import suppress_by_risk_engine
+
+        return suppress_by_risk_engine(
+            eng,
+            data,
+            keys,
+            weight=weight,
+            threshold=threshold,
+            max_global_risk=max_global_risk,
+            variables=variables,
+            importance=importance,
+            strategy=strategy,
+            alpha=alpha,
+            method=method,
+            strata=strata,
+            missing=missing,
+        )
     inp = read_input(data, keys, "keys", strata=strata, engine=engine)
     plan = _plan(inp, weight, threshold, max_global_risk, variables, importance, strategy, alpha, method, missing)
     groups = _groups(inp)
@@ -268,36 +292,43 @@ def _suppress(plan: _Plan, groups, before: np.ndarray, r_star: float, factorize)
     return new, after
 
 
-def _details(plan: _Plan, keys: list, r_star, before, after, masks) -> tuple[dict, tuple]:
-    n = before.size
-    above = np.zeros(n, dtype=bool) if r_star is None else after > r_star
-    rows = np.flatnonzero(above)
+def _details(plan: _Plan, keys: list, r_star, before, after, masks, mult=None, positions=None) -> tuple[dict, tuple]:
+    """The aggregates of the step (``mult``: records per entry when the entries are rows of
+    a compressed table, ``positions`` their first records)."""
+    c = np.ones(before.size) if mult is None else np.asarray(mult, dtype=float)
+    n = int(c.sum())
+    above = np.zeros(before.size, dtype=bool) if r_star is None else after > r_star
+    n_above = int(c[above].sum())
+    if mult is None:
+        rows = np.flatnonzero(above)
+    else:  # record positions are known for single records only
+        rows = positions[above] if not np.any(above & (c > 1)) else None
     details = {
         "threshold": r_star,
         "importance": {k: int(i) for k, i in zip(keys, plan.importance)},
         "n_suppressed": int(sum(int(m.sum()) for m in masks.values())),
-        "n_unsafe_before": 0 if r_star is None else int(np.count_nonzero(before > r_star)),
-        "n_unsafe_after": int(rows.size),
-        "n_unresolved": int(rows.size),
+        "n_unsafe_before": 0 if r_star is None else int(c[before > r_star].sum()),
+        "n_unsafe_after": n_above,
+        "n_unresolved": n_above,
         "unresolved_rows": rows,
-        "expected_reidentifications_before": float(before.sum()),
-        "expected_reidentifications_after": float(after.sum()),
-        "global_risk_before": float(before.sum()) / n if n else 0.0,
-        "global_risk_after": float(after.sum()) / n if n else 0.0,
+        "expected_reidentifications_before": float(np.dot(before, c)),
+        "expected_reidentifications_after": float(np.dot(after, c)),
+        "global_risk_before": float(np.dot(before, c)) / n if n else 0.0,
+        "global_risk_after": float(np.dot(after, c)) / n if n else 0.0,
         "max_risk_before": float(before.max()) if n else 0.0,
         "max_risk_after": float(after.max()) if n else 0.0,
     }
     notes = []
     if r_star is None:
         notes.append("The file already meets the target re-identification rate; nothing was suppressed.")
-    elif rows.size and plan.method == "sdcmicro":
+    elif n_above and plan.method == "sdcmicro":
         notes.append(
-            f"{rows.size} record(s) are still above the threshold after sdcMicro's single pass (risks recomputed "
+            f"{n_above} record(s) are still above the threshold after sdcMicro's single pass (risks recomputed "
             "once, as in sdcMicro); method='iterative' continues until none is."
         )
-    elif rows.size:
+    elif n_above:
         notes.append(
-            f"{rows.size} record(s) are still above the threshold with every suppressible key variable "
+            f"{n_above} record(s) are still above the threshold with every suppressible key variable "
             "suppressed (unresolved)."
         )
     return details, tuple(notes)
