@@ -79,6 +79,7 @@ OUT_OF_CORE_MEASURES = (
     "t_closeness",
     "suda",
     "loglinear_risk",
+    "external_risk",
     "local_suppression",
     "suppress_by_risk",
 )

@@ -206,6 +206,12 @@ class Compressed:
     #: input position of the first record of each row (``compress(first=True)``)
     first: np.ndarray | None = None
 
+    def frame_with(self, name: str, values) -> Any:
+        """``frame`` with one more column (for instance the weight sums under the weight's name)."""
+        import polars as pl
+
+        return self.frame.with_columns(pl.Series(name, np.asarray(values)))
+
 
 class RelationalEngine:
     """Shared SQL of the DuckDB and Spark engines (a subclass provides the session: ``sql``,
@@ -312,6 +318,14 @@ class RelationalEngine:
         """The join condition of records to rows of the compressed table (NULL/NaN-safe)."""
         conds = [self.null_safe_equal(f"{alias}.{self.quote(c)}", f"{palias}.c{i}") for i, c in enumerate(comp.columns)]
         return " AND ".join(conds) or "TRUE"
+
+    def upload(self, columns: dict) -> str:
+        """A small table of NumPy ``columns`` in the engine; returns its name."""
+        import polars as pl
+
+        name = new_name("table")
+        self.register(name, pl.DataFrame({k: np.asarray(v) for k, v in columns.items()}))
+        return name
 
     def _upload_values(self, values: dict) -> str:
         """A small (``__row``, ``v0``, ``v1``, ...) table in the engine (one value per row of

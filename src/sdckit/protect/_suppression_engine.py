@@ -161,8 +161,6 @@ def suppress_by_risk_engine(
 ) -> ProtectionResult:
     """:func:`sdckit.suppress_by_risk` on ``eng``: the risks on the compressed table, the
     records of a pattern fetched when one of them is to be suppressed."""
-    import polars as pl
-
     from .._core.individual import risk_threshold
     from .._core.risk_suppression import pattern_risk
     from ._common import read_input
@@ -175,9 +173,7 @@ def suppress_by_risk_engine(
     rel.require(st, "strata")
     raise_problems(_weight_problems(rel, list(names), weight))
     comp = eng.compress(rel, names + st, None if weight is None else str(weight), first=True)
-    frame = comp.frame
-    if weight is not None:
-        frame = frame.with_columns(pl.Series(str(weight), comp.weight_sums))
+    frame = comp.frame if weight is None else comp.frame_with(str(weight), comp.weight_sums)
     inp = read_input(frame, names, "keys", strata=strata)
     plan = _plan(inp, weight, threshold, max_global_risk, variables, importance, strategy, alpha, method, missing)
     counts = comp.counts.astype(np.int64)

@@ -262,8 +262,15 @@ class ExternalRiskResult(Result):
     n_released: int = 0
     n: int = 0  # external records
     method: str = "exact"
+    #: with an out-of-core engine: the counts (``n_paired``, ``n_linked`` and, with ``id``,
+    #: ``n_correct_links``, ``n_partner_admissible``) instead of per-record arrays
+    counts: dict | None = None
 
     _headline: ClassVar[tuple] = ("share_paired", "n_paired", "n")
+
+    @property
+    def _has_id(self) -> bool:
+        return self.correct is not None or (self.counts is not None and "n_correct_links" in self.counts)
 
     @property
     def n_external(self) -> int:
@@ -272,7 +279,7 @@ class ExternalRiskResult(Result):
     @property
     def n_paired(self) -> int:
         """External records paired with some released record."""
-        return int(self.paired.sum())
+        return self.counts["n_paired"] if self.counts is not None else int(self.paired.sum())
 
     @property
     def share_paired(self) -> float:
@@ -282,21 +289,26 @@ class ExternalRiskResult(Result):
     @property
     def n_linked(self) -> int:
         """External records with a first-found link."""
-        return int((self.linked_to >= 0).sum())
+        return self.counts["n_linked"] if self.counts is not None else int((self.linked_to >= 0).sum())
 
     @property
     def n_correct_links(self) -> int | None:
         """First-found links to the true partner (needs ``id``)."""
+        if self.counts is not None:
+            return self.counts.get("n_correct_links")
         return None if self.correct is None else int(self.correct.sum())
 
     @property
     def share_correct_links(self) -> float | None:
         """The correct-link rate: correct first-found links / external records (needs ``id``)."""
-        return None if self.correct is None else _share(self.n_correct_links, self.n)
+        n_correct = self.n_correct_links
+        return None if n_correct is None else _share(n_correct, self.n)
 
     @property
     def n_partner_admissible(self) -> int | None:
         """External records whose true partner is admissible (needs ``id``)."""
+        if self.counts is not None:
+            return self.counts.get("n_partner_admissible")
         return None if self.partner_admissible is None else int(self.partner_admissible.sum())
 
     @property
@@ -325,7 +337,7 @@ class ExternalRiskResult(Result):
             "internal_risk": self.internal_risk,
             "combined_risk": self.combined_risk,
         }
-        if self.correct is not None:
+        if self._has_id:
             out.update(
                 {
                     "n_correct_links": self.n_correct_links,
@@ -346,7 +358,7 @@ class ExternalRiskResult(Result):
             ("external risk r_ext", f"{self.share_paired:.6g}{pct}"),
             ("first-found links" + (" (one-to-one)" if self.one_to_one else ""), self.n_linked),
         ]
-        if self.correct is not None:
+        if self._has_id:
             rows += [
                 ("correct first-found links", self.n_correct_links),
                 ("true partner admissible", self.n_partner_admissible),
@@ -359,6 +371,13 @@ class ExternalRiskResult(Result):
         return Summary("External risk (Mlodak)", (("", rows),))
 
     def _records(self):
+        if self.counts is not None:
+            from .._errors import SdcError
+
+            raise SdcError(
+                "to_frame: the external risk computed by an out-of-core engine keeps counts only; run it in memory "
+                "(engine='polars') for the per-record pairs and links"
+            )
         out = {"paired": self.paired, "linked_to": self.linked_to}
         if self.correct is not None:
             out["correct"] = self.correct
@@ -370,7 +389,7 @@ class ExternalRiskResult(Result):
         ax = new_axes(ax)
         labels = ["paired", "linked (first found)"]
         vals = [100 * self.share_paired, 100 * _share(self.n_linked, self.n)]
-        if self.correct is not None:
+        if self._has_id:
             labels.append("correct link")
             vals.append(100 * self.share_correct_links)
         ax.bar(labels, vals, color="#C44E52")

@@ -35,7 +35,7 @@ from .._validation import (
     check_scales,
     raise_problems,
 )
-from ..engines import get_engine
+from ..engines import get_engine, is_out_of_core
 from ..results.linkage import ExternalRiskResult, LinkageResult
 from ..scenario import accepts_scenario
 
@@ -615,6 +615,26 @@ def _external_categories(categories, names) -> dict:
     return {str(k): list(v) for k, v in categories.items()}
 
 
+def _validate_with(released, external, variables, o: dict) -> _ExternalArgs:
+    """:func:`_validate_external` with the options as a dict."""
+    return _validate_external(
+        released,
+        external,
+        variables,
+        o["scales"],
+        o["availability"],
+        o["tolerance"],
+        o["categories"],
+        o["id"],
+        o["pair_tol"],
+        o["normalize"],
+        o["one_to_one"],
+        o["internal_risk"],
+        o["method"],
+        o["missing"],
+    )
+
+
 def _validate_external(
     released,
     external,
@@ -783,6 +803,7 @@ def external_risk(
     internal_risk=None,
     missing=None,
     method: str = "exact",
+    engine=None,
 ) -> ExternalRiskResult:
     r"""Mlodak's external risk: can records of an alternative source be paired with released ones?
 
@@ -844,6 +865,12 @@ def external_risk(
         Values to treat as missing in the nominal and ordinal variables, besides null and NaN
         (e.g. ``-999``).
     method : {"exact", "pairwise"}
+    engine : {"polars", "duckdb", "spark"} or engine, optional
+        Where the record-level work runs. With DuckDB or Spark (both files in the same engine,
+        ``method="exact"``) each file is grouped into its distinct rows by the engine, the
+        admissible pairs are found between those, only the records of paired classes are
+        fetched (their positions, for the first-found links), and the identifiers are compared
+        by the engine; the result holds the counts, not per-record arrays.
 
     Returns
     -------
@@ -855,6 +882,24 @@ def external_risk(
     disclosure and data utility in SDC - a case of data from a survey of accidents at work.
     Conference of European Statisticians, Expert Meeting on Statistical Data Confidentiality.
     """
+    eng = get_engine(engine, external)
+    if is_out_of_core(eng):
+        from ._linkage_engine import external_risk_engine
+
+        options = dict(
+            scales=scales,
+            availability=availability,
+            tolerance=tolerance,
+            categories=categories,
+            id=id,
+            pair_tol=pair_tol,
+            normalize=normalize,
+            one_to_one=one_to_one,
+            internal_risk=internal_risk,
+            method=method,
+            missing=missing,
+        )
+        return external_risk_engine(eng, released, external, variables, options, _validate_with, _encode_external)
     a = _validate_external(
         released,
         external,
