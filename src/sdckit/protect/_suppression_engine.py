@@ -234,7 +234,7 @@ def _risk_entries(eng, comp, plan, groups, counts, before, r_star, weight) -> di
 
 
 def _risk_result(eng, comp, names, plan, inp, e, r_star, weight, strata) -> ProtectionResult:
-    from .risk_suppression import _details
+    from .risk_suppression import _details, _parameters
 
     codes = plan.codes
     changed = (e["new"] < 0) & (codes[e["row"]] >= 0)
@@ -258,19 +258,7 @@ def _risk_result(eng, comp, names, plan, inp, e, r_star, weight, strata) -> Prot
         for s, label in enumerate(inp.strata_labels):
             by_stratum[label] = {v: int(m[stratum == s].sum()) for v, m in per_entry.items()}
     details, notes = _details(plan, keys_, r_star, e["before"], e["after"], masks, e["mult"], e["pos"])
-    parameters = {
-        "keys": keys_,
-        "weight": weight,
-        "threshold": plan.threshold,
-        "max_global_risk": plan.max_global_risk,
-        "variables": plan.variables,
-        "importance": [int(i) for i in plan.importance],
-        "strategy": plan.strategy,
-        "alpha": plan.alpha,
-        "method": plan.method,
-        "strata": None if strata is None else as_name_list(strata, "strata"),
-        "missing": list(plan.missing) or None,
-    }
+    parameters = _parameters(plan, keys_, weight, strata)
     return ProtectionResult(
         method="suppress_by_risk",
         parameters=parameters,

@@ -185,8 +185,14 @@ def suppress_by_risk(
     table = inp.engine.with_missing(inp.table, masks)
     changes = {v: Change(masks[v], plan.codes[:, keys_.index(v)], plan.labels[keys_.index(v)]) for v in masks}
     details, notes = _details(plan, keys_, r_star, before, after, masks)
-    parameters = {
-        "keys": keys_,
+    parameters = _parameters(plan, keys_, weight, strata)
+    return finish("suppress_by_risk", parameters, inp, table, changes, details, notes)
+
+
+def _parameters(plan: _Plan, keys: list, weight, strata) -> dict:
+    """The call's parameters as the result records them (JSON values, for replay)."""
+    return {
+        "keys": keys,
         "weight": weight,
         "threshold": plan.threshold,
         "max_global_risk": plan.max_global_risk,
@@ -198,7 +204,6 @@ def suppress_by_risk(
         "strata": None if strata is None else as_name_list(strata, "strata"),
         "missing": list(plan.missing) or None,
     }
-    return finish("suppress_by_risk", parameters, inp, table, changes, details, notes)
 
 
 def _plan(inp, weight, threshold, max_global_risk, variables, importance, strategy, alpha, method, missing) -> _Plan:
