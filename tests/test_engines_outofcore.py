@@ -229,7 +229,7 @@ def test_result_holds_aggregates_only(tmp_path):
 # ----------------------------------------------------------------------------------------------
 # the engine comes from the data; engine objects; the shared datasets
 # ----------------------------------------------------------------------------------------------
-def test_relation_picks_duckdb_and_spark_dataframe_picks_spark(request):
+def test_relation_picks_duckdb():
     d = _testdata()
     rel = duckdb.from_arrow(d.to_arrow())  # DuckDB's default connection
     res = sdckit.frequencies(rel, KEYS)

@@ -127,18 +127,7 @@ def _prepare_relation(eng, data, roles: Roles, allow_degenerate_keys: bool, zero
     that small table as the in-memory engine would encode the records."""
     from dataclasses import replace
 
-    rel = eng.table(data)
-    problems = role_conflicts(roles)
-    absent = list(dict.fromkeys(c for cols in roles.by_role().values() for c in cols if c not in rel.columns))
-    if absent:
-        problems.insert(0, missing_columns_message("columns", absent, rel.columns))
-    if not roles.keys:
-        problems.append("keys: no key variables given; expected at least one categorical key")
-    if rel.n == 0:
-        problems.insert(0, "data: the table has no records; expected at least one")
-    else:
-        problems += _column_problems(rel, roles, absent, zero_weight)
-    raise_problems(problems, missing_column=bool(absent))
+    rel, _ = validate_roles(eng.table(data), roles, zero_weight=zero_weight, engine=eng, encode=False)
     step(f"compressing the records to their distinct key patterns ({eng.name})")
     comp = eng.compress(rel, roles.keys + roles.strata + roles.sensitive, roles.weight)
     small = get_engine().table(comp.frame)
@@ -179,8 +168,10 @@ def validate_roles(
     allow_degenerate_keys: bool = False,
     zero_weight: str = "error",
     engine=None,
+    encode: bool = True,
 ):
-    """Check every role against ``table`` at once; return ``(table, encoded keys)``.
+    """Check every role against ``table`` at once; return ``(table, encoded keys)`` (keys not
+    encoded, None, with ``encode=False``: an out-of-core table is encoded once compressed).
 
     All problems are collected and reported in one :class:`SdcError` (one per line): empty
     data, missing columns (with the available ones listed), a column in two roles, non-numeric /
@@ -203,7 +194,7 @@ def validate_roles(
     if table.n > 0:
         problems += _column_problems(table, roles, absent, zero_weight)
         encodable = [c for c in roles.keys if c not in absent]
-        if encodable and not any(table.kind(c) == "nested" for c in encodable):
+        if encode and encodable and not any(table.kind(c) == "nested" for c in encodable):
             encoded = eng.encode(table, encodable, roles.missing)  # all keys unless some are absent
             if not allow_degenerate_keys:
                 problems += _degenerate_keys(encoded)

@@ -170,22 +170,11 @@ class RelationTable:
 
     values = floats
 
-    def select(self, names):  # pragma: no cover - the in-memory encoder never sees a relation
-        raise self.floats(names)
 
-
-def _declared_categories(data, param: str, types: dict) -> dict:
-    """The Enum dtypes of an in-memory frame handed to an engine (none for files, relations and
-    Spark DataFrames, whose types the engine knows)."""
+def _in_memory(data) -> bool:
+    """An in-memory table (not a path, a DuckDB relation or a Spark DataFrame)."""
     module = type(data).__module__ or ""
-    if isinstance(data, (str, os.PathLike)) or module.startswith(("duckdb", "_duckdb", "pyspark")):
-        return {}
-    import polars as pl
-
-    from ._polars_frame import as_table
-
-    frame = data if isinstance(data, pl.DataFrame) else as_table(data, param).frame
-    return {c: t for c, t in frame.schema.items() if isinstance(t, pl.Enum) and c in types}
+    return not isinstance(data, (str, os.PathLike)) and not module.startswith(("duckdb", "_duckdb", "pyspark"))
 
 
 @dataclass(frozen=True)
@@ -269,8 +258,16 @@ class RelationalEngine:
         if isinstance(data, RelationTable):
             return data
         view = new_name("src")
+        declared: dict = {}
+        if _in_memory(data):  # converted once: registered as Arrow, its Enum categories kept
+            import polars as pl
+
+            from ._polars_frame import as_table
+
+            data = as_table(data, param).frame
+            declared = {c: t for c, t in data.schema.items() if isinstance(t, pl.Enum)}
         types = self.register_source(data, view, param)
-        return RelationTable(self, view, types, declared=_declared_categories(data, param, types))
+        return RelationTable(self, view, types, declared=declared)
 
     def register_source(self, data, view: str, param: str) -> dict:  # pragma: no cover - abstract
         raise NotImplementedError

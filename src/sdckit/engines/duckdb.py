@@ -131,7 +131,7 @@ class DuckDBEngine(RelationalEngine):
                     "engine=sdckit.engines.DuckDBEngine(connection=<that connection>)"
                 ) from None
         else:
-            self.con.register(view, _as_arrow(data, param))
+            self.con.register(view, data.to_arrow())  # a Polars frame (RelationalEngine.table)
         rel = self.con.sql(f"SELECT * FROM {view} LIMIT 0")
         return {c: str(t) for c, t in zip(rel.columns, rel.types)}
 
@@ -149,15 +149,3 @@ class DuckDBEngine(RelationalEngine):
         else:
             raise SdcError(f"{param}: cannot read {path.name} with the duckdb engine; expected .parquet, .csv or .tsv")
         self.con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT * FROM {reader}")
-
-
-def _as_arrow(data, param: str):
-    """An in-memory table as Arrow, for registering in DuckDB."""
-    import polars as pl
-
-    from ._polars_frame import as_table
-
-    if isinstance(data, pl.DataFrame):
-        return data.to_arrow()
-    table = as_table(data, param)
-    return table.frame.to_arrow()

@@ -151,9 +151,7 @@ class SparkEngine(RelationalEngine):
         elif isinstance(data, DataFrame):
             df = data
         else:
-            from .duckdb import _as_arrow
-
-            df = self._from_arrow(_as_arrow(data, param))
+            df = self._from_arrow(data.to_arrow())  # a Polars frame (RelationalEngine.table)
         df.createOrReplaceTempView(view)
         return dict(df.dtypes)
 

@@ -49,6 +49,13 @@ def local_suppression_engine(eng, data, keys, *, k, importance, combs, strata, a
     return _result(eng, comp, names, enc, run, ks[0], imp, alpha, strata, missing, st_codes, st_labels)
 
 
+def _local_index(rows: np.ndarray, n_rows: int) -> np.ndarray:
+    """Position of each compressed-table row within ``rows`` (a stratum's rows)."""
+    local = np.full(n_rows, -1, dtype=np.int64)
+    local[rows] = np.arange(len(rows))
+    return local
+
+
 def _run(eng, comp, codes, counts, k, imp, alpha, st_codes) -> dict:
     """The greedy suppression per stratum; the records with suppressions, their final codes
     and the number of records still below k."""
@@ -57,11 +64,11 @@ def _run(eng, comp, codes, counts, k, imp, alpha, st_codes) -> dict:
     n_unresolved = 0
     groups = [np.arange(len(codes))] if st_codes is None else _strata_rows(st_codes)
     for rows in groups:
-        local = {int(r): i for i, r in enumerate(rows)}
+        local = _local_index(rows, len(codes))
 
         def records_of(sub, rows=rows, local=local):
             p, r = eng.records_of(comp, rows[sub])
-            return p, np.array([local[int(x)] for x in r], dtype=np.int64)
+            return p, local[r]
 
         o, p, r, rec, f_rows, f_rec = greedy_suppression_rows(
             codes[rows], counts[rows], comp.first[rows], k, imp, alpha, records_of
@@ -217,12 +224,11 @@ def _risk_entries(eng, comp, plan, groups, counts, before, r_star, weight) -> di
             after = record_risk(out, w, plan.alpha, multiplicity=counts[rows])
             parts.append((comp.first[rows], rows, counts[rows], np.asarray(out), after))
             continue
-        local = {int(r): i for i, r in enumerate(rows)}
+        local = _local_index(rows, len(counts))
 
         def records_of(sub, rows=rows, local=local):
             got = eng.records_of(comp, rows[sub], weight=None if weight is None else str(weight))
-            wr = got[2] if weight is not None else None
-            return got[0], np.array([local[int(x)] for x in got[1]], dtype=np.int64), wr
+            return got[0], local[got[1]], got[2] if weight is not None else None
 
         pos, row, mult, new, risk, _ = suppress_iteratively_rows(
             plan.codes[rows], counts[rows], comp.first[rows], w, r_star, plan.allowed,

@@ -97,7 +97,8 @@ def microaggregation(
         Extra missing-value codes (e.g. ``-999``): such values are left as they are and take
         no part in the groups' values.
     engine : optional
-        The engine (default: the in-memory Polars engine).
+        The in-memory engine (default); this method needs the records in memory (DuckDB and
+        Spark: an error).
 
     Returns
     -------

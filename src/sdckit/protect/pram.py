@@ -90,7 +90,8 @@ def pram(
         Seed of the random draws (the same seed gives the same result); None draws a fresh
         seed, recorded in ``parameters["seed"]``.
     engine : optional
-        The engine (default: the in-memory Polars engine).
+        The in-memory engine (default); this method needs the records in memory (DuckDB and
+        Spark: an error).
 
     Returns
     -------

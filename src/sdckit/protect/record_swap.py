@@ -145,7 +145,8 @@ def record_swap(
         Extra missing-value codes of ``keys`` and ``similar`` (a missing value is a category
         of its own there).
     engine : optional
-        The engine (default: the in-memory Polars engine).
+        The in-memory engine (default); this method needs the records in memory (DuckDB and
+        Spark: an error).
 
     Returns
     -------

@@ -236,11 +236,17 @@ class Result:
         record's position); :meth:`write_records` writes it without collecting.
         """
         if self.records_source is not None:
-            engine, comp, household = self.records_source
-            values = {k: v for k, v in self._records().items() if k != "household_risk"}
-            ident = self.row_ids[0] if self.row_ids is not None else None
+            engine, comp, household, values, ident = self._engine_records()
             return engine.frame(engine.record_query(comp, _with_logs(values, household), household, ident))
         return self._native(self._records())
+
+    def _engine_records(self):
+        """``(engine, compressed table, household store, per-row values, id column)`` of a
+        result computed by an out-of-core engine (the household risk is the engine's own)."""
+        engine, comp, household = self.records_source
+        values = {k: v for k, v in self._records().items() if k != "household_risk"}
+        ident = self.row_ids[0] if self.row_ids is not None else None
+        return engine, comp, household, values, ident
 
     def write_records(self, path, *, overwrite: bool = False):
         """Write the per-record values (:meth:`to_frame`) to a Parquet or CSV file, atomically.
@@ -252,9 +258,7 @@ class Result:
         from pathlib import Path
 
         if self.records_source is not None:
-            engine, comp, household = self.records_source
-            values = {k: v for k, v in self._records().items() if k != "household_risk"}
-            ident = self.row_ids[0] if self.row_ids is not None else None
+            engine, comp, household, values, ident = self._engine_records()
             return engine.write_records(comp, values, path, household=household, id=ident, overwrite=overwrite)
         from .._errors import SdcError
         from ..io import write_records

@@ -146,5 +146,7 @@ def _admissible_partners(partner, oA, oD, adm) -> int:
     ca = adm.a.ids[backA[partner.get_column("ra").to_numpy()]]
     cd = adm.d.ids[backD[partner.get_column("rd").to_numpy()]]
     n = partner.get_column("n").to_numpy()
-    admissible = {(int(c), int(x)) for c in np.unique(ca) for x in adm.idx[adm.ptr[c] : adm.ptr[c + 1]]}
-    return int(sum(int(k) for c, x, k in zip(ca, cd, n) if (int(c), int(x)) in admissible))
+    n_d = adm.d.sizes.size
+    owner = np.repeat(np.arange(adm.ptr.size - 1), np.diff(adm.ptr))  # external class of each admissible pair
+    ok = np.isin(ca * n_d + cd, owner * n_d + adm.idx)
+    return int(n[ok].sum())

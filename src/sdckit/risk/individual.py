@@ -799,10 +799,9 @@ def _validate_individual(
         engine=eng,
     )
     hh = n_hh = None
+    if household is not None:
+        _check_household(prep.roles, table, household)
     if household is not None and is_out_of_core(eng):
-        if table.kind(household) == "nested":
-            raise SdcError(f"household: column {household} has type {table.dtype_name(household)}; expected ids")
-        raise_problems(role_conflicts(replace(prep.roles, household=household)))
         if household_keys is not None:
             _check_household_keys_engine(household_keys, prep, eng, table, household)
     elif household is not None:
@@ -853,16 +852,19 @@ def _check_level(value, param: str) -> float:
     return check_number(value, param, low=0.0, high=1.0)
 
 
-def _household_codes(prep: Prepared, household: str, n_missing: int) -> tuple[np.ndarray, int]:
-    """Household code of each record (0..G-1); records without an id get codes of their own."""
-    table = prep.table
-    raise_problems(role_conflicts(replace(prep.roles, household=household)))
+def _check_household(roles, table, household: str) -> None:
+    """The household column has no other role and holds ids (numbers or labels)."""
+    raise_problems(role_conflicts(replace(roles, household=household)))
     if table.kind(household) == "nested":
         raise SdcError(
             f"household: column {household} has type {table.dtype_name(household)}; expected household "
             "ids (numbers or labels)"
         )
-    codes, labels = get_engine().encode_column(table, household)
+
+
+def _household_codes(prep: Prepared, household: str, n_missing: int) -> tuple[np.ndarray, int]:
+    """Household code of each record (0..G-1); records without an id get codes of their own."""
+    codes, labels = get_engine().encode_column(prep.table, household)
     codes = codes.astype(np.int64)
     g = len(labels)
     miss = np.flatnonzero(codes < 0)
