@@ -1,7 +1,8 @@
 """Disclosure-risk measures.
 
 Categorical keys: :func:`frequencies`, :func:`k_anonymity`, :func:`l_diversity`,
-:func:`t_closeness`, :func:`individual_risk`, :func:`suda`, :func:`loglinear_risk`.
+:func:`t_closeness`, :func:`individual_risk`, :func:`suda`, :func:`loglinear_risk`,
+:func:`population_uniques`.
 Continuous keys and record linkage: :func:`interval_disclosure`, :func:`relative_interval_risk`,
 :func:`rmd_interval_disclosure`, :func:`outliers`, :func:`record_linkage_risk`,
 :func:`external_risk`, :func:`confidentiality_plot`.
@@ -25,6 +26,7 @@ from .individual import IndividualRiskResult, RiskThreshold, individual_risk
 from .linkage import ExternalRiskResult, LinkageResult, external_risk, record_linkage_risk
 from .loglinear import LoglinearRiskResult, loglinear_risk
 from .suda import MSU, SudaResult, suda
+from .uniqueness import PopulationUniquesResult, population_uniques
 
 __all__ = [
     # categorical keys
@@ -44,6 +46,8 @@ __all__ = [
     "MSU",
     "loglinear_risk",
     "LoglinearRiskResult",
+    "population_uniques",
+    "PopulationUniquesResult",
     # continuous keys and record linkage
     "interval_disclosure",
     "IntervalDisclosureResult",

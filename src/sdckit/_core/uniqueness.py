@@ -1,0 +1,437 @@
+r"""Estimators of the number of population uniques from a sample's class-size profile.
+
+Pure NumPy/SciPy kernels (SciPy imported inside the functions). The input is the sample's
+class-size profile: ``sizes`` (distinct class sizes j, ascending) and ``counts`` (c_j, the
+number of equivalence classes of the sample with exactly j records), the sample size
+n = \sum_j j c_j and the population size N (a real number >= n; pi = n / N).
+
+Notation (Dankar, El Emam, Neisa & Roffey 2012, Appendix A): u = \sum_j c_j classes in the
+sample, c_1 sample uniques, K non-empty classes in the population, S_1 population uniques
+(classes with F = 1), the quantity estimated.
+
+Estimators:
+
+- :func:`zayatz`: Zayatz (1991), hypergeometric sampling with the population class-size
+  distribution estimated by the sample's.
+- :func:`pitman`: Hoshino (2001), the Pitman sampling formula with (theta, alpha) by maximum
+  likelihood.
+- :func:`snb`: Chen & Keller-McNulty (1998), slide negative binomial population class sizes,
+  (alpha, beta) from the expected numbers of sample classes of sizes 1 and 2, with K from the
+  modified Shlosser estimator of Haas & Stokes (1998) (:func:`shlosser_classes`).
+- :func:`dankar`: the decision rule of Dankar et al. (2012) that picks one of them.
+
+These reproduce ARX's population-uniqueness models (``RiskModelPopulationUniqueness``) where
+ARX solves the published equations; see :func:`shlosser_classes` and :func:`snb` for the two
+places where this module follows the derivation instead.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = [
+    "DANKAR_PITMAN_MAX_FRACTION",
+    "Estimate",
+    "class_profile",
+    "dankar",
+    "estimate",
+    "hypergeometric_one",
+    "pitman",
+    "pitman_loglik",
+    "shlosser_classes",
+    "snb",
+    "snb_expected",
+    "zayatz",
+]
+
+#: Dankar et al. (2012): the Pitman estimator is used up to this sampling fraction
+DANKAR_PITMAN_MAX_FRACTION = 0.1
+#: interior of the parameter space: an optimum closer than this to a bound is a boundary
+_EDGE = 1e-6
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """One estimator's result: the estimated number of population uniques (NaN when the
+    estimator did not converge), whether it converged, its fitted parameters and a note."""
+
+    value: float
+    converged: bool
+    parameters: dict = field(default_factory=dict)
+    note: str = ""
+
+
+def class_profile(class_sizes) -> tuple[np.ndarray, np.ndarray]:
+    """``(sizes, counts)``: the distinct class sizes j (ascending) and c_j, the number of
+    classes of size j, from the size of every class (zeros ignored)."""
+    s = np.asarray(class_sizes, dtype=np.int64)
+    s = s[s > 0]
+    sizes, counts = np.unique(s, return_counts=True)
+    return sizes.astype(np.int64), counts.astype(np.int64)
+
+
+def _c(sizes, counts, j: int) -> int:
+    return int(counts[sizes == j].sum())
+
+
+# ---------------------------------------------------------------------------------------------
+# Zayatz
+def hypergeometric_one(sizes, n: float, N: float) -> np.ndarray:
+    r"""P(f = 1 | F = j) for each j in ``sizes``: exactly one of the j population members of a
+    class is in a simple random sample of n out of N,
+
+    .. math:: h_j = \binom{j}{1}\binom{N - j}{n - 1} / \binom{N}{n}
+              = j \frac{n}{N} \prod_{k=1}^{j-1} \frac{N - n - k + 1}{N - k}
+
+    (the product form also serves a non-integer N = n / pi; a factor <= 0 makes h_j = 0).
+    """
+    sizes = np.asarray(sizes, dtype=np.int64)
+    if sizes.size == 0:
+        return np.zeros(0)
+    k = np.arange(1, int(sizes.max()), dtype=float)
+    num = N - n - k + 1.0
+    with np.errstate(divide="ignore"):
+        logs = np.where(num > 0, np.log(np.where(num > 0, num, 1.0)) - np.log(N - k), -np.inf)
+    cum = np.concatenate([[0.0], np.cumsum(logs)])
+    return np.exp(np.log(sizes) + math.log(n / N) + cum[sizes - 1])
+
+
+def zayatz(sizes, counts, n: float, N: float) -> Estimate:
+    r"""Zayatz (1991) estimate of the number of population uniques.
+
+    Bayes' rule with the population class-size distribution p_j estimated by the sample's,
+    c_j / u, and hypergeometric sampling h_j = P(f = 1 | F = j) (:func:`hypergeometric_one`):
+
+    .. math::
+
+        \hat P(F = 1 \mid f = 1) = \frac{(c_1/u)\, h_1}{\sum_j (c_j/u)\, h_j}, \qquad
+        \hat S_1 = c_1 \hat P(F = 1 \mid f = 1) \frac{N}{n}
+
+    (Dankar et al. 2012, Appendix A). With N = n every h_j is 0 except h_1 = 1: \hat S_1 = c_1.
+
+    References
+    ----------
+    Zayatz, L. (1991), Estimation of the number of unique population elements using a sample.
+    Proceedings of the Survey Research Methods Section, American Statistical Association,
+    369-373.
+    """
+    sizes, counts = np.asarray(sizes), np.asarray(counts, dtype=float)
+    c1 = _c(sizes, counts, 1)
+    if c1 == 0:
+        return Estimate(0.0, True, {"p_unique": 0.0}, "no sample uniques")
+    h = hypergeometric_one(sizes, n, N)
+    p = c1 * h[sizes == 1][0] / float(np.dot(counts, h))
+    return Estimate(float(c1 * p * N / n), True, {"p_unique": float(p)})
+
+
+# ---------------------------------------------------------------------------------------------
+# Pitman
+def pitman_loglik(theta: float, alpha: float, sizes, counts, n: int):
+    r"""Log-likelihood of the Pitman sampling formula and its gradient (d/dtheta, d/dalpha).
+
+    For a sample of n records in u classes with c_j classes of size j (Pitman 1995; Hoshino
+    2001), up to a constant:
+
+    .. math::
+
+        \ell(\theta, \alpha) = \sum_{i=1}^{u-1} \log(\theta + i\alpha)
+            - \sum_{i=1}^{n-1} \log(\theta + i)
+            + \sum_{j \ge 2} c_j \sum_{k=1}^{j-1} \log(k - \alpha),
+
+    in closed form with log-gamma functions: \sum_{i=1}^{u-1} \log(\theta + i\alpha) =
+    (u - 1)\log\alpha + \log\Gamma(\theta/\alpha + u) - \log\Gamma(\theta/\alpha + 1),
+    \sum_{i=1}^{n-1}\log(\theta + i) = \log\Gamma(\theta + n) - \log\Gamma(\theta + 1),
+    \sum_{k=1}^{j-1}\log(k - \alpha) = \log\Gamma(j - \alpha) - \log\Gamma(1 - \alpha).
+    Parameters: 0 < alpha < 1, theta > -alpha.
+    """
+    from scipy.special import digamma, gammaln
+
+    sizes = np.asarray(sizes)
+    counts = np.asarray(counts, dtype=float)
+    u = float(counts.sum())
+    r = theta / alpha
+    m = sizes > 1
+    cj, j = counts[m], sizes[m].astype(float)
+    ll = (
+        (u - 1.0) * math.log(alpha)
+        + gammaln(r + u)
+        - gammaln(r + 1.0)
+        - gammaln(theta + n)
+        + gammaln(theta + 1.0)
+        + float(np.dot(cj, gammaln(j - alpha) - gammaln(1.0 - alpha)))
+    )
+    dpsi = digamma(r + u) - digamma(r + 1.0)
+    d_theta = dpsi / alpha - digamma(theta + n) + digamma(theta + 1.0)
+    d_alpha = (u - 1.0) / alpha - r / alpha * dpsi - float(np.dot(cj, digamma(j - alpha) - digamma(1.0 - alpha)))
+    return float(ll), float(d_theta), float(d_alpha)
+
+
+def _pitman_fit(sizes, counts, n: int):
+    """Maximise the Pitman log-likelihood over (s = log(theta + alpha), alpha) with L-BFGS-B
+    (box bounds: alpha in [1e-9, 1 - 1e-9], theta + alpha in [1e-9, 1e12]), from up to three starts
+    (alpha = 0.5, 0.25, 0.75; theta + alpha = u), stopping at the first interior optimum. Returns the best ``scipy.optimize.OptimizeResult`` (objective -loglik / n)."""
+    from scipy.optimize import minimize
+
+    u = float(np.sum(counts))
+
+    def objective(x):
+        s, a = x
+        t = math.exp(s)
+        ll, d_th, d_a = pitman_loglik(t - a, a, sizes, counts, n)
+        if not math.isfinite(ll):
+            return math.inf, np.zeros(2)
+        # theta = t - alpha: d/ds = t dl/dtheta; d/dalpha at fixed t = dl/dalpha - dl/dtheta
+        return -ll / n, -np.array([t * d_th, d_a - d_th]) / n
+
+    bounds = [(math.log(1e-9), math.log(1e12)), (1e-9, 1.0 - 1e-9)]
+    best = None
+    for a0 in (0.5, 0.25, 0.75):
+        res = minimize(
+            objective,
+            np.array([math.log(max(u, 1.0)), a0]),
+            jac=True,
+            method="L-BFGS-B",
+            bounds=bounds,
+            options={"ftol": 1e-15, "gtol": 1e-10, "maxiter": 1000},
+        )
+        if best is None or (np.isfinite(res.fun) and res.fun < best.fun):
+            best = res
+        if _pitman_ok(best, bounds):
+            break
+    return best, bounds
+
+
+def _pitman_ok(res, bounds) -> bool:
+    """An interior optimum with a ~0 gradient (L-BFGS-B may stop on a line-search failure at
+    machine precision: the gradient decides, not the optimiser's message)."""
+    inside = all(lo + _EDGE < float(v) < hi - _EDGE for v, (lo, hi) in zip(res.x, bounds))
+    jac = res.jac
+    return inside and jac is not None and bool(np.all(np.isfinite(jac))) and float(np.max(np.abs(jac))) < 1e-6
+
+
+def pitman(sizes, counts, n: int, N: float) -> Estimate:
+    r"""Pitman-model estimate of the number of population uniques (Hoshino 2001).
+
+    (theta, alpha) maximise the Pitman sampling formula's likelihood of the sample's partition
+    (:func:`pitman_loglik`), numerically (L-BFGS-B, bounded, over log(theta + alpha) and
+    alpha); then
+
+    .. math:: \hat S_1 = \frac{\Gamma(\hat\theta + 1)}{\Gamma(\hat\theta + \hat\alpha)} N^{\hat\alpha},
+
+    Hoshino's large-N form of the expected number of singletons in a Pitman partition of N,
+    N (\theta + \alpha)_{N-1} / (\theta + 1)_{N-1} (rising factorials), as in Dankar et al.
+    (2012) and ARX.
+
+    Not converged (value NaN) when the optimum lies on the boundary of the parameter space
+    (alpha -> 0 or 1, theta + alpha -> 0 or infinity: e.g. a sample in which every class is
+    unique, or one class), when the gradient (of -loglik / n) at the optimum exceeds 1e-6, or
+    when \hat S_1 is not in [0, N].
+
+    References
+    ----------
+    Pitman, J. (1995), Exchangeable and partially exchangeable random partitions. Probability
+    Theory and Related Fields 102, 145-158. Hoshino, N. (2001), Applying Pitman's sampling
+    formula to microdata disclosure risk assessment. Journal of Official Statistics 17,
+    499-520.
+    """
+    from scipy.special import gammaln
+
+    sizes, counts = np.asarray(sizes), np.asarray(counts)
+    u = int(counts.sum())
+    if _c(sizes, counts, 1) == 0:
+        return Estimate(0.0, True, {}, "no sample uniques")
+    if u < 2 or u == n:
+        why = "one class only" if u < 2 else "every class is a sample unique"
+        return Estimate(math.nan, False, {}, f"no finite maximum-likelihood estimate: {why}")
+    res, bounds = _pitman_fit(sizes, counts, n)
+    s, a = (float(v) for v in res.x)
+    theta = math.exp(s) - a
+    params = {"theta": theta, "alpha": a, "iterations": int(res.nit)}
+    if not _pitman_ok(res, bounds):
+        inside = all(lo + _EDGE < float(v) < hi - _EDGE for v, (lo, hi) in zip(res.x, bounds))
+        where = "on the boundary of the parameter space" if not inside else str(res.message).strip()
+        return Estimate(math.nan, False, params, f"maximum likelihood did not converge ({where})")
+    value = math.exp(gammaln(theta + 1.0) - gammaln(theta + a) + a * math.log(N))
+    if not (math.isfinite(value) and 0.0 <= value <= N):
+        return Estimate(math.nan, False, params, "the estimate is not between 0 and N")
+    return Estimate(value, True, params)
+
+
+# ---------------------------------------------------------------------------------------------
+# slide negative binomial
+def shlosser_classes(sizes, counts, pi: float) -> float:
+    r"""Estimated number K of non-empty population classes: the modified Shlosser estimator
+    (Haas & Stokes 1998) for Bernoulli sampling with probability q = pi,
+
+    .. math::
+
+        \hat K = u + c_1
+            \frac{\sum_j j q^2 (1 - q^2)^{j-1} c_j}{\sum_j (1 - q)^j \left((1 + q)^j - 1\right) c_j}
+            \left(\frac{\sum_j (1 - q)^j c_j}{\sum_j j q (1 - q)^{j-1} c_j}\right)^2 .
+
+    It is exact when every population class is a singleton (then u = c_1 = qK on average and
+    \hat K = qK + qK (1 - q)/q = K). ARX's implementation subtracts 1 per class size instead of
+    c_j in the first denominator (an operator-precedence slip), which breaks that identity; this
+    module uses the formula as written.
+
+    References
+    ----------
+    Haas, P.J. & Stokes, L. (1998), Estimating the number of classes in a finite population.
+    JASA 93, 1475-1487. Shlosser, A. (1981), On estimation of the size of the dictionary of a
+    long text on the basis of a sample. Engineering Cybernetics 19, 97-102.
+    """
+    j = np.asarray(sizes, dtype=float)
+    c = np.asarray(counts, dtype=float)
+    q = float(pi)
+    u, c1 = float(c.sum()), float(c[j == 1].sum())
+    if q >= 1.0:
+        return u
+    num1 = np.sum(j * q**2 * (1 - q**2) ** (j - 1) * c)
+    den1 = np.sum(((1 - q**2) ** j - (1 - q) ** j) * c)
+    num2 = np.sum((1 - q) ** j * c)
+    den2 = np.sum(j * q * (1 - q) ** (j - 1) * c)
+    return float(u + c1 * (num1 / den1) * (num2 / den2) ** 2)
+
+
+def snb_expected(alpha: float, beta: float, K: float, pi: float) -> tuple[float, float]:
+    r"""Expected numbers of sample classes of size 1 and 2 under the slide negative binomial
+    model (Chen & Keller-McNulty 1998): F - 1 ~ NegBin(alpha, beta), P(F = j) =
+    \Gamma(j - 1 + \alpha) / (\Gamma(\alpha) (j - 1)!) \beta^\alpha (1 - \beta)^{j-1}, j >= 1,
+    for each of K population classes, Bernoulli sampling with fraction pi. With
+    q = (1 - pi)(1 - beta), from the probability generating function of F - 1:
+
+    .. math::
+
+        E(c_1) = K \pi \left(\frac{\beta}{1 - q}\right)^\alpha \left(1 + \frac{\alpha q}{1 - q}\right),
+        \qquad
+        E(c_2) = \frac{K \alpha \beta^\alpha \pi^2 (1 - \beta) \left(2 - (1 - \alpha) q\right)}
+                      {2 (1 - q)^{\alpha + 2}} .
+    """
+    q = (1.0 - pi) * (1.0 - beta)
+    e1 = K * pi * (beta / (1.0 - q)) ** alpha * (1.0 + alpha * q / (1.0 - q))
+    e2 = K * alpha * beta**alpha * pi**2 * (1.0 - beta) * (2.0 - (1.0 - alpha) * q) / (2.0 * (1.0 - q) ** (alpha + 2.0))
+    return float(e1), float(e2)
+
+
+def _snb_solve(K: float, pi: float, c1: float, c2: float):
+    """(alpha, beta, max |log residual|) solving E(c_1) = c_1, E(c_2) = c_2 over
+    (log alpha, logit beta) with ``scipy.optimize.root`` (hybrid Powell), from nine starts."""
+    from scipy.optimize import root
+    from scipy.special import expit, logit
+
+    def residual(x):
+        a, b = math.exp(min(x[0], 700.0)), float(expit(x[1]))
+        if not (0.0 < b < 1.0):
+            return np.array([1e6, 1e6])
+        with np.errstate(all="ignore"):
+            e1, e2 = snb_expected(a, b, K, pi)
+            r = np.array([math.log(e1 / c1) if e1 > 0 else -1e6, math.log(e2 / c2) if e2 > 0 else -1e6])
+        return np.where(np.isfinite(r), r, 1e6)
+
+    best = (math.nan, math.nan, math.inf)
+    for a0 in (0.1, 1.0, 10.0):
+        for b0 in (0.01, 0.3, 0.9):
+            sol = root(residual, np.array([math.log(a0), float(logit(b0))]), method="hybr")
+            err = float(np.max(np.abs(residual(sol.x))))
+            if err < best[2]:
+                best = (math.exp(min(sol.x[0], 700.0)), float(expit(sol.x[1])), err)
+            if err < 1e-12:
+                return best
+    return best
+
+
+def snb(sizes, counts, n: int, N: float) -> Estimate:
+    r"""Slide-negative-binomial estimate of the number of population uniques (Chen &
+    Keller-McNulty 1998).
+
+    K is estimated by :func:`shlosser_classes`; (alpha, beta) solve E(c_1) = c_1 and
+    E(c_2) = c_2 (:func:`snb_expected`); then \hat S_1 = \hat K P(F = 1) = \hat K \beta^\alpha.
+
+    Not converged (NaN) without sample classes of size 2 (E(c_2) > 0 for every parameter), when
+    the equations have no solution (max |log(E/c)| > 1e-8 after the solver), or when \hat S_1 is
+    not in [0, N]. ARX's second moment equation multiplies by (1 - q)^{alpha + 2} where the
+    derivation divides by it, so ARX's SNB estimate (and then Dankar's choice above a sampling
+    fraction of 0.1) can differ from this one.
+
+    References
+    ----------
+    Chen, G. & Keller-McNulty, S. (1998), Estimation of identification disclosure risk in
+    microdata. Journal of Official Statistics 14, 79-95.
+    """
+    sizes, counts = np.asarray(sizes), np.asarray(counts)
+    c1, c2 = _c(sizes, counts, 1), _c(sizes, counts, 2)
+    if c1 == 0:
+        return Estimate(0.0, True, {}, "no sample uniques")
+    pi = n / N
+    K = shlosser_classes(sizes, counts, pi)
+    if c2 == 0:
+        return Estimate(math.nan, False, {"K": K}, "no sample class of size 2: the moment equations have no solution")
+    a, b, err = _snb_solve(K, pi, c1, c2)
+    params = {"K": K, "alpha": a, "beta": b}
+    if not err < 1e-8:
+        return Estimate(math.nan, False, params, "the moment equations were not solved")
+    value = K * b**a
+    if not (math.isfinite(value) and 0.0 <= value <= N):
+        return Estimate(math.nan, False, params, "the estimate is not between 0 and N")
+    return Estimate(float(value), True, params)
+
+
+# ---------------------------------------------------------------------------------------------
+# the decision rule
+def dankar(pi: float, estimates: dict) -> tuple[float, str, str]:
+    r"""Dankar et al.'s (2012) decision rule: ``(estimate, chosen model, reason)``.
+
+    - pi <= 0.1: the Pitman estimate; Zayatz's when Pitman's maximum likelihood does not
+      converge;
+    - pi > 0.1: the smaller of the Zayatz and SNB estimates; Zayatz's when SNB does not
+      converge.
+
+    ``estimates`` maps "zayatz", "pitman" (needed for pi <= 0.1) and "snb" (pi > 0.1) to
+    :class:`Estimate`.
+    """
+    z = estimates["zayatz"]
+    if pi <= DANKAR_PITMAN_MAX_FRACTION:
+        p = estimates["pitman"]
+        if p.converged:
+            return p.value, "pitman", f"sampling fraction <= {DANKAR_PITMAN_MAX_FRACTION:g}: Pitman"
+        return z.value, "zayatz", "zayatz fallback: pitman did not converge"
+    s = estimates["snb"]
+    if not s.converged:
+        return z.value, "zayatz", "zayatz fallback: snb did not converge"
+    if z.value <= s.value:
+        return z.value, "zayatz", f"sampling fraction > {DANKAR_PITMAN_MAX_FRACTION:g}: Zayatz (<= SNB)"
+    return s.value, "snb", f"sampling fraction > {DANKAR_PITMAN_MAX_FRACTION:g}: SNB (< Zayatz)"
+
+
+_MODELS = {"zayatz": zayatz, "pitman": pitman, "snb": snb}
+
+
+def estimate(sizes, counts, n: int, N: float, method: str = "dankar"):
+    r"""``(headline, chosen, reason, estimates)`` for ``method`` in "dankar", "pitman",
+    "zayatz", "snb" or "all" (every model; the headline is Dankar's choice).
+
+    Special cases (every model): no sample uniques -> 0; pi = n / N = 1 (a census) -> c_1, the
+    sample uniques are the population uniques.
+    """
+    sizes, counts = np.asarray(sizes), np.asarray(counts)
+    pi = n / N
+    if method == "all":
+        models = list(_MODELS)
+    elif method == "dankar":
+        models = ["zayatz", "pitman" if pi <= DANKAR_PITMAN_MAX_FRACTION else "snb"]
+    else:
+        models = [method]
+    c1 = _c(sizes, counts, 1)
+    if c1 == 0 or pi >= 1.0:
+        why = "no sample uniques" if c1 == 0 else "sampling fraction 1: the sample is the population"
+        ests = {m: Estimate(float(c1), True, {}, why) for m in models}
+        return float(c1), ("none" if c1 == 0 else "census"), why, ests
+    ests = {m: _MODELS[m](sizes, counts, n, N) for m in models}
+    if method in ("dankar", "all"):
+        value, chosen, reason = dankar(pi, ests)
+        return value, chosen, reason, ests
+    e = ests[method]
+    return e.value, method, ("asked for" if e.converged else f"{method} did not converge: {e.note}"), ests
