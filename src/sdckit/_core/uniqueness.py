@@ -51,6 +51,10 @@ __all__ = [
 DANKAR_PITMAN_MAX_FRACTION = 0.1
 #: interior of the parameter space: an optimum closer than this to a bound is a boundary
 _EDGE = 1e-6
+#: the gradient of -loglik / n at an accepted optimum is below this
+_FLAT = 1e-6
+#: the closed (log-gamma) form of the Pitman class sums is used up to theta / alpha = this
+_CLOSED_FORM_MAX_RATIO = 1e6
 
 
 @dataclass(frozen=True)
@@ -129,6 +133,27 @@ def zayatz(sizes, counts, n: float, N: float) -> Estimate:
 
 # ---------------------------------------------------------------------------------------------
 # Pitman
+def _class_sums(theta: float, alpha: float, u: int) -> tuple[float, float, float]:
+    r"""\sum_{i=1}^{u-1} \log(\theta + i\alpha), \sum 1/(\theta + i\alpha), \sum i/(\theta + i\alpha).
+
+    Closed form with log-gamma / digamma functions of r = theta / alpha while r <= 1e6; beyond
+    (alpha -> 0, the Ewens limit, alpha = 0 included) log Gamma(r + u) - log Gamma(r + 1) loses
+    its digits to cancellation and the sums are taken term by term.
+    """
+    from scipy.special import digamma, gammaln
+
+    if u <= 1:
+        return 0.0, 0.0, 0.0
+    if alpha > 0 and theta / alpha <= _CLOSED_FORM_MAX_RATIO:
+        r = theta / alpha
+        dpsi = float(digamma(r + u) - digamma(r + 1.0))
+        s0 = (u - 1.0) * math.log(alpha) + float(gammaln(r + u) - gammaln(r + 1.0))
+        return s0, dpsi / alpha, (u - 1.0 - r * dpsi) / alpha
+    i = np.arange(1.0, u)
+    x = theta + alpha * i
+    return float(np.sum(np.log(x))), float(np.sum(1.0 / x)), float(np.sum(i / x))
+
+
 def pitman_loglik(theta: float, alpha: float, sizes, counts, n: int):
     r"""Log-likelihood of the Pitman sampling formula and its gradient (d/dtheta, d/dalpha).
 
@@ -141,38 +166,34 @@ def pitman_loglik(theta: float, alpha: float, sizes, counts, n: int):
             - \sum_{i=1}^{n-1} \log(\theta + i)
             + \sum_{j \ge 2} c_j \sum_{k=1}^{j-1} \log(k - \alpha),
 
-    in closed form with log-gamma functions: \sum_{i=1}^{u-1} \log(\theta + i\alpha) =
-    (u - 1)\log\alpha + \log\Gamma(\theta/\alpha + u) - \log\Gamma(\theta/\alpha + 1),
-    \sum_{i=1}^{n-1}\log(\theta + i) = \log\Gamma(\theta + n) - \log\Gamma(\theta + 1),
-    \sum_{k=1}^{j-1}\log(k - \alpha) = \log\Gamma(j - \alpha) - \log\Gamma(1 - \alpha).
-    Parameters: 0 < alpha < 1, theta > -alpha.
+    with \sum_{i=1}^{u-1} \log(\theta + i\alpha) = (u - 1)\log\alpha + \log\Gamma(\theta/\alpha + u)
+    - \log\Gamma(\theta/\alpha + 1) (term by term when theta / alpha > 1e6, see
+    :func:`_class_sums`), \sum_{i=1}^{n-1}\log(\theta + i) = \log\Gamma(\theta + n)
+    - \log\Gamma(\theta + 1) and \sum_{k=1}^{j-1}\log(k - \alpha) = \log\Gamma(j - \alpha)
+    - \log\Gamma(1 - \alpha). Parameters: 0 <= alpha < 1 (alpha = 0: the Ewens sampling
+    formula), theta > -alpha.
     """
     from scipy.special import digamma, gammaln
 
     sizes = np.asarray(sizes)
     counts = np.asarray(counts, dtype=float)
-    u = float(counts.sum())
-    r = theta / alpha
+    u = int(counts.sum())
     m = sizes > 1
     cj, j = counts[m], sizes[m].astype(float)
-    ll = (
-        (u - 1.0) * math.log(alpha)
-        + gammaln(r + u)
-        - gammaln(r + 1.0)
-        - gammaln(theta + n)
-        + gammaln(theta + 1.0)
-        + float(np.dot(cj, gammaln(j - alpha) - gammaln(1.0 - alpha)))
-    )
-    dpsi = digamma(r + u) - digamma(r + 1.0)
-    d_theta = dpsi / alpha - digamma(theta + n) + digamma(theta + 1.0)
-    d_alpha = (u - 1.0) / alpha - r / alpha * dpsi - float(np.dot(cj, digamma(j - alpha) - digamma(1.0 - alpha)))
+    s0, s1, s2 = _class_sums(theta, alpha, u)
+    ll = s0 - float(gammaln(theta + n) - gammaln(theta + 1.0))
+    ll += float(np.dot(cj, gammaln(j - alpha) - gammaln(1.0 - alpha)))
+    d_theta = s1 - float(digamma(theta + n) - digamma(theta + 1.0))
+    d_alpha = s2 - float(np.dot(cj, digamma(j - alpha) - digamma(1.0 - alpha)))
     return float(ll), float(d_theta), float(d_alpha)
 
 
 def _pitman_fit(sizes, counts, n: int):
     """Maximise the Pitman log-likelihood over (s = log(theta + alpha), alpha) with L-BFGS-B
-    (box bounds: alpha in [1e-9, 1 - 1e-9], theta + alpha in [1e-9, 1e12]), from up to three starts
-    (alpha = 0.5, 0.25, 0.75; theta + alpha = u), stopping at the first interior optimum. Returns the best ``scipy.optimize.OptimizeResult`` (objective -loglik / n)."""
+    (box bounds: alpha in [0, 1 - 1e-9], theta + alpha in [1e-9, 1e12]) from up to three starts
+    (alpha = 0.5, 0.25, 0.75; theta + alpha = u), stopping at the first acceptable optimum
+    (:func:`_pitman_status`). Returns the best ``scipy.optimize.OptimizeResult`` (objective
+    -loglik / n) and the bounds."""
     from scipy.optimize import minimize
 
     u = float(np.sum(counts))
@@ -186,7 +207,7 @@ def _pitman_fit(sizes, counts, n: int):
         # theta = t - alpha: d/ds = t dl/dtheta; d/dalpha at fixed t = dl/dalpha - dl/dtheta
         return -ll / n, -np.array([t * d_th, d_a - d_th]) / n
 
-    bounds = [(math.log(1e-9), math.log(1e12)), (1e-9, 1.0 - 1e-9)]
+    bounds = [(math.log(1e-9), math.log(1e12)), (0.0, 1.0 - 1e-9)]
     best = None
     for a0 in (0.5, 0.25, 0.75):
         res = minimize(
@@ -199,17 +220,26 @@ def _pitman_fit(sizes, counts, n: int):
         )
         if best is None or (np.isfinite(res.fun) and res.fun < best.fun):
             best = res
-        if _pitman_ok(best, bounds):
+        if _pitman_status(best, bounds) != "failed":
             break
     return best, bounds
 
 
-def _pitman_ok(res, bounds) -> bool:
-    """An interior optimum with a ~0 gradient (L-BFGS-B may stop on a line-search failure at
-    machine precision: the gradient decides, not the optimiser's message)."""
-    inside = all(lo + _EDGE < float(v) < hi - _EDGE for v, (lo, hi) in zip(res.x, bounds))
+def _pitman_status(res, bounds) -> str:
+    """ "interior" (an interior optimum with a ~0 gradient), "ewens" (the optimum is on alpha = 0
+    with the gradient pointing out of the parameter space: the constrained maximum is the Ewens
+    model) or "failed". L-BFGS-B may stop on a line-search failure at machine precision: the
+    gradient decides, not the optimiser's message."""
     jac = res.jac
-    return inside and jac is not None and bool(np.all(np.isfinite(jac))) and float(np.max(np.abs(jac))) < 1e-6
+    if jac is None or not bool(np.all(np.isfinite(jac))):
+        return "failed"
+    (s_lo, s_hi), (_, a_hi) = bounds
+    s, a = (float(v) for v in res.x)
+    if not (s_lo + _EDGE < s < s_hi - _EDGE and abs(float(jac[0])) < _FLAT) or a >= a_hi - _EDGE:
+        return "failed"
+    if a <= _EDGE:
+        return "ewens" if float(jac[1]) > -_FLAT else "failed"
+    return "interior" if abs(float(jac[1])) < _FLAT else "failed"
 
 
 def pitman(sizes, counts, n: int, N: float) -> Estimate:
@@ -225,10 +255,13 @@ def pitman(sizes, counts, n: int, N: float) -> Estimate:
     N (\theta + \alpha)_{N-1} / (\theta + 1)_{N-1} (rising factorials), as in Dankar et al.
     (2012) and ARX.
 
-    Not converged (value NaN) when the optimum lies on the boundary of the parameter space
-    (alpha -> 0 or 1, theta + alpha -> 0 or infinity: e.g. a sample in which every class is
-    unique, or one class), when the gradient (of -loglik / n) at the optimum exceeds 1e-6, or
-    when \hat S_1 is not in [0, N].
+    When the maximum lies on alpha = 0 (the Ewens sampling formula, the boundary of the
+    Pitman family; frequent for data without heavy-tailed class sizes), the estimate is the
+    constrained maximum's, \hat S_1 = \hat\theta, with ``parameters["boundary"] = "alpha = 0"``
+    (ARX returns no Pitman estimate for alpha = 0). Not converged
+    (value NaN) when the optimum lies on another boundary (alpha -> 1, theta + alpha -> 0 or
+    infinity: e.g. a sample in which every class is unique, or one class), when the gradient
+    (of -loglik / n) at the optimum exceeds 1e-6, or when \hat S_1 is not in [0, N].
 
     References
     ----------
@@ -248,16 +281,22 @@ def pitman(sizes, counts, n: int, N: float) -> Estimate:
         return Estimate(math.nan, False, {}, f"no finite maximum-likelihood estimate: {why}")
     res, bounds = _pitman_fit(sizes, counts, n)
     s, a = (float(v) for v in res.x)
+    status = _pitman_status(res, bounds)
+    if status == "ewens":
+        a = 0.0
     theta = math.exp(s) - a
     params = {"theta": theta, "alpha": a, "iterations": int(res.nit)}
-    if not _pitman_ok(res, bounds):
+    if status == "failed":
         inside = all(lo + _EDGE < float(v) < hi - _EDGE for v, (lo, hi) in zip(res.x, bounds))
         where = "on the boundary of the parameter space" if not inside else str(res.message).strip()
         return Estimate(math.nan, False, params, f"maximum likelihood did not converge ({where})")
+    if status == "ewens":
+        params["boundary"] = "alpha = 0"
     value = math.exp(gammaln(theta + 1.0) - gammaln(theta + a) + a * math.log(N))
     if not (math.isfinite(value) and 0.0 <= value <= N):
         return Estimate(math.nan, False, params, "the estimate is not between 0 and N")
-    return Estimate(value, True, params)
+    note = "maximum on alpha = 0 (the Ewens model)" if status == "ewens" else ""
+    return Estimate(value, True, params, note)
 
 
 # ---------------------------------------------------------------------------------------------

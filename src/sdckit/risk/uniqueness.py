@@ -69,7 +69,8 @@ def population_uniques(
       with parameters (theta, alpha) fitted by maximum likelihood to the sample's partition,
       \ell = \sum_{i=1}^{u-1}\log(\theta + i\alpha) - \sum_{i=1}^{n-1}\log(\theta + i)
       + \sum_{j\ge2} c_j \sum_{k=1}^{j-1}\log(k - \alpha), maximised numerically (bounded,
-      with a convergence check); \hat S_1 = \Gamma(\theta + 1)/\Gamma(\theta + \alpha) N^\alpha.
+      with a convergence check); \hat S_1 = \Gamma(\theta + 1)/\Gamma(\theta + \alpha) N^\alpha
+      (\hat\theta when the maximum is on alpha = 0, the Ewens model).
     - ``"snb"`` (Chen & Keller-McNulty 1998): population class sizes F with F - 1 negative
       binomial(alpha, beta) over K classes, K estimated by the modified Shlosser estimator
       (Haas & Stokes 1998), (alpha, beta) solving E(c_1) = c_1 and E(c_2) = c_2;
@@ -113,7 +114,8 @@ def population_uniques(
     Notes
     -----
     ARX (``RiskModelPopulationUniqueness``) gives the same Zayatz and Pitman estimates (to
-    about 1e-9 on ARX's adult data). Its SNB differs: ARX's Shlosser estimate of K and its
+    about 1e-9 on ARX's adult data). ARX returns no Pitman estimate for alpha = 0, where this
+    function keeps the Ewens estimate. ARX's SNB differs: its Shlosser estimate of K and its
     second moment equation have two slips (see :func:`sdckit._core.uniqueness.snb`), so above
     pi = 0.1 Dankar's choice can differ from ARX's.
 
