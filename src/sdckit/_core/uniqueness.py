@@ -349,10 +349,27 @@ def snb_expected(alpha: float, beta: float, K: float, pi: float) -> tuple[float,
         E(c_2) = \frac{K \alpha \beta^\alpha \pi^2 (1 - \beta) \left(2 - (1 - \alpha) q\right)}
                       {2 (1 - q)^{\alpha + 2}} .
     """
-    q = (1.0 - pi) * (1.0 - beta)
-    e1 = K * pi * (beta / (1.0 - q)) ** alpha * (1.0 + alpha * q / (1.0 - q))
-    e2 = K * alpha * beta**alpha * pi**2 * (1.0 - beta) * (2.0 - (1.0 - alpha) * q) / (2.0 * (1.0 - q) ** (alpha + 2.0))
-    return float(e1), float(e2)
+    le1, le2 = _snb_log_expected(alpha, math.log(beta), math.log1p(-beta), K, pi)
+    with np.errstate(over="ignore"):
+        return float(np.exp(le1)), float(np.exp(le2))
+
+
+def _snb_log_expected(alpha: float, log_beta: float, log_1m_beta: float, K: float, pi: float):
+    """log E(c_1), log E(c_2) of :func:`snb_expected`, in logs (no overflow or underflow for
+    extreme alpha, beta)."""
+    q = (1.0 - pi) * math.exp(log_1m_beta)
+    log_1m_q = math.log1p(-q)
+    log_k_pi = math.log(K) + math.log(pi)
+    le1 = log_k_pi + alpha * (log_beta - log_1m_q) + math.log1p(alpha * q / (1.0 - q))
+    le2 = (
+        log_k_pi
+        + math.log(alpha * pi / 2.0)
+        + alpha * log_beta
+        + log_1m_beta
+        + math.log(2.0 - (1.0 - alpha) * q)
+        - (alpha + 2.0) * log_1m_q
+    )
+    return le1, le2
 
 
 def _snb_solve(K: float, pi: float, c1: float, c2: float):
@@ -361,13 +378,14 @@ def _snb_solve(K: float, pi: float, c1: float, c2: float):
     from scipy.optimize import root
     from scipy.special import expit, logit
 
+    target = np.array([math.log(c1), math.log(c2)])
+
     def residual(x):
-        a, b = math.exp(min(x[0], 700.0)), float(expit(x[1]))
-        if not (0.0 < b < 1.0):
+        a = math.exp(min(max(float(x[0]), -700.0), 700.0))
+        log_b, log_1m_b = -float(np.logaddexp(0.0, -x[1])), -float(np.logaddexp(0.0, x[1]))
+        if log_1m_b == -math.inf or log_b == -math.inf:
             return np.array([1e6, 1e6])
-        with np.errstate(all="ignore"):
-            e1, e2 = snb_expected(a, b, K, pi)
-            r = np.array([math.log(e1 / c1) if e1 > 0 else -1e6, math.log(e2 / c2) if e2 > 0 else -1e6])
+        r = np.array(_snb_log_expected(a, log_b, log_1m_b, K, pi)) - target
         return np.where(np.isfinite(r), r, 1e6)
 
     best = (math.nan, math.nan, math.inf)
@@ -376,7 +394,7 @@ def _snb_solve(K: float, pi: float, c1: float, c2: float):
             sol = root(residual, np.array([math.log(a0), float(logit(b0))]), method="hybr")
             err = float(np.max(np.abs(residual(sol.x))))
             if err < best[2]:
-                best = (math.exp(min(sol.x[0], 700.0)), float(expit(sol.x[1])), err)
+                best = (math.exp(min(max(float(sol.x[0]), -700.0), 700.0)), float(expit(sol.x[1])), err)
             if err < 1e-12:
                 return best
     return best
