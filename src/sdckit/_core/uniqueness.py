@@ -285,7 +285,7 @@ def pitman(sizes, counts, n: int, N: float) -> Estimate:
     if status == "ewens":
         a = 0.0
     theta = math.exp(s) - a
-    params = {"theta": theta, "alpha": a, "iterations": int(res.nit)}
+    params: dict = {"theta": theta, "alpha": a, "iterations": int(res.nit)}
     if status == "failed":
         inside = all(lo + _EDGE < float(v) < hi - _EDGE for v, (lo, hi) in zip(res.x, bounds))
         where = "on the boundary of the parameter space" if not inside else str(res.message).strip()

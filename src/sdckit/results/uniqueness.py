@@ -168,12 +168,12 @@ class PopulationUniquesResult(Result):
             ],
         }
         prof = self.profile()
-        shown = {"columns": ["class size i", "classes c_i", "records i c_i"], "rows": []}
-        for i in sorted(prof)[:10]:
-            shown["rows"].append((i, prof[i], i * prof[i]))
-        if len(prof) > 10:
-            big = [i for i in prof if i > sorted(prof)[9]]
-            shown["rows"].append((f"> {sorted(prof)[9]}", sum(prof[i] for i in big), sum(i * prof[i] for i in big)))
+        order = sorted(prof)
+        rows_p: list[tuple] = [(i, prof[i], i * prof[i]) for i in order[:10]]
+        if len(order) > 10:
+            big = order[10:]
+            rows_p.append((f"> {order[9]}", sum(prof[i] for i in big), sum(i * prof[i] for i in big)))
+        shown = {"columns": ["class size i", "classes c_i", "records i c_i"], "rows": rows_p}
         notes = ["Dankar et al. (2012): Pitman up to pi = 0.1, else the smaller of Zayatz and SNB"]
         return Summary(
             "Population uniqueness",
