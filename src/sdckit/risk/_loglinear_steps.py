@@ -25,7 +25,7 @@ from .._core import loglinear as ll
 from .._errors import SdcError, warn
 from .._prepare import prepare
 from .._progress import step
-from .._validation import check_choice, check_fraction, check_int, check_number
+from .._validation import check_choice, check_fraction, check_int, check_number, check_seed
 from ..results.loglinear import LoglinearRiskResult, ModriskNumbers
 from ._loglinear_access import label_numbers, label_values
 
@@ -35,6 +35,7 @@ __all__ = [
     "ModelFit",
     "build_table",
     "fit_model",
+    "model_stability",
     "modrisk_result",
     "parse_model",
     "pram_measures",
@@ -179,6 +180,13 @@ class LoglinearInput:
     prep: Any = None
     #: records per complete row (None: one record per row)
     counts: np.ndarray | None = None
+    search: str = "bracket"
+    z_target: float = -0.5
+    candidates: int | None = 3
+    stability: int = 0
+    seed: int | None = None
+    #: known fractions by the categories of one key: (key index, fraction per category code)
+    stratum_fractions: tuple | None = None
 
     @property
     def n(self) -> int:
@@ -228,12 +236,25 @@ def validate_loglinear(
     missing,
     allow_degenerate_keys,
     engine=None,
+    search="bracket",
+    z_target=-0.5,
+    candidates=3,
+    stability=0,
+    seed=None,
 ) -> LoglinearInput:
     """Check every argument, encode the keys and parse the model (first error raised)."""
     if isinstance(compat, str) and compat.lower() == "sdcmicro":
         compat = "sdcMicro"
+    by_stratum = isinstance(sampling_fraction, dict)
     params = dict(
-        sampling_fraction=check_fraction(sampling_fraction, "sampling_fraction", allow_none=True),
+        sampling_fraction=None
+        if by_stratum
+        else check_fraction(sampling_fraction, "sampling_fraction", allow_none=True),
+        search=check_choice(search, "search", ("bracket", "skinner-shlomo")),
+        z_target=check_number(z_target, "z_target"),
+        candidates=check_int(candidates, "candidates", low=1, allow_none=True),
+        stability=check_int(stability, "stability", low=0),
+        seed=check_seed(seed),
         sampling=check_choice(sampling, "sampling", ("pml", "constant")),
         criterion=check_choice(criterion, "criterion", ("tau1", "tau2")),
         z_crit=check_number(z_crit, "z_crit", low=0.0, low_open=True, what="a positive number"),
@@ -267,7 +288,14 @@ def validate_loglinear(
     if not complete.any():
         raise SdcError("keys: every record has a missing key value; expected complete records for the model")
     weights = None if prep.weights is None else prep.weights[complete]
-    terms = _checked_terms(model, names, params, weights is not None, enc.cardinalities)
+    strata = _stratum_fractions(sampling_fraction, enc) if by_stratum else None
+    if strata is not None and params["compat"] is not None:
+        raise SdcError(
+            "sampling_fraction: fractions by category are not used by sdcMicro's modRisk; expected compat=None"
+        )
+    if weights is not None and (strata is not None or params["sampling_fraction"] is not None):
+        _check_weights_match(weights, counts, enc.codes[complete], params["sampling_fraction"], strata, names)
+    terms = _checked_terms(model, names, params, weights is not None or strata is not None, enc.cardinalities)
     numbers: tuple = ()
     if params["compat"] is not None and params["compat_method"] != "IPF":
         numbers = tuple(label_numbers(lab) for lab in enc.labels)
@@ -288,6 +316,7 @@ def validate_loglinear(
         label_numbers=numbers,
         prep=prep,
         counts=counts,
+        stratum_fractions=strata,
         **params,
     )
 
@@ -317,6 +346,66 @@ def _checked_terms(model, names, params: dict, weighted: bool, cards) -> tuple |
             "sampling_fraction=... (1 for a census, where every sample unique is population unique)"
         )
     return terms
+
+
+def _stratum_fractions(spec: dict, enc) -> tuple:
+    """``{key: {category: fraction}}`` -> (key index, fraction per category code)."""
+    if len(spec) != 1:
+        raise SdcError(
+            f"sampling_fraction: a dict of fractions names {len(spec)} key variables; expected one, "
+            "e.g. {'region': {category: fraction, ...}} (the stratum variable must be a key)"
+        )
+    ((var, fractions),) = spec.items()
+    names = list(enc.names)
+    if str(var) not in names:
+        raise SdcError(
+            "sampling_fraction: fractions by category need a key variable (the sampling strata must be "
+            f"among the keys); {var!r} is not one of them, expected one of {', '.join(names)}"
+        )
+    j = names.index(str(var))
+    if not isinstance(fractions, dict):
+        raise SdcError(
+            f"sampling_fraction: {var}: got {type(fractions).__name__}; expected a dict category -> fraction"
+        )
+    given = {str(k): check_fraction(v, f"sampling_fraction[{var!r}]") for k, v in fractions.items()}
+    labels = [str(x) for x in label_values(enc.labels[j])]
+    unknown = set(given) - set(labels)
+    missing = [lab for lab in labels if lab not in given]
+    if unknown or missing:
+        raise SdcError(
+            f"sampling_fraction: {len(missing)} categor{'y' if len(missing) == 1 else 'ies'} of {var} without "
+            f"a fraction and {len(unknown)} given that {var} does not have; expected one fraction for every "
+            f"category of {var}"
+        )
+    return j, np.array([given[lab] for lab in labels], float)
+
+
+#: weights that sum, in a stratum, to within this relative distance of n_h / pi_h match the fractions
+WEIGHT_MATCH_TOLERANCE = 0.1
+
+
+def _check_weights_match(weights, counts, codes, fraction, strata, names) -> None:
+    """Weights given together with known fractions must be design weights 1/pi (within
+    ``WEIGHT_MATCH_TOLERANCE`` per stratum: calibrated weights pass, weights of another design do not)."""
+    n_rows = counts if counts is not None else np.ones(weights.size)
+    if strata is None:
+        group, pis, where = np.zeros(weights.size, np.int64), np.array([fraction]), "the file"
+    else:
+        j, pis = strata
+        group, where = codes[:, j], f"categories of {names[j]}"
+    n_h = np.bincount(group, weights=n_rows, minlength=pis.size)
+    w_h = np.bincount(group, weights=weights, minlength=pis.size)
+    implied = n_h / pis
+    used = n_h > 0
+    rel = np.abs(w_h[used] / implied[used] - 1.0)
+    if np.any(rel > WEIGHT_MATCH_TOLERANCE):
+        worst = int(np.argmax(rel))
+        raise SdcError(
+            f"weight: the weights do not match the declared sampling fraction in {int(np.count_nonzero(rel > WEIGHT_MATCH_TOLERANCE))} "
+            f"of {int(used.sum())} {where}: they sum to {w_h[used][worst]:.6g} where n / sampling_fraction = "
+            f"{implied[used][worst]:.6g}; expected design weights 1 / sampling_fraction (within "
+            f"{WEIGHT_MATCH_TOLERANCE:.0%}), or only one of weight and sampling_fraction"
+        )
 
 
 def _pram_diagonal(pram, enc, complete) -> np.ndarray:
@@ -362,33 +451,52 @@ class CellTable:
     target: np.ndarray
     pi_cells: Any
     pi_records: np.ndarray
-    lam_scale: float
+    lam_scale: Any
     sampling_fraction: float | None
+    #: fitted with the offset log pi_k (known fractions that vary between cells)
+    offset: bool = False
 
     @property
     def K(self) -> int:
         return int(self.f.size)
 
 
-def build_table(inp: LoglinearInput) -> CellTable:
-    """Cross-classify the complete records; choose pi (known fraction, n / sum w, or the
-    pseudo-maximum-likelihood f_k / F_k of Rao & Thomas 2003)."""
-    step("building the contingency table")
+def build_table(inp: LoglinearInput, copies: np.ndarray | None = None, rate: float = 1.0) -> CellTable:
+    """Cross-classify the complete records; choose pi (a known fraction, known fractions by the
+    categories of one key (fitted with the offset log pi_k), n / sum w, or the
+    pseudo-maximum-likelihood f_k / F_k of Rao & Thomas 2003).
+
+    ``copies``, ``rate``: records kept per row of a Bernoulli subsample at ``rate`` (for
+    :func:`model_stability`): a Bernoulli sample of the population at fraction rate * pi, so the
+    known fractions are scaled by ``rate`` and the weights by copies / (rate * records).
+    """
+    if copies is None:
+        step("building the contingency table")
     shape = inp.levels
     idx = ll.cell_index(inp.codes, shape)
-    f, F = ll.cell_table(idx, math.prod(shape), inp.weights, inp.counts)
-    n_used = inp.n_used
+    counts, weights = inp.counts, inp.weights
+    if copies is not None:
+        per = 1.0 if counts is None else np.maximum(counts, 1)
+        weights = None if weights is None else weights * copies / (rate * per)
+        counts = copies.astype(float)
+    f, F = ll.cell_table(idx, math.prod(shape), weights, counts)
+    n_used = float(f.sum())
+    if inp.stratum_fractions is not None:
+        j, fractions = inp.stratum_fractions
+        along = [1] * len(shape)
+        along[j] = shape[j]
+        pik = np.broadcast_to(rate * fractions.reshape(along), shape).reshape(-1).copy()
+        return CellTable(shape, idx, f, F, "given", f, pik, pik[idx], 1.0 / pik, None, offset=True)
     if inp.sampling_fraction is not None:
-        pi0 = inp.sampling_fraction
+        pi0 = rate * inp.sampling_fraction
         return CellTable(shape, idx, f, F, "given", f, pi0, np.full(idx.size, pi0), 1.0 / pi0, pi0)
-    w = inp.weights
     if inp.sampling == "constant":
-        pi0 = n_used / float(w.sum())
+        pi0 = n_used / float(F.sum())
         if pi0 > 1:
             warn(f"weight: n / sum(w) = {pi0:.6g} > 1; the sampling fraction is capped at 1")
             pi0 = 1.0
         return CellTable(shape, idx, f, F, "constant", f, pi0, np.full(idx.size, pi0), 1.0 / pi0, pi0)
-    pi_empty = min(n_used / float(w.sum()), 1.0)
+    pi_empty = min(n_used / float(F.sum()), 1.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         pik = np.where(f > 0, f / F, pi_empty)
     if np.any(pik > 1):
@@ -416,6 +524,7 @@ class ModelFit:
     iterations: int
     converged: bool
     path: tuple
+    blend: dict | None = None
 
 
 class _Fitter:
@@ -432,26 +541,28 @@ class _Fitter:
         if method == "ipf":
             gens = ll.generating_class(terms)
             tol = self.tol if self.tol is not None else 1e-4 * max(float(t.target.sum()), 1.0)
+            if start is None and t.offset:  # IPF keeps the start's log-structure: log pi_k is the offset
+                start = t.pi_cells
             mu, it, conv = ll.ipf(t.target, t.shape, gens, start=start, tol=tol, max_iter=self.max_iter)
             used = sorted(ll.closure(terms), key=lambda s: (len(s), s))
         else:
-            p = ll.n_parameters(terms, t.shape)
-            if p > MAX_IRLS_PARAMETERS:
-                raise SdcError(
-                    f"model: {p:,} parameters are too many for the Poisson GLM (IRLS); expected at most "
-                    f"{MAX_IRLS_PARAMETERS:,} (use a hierarchical model, fitted by IPF)"
-                )
+            _check_irls_size(terms, t.shape, self.names)
             X, _ = ll.design_matrix(t.shape, terms)
-            mu, _, it, conv = ll.poisson_irls(X, t.target)
+            offset = np.log(t.pi_cells) if t.offset else None
+            mu, _, it, conv = ll.poisson_irls(X, t.target, offset=offset)
+            if not conv:
+                raise SdcError(_irls_failure(terms, t, self.names, it))
             gens = list(terms)
             used = list(terms)
         if not conv:
             warn(f"method: {method} did not converge in {it} iterations; the estimates may be inaccurate")
         return mu, method, gens, used, it, conv
 
-    def criterion(self, mu):
+    names: tuple = ()
+
+    def criterion(self, mu, which: str = "12"):
         lam = mu * self.table.lam_scale
-        return ll.bias_criterion(self.table.f, lam, self.table.pi_cells), lam
+        return ll.bias_criterion(self.table.f, lam, self.table.pi_cells, which), lam
 
     def taus(self, lam):
         su = self.table.f == 1
@@ -460,18 +571,50 @@ class _Fitter:
         return float(p1.sum()), float(p2.sum())
 
 
+def _check_irls_size(terms, shape, names) -> None:
+    """Too many parameters for the Poisson GLM: an error naming the largest term."""
+    p = ll.n_parameters(terms, shape)
+    if p > MAX_IRLS_PARAMETERS:
+        big = max(terms, key=lambda t: math.prod(shape[j] - 1 for j in t))
+        raise SdcError(
+            f"model: {p:,} parameters are too many for the Poisson GLM (IRLS), term "
+            f"{':'.join(names[j] for j in big) if names else big} alone has "
+            f"{math.prod(shape[j] - 1 for j in big):,}; expected at most {MAX_IRLS_PARAMETERS:,} "
+            "(drop or recode that term, or use a hierarchical model, fitted by IPF)"
+        )
+
+
+def _irls_failure(terms, table, names, iterations) -> str:
+    """The message of a Poisson GLM without a finite maximum-likelihood estimate: the terms
+    whose observed margin has empty cells (their parameters diverge)."""
+    empty = []
+    for t in terms:
+        other = tuple(a for a in range(len(table.shape)) if a not in t)
+        margin = table.target.reshape(table.shape).sum(axis=other)
+        if np.any(margin == 0):
+            empty.append(f"{':'.join(names[j] for j in t)} ({int(np.count_nonzero(margin == 0))} empty margin cells)")
+    where = "; ".join(empty) if empty else "no term has an empty margin"
+    return (
+        f"model: the Poisson GLM (IRLS) did not converge in {iterations} iterations: the model cannot be "
+        f"fitted (no finite maximum-likelihood estimate); terms with empty margins: {where}; expected a "
+        "hierarchical model (fitted by IPF, which handles empty margins) or without those terms"
+    )
+
+
 def fit_model(table: CellTable, inp: LoglinearInput) -> ModelFit:
     """Fit the given model, or run the forward search when ``inp.terms`` is None."""
     step("fitting the log-linear model")
     fitter = _Fitter(table, inp.method, inp.tol, inp.max_iter)
-    path: list = []
-    if inp.terms is None:
-        terms, mu, info, path = _search(fitter, len(inp.names), inp.criterion, inp.z_crit, inp.max_steps, inp.names)
-    else:
+    fitter.names = inp.names
+    if inp.terms is not None:
         mu, *info = fitter.fit(list(inp.terms))
-    method, gens, used, it, conv = info
-    crit, lam = fitter.criterion(mu)
-    return ModelFit(mu, lam, crit, method, gens, used, int(it), bool(conv), tuple(path))
+        crit, lam = fitter.criterion(mu)
+        method, gens, used, it, conv = info
+        return ModelFit(mu, lam, crit, method, gens, used, int(it), bool(conv), ())
+    found = _search(fitter, inp)
+    method, gens, used, it, conv = found.info
+    crit = ll.bias_criterion(table.f, found.lam, table.pi_cells)
+    return ModelFit(found.mu, found.lam, crit, method, gens, used, int(it), bool(conv), found.path, found.blend)
 
 
 def _candidates(terms, m):
@@ -483,44 +626,171 @@ def _candidates(terms, m):
     return out
 
 
-def _search(fitter: _Fitter, m: int, criterion: str, z_crit: float, max_steps, names):
-    """Greedy forward search on |Z| (Skinner & Shlomo 2008). Candidate fits start from the
-    current fit (IPF keeps the start's log-structure, so the result is the candidate's MLE)."""
-    zkey = "Z" + criterion[-1]
-    terms = [(j,) for j in range(m)]
+@dataclass(frozen=True)
+class _Found:
+    """The outcome of the model search: terms, fitted values, fit details, path and blend."""
+
+    terms: list
+    mu: np.ndarray
+    lam: np.ndarray
+    info: tuple
+    path: tuple
+    blend: dict | None
+
+
+def _search(fitter: _Fitter, inp: LoglinearInput) -> _Found:
+    """Forward search on Z (Skinner & Shlomo 2008), with the stopping rule ``inp.search``.
+
+    ``"bracket"`` (default): add terms while Z > ``z_target``; the first model with
+    Z <= z_target and the one before bracket the target, and the estimate is the model between
+    them, lambda = lambda_a^(1 - w) lambda_b^w (the last term's parameters scaled by w), with w
+    solving Z(w) = z_target. ``"skinner-shlomo"``: stop at |Z| <= z_crit, when no term reduces
+    |Z|, or when the best term gives Z < -z_crit (the previous model is kept).
+    Each step fits the ``inp.candidates`` terms with the largest margin deviance (all with None)
+    and takes the one with the smallest |Z|. Candidate fits start from the current fit (IPF
+    keeps the start's log-structure, so each is the candidate's MLE).
+    """
+    names, m = inp.names, len(inp.names)
+    zkey = "Z" + inp.criterion[-1]
+    terms: list = [(j,) for j in range(m)]
     mu, *info = fitter.fit(terms)
     crit, lam = fitter.criterion(mu)
-    t1, t2 = fitter.taus(lam)
-    path = [{"step": 0, "added": None, "accepted": True, "Z1": crit["Z1"], "Z2": crit["Z2"], "tau1": t1, "tau2": t2}]
-    step = 0
-    while abs(crit[zkey]) > z_crit and (max_steps is None or step < max_steps):
-        best = None
-        for cand in _candidates(terms, m):
-            mu_c, *info_c = fitter.fit(terms + [cand], start=mu)
-            crit_c, lam_c = fitter.criterion(mu_c)
-            if best is None or abs(crit_c[zkey]) < abs(best[2][zkey]):
-                best = (cand, mu_c, crit_c, lam_c, info_c)
-        if best is None or abs(best[2][zkey]) >= abs(crit[zkey]):
+    path = [_path_entry(0, None, True, crit, fitter.taus(lam), None)]
+    bracket = inp.search == "bracket"
+    done = (crit[zkey] <= inp.z_target) if bracket else abs(crit[zkey]) <= inp.z_crit
+    step_no = 0
+    while not done and (inp.max_steps is None or step_no < inp.max_steps):
+        tried = _try_candidates(fitter, terms, mu, zkey, inp.candidates)
+        if not tried:
             break
-        step += 1
-        cand, mu_c, crit_c, lam_c, info_c = best
-        t1, t2 = fitter.taus(lam_c)
-        accepted = crit_c[zkey] >= -z_crit
-        path.append(
-            {
-                "step": step,
-                "added": ":".join(names[j] for j in cand),
-                "accepted": bool(accepted),
-                "Z1": crit_c["Z1"],
-                "Z2": crit_c["Z2"],
-                "tau1": t1,
-                "tau2": t2,
-            }
-        )
+        (cand, mu_c, crit_c, lam_c, info_c), runner = tried[0], (tried[1] if len(tried) > 1 else None)
+        if not bracket and abs(crit_c[zkey]) >= abs(crit[zkey]):
+            break
+        step_no += 1
+        accepted = bracket or crit_c[zkey] >= -inp.z_crit
+        path.append(_path_entry(step_no, _name(cand, names), accepted, crit_c, fitter.taus(lam_c), runner, names, zkey))
         if not accepted:
             break
-        terms, mu, crit, info = terms + [cand], mu_c, crit_c, info_c
-    return terms, mu, info, path
+        if bracket and crit_c[zkey] <= inp.z_target:
+            w, lam_w = _blend_weight(fitter, lam, lam_c, zkey, inp.z_target)
+            blend = {"term": _name(cand, names), "weight": w, "z_target": inp.z_target}
+            path[-1].update({"weight": w, "tau1_blend": fitter.taus(lam_w)[0], "tau2_blend": fitter.taus(lam_w)[1]})
+            return _Found(terms + [cand], lam_w / fitter.table.lam_scale, lam_w, tuple(info_c), tuple(path), blend)
+        terms, mu, crit, lam, info = terms + [cand], mu_c, crit_c, lam_c, info_c
+        done = (not bracket) and abs(crit[zkey]) <= inp.z_crit
+    return _Found(terms, mu, lam, tuple(info), tuple(path), None)
+
+
+def _name(term, names) -> str:
+    return ":".join(names[j] for j in term)
+
+
+def _path_entry(step_no, added, accepted, crit, taus, runner, names=(), zkey="Z2") -> dict:
+    """One step of the search path; ``runner``: the second-best candidate (its Z shows how
+    close the choice was)."""
+    return {
+        "step": step_no,
+        "added": added,
+        "accepted": bool(accepted),
+        "Z1": crit["Z1"],
+        "Z2": crit["Z2"],
+        "tau1": taus[0],
+        "tau2": taus[1],
+        "runner_up": None if runner is None else _name(runner[0], names),
+        "runner_up_Z": None if runner is None else runner[2][zkey],
+    }
+
+
+def _try_candidates(fitter: _Fitter, terms, mu, zkey: str, shortlist: int | None) -> list:
+    """Candidate terms, best first (smallest |Z|), each ``(term, mu, criterion, lambda, fit info)``.
+
+    The ``shortlist`` terms with the largest margin deviance (all with None) are scored by the Z
+    of one IPF step from the current fit (the new margin matched: the bulk of the change, at the
+    cost of one pass over the table); the best is then fitted to convergence and gets both Z's.
+    """
+    t = fitter.table
+    cands = _candidates(terms, len(t.shape))
+    if shortlist is not None and len(cands) > shortlist:
+        gain = [ll.margin_deviance(t.target, mu, t.shape, c) for c in cands]
+        cands = [cands[i] for i in np.argsort(gain, kind="stable")[::-1][:shortlist]]
+    scored = []
+    for c in cands:
+        crit_c, _ = fitter.criterion(ll.ipf_step(t.target, mu, t.shape, c), zkey[-1])
+        scored.append((c, crit_c))
+    scored.sort(key=lambda r: abs(r[1][zkey]))
+    if not scored:
+        return []
+    best = scored[0][0]
+    mu_b, *info_b = fitter.fit(terms + [best], start=mu)
+    crit_b, lam_b = fitter.criterion(mu_b)
+    return [(best, mu_b, crit_b, lam_b, info_b)] + [(c, None, crit_c, None, None) for c, crit_c in scored[1:]]
+
+
+def _blend_weight(fitter: _Fitter, lam_a, lam_b, zkey: str, target: float):
+    """w in [0, 1] with Z(lambda_a^(1-w) lambda_b^w) = target (Brent's method; w = 1 if no root)."""
+    from scipy.optimize import brentq
+
+    t = fitter.table
+
+    def z(w):
+        lam = ll.geometric_blend(lam_a, lam_b, w)
+        return ll.bias_criterion(t.f, lam, t.pi_cells, zkey[-1])[zkey] - target
+
+    try:
+        w = float(brentq(z, 0.0, 1.0, xtol=1e-4))
+    except ValueError:  # Z(0) and Z(1) on the same side of the target
+        w = 1.0
+    return w, ll.geometric_blend(lam_a, lam_b, w)
+
+
+#: records kept by each subsample of :func:`model_stability`
+STABILITY_RATE = 0.8
+
+
+def model_stability(table: CellTable, inp: LoglinearInput, fit: ModelFit) -> dict | None:
+    """How stable the automatic model choice is: the search repeated on ``inp.stability``
+    subsamples, each record kept with probability 0.8 (a Bernoulli subsample of a Bernoulli
+    sample is a Bernoulli sample of the population at 0.8 pi, so the model and its criterion
+    stay valid; a bootstrap would not: duplicated records inflate the variance the criterion
+    assumes Poisson).
+
+    Returns the share of subsamples that choose the same terms, each term's inclusion frequency
+    (Sauerbrei & Schumacher 1992) and the 10 / 50 / 90 % quantiles of the subsamples' tau_1 / n_1
+    and tau_2 / n_1. None without ``model="auto"`` or with ``stability=0``.
+    """
+    if inp.terms is not None or inp.stability == 0:
+        return None
+    seed = inp.seed if inp.seed is not None else int(np.random.SeedSequence().entropy)  # type: ignore[arg-type]
+    rng = np.random.default_rng(seed)
+    mains = {(j,) for j in range(len(inp.names))}
+    chosen = set(fit.terms) - mains
+    inclusion: dict = {}
+    same = 0
+    shares = []
+    base = (inp.counts if inp.counts is not None else np.ones(inp.n_rows)).astype(np.int64)
+    for _ in range(inp.stability):
+        step("model stability: subsample")
+        t_b = build_table(inp, copies=rng.binomial(base, STABILITY_RATE), rate=STABILITY_RATE)
+        fitter = _Fitter(t_b, inp.method, inp.tol, inp.max_iter)
+        fitter.names = inp.names
+        found = _search(fitter, inp)
+        terms_b = set(ll.closure(found.terms)) - mains
+        same += terms_b == chosen
+        for t in terms_b:
+            inclusion[_name(t, inp.names)] = inclusion.get(_name(t, inp.names), 0) + 1
+        n1 = max(int(np.count_nonzero(t_b.f == 1)), 1)
+        shares.append([x / n1 for x in fitter.taus(found.lam)])
+    q = np.quantile(np.array(shares), [0.1, 0.5, 0.9], axis=0)
+    B = inp.stability
+    return {
+        "subsamples": B,
+        "rate": STABILITY_RATE,
+        "seed": seed,
+        "same_model": same / B,
+        "inclusion": {k: v / B for k, v in sorted(inclusion.items(), key=lambda kv: -kv[1])},
+        "share_tau1_uniques": {"q10": float(q[0, 0]), "q50": float(q[1, 0]), "q90": float(q[2, 0])},
+        "share_tau2_uniques": {"q10": float(q[0, 1]), "q50": float(q[1, 1]), "q90": float(q[2, 1])},
+    }
 
 
 # ---------------------------------------------------------------------------------------------
