@@ -19,6 +19,7 @@ CASES = {
     "linkage.py": ["--n", "3000", "--repeats", "1"],
     "loglinear.py": [],
     "loglinear_validation.py": ["--samples", "2", "--synthetic-samples", "1"],
+    "risk_validation.py": ["--samples", "2", "--settings", "K1, 1/50;K1, by region"],
     "suda.py": ["--quick"],  # fixed sizes (10^5 and 10^6), one run each
     "local_suppression.py": ["--quick"],  # eusilcP when ../shared is present, else the bundled files
     "record_swap.py": ["--quick"],  # eusilcP when ../shared is present, else a synthetic population
@@ -34,7 +35,7 @@ def test_every_benchmark_is_covered():
 
 
 #: scripts that read the large shared datasets (they skip that part without them)
-NEEDS_SHARED = {"loglinear_validation.py"}
+NEEDS_SHARED = {"loglinear_validation.py", "risk_validation.py"}
 
 
 @pytest.mark.slow

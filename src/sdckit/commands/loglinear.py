@@ -47,8 +47,28 @@ def register(sub) -> None:
     )
     f.add_argument("--criterion", choices=["tau1", "tau2"], default="tau2", help="measure whose Z drives the search")
     f.add_argument(
-        "--z-crit", dest="z_crit", type=float, default=1.96, help="stop the search at |Z| <= z (default 1.96)"
+        "--search",
+        choices=["bracket", "skinner-shlomo"],
+        default="bracket",
+        help="stopping rule of the automatic search: bracket (default: the model between the last two, "
+        "at Z = --z-target) or skinner-shlomo (stop at |Z| <= --z-crit)",
     )
+    f.add_argument(
+        "--z-target", dest="z_target", type=float, default=-0.5, help="the Z the bracketing search aims at (-0.5)"
+    )
+    f.add_argument(
+        "--z-crit", dest="z_crit", type=float, default=1.96, help="skinner-shlomo rule: stop at |Z| <= z (1.96)"
+    )
+    f.add_argument(
+        "--candidates", type=int, default=3, help="terms fitted per search step, those of largest margin deviance (3)"
+    )
+    f.add_argument(
+        "--stability",
+        type=int,
+        default=0,
+        help="repeat the search on this many 80%% subsamples and report how stable the model choice is (0: no)",
+    )
+    f.add_argument("--seed", type=int, help="seed of the stability subsamples")
     f.add_argument("--compat", choices=["sdcMicro"], help="reproduce sdcMicro modRisk (needs --weight and a formula)")
     f.add_argument(
         "--compat-method",
@@ -87,7 +107,12 @@ def run(args) -> int:
             model=args.model,
             sampling=args.sampling,
             criterion=args.criterion,
+            search=args.search,
+            z_target=args.z_target,
             z_crit=args.z_crit,
+            candidates=args.candidates,
+            stability=args.stability,
+            seed=args.seed,
             method=args.method,
             compat=args.compat,
             compat_method=args.compat_method,

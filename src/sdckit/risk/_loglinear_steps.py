@@ -549,7 +549,7 @@ class _Fitter:
             _check_irls_size(terms, t.shape, self.names)
             X, _ = ll.design_matrix(t.shape, terms)
             offset = np.log(t.pi_cells) if t.offset else None
-            mu, _, it, conv = ll.poisson_irls(X, t.target, offset=offset)
+            mu, _, it, conv = ll.poisson_irls(X, t.target, offset=offset, max_iter=min(self.max_iter, 100))
             if not conv:
                 raise SdcError(_irls_failure(terms, t, self.names, it))
             gens = list(terms)
@@ -850,7 +850,8 @@ def smoothing_measures(inp: LoglinearInput, table: CellTable, risk: dict) -> dic
         return None
     warn("smoothing: negative-binomial smoothing uses the library's moment estimator over a window; experimental")
     pi_cells = table.pi_cells
-    pi_nb = pi_cells if np.ndim(pi_cells) == 0 else min(inp.n_used / float(inp.weights.sum()), 1.0)
+    known = np.ndim(pi_cells) == 0 or table.offset  # a constant, or known fractions by stratum
+    pi_nb = pi_cells if known else min(inp.n_used / float(inp.weights.sum()), 1.0)
     nb1, nb2 = ll.nb_smoothing(table.f, table.shape, pi_nb)
     su = risk["su"]
     return {

@@ -153,10 +153,12 @@ def loglinear_risk(
         (formerly ``fit_method``).
     tol, max_iter
         IPF convergence: max |fitted - observed margin| < tol (default 1e-4 * total of the
-        fitted counts), at most ``max_iter`` cycles. A tolerance of 1e-8 * n is not reached in
-        1000 cycles when the MLE lies on the boundary (sparse tables: IPF then converges
-        sublinearly); on eusilcP (103,680 cells, two-way model) tau_1/tau_2 at 1e-4 * n differ
-        from the 1000-cycle values by < 1e-4 relative.
+        fitted counts), at most ``max_iter`` cycles (the Poisson GLM stops at
+        min(max_iter, 100) iterations; a GLM that does not converge is an error naming the terms
+        with empty margins). A tolerance of 1e-8 * n is not reached in 1000 cycles when the MLE
+        lies on the boundary (sparse tables: IPF then converges sublinearly); on eusilcP
+        (103,680 cells, two-way model) tau_1/tau_2 at 1e-4 * n differ from the 1000-cycle values
+        by < 1e-4 relative.
     pram : dict, optional
         Key variable -> diagonal of its PRAM transition matrix (probability that a category is
         kept): a number (same for every category) or a dict label -> probability. Adds the
