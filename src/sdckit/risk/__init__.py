@@ -25,6 +25,7 @@ from .frequencies import FrequencyResult, KAnonymityResult, frequencies, k_anony
 from .individual import IndividualRiskResult, RiskThreshold, individual_risk
 from .linkage import ExternalRiskResult, LinkageResult, external_risk, record_linkage_risk
 from .loglinear import LoglinearRiskResult, loglinear_risk
+from .register import RegisterRiskResult, register_risk
 from .suda import MSU, SudaResult, suda
 from .uniqueness import PopulationUniquesResult, population_uniques
 
@@ -48,6 +49,8 @@ __all__ = [
     "LoglinearRiskResult",
     "population_uniques",
     "PopulationUniquesResult",
+    "register_risk",
+    "RegisterRiskResult",
     # continuous keys and record linkage
     "interval_disclosure",
     "IntervalDisclosureResult",

@@ -1,0 +1,361 @@
+r"""Re-identification risk for a subpopulation register: pure NumPy/SciPy kernels on cell arrays.
+
+Shlomo & Skinner (2022), "Measuring risk of re-identification in microdata: state-of-the-art and
+new directions", JRSS A 185, Section 3. The population U has F_k ~ Poisson(lambda_k) units in
+cell k of the key table; each unit belongs to the register U_1 independently with probability
+p_k (logit p_k = x_k' xi), so that the register count F^1_k ~ Poisson(phi_k), phi_k = lambda_k p_k;
+an independent Bernoulli sample with fraction pi_k gives the sample count f_k.
+
+Here: the closed forms of the four conditional measures, the design-consistent theta of Skinner &
+Elliot (2002), a sparse treatment-contrast design over a subset of cells, and the two fits of
+the membership logit xi: approach A (Poisson likelihood of the register counts with lambda
+fixed; Fisher scoring / Newton-Raphson) and approach B (the pseudo-likelihood of a propensity
+model on the register stacked with the weighted sample; Chen, Li & Wu 2019).
+
+Nothing here knows about frames or labels.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = [
+    "RiskForms",
+    "closed_forms",
+    "theta_hat",
+    "cell_design",
+    "MembershipFit",
+    "fit_membership_poisson",
+    "fit_membership_propensity",
+    "expit",
+]
+
+#: step halving: at most this many halvings of one step
+MAX_HALVINGS = 30
+#: the first iterations of the default rule that are Fisher-scoring steps
+FISHER_FIRST = 3
+
+
+# ---------------------------------------------------------------------------------------------
+# measures
+@dataclass(frozen=True)
+class RiskForms:
+    """Per cell: P(F=1 | F^1=1, f=1), E(1/F | F^1=1, f=1), P(F=1 | F^1=1), E(1/F | F^1=1)."""
+
+    p_unique_both: np.ndarray
+    risk_both: np.ndarray
+    p_unique_register: np.ndarray
+    risk_register: np.ndarray
+
+
+def closed_forms(lam, phi, pi) -> RiskForms:
+    r"""The four conditional measures in closed form (Shlomo & Skinner 2022, eqs. 21-22).
+
+    With d_k = lambda_k - phi_k (the expected number of non-members) and nu_k = (1 - pi_k) d_k
+    (non-members outside the sample):
+
+    * P(F_k = 1 | F^1_k = 1, f_k = 1) = exp(-nu_k) / (1 + nu_k)
+    * E(1/F_k | F^1_k = 1, f_k = 1) = 1 / (1 + nu_k)
+    * P(F_k = 1 | F^1_k = 1) = exp(-d_k)
+    * E(1/F_k | F^1_k = 1) = (1 - exp(-d_k)) / d_k  (1 at d_k = 0)
+
+    Given F^1 = 1 and f = 1, either the register member is the sampled unit (relative weight 1,
+    F = 1 + Y) or a non-member is (relative weight nu, F = 2 + Y), Y ~ Poisson(nu); the second
+    line follows from E[1/(1 + Y)] = (1 - e^{-nu})/nu and E[1/(2 + Y)] = (nu - 1 + e^{-nu})/nu^2.
+    ``lam``, ``phi`` arrays of one shape; ``pi`` a scalar or an array of that shape.
+    """
+    lam = np.asarray(lam, float)
+    d = np.maximum(lam - np.asarray(phi, float), 0.0)
+    nu = (1.0 - np.asarray(pi, float)) * d
+    with np.errstate(divide="ignore", invalid="ignore"):
+        e_reg = np.where(d > 0, -np.expm1(-d) / np.where(d > 0, d, 1.0), 1.0)
+    return RiskForms(np.exp(-nu) / (1.0 + nu), 1.0 / (1.0 + nu), np.exp(-d), e_reg)
+
+
+def theta_hat(F1, f, pi) -> float:
+    r"""Design-consistent estimate of theta = sum_k I(F^1_k = 1, f_k = 1) / sum_k F_k I(F^1_k = 1, f_k = 1).
+
+    Under Bernoulli sampling with fraction pi, E[F I(f = 1) | F] = E[I(f = 1) | F] +
+    (2 (1 - pi) / pi) E[I(f = 2) | F] (Skinner & Elliot 2002), so
+
+    \hat theta = sum_k I(F^1_k=1, f_k=1) / sum_k [I(F^1_k=1, f_k=1) + 2 (1 - pi_k)/pi_k I(F^1_k=1, f_k=2)].
+
+    With a constant pi this is Shlomo & Skinner's (2022) eq. 23; with fractions that vary by
+    cell the ratio above is the consistent form. NaN when no cell is unique in both files.
+    """
+    F1 = np.asarray(F1)
+    f = np.asarray(f)
+    pi = np.broadcast_to(np.asarray(pi, float), F1.shape)
+    one = F1 == 1
+    both = one & (f == 1)
+    two = one & (f == 2)
+    num = float(np.count_nonzero(both))
+    den = num + float(np.sum(2.0 * (1.0 - pi[two]) / pi[two]))
+    return num / den if den > 0 else math.nan
+
+
+# ---------------------------------------------------------------------------------------------
+# design
+def cell_design(codes: np.ndarray, shape, terms):
+    """Treatment-contrast design (intercept first) of the cells with the given key codes.
+
+    ``codes``: (r, m) integer codes of r cells; ``terms``: tuples of key indices. The columns are
+    those of ``loglinear.design_matrix`` (same order); only the r rows are built. Returns
+    ``(X, columns)``: X a SciPy CSR matrix of 0/1 entries, ``columns`` a list of
+    ``(term, level codes)`` per column (``((), ())`` for the intercept; level codes >= 1, code 0
+    is the reference category).
+    """
+    from scipy import sparse
+
+    r = codes.shape[0]
+    rows = [np.arange(r)]
+    cols = [np.zeros(r, np.int64)]
+    columns: list = [((), ())]
+    p = 1
+    for t in terms:
+        dims = tuple(int(shape[j]) - 1 for j in t)
+        width = math.prod(dims)
+        if width == 0:
+            continue
+        mask = np.ones(r, bool)
+        for j in t:
+            mask &= codes[:, j] > 0
+        sel = np.flatnonzero(mask)
+        rows.append(sel)
+        cols.append(p + np.ravel_multi_index(tuple(codes[sel, j].astype(np.int64) - 1 for j in t), dims))
+        grid = np.unravel_index(np.arange(width), dims)
+        columns += [(tuple(t), tuple(int(g[i]) + 1 for g in grid)) for i in range(width)]
+        p += width
+    ri = np.concatenate(rows)
+    X = sparse.csr_matrix((np.ones(ri.size), (ri, np.concatenate(cols))), shape=(r, p))
+    return X, columns
+
+
+# ---------------------------------------------------------------------------------------------
+# membership fits
+def expit(eta):
+    """The logistic function 1 / (1 + exp(-eta)) (SciPy's, exact in both tails)."""
+    from scipy.special import expit as _expit
+
+    return _expit(eta)
+
+
+@dataclass(frozen=True)
+class MembershipFit:
+    """The fitted membership logit.
+
+    ``xi``: coefficients (length = design columns); ``-inf`` for a column whose cells have no
+    register member but a positive capacity (the MLE lies at infinity: p = 0 in those cells),
+    0 for a column that no fitted cell has (not estimable). ``p``: fitted p_k per design row
+    (0 in the cells of a ``-inf`` column). ``path``: xi after each iteration (estimable columns).
+    ``kinds``: "fisher" or "newton" per iteration.
+    """
+
+    xi: np.ndarray
+    p: np.ndarray
+    iterations: int
+    converged: bool
+    loglik: float
+    halvings: int
+    kinds: tuple
+    path: tuple
+    last_step: float
+    n_infinite: int
+    n_not_estimable: int
+
+
+class _PoissonLogit:
+    """Approach A: F^1_k ~ Poisson(lambda_k p_k), logit p_k = x_k' xi, lambda fixed."""
+
+    canonical = False
+
+    def __init__(self, F1, lam):
+        self.F1, self.lam = F1, lam
+        self.pos = F1 > 0
+
+    def loglik(self, eta) -> float:
+        # log phi = log lambda + eta - log(1 + e^eta); constant -log F1! dropped
+        logp = -np.logaddexp(0.0, -eta)
+        phi = self.lam * np.exp(logp)
+        return float(np.sum(self.F1[self.pos] * (np.log(self.lam[self.pos]) + logp[self.pos])) - phi.sum())
+
+    def weights(self, eta, observed: bool):
+        p = expit(eta)
+        phi = self.lam * p
+        q = 1.0 - p
+        score = (self.F1 - phi) * q
+        info = phi * q * q
+        neg_h = ((self.F1 - phi) * p + phi * q) * q if observed else None
+        return score, info, neg_h
+
+
+class _Propensity:
+    """Approach B: l*(xi) = sum_A x_i' xi - sum_B w_j log(1 + exp(x_j' xi)), on cells: the register
+    count F^1_k and the sample's weight sum W_k of each cell."""
+
+    canonical = True  # the logit is the canonical link: Fisher scoring is Newton-Raphson
+
+    def __init__(self, F1, W):
+        self.F1, self.W = F1, W
+
+    def loglik(self, eta) -> float:
+        return float(np.dot(self.F1, eta) - np.dot(self.W, np.logaddexp(0.0, eta)))
+
+    def weights(self, eta, observed: bool):
+        p = expit(eta)
+        info = self.W * p * (1.0 - p)
+        return self.F1 - self.W * p, info, info if observed else None
+
+
+def _gram(X, w) -> np.ndarray:
+    """X' diag(w) X as a dense matrix."""
+    if isinstance(X, np.ndarray):
+        return X.T @ (X * w[:, None])
+    return np.asarray((X.T @ X.multiply(w[:, None]).tocsr()).todense())
+
+
+def _cholesky(A: np.ndarray):
+    """The Cholesky factor of A, or None when A is not (numerically) positive definite."""
+    from scipy.linalg import lapack
+
+    c, info = lapack.dpotrf(A, lower=False, clean=True)
+    return c if info == 0 else None
+
+
+def _solve(A: np.ndarray, b: np.ndarray, factor=None) -> np.ndarray:
+    """A^{-1} b for a symmetric positive (semi-)definite A; least squares when singular."""
+    from scipy.linalg import lapack
+
+    c = _cholesky(A) if factor is None else factor
+    if c is not None:
+        x, info = lapack.dpotrs(c, b, lower=False)
+        if info == 0 and np.all(np.isfinite(x)):
+            return x
+    return np.linalg.lstsq(A, b, rcond=None)[0]
+
+
+def _support(X, pos: np.ndarray, cap: np.ndarray):
+    """Rows and columns of the fit, after fixing the coefficients whose MLE is -inf.
+
+    A column with no register count (``pos``) on its rows but a positive ``capacity`` has a score
+    that is negative for every xi: its coefficient diverges to -inf and p -> 0 on its rows. The
+    extended MLE fixes p = 0 there, drops those rows and the column, and repeats (dropping rows
+    can expose another such column). Columns left with no capacity on the remaining rows are not
+    estimable (dropped, coefficient 0). Returns ``(rows, cols, infinite)`` as boolean masks.
+    """
+    n, q = X.shape
+    rows = np.ones(n, bool)
+    cols = np.ones(q, bool)
+    infinite = np.zeros(q, bool)
+    Xc = X.tocsc() if not isinstance(X, np.ndarray) else X
+    while True:
+        r = rows.astype(float)
+        pos_sum = np.asarray(Xc.T @ (pos * r)).ravel()
+        cap_sum = np.asarray(Xc.T @ (cap * r)).ravel()
+        div = cols & (pos_sum <= 0) & (cap_sum > 0)
+        if not div.any():
+            break
+        infinite |= div
+        cols &= ~div
+        hit = np.asarray(Xc[:, np.flatnonzero(div)] @ np.ones(int(div.sum()))).ravel() != 0
+        rows &= ~hit
+    cols &= cap_sum > 0
+    return rows, cols, infinite
+
+
+def _maximise(model, X, tol: float, max_iter: int, newton: bool):
+    """Maximise model.loglik(X xi) from xi = 0: Fisher scoring (expected information) or, with
+    ``newton``, Fisher scoring for the first ``FISHER_FIRST`` iterations and whenever minus the
+    observed Hessian is not positive definite, Newton-Raphson otherwise. Each step is halved (at
+    most ``MAX_HALVINGS`` times) while l(new) < l(old) - 1e-12 (1 + |l(old)|); stop when
+    max |xi_r - xi_{r-1}| < ``tol``."""
+    xi = np.zeros(X.shape[1])
+    eta = np.zeros(X.shape[0])
+    l_old = model.loglik(eta)
+    path, kinds = [], []
+    halvings = 0
+    step_size = math.inf
+    converged = False
+    it = 0
+    for it in range(1, max_iter + 1):  # noqa: B007 - the count is returned
+        use_newton = newton and it > FISHER_FIRST
+        score, info, neg_h = model.weights(eta, use_newton)
+        U = np.asarray(X.T @ score).ravel()
+        G = _gram(X, neg_h) if use_newton else None
+        factor = _cholesky(G) if G is not None else None
+        kind = "newton" if factor is not None or model.canonical else "fisher"
+        delta = _solve(_gram(X, info), U) if factor is None else _solve(G, U, factor)
+        t = 1.0
+        for _ in range(MAX_HALVINGS + 1):
+            new = xi + t * delta
+            eta_new = np.asarray(X @ new).ravel()
+            l_new = model.loglik(eta_new)
+            if l_new >= l_old - 1e-12 * (1.0 + abs(l_old)) or t < 2.0**-MAX_HALVINGS:
+                break
+            t *= 0.5
+            halvings += 1
+        step_size = float(np.max(np.abs(new - xi))) if new.size else 0.0
+        xi, eta, l_old = new, eta_new, l_new
+        path.append(xi.copy())
+        kinds.append(kind)
+        if step_size < tol or not np.isfinite(step_size):
+            converged = bool(np.isfinite(step_size))
+            break
+    return xi, eta, l_old, it, converged, halvings, tuple(kinds), tuple(path), step_size
+
+
+def _fit(model_cls, X, pos, cap, extra, tol, max_iter, newton) -> MembershipFit:
+    """The fit on the supported rows and columns, mapped back to every row and column."""
+    rows, cols, infinite = _support(X, pos, cap)
+    Xs = X[rows][:, cols] if not isinstance(X, np.ndarray) else X[np.ix_(rows, cols)]
+    if Xs.shape[0] * Xs.shape[1] ** 2 <= 1 << 22 and not isinstance(Xs, np.ndarray):
+        Xs = Xs.toarray()
+    model = model_cls(pos[rows], *(e[rows] for e in extra))
+    xi_s, _, ll, it, conv, halv, kinds, path, last = _maximise(model, Xs, tol, max_iter, newton)
+    xi = np.zeros(X.shape[1])
+    xi[cols] = xi_s
+    eta = np.asarray(X @ xi).ravel()
+    p = expit(eta)
+    p[~rows] = 0.0
+    xi[infinite] = -np.inf
+    n_ne = int(np.count_nonzero(~cols & ~infinite))
+    return MembershipFit(xi, p, it, conv, ll, halv, kinds, path, last, int(infinite.sum()), n_ne)
+
+
+def fit_membership_poisson(
+    X, F1: np.ndarray, lam: np.ndarray, *, method: str = "newton", tol: float = 1e-10, max_iter: int = 100
+) -> MembershipFit:
+    r"""Approach A's second step: xi from the register counts with lambda fixed.
+
+    F^1_k ~ Poisson(phi_k), log phi_k = log lambda_k + x_k' xi - log(1 + exp(x_k' xi)).
+    l(xi) = sum_k [F^1_k log phi_k - phi_k]; U(xi) = sum_k (F^1_k - phi_k)(1 - p_k) x_k;
+    expected information J = sum_k phi_k (1 - p_k)^2 x_k x_k'; minus the observed Hessian
+    -H = sum_k [(F^1_k - phi_k) p_k + phi_k (1 - p_k)] (1 - p_k) x_k x_k'.
+    ``method="fisher"``: xi_r = xi_{r-1} + J^{-1} U (Shlomo & Skinner 2022); ``"newton"``
+    (default): Fisher scoring for the first 3 iterations and whenever -H is not positive
+    definite, Newton-Raphson xi_r = xi_{r-1} + (-H)^{-1} U otherwise (Fisher scoring alone
+    converges only linearly when the register counts are far from the fit). Start xi_0 = 0;
+    steps halved while the log-likelihood falls; stop when max |xi_r - xi_{r-1}| < ``tol``.
+    Rows are cells with lambda_k > 0 (the caller drops the others).
+    """
+    lam = np.asarray(lam, float)
+    return _fit(_PoissonLogit, X, np.asarray(F1, float), lam, (lam,), tol, max_iter, method == "newton")
+
+
+def fit_membership_propensity(
+    X, F1: np.ndarray, W: np.ndarray, *, tol: float = 1e-10, max_iter: int = 100
+) -> MembershipFit:
+    r"""Approach B's propensity model (Chen, Li & Wu 2019) on cells.
+
+    The register (F^1_k members in cell k, T = 1) stacked with the sample (weight sum W_k in
+    cell k, T = 0): l*(xi) = sum_k [F^1_k x_k' xi - W_k log(1 + exp(x_k' xi))],
+    U* = sum_k (F^1_k - W_k p_k) x_k, H* = -sum_k W_k p_k (1 - p_k) x_k x_k' (l* is concave).
+    Newton-Raphson from xi_0 = 0, xi_r = xi_{r-1} - H*^{-1} U*, with the step halving and the
+    stopping rule of :func:`fit_membership_poisson`. The caller checks first that every design
+    column with register members has sample records (else the MLE is infinite).
+    """
+    F1 = np.asarray(F1, float)
+    return _fit(_Propensity, X, F1, np.asarray(W, float), (np.asarray(W, float),), tol, max_iter, False)
