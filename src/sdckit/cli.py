@@ -39,6 +39,7 @@ COMMANDS = [
     "external",
     "interval",
     "loglinear",
+    "register",
     "protect",
 ]
 
@@ -80,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
 
 #: positional file arguments that a command reads, and options naming files it writes
 INPUTS = ("data", "original", "protected", "released", "external", "recipe", "hierarchy", "config")
+INPUTS += ("register", "sample")  # sdckit register
 OUTPUTS = ("json", "records", "out", "save_recipe", "report")
 
 

@@ -14,6 +14,7 @@ The kernels are in :mod:`sdckit._core.register` and :mod:`sdckit._core.loglinear
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +28,7 @@ from .._progress import step
 from .._validation import check_choice, check_fraction, check_int, check_number
 from ..engines import get_engine
 from ._loglinear_access import label_values
-from ._loglinear_steps import MAX_CELLS, MAX_IRLS_PARAMETERS, parse_model, term_names
+from ._loglinear_steps import MAX_CELLS, MAX_IRLS_PARAMETERS, _named_model, parse_model, term_names
 
 __all__ = [
     "ApproachFit",
@@ -41,7 +42,7 @@ __all__ = [
 ]
 
 #: IPF stops when every fitted margin is within this share of the total of the observed one
-IPF_TOLERANCE = 1e-6
+IPF_TOLERANCE = 1e-5
 IPF_MAX_CYCLES = 1000
 APPROACHES = ("A", "B", "both")
 
@@ -138,7 +139,7 @@ def validate_register(
     _warn_excluded(complete)
     _check_joint(codes, complete, categories, names)
     terms = _parsed(model, names, "model")
-    membership = _parsed(membership_model, names, "membership_model")
+    membership = _membership_terms(membership_model, names)
     w = preps["sample"].weights
     return RegisterInput(
         names=tuple(names),
@@ -255,6 +256,21 @@ def _parsed(model, names, param: str) -> list:
     except SdcError as exc:
         msg = str(exc)
         raise SdcError(param + msg[len("model") :] if msg.startswith("model") else msg) from None
+
+
+def _membership_terms(model, names) -> list:
+    """The terms of the membership model. Unlike the log-linear model, a formula or a list of
+    terms leaves out the keys it does not mention (the logit need not depend on every key);
+    ``"independence"``, ``"2way"`` and the other named models use every key."""
+    terms = _parsed(model, names, "membership_model")
+    if isinstance(model, str) and _named_model(model, len(names)) is not None:
+        return terms
+    if isinstance(model, str):
+        tokens = re.split(r"[~+*:\s]+", model)
+    else:
+        tokens = [v for t in model for v in ((t,) if isinstance(t, str) else t)]
+    mentioned = {names.index(str(v).strip()) for v in tokens if str(v).strip() in names}
+    return [t for t in terms if set(t) <= mentioned]
 
 
 # ---------------------------------------------------------------------------------------------

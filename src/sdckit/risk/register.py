@@ -89,10 +89,13 @@ def register_risk(
     model : str or list, default "2way"
         The log-linear model of lambda: ``"independence"``, ``"2way"`` (all two-way interactions,
         as in Shlomo & Skinner's application), ``"3way"``, ``"saturated"``, a formula
-        ``"a*b + c"`` or a list of terms. Hierarchical models are fitted by IPF (to within 1e-6 of
-        the total on every margin), others by the Poisson GLM.
+        ``"a*b + c"`` or a list of terms (keys in no term enter as main effects). Hierarchical
+        models are fitted by IPF (every fitted margin within 1e-5 of the total of the observed
+        one, at most 1000 cycles), others by the Poisson GLM.
     membership_model : str or list, default "independence"
-        The logistic model of membership (main effects by default), same forms as ``model``.
+        The logistic model of membership: main effects of every key by default, or the same
+        forms as ``model``, except that a formula or a list of terms leaves out the keys it does
+        not mention (``"age + sex"``: membership depends on age and sex only).
     method : {"newton", "fisher"}, default "newton"
         Approach A's fit of xi: ``"fisher"`` is Fisher scoring as published; ``"newton"`` uses
         Fisher scoring for the first 3 iterations and whenever minus the observed Hessian is not

@@ -1,0 +1,94 @@
+"""``sdckit register``: re-identification risk for the members of a subpopulation register."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+
+from . import (
+    Progress,
+    add_missing_options,
+    add_output_options,
+    key_list,
+    progress_enabled,
+    read_input,
+    report,
+    split_list,
+)
+
+
+def register(sub) -> None:
+    f = sub.add_parser(
+        "register",
+        help="re-identification risk of the members of a subpopulation register (tau*_1, tau*_2)",
+        description="Risk for a file that lists every member of a subpopulation (Shlomo & Skinner 2022): "
+        "register uniques that are population unique (tau*_1) and their expected correct matches "
+        "(tau*_2), the same for cells unique in the register and in an independent sample of the "
+        "population (tau_1, tau_2), and the design-consistent theta-hat.",
+    )
+    f.add_argument("register", help="the register: every member of the subpopulation (.csv, .parquet, ...)")
+    f.add_argument("sample", help="an independent probability sample of the whole population, same key columns")
+    f.add_argument("--keys", required=True, help="comma-separated categorical key variables (in both files)")
+    f.add_argument("--sample-weight", dest="sample_weight", help="the sample's design-weight column")
+    f.add_argument(
+        "--sampling-fraction",
+        dest="sampling_fraction",
+        type=float,
+        help="the sample's known constant sampling fraction in (0, 1]; required without --sample-weight",
+    )
+    f.add_argument(
+        "--approach",
+        choices=["A", "B", "both"],
+        default="B",
+        help="B (propensity weighting, default), A (log-linear fit to the sample) or both",
+    )
+    f.add_argument(
+        "--model",
+        default="2way",
+        help='log-linear model of the population counts: 2way (default), independence, 3way, or a formula "a*b+c"',
+    )
+    f.add_argument(
+        "--membership-model",
+        dest="membership_model",
+        default="independence",
+        help='logistic model of membership: independence (main effects, default) or a formula "a+b"',
+    )
+    f.add_argument(
+        "--method",
+        choices=["newton", "fisher"],
+        default="newton",
+        help="approach A's fit of the membership model: newton (default) or fisher (Fisher scoring)",
+    )
+    add_missing_options(f)
+    add_output_options(f, records="per-record risks of the register records", id_option=False)
+    f.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..risk.register import register_risk
+
+    keys = key_list(args)
+    prog = Progress(3, progress_enabled(args))
+    prog.step("reading data")
+    reg = read_input(args.register, keys, args.na_values)
+    smp = read_input(args.sample, keys, args.na_values)
+    prog.step("estimating the register risk")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = register_risk(
+            reg,
+            smp,
+            keys,
+            sample_weight=args.sample_weight,
+            sampling_fraction=args.sampling_fraction,
+            approach=args.approach,
+            model=args.model,
+            membership_model=args.membership_model,
+            method=args.method,
+            missing=split_list(args.missing) or None,
+        )
+    prog.step("writing output")
+    prog.close()
+    for w in caught:
+        print(f"sdckit: warning: {w.message}", file=sys.stderr)
+    return report(args, res, "register_risk", register=args.register, sample=args.sample)
