@@ -356,23 +356,32 @@ def geometric_blend(lam_a: np.ndarray, lam_b: np.ndarray, w: float) -> np.ndarra
 
 def ipf_step(target: np.ndarray, mu: np.ndarray, shape, term) -> np.ndarray:
     """One IPF adjustment: ``mu`` scaled so that its ``term`` margin equals that of ``target``
-    (0 where the fitted margin is 0). A new array; ``mu`` is not changed."""
+    (0 where the fitted margin is 0). ``target``: the table, or its margin over ``term`` with
+    the other dimensions kept (size 1). A new array; ``mu`` is not changed."""
     shape = tuple(int(s) for s in shape)
-    other = tuple(a for a in range(len(shape)) if a not in term)
-    o = np.asarray(target, float).reshape(shape).sum(axis=other, keepdims=True)
-    e = np.asarray(mu, float).reshape(shape).sum(axis=other, keepdims=True)
+    o = _margin(target, shape, term)
+    e = _margin(mu, shape, term)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(e > 0, o / e, 0.0)
     return (np.asarray(mu, float).reshape(shape) * ratio).reshape(-1)
 
 
-def margin_deviance(target: np.ndarray, mu: np.ndarray, shape, term) -> float:
-    """G^2 = 2 sum o log(o / e) of the ``term`` margin, observed (``target``) against fitted
-    (``mu``): the deviance reduction of the first IPF step that adds ``term`` to the model."""
-    shape = tuple(int(s) for s in shape)
+def _margin(x: np.ndarray, shape: tuple, term) -> np.ndarray:
+    """The margin of the table ``x`` over ``term`` with the other dimensions kept (size 1);
+    ``x`` already such a margin is returned as it is."""
+    x = np.asarray(x, float)
+    if x.size != math.prod(shape):
+        return x
     other = tuple(a for a in range(len(shape)) if a not in term)
-    o = np.asarray(target, float).reshape(shape).sum(axis=other)
-    e = np.asarray(mu, float).reshape(shape).sum(axis=other)
+    return x.reshape(shape).sum(axis=other, keepdims=True)
+
+
+def margin_deviance(target: np.ndarray, mu: np.ndarray, shape, term) -> float:
+    """G^2 = 2 sum o log(o / e) of the ``term`` margin, observed (``target``: the table or its
+    margin, as in :func:`ipf_step`) against fitted (``mu``): the deviance reduction of the first
+    IPF step that adds ``term`` to the model."""
+    shape = tuple(int(s) for s in shape)
+    o, e = _margin(target, shape, term), _margin(mu, shape, term)
     with np.errstate(divide="ignore", invalid="ignore"):
         return 2.0 * float(np.sum(np.where((o > 0) & (e > 0), o * np.log(o / e), 0.0)))
 

@@ -530,8 +530,17 @@ class ModelFit:
 class _Fitter:
     """Fits on one table: the target counts, the fraction pi per cell and the scale to lambda."""
 
-    def __init__(self, table: CellTable, method: str, tol, max_iter: int):
-        self.table, self.method, self.tol, self.max_iter = table, method, tol, max_iter
+    def __init__(self, table: CellTable, method: str, tol, max_iter: int, names: tuple = ()):
+        self.table, self.method, self.tol, self.max_iter, self.names = table, method, tol, max_iter, names
+        self._margins: dict = {}
+
+    def observed_margin(self, term) -> np.ndarray:
+        """The target's margin over ``term`` (kept dims), computed once per term."""
+        if term not in self._margins:
+            t = self.table
+            other = tuple(a for a in range(len(t.shape)) if a not in term)
+            self._margins[term] = t.target.reshape(t.shape).sum(axis=other, keepdims=True)
+        return self._margins[term]
 
     def fit(self, terms, start=None):
         t = self.table
@@ -557,8 +566,6 @@ class _Fitter:
         if not conv:
             warn(f"method: {method} did not converge in {it} iterations; the estimates may be inaccurate")
         return mu, method, gens, used, it, conv
-
-    names: tuple = ()
 
     def criterion(self, mu, which: str = "12"):
         lam = mu * self.table.lam_scale
@@ -604,8 +611,7 @@ def _irls_failure(terms, table, names, iterations) -> str:
 def fit_model(table: CellTable, inp: LoglinearInput) -> ModelFit:
     """Fit the given model, or run the forward search when ``inp.terms`` is None."""
     step("fitting the log-linear model")
-    fitter = _Fitter(table, inp.method, inp.tol, inp.max_iter)
-    fitter.names = inp.names
+    fitter = _Fitter(table, inp.method, inp.tol, inp.max_iter, inp.names)
     if inp.terms is not None:
         mu, *info = fitter.fit(list(inp.terms))
         crit, lam = fitter.criterion(mu)
@@ -646,9 +652,10 @@ def _search(fitter: _Fitter, inp: LoglinearInput) -> _Found:
     them, lambda = lambda_a^(1 - w) lambda_b^w (the last term's parameters scaled by w), with w
     solving Z(w) = z_target. ``"skinner-shlomo"``: stop at |Z| <= z_crit, when no term reduces
     |Z|, or when the best term gives Z < -z_crit (the previous model is kept).
-    Each step fits the ``inp.candidates`` terms with the largest margin deviance (all with None)
-    and takes the one with the smallest |Z|. Candidate fits start from the current fit (IPF
-    keeps the start's log-structure, so each is the candidate's MLE).
+    Each step scores the ``inp.candidates`` terms with the largest margin deviance (all with
+    None) by the Z of one IPF step and fits the one with the smallest |Z| (see
+    :func:`_try_candidates`), from the current fit (IPF keeps the start's log-structure, so the
+    result is that model's MLE).
     """
     names, m = inp.names, len(inp.names)
     zkey = "Z" + inp.criterion[-1]
@@ -674,7 +681,8 @@ def _search(fitter: _Fitter, inp: LoglinearInput) -> _Found:
         if bracket and crit_c[zkey] <= inp.z_target:
             w, lam_w = _blend_weight(fitter, lam, lam_c, zkey, inp.z_target)
             blend = {"term": _name(cand, names), "weight": w, "z_target": inp.z_target}
-            path[-1].update({"weight": w, "tau1_blend": fitter.taus(lam_w)[0], "tau2_blend": fitter.taus(lam_w)[1]})
+            t1_w, t2_w = fitter.taus(lam_w)
+            path[-1].update({"weight": w, "tau1_blend": t1_w, "tau2_blend": t2_w})
             return _Found(terms + [cand], lam_w / fitter.table.lam_scale, lam_w, tuple(info_c), tuple(path), blend)
         terms, mu, crit, lam, info = terms + [cand], mu_c, crit_c, lam_c, info_c
         done = (not bracket) and abs(crit[zkey]) <= inp.z_crit
@@ -711,11 +719,11 @@ def _try_candidates(fitter: _Fitter, terms, mu, zkey: str, shortlist: int | None
     t = fitter.table
     cands = _candidates(terms, len(t.shape))
     if shortlist is not None and len(cands) > shortlist:
-        gain = [ll.margin_deviance(t.target, mu, t.shape, c) for c in cands]
+        gain = [ll.margin_deviance(fitter.observed_margin(c), mu, t.shape, c) for c in cands]
         cands = [cands[i] for i in np.argsort(gain, kind="stable")[::-1][:shortlist]]
     scored = []
     for c in cands:
-        crit_c, _ = fitter.criterion(ll.ipf_step(t.target, mu, t.shape, c), zkey[-1])
+        crit_c, _ = fitter.criterion(ll.ipf_step(fitter.observed_margin(c), mu, t.shape, c), zkey[-1])
         scored.append((c, crit_c))
     scored.sort(key=lambda r: abs(r[1][zkey]))
     if not scored:
@@ -727,20 +735,42 @@ def _try_candidates(fitter: _Fitter, terms, mu, zkey: str, shortlist: int | None
 
 
 def _blend_weight(fitter: _Fitter, lam_a, lam_b, zkey: str, target: float):
-    """w in [0, 1] with Z(lambda_a^(1-w) lambda_b^w) = target (Brent's method; w = 1 if no root)."""
-    from scipy.optimize import brentq
-
+    """w in [0, 1] with Z(lambda_a^(1-w) lambda_b^w) = target, by the Illinois variant of
+    regula falsi (the root stays bracketed; w to 1e-4). Z(0) > target >= Z(1) by construction;
+    w = 1 if not."""
     t = fitter.table
 
     def z(w):
         lam = ll.geometric_blend(lam_a, lam_b, w)
         return ll.bias_criterion(t.f, lam, t.pi_cells, zkey[-1])[zkey] - target
 
-    try:
-        w = float(brentq(z, 0.0, 1.0, xtol=1e-4))
-    except ValueError:  # Z(0) and Z(1) on the same side of the target
-        w = 1.0
+    w = _illinois(z, 0.0, 1.0, xtol=1e-4)
     return w, ll.geometric_blend(lam_a, lam_b, w)
+
+
+def _illinois(g, lo: float, hi: float, xtol: float, max_iter: int = 60) -> float:
+    """A root of g in [lo, hi] with g(lo) > 0 >= g(hi) (else ``hi``): regula falsi with the
+    Illinois halving of the retained end's value (Dowell & Jarratt 1971)."""
+    g_lo, g_hi = g(lo), g(hi)
+    if not (g_lo > 0 >= g_hi):
+        return hi
+    side = 0
+    for _ in range(max_iter):
+        x = hi - g_hi * (hi - lo) / (g_hi - g_lo)
+        gx = g(x)
+        if gx > 0:
+            lo, g_lo = x, gx
+            if side == -1:
+                g_hi /= 2.0
+            side = -1
+        else:
+            hi, g_hi = x, gx
+            if side == 1:
+                g_lo /= 2.0
+            side = 1
+        if hi - lo < xtol or gx == 0:
+            break
+    return float(hi if g_hi == 0 or abs(g_hi) <= abs(g_lo) else lo)
 
 
 #: records kept by each subsample of :func:`model_stability`
@@ -771,8 +801,7 @@ def model_stability(table: CellTable, inp: LoglinearInput, fit: ModelFit) -> dic
     for _ in range(inp.stability):
         step("model stability: subsample")
         t_b = build_table(inp, copies=rng.binomial(base, STABILITY_RATE), rate=STABILITY_RATE)
-        fitter = _Fitter(t_b, inp.method, inp.tol, inp.max_iter)
-        fitter.names = inp.names
+        fitter = _Fitter(t_b, inp.method, inp.tol, inp.max_iter, inp.names)
         found = _search(fitter, inp)
         terms_b = set(ll.closure(found.terms)) - mains
         same += terms_b == chosen

@@ -126,7 +126,7 @@ def loglinear_risk(
         Under a correct model Z is centred somewhat below 0 (its fitted values use the data),
         hence the default target -0.5. On samples of the EU-SILC synthetic population (1/10 and
         1/50, two key sets) this keeps the mean relative bias of tau_2 within 5 % and of tau_1
-        within 6 %, where the classic rule over-estimated by 8 to 19 % (tau_2) and 16 to 36 %
+        within 12 %, where the classic rule over-estimated by 7 to 22 % (tau_2) and 16 to 50 %
         (tau_1). ``"skinner-shlomo"``: the classic rule, stop at |Z| <= ``z_crit``, when no
         term reduces |Z|, or when the best term gives Z < -z_crit (the previous model is kept).
     z_target : float, default -0.5
