@@ -32,7 +32,8 @@ synthetic census is not available):
 Prints a markdown table as the paper's Table 2: per measure the true value, and for A and B the
 mean estimate, the simulation standard error of the mean (sd / sqrt(samples)) and the RMSE; the
 time per sample of each approach. Always exits 0.
-Usage: ``python benchmarks/register_validation.py [--samples 100] [--seed 4] [--population-seed 2022]``.
+Usage: ``python benchmarks/register_validation.py [--samples 100] [--seed 4] [--population-seed 2022]
+[--save values.npz]``.
 The functions are used by tests/test_register_validation.py with fewer samples.
 """
 
@@ -409,6 +410,18 @@ def markdown(rows: list[dict], res: dict, approaches=("A", "B")) -> str:
     return "\n".join(lines)
 
 
+def flatten(res: dict) -> dict[str, np.ndarray]:
+    """The per-sample arrays of ``validate`` under flat names ("truth/tau1", "A/est/tau1", ...)."""
+    out = {}
+    for key, value in res.items():
+        if isinstance(value, dict):
+            for sub, arr in flatten(value).items():
+                out[f"{key}/{sub}"] = arr
+        else:
+            out[key] = value
+    return out
+
+
 def describe(pop: Population) -> str:
     """One line about the population (sizes and sparsity)."""
     return (
@@ -424,6 +437,7 @@ def main(argv=None) -> int:
     ap.add_argument("--samples", type=int, default=100)
     ap.add_argument("--seed", type=int, default=4, help="seed of the samples (default 4)")
     ap.add_argument("--population-seed", type=int, default=2022, help="seed of the population (default 2022)")
+    ap.add_argument("--save", metavar="NPZ", help="also write the per-sample values to this .npz file")
     a = ap.parse_args(argv)
     try:
         t0 = time.perf_counter()
@@ -432,6 +446,8 @@ def main(argv=None) -> int:
         res = validate(a.samples, a.seed, pop)
         print(f"\n### register_risk: {a.samples} samples ({time.perf_counter() - t0:.0f} s)\n")
         print(markdown(summarize(res), res))
+        if a.save:
+            np.savez(a.save, **flatten(res))
     except Exception as exc:  # benchmarks report, they do not fail
         print(f"register validation failed: {type(exc).__name__}: {exc}", file=sys.stderr)
     return 0
