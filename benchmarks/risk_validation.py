@@ -110,11 +110,12 @@ def draw(pop: pl.DataFrame, fraction, rng) -> tuple[pl.DataFrame, np.ndarray]:
     return pop.filter(pl.Series(take)).with_columns(w=pl.Series(1.0 / pi[take])), take
 
 
-def truth(pop_cells: np.ndarray, take: np.ndarray, K: int) -> tuple[float, float]:
+def truth(pop_cells: np.ndarray, take: np.ndarray, K: int) -> tuple[float, float, float]:
+    """(tau_1, tau_2, S_1): S_1 = the number of population uniques (the same for every sample)."""
     F = np.bincount(pop_cells, minlength=K)
     f = np.bincount(pop_cells[take], minlength=K)
     su = f == 1
-    return float(np.sum(su & (F == 1))), float(np.sum(1.0 / F[su]))
+    return float(np.sum(su & (F == 1))), float(np.sum(1.0 / F[su])), float(np.sum(F == 1))
 
 
 def cells(pop: pl.DataFrame, keys) -> tuple[np.ndarray, int]:
@@ -187,8 +188,11 @@ def est_uniques(sample, keys, fraction, pop):
         pi = sample.height / pop.height
         r = _quiet(sdckit.population_uniques, sample, keys, sampling_fraction=pi, method="all")
         est = {**r.estimates, "dankar": r.population_uniques}
-        return {f"population uniques: {m}": (pi * est[m], np.nan) for m in ("zayatz", "pitman", "snb", "dankar")}
+        return {
+            f"population uniques: {m}": (pi * est[m], np.nan, est[m]) for m in ("zayatz", "pitman", "snb", "dankar")
+        }
     total = dict.fromkeys(("zayatz", "pitman", "snb", "dankar"), 0.0)
+    uniques = dict.fromkeys(total, 0.0)
     for region, pi in region_fractions(pop).items():
         part = sample.filter(pl.col("region") == region)
         if part.height == 0:
@@ -199,7 +203,8 @@ def est_uniques(sample, keys, fraction, pop):
         est = {**r.estimates, "dankar": r.population_uniques}
         for m in total:
             total[m] += pi * est[m]
-    return {f"population uniques: {m} (per region)": (v, np.nan) for m, v in total.items()}
+            uniques[m] += est[m]
+    return {f"population uniques: {m} (per region)": (v, np.nan, uniques[m]) for m, v in total.items()}
 
 
 ESTIMATORS = {
@@ -216,7 +221,8 @@ ESTIMATORS = {
 # ---------------------------------------------------------------------------------------------
 def validate(setting, n_samples: int = 20, seed: int = 2024, estimators=None, pop=None) -> dict:
     """Run ``estimators`` (names of ``ESTIMATORS``) on ``n_samples`` seeded samples of one setting
-    (a row of ``SETTINGS``). Returns {"truth": (n, 2), estimator name: {"est": (n, 2), "seconds": (n,)}}."""
+    (a row of ``SETTINGS``). Returns {"truth": (n, 3), estimator name: {"est": (n, 3), "seconds": (n,)}}
+    with the columns tau_1, tau_2 and S_1 (NaN where an estimator does not estimate it)."""
     name, key_set, fraction = setting
     pop = population() if pop is None else pop
     keys = keys_of(key_set)
@@ -233,7 +239,7 @@ def validate(setting, n_samples: int = 20, seed: int = 2024, estimators=None, po
             seconds = time.perf_counter() - t0
             for label, value in got.items():
                 slot = out.setdefault(label, {"est": [], "seconds": []})
-                slot["est"].append(value)
+                slot["est"].append((*value, np.nan)[:3])  # (tau_1, tau_2, S_1)
                 slot["seconds"].append(seconds / len(got) if e == "uniques" else seconds)
     res = {"truth": np.array(out.pop("truth"))}
     for label, slot in out.items():
@@ -255,7 +261,7 @@ def summarize(res: dict) -> list[dict]:
             "seconds": float(np.mean(slot["seconds"])),
             "max_seconds": float(np.max(slot["seconds"])),
         }
-        for j, measure in enumerate(("tau1", "tau2")):
+        for j, measure in enumerate(("tau1", "tau2", "S1")):
             e = slot["est"][:, j]
             if np.all(np.isnan(e)):
                 row[measure] = None
@@ -283,7 +289,7 @@ def markdown(table: dict, n_samples: int) -> str:
     for setting, rows in table.items():
         for r in rows:
             name = f"**{r['estimator']}**" if r["estimator"] == RECOMMENDED else r["estimator"]
-            failed = max((r[m] or {}).get("failed", 0) for m in ("tau1", "tau2"))
+            failed = max((r[m] or {}).get("failed", 0) for m in ("tau1", "tau2", "S1"))
             if failed:
                 name += f" ({failed} of {n_samples} samples without an estimate)"
             cells_ = [setting, name]
@@ -300,6 +306,19 @@ def markdown(table: dict, n_samples: int) -> str:
                 )
             cells_.append(f"{r['seconds']:.2f} ({r['max_seconds']:.2f})")
             lines.append("| " + " | ".join(cells_) + " |")
+    lines += ["", "The population-uniqueness estimators against the true number S_1 of population uniques:", ""]
+    lines += [
+        "| setting | estimator | S_1: truth | mean estimate | bias (SE) | RMSE |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for setting, rows in table.items():
+        for r in rows:
+            x = r.get("S1")
+            if x is not None:
+                lines.append(
+                    f"| {setting} | {r['estimator']} | {x['truth']:.0f} | {x['estimate']:.0f} | "
+                    f"{100 * x['bias']:+.1f} % ({100 * x['se']:.1f}) | {100 * x['rmse']:.1f} % |"
+                )
     lines.append("")
     lines.append(
         f"{n_samples} seeded samples per setting; bias = mean of estimate / truth - 1, SE its standard error over "
