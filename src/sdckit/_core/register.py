@@ -302,9 +302,24 @@ def _maximise(model, X, tol: float, max_iter: int, newton: bool):
         path.append(xi.copy())
         kinds.append(kind)
         if step_size < tol or not np.isfinite(step_size):
-            converged = bool(np.isfinite(step_size))
+            converged = bool(np.isfinite(step_size)) and _at_maximum(model, X, eta)
             break
     return xi, eta, l_old, it, converged, halvings, tuple(kinds), tuple(path), step_size
+
+
+#: a linear predictor above this means p = 1 to 12 digits: the maximum lies at infinity
+ETA_BOUNDARY = 30.0
+
+
+def _at_maximum(model, X, eta) -> bool:
+    """Whether a fit whose steps have stopped is at a finite maximum: no fitted p numerically 1
+    (a cell with more members than its capacity drives p -> 1; the information vanishes there,
+    so the steps stop although no maximum exists) and the score is zero relative to the counts."""
+    if eta.size and float(np.max(eta)) > ETA_BOUNDARY:
+        return False
+    score, _, _ = model.weights(eta, False)
+    U = np.asarray(X.T @ score).ravel()
+    return bool(U.size == 0 or np.max(np.abs(U)) <= 1e-6 * (1.0 + float(np.sum(model.F1))))
 
 
 def _fit(model_cls, X, pos, cap, extra, tol, max_iter, newton) -> MembershipFit:

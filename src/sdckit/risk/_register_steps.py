@@ -401,17 +401,17 @@ def _membership_info(fit: rk.MembershipFit, method: str) -> dict:
 def _not_converged(fit: rk.MembershipFit, inp: RegisterInput, approach: str, what: str) -> None:
     if fit.converged:
         return
-    near_one = bool(np.any(fit.p > 1 - 1e-6))
-    hint = (
-        " (fitted membership probabilities approach 1: some cells have more register members than the "
-        f"{'sample estimates' if approach == 'B' else 'fitted population count'})"
-        if near_one
-        else ""
-    )
+    model = f"approach {approach}: {what} of {_formula(inp.membership_terms, inp.names)}"
+    if np.any(fit.p > 1 - 1e-9):
+        capacity = "the weighted sample represents" if approach == "B" else "the fitted population count"
+        raise SdcError(
+            f"membership_model: {model} has no finite maximum: fitted membership probabilities approach 1 (some "
+            f"cells have more register members than {capacity}); expected a coarser membership model"
+            + (" or checked sample weights" if approach == "B" else "")
+        )
     raise SdcError(
-        f"membership_model: approach {approach}: {what} of {_formula(inp.membership_terms, inp.names)} did not "
-        f"converge in {fit.iterations} iterations (max_iter; last step {fit.last_step:.3g}){hint}; expected a "
-        "coarser membership model, or a larger max_iter or tol"
+        f"membership_model: {model} did not converge in {fit.iterations} iterations (max_iter; last step "
+        f"{fit.last_step:.3g}); expected a coarser membership model, or a larger max_iter or tol"
     )
 
 
