@@ -35,6 +35,8 @@ REGISTRY = {
     "confidentiality_plot": lambda d: sdckit.confidentiality_plot(d, d, ["w"]),
     "loglinear_risk": lambda d: sdckit.loglinear_risk(d, S002_KEYS, weight="w"),
     "population_uniques": lambda d: sdckit.population_uniques(d, S002_KEYS, weight="w"),
+    # the table as both register and sample (two data arguments; tests/test_register.py has real pairs)
+    "register_risk": lambda d: sdckit.register_risk(d, d, S002_KEYS, sampling_fraction=0.1, model="independence"),
 }
 
 # measures whose to_frame() is a small table of aggregates, not one row per record: the row-order
