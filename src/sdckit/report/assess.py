@@ -25,6 +25,8 @@ class _Options:
     k: tuple[int, ...]
     max_global_risk: float
     include_records: bool
+    #: (sample, sample_weight, sampling_fraction) when the file is a register
+    register: tuple | None = None
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,9 @@ def assess(
     include_records: bool = False,
     progress=None,
     engine=None,
+    register_sample=None,
+    register_sample_weight: str | None = None,
+    register_sampling_fraction: float | None = None,
 ) -> AssessmentResult:
     """Run every measure that applies to the scenario's roles, on the original file and on each
     protection variant, and collect the aggregates for one report.
@@ -90,6 +95,16 @@ def assess(
         Name each measure as it starts on stderr (None: on a terminal only).
     engine : optional
         The computation engine for the record-level work.
+    register_sample : table or file path, optional
+        Declares ``data`` a register of a subpopulation (all its members; membership itself
+        sensitive) and gives an independent sample of the whole population with the same keys:
+        the report then has a register section with tau1*, tau2*, tau1, tau2 and theta-hat
+        (:func:`sdckit.register_risk`, approach B; Shlomo & Skinner 2022) for the original and
+        each variant.
+    register_sample_weight : str, optional
+        The sample's design weight column.
+    register_sampling_fraction : float in (0, 1], optional
+        The sample's known sampling fraction (instead of weights).
 
     Returns
     -------
@@ -109,6 +124,7 @@ def assess(
     with measure_progress(progress, "assess"):
         step("reading and checking the data")
         table = eng.table(data)
+        opts = _with_register(opts, scenario, register_sample, register_sample_weight, register_sampling_fraction, eng)
         scenario.validate(table, require_keys=bool(scenario.keys), allow_degenerate_keys=True, engine=eng)
         variants = _recipe_variants(table, scenario, recipes, opts, eng)
         if protected is not None:
@@ -143,6 +159,19 @@ def assess_variants(
             v = _checked(table, eng.table(other, "protected"), str(name), "recipe", steps)
             vs.append(replace(v, changed=tuple(rest[1])) if len(rest) > 1 else v)
         return _assess(table, scenario, vs, opts, eng)
+
+
+def _with_register(opts: _Options, scenario, sample, weight, fraction, eng) -> _Options:
+    """The options with the register's reference sample, checked (None: not a register)."""
+    if sample is None:
+        if weight is not None or fraction is not None:
+            raise_problems(
+                ["register_sample: a weight or fraction was given without the sample; expected register_sample=..."]
+            )
+        return opts
+    if not scenario.keys:
+        raise_problems(["register_sample: the register measures need categorical keys; expected Scenario(keys=[...])"])
+    return replace(opts, register=(eng.table(sample, "register_sample"), weight, fraction))
 
 
 def _options(scenario, k, max_global_risk, include_records) -> _Options:
@@ -304,6 +333,8 @@ def _measure(original, v: Variant, sc, opts: _Options, cards, notes: list, eng) 
             if cards is None:
                 cards = tuple(eng.encode(v.table, list(sc.keys), list(sc.missing) or None).cardinalities)
             parts["loglinear"] = M.loglinear_of(v.table, sc, cards)
+            if opts.register is not None:
+                parts["register"] = M.register_of(v.table, sc, opts.register)
         if v.kind != "original":
             parts["loss"] = M.information_loss_of(original, v.table, sc, v.changed)
             if sc.numeric_keys:

@@ -71,6 +71,7 @@ def render(res, *, document: bool) -> str:
         ("suda", "SUDA: which variables make records special", _suda),
         ("l-diversity", "l-diversity of the sensitive variables", _ldiversity),
         ("loglinear", "Log-linear risk", _loglinear),
+        ("register", "Register of a subpopulation", _register),
         ("information-loss", "Information loss per variable", _information_loss),
         ("variants", "Protection variants: risk against utility", _variants),
         ("continuous", "Continuous keys", _continuous),
@@ -452,6 +453,41 @@ def _loglinear(res) -> str:
         "Holmes; Skinner and Shlomo's model search).</p>"
     )
     return intro + _table(["variant", "sample uniques", "tau1", "tau2", "model"], rows)
+
+
+def _register(res) -> str:
+    vs = [v for v in res.variants if v.register is not None]
+    if not vs:
+        return ""
+    rows = []
+    for v in vs:
+        r = v.register
+        if "skipped" in r:
+            rows.append((v.name, "-", "-", "-", "-", "-", "-", "left out: " + r["skipped"]))
+            continue
+        rows.append(
+            (
+                v.name,
+                r["n_register_uniques"],
+                r["tau1_star"],
+                r["tau2_star"],
+                r["n_both_uniques"],
+                r["tau1"],
+                r["tau2"],
+                r["theta_hat"],
+            )
+        )
+    intro = (
+        "<p>The file is a register of a subpopulation whose membership is itself sensitive, and an intruder "
+        "knows the key values of persons of the whole population. A register unique is re-identified when it is "
+        "also unique in the population: tau1* estimates how many register uniques are population uniques and "
+        "tau2* the expected correct matches among them; tau1 and tau2 do the same for the cells unique in both "
+        "the register and the reference sample, and theta-hat estimates the probability that such a match is "
+        "correct (Shlomo and Skinner 2022, approach B: membership propensities from the reference sample by "
+        "pseudo-likelihood, inverse-probability weighted population counts, a log-linear model).</p>"
+    )
+    header = ["variant", "register uniques", "tau1*", "tau2*", "unique in both", "tau1", "tau2", "theta-hat"]
+    return intro + _table(header, rows)
 
 
 def _information_loss(res) -> str:

@@ -26,6 +26,7 @@ __all__ = [
     "information_loss_of",
     "l_diversity_of",
     "loglinear_of",
+    "register_of",
     "suda_of",
 ]
 
@@ -187,7 +188,39 @@ def loglinear_of(table, sc, cards: tuple[int, ...]) -> dict:
         "tau2": _finite(res.tau2),
         "share_tau1_uniques": _finite(res.share_tau1_uniques),
         "share_tau2_uniques": _finite(res.share_tau2_uniques),
-        "model": res.formula,
+        "model": res.model_choice,
+    }
+
+
+def register_of(table, sc, reference) -> dict:
+    """The register measures (Shlomo & Skinner 2022, approach B) of a register of a
+    subpopulation against a sample of the whole population: ``reference`` = (sample,
+    sample_weight, sampling_fraction). Aggregates only; the reason when it cannot be estimated."""
+    from ..risk import register_risk
+
+    sample, weight, fraction = reference
+    step("register risk (tau1*, tau2*, theta)")
+    try:
+        res = register_risk(
+            table,
+            sample,
+            list(sc.keys),
+            sample_weight=weight,
+            sampling_fraction=fraction,
+            missing=list(sc.missing) or None,
+        )
+    except (SdcError, ArithmeticError, np.linalg.LinAlgError) as exc:
+        return {"skipped": f"the register model could not be fitted ({exc})"}
+    out = {
+        k: _finite(getattr(res, k))
+        for k in ("tau1_star", "tau2_star", "tau1", "tau2", "theta_hat", "share_tau1_star", "share_tau2_star")
+    }
+    return {
+        "n_register": res.n_register,
+        "n_sample": res.n_sample,
+        "n_register_uniques": res.n_register_uniques,
+        "n_both_uniques": res.n_both_uniques,
+        **out,
     }
 
 

@@ -31,6 +31,9 @@ class VariantAssessment:
     suda, l_diversity, loglinear : mapping or None
         SUDA's aggregates; l-diversity per sensitive variable; the log-linear tau1/tau2 (or
         ``{"skipped": reason}``).
+    register : mapping or None
+        With ``register_sample``: the register measures tau1*, tau2*, tau1, tau2 and theta-hat
+        (Shlomo & Skinner 2022, approach B), or ``{"skipped": reason}``.
     loss : mapping or None
         Information loss against the original (variants only): ``lambda``, ``lambda_j``,
         ``il1s``, ``il1s_by_variable``.
@@ -49,6 +52,7 @@ class VariantAssessment:
     suda: dict | None = None
     l_diversity: dict | None = None
     loglinear: dict | None = None
+    register: dict | None = None
     loss: dict | None = None
     continuous: dict | None = None
 
@@ -263,6 +267,9 @@ def variant_table(res: AssessmentResult) -> tuple[list[str], list[tuple]]:
     ll = lambda v, key: None if v.loglinear is None else v.loglinear.get(key)  # noqa: E731
     row("log-linear tau1 (population uniques)", lambda v: ll(v, "tau1"))
     row("log-linear tau2 (expected correct matches)", lambda v: ll(v, "tau2"))
+    reg = lambda v, key: None if v.register is None else v.register.get(key)  # noqa: E731
+    row("register tau1* (register uniques unique in the population)", lambda v: reg(v, "tau1_star"))
+    row("register theta-hat (a match is correct)", lambda v: reg(v, "theta_hat"))
     for s in res.scenario.get("sensitive", ()):
         row(
             f"distinct l of {s}",
