@@ -61,3 +61,16 @@ def test_register_that_cannot_be_estimated_is_left_out_with_its_reason(files):
     reg, sample = files
     res = sdckit.assess(reg, sdckit.Scenario(keys=KEYS), register_sample=sample)  # no weight, no fraction
     assert "skipped" in res.variants[0].register and "left out" in res.to_html()
+
+
+def test_cli_assess_with_a_register_sample(files, tmp_path, capsys):
+    from sdckit.cli import main
+
+    reg, sample = files
+    reg.write_csv(tmp_path / "reg.csv")
+    sample.write_csv(tmp_path / "smp.csv")
+    args = ["assess", str(tmp_path / "reg.csv"), "--keys", "a,b,c", "--report", str(tmp_path / "r.html")]
+    rc = main([*args, "--register-sample", str(tmp_path / "smp.csv"), "--register-sampling-fraction", "0.05"])
+    assert rc == 0
+    assert "Register of a subpopulation" in (tmp_path / "r.html").read_text()
+    assert "register tau1*" in capsys.readouterr().out

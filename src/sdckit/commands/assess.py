@@ -26,6 +26,19 @@ def register(sub) -> None:
     a.add_argument("--config", help="a scenario file (YAML or JSON) with the same roles; options given here win")
     a.add_argument("--protected", help="a protected version of the data (same rows and columns) to compare")
     a.add_argument("--recipe", action="append", default=[], help="a protection recipe to compare (repeatable)")
+    a.add_argument(
+        "--register-sample",
+        dest="register_sample",
+        help="the data are a register of a subpopulation: a sample of the whole population with the same keys "
+        "(adds the register section)",
+    )
+    a.add_argument("--register-sample-weight", dest="register_sample_weight", help="the register sample's weight")
+    a.add_argument(
+        "--register-sampling-fraction",
+        dest="register_sampling_fraction",
+        type=float,
+        help="the register sample's known sampling fraction (instead of a weight)",
+    )
     a.add_argument("--max-global-risk", dest="max_global_risk", type=float, default=0.01, help="target (0.01)")
     a.add_argument(
         "--include-records",
@@ -74,6 +87,7 @@ def run(args) -> int:
     scenario = scenario_from(args)
     data = read_data(args.data, na_values=nav)
     protected = read_data(args.protected, na_values=nav) if args.protected else None
+    reference = read_data(args.register_sample, na_values=nav) if args.register_sample else None
     result = assess(
         data,
         scenario,
@@ -82,6 +96,9 @@ def run(args) -> int:
         max_global_risk=args.max_global_risk,
         include_records=args.include_records,
         progress=progress_enabled(args),
+        register_sample=reference,
+        register_sample_weight=args.register_sample_weight,
+        register_sampling_fraction=args.register_sampling_fraction,
     )
     result.to_html(args.report)
     print(result.summary())
