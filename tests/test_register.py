@@ -498,3 +498,22 @@ def test_cli_register(tmp_path, capsys):
     assert main([*args, "--no-progress"][:5] + ["--no-progress"]) == 2  # neither weight nor fraction
     assert "sampling_fraction: neither" in capsys.readouterr().err
     assert main(["register", str(rp), str(sp), "--keys", "a", "--sampling-fraction", "0.3", "--json", str(rp)]) == 2
+
+
+def test_summary_and_plot():
+    F, F1 = _population(seed=3, size=20_000)
+    register = _frame(np.repeat(np.arange(F.size), F1))
+    f = np.random.default_rng(1).binomial(F, 0.1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = sdckit.register_risk(register, _frame(np.repeat(np.arange(F.size), f)), SIM_KEYS, sampling_fraction=0.1, approach="both")  # fmt: skip
+    text = str(r.summary())
+    assert f"of the {r.n_register_uniques:,} register uniques are population unique (approach B)" in text
+    assert "approach A: fits" in text and "membership model (logit)" in text and "<table>" in r.summary().to_html()
+    assert repr(r).startswith("<RegisterRiskResult approach=both")
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    ax = r.plot()
+    assert ax.get_xlabel() == "E(1/F | F^1 = 1)" and len(ax.patches) == 40  # 20 bins per approach

@@ -223,8 +223,12 @@ class RegisterRiskResult(Result):
                 )
             ],
         }
-        fits = [(f"{a}: {self._fit_text(r)}", self._formula(r.membership_terms)) for a, r in results.items()]
-        sections = [("", rows), ("Estimates", table), ("Models (lambda | membership)", fits)]
+        fits = [
+            ("log-linear model of lambda", self._formula(self.terms)),
+            ("membership model (logit)", self._formula(self.membership_terms)),
+        ]
+        fits += [(f"approach {a}: fits", self._fit_text(r)) for a, r in results.items()]
+        sections = [("", rows), ("Estimates", table), ("Models", fits)]
         notes = []
         if any(r.n_zero_lambda for r in results.values()):
             notes.append("approach A: some register cells have a fitted population count of 0 (risk over-estimated)")
@@ -236,12 +240,14 @@ class RegisterRiskResult(Result):
         )
         return Summary("Re-identification risk of register members", tuple(sections), tuple(notes), headline)
 
-    def _fit_text(self, r) -> str:
+    @staticmethod
+    def _fit_text(r) -> str:
         lf, mf = r.loglinear_fit, r.membership_fit
-        conv = "" if mf.get("converged", True) else ", not converged"
+        unit = "cycles" if lf.get("method") == "ipf" else "iterations"
+        conv = "converged" if mf.get("converged", True) else "not converged"
         return (
-            f"{self._formula(r.terms)} ({lf.get('method')}, {lf.get('iterations')} it.) | "
-            f"membership ({mf.get('iterations')} it.{conv})"
+            f"lambda: {str(lf.get('method')).upper()}, {lf.get('iterations')} {unit}; membership: "
+            f"{mf.get('iterations')} iterations ({mf.get('newton_steps')} Newton), {conv}"
         )
 
     # -- records -----------------------------------------------------------------------------

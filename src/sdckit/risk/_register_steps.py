@@ -311,7 +311,7 @@ def build_cells(inp: RegisterInput) -> RegisterCells:
     if inp.sample_weights is None:
         W = f / inp.sampling_fraction
     else:
-        W = np.bincount(sidx, weights=inp.sample_weights, minlength=K)
+        W = np.bincount(sidx, weights=inp.sample_weights, minlength=K).astype(float)
     if inp.sampling_fraction is not None:
         return RegisterCells(shape, F1, f, W, inp.sampling_fraction, idx, inp.sampling_fraction)
     pi_empty = min(float(f.sum()) / float(W.sum()), 1.0)
