@@ -309,7 +309,7 @@ def test_properties_row_order_and_bounds(seed, approach, weighted):
                 register[pr], sample[ps], ["a", "b", "c"], approach=approach, model="independence", **kw
             )
     except sdckit.SdcError as exc:  # tiny files: a register category absent from the sample
-        assume("no sample record" not in str(exc) and "did not converge" not in str(exc))
+        assume(not any(m in str(exc) for m in ("no sample record", "did not converge", "no finite maximum")))
         raise
     for name in ("tau1_star", "tau2_star", "tau1", "tau2", "theta_hat"):
         np.testing.assert_allclose(getattr(s, name), getattr(r, name), rtol=1e-9, atol=1e-12)

@@ -25,7 +25,7 @@ from .._core import register as rk
 from .._errors import SdcError, warn
 from .._prepare import prepare
 from .._progress import step
-from .._validation import check_choice, check_fraction, check_int, check_number
+from .._validation import as_name_list, check_choice, check_fraction, check_int, check_number
 from ..engines import get_engine
 from ._loglinear_access import label_values
 from ._loglinear_steps import MAX_CELLS, MAX_IRLS_PARAMETERS, _named_model, parse_model, term_names
@@ -120,12 +120,12 @@ def validate_register(
             "sampling_fraction: neither sampling_fraction nor sample_weight given; expected the sample's known "
             "sampling fraction in (0, 1] or its weight column (sample_weight=...)"
         )
+    keys = as_name_list(keys, "keys")
     eng = get_engine()
     tables = {}
     for param, data in (("register", register), ("sample", sample)):
         t = eng.table(data, param)
-        if isinstance(keys, (list, tuple)):
-            t.require([str(k) for k in keys], f"keys ({param})")
+        t.require(keys, f"keys ({param})")
         tables[param] = t
     if sample_weight is not None and isinstance(sample_weight, str):
         tables["sample"].require([sample_weight], "sample_weight")
