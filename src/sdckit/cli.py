@@ -80,8 +80,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 #: positional file arguments that a command reads, and options naming files it writes
-INPUTS = ("data", "original", "protected", "released", "external", "recipe", "hierarchy", "config")
-INPUTS += ("register", "sample")  # sdckit register
+INPUTS: tuple[str, ...] = ("data", "original", "protected", "released", "external", "recipe", "hierarchy", "config")
+INPUTS += ("register", "sample", "register_sample")  # sdckit register; sdckit assess --register-sample
 OUTPUTS = ("json", "records", "out", "save_recipe", "report")
 
 
