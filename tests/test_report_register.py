@@ -74,3 +74,13 @@ def test_cli_assess_with_a_register_sample(files, tmp_path, capsys):
     assert rc == 0
     assert "Register of a subpopulation" in (tmp_path / "r.html").read_text()
     assert "register tau1*" in capsys.readouterr().out
+
+
+def test_register_risk_takes_a_scenario_and_ids(files):
+    reg, sample = files
+    reg = reg.with_row_index("pid")
+    plain = sdckit.register_risk(reg, sample, KEYS, sampling_fraction=0.05)
+    via = sdckit.register_risk(reg, sample, sampling_fraction=0.05, scenario=sdckit.Scenario(keys=KEYS), id="pid")
+    assert via.tau1_star == plain.tau1_star and via.theta_hat == plain.theta_hat
+    frame = via.to_frame()
+    assert frame.columns[0] == "pid" and frame.height == reg.height

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .._core.register import theta_hat
 from ..results.register import RegisterRiskResult
+from ..scenario import accepts_scenario
 from ._loglinear_steps import term_names
 from ._register_steps import approach_a, approach_b, build_cells, measures, validate_register
 from .frequencies import records_fields
@@ -15,6 +16,7 @@ from .frequencies import records_fields
 __all__ = ["RegisterRiskResult", "register_risk"]
 
 
+@accepts_scenario
 def register_risk(
     register,
     sample,
