@@ -578,3 +578,22 @@ def test_plot():
     matplotlib.use("Agg")
     res = sdckit.population_uniques(records({1: 5, 2: 3, 4: 1}), ["k"], sampling_fraction=0.2)
     assert res.plot() is not None
+
+
+def test_cli_uniques(tmp_path, capsys):
+    import json
+
+    from sdckit.cli import main
+
+    rng = np.random.default_rng(8)
+    d = pl.DataFrame({"a": rng.integers(0, 8, 3000), "b": rng.integers(0, 9, 3000), "c": rng.integers(0, 7, 3000)})
+    d.write_csv(tmp_path / "s.csv")
+    out = tmp_path / "u.json"
+    args = ["uniques", str(tmp_path / "s.csv"), "--keys", "a,b,c", "--no-progress"]
+    assert main([*args, "--sampling-fraction", "0.1", "--method", "all", "--json", str(out)]) == 0
+    direct = sdckit.population_uniques(d, ["a", "b", "c"], sampling_fraction=0.1, method="all")
+    payload = json.loads(out.read_text())["population_uniques"]
+    assert payload["population_uniques"] == pytest.approx(direct.population_uniques, rel=1e-12)
+    assert "population uniques" in capsys.readouterr().out.lower()
+    assert main([*args, "--sampling-fraction", "1.5"]) == 2
+    assert "sampling_fraction" in capsys.readouterr().err

@@ -39,6 +39,7 @@ COMMANDS = [
     "external",
     "interval",
     "loglinear",
+    "uniques",
     "register",
     "protect",
 ]

@@ -22,6 +22,7 @@ __all__ = [
     "name_list",
     "parse_pairs",
     "read_input",
+    "run_measure",
     "split_list",
     "write_json",
     "progress_enabled",
@@ -229,3 +230,24 @@ def report(args, res, name: str, **sources) -> int:
     if args.records:
         write_records(res.to_frame(), args.records)
     return 0
+
+
+def run_measure(args, name: str, call, *, inputs: dict, doing: str) -> int:
+    """The common body of a measure command: read the input files (``inputs``: argument name ->
+    path, in the order ``call`` takes them), run ``call(*tables, keys)`` with its warnings
+    printed to stderr, and :func:`report` the result under ``name``."""
+    import warnings
+
+    keys = key_list(args)
+    prog = Progress(3, progress_enabled(args))
+    prog.step("reading data")
+    tables = [read_input(path, keys, args.na_values) for path in inputs.values()]
+    prog.step(doing)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = call(*tables, keys)
+    prog.step("writing output")
+    prog.close()
+    for w in caught:
+        print(f"sdckit: warning: {w.message}", file=sys.stderr)
+    return report(args, res, name, **inputs)

@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-import sys
-import warnings
-
 from . import (
-    Progress,
     add_key_options,
     add_missing_options,
     add_output_options,
-    key_list,
-    progress_enabled,
-    read_input,
-    report,
+    run_measure,
     split_list,
 )
 
@@ -92,14 +85,8 @@ def register(sub) -> None:
 def run(args) -> int:
     from ..risk.loglinear import loglinear_risk
 
-    keys = key_list(args)
-    prog = Progress(3, progress_enabled(args))
-    prog.step("reading data")
-    data = read_input(args.data, keys, args.na_values)
-    prog.step("fitting log-linear model")
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        res = loglinear_risk(
+    def call(data, keys):
+        return loglinear_risk(
             data,
             keys,
             weight=args.weight,
@@ -119,8 +106,5 @@ def run(args) -> int:
             missing=split_list(args.missing) or None,
             id=args.id,
         )
-    prog.step("writing output")
-    prog.close()
-    for w in caught:
-        print(f"sdckit: warning: {w.message}", file=sys.stderr)
-    return report(args, res, "loglinear_risk", data=args.data)
+
+    return run_measure(args, "loglinear_risk", call, inputs={"data": args.data}, doing="fitting log-linear model")

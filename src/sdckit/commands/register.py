@@ -2,17 +2,10 @@
 
 from __future__ import annotations
 
-import sys
-import warnings
-
 from . import (
-    Progress,
     add_missing_options,
     add_output_options,
-    key_list,
-    progress_enabled,
-    read_input,
-    report,
+    run_measure,
     split_list,
 )
 
@@ -67,15 +60,8 @@ def register(sub) -> None:
 def run(args) -> int:
     from ..risk.register import register_risk
 
-    keys = key_list(args)
-    prog = Progress(3, progress_enabled(args))
-    prog.step("reading data")
-    reg = read_input(args.register, keys, args.na_values)
-    smp = read_input(args.sample, keys, args.na_values)
-    prog.step("estimating the register risk")
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        res = register_risk(
+    def call(reg, smp, keys):
+        return register_risk(
             reg,
             smp,
             keys,
@@ -87,8 +73,6 @@ def run(args) -> int:
             method=args.method,
             missing=split_list(args.missing) or None,
         )
-    prog.step("writing output")
-    prog.close()
-    for w in caught:
-        print(f"sdckit: warning: {w.message}", file=sys.stderr)
-    return report(args, res, "register_risk", register=args.register, sample=args.sample)
+
+    inputs = {"register": args.register, "sample": args.sample}
+    return run_measure(args, "register_risk", call, inputs=inputs, doing="estimating the register risk")

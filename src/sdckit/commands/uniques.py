@@ -1,0 +1,50 @@
+"""``sdckit uniques``: the number of population uniques estimated from a sample."""
+
+from __future__ import annotations
+
+from . import add_key_options, add_missing_options, add_output_options, run_measure, split_list
+
+
+def register(sub) -> None:
+    f = sub.add_parser(
+        "uniques",
+        help="estimated number of population uniques (Zayatz, Pitman, SNB, Dankar's rule)",
+        description="The number of key patterns unique in the population, estimated from the sample's "
+        "class-size profile by Zayatz's, Pitman's or the SNB model, or the one Dankar's decision rule picks "
+        "(as in ARX).",
+    )
+    add_key_options(f)
+    f.add_argument(
+        "--sampling-fraction",
+        dest="sampling_fraction",
+        type=float,
+        help="known sampling fraction in (0, 1] (else from --population-size or --weight)",
+    )
+    f.add_argument("--population-size", dest="population_size", type=float, help="population size N (pi = n / N)")
+    f.add_argument("--weight", help="design-weight column (pi = n / sum of the weights)")
+    f.add_argument(
+        "--method",
+        choices=["dankar", "pitman", "zayatz", "snb", "all"],
+        default="dankar",
+        help="the estimator: dankar (default: the decision rule), pitman, zayatz, snb, or all of them",
+    )
+    add_missing_options(f)
+    add_output_options(f, records="the class-size profile (aggregates)", id_option=False)
+    f.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..risk.uniqueness import population_uniques
+
+    def call(data, keys):
+        return population_uniques(
+            data,
+            keys,
+            sampling_fraction=args.sampling_fraction,
+            weight=args.weight,
+            population_size=args.population_size,
+            method=args.method,
+            missing=split_list(args.missing) or None,
+        )
+
+    return run_measure(args, "population_uniques", call, inputs={"data": args.data}, doing="estimating")
