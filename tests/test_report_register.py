@@ -84,3 +84,20 @@ def test_register_risk_takes_a_scenario_and_ids(files):
     assert via.tau1_star == plain.tau1_star and via.theta_hat == plain.theta_hat
     frame = via.to_frame()
     assert frame.columns[0] == "pid" and frame.height == reg.height
+
+
+def test_sample_weight_warnings_name_the_parameter(files):
+    # the shared input check says "weight:"; register_risk's weight is the sample's
+    import warnings
+
+    reg, sample = files
+    low = sample.with_columns(w=pl.lit(0.5))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            sdckit.register_risk(reg, low, KEYS, sample_weight="w")
+        except SdcError:
+            pass  # weights below 1 may also leave no finite maximum: the warnings came first
+    texts = [str(w.message) for w in caught]
+    assert any(t.startswith("sample_weight: column w has") and "below 1" in t for t in texts), texts
+    assert not any(t.startswith("weight:") for t in texts), texts

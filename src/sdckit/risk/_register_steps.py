@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +23,7 @@ import numpy as np
 
 from .._core import loglinear as ll
 from .._core import register as rk
-from .._errors import SdcError, warn
+from .._errors import SdcError, SdcWarning, warn
 from .._prepare import prepare
 from .._progress import step
 from .._validation import as_name_list, check_choice, check_fraction, check_int, check_number
@@ -158,16 +159,28 @@ def validate_register(
 
 
 def _prepare_file(table, keys, weight, missing):
-    """One file's roles checked and keys encoded; a weight problem names ``sample_weight``."""
+    """One file's roles checked and keys encoded; a weight problem (error or warning) names
+    ``sample_weight``."""
+    if weight is None:
+        return prepare(table, keys, missing=missing, allow_degenerate_keys=True)
     try:
-        return prepare(table, keys, weight=weight, missing=missing, allow_degenerate_keys=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            prep = prepare(table, keys, weight=weight, missing=missing, allow_degenerate_keys=True)
     except SdcError as exc:
-        msg = str(exc)
-        if weight is not None and "weight: " in msg:
-            fixed = msg.replace("\n  - weight: ", "\n  - sample_weight: ")
-            fixed = "sample_weight: " + fixed[len("weight: ") :] if fixed.startswith("weight: ") else fixed
-            raise type(exc)(fixed) from None
-        raise
+        raise type(exc)(_sample_weight_message(str(exc))) from None
+    for w in caught:
+        if issubclass(w.category, SdcWarning):
+            warn(_sample_weight_message(str(w.message)))
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return prep
+
+
+def _sample_weight_message(msg: str) -> str:
+    """A message of the shared input checks with ``weight:`` renamed ``sample_weight:``."""
+    fixed = msg.replace("\n  - weight: ", "\n  - sample_weight: ")
+    return "sample_weight: " + fixed[len("weight: ") :] if fixed.startswith("weight: ") else fixed
 
 
 def _union(labels_r: list, labels_s: list, declared: bool) -> list:
