@@ -139,11 +139,35 @@ def test_every_candidate_classic_rule():
 
 
 def test_runner_up_is_reported():
-    r = sdckit.loglinear_risk(_table(), KEYS, sampling_fraction=0.05)
+    # oracle: step 1 scores the shortlisted two-way terms by the Z_2 of one IPF step from the
+    # main-effects fit (for independence IPF is exact after one cycle: the closed form
+    # mu = n prod(n_j / n)); recomputed here from the kernels, the runner-up's Z is the
+    # second-smallest |Z| and the chosen term's the smallest
+    d = _table()
+    r = sdckit.loglinear_risk(d, KEYS, sampling_fraction=0.05)
     step1 = r.path[1]
-    assert step1["runner_up"] is not None and step1["runner_up"] != step1["added"]
-    assert abs(step1["runner_up_Z"]) >= abs(step1["Z2"]) - 1.0  # ranked by the one-step Z
+    codes = np.column_stack([d[k].rank("dense").cast(pl.Int64).to_numpy() - 1 for k in KEYS])
+    shape = r.levels
+    f = np.bincount(ll.cell_index(codes, shape), minlength=math.prod(shape)).astype(float)
+    mu0, _, _ = ll.ipf(f, shape, [(0,), (1,), (2,), (3,)])
+    pairs = [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
+    gain = {t: ll.margin_deviance(f, mu0, shape, t) for t in pairs}
+    shortlist = sorted(pairs, key=lambda t: -gain[t])[:3]
+    z = {t: ll.bias_criterion(f, ll.ipf_step(f, mu0, shape, t) / 0.05, 0.05, "2")["Z2"] for t in shortlist}
+    ranked = sorted(shortlist, key=lambda t: abs(z[t]))
+    assert step1["added"] == ":".join(KEYS[j] for j in ranked[0])
+    assert step1["runner_up"] == ":".join(KEYS[j] for j in ranked[1])
+    assert step1["runner_up_Z"] == pytest.approx(z[ranked[1]], rel=1e-9)
     assert "runner-up" in str(r.summary())
+
+
+def test_illinois_root_by_hand():
+    from sdckit.risk._loglinear_steps import _illinois
+
+    # g(w) = 0.3 - w^3 decreasing on [0, 1] with its root at 0.3^(1/3) = 0.66943...
+    assert _illinois(lambda w: 0.3 - w**3, 0.0, 1.0, xtol=1e-10) == pytest.approx(0.3 ** (1 / 3), abs=1e-9)
+    # no sign change (g > 0 at both ends): the upper end, as documented
+    assert _illinois(lambda w: 1.0 + w, 0.0, 1.0, xtol=1e-4) == 1.0
 
 
 def test_tau1_criterion_drives_the_search_on_z1():
@@ -280,7 +304,9 @@ def test_weights_that_do_not_match_the_declared_fractions():
     bad = d.with_columns(w=pl.when(pl.col("a") == "5").then(w * 3).otherwise(w))  # one stratum off
     with pytest.raises(SdcError, match=r"weight: the weights do not match .* in 1 of 6 categories of a"):
         sdckit.loglinear_risk(bad, KEYS, weight="w", sampling_fraction=fr)
-    with pytest.raises(SdcError, match="in 1 of 1 the file"):
+    with pytest.raises(
+        SdcError, match=r"match the declared sampling fraction: they sum to 3000 where n / sampling_fraction = 60000"
+    ):
         sdckit.loglinear_risk(d.with_columns(w=pl.lit(1.0)), KEYS, weight="w", sampling_fraction=0.05)
 
 

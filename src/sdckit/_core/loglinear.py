@@ -33,6 +33,7 @@ __all__ = [
     "uniqueness_probabilities",
     "bias_criterion",
     "geometric_blend",
+    "margin",
     "margin_deviance",
     "ipf_step",
     "pram_correct_match",
@@ -359,16 +360,17 @@ def ipf_step(target: np.ndarray, mu: np.ndarray, shape, term) -> np.ndarray:
     (0 where the fitted margin is 0). ``target``: the table, or its margin over ``term`` with
     the other dimensions kept (size 1). A new array; ``mu`` is not changed."""
     shape = tuple(int(s) for s in shape)
-    o = _margin(target, shape, term)
-    e = _margin(mu, shape, term)
+    o = margin(target, shape, term)
+    e = margin(mu, shape, term)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(e > 0, o / e, 0.0)
     return (np.asarray(mu, float).reshape(shape) * ratio).reshape(-1)
 
 
-def _margin(x: np.ndarray, shape: tuple, term) -> np.ndarray:
+def margin(x: np.ndarray, shape, term) -> np.ndarray:
     """The margin of the table ``x`` over ``term`` with the other dimensions kept (size 1);
     ``x`` already such a margin is returned as it is."""
+    shape = tuple(int(s) for s in shape)
     x = np.asarray(x, float)
     if x.size != math.prod(shape):
         return x
@@ -381,7 +383,7 @@ def margin_deviance(target: np.ndarray, mu: np.ndarray, shape, term) -> float:
     margin, as in :func:`ipf_step`) against fitted (``mu``): the deviance reduction of the first
     IPF step that adds ``term`` to the model."""
     shape = tuple(int(s) for s in shape)
-    o, e = _margin(target, shape, term), _margin(mu, shape, term)
+    o, e = margin(target, shape, term), margin(mu, shape, term)
     with np.errstate(divide="ignore", invalid="ignore"):
         return 2.0 * float(np.sum(np.where((o > 0) & (e > 0), o * np.log(o / e), 0.0)))
 

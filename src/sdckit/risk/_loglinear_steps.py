@@ -389,7 +389,7 @@ def _check_weights_match(weights, counts, codes, fraction, strata, names) -> Non
     ``WEIGHT_MATCH_TOLERANCE`` per stratum: calibrated weights pass, weights of another design do not)."""
     n_rows = counts if counts is not None else np.ones(weights.size)
     if strata is None:
-        group, pis, where = np.zeros(weights.size, np.int64), np.array([fraction]), "the file"
+        group, pis, where = np.zeros(weights.size, np.int64), np.array([fraction]), None
     else:
         j, pis = strata
         group, where = codes[:, j], f"categories of {names[j]}"
@@ -400,9 +400,11 @@ def _check_weights_match(weights, counts, codes, fraction, strata, names) -> Non
     rel = np.abs(w_h[used] / implied[used] - 1.0)
     if np.any(rel > WEIGHT_MATCH_TOLERANCE):
         worst = int(np.argmax(rel))
+        bad = int(np.count_nonzero(rel > WEIGHT_MATCH_TOLERANCE))
+        scope = "" if where is None else f" in {bad} of {int(used.sum())} {where}"
         raise SdcError(
-            f"weight: the weights do not match the declared sampling fraction in {int(np.count_nonzero(rel > WEIGHT_MATCH_TOLERANCE))} "
-            f"of {int(used.sum())} {where}: they sum to {w_h[used][worst]:.6g} where n / sampling_fraction = "
+            f"weight: the weights do not match the declared sampling fraction{scope}: they sum to "
+            f"{w_h[used][worst]:.6g} where n / sampling_fraction = "
             f"{implied[used][worst]:.6g}; expected design weights 1 / sampling_fraction (within "
             f"{WEIGHT_MATCH_TOLERANCE:.0%}), or only one of weight and sampling_fraction"
         )
@@ -537,9 +539,7 @@ class _Fitter:
     def observed_margin(self, term) -> np.ndarray:
         """The target's margin over ``term`` (kept dims), computed once per term."""
         if term not in self._margins:
-            t = self.table
-            other = tuple(a for a in range(len(t.shape)) if a not in term)
-            self._margins[term] = t.target.reshape(t.shape).sum(axis=other, keepdims=True)
+            self._margins[term] = ll.margin(self.table.target, self.table.shape, term)
         return self._margins[term]
 
     def fit(self, terms, start=None):
@@ -596,10 +596,9 @@ def _irls_failure(terms, table, names, iterations) -> str:
     whose observed margin has empty cells (their parameters diverge)."""
     empty = []
     for t in terms:
-        other = tuple(a for a in range(len(table.shape)) if a not in t)
-        margin = table.target.reshape(table.shape).sum(axis=other)
-        if np.any(margin == 0):
-            empty.append(f"{':'.join(names[j] for j in t)} ({int(np.count_nonzero(margin == 0))} empty margin cells)")
+        n_empty = int(np.count_nonzero(ll.margin(table.target, table.shape, t) == 0))
+        if n_empty:
+            empty.append(f"{_name(t, names)} ({n_empty} empty margin cells)")
     where = "; ".join(empty) if empty else "no term has an empty margin"
     return (
         f"model: the Poisson GLM (IRLS) did not converge in {iterations} iterations: the model cannot be "
@@ -754,23 +753,24 @@ def _illinois(g, lo: float, hi: float, xtol: float, max_iter: int = 60) -> float
     g_lo, g_hi = g(lo), g(hi)
     if not (g_lo > 0 >= g_hi):
         return hi
+    true_lo, true_hi = g_lo, g_hi  # the halvings change only the secant's weights
     side = 0
     for _ in range(max_iter):
         x = hi - g_hi * (hi - lo) / (g_hi - g_lo)
         gx = g(x)
         if gx > 0:
-            lo, g_lo = x, gx
+            lo, g_lo, true_lo = x, gx, gx
             if side == -1:
                 g_hi /= 2.0
             side = -1
         else:
-            hi, g_hi = x, gx
+            hi, g_hi, true_hi = x, gx, gx
             if side == 1:
                 g_lo /= 2.0
             side = 1
         if hi - lo < xtol or gx == 0:
             break
-    return float(hi if g_hi == 0 or abs(g_hi) <= abs(g_lo) else lo)
+    return float(hi if abs(true_hi) <= abs(true_lo) else lo)
 
 
 #: records kept by each subsample of :func:`model_stability`
