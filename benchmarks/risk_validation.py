@@ -132,10 +132,6 @@ def _quiet(fn, *a, **k):
         return fn(*a, **k)
 
 
-def _pi_of(sample, fraction, N):
-    return sample.height / N if fraction != "region" else None
-
-
 def est_individual(sample, keys, fraction, pop):
     import sdckit
 

@@ -127,6 +127,8 @@ def test_per_record_risks_of_the_blend_sum_to_tau():
 def test_target_reached_by_the_main_effects_stops_there():
     r = sdckit.loglinear_risk(_table(), KEYS, sampling_fraction=0.05, z_target=1e6)
     assert len(r.path) == 1 and r.blend is None and r.formula == "a + b + c + d"
+    text = str(r.summary())
+    assert "(tau2, bracketing)" in text and "nan" not in text
 
 
 def test_every_candidate_classic_rule():

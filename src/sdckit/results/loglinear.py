@@ -290,7 +290,8 @@ class LoglinearRiskResult(Result):
                     "" if runner is None else f"{runner} (Z {rz:.3g})",
                 )
             )
-        rule = {"bracket": f"bracketing Z = {self._z_target():g}", "skinner-shlomo": "Skinner-Shlomo stop"}
+        bracket = "bracketing" if self.blend is None else f"bracketing Z = {self.blend['z_target']:g}"
+        rule = {"bracket": bracket, "skinner-shlomo": "Skinner-Shlomo stop"}
         title = f"Forward search on Z ({self.criterion}, {rule.get(self.search or '', 'search')})"
         columns = ["step", "added term", "Z_1", "Z_2", "tau_1", "tau_2", "runner-up (its Z after one IPF step)"]
         return (title, {"columns": columns, "rows": rows})
@@ -308,9 +309,6 @@ class LoglinearRiskResult(Result):
                 (f"{label} over the subsamples (10 / 50 / 90 %)", f"{q['q10']:.4g} / {q['q50']:.4g} / {q['q90']:.4g}")
             )
         return ("Stability of the model choice (subsamples)", rows)
-
-    def _z_target(self) -> float:
-        return self.blend["z_target"] if self.blend else float("nan")
 
     @property
     def model_choice(self) -> str:
