@@ -40,6 +40,7 @@ __all__ = [
     "estimate",
     "hypergeometric_one",
     "pitman",
+    "pitman_hessian",
     "pitman_loglik",
     "shlosser_classes",
     "snb",
@@ -55,6 +56,8 @@ _EDGE = 1e-6
 _FLAT = 1e-6
 #: the closed (log-gamma) form of the Pitman class sums is used up to theta / alpha = this
 _CLOSED_FORM_MAX_RATIO = 1e6
+#: at most this many Newton steps polish an interior Pitman optimum
+_NEWTON_MAX_STEPS = 20
 
 
 @dataclass(frozen=True)
@@ -188,6 +191,79 @@ def pitman_loglik(theta: float, alpha: float, sizes, counts, n: int):
     return float(ll), float(d_theta), float(d_alpha)
 
 
+def pitman_hessian(theta: float, alpha: float, sizes, counts, n: int) -> np.ndarray:
+    r"""Hessian of :func:`pitman_loglik` in (theta, alpha):
+
+    .. math::
+
+        \partial^2_{\theta\theta}\ell = -\sum_{i=1}^{u-1} \frac{1}{(\theta + i\alpha)^2}
+            + \psi_1(\theta + 1) - \psi_1(\theta + n), \qquad
+        \partial^2_{\theta\alpha}\ell = -\sum_{i=1}^{u-1} \frac{i}{(\theta + i\alpha)^2},
+
+        \partial^2_{\alpha\alpha}\ell = -\sum_{i=1}^{u-1} \frac{i^2}{(\theta + i\alpha)^2}
+            + \sum_{j \ge 2} c_j \bigl(\psi_1(j - \alpha) - \psi_1(1 - \alpha)\bigr),
+
+    with \psi_1 the trigamma function. The class sums are taken term by term (u terms, exact to
+    rounding; the Hessian only steers the Newton steps of :func:`_pitman_newton`).
+    """
+    from scipy.special import polygamma
+
+    sizes = np.asarray(sizes)
+    counts = np.asarray(counts, dtype=float)
+    u = int(counts.sum())
+    m = sizes > 1
+    cj, j = counts[m], sizes[m].astype(float)
+    i = np.arange(1.0, u)
+    inv2 = 1.0 / (theta + alpha * i) ** 2
+    h_tt = -float(np.sum(inv2)) + float(polygamma(1, theta + 1.0) - polygamma(1, theta + n))
+    h_ta = -float(np.dot(i, inv2))
+    h_aa = -float(np.dot(i * i, inv2)) + float(np.dot(cj, polygamma(1, j - alpha) - polygamma(1, 1.0 - alpha)))
+    return np.array([[h_tt, h_ta], [h_ta, h_aa]])
+
+
+def _pitman_newton(theta: float, alpha: float, sizes, counts, n: int, ewens: bool = False) -> tuple[float, float, int]:
+    """Polish a Pitman optimum with Newton's method on the score equations (on theta alone, at
+    alpha = 0, for the Ewens boundary: ``ewens=True``).
+
+    L-BFGS-B stops on a relative reduction of the objective (and its stopping point moves with
+    SciPy's version); a few Newton steps from there reach the root of the score to rounding, so
+    the estimate no longer depends on where the first-order method stopped. Each step must stay
+    inside the parameter space (0 < alpha < 1 or alpha = 0, theta > -alpha) with a negative definite Hessian
+    and must reduce the (scaled) score; the iteration ends when a step is below 1e-13 relative
+    or no longer reduces the score. Returns (theta, alpha, Newton steps taken).
+    """
+
+    def score(t: float, a: float) -> np.ndarray:
+        _, d_t, d_a = pitman_loglik(t, a, sizes, counts, n)
+        return np.array([d_t, 0.0 if ewens else d_a])
+
+    g = score(theta, alpha)
+    steps = 0
+    for _ in range(_NEWTON_MAX_STEPS):
+        H = pitman_hessian(theta, alpha, sizes, counts, n)
+        if ewens:
+            H = np.array([[H[0, 0], 0.0], [0.0, -1.0]])
+        if not (np.all(np.isfinite(H)) and H[0, 0] < 0 and np.linalg.det(H) > 0):
+            break
+        d = np.linalg.solve(H, g)
+        t_new, a_new = theta - float(d[0]), alpha - float(d[1])
+        if not ((ewens or 0.0 < a_new < 1.0) and t_new > -a_new):
+            break
+        g_new = score(t_new, a_new)
+        if not np.all(np.isfinite(g_new)) or _scaled_norm(g_new, theta, alpha) >= _scaled_norm(g, theta, alpha):
+            break
+        theta, alpha, g = t_new, a_new, g_new
+        steps += 1
+        if abs(float(d[0])) <= 1e-13 * abs(theta) and abs(float(d[1])) <= 1e-13 * max(alpha, _EDGE):
+            break
+    return theta, alpha, steps
+
+
+def _scaled_norm(g: np.ndarray, theta: float, alpha: float) -> float:
+    """Size of the score in relative units: |theta dl/dtheta| + |alpha dl/dalpha|."""
+    return abs(theta * float(g[0])) + abs(alpha * float(g[1]))
+
+
 def _pitman_fit(sizes, counts, n: int):
     """Maximise the Pitman log-likelihood over (s = log(theta + alpha), alpha) with L-BFGS-B
     (box bounds: alpha in [0, 1 - 1e-9], theta + alpha in [1e-9, 1e12]) from up to three starts
@@ -247,7 +323,9 @@ def pitman(sizes, counts, n: int, N: float) -> Estimate:
 
     (theta, alpha) maximise the Pitman sampling formula's likelihood of the sample's partition
     (:func:`pitman_loglik`), numerically (L-BFGS-B, bounded, over log(theta + alpha) and
-    alpha); then
+    alpha, then Newton steps on the score equations with the exact Hessian
+    (:func:`pitman_hessian`) to the root, so the estimate is the maximum itself to rounding,
+    not wherever the first-order optimiser stopped); then
 
     .. math:: \hat S_1 = \frac{\Gamma(\hat\theta + 1)}{\Gamma(\hat\theta + \hat\alpha)} N^{\hat\alpha},
 
@@ -285,7 +363,10 @@ def pitman(sizes, counts, n: int, N: float) -> Estimate:
     if status == "ewens":
         a = 0.0
     theta = math.exp(s) - a
-    params: dict = {"theta": theta, "alpha": a, "iterations": int(res.nit)}
+    newton = 0
+    if status != "failed":
+        theta, a, newton = _pitman_newton(theta, a, sizes, counts, n, ewens=status == "ewens")
+    params: dict = {"theta": theta, "alpha": a, "iterations": int(res.nit), "newton_steps": newton}
     if status == "failed":
         inside = all(lo + _EDGE < float(v) < hi - _EDGE for v, (lo, hi) in zip(res.x, bounds))
         where = "on the boundary of the parameter space" if not inside else str(res.message).strip()
