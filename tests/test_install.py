@@ -60,8 +60,7 @@ def test_second_command_stops_at_a_failing_apt_get(tmp_path, apt_fails_at):
     _stub(
         bin_dir,
         "apt-get",
-        f'echo "apt-get $1" >> "{log}"\n'
-        f'if [ "$1" = "{apt_fails_at}" ]; then echo "{lock}" >&2; exit 100; fi\nexit 0',
+        f'echo "apt-get $1" >> "{log}"\nif [ "$1" = "{apt_fails_at}" ]; then echo "{lock}" >&2; exit 100; fi\nexit 0',
     )
     _stub(bin_dir, "pip", f'echo "pip $*" >> "{log}"')
     _stub(bin_dir, "python", f'echo "python $*" >> "{log}"')
