@@ -420,9 +420,10 @@ def test_numeric_columns_and_numpy_input():
 
 
 def test_empty_data():
+    """No records: refused as by every protection method and measure."""
     df = population(10, seed=1).head(0)
-    res = record_swap(df, KEYS, household="hid", geography=GEO, seed=1)
-    assert res.details["n_households"] == 0 and res.data.height == 0
+    with pytest.raises(SdcError, match="data: the table has no records; expected at least one"):
+        record_swap(df, KEYS, household="hid", geography=GEO, seed=1)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import polars as pl
 import pytest
 
@@ -97,6 +98,49 @@ BAD_FREQ_CALLS = [
     ("na-rule", dict(data=base(), keys=S002_KEYS, na_rule="drop"), SdcError, ["na_rule", "'drop'", "sdcmicro"]),
     ("weight-list", dict(data=base(), keys=S002_KEYS, weight=["w", "w2"]), SdcError, ["weight", "single column"]),
     ("ragged-dict", dict(data={"a": [1, 2], "b": [1]}, keys=["a"]), SdcError, ["data", "equal-length"]),
+    (
+        "mixed-type-key",  # 1, "1", 2.5, "a" in one column: refused, naming the column and the types only
+        dict(
+            data=pd.DataFrame({"m": pd.Series([1, "1", 2.5, "a"] * 3, dtype=object), "k": list("ab") * 6}),
+            keys=["m", "k"],
+        ),
+        SdcError,
+        ["keys", "column m", "mixes value types (float, int, str)", "expected one type per column"],
+    ),
+    (
+        "mixed-type-key-dict",
+        dict(data={"m": [1, "1", 2.5, "a"] * 3, "k": list("ab") * 6}, keys=["m", "k"]),
+        SdcError,
+        ["keys", "column m", "mixes value types"],
+    ),
+    (
+        "mixed-type-strata",
+        dict(
+            data=pd.DataFrame({"m": pd.Series([1, "1"] * 6, dtype=object), "k": list("ab") * 6}),
+            keys=["k"],
+            strata="m",
+        ),
+        SdcError,
+        ["strata", "column m", "mixes value types (int, str)"],
+    ),
+    (
+        "duplicate-column-names",
+        dict(data=pd.DataFrame([["a", "b"], ["c", "d"]], columns=["g", "g"]), keys=["g"]),
+        SdcError,
+        ["data", "column g appears 2 times", "unique column names"],
+    ),
+    (
+        "int-and-text-column-names",
+        dict(data=pd.DataFrame([["a", "b"], ["c", "d"]], columns=[0, "0"]), keys=["0"]),
+        SdcError,
+        ["data", "0 and '0'", "unique column names"],
+    ),
+    (
+        "dict-int-and-text-names",
+        dict(data={0: ["a", "b"], "0": ["c", "d"]}, keys=["0"]),
+        SdcError,
+        ["data", "0 and '0'", "unique column names"],
+    ),
     (
         "list-key-column",
         dict(data=pl.DataFrame({"a": [[1], [2]], "b": [1, 2]}), keys=["a", "b"]),
@@ -213,3 +257,29 @@ def test_series_as_weight_names_the_type_not_the_values():
 def test_k_true_is_not_k_one():
     with pytest.raises(SdcError, match="k: got True"):
         sdckit.k_anonymity(base(), S002_KEYS, k=True)
+
+
+def test_numbers_of_both_types_are_one_type():
+    """Integers and floats in one object column are numbers: 1 and 1.0 are one category, as in
+    Python (the one rule for a column of mixed values: text mixed with numbers is refused)."""
+    d = pd.DataFrame({"m": pd.Series([1, 1.0, 2, 2.0, 3, 3.0], dtype=object), "k": list("aabbcc")})
+    assert sdckit.frequencies(d, ["m", "k"]).fk.tolist() == [2.0] * 6
+
+
+def test_rmd_needs_two_variables():
+    """rmd_interval_disclosure is documented for at least two variables: one is refused."""
+    x = pl.DataFrame({"a": np.arange(20.0), "b": np.arange(20.0) ** 1.5})
+    with pytest.raises(SdcError, match=r"variables: got 1 variable; expected at least two"):
+        sdckit.rmd_interval_disclosure(x, x, ["a"])
+
+
+def test_cli_one_category_key_names_the_cli_option(tmp_path, capsys):
+    """The command line has no allow_degenerate_keys: its message tells what to do there."""
+    from sdckit.cli import main
+
+    path = tmp_path / "d.csv"
+    pl.DataFrame({"a": ["x"] * 5, "b": list("abcab")}).write_csv(path)
+    assert main(["freq", str(path), "--keys", "a,b"]) == 2
+    err = capsys.readouterr().err
+    assert "keys: column a has a single category" in err and "drop it from --keys" in err
+    assert "allow_degenerate_keys" not in err

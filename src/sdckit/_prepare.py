@@ -10,7 +10,14 @@ import numpy as np
 
 from ._errors import warn
 from ._progress import step
-from ._validation import as_missing_codes, as_name_list, check_choice, missing_columns_message, raise_problems
+from ._validation import (
+    as_missing_codes,
+    as_name_list,
+    check_choice,
+    missing_columns_message,
+    mixed_type_problems,
+    raise_problems,
+)
 from .engines import EncodedKeys, get_engine, is_out_of_core
 
 __all__ = ["Prepared", "Roles", "prepare", "role_conflicts", "validate_roles"]
@@ -176,7 +183,8 @@ def validate_roles(
     All problems are collected and reported in one :class:`SdcError` (one per line): empty
     data, missing columns (with the available ones listed), a column in two roles, non-numeric /
     missing / infinite / negative / zero weights, a missing household id or stratum, non-numeric
-    numeric keys, and key variables that are entirely missing or have a single category
+    numeric keys, a column mixing value types (``1`` and ``"1"``: one type per column is
+    expected, see :func:`sdckit._validation.mixed_type_problems`), and key variables that are entirely missing or have a single category
     (``allow_degenerate_keys=True`` accepts the last two, as sdcMicro does). A missing column
     raises :class:`MissingColumnError` (also a ``KeyError``).
     """
@@ -233,6 +241,8 @@ def _column_problems(table, roles: Roles, absent, zero_weight: str) -> list[str]
     for c in roles.numeric_keys:
         if present(c) and not table.is_numeric(c):
             out.append(f"numeric_keys: column {c} has type {table.dtype_name(c)}; expected numbers")
+    for role, cols in roles.by_role().items():
+        out += mixed_type_problems(table, [c for c in cols if present(c)], role)
     for role, cols in (("keys", roles.keys), ("strata", roles.strata)):
         for c in cols:
             if present(c) and table.kind(c) == "nested":

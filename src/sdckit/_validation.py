@@ -30,6 +30,7 @@ __all__ = [
     "check_seed",
     "check_scales",
     "missing_columns_message",
+    "mixed_type_problems",
     "raise_problems",
 ]
 
@@ -48,6 +49,22 @@ def missing_columns_message(param: str, missing, available) -> str:
     available = list(available)
     avail = ", ".join(map(str, available[:40])) + (" ..." if len(available) > 40 else "")
     return f"{param}: column(s) {', '.join(map(str, missing))} not found in the data; available columns: {avail}"
+
+
+def mixed_type_problems(table, names, param: str) -> list[str]:
+    """Columns among ``names`` whose values mix Python types (a pandas ``object`` column or a
+    list holding ``1``, ``"1"`` and ``2.5``). sdckit refuses them rather than choose a rule
+    for whether ``1`` and ``"1"`` are one category: one type per column is expected."""
+    mixed = getattr(table, "mixed_types", None)
+    out = []
+    for name in names:
+        types = mixed(name) if mixed is not None else None
+        if types:
+            out.append(
+                f"{param}: column {name} mixes value types ({types}); expected one type per column "
+                "(convert it first, for example to text with astype(str) or to numbers)"
+            )
+    return out
 
 
 def raise_problems(problems: Sequence[str], *, missing_column: bool = False) -> None:

@@ -72,12 +72,27 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.close()
         return 0
     except (SdcError, OSError) as exc:
-        msg = " ".join(str(exc).split())  # one line
+        msg = _for_command_line(" ".join(str(exc).split()))  # one line
         print(f"sdckit: error: {msg}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # pragma: no cover
         print("sdckit: interrupted", file=sys.stderr)
         return 130
+
+
+#: hints of library messages that name a Python-only argument, as the command line says them
+_CLI_HINTS = {
+    "drop it or pass allow_degenerate_keys=True": "drop it from --keys (the command line counts only keys "
+    "that distinguish records)",
+    ' (or zero_weight="drop" to count such records in f_k only)': "",
+}
+
+
+def _for_command_line(msg: str) -> str:
+    """A library message with its Python-only hints told in command-line terms."""
+    for python, cli in _CLI_HINTS.items():
+        msg = msg.replace(python, cli)
+    return msg
 
 
 #: positional file arguments that a command reads, and options naming files it writes

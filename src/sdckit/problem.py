@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,10 @@ from .scenario import Scenario
 __all__ = ["SdcProblem", "Step", "protection_methods"]
 
 RECIPE_VERSION = 1
+#: the recipe format versions this sdckit reads
+SUPPORTED_RECIPE_VERSIONS = (1,)
+#: how a JSON recipe writes a float JSON cannot hold: ``{"$float": "inf"}`` (also "-inf", "nan")
+FLOAT_TAG = "$float"
 #: methods for continuous variables: their ``variables`` default to the scenario's numeric keys
 CONTINUOUS_METHODS = ("add_noise", "microaggregation", "rank_swap")
 
@@ -115,6 +120,7 @@ class SdcProblem:
         ``strata``, ``missing``) come from the scenario unless given, and the ``variables`` of
         the continuous methods default to the scenario's ``numeric_keys``. Returns ``self``."""
         func = _method(method)
+        _check_parameters(method, func, parameters)
         params = self._with_roles(func, parameters)
         result = func(self._current, **params)
         changed = tuple(sorted({v for s in self._steps for v in s.result.n_changed} | set(result.n_changed)))
@@ -241,6 +247,14 @@ def _method(name):
     return methods[name]
 
 
+def _check_parameters(name: str, func, parameters: dict) -> None:
+    """Every parameter given to a step is one the method takes (``data`` is the workflow's)."""
+    accepted = [p for p in inspect.signature(func).parameters if p != "data"]
+    unknown = [p for p in parameters if p not in accepted]
+    if unknown:
+        raise SdcError(f"{', '.join(unknown)}: not a parameter of {name}; expected some of {', '.join(accepted)}")
+
+
 def _scenario_dict(sc: Scenario) -> dict:
     out = {}
     for name in ("keys", "numeric_keys", "weight", "household", "strata", "sensitive", "missing"):
@@ -262,6 +276,8 @@ def read_recipe(recipe) -> dict:
         recipe = read_recipe_file(recipe, "recipe")
     if not isinstance(recipe, dict) or not isinstance(recipe.get("steps"), list):
         raise SdcError("recipe: expected a mapping with a list of 'steps' (each a 'method' and its 'parameters')")
+    _check_version(recipe.get("sdckit_recipe", RECIPE_VERSION))
+    recipe = _decode_floats(recipe)
     methods = protection_methods()
     for i, step in enumerate(recipe["steps"]):
         if not isinstance(step, dict) or step.get("method") not in methods:
@@ -272,6 +288,42 @@ def read_recipe(recipe) -> dict:
         if not isinstance(step.get("parameters", {}), dict):
             raise SdcError(f"recipe: step {i + 1} parameters must be a mapping")
     return recipe
+
+
+def _check_version(version) -> None:
+    """A recipe states its format version (``sdckit_recipe``); an unknown one is refused
+    rather than replayed under rules it may not follow."""
+    if isinstance(version, bool) or version not in SUPPORTED_RECIPE_VERSIONS:
+        short = version is None or (isinstance(version, (int, float, str)) and len(repr(version)) <= 40)
+        shown = repr(version) if short else f"a {type(version).__name__}"
+        supported = ", ".join(map(str, SUPPORTED_RECIPE_VERSIONS))
+        raise SdcError(
+            f"recipe: format version (sdckit_recipe) {shown} is not supported; expected {supported} "
+            "(a recipe written by a newer sdckit needs that version)"
+        )
+
+
+def _encode_floats(value):
+    """A recipe with every infinite or NaN float as ``{"$float": "inf" | "-inf" | "nan"}``,
+    which JSON can hold (JSON has no Infinity); :func:`_decode_floats` reads it back exactly."""
+    if isinstance(value, dict):
+        return {k: _encode_floats(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_encode_floats(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return {FLOAT_TAG: "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")}
+    return value
+
+
+def _decode_floats(value):
+    """The inverse of :func:`_encode_floats` (a recipe without tags comes back equal)."""
+    if isinstance(value, dict):
+        if len(value) == 1 and value.get(FLOAT_TAG) in ("inf", "-inf", "nan"):
+            return float(value[FLOAT_TAG])
+        return {k: _decode_floats(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_decode_floats(v) for v in value]
+    return value
 
 
 def read_recipe_file(path, param: str = "recipe"):
@@ -320,7 +372,7 @@ def write_recipe(recipe: dict, path) -> Path:
             raise SdcError("path: writing YAML needs pyyaml (pip install sdckit[yaml]); or use .json") from None
         text = yaml.safe_dump(recipe, sort_keys=False, allow_unicode=True)
     elif ext == ".json":
-        text = json.dumps(recipe, indent=2, ensure_ascii=False) + "\n"
+        text = json.dumps(_encode_floats(recipe), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     else:
         raise SdcError(f"path: cannot write a recipe to {p.name}; expected a .yaml, .yml or .json file")
     if not p.parent.is_dir():

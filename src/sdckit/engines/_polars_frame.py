@@ -72,8 +72,8 @@ class Table:
     def select(self, names) -> pl.DataFrame:
         """The columns ``names`` as an eager frame (read from the file when lazy, once each)."""
         names = list(names)
-        if not self.lazy:
-            return pl.DataFrame([self.source.get_column(c) for c in names]) if names else pl.DataFrame()
+        if not self.lazy:  # a dict keeps every name (a list of Series would rename "" to column_0)
+            return pl.DataFrame({c: self.source.get_column(c) for c in names}) if names else pl.DataFrame()
         todo = [c for c in names if c not in self._cache]
         if todo:
             try:
@@ -84,7 +84,7 @@ class Table:
                     f"data: could not read column(s) {', '.join(todo)} ({first}); expected a readable file or frame"
                 ) from None
             self._cache.update({c: got.get_column(c) for c in todo})
-        return pl.DataFrame([self._cache[c] for c in names]) if names else pl.DataFrame()
+        return pl.DataFrame({c: self._cache[c] for c in names}) if names else pl.DataFrame()
 
     @property
     def frame(self) -> pl.DataFrame:
@@ -129,6 +129,13 @@ class Table:
     def dtype_name(self, name: str) -> str:
         """The column's type as text, for messages."""
         return str(self.schema[name])
+
+    def mixed_types(self, name: str) -> str | None:
+        """The Python types (``"int, str"``) of a pandas ``object`` column (or a list in a dict)
+        whose values mix numbers, text and booleans, or None. Such a column is carried through
+        untouched, but no measure or method takes it as a variable: whether ``1`` and ``"1"``
+        are one category is the data owner's decision, so one type per column is expected."""
+        return self._cache.get("__mixed__", {}).get(name)
 
     def is_numeric(self, name: str) -> bool:
         """Numbers (integers or floats; not booleans)."""
@@ -224,7 +231,14 @@ def as_table(data: Any, param: str = "data") -> Table:
         arrays = {str(j): data[:, j] for j in range(data.shape[1])}
         return Table(pl.DataFrame(arrays), "numpy")
     if isinstance(data, dict):
-        return Table(_dict_frame(data, param), "polars")
+        check_unique_names(list(data), param)
+        mixed = _mixed_lists(data)
+        table = Table(_dict_frame(data, param, mixed), "polars")
+        table._cache["__mixed__"] = mixed
+        return table
+    labels = _native_labels(data)
+    if labels is not None:
+        check_unique_names(labels, param)
     try:
         nwdf = nw.from_native(data, eager_only=True)
     except TypeError:
@@ -242,27 +256,99 @@ def as_table(data: Any, param: str = "data") -> Table:
         if impl.is_polars()
         else str(impl)
     )
-    cols = [str(c) for c in nwdf.columns]
-    if len(set(cols)) != len(cols):
-        raise SdcError(f"{param}: duplicate column names; expected unique names")
     try:
         frame = nwdf.to_polars()
     except Exception as exc:
         frame = _pandas_without_pyarrow(data) if backend == "pandas" else None
         if frame is None:
             raise SdcError(f"{param}: could not read the table ({exc})") from None
+    if labels is not None and frame.columns != [str(c) for c in labels]:
+        frame.columns = [str(c) for c in labels]  # Polars renames an empty name "" to column_0
     index = None
     if backend == "pandas":
         frame = _keep_pandas_category_order(data, frame)
         index = _informative_index(data)
         table = Table(frame, backend, index)
+        _remember_native(table, data, labels)
+        table._cache["__mixed__"] = _mixed_object_columns(data)
         # pandas categoricals become Enums (ordered); remember which were unordered, so that
         # a frame handed back to pandas keeps each column's kind
         table._cache["__unordered__"] = {
             str(n) for n, dt in zip(data.columns, data.dtypes) if getattr(dt, "ordered", None) is False
         }
         return table
-    return Table(frame, backend, index)
+    table = Table(frame, backend, index)
+    if backend == "pyarrow":
+        _remember_native(table, data, labels)
+    return table
+
+
+def _native_labels(data) -> list | None:
+    """The column labels of a pandas frame or PyArrow table, as the caller wrote them."""
+    if hasattr(data, "column_names") and not hasattr(data, "dtypes"):  # pyarrow
+        return list(data.column_names)
+    cols = getattr(data, "columns", None)
+    return list(cols) if cols is not None and hasattr(data, "dtypes") else None
+
+
+def check_unique_names(labels, param: str = "data") -> None:
+    """Column names must be unique, also once read as text (``0`` and ``"0"`` are one name)."""
+    seen: dict[str, list] = {}
+    for lab in labels:
+        seen.setdefault(str(lab), []).append(lab)
+    for text, labs in seen.items():
+        if len(labs) > 1:
+            if len({repr(v) for v in labs}) == 1:
+                raise SdcError(f"{param}: column {text} appears {len(labs)} times; expected unique column names")
+            raise SdcError(
+                f"{param}: column names {' and '.join(dict.fromkeys(repr(v) for v in labs))} are the same name "
+                f"{text!r} as text; expected unique column names"
+            )
+
+
+def _remember_native(table: Table, data, labels) -> None:
+    """Keep the caller's frame and its column labels: a protected result hands back the
+    columns a method did not change exactly as they were (name, type, values)."""
+    table._cache["__native__"] = data
+    table._cache["__labels__"] = {str(c): c for c in labels or ()}
+    table._cache["__changed__"] = frozenset()
+
+
+def _kind(v) -> str:
+    if isinstance(v, (bool, np.bool_)):
+        return "bool"
+    if isinstance(v, (int, float, np.integer, np.floating)):
+        return "number"
+    return "str" if isinstance(v, str) else type(v).__name__
+
+
+def _mixed_lists(data: dict) -> dict[str, str]:
+    """Columns of a dict given as lists that mix numbers, text and booleans (Polars would read
+    them as text): column name -> the Python types found."""
+    out = {}
+    for name, values in data.items():
+        if isinstance(values, (list, tuple)) or (isinstance(values, np.ndarray) and values.dtype == object):
+            present = [v for v in values if v is not None and not (isinstance(v, float) and v != v)]
+            if len({_kind(v) for v in present}) > 1:
+                out[str(name)] = ", ".join(sorted({type(v).__name__ for v in present}))
+    return out
+
+
+def _mixed_object_columns(pdf) -> dict[str, str]:
+    """pandas ``object`` columns mixing value kinds (numbers, text, booleans, others):
+    column name -> the Python types found."""
+    import pandas as pd
+
+    out = {}
+    for name, dtype in zip(pdf.columns, pdf.dtypes):
+        if dtype is not np.dtype(object):
+            continue
+        col = pdf[name]
+        if pd.api.types.infer_dtype(col, skipna=True) in ("mixed", "mixed-integer"):
+            kinds = sorted({type(v).__name__ for v in col.dropna().tolist()})
+            if len(kinds) > 1:
+                out[str(name)] = ", ".join(kinds)
+    return out
 
 
 def _informative_index(pdf):
@@ -273,9 +359,10 @@ def _informative_index(pdf):
     return idx
 
 
-def _dict_frame(data: dict, param: str) -> pl.DataFrame:
-    """A dict of columns as a frame: lists mixing integers and floats become floats; columns of
-    different lengths are an error naming them."""
+def _dict_frame(data: dict, param: str, mixed=()) -> pl.DataFrame:
+    """A dict of columns as a frame: lists mixing integers and floats become floats; lists
+    mixing numbers and text (``mixed``) are kept as Python objects, values unchanged; columns
+    of different lengths are an error naming them."""
     lengths = {str(k): len(v) for k, v in data.items() if hasattr(v, "__len__") and not isinstance(v, str)}
     if len(set(lengths.values())) > 1:
         raise SdcError(
@@ -283,7 +370,10 @@ def _dict_frame(data: dict, param: str) -> pl.DataFrame:
             "expected equal-length columns"
         )
     try:
-        return pl.DataFrame({str(k): v for k, v in data.items()}, strict=False)
+        return pl.DataFrame(
+            {str(k): pl.Series(str(k), list(v), dtype=pl.Object) if str(k) in mixed else v for k, v in data.items()},
+            strict=False,
+        )
     except Exception as exc:
         first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
         raise SdcError(

@@ -16,8 +16,13 @@ __all__ = ["native_frame", "with_codes", "with_missing", "with_values"]
 def _replace(table: Table, columns: dict[str, pl.Series]) -> Table:
     frame = table.frame.with_columns([s.alias(name) for name, s in columns.items()])
     out = Table(frame, table.backend, table.index)
-    if "__unordered__" in table._cache:  # the caller's pandas categoricals without an order
-        out._cache["__unordered__"] = table._cache["__unordered__"]
+    # the caller's pandas categoricals without an order, the caller's frame, its column labels
+    # and the columns of mixed types are the input's; the changed columns accumulate
+    for key in ("__unordered__", "__native__", "__labels__", "__mixed__"):
+        if key in table._cache:
+            out._cache[key] = table._cache[key]
+    if "__native__" in table._cache:
+        out._cache["__changed__"] = table._cache.get("__changed__", frozenset()) | set(columns)
     return out
 
 
@@ -77,10 +82,14 @@ def with_values(table: Table, name: str, values: np.ndarray) -> Table:
 
 
 def native_frame(table: Table):
-    """The whole table as the caller's frame type (pandas with the caller's index)."""
+    """The whole table as the caller's frame type (pandas with the caller's index). A pandas
+    frame or PyArrow table read from the caller keeps every column no method changed exactly
+    as it was (label, type, values); only the changed columns are converted back."""
     frame = table.frame
     if table.backend == "numpy":
         return frame.to_numpy()
+    if "__native__" in table._cache:
+        return _onto_native(table)
     out = to_native({c: frame.get_column(c) for c in frame.columns}, table.backend, table.index)
     if table.backend == "pandas":
         _nullable_integers(frame, out)
@@ -100,3 +109,65 @@ def _nullable_integers(frame: pl.DataFrame, out) -> None:
         s = frame.get_column(name)
         if dtype.is_integer() and s.null_count():
             out[name] = pd.array(s.to_list(), dtype=str(dtype))  # "Int64", "UInt8", ...: pandas nullable names
+
+
+def _onto_native(table: Table):
+    """The caller's frame with the changed columns replaced, in place and under their labels."""
+    native = table._cache["__native__"]
+    labels = table._cache.get("__labels__", {})
+    changed = [c for c in table.columns if c in table._cache.get("__changed__", ())]
+    if table.backend == "pyarrow":
+        return _onto_arrow(native, table, changed, labels)
+    out = native.copy(deep=not _copy_on_write())  # the result never shares writable memory with the input
+    if not changed:
+        return out
+    sub = table.select(changed)
+    new = to_native({f"c{i}": sub.get_column(c) for i, c in enumerate(changed)}, "pandas", native.index)
+    _nullable_integers(sub.rename({c: f"c{i}" for i, c in enumerate(changed)}), new)
+    unordered = table._cache.get("__unordered__", ())
+    for i, name in enumerate(changed):
+        col = new[f"c{i}"]
+        label = labels.get(name, name)
+        pos = list(native.columns).index(label)
+        # an object column stays object: Python values, None for missing
+        if native.dtypes.iloc[pos] is np.dtype(object):
+            col = _as_object(sub.get_column(name), native.index)
+        elif name in unordered and hasattr(col, "cat"):
+            col = col.cat.as_unordered()
+        out.isetitem(pos, col)
+    return out
+
+
+def _as_object(s: pl.Series, index):
+    import pandas as pd
+
+    values = s.cast(pl.String).to_list() if isinstance(s.dtype, (pl.Enum, pl.Categorical)) else s.to_list()
+    return pd.Series(values, index=index, dtype=object)
+
+
+def _onto_arrow(native, table: Table, changed: list[str], labels: dict):
+    """A PyArrow table with the changed columns replaced (cast back to their type when the
+    values allow)."""
+    import pyarrow as pa
+
+    out = native
+    if not changed:
+        return out
+    arrow = table.select(changed).to_arrow()
+    for i, name in enumerate(changed):
+        label = labels.get(name, name)
+        pos = native.column_names.index(label)
+        col = arrow.column(i)
+        try:
+            col = col.cast(native.schema.field(pos).type)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+            pass  # values of another type (a recoded number now a label): keep the new type
+        out = out.set_column(pos, pa.field(label, col.type), col)
+    return out
+
+
+def _copy_on_write() -> bool:
+    """pandas copies on write (always from pandas 3): a shallow copy is then independent."""
+    import pandas as pd
+
+    return int(pd.__version__.split(".")[0]) >= 3 or bool(pd.get_option("mode.copy_on_write"))

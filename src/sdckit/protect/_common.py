@@ -3,16 +3,17 @@ change log, and building the :class:`ProtectionResult`."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from .._validation import as_name_list, check_seed, raise_problems
+from .._validation import as_name_list, check_seed, mixed_type_problems, raise_problems
 from ..engines import in_memory_engine
 from ._result import ProtectionResult
 
-__all__ = ["Change", "Input", "finish", "read_input", "resolve_seed", "strata_of"]
+__all__ = ["Change", "Input", "common_scale", "finish", "read_input", "resolve_seed", "strata_of"]
 
 
 @dataclass(frozen=True)
@@ -38,11 +39,13 @@ class Change:
 
 
 def read_input(data, variables, param: str = "variables", strata=None, engine=None) -> Input:
-    """Wrap ``data`` through the engine and check that the ``variables`` (and ``strata``)
-    exist and do not overlap."""
+    """Wrap ``data`` through the engine and check that it has records, and that the
+    ``variables`` (and ``strata``) exist, do not overlap and hold one value type each."""
     eng = in_memory_engine(engine, "a protection method")
     table = eng.table(data)
     names = tuple(as_name_list(variables, param))
+    if table.n == 0:
+        raise_problems(["data: the table has no records; expected at least one"])
     table.require(names, param)
     st = tuple(as_name_list(strata, "strata", allow_empty=True)) if strata is not None else ()
     if st:
@@ -50,8 +53,29 @@ def read_input(data, variables, param: str = "variables", strata=None, engine=No
         both = sorted(set(st) & set(names))
         if both:
             raise_problems([f"strata: {', '.join(both)} also in {param}; expected separate columns"])
+    raise_problems(mixed_type_problems(table, names, param) + mixed_type_problems(table, st, "strata"))
     codes, labels = strata_of(eng, table, st)
     return Input(eng, table, names, codes, labels)
+
+
+#: values below this magnitude are used as they are: n squares of them cannot overflow
+_SAFE_MAGNITUDE = 2.0**480
+
+
+def common_scale(X: np.ndarray) -> float:
+    """A power of two s with max |X / s| in [0.5, 1) when the largest finite magnitude of X is
+    at least 2^480 (about 3e144, where squares and sums of squares would overflow); 1 otherwise.
+
+    Dividing by a power of two is exact (short of values 2^1000 times smaller than the largest,
+    which become subnormal), and the continuous methods are equivariant under a common scale:
+    a method run on X / s and multiplied back by s gives what exact arithmetic gives on X."""
+    finite = np.abs(X[np.isfinite(X)])
+    if not finite.size:
+        return 1.0
+    top = float(finite.max())
+    if top < _SAFE_MAGNITUDE:
+        return 1.0
+    return math.ldexp(1.0, math.frexp(top)[1])
 
 
 def resolve_seed(seed) -> int:

@@ -14,7 +14,7 @@ import numpy as np
 from .._core import microaggregation as core
 from .._errors import SdcError
 from .._validation import as_missing_codes, check_choice, check_int, raise_problems
-from ._common import Change, Input, finish, read_input
+from ._common import Change, Input, common_scale, finish, read_input
 from ._result import ProtectionResult
 
 __all__ = ["microaggregation"]
@@ -144,8 +144,11 @@ def microaggregation(
     X = _numbers(inp, names, codes)
     key = _numbers(inp, [sort_by], codes, check_finite=False)[:, 0] if sort_by is not None else None
     _check_sizes(inp, X, k, method, names)
-    gid = _grouped(X, key, k, method, inp.strata_codes)
-    Xn = _values(X, gid, statistic, method)
+    scale = common_scale(X)  # values near 1e200: grouped and averaged at a power-of-two scale
+    Xs = X / scale
+    gid = _grouped(Xs, key, k, method, inp.strata_codes)
+    Xns = _values(Xs, gid, statistic, method)
+    Xn = Xns * scale
     raw = inp.table.floats(names)
     table, changes = inp.table, {}
     for j, name in enumerate(names):
@@ -161,7 +164,7 @@ def microaggregation(
         "strata": list(strata) if isinstance(strata, (list, tuple)) else strata,
         "missing": list(codes) or None,
     }
-    details = _details(X, Xn, gid, k, method, statistic, names)
+    details = _details(Xs, Xns, gid, k, method, statistic, names)  # SSE/var: scale-free
     return finish("microaggregation", parameters, inp, table, changes, details, _notes(X, names, method))
 
 

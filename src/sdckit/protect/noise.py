@@ -11,7 +11,7 @@ import numpy as np
 from .._core import noise as core
 from .._errors import SdcError
 from .._validation import as_missing_codes, check_choice, check_number, raise_problems
-from ._common import Change, Input, finish, read_input, resolve_seed
+from ._common import Change, Input, common_scale, finish, read_input, resolve_seed
 from ._result import ProtectionResult
 
 __all__ = ["add_noise"]
@@ -140,9 +140,12 @@ def add_noise(
         _check_romm_size(X, groups)
     rng = np.random.default_rng(seed)
     out, info, notes = X.copy(), [], []
+    scale = common_scale(X)  # values near 1e200: perturbed at a power-of-two scale
     for label, rows in groups:
-        block, stats, note = _perturb(X[rows], opts, rng, names)
-        out[rows] = block
+        block, stats, note = _perturb(X[rows] / scale, opts, rng, names)
+        out[rows] = block * scale
+        if "noise_sd" in stats:
+            stats["noise_sd"] = np.asarray(stats["noise_sd"], dtype=float) * scale
         info.append((label, stats))
         notes += [f"{'the data' if label is None else f'stratum {label}'}: {n}" for n in note]
     table, changes = inp.table, {}

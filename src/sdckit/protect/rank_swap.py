@@ -10,7 +10,7 @@ import numpy as np
 from .._core import rank_swap as core
 from .._errors import SdcError
 from .._validation import as_missing_codes, check_number, raise_problems
-from ._common import Change, Input, finish, read_input, resolve_seed
+from ._common import Change, Input, common_scale, finish, read_input, resolve_seed
 from ._result import ProtectionResult
 from .noise import per_variable, require_finite, require_numeric, stratum_groups
 
@@ -119,8 +119,10 @@ def rank_swap(
     stats = {label: {k: np.zeros(len(names)) for k in _STATS} for label, _ in groups}
     for j, name in enumerate(names):
         new = raw[:, j].copy()
+        scale = common_scale(X[:, j])  # values near 1e200: swapped at a power-of-two scale (exact)
         for label, rows in groups:
-            values, got = _swap_group(X[rows, j], opts, rng)
+            values, got = _swap_group(X[rows, j] / scale, opts, rng)
+            values = values * scale
             new[rows] = np.where(np.isnan(X[rows, j]), raw[rows, j], values)
             for key, value in got.items():
                 stats[label][key][j] = value

@@ -151,7 +151,9 @@ def _interval_names(breaks: np.ndarray, closed: bool, labels: list[str] | None, 
 
 def _one_mapping(mapping, param: str) -> dict:
     """``{key(old): new}`` from a user map, checking the new categories."""
-    if not isinstance(mapping, Mapping) or not mapping:
+    if isinstance(mapping, Mapping) and not mapping:
+        raise SdcError(f"{param}: empty; expected at least one entry {{old category: new category}}")
+    if not isinstance(mapping, Mapping):
         raise SdcError(
             f"{param}: got a {type(mapping).__name__}; expected a non-empty dict {{old category: new category}}"
         )
@@ -168,7 +170,9 @@ def _one_mapping(mapping, param: str) -> dict:
 
 def _mappings(mapping, variables) -> dict[str, dict]:
     """One map for every variable, or ``{variable: map}``."""
-    if not isinstance(mapping, Mapping) or not mapping:
+    if isinstance(mapping, Mapping) and not mapping:
+        raise SdcError("mapping: empty; expected at least one entry {old: new} (or {variable: {old: new}})")
+    if not isinstance(mapping, Mapping):
         raise SdcError(
             f"mapping: got a {type(mapping).__name__}; expected a dict {{old: new}} or {{variable: {{old: new}}}}"
         )

@@ -24,6 +24,7 @@ from .._validation import (
     as_name_list,
     check_int,
     check_number,
+    mixed_type_problems,
     raise_problems,
 )
 from ._common import Change, finish, read_input, resolve_seed
@@ -281,6 +282,11 @@ def _require(table, opts: _Options) -> None:
     for i, profile in enumerate(opts.similar or []):
         table.require(profile, f"similar[{i}]")
     table.require(opts.carry_along, "carry_along")
+    problems = mixed_type_problems(table, [opts.household], "household")
+    problems += mixed_type_problems(table, opts.keys or [], "keys")
+    for i, profile in enumerate(opts.similar or []):
+        problems += mixed_type_problems(table, profile, f"similar[{i}]")
+    raise_problems(problems + mixed_type_problems(table, opts.carry_along, "carry_along"))
 
 
 def _parameters(opts: _Options) -> dict:

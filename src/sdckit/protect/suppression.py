@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core.suppression import default_importance, suppress_to_k
-from .._validation import as_missing_codes, check_choice, check_fraction, raise_problems
+from .._validation import _show, as_missing_codes, check_alpha, check_choice, raise_problems
 from ..engines import get_engine, is_out_of_core
 from ._common import Change, finish, read_input
 from ._result import ProtectionResult
@@ -57,7 +57,8 @@ def local_suppression(
     strata : str or sequence of str, optional
         k-anonymity is reached within each stratum.
     alpha : float, default 1
-        Weight of matches through missing values, in [0, 1].
+        Weight of matches through missing values, in [0, 1] (0: a missing value matches only
+        another missing value).
     method : {"greedy", "sdcmicro"}, default "greedy"
         ``"sdcmicro"`` reproduces sdcMicro's ``localSuppression`` / ``kAnon`` heuristic
         exactly (the same suppressed cells; Templ, Kowarik & Meindl 2015): every record below
@@ -93,7 +94,7 @@ def local_suppression(
     are heuristics. Cells already missing stay missing and are not counted as suppressions.
     """
     check_choice(method, "method", _METHODS)
-    check_fraction(alpha, "alpha")
+    check_alpha(alpha)
     eng = get_engine(engine, data)
     if is_out_of_core(eng):
         return local_suppression_engine(
@@ -149,7 +150,7 @@ def _check_k(k, combs, n: int, m: int) -> list[int]:
     problems = []
     for v in ks:
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
-            problems.append(f"k: got {type(v).__name__}; expected an integer >= 1")
+            problems.append(f"k: got {_show(v.item() if isinstance(v, np.generic) else v)}; expected an integer >= 1")
         elif v < 1 or v > max(n, 1):
             problems.append(f"k: got {int(v)}; expected an integer from 1 to the number of records ({n})")
     if combs is not None:

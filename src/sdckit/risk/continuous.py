@@ -453,6 +453,11 @@ def _rmd_input(
     sd = check_seed(seed)
     pair = numeric_pair(original, protected, variables, allow_missing=False)
     n, p = pair.X.shape
+    if p < 2:
+        raise SdcError(
+            f"variables: got {p} variable; expected at least two (the robust Mahalanobis distance needs a "
+            "covariance between variables; for one variable use interval_disclosure)"
+        )
     if n <= p + 1:
         raise SdcError(f"original: {n} records for {p} variables; the MCD needs more than p + 1 records")
     C = _user_covariance(covariance, p)
@@ -541,6 +546,9 @@ def rmd_interval_disclosure(
 
     Raises
     ------
+    SdcError
+        With fewer than two variables (a robust covariance needs two; for one variable use
+        :func:`interval_disclosure`).
     SdcError
         When the robust covariance is singular: a variable with one value (often 0) in at
         least h records, or an exact linear relation among variables in at least h records;
