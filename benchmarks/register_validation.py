@@ -314,13 +314,17 @@ def estimate(register: pl.DataFrame, sample: pl.DataFrame, approach: str, fracti
     import sdckit
 
     t0 = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         r = sdckit.register_risk(
             register, sample, KEYS, sample_weight="w", sampling_fraction=fraction, approach=approach
         )
     seconds = time.perf_counter() - t0
-    return {m: float(getattr(r, m)) for m in ESTIMATES}, seconds
+    est = {m: float(getattr(r, m)) for m in ESTIMATES}
+    # the membership fit's iterations, and whether register_risk warned (SdcWarning)
+    est["iterations"] = float(r.membership_fit["iterations"])
+    est["warned"] = float(any(issubclass(w.category, sdckit.SdcWarning) for w in caught))
+    return est, seconds
 
 
 def validate(n_samples: int = 100, seed: int = 4, pop: Population | None = None, approaches=("A", "B")) -> dict:
@@ -424,6 +428,13 @@ def markdown(rows: list[dict], res: dict, approaches=("A", "B")) -> str:
         "a true value without SE is fixed (it depends on the population only). "
         "theta is estimated by theta-hat, a ratio of counts (the same for both approaches).",
         f"Time per sample (wall clock): {secs}; both: {total:.2f} s.",
+        "Membership fit: "
+        + "; ".join(
+            f"approach {a}: {np.mean(res[a]['est']['iterations']):.1f} iterations on average (max "
+            f"{np.max(res[a]['est']['iterations']):.0f}), a warning in {int(np.sum(res[a]['est']['warned']))} of {n} samples"
+            for a in approaches
+        )
+        + ".",
     ]
     return "\n".join(lines)
 

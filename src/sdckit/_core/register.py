@@ -27,6 +27,7 @@ __all__ = [
     "closed_forms",
     "theta_hat",
     "cell_design",
+    "reference_design",
     "MembershipFit",
     "fit_membership_poisson",
     "fit_membership_propensity",
@@ -37,6 +38,12 @@ __all__ = [
 MAX_HALVINGS = 30
 #: the first iterations of the default rule that are Fisher-scoring steps
 FISHER_FIRST = 3
+#: a design column is aliased when the squared norm of its residual on the earlier columns is
+#: below this share of its own squared norm (exact aliasing leaves rounding error only)
+ALIAS_TOL = 1e-9
+#: approach B: a design column is at p = 1 when its register count is at least (1 - this) times
+#: its weight sum (weight sums such as 3 / 0.1 = 30.000000000000004 carry rounding error)
+CERTAIN_RTOL = 1e-9
 
 
 # ---------------------------------------------------------------------------------------------
@@ -134,6 +141,24 @@ def cell_design(codes: np.ndarray, shape, terms):
     return X, columns
 
 
+def reference_design(codes: np.ndarray, terms):
+    """Indicators of the reference category (code 0) of every main-effect term, over the cells
+    with the given key codes.
+
+    A reference category has no column of :func:`cell_design`, but its indicator is one of its
+    linear combinations (the intercept minus the key's other columns): a direction of the fit.
+    Returns ``(R, keys)``: R a SciPy CSR matrix (r, number of main effects) of 0/1 entries,
+    ``keys`` the main-effect terms ``(j,)`` in the order of R's columns.
+    """
+    from scipy import sparse
+
+    mains = [tuple(t) for t in terms if len(t) == 1]
+    R = np.zeros((codes.shape[0], len(mains)))
+    for i, (j,) in enumerate(mains):
+        R[:, i] = codes[:, j] == 0
+    return sparse.csr_matrix(R), mains
+
+
 # ---------------------------------------------------------------------------------------------
 # membership fits
 def expit(eta):
@@ -148,10 +173,18 @@ class MembershipFit:
     """The fitted membership logit.
 
     ``xi``: coefficients (length = design columns); ``-inf`` for a column whose cells have no
-    register member but a positive capacity (the MLE lies at infinity: p = 0 in those cells),
-    0 for a column that no fitted cell has (not estimable). ``p``: fitted p_k per design row
-    (0 in the cells of a ``-inf`` column). ``path``: xi after each iteration (estimable columns).
-    ``kinds``: "fisher" or "newton" per iteration.
+    register member but a positive capacity (the MLE lies at infinity: p = 0 in those cells;
+    ``n_infinite`` counts them), ``+inf`` for a column (approach B only) whose register members
+    are at least its weight sum (p = 1 in those cells; ``n_certain`` counts them), 0 for a
+    column that no fitted cell has (not estimable) and for an aliased column (a linear
+    combination of earlier columns over the fitted cells, e.g. the levels of a key whose
+    reference category has no fitted cell: the column is dropped, as R's ``glm`` reports NA).
+    ``p``: fitted p_k per design row (0 in the cells of a ``-inf`` column, 1 in those of a
+    ``+inf`` column; see :func:`_support` for a cell in both). ``path``: xi after
+    each iteration (fitted columns). ``kinds``: "fisher" or "newton" per iteration.
+    ``certain_reference``: the columns of the reference indicators (approach B,
+    :func:`reference_design`) at p = 1; they have no coefficient of their own and count in
+    ``n_certain``.
     """
 
     xi: np.ndarray
@@ -165,6 +198,9 @@ class MembershipFit:
     last_step: float
     n_infinite: int
     n_not_estimable: int
+    n_aliased: int = 0
+    n_certain: int = 0
+    certain_reference: tuple = ()
 
 
 class _PoissonLogit:
@@ -237,33 +273,113 @@ def _solve(A: np.ndarray, b: np.ndarray, factor=None) -> np.ndarray:
     return np.linalg.lstsq(A, b, rcond=None)[0]
 
 
-def _support(X, pos: np.ndarray, cap: np.ndarray):
-    """Rows and columns of the fit, after fixing the coefficients whose MLE is -inf.
+def _support(X, pos: np.ndarray, cap: np.ndarray, certain: bool = False, R=None):
+    """Rows and columns of the fit, after fixing the coefficients whose estimate is infinite.
 
-    A column with no register count (``pos``) on its rows but a positive ``capacity`` has a score
-    that is negative for every xi: its coefficient diverges to -inf and p -> 0 on its rows. The
-    extended MLE fixes p = 0 there, drops those rows and the column, and repeats (dropping rows
-    can expose another such column). Columns left with no capacity on the remaining rows are not
-    estimable (dropped, coefficient 0). Returns ``(rows, cols, infinite)`` as boolean masks.
+    * p = 0: a column with no register count (``pos``) on its rows but a positive capacity
+      (``cap``) has a score that is negative for every xi: its coefficient diverges to -inf and
+      p -> 0 on its rows. The extended MLE fixes p = 0 there, drops those rows and the column,
+      and repeats (dropping rows can expose another such column).
+    * p = 1 (with ``certain``, approach B): a column whose register count is positive and at
+      least its capacity (up to ``CERTAIN_RTOL``; a capacity of 0 included) has the score
+      sum_k (F^1_k - W_k p_k) x_k >= F^1_j - W_j >= 0 along it for every p < 1 (> 0 unless
+      F^1_j = W_j): its coefficient diverges to +inf. The fit fixes p = 1 on its rows, drops
+      those rows and the column. The columns of ``R`` (indicators of reference categories,
+      linear combinations of the columns of X: directions of the fit) are checked by the same
+      rule, after the columns and one at a time (two of them, or one and a column, can cover
+      the same rows); one that fires fixes p = 1 on its rows, which leave the fit, but removes
+      no column of X (the key's columns are then aliased with the intercept; :func:`_fit`
+      drops one). This
+      rule is applied when the p = 0 rule has nothing left to do; then the p = 0 rule again,
+      and so on until neither finds a column.
+
+    A removed row keeps the p of the rule that removed it, except that a row without register
+    count in a p = 0 column gets p = 0 even when a p = 1 column removed it first (it has no
+    member, and a row with members is never in a p = 0 column unless a p = 1 column removed it
+    first: it keeps p = 1). Columns left with no capacity on the remaining rows are not estimable
+    (dropped, coefficient 0). Returns ``(rows, cols, minus, plus, one, rplus)`` as boolean
+    masks: rows in the fit, columns in the fit, columns at -inf, columns at +inf, rows with
+    p = 1, columns of ``R`` at p = 1.
     """
     n, q = X.shape
     rows = np.ones(n, bool)
     cols = np.ones(q, bool)
-    infinite = np.zeros(q, bool)
+    minus = np.zeros(q, bool)
+    plus = np.zeros(q, bool)
+    one = np.zeros(n, bool)
+    in_minus = np.zeros(n, bool)
     Xc = X.tocsc() if not isinstance(X, np.ndarray) else X
+    Rc = None if R is None or not certain else (R.tocsc() if not isinstance(R, np.ndarray) else R)
+    rcols = np.ones(0 if Rc is None else Rc.shape[1], bool)
+    rplus = np.zeros_like(rcols)
     while True:
         r = rows.astype(float)
         pos_sum = np.asarray(Xc.T @ (pos * r)).ravel()
         cap_sum = np.asarray(Xc.T @ (cap * r)).ravel()
         div = cols & (pos_sum <= 0) & (cap_sum > 0)
-        if not div.any():
+        if div.any():
+            minus |= div
+            hit = _touched(Xc, div)
+            in_minus |= hit
+        elif certain:
+            div = cols & _reaches(pos_sum, cap_sum)
+            rdiv = np.zeros_like(rcols)
+            if not div.any() and rcols.any():  # columns first, then one reference at a time
+                hits = np.flatnonzero(rcols & _reaches(*(np.asarray(Rc.T @ (v * r)).ravel() for v in (pos, cap))))
+                rdiv[hits[:1]] = True
+            if not div.any() and not rdiv.any():
+                break
+            plus |= div
+            rplus |= rdiv
+            rcols &= ~rdiv
+            hit = _touched(Xc, div) | (_touched(Rc, rdiv) if rdiv.any() else False)
+            one |= rows & hit
+        else:
             break
-        infinite |= div
         cols &= ~div
-        hit = np.asarray(Xc[:, np.flatnonzero(div)] @ np.ones(int(div.sum()))).ravel() != 0
         rows &= ~hit
+    one &= ~(in_minus & (pos <= 0))
     cols &= cap_sum > 0
-    return rows, cols, infinite
+    return rows, cols, minus, plus, one, rplus
+
+
+def _reaches(pos_sum: np.ndarray, cap_sum: np.ndarray) -> np.ndarray:
+    """The p = 1 rule: register count positive and at least the capacity (``CERTAIN_RTOL``)."""
+    return (pos_sum > 0) & (pos_sum >= (1.0 - CERTAIN_RTOL) * cap_sum)
+
+
+def _touched(Xc, mask: np.ndarray) -> np.ndarray:
+    """The rows with a non-zero entry in one of the columns ``mask``."""
+    if not mask.any():
+        return np.zeros(Xc.shape[0], bool)
+    return np.asarray(Xc[:, np.flatnonzero(mask)] @ np.ones(int(mask.sum()))).ravel() != 0
+
+
+def _independent_columns(X) -> np.ndarray:
+    """The columns of X that are not linear combinations of earlier columns (boolean mask).
+
+    The Cholesky factor R of X'X gives R_jj^2 = the squared norm of the residual of column j
+    on columns 1..j-1; column j is aliased when R_jj^2 <= ``ALIAS_TOL`` (X'X)_jj (or when the
+    factorisation breaks down at j). The first aliased column is dropped and X'X refactorised,
+    until none is left: earlier columns are kept (the intercept, then the terms in order).
+    """
+    from scipy.linalg import lapack
+
+    G = _gram(X, np.ones(X.shape[0]))
+    norms = np.diag(G).copy()
+    keep = norms > 0
+    while keep.any():
+        idx = np.flatnonzero(keep)
+        c, info = lapack.dpotrf(G[np.ix_(idx, idx)], lower=False, clean=True)
+        n_ok = idx.size if info == 0 else info - 1
+        small = np.flatnonzero(np.diag(c)[:n_ok] ** 2 <= ALIAS_TOL * norms[idx[:n_ok]])
+        if small.size:
+            keep[idx[small[0]]] = False
+        elif info == 0:
+            break
+        else:
+            keep[idx[info - 1]] = False
+    return keep
 
 
 def _maximise(model, X, tol: float, max_iter: int, newton: bool):
@@ -322,22 +438,37 @@ def _at_maximum(model, X, eta) -> bool:
     return bool(U.size == 0 or np.max(np.abs(U)) <= 1e-6 * (1.0 + float(np.sum(model.F1))))
 
 
-def _fit(model_cls, X, pos, cap, extra, tol, max_iter, newton) -> MembershipFit:
-    """The fit on the supported rows and columns, mapped back to every row and column."""
-    rows, cols, infinite = _support(X, pos, cap)
+def _fit(model_cls, X, pos, cap, extra, tol, max_iter, newton, certain=False, R=None) -> MembershipFit:
+    """The fit on the supported rows and the independent supported columns, mapped back to
+    every row and column."""
+    rows, cols, minus, plus, one, rplus = _support(X, pos, cap, certain, R)
     Xs = X[rows][:, cols] if not isinstance(X, np.ndarray) else X[np.ix_(rows, cols)]
     if Xs.shape[0] * Xs.shape[1] ** 2 <= 1 << 22 and not isinstance(Xs, np.ndarray):
         Xs = Xs.toarray()
+    independent = _independent_columns(Xs)
+    n_aliased = int(np.count_nonzero(~independent))
+    if n_aliased:
+        cols[np.flatnonzero(cols)[~independent]] = False
+        Xs = Xs[:, independent]
     model = model_cls(pos[rows], *(e[rows] for e in extra))
-    xi_s, _, ll, it, conv, halv, kinds, path, last = _maximise(model, Xs, tol, max_iter, newton)
+    if Xs.shape[1]:
+        xi_s, _, ll, it, conv, halv, kinds, path, last = _maximise(model, Xs, tol, max_iter, newton)
+    else:  # every row is fixed at p = 0 or 1: nothing to iterate
+        xi_s, ll, it, conv, halv, kinds, path, last = np.zeros(0), 0.0, 0, True, 0, (), (), 0.0
     xi = np.zeros(X.shape[1])
     xi[cols] = xi_s
     eta = np.asarray(X @ xi).ravel()
     p = expit(eta)
     p[~rows] = 0.0
-    xi[infinite] = -np.inf
-    n_ne = int(np.count_nonzero(~cols & ~infinite))
-    return MembershipFit(xi, p, it, conv, ll, halv, kinds, path, last, int(infinite.sum()), n_ne)
+    p[one] = 1.0
+    xi[minus] = -np.inf
+    xi[plus] = np.inf
+    n_ne = int(np.count_nonzero(~cols & ~minus & ~plus)) - n_aliased
+    n_certain = int(plus.sum()) + int(rplus.sum())
+    return MembershipFit(
+        xi, p, it, conv, ll, halv, kinds, path, last, int(minus.sum()), n_ne, n_aliased, n_certain,
+        tuple(int(i) for i in np.flatnonzero(rplus)),
+    )  # fmt: skip
 
 
 def fit_membership_poisson(
@@ -354,23 +485,53 @@ def fit_membership_poisson(
     definite, Newton-Raphson xi_r = xi_{r-1} + (-H)^{-1} U otherwise (Fisher scoring alone
     converges only linearly when the register counts are far from the fit). Start xi_0 = 0;
     steps halved while the log-likelihood falls; stop when max |xi_r - xi_{r-1}| < ``tol``.
-    Rows are cells with lambda_k > 0 (the caller drops the others).
+    Rows are cells with lambda_k > 0 (the caller drops the others). Columns without register
+    members (xi = -inf) and aliased columns are handled as in :func:`fit_membership_propensity`;
+    its p = 1 rule is approach B's only (here p -> 1 leaves the fit unconverged).
     """
     lam = np.asarray(lam, float)
     return _fit(_PoissonLogit, X, np.asarray(F1, float), lam, (lam,), tol, max_iter, method == "newton")
 
 
 def fit_membership_propensity(
-    X, F1: np.ndarray, W: np.ndarray, *, tol: float = 1e-10, max_iter: int = 100
+    X, F1: np.ndarray, W: np.ndarray, *, tol: float = 1e-10, max_iter: int = 100, reference=None
 ) -> MembershipFit:
     r"""Approach B's propensity model (Chen, Li & Wu 2019) on cells.
 
     The register (F^1_k members in cell k, T = 1) stacked with the sample (weight sum W_k in
     cell k, T = 0): l*(xi) = sum_k [F^1_k x_k' xi - W_k log(1 + exp(x_k' xi))],
-    U* = sum_k (F^1_k - W_k p_k) x_k, H* = -sum_k W_k p_k (1 - p_k) x_k x_k' (l* is concave).
+    U* = sum_k (F^1_k - W_k p_k) x_k, H* = -sum_k W_k p_k (1 - p_k) x_k x_k' (l* is concave; the
+    logit is its canonical link, so Fisher scoring is Newton-Raphson).
     Newton-Raphson from xi_0 = 0, xi_r = xi_{r-1} - H*^{-1} U*, with the step halving and the
-    stopping rule of :func:`fit_membership_poisson`. The caller checks first that every design
-    column with register members has sample records (else the MLE is infinite).
+    stopping rule of :func:`fit_membership_poisson`; quadratic convergence near the maximum
+    (7 iterations for the 42 fitted coefficients of a main-effects model on EU-SILC data).
+
+    Boundary rules, applied before the iterations (see :func:`_support`):
+
+    * p = 0: a column whose cells have no register member but sample weight has xi = -inf
+      (p = 0 in its cells: the MLE, attained in the limit; the cells and the column leave the
+      fit, repeated until none is left; ``n_infinite``);
+    * p = 1: a column whose register count reaches its weight sum, F^1_j >= W_j over the cells
+      still in the fit (W_j = 0 included: a category that no sample record has), has a score
+      F^1_j - sum_k W_k p_k > 0 for every p < 1: xi = +inf, p = 1 in its cells (the register
+      covers that part of the population: F-hat = F^1 there); the cells and the column leave
+      the fit (``n_certain``). The same rule on the columns of ``reference`` (optional: the
+      reference-category indicators of :func:`reference_design`, combinations of the columns
+      of X; checked after the columns, one at a time, so that a set of cells is counted once)
+      fixes p = 1 in the cells of such a category, which leave the fit; its key's
+      columns are then aliased with the intercept (one is dropped, below), and the category
+      counts in ``n_certain`` and ``certain_reference``. Applied when the p = 0 rule has
+      nothing left to do, then the p = 0 rule again, until neither applies. A cell in columns
+      of both kinds has p = 0 if it has no register member, p = 1 if it has (F-hat = F^1 in
+      both cases);
+    * a column that is a linear combination of earlier columns over the fitted cells (an empty
+      reference category) is aliased: dropped, coefficient 0, p unchanged.
+
+    Without these, -H* is singular (or vanishes) and the steps wander along its null space
+    without meeting the stopping rule. When every cell is fixed, no iteration is needed
+    (``iterations`` 0). A direction of no finite maximum that no single column (nor reference
+    indicator) shows (``converged`` False, p approaching 1) is left to the caller.
     """
     F1 = np.asarray(F1, float)
-    return _fit(_Propensity, X, F1, np.asarray(W, float), (np.asarray(W, float),), tol, max_iter, False)
+    W = np.asarray(W, float)
+    return _fit(_Propensity, X, F1, W, (W,), tol, max_iter, False, certain=True, R=reference)

@@ -69,11 +69,17 @@ class RegisterRiskResult(Result):
     xi : dict
         Membership coefficients by name: ``(intercept)``, ``age[3]`` (category 3 of age, in the
         order of ``categories``; category 1 is the reference), ``age[3]:sex[2]``; ``-inf`` for a
-        category without register members (p = 0 there).
+        category without register members (p = 0 there); ``inf`` (approach B) for a category
+        with at least as many register members as the weighted sample represents, a category
+        without sample record among them (p = 1 there: F-hat = F^1); 0 for a column that no fitted cell has
+        and for an aliased column (a combination of earlier columns, e.g. when the reference
+        category has no record: the column is dropped from the fit).
     loglinear_fit, membership_fit : dict
         The fits: method, iterations, converged; for the membership fit also the
-        log-likelihood, step halvings, Newton and Fisher steps, and the counts of infinite and
-        not estimable coefficients.
+        log-likelihood, step halvings, Newton and Fisher steps, and the counts of coefficients
+        at -inf (``n_infinite``), at +inf (``n_certain``, approach B; it also counts a key's
+        reference category at p = 1, which has no coefficient of its own), not estimable
+        (``n_not_estimable``) and aliased (``n_aliased``).
     n_zero_lambda : int
         Approach A: cells with register members whose fitted population count is 0.
     approaches : dict or None
@@ -232,6 +238,12 @@ class RegisterRiskResult(Result):
         notes = []
         if any(r.n_zero_lambda for r in results.values()):
             notes.append("approach A: some register cells have a fitted population count of 0 (risk over-estimated)")
+        n_certain = sum(int(r.membership_fit.get("n_certain", 0)) for r in results.values())
+        if n_certain:
+            notes.append(
+                f"approach B: {n_certain} membership column(s) have at least as many register members as the weighted "
+                "sample represents; their propensity is 1 (estimated population count = register count)"
+            )
         headline = (
             f"An estimated {fmt_share(self.share_tau1_star)} of the {self.n_register_uniques:,} register uniques are "
             f"population unique (approach {'B' if self.approach == 'both' else self.approach})."

@@ -138,7 +138,7 @@ def validate_register(
     codes, categories = _joint_codes(preps, names)
     complete = {p: (c >= 0).all(axis=1) for p, c in codes.items()}
     _warn_excluded(complete)
-    _check_joint(codes, complete, categories, names)
+    _check_joint(codes, complete, categories, names, params["approach"])
     terms = _parsed(model, names, "model")
     membership = _membership_terms(membership_model, names)
     w = preps["sample"].weights
@@ -229,9 +229,15 @@ def _warn_excluded(complete: dict) -> None:
         )
 
 
-def _check_joint(codes: dict, complete: dict, categories: list, names) -> None:
-    """Records in both files; keys with two categories or more; every category of the register
-    in the sample (else the sample says nothing about those cells: the overlap is empty)."""
+def _check_joint(codes: dict, complete: dict, categories: list, names, approach: str) -> None:
+    """Records in both files; keys with two categories or more; for approach A (and "both"),
+    every category of the register in the sample.
+
+    Approach A fits the population counts to the sample: a category that no sample record has
+    gets a fitted count of 0 while register members are there, which the model cannot explain
+    (an error). Approach B estimates the population counts from the register itself: such a
+    category has register members against a weight sum of 0, the boundary F^1_j >= W_j of the
+    propensity fit, where the p = 1 rule sets p = 1 (F-hat = F^1) with a warning."""
     for p in ("register", "sample"):
         if not complete[p].any():
             raise SdcError(f"{p}: no record with every key value present; expected complete records")
@@ -241,8 +247,17 @@ def _check_joint(codes: dict, complete: dict, categories: list, names) -> None:
                 f"keys: column {name} has a single category in both files; it cannot distinguish records, "
                 "expected it dropped from the keys"
             )
-    reg = codes["register"][complete["register"]]
-    smp = codes["sample"][complete["sample"]]
+    if approach != "B":
+        _check_overlap(codes["register"][complete["register"]], codes["sample"][complete["sample"]], categories, names)
+    K = math.prod(len(c) for c in categories)
+    if K > MAX_CELLS:
+        raise SdcError(
+            f"keys: the full table has {K:,} cells; expected at most {MAX_CELLS:,} (recode or drop key variables)"
+        )
+
+
+def _check_overlap(reg: np.ndarray, smp: np.ndarray, categories: list, names) -> None:
+    """Approach A: every category of the register in the sample (one error per key)."""
     for j, name in enumerate(names):
         L = len(categories[j])
         absent = (np.bincount(reg[:, j], minlength=L) > 0) & (np.bincount(smp[:, j], minlength=L) == 0)
@@ -250,14 +265,11 @@ def _check_joint(codes: dict, complete: dict, categories: list, names) -> None:
             n = int(absent.sum())
             raise SdcError(
                 f"keys: {n} categor{'y' if n == 1 else 'ies'} of {name} occur{'s' if n == 1 else ''} in the register "
-                "but in no sample record (empty overlap: the sample cannot estimate those cells); expected every "
-                "register category in the sample (merge such categories with a similar one)"
+                "but in no sample record; approach A fits the population counts to the sample and cannot estimate "
+                "the register members there (empty overlap); expected every register category in the sample "
+                "(merge such categories with a similar one), or approach='B' (propensity 1 there: the register "
+                "is taken to cover those cells)"
             )
-    K = math.prod(len(c) for c in categories)
-    if K > MAX_CELLS:
-        raise SdcError(
-            f"keys: the full table has {K:,} cells; expected at most {MAX_CELLS:,} (recode or drop key variables)"
-        )
 
 
 def _parsed(model, names, param: str) -> list:
@@ -408,6 +420,8 @@ def _membership_info(fit: rk.MembershipFit, method: str) -> dict:
         "fisher_steps": int(sum(k == "fisher" for k in fit.kinds)),
         "n_infinite": int(fit.n_infinite),
         "n_not_estimable": int(fit.n_not_estimable),
+        "n_aliased": int(fit.n_aliased),
+        "n_certain": int(fit.n_certain),
     }
 
 
@@ -436,12 +450,6 @@ def approach_a(inp: RegisterInput, cells: RegisterCells) -> ApproachFit:
     mu, info = _fit_lambda(cells.f, cells.shape, list(inp.terms), start, inp.names, "approach A")
     lam = mu / cells.pi_cells
     zero = (lam <= 0) & (cells.F1 > 0)
-    if zero.any():
-        warn(
-            f"model: approach A: {int(zero.sum())} cell(s) with register members have a fitted population count of 0 "
-            f"({int(cells.F1[zero].sum())} register record(s)); their risk is computed as if nobody else were in the "
-            "cell (approach A over-estimates there; approach B does not have this problem)"
-        )
     step("approach A: fitting the membership model")
     fit_cells = np.flatnonzero(lam > 0)
     X, columns = rk.cell_design(_cells_codes(fit_cells, cells.shape), cells.shape, inp.membership_terms)
@@ -455,35 +463,50 @@ def approach_a(inp: RegisterInput, cells: RegisterCells) -> ApproachFit:
     return ApproachFit("A", lam, p, info, _membership_info(fit, inp.method), xi, int(zero.sum()))
 
 
-def _separation(X, columns, F1, f, inp: RegisterInput) -> None:
-    """Design columns with register members but no sample record: the propensity MLE is
-    infinite (p -> 0 for those members, F-hat -> infinity). One error naming the terms."""
-    reg = np.asarray(X.T @ F1).ravel()
-    smp = np.asarray(X.T @ f).ravel()
-    bad = np.flatnonzero((reg > 0) & (smp == 0))
-    if bad.size == 0:
-        return
+def _by_term(terms, inp: RegisterInput) -> str:
+    """``age:sex (2 level(s)), region (1 level(s))``: the terms (one per level), counted."""
     by_term: dict = {}
-    for c in bad:
-        by_term[columns[c][0]] = by_term.get(columns[c][0], 0) + 1
-    parts = [f"{':'.join(inp.names[j] for j in t)} ({n} level(s))" for t, n in by_term.items()]
-    raise SdcError(
-        f"membership_model: {', '.join(parts)} of the propensity model occur in the register but in no sample "
-        "record (separation: the propensity would be 0 and the population count infinite); expected a model "
-        "without such terms, or merged categories"
+    for t in terms:
+        by_term[t] = by_term.get(t, 0) + 1
+    return ", ".join(f"{':'.join(inp.names[j] for j in t) or '(intercept)'} ({n} level(s))" for t, n in by_term.items())
+
+
+def _warn_certain(fit: rk.MembershipFit, columns, reference_terms, inp: RegisterInput) -> None:
+    """Approach B: one warning naming the terms whose coefficient is +inf (register members at
+    least the weighted sample count: p = 1 in their cells) or whose reference category is at
+    p = 1, with the number of levels."""
+    terms = [columns[c][0] for c in np.flatnonzero(np.isposinf(fit.xi))]
+    terms += sorted(reference_terms[i] for i in fit.certain_reference)
+    if not terms:
+        return
+    warn(
+        f"membership_model: approach B: {_by_term(terms, inp)} of the propensity model ha(s) at least as "
+        f"many register members as the weighted sample represents ({len(terms)} column(s) in all); the propensity "
+        "there is set to 1 (xi = +inf: the register is taken to cover that part of the population, its estimated "
+        "count is the register count); merge such categories (a sparse top age band, say) or check the sample "
+        "weights for a finite fit"
     )
 
 
 def approach_b(inp: RegisterInput, cells: RegisterCells) -> ApproachFit:
     """Approach B: propensities of register membership (pseudo-likelihood of the register
     stacked with the weighted sample), inverse-propensity population counts, and the
-    pseudo-maximum-likelihood log-linear fit to them."""
+    pseudo-maximum-likelihood log-linear fit to them. A design column with at least as many
+    register members as the weighted sample represents, a category or combination without any
+    sample record included, has p = 1 in its cells (F-hat = F^1 there) and a warning names its
+    term (:func:`sdckit._core.register.fit_membership_propensity`). Downstream these cells are
+    ordinary cells of F-hat: lambda-hat from the log-linear fit, p_k = F^1_k / F-hat_k = 1, so
+    phi_k = lambda_k and d_k = 0 (a register unique there is population unique)."""
     step("approach B: fitting the propensity model")
     fit_cells = np.flatnonzero((cells.F1 > 0) | (cells.f > 0))
-    X, columns = rk.cell_design(_cells_codes(fit_cells, cells.shape), cells.shape, inp.membership_terms)
-    _separation(X, columns, cells.F1[fit_cells], cells.f[fit_cells], inp)
-    fit = rk.fit_membership_propensity(X, cells.F1[fit_cells], cells.W[fit_cells], tol=inp.tol, max_iter=inp.max_iter)
+    codes = _cells_codes(fit_cells, cells.shape)
+    X, columns = rk.cell_design(codes, cells.shape, inp.membership_terms)
+    R, reference_terms = rk.reference_design(codes, inp.membership_terms)
+    fit = rk.fit_membership_propensity(
+        X, cells.F1[fit_cells], cells.W[fit_cells], tol=inp.tol, max_iter=inp.max_iter, reference=R
+    )
     _not_converged(fit, inp, "B", "the propensity fit")
+    _warn_certain(fit, columns, reference_terms, inp)
     p = np.zeros(cells.K)
     p[fit_cells] = fit.p
     Fhat = np.zeros(cells.K)
@@ -498,6 +521,29 @@ def approach_b(inp: RegisterInput, cells: RegisterCells) -> ApproachFit:
 
 # ---------------------------------------------------------------------------------------------
 # 4. the measures
+#: approach A warns about register uniques in cells with a fitted population count of 0 when
+#: they make up more than this share of tau*_1. Each counts 1 there, so the share bounds the
+#: part of tau*_1 that these cells over-state; the error is on the safe side (risk too high),
+#: so only a large share is worth a warning (n_zero_lambda reports every such cell)
+ZERO_LAMBDA_SHARE = 0.2
+
+
+def _warn_zero_lambda(cells: RegisterCells, fit: ApproachFit, tau1_star: float) -> None:
+    """Approach A: a warning when register uniques in cells with lambda-hat = 0 (a sampling zero
+    of a fitted margin; there d_k = 0 and the unique counts as population unique) make up more
+    than ``ZERO_LAMBDA_SHARE`` of tau*_1. Cells with two register members or more do not enter
+    the measures; the count of all such cells is ``n_zero_lambda`` in any case."""
+    zero = (fit.lam <= 0) & (cells.F1 == 1)
+    n = int(np.count_nonzero(zero))
+    if n == 0 or n <= ZERO_LAMBDA_SHARE * tau1_star:
+        return
+    warn(
+        f"model: approach A: {n} register unique(s) are in cells with a fitted population count of 0 (a margin of "
+        f"the model is empty in the sample); they count as population unique and make up {n / tau1_star:.0%} of "
+        "tau1* (approach A over-estimates there; approach B does not have this problem)"
+    )
+
+
 def measures(cells: RegisterCells, fit: ApproachFit, inp: RegisterInput) -> dict:
     """tau*_1, tau*_2 over register uniques, tau_1, tau_2 over cells unique in both files, and
     the per-record values of the register records."""
@@ -513,12 +559,15 @@ def measures(cells: RegisterCells, fit: ApproachFit, inp: RegisterInput) -> dict
         if name.endswith("_both"):
             v[~both] = np.nan
         per_cell[name] = v
+    tau1_star = float(np.sum(forms.p_unique_register))
+    if fit.approach == "A":
+        _warn_zero_lambda(cells, fit, tau1_star)
     idx = cells.idx
     records = {name: inp.full(v[idx]) for name, v in per_cell.items()}
     records["lam"] = inp.full(fit.lam[idx])
     records["p_member"] = inp.full(fit.p[idx])
     return {
-        "tau1_star": float(np.sum(forms.p_unique_register)),
+        "tau1_star": tau1_star,
         "tau2_star": float(np.sum(forms.risk_register)),
         "tau1": float(np.nansum(per_cell["p_unique_both"][both])),
         "tau2": float(np.nansum(per_cell["risk_both"][both])),

@@ -68,8 +68,11 @@ def register_risk(
         Categorical key variables present in both files. They are coded on the union of the two
         files' categories (declared categories of Enum / categorical columns are kept). Records
         with a missing key value are excluded (a warning gives the counts per file). A category
-        that occurs in the register but in no sample record is an error (the sample cannot
-        estimate those cells: merge it with a similar category).
+        that occurs in the register but in no sample record is an error for approach A (and
+        ``"both"``: its population counts come from the sample, which cannot estimate those
+        cells; merge it with a similar category). Approach B accepts it: its weight sum is 0, at
+        most its register count, so the p = 1 rule (``tol`` below) sets p = 1 there, F-hat = F^1,
+        with a warning.
     sample_weight : str, optional
         The sample's design-weight column. Without ``sampling_fraction`` it gives the sampling
         fraction of each cell, pi_k = f_k / sum of the weights in cell k where f_k > 0 and
@@ -82,7 +85,9 @@ def register_risk(
         ``"A"``: lambda from the sample (log-linear model with offset log pi_k, IPF started at
         pi_k), then xi from the register counts F^1_k ~ Poisson(lambda_k p_k) with lambda fixed.
         Cells whose fitted lambda is 0 but that hold register members get the risk of an empty
-        population cell (warning): approach A then over-estimates. ``"B"``: the register stacked
+        population cell: approach A then over-estimates (``n_zero_lambda`` counts them; a
+        warning when the register uniques in them make up more than 20 % of tau*_1, the bound
+        of the over-statement). ``"B"``: the register stacked
         with the weighted sample gives the membership propensity (pseudo-likelihood of Chen, Li
         & Wu 2019, Newton-Raphson), the register counts weighted by 1/p estimate the population
         counts, the log-linear model is fitted to them (pseudo-maximum likelihood) and
@@ -105,10 +110,24 @@ def register_risk(
         linearly on real data). Approach B's logit has the canonical link: always Newton-Raphson.
     tol : float, default 1e-10
         The fits of xi stop when max |xi_r - xi_{r-1}| < tol; each step is halved (at most 30
-        times) while the log-likelihood falls.
+        times) while the log-likelihood falls. Before the iterations, a design column without
+        register members but with sample records (approach B; population, approach A) gets
+        xi = -inf (p = 0 in its cells; ``n_infinite``); approach B: a design column with at
+        least as many register members as the sample's weight sum (0 for a category or
+        combination that no sample record has) gets xi = +inf (p = 1 in its cells, so
+        F-hat = F^1 there; ``n_certain``, and a warning naming the terms; a key's first
+        category, which has no column, is checked by the same rule: at p = 1 its cells leave the
+        fit and the key's other coefficients are relative to its last category); both rules
+        repeat, the first before the second, until neither applies (a cell in columns of both
+        kinds has p = 0 without register member, 1 with members). An aliased column (a
+        combination of earlier columns over the fitted cells, e.g. when a key's first category
+        has no record) is dropped with xi = 0. ``membership_fit`` counts them all and reports
+        the iterations (0 when the rules fix every cell).
     max_iter : int, default 100
         Iterations of a fit of xi; a fit that has not converged then is an error naming the
-        approach and the model.
+        approach and the model. So is a membership model without finite maximum that the rules
+        above do not resolve (approach A: more register members than the fitted population
+        count; approach B: a direction of several columns, found by the fit).
     missing
         Extra values to treat as missing in the key columns (as in :func:`sdckit.frequencies`).
 
