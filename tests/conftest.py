@@ -22,11 +22,9 @@ SHARED_DATA = SHARED / "data"
 
 
 def _java_found() -> bool:
-    import os
-    import shutil
+    from sdckit.engines.spark import _java_problem  # the engine's own check of JAVA_HOME and PATH
 
-    home = os.environ.get("JAVA_HOME")
-    return bool(shutil.which("java")) or bool(home and Path(home, "bin", "java").exists())
+    return _java_problem() is None
 
 
 def pytest_collection_modifyitems(config, items):

@@ -52,12 +52,12 @@ def assert_close(a, b, path="result"):
 
 def assert_records(mem, out: pl.DataFrame, columns):
     """Per-record values of an out-of-core result (``to_frame``, rows in input order) against
-    the in-memory result's."""
+    the in-memory result's: the same columns under the same names."""
     ref = mem.to_frame()
-    assert out.get_column("row").to_list() == list(range(len(ref)))
+    assert out.columns == list(ref.column_names if hasattr(ref, "column_names") else ref.columns)
+    assert out.height == len(ref)
     for c in columns:
-        got = out.get_column("F_k" if c == "Fk" else c).to_numpy()
-        np.testing.assert_allclose(got, ref[c].to_numpy(), rtol=TOL, atol=TOL, err_msg=c)
+        np.testing.assert_allclose(out.get_column(c).to_numpy(), ref[c].to_numpy(), rtol=TOL, atol=TOL, err_msg=c)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -208,7 +208,7 @@ def test_write_records_to_parquet(engine, tmp_path):
     data = as_input(d, engine, "parquet", tmp_path)
     out = sdckit.individual_risk(data, KEYS, weight="sampling_weight", household="ori_hid", engine=engine)
     path = out.write_records(tmp_path / "risk.parquet")
-    written = pl.read_parquet(path).sort("row")
+    written = pl.read_parquet(path)  # in input order, the in-memory result's columns
     mem = sdckit.individual_risk(d, KEYS, weight="sampling_weight", household="ori_hid")
     assert_records(mem, written, ["risk", "household_risk"])
     with pytest.raises(sdckit.SdcError, match="exists; pass overwrite=True"):
@@ -466,7 +466,7 @@ def test_cli_risk_with_duckdb_matches_in_memory(tmp_path, capsys):
     mem, eng = json.loads((tmp_path / "mem.json").read_text()), json.loads(out.read_text())
     assert_close({k: v for k, v in mem.items() if k != "data"}, {k: v for k, v in eng.items() if k != "data"})
     rec = pl.read_parquet(tmp_path / "r.parquet")
-    assert rec.columns == ["pid", "risk", "fk", "F_k", "household_risk"]
+    assert rec.columns == ["pid", "risk", "fk", "Fk", "household_risk"]
     assert rec["pid"].to_list() == list(range(4580))  # input order
     assert (
         main(["freq", str(data), "--keys", "urbrur,sex", "--engine", "duckdb", "--json", str(tmp_path / "f.json")]) == 0
@@ -729,3 +729,313 @@ def test_external_risk_engine_on_the_worked_example(tmp_path):
     pl.concat([d, d.head(1)]).write_parquet(tmp_path / "dup.parquet")
     with pytest.raises(sdckit.SdcError, match="id: column pid of released has repeated values"):
         sdckit.external_risk(tmp_path / "dup.parquet", tmp_path / "a.parquet", ["sex"], id="pid", engine="duckdb")
+
+
+# ----------------------------------------------------------------------------------------------
+# issue 24: no step needs all records in one partition; one vocabulary and the caller's frame
+# type whatever the engine; problems found before the work
+# ----------------------------------------------------------------------------------------------
+class _RecordingSession:
+    """A Spark session that keeps every DataFrame its ``sql`` makes (to read their plans)."""
+
+    def __init__(self, session):
+        self._session, self.frames = session, []
+
+    def __getattr__(self, name):
+        return getattr(self._session, name)
+
+    def sql(self, query, *args, **kwargs):
+        df = self._session.sql(query, *args, **kwargs)
+        self.frames.append((query, df))
+        return df
+
+
+def _unpartitioned_windows(df) -> list[str]:
+    """The Window operators of ``df``'s physical plan that have no PARTITION BY (Spark moves all
+    their rows to a single partition)."""
+    found = []
+
+    def walk(node):
+        if node.getClass().getSimpleName() == "WindowExec" and node.partitionSpec().isEmpty():
+            found.append(node.toString())
+        children = node.children()
+        for i in range(children.size()):
+            walk(children.apply(i))
+
+    walk(df._jdf.queryExecution().sparkPlan())
+    return found
+
+
+def _every_spark_measure(tmp_path):
+    """``(name, run)`` for every measure that accepts engine='spark'; ``run(engine)`` computes
+    it and every output it offers (thresholds, per-record frame and file, protected data)."""
+    d = _testdata()
+    path = tmp_path / "t.parquet"
+    d.write_parquet(path)
+    released, external = _external_files()
+    released.write_parquet(tmp_path / "released.parquet")
+    external.write_parquet(tmp_path / "external.parquet")
+    w = dict(weight="sampling_weight")
+
+    def records(res):
+        res.to_frame()
+        res.write_records(tmp_path / f"{id(res)}.parquet")
+
+    def risk(e):
+        res = sdckit.individual_risk(path, KEYS, household="ori_hid", engine=e, **w)
+        res.threshold(0.001)
+        records(res)
+
+    def protected(res):
+        _collect(res.data)
+
+    return [
+        ("frequencies", lambda e: records(sdckit.frequencies(path, KEYS, engine=e, **w))),
+        ("k_anonymity", lambda e: records(sdckit.k_anonymity(path, KEYS, k=(2, 3), engine=e, **w))),
+        ("individual_risk", risk),
+        ("l_diversity", lambda e: records(sdckit.l_diversity(path, KEYS[:4], "sex", engine=e))),
+        ("t_closeness", lambda e: records(sdckit.t_closeness(path, KEYS[:4], "sex", engine=e, weighted=True, **w))),
+        ("suda", lambda e: records(sdckit.suda(path, KEYS[:5], engine=e))),
+        ("loglinear_risk", lambda e: records(sdckit.loglinear_risk(path, KEYS[:4], sampling_fraction=0.1, engine=e))),
+        ("local_suppression", lambda e: protected(sdckit.local_suppression(path, KEYS, k=3, engine=e))),
+        ("suppress_by_risk", lambda e: protected(sdckit.suppress_by_risk(path, KEYS, threshold=0.05, engine=e, **w))),
+        (
+            "external_risk",
+            lambda e: sdckit.external_risk(
+                tmp_path / "released.parquet", tmp_path / "external.parquet", ["g", "h", "x"], id="pid", engine=e
+            ),
+        ),
+    ]
+
+
+SPARK_MEASURES = [
+    "frequencies", "k_anonymity", "individual_risk", "l_diversity", "t_closeness", "suda", "loglinear_risk",
+    "local_suppression", "suppress_by_risk", "external_risk",
+]  # fmt: skip
+
+
+@pytest.mark.spark
+def test_the_window_check_finds_an_unpartitioned_window(spark_engine):
+    """The check below can fail: a global row_number() is found, a partitioned one is not."""
+    spark = spark_engine.spark
+    assert _unpartitioned_windows(spark.sql("SELECT id, row_number() OVER (ORDER BY id) AS r FROM range(10)"))
+    assert not _unpartitioned_windows(
+        spark.sql("SELECT id, row_number() OVER (PARTITION BY id % 2 ORDER BY id) AS r FROM range(10)")
+    )
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("name", SPARK_MEASURES)
+def test_spark_plans_have_no_unpartitioned_window(name, spark_engine, tmp_path):
+    """Every query a measure runs on Spark (checks, pattern tables, numbering, household
+    threshold, per-record output, protected records) keeps its rows partitioned."""
+    run = dict(_every_spark_measure(tmp_path))[name]
+    session = _RecordingSession(spark_engine.spark)
+    run(SparkEngine(session))
+    assert len(session.frames) >= 3
+    bad = {query[:200]: w for query, df in session.frames if (w := _unpartitioned_windows(df))}
+    assert not bad, bad
+
+
+@pytest.mark.spark
+def test_spark_record_numbers_follow_the_partitions(spark_engine, tmp_path):
+    """Records spread over several partitions (three Parquet files) are numbered 0..n-1 in the
+    order Spark reads them, without a window: the oracle is the order of Spark's collect."""
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    for i, size in enumerate((700, 300, 500)):
+        pl.DataFrame({"id": np.arange(size) + 10_000 * i, "x": np.arange(size) % 5}).write_parquet(
+            folder / f"part-{i}.parquet"
+        )
+    sdf = spark_engine.spark.read.parquet(str(folder))
+    assert sdf.rdd.getNumPartitions() >= 2
+    order = sdf.toArrow().column("id").to_pylist()
+    table = spark_engine.table(sdf)
+    got = spark_engine.frame(f"SELECT id, {spark_engine.record_number(table.view)} AS r FROM {table.view}")
+    rec = dict(zip(got["id"].to_list(), got["r"].to_list()))
+    assert [rec[i] for i in order] == list(range(1500))
+
+
+@pytest.mark.spark
+def test_spark_running_sums_and_numbering_across_partitions(spark_engine):
+    """Running sums (per partition plus the partitions before) and ranks against NumPy."""
+    from sdckit.engines._relational import new_name
+
+    spark = spark_engine.spark
+    before = spark.conf.get("spark.sql.adaptive.enabled")
+    spark.conf.set("spark.sql.adaptive.enabled", "false")  # keep the sort's two range partitions
+    try:
+        src = (
+            "SELECT (id * 7919) % 1000 AS a, id % 7 AS c, CAST(id % 5 AS DOUBLE) * 0.1D AS v FROM range(0, 1000, 1, 4)"
+        )
+        name = new_name("t")
+        spark_engine.running_sums(name, src, "a DESC", {"cc": "c", "cv": "c * v"})
+        parts = spark.sql(f"SELECT * FROM {name}").rdd.getNumPartitions()
+        got = spark_engine.frame(f"SELECT a, cc, cv FROM {name}").sort("a", descending=True)
+        ranked = new_name("t")
+        spark_engine.numbered(ranked, src, "a")
+        rows = spark_engine.frame(f"SELECT a, __row FROM {ranked}").sort("a")
+    finally:
+        spark.conf.set("spark.sql.adaptive.enabled", before)
+    ids = np.arange(1000)
+    a, c, v = (ids * 7919) % 1000, ids % 7, (ids % 5) * 0.1
+    desc = np.argsort(-a)
+    assert parts >= 2
+    assert got["cc"].to_list() == np.cumsum(c[desc]).tolist()
+    np.testing.assert_allclose(got["cv"].to_numpy(), np.cumsum((c * v)[desc]), rtol=1e-12)
+    assert rows["__row"].to_list() == list(range(1000))
+
+
+def _per_record_cases():
+    """Every measure with per-record output: (name, call(data, engine))."""
+    w = dict(weight="sampling_weight")
+    return {
+        "frequencies": lambda x, e: sdckit.frequencies(x, KEYS, engine=e, **w),
+        "k_anonymity": lambda x, e: sdckit.k_anonymity(x, KEYS, k=(2, 3), engine=e, **w),
+        "individual_risk": lambda x, e: sdckit.individual_risk(x, KEYS, household="ori_hid", id="pid", engine=e, **w),
+        "l_diversity": lambda x, e: sdckit.l_diversity(x, KEYS[:4], "sex", engine=e),
+        "t_closeness": lambda x, e: sdckit.t_closeness(x, KEYS[:4], "sex", weighted=True, engine=e, **w),
+        "suda": lambda x, e: sdckit.suda(x, KEYS[:5], engine=e),
+        "loglinear_risk": lambda x, e: sdckit.loglinear_risk(x, KEYS[:4], sampling_fraction=0.1, engine=e),
+    }
+
+
+def _as_caller(d: pl.DataFrame, kind: str):
+    if kind == "pandas":
+        frame = d.to_pandas()
+        frame.index = [f"r{i}" for i in range(d.height)]  # the caller's row labels
+        return frame
+    return d.to_arrow() if kind == "pyarrow" else d
+
+
+@pytest.mark.parametrize("kind", ["pandas", "polars", "pyarrow"])
+@pytest.mark.parametrize("name", sorted(_per_record_cases()))
+def test_per_record_names_and_frame_type_match_in_memory(engine, name, kind, tmp_path):
+    """One vocabulary whatever the engine: the same columns under the same names (fk and Fk),
+    the caller's frame type (a pandas frame keeps its index), and the same file."""
+
+    d = _testdata().with_row_index("pid").with_columns(pl.col("pid").cast(pl.Int64))
+    data = _as_caller(d, kind)
+    call = _per_record_cases()[name]
+    mem, out = call(data, None), call(data, engine)
+    ref, got = mem.to_frame(), out.to_frame()
+    assert type(ref).__module__.split(".")[0] == kind and type(got) is type(ref)
+    if kind == "pandas":
+        assert got.index.equals(ref.index) and list(got.index[:2]) == ["r0", "r1"]
+        got = pl.from_pandas(got)
+    assert_records(mem, pl.from_arrow(got) if kind == "pyarrow" else got, list(mem._records()))
+    path = out.write_records(tmp_path / "out.parquet")
+    assert pl.read_parquet(path).columns == pl.read_parquet(mem.write_records(tmp_path / "mem.parquet")).columns
+
+
+def test_local_suppression_lists_unresolved_records_in_the_engine(tmp_path):
+    """Records that stay below k (a stratum smaller than k) are listed by position, whether
+    their values were suppressed (fetched records) or could not be (all keys missing).
+
+    By hand, k = 3: stratum x has 10 identical records (k-anonymous); stratum y has the records
+    3 and 7 with every key missing (nothing to suppress, f = 2); stratum z has the records 5 and
+    11 with two different keys (suppressed, still f = 2). Unresolved: 3, 5, 7, 11."""
+    g = ["x"] * 14
+    a: list = [1] * 14
+    b: list = ["p"] * 14
+    for i, (gi, ai, bi) in {3: ("y", None, None), 7: ("y", None, None), 5: ("z", 1, "p"), 11: ("z", 2, "q")}.items():
+        g[i], a[i], b[i] = gi, ai, bi
+    d = pl.DataFrame({"a": a, "b": b, "g": g})
+    d.write_parquet(tmp_path / "s.parquet")
+    mem = sdckit.local_suppression(d, ["a", "b"], k=3, strata="g")
+    out = sdckit.local_suppression(tmp_path / "s.parquet", ["a", "b"], k=3, strata="g", engine="duckdb")
+    assert mem.details["unresolved_rows"].tolist() == [3, 5, 7, 11]
+    assert out.details["unresolved_rows"].tolist() == [3, 5, 7, 11]
+    assert out.details["n_unresolved"] == 4
+    assert _collect(out.data).equals(mem.data)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(d=frames(), k=st.integers(2, 5), alpha=st.sampled_from([1.0, 0.5]))
+def test_unresolved_records_duckdb_match_polars_on_generated_data(d, k, alpha, tmp_path):
+    """Strata from ``s`` (missing as its own stratum): small strata leave records below k."""
+    d = d.with_columns(pl.col("s").fill_null(-1))
+    path = tmp_path / "u.parquet"
+    d.write_parquet(path)
+    kw = dict(k=min(k, d.height), alpha=alpha, strata="s")
+    mem = sdckit.local_suppression(d, ["a", "b", "c"], **kw)
+    out = sdckit.local_suppression(path, ["a", "b", "c"], engine="duckdb", **kw)
+    assert out.details["unresolved_rows"].tolist() == mem.details["unresolved_rows"].tolist()
+    assert out.details["n_unresolved"] == mem.details["n_unresolved"]
+
+
+def test_spark_with_a_java_home_that_points_nowhere_says_so(monkeypatch, tmp_path):
+    """Spark's launcher runs $JAVA_HOME/bin/java when JAVA_HOME is set, even with java on PATH."""
+    from pyspark.sql import SparkSession
+
+    monkeypatch.setattr(SparkSession, "getActiveSession", classmethod(lambda cls: None))
+    monkeypatch.setattr(shutil, "which", lambda name: "/usr/bin/java")
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path / "no-such-jdk"))
+    with pytest.raises(sdckit.SdcError, match="Java was not found; JAVA_HOME is set, but there is no bin/java"):
+        sdckit.frequencies(_testdata(), KEYS, engine=SparkEngine(master="local[1]"))
+
+
+def test_java_is_looked_for_where_spark_looks(monkeypatch, tmp_path):
+    from sdckit.engines.spark import _java_problem
+
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "java").write_text("")
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path))
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    assert _java_problem() is None  # JAVA_HOME/bin/java is enough
+    monkeypatch.delenv("JAVA_HOME")
+    assert "openjdk-17-jre-headless" in _java_problem()
+    monkeypatch.setattr(shutil, "which", lambda name: "/usr/bin/java")
+    assert _java_problem() is None  # java on PATH without JAVA_HOME
+
+
+@pytest.mark.parametrize(
+    "engine_args, records, message",
+    [
+        (
+            ["--engine", "duckdb"],
+            "out.csv",
+            "--records: cannot write out.csv from the duckdb engine; expected a .parquet",
+        ),
+        (["--engine", "duckdb"], "nodir/out.parquet", "--records: the directory"),
+        ([], "out.json", "--records: cannot write out.json; expected a .csv, .tsv, .parquet or .pq file"),
+        ([], "nodir/out.csv", "--records: the directory"),
+    ],
+)
+@pytest.mark.parametrize("command", ["risk", "freq"])
+def test_cli_records_path_is_checked_before_the_work(
+    command, engine_args, records, message, tmp_path, capsys, monkeypatch
+):
+    from sdckit.cli import main
+    from sdckit.engines import polars as polars_engine
+
+    data = tmp_path / "d.parquet"
+    _testdata().write_parquet(data)
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("the records were read before --records was checked")
+
+    monkeypatch.setattr(DuckDBEngine, "compress", no_work)
+    monkeypatch.setattr(polars_engine.PolarsEngine, "encode", no_work)
+    argv = [command, str(data), "--keys", "urbrur,sex", "--no-progress", *engine_args]
+    assert main([*argv, "--records", str(tmp_path / records)]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_duckdb_memory_limit_leaves_no_temporary_folder(monkeypatch, tmp_path):
+    """The spill folder is made by DuckDB when it spills and removed when the connection
+    closes: an engine that never spills leaves nothing, one that spills nothing after close."""
+    import gc
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    eng = DuckDBEngine(memory_limit="1GB", threads=1)
+    res = sdckit.frequencies(_testdata(), KEYS, engine=eng)
+    assert res.n == 4580 and not list(tmp_path.glob("sdckit-duckdb-*"))
+    spill = DuckDBEngine(memory_limit="64MB", threads=1)
+    spill.con.execute("CREATE TEMP TABLE t AS SELECT i, md5(i::VARCHAR) AS s FROM range(3000000) r(i)")
+    assert spill.scalar("SELECT count(*) FROM (SELECT * FROM t ORDER BY s)") == 3_000_000
+    assert len(list(tmp_path.glob("sdckit-duckdb-*"))) == 1  # DuckDB spilled there
+    del eng, res, spill
+    gc.collect()
+    assert not list(tmp_path.glob("sdckit-duckdb-*"))

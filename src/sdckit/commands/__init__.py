@@ -154,6 +154,7 @@ def engine_from_args(args):
     for option, value in given.items():
         if value is not None and option not in allowed:
             raise SdcError(f"{option}: not used by --engine {name}; expected it with --engine {_ENGINE_OF[option]}")
+    check_records_option(getattr(args, "records", None), name)
     if name == "polars":
         return None
     from ..engines import DuckDBEngine, SparkEngine
@@ -175,6 +176,27 @@ def engine_from_args(args):
 
 
 _ENGINE_OF = {"--memory-limit": "duckdb", "--threads": "duckdb", "--spark-master": "spark"}
+
+
+def check_records_option(path, engine: str) -> None:
+    """Fail before any computation when ``--records`` cannot be written: an extension the
+    engine does not write (DuckDB and Spark write Parquet; in memory also CSV) or a directory
+    that does not exist."""
+    if not path:
+        return
+    from ..engines._relational import check_records_path
+    from ..io import _WRITABLE
+
+    p = Path(path)
+    if engine != "polars":
+        try:
+            check_records_path(p, engine)
+        except SdcError as exc:
+            raise SdcError("--records" + str(exc)[len("path") :]) from None
+    elif p.suffix.lower() not in _WRITABLE:
+        raise SdcError(f"--records: cannot write {p.name}; expected a .csv, .tsv, .parquet or .pq file")
+    elif not p.parent.is_dir():
+        raise SdcError(f"--records: the directory {p.parent} does not exist")
 
 
 def engine_input(args, keys, engine):

@@ -32,7 +32,7 @@ import numpy as np
 from .._errors import SdcError
 from .._validation import missing_columns_message
 
-__all__ = ["RelationTable", "RelationalEngine", "Compressed", "parse_memory_limit"]
+__all__ = ["RelationTable", "RelationalEngine", "Compressed", "check_records_path", "parse_memory_limit"]
 
 _COUNTER = itertools.count()
 _MEMORY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(B|KB|MB|GB|TB|KIB|MIB|GIB|TIB)?\s*$", re.IGNORECASE)
@@ -101,8 +101,10 @@ class RelationTable:
     #: declared categories (Polars Enum, pandas Categorical) of an in-memory input, by column:
     #: the engine's copy keeps only the values, the categories are put back on the small tables
     declared: dict = field(default_factory=dict)
-    backend: str = "polars"  # per-record output, when collected, comes back as a Polars frame
-    index: Any = None
+    #: the caller's frame type, for collected per-record output: that of an in-memory input,
+    #: Polars for a file, a DuckDB relation or a Spark DataFrame
+    backend: str = "polars"
+    index: Any = None  # the caller's pandas index, when informative
     _cache: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -226,9 +228,22 @@ class RelationalEngine:
     def quantiles_sql(self, expr: str, probs) -> str:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def record_number(self) -> str:  # pragma: no cover - abstract
-        """SQL of a record's 0-based position in input order."""
+    def record_number(self, view: str) -> str:  # pragma: no cover - abstract
+        """SQL of a record's 0-based position in input order, in a ``SELECT`` from ``view``."""
         raise NotImplementedError
+
+    def numbered(self, name: str, sql: str, order: str) -> None:
+        """Materialize ``sql`` as ``name`` with ``__row``: each row's 0-based rank by ``order``
+        (the columns of ``order`` identify a row)."""
+        self.materialize(name, f"SELECT *, row_number() OVER (ORDER BY {order}) - 1 AS __row FROM ({sql}) t")
+
+    def running_sums(self, name: str, sql: str, order: str, sums: dict) -> None:
+        """Materialize ``sql`` as ``name`` with, per ``alias: expression`` of ``sums``, the sum
+        of the expression over the rows up to and including this one in ``order`` (a column
+        whose values identify a row)."""
+        frame = "ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW"
+        cols = ", ".join(f"sum({e}) OVER (ORDER BY {order} {frame}) AS {a}" for a, e in sums.items())
+        self.materialize(name, f"SELECT *, {cols} FROM ({sql}) t")
 
     # -- session (each engine runs SQL in its own way) -----------------------------------------
     def frame(self, sql: str):  # pragma: no cover - abstract
@@ -249,8 +264,9 @@ class RelationalEngine:
         """Hand a small Polars frame to the engine as ``name``."""
         raise NotImplementedError
 
-    def copy_parquet(self, sql: str, path: Path) -> None:  # pragma: no cover - abstract
-        """Write the result of ``sql`` to the Parquet file ``path``."""
+    def copy_parquet(self, sql: str, path: Path, names: list[str]) -> None:  # pragma: no cover - abstract
+        """Write the result of ``sql`` to the Parquet file ``path``, its columns named ``names``
+        (names may differ only in case)."""
         raise NotImplementedError
 
     # -- input -----------------------------------------------------------------------------------
@@ -259,15 +275,17 @@ class RelationalEngine:
             return data
         view = new_name("src")
         declared: dict = {}
+        backend, index = "polars", None
         if _in_memory(data):  # converted once: registered as Arrow, its Enum categories kept
             import polars as pl
 
             from ._polars_frame import as_table
 
-            data = as_table(data, param).frame
+            wrapped = as_table(data, param)
+            data, backend, index = wrapped.frame, wrapped.backend, wrapped.index
             declared = {c: t for c, t in data.schema.items() if isinstance(t, pl.Enum)}
         types = self.register_source(data, view, param)
-        return RelationTable(self, view, types, declared=declared)
+        return RelationTable(self, view, types, declared=declared, backend=backend, index=index)
 
     def register_source(self, data, view: str, param: str) -> dict:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -291,14 +309,11 @@ class RelationalEngine:
         sel = ", ".join(f"{self.quote(c)} AS c{i}" for i, c in enumerate(cols))
         wv = f", CAST({self.quote(weight)} AS DOUBLE) AS __wv" if weight else ""
         wsum = ", sum(__wv) AS __w" if weight else ""
-        rv = f", {self.record_number()} AS __rec" if first else ""
+        rv = f", {self.record_number(table.view)} AS __rec" if first else ""
         fmin = ", min(__rec) AS __first" if first else ""
-        sql = (
-            f"SELECT {gcols}, count(*) AS __n{wsum}{fmin}, row_number() OVER (ORDER BY {gcols}) - 1 AS __row "
-            f"FROM (SELECT {sel}{wv}{rv} FROM {table.view}) t GROUP BY {gcols}"
-        )
+        sql = f"SELECT {gcols}, count(*) AS __n{wsum}{fmin} FROM (SELECT {sel}{wv}{rv} FROM {table.view}) t GROUP BY {gcols}"
         name = new_name("patterns")
-        self.materialize(name, sql)
+        self.numbered(name, sql, gcols)
         small = self.frame(f"SELECT * FROM {name} ORDER BY __row")
         counts = small.get_column("__n").to_numpy().astype(np.int64)
         wsums = small.get_column("__w").to_numpy().astype(float) if weight else None
@@ -409,7 +424,7 @@ class RelationalEngine:
 
     # -- protection ----------------------------------------------------------------------------------
     def _numbered(self, table: RelationTable) -> str:
-        return f"(SELECT *, {self.record_number()} AS __rec FROM {table.view})"
+        return f"(SELECT *, {self.record_number(table.view)} AS __rec FROM {table.view})"
 
     def records_of(self, comp: Compressed, rows: np.ndarray, weight: str | None = None):
         """Input positions (sorted) and compressed-table rows of the records of ``rows``, and
@@ -462,53 +477,74 @@ class RelationalEngine:
         raise NotImplementedError
 
     # -- per-record output -----------------------------------------------------------------------
-    def record_query(self, comp: Compressed, values: dict, household: HouseholdStore | None = None, id=None) -> str:
-        """SQL of the per-record output in input order: the caller's ``id`` column (or ``row``,
-        the record's position), then the per-row ``values`` mapped to every record (and the
-        household risk).
+    @staticmethod
+    def record_names(values: dict, household: HouseholdStore | None = None, id=None) -> list[str]:
+        """Names of the per-record output, as the in-memory engine gives them: the caller's
+        ``id`` column first, then the names of ``values`` (and ``household_risk``)."""
+        names = [k for k in values if k != "__log1m_hh"] + (["household_risk"] if household is not None else [])
+        return ([id] if id is not None else []) + [k for k in names if k != id]
 
-        Engines compare column names without case: a name equal to an earlier one but for case
-        gets an underscore after its first letter (``Fk`` beside ``fk`` becomes ``F_k``)."""
-        src, q = comp.source, self.quote
+    def record_query(self, comp: Compressed, values: dict, household: HouseholdStore | None = None, id=None) -> str:
+        """SQL of the per-record output in input order: the caller's ``id`` column, then the
+        per-row ``values`` mapped to every record (and the household risk). The columns are
+        ``__o0, __o1, ...`` in the order of :meth:`record_names` (engines compare names without
+        case, and ``fk`` and ``Fk`` are two columns)."""
+        src = comp.source
         names = [k for k in values if k != "__log1m_hh"]
         vals = self._upload_values(
             {k: values[k] for k in names} | ({"__log1m_hh": values["__log1m_hh"]} if household is not None else {})
         )
-        first = f"s.{q(id)}" if id is not None else "s.__rec"
-        out_names = _distinct_names([id or "row", *names, *(["household_risk"] if household is not None else [])])
-        cols = ", ".join(f"v.v{i} AS {q(o)}" for i, o in enumerate(out_names[1 : len(names) + 1]))
-        base = f"(SELECT *, {self.record_number()} AS __rec FROM {src.view})"
-        hh = hcol = ""
+        cols = [f"s.{self.quote(id)}"] if id is not None else []
+        cols += [f"v.v{i}" for i, k in enumerate(names) if k != id]
+        hh = ""
         if household is not None:
-            own = self.one_minus_exp(f"v.v{len(names)}")
-            hcol = f", CASE WHEN g.h IS NULL THEN {own} ELSE g.hrisk END AS {q(out_names[-1])}"
+            if id != "household_risk":
+                own = self.one_minus_exp(f"v.v{len(names)}")
+                cols.append(f"CASE WHEN g.h IS NULL THEN {own} ELSE g.hrisk END")
             hh = (
                 f" LEFT JOIN (SELECT h, {household.risk_sql} AS hrisk FROM {household.table} WHERE h IS NOT NULL) g "
-                f"ON g.h = s.{q(household.household_column)}"
+                f"ON g.h = s.{self.quote(household.household_column)}"
             )
-        order = " ORDER BY s.__rec"
+        select = ", ".join(f"{c} AS __o{i}" for i, c in enumerate(cols))
         return (
-            f"SELECT {first} AS {q(out_names[0])}, {cols}{hcol} FROM {base} s JOIN {comp.table} p ON "
-            f"{self._join_rows(comp)} JOIN {vals} v ON v.__row = p.__row{hh}{order}"
+            f"SELECT {select} FROM {self._numbered(src)} s JOIN {comp.table} p ON "
+            f"{self._join_rows(comp)} JOIN {vals} v ON v.__row = p.__row{hh} ORDER BY s.__rec"
         )
+
+    def records_frame(self, comp: Compressed, values: dict, *, household=None, id=None):
+        """The per-record output collected as a Polars frame (names of :meth:`record_names`)."""
+        if household is not None:
+            values = {**values, "__log1m_hh": household.row_logs}
+        frame = self.frame(self.record_query(comp, values, household, id))
+        return frame.rename(dict(zip(frame.columns, self.record_names(values, household, id))))
 
     def write_records(self, comp: Compressed, values: dict, path, *, household=None, id=None, overwrite=False) -> Path:
         """Write per-record values (one per row of the compressed table) to Parquet, through the
         engine (atomically: a temporary file beside ``path``, then renamed)."""
-        p = Path(os.fspath(path))
-        if p.suffix.lower() not in (".parquet", ".pq"):
-            raise SdcError(f"path: cannot write {p.name} from the {self.name} engine; expected a .parquet file")
-        if not p.parent.is_dir():
-            raise SdcError(f"path: the directory {p.parent} does not exist")
+        p = check_records_path(path, self.name)
         if p.exists() and not overwrite:
             raise SdcError(f"path: {p} exists; pass overwrite=True to replace it")
         if household is not None:
             values = {**values, "__log1m_hh": household.row_logs}
         sql = self.record_query(comp, values, household, id)
         tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
-        self.copy_parquet(sql, tmp)
-        os.replace(tmp, p)
+        try:
+            self.copy_parquet(sql, tmp, self.record_names(values, household, id))
+            os.replace(tmp, p)
+        finally:
+            tmp.unlink(missing_ok=True)
         return p
+
+
+def check_records_path(path, engine: str) -> Path:
+    """``path`` as a Path when an out-of-core engine can write per-record output there (a
+    ``.parquet`` file in an existing directory); an error naming ``path`` otherwise."""
+    p = Path(os.fspath(path))
+    if p.suffix.lower() not in (".parquet", ".pq"):
+        raise SdcError(f"path: cannot write {p.name} from the {engine} engine; expected a .parquet file")
+    if not p.parent.is_dir():
+        raise SdcError(f"path: the directory {p.parent} does not exist")
+    return p
 
 
 def _literal(value, kind: str) -> str | None:
@@ -519,18 +555,6 @@ def _literal(value, kind: str) -> str | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return repr(float(value)) if kind == "float" else (repr(int(value)) if float(value).is_integer() else None)
-
-
-def _distinct_names(names) -> list[str]:
-    seen: set[str] = set()
-    out = []
-    for name in names:
-        new = name
-        while new.lower() in seen:
-            new = new[0] + "_" + new[1:] if "_" not in new[:2] else new + "_"
-        seen.add(new.lower())
-        out.append(new)
-    return out
 
 
 @dataclass
@@ -553,7 +577,7 @@ class HouseholdStore:
 
     def threshold(self, max_global_risk: float, n: int) -> float | None:
         """The household-risk threshold rule of ``risk_threshold`` on the household risk levels
-        (records per level = household sizes), evaluated by the engine with window sums.
+        (records per level = household sizes), evaluated by the engine with running sums.
 
         The levels are the distinct sums ``acc`` (r^h = 1 - exp(acc) decreases in acc); the
         engine returns the chosen level's acc and r^h* = -expm1(acc) is computed here, as the
@@ -562,12 +586,12 @@ class HouseholdStore:
         target = float(max_global_risk) * float(n)
         if self.expected_reidentifications < target:
             return None
-        sql = (
-            f"WITH lv AS (SELECT acc AS a, {self.risk_sql} AS v, sum(size) AS c FROM {self.table} GROUP BY acc), "
-            "w AS (SELECT a, v, c, row_number() OVER (ORDER BY a ASC) AS l, "
-            "sum(c * v) OVER (ORDER BY a DESC ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS low, "
-            "sum(c) OVER (ORDER BY a ASC ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS high FROM lv) "
-            f"SELECT min(a) FROM w WHERE l >= 2 AND low + v * coalesce(high, 0) < {target!r}"
-        )
-        a = self.engine.scalar(sql)
+        eng = self.engine
+        up, down = new_name("levels"), new_name("levels")
+        # l: the level's rank by a (1 = the highest risk); cc: records at this level or above;
+        # low: the sum of c * v over this level and those of lower risk
+        levels = f"SELECT acc AS a, {self.risk_sql} AS v, sum(size) AS c FROM {self.table} GROUP BY acc"
+        eng.running_sums(up, levels, "a ASC", {"l": "1", "cc": "c"})
+        eng.running_sums(down, f"SELECT * FROM {up}", "a DESC", {"low": "c * v"})
+        a = eng.scalar(f"SELECT min(a) FROM {down} WHERE l >= 2 AND low + v * (cc - c) < {target!r}")
         return 0.0 if a is None else float(-np.expm1(a))

@@ -4,7 +4,9 @@ compressed table and aggregates come back to Python."""
 
 from __future__ import annotations
 
+import os
 import tempfile
+import uuid
 from pathlib import Path
 
 from .._errors import SdcError
@@ -19,6 +21,9 @@ def _import_duckdb():
     except ImportError:
         raise SdcError("engine: 'duckdb' needs the duckdb package; install sdckit[duckdb]") from None
     return duckdb
+
+
+_BATCH_ROWS = 1 << 20  # rows per Arrow batch of per-record output
 
 
 def _sql_string(text: str) -> str:
@@ -36,8 +41,9 @@ class DuckDBEngine(RelationalEngine):
     threads : int, optional
         Worker threads (default: DuckDB's, one per core).
     temp_directory : str or path, optional
-        Where DuckDB spills (default: a new directory under the system's temporary directory
-        when a memory limit is set).
+        Where DuckDB spills (default with a memory limit: a new directory under the system's
+        temporary directory, made only when DuckDB spills and removed when the connection
+        closes).
     connection : duckdb.DuckDBPyConnection, optional
         The connection to work in (needed for relations made on a connection of your own).
         Default: a new in-memory connection; ``engine="duckdb"`` uses DuckDB's default
@@ -70,7 +76,8 @@ class DuckDBEngine(RelationalEngine):
     def _configure(self, con) -> None:
         if self.memory_limit is not None:
             con.execute(f"SET memory_limit = '{max(self.memory_limit // 2**20, 1)}MiB'")
-            tmp = self.temp_directory or tempfile.mkdtemp(prefix="sdckit-duckdb-")
+            # a fresh name, not a folder: DuckDB makes it when it first spills and removes it on close
+            tmp = self.temp_directory or os.path.join(tempfile.gettempdir(), f"sdckit-duckdb-{uuid.uuid4().hex}")
             con.execute(f"SET temp_directory = {_sql_string(tmp)}")
         elif self.temp_directory is not None:
             con.execute(f"SET temp_directory = {_sql_string(self.temp_directory)}")
@@ -86,7 +93,7 @@ class DuckDBEngine(RelationalEngine):
     def quantiles_sql(expr: str, probs) -> str:
         return f"quantile_cont({expr}, [{', '.join(repr(float(p)) for p in probs)}])"
 
-    def record_number(self) -> str:
+    def record_number(self, view: str) -> str:
         return "row_number() OVER () - 1"
 
     # -- session ---------------------------------------------------------------------------------
@@ -112,8 +119,19 @@ class DuckDBEngine(RelationalEngine):
     def register(self, name: str, frame) -> None:
         self.con.register(name, frame.to_arrow())
 
-    def copy_parquet(self, sql: str, path: Path) -> None:
-        self.con.execute(f"COPY ({sql}) TO {_sql_string(str(path))} (FORMAT PARQUET)")
+    def copy_parquet(self, sql: str, path: Path, names: list[str]) -> None:
+        """DuckDB renames columns that differ only in case (``Fk`` beside ``fk``), so the result
+        streams to the file in Arrow batches under the caller's names (never collected whole)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        rel = self.con.sql(sql)
+        reader = getattr(rel, "to_arrow_reader", None) or rel.fetch_record_batch  # duckdb < 1.4: fetch_...
+        reader = reader(_BATCH_ROWS)
+        schema = pa.schema([f.with_name(n) for f, n in zip(reader.schema, names)])
+        with pq.ParquetWriter(path, schema) as out:
+            for batch in reader:
+                out.write_batch(pa.RecordBatch.from_arrays(batch.columns, schema=schema))
 
     # -- input -----------------------------------------------------------------------------------
     def register_source(self, data, view: str, param: str) -> dict:

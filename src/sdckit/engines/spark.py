@@ -3,15 +3,20 @@ Spark) on any cluster; only the compressed table and aggregates come back to Pyt
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import tempfile
 from pathlib import Path
 
+import numpy as np
+
 from .._errors import SdcError
-from ._relational import RelationalEngine
+from ._relational import RelationalEngine, new_name
 
 __all__ = ["SparkEngine"]
+
+_PARTS = itertools.count()
 
 
 def _import_pyspark():
@@ -23,9 +28,34 @@ def _import_pyspark():
     return SparkSession
 
 
-def _java_available() -> bool:
+def _java_problem() -> str | None:
+    """Why Spark's launcher would find no Java (it runs ``$JAVA_HOME/bin/java`` when JAVA_HOME
+    is set, else ``java`` on PATH); None when it finds one."""
     home = os.environ.get("JAVA_HOME")
-    return bool(shutil.which("java")) or bool(home and Path(home, "bin", "java").exists())
+    if home:
+        if not Path(home, "bin", "java").is_file():
+            return "JAVA_HOME is set, but there is no bin/java in it; point JAVA_HOME at a Java 17 runtime or unset it"
+        return None
+    if shutil.which("java") is None:
+        return "install a Java 17 runtime (Debian: openjdk-17-jre-headless) and put java on PATH or set JAVA_HOME"
+    return None
+
+
+def _literal_array(values) -> str:
+    """A Spark SQL array literal of Python ints (BIGINT) or floats (DOUBLE, exact)."""
+    items = [f"{int(v)}L" if isinstance(v, (int, np.integer)) else f"{float(v)!r}D" for v in values]
+    return f"array({', '.join(items) or '0L'})"
+
+
+def _offsets(parts: np.ndarray, totals: np.ndarray) -> list:
+    """Per partition id 0..max, the sum of ``totals`` over the partitions before it."""
+    if not len(parts):
+        return []
+    totals = np.asarray(totals)
+    totals = totals.astype(np.int64 if totals.dtype.kind in "iub" else float)
+    full = np.zeros(int(parts.max()) + 1, dtype=totals.dtype)
+    full[parts] = totals
+    return [v.item() for v in np.concatenate([np.zeros(1, dtype=full.dtype), np.cumsum(full)[:-1]])]
 
 
 class SparkEngine(RelationalEngine):
@@ -49,6 +79,7 @@ class SparkEngine(RelationalEngine):
         if master is not None and (not isinstance(master, str) or not master.strip()):
             raise SdcError(f"master: got {master!r}; expected a Spark master URL such as 'local[2]'")
         self._session = session
+        self._deltas: dict = {}  # view -> per partition, its first position minus (id << 33)
         self.master = master
         self.config = dict(config or {})
 
@@ -63,11 +94,9 @@ class SparkEngine(RelationalEngine):
         active = SparkSession.getActiveSession() if self.master is None else None
         if active is not None:
             return active
-        if not _java_available():
-            raise SdcError(
-                "engine: Spark cannot start: Java was not found; install a Java 17 runtime (Debian: "
-                "openjdk-17-jre-headless) and put java on PATH or set JAVA_HOME"
-            )
+        problem = _java_problem()
+        if problem is not None:
+            raise SdcError(f"engine: Spark cannot start: Java was not found; {problem}")
         builder = SparkSession.builder.master(self.master or "local[*]").appName("sdckit")
         settings = {
             "spark.ui.enabled": "false",
@@ -100,8 +129,47 @@ class SparkEngine(RelationalEngine):
     def quantiles_sql(expr: str, probs) -> str:
         return f"percentile({expr}, array({', '.join(repr(float(p)) for p in probs)}))"
 
-    def record_number(self) -> str:
-        return "row_number() OVER (ORDER BY monotonically_increasing_id()) - 1"
+    # -- numbering without a window over the whole table -------------------------------------
+    # A window without PARTITION BY moves every row to one partition (one machine). Instead,
+    # as RDD.zipWithIndex does: monotonically_increasing_id() is (partition id << 33) + the
+    # row's index in its partition, so a row's position is that index plus the rows of the
+    # partitions before its own, taken from a small table of counts per partition.
+    def record_number(self, view: str) -> str:
+        """A record's 0-based position in ``view``'s partition order (the input order)."""
+        if view not in self._deltas:
+            counts = self.frame(
+                f"SELECT p, count(*) AS n FROM (SELECT spark_partition_id() AS p FROM {view}) t GROUP BY p"
+            )
+            parts = counts.get_column("p").to_numpy().astype(np.int64)
+            offsets = _offsets(parts, counts.get_column("n").to_numpy().astype(np.int64))
+            self._deltas[view] = [off - (p << 33) for p, off in enumerate(offsets)]
+        return f"(monotonically_increasing_id() + element_at({_literal_array(self._deltas[view])}, spark_partition_id() + 1))"
+
+    def numbered(self, name: str, sql: str, order: str) -> None:
+        """``sql`` sorted by ``order`` (a sort over range partitions), then numbered."""
+        ordered = new_name("sorted")
+        self.materialize(ordered, f"SELECT * FROM ({sql}) t ORDER BY {order}")
+        self.materialize(name, f"SELECT *, {self.record_number(ordered)} AS __row FROM {ordered}")
+
+    def running_sums(self, name: str, sql: str, order: str, sums: dict) -> None:
+        """Sorted by ``order`` over range partitions; the running sums within each partition
+        (a window partitioned by partition id) plus the totals of the partitions before it."""
+        ordered, tagged = new_name("sorted"), new_name("tagged")
+        part = f"__p{next(_PARTS)}"
+        self.materialize(ordered, f"SELECT * FROM ({sql}) t ORDER BY {order}")
+        terms = ", ".join(f"{e} AS __s_{a}" for a, e in sums.items())
+        self.materialize(tagged, f"SELECT *, {terms}, spark_partition_id() AS {part} FROM {ordered}")
+        totals = self.frame(
+            f"SELECT {part} AS p, {', '.join(f'sum(__s_{a}) AS {a}' for a in sums)} FROM {tagged} GROUP BY {part}"
+        )
+        parts = totals.get_column("p").to_numpy().astype(np.int64)
+        upto = "ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW"
+        cols = []
+        for a in sums:
+            before = _literal_array(_offsets(parts, totals.get_column(a).to_numpy()))
+            window = f"sum(__s_{a}) OVER (PARTITION BY {part} ORDER BY {order} {upto})"
+            cols.append(f"element_at({before}, {part} + 1) + {window} AS {a}")
+        self.materialize(name, f"SELECT *, {', '.join(cols)} FROM {tagged}")
 
     # -- session ---------------------------------------------------------------------------------
     def frame(self, sql: str):
@@ -132,13 +200,17 @@ class SparkEngine(RelationalEngine):
         except TypeError:  # pragma: no cover - Spark < 4
             return self.spark.createDataFrame(table.to_pandas())
 
-    def copy_parquet(self, sql: str, path: Path) -> None:
+    def copy_parquet(self, sql: str, path: Path, names: list[str]) -> None:
         out = Path(tempfile.mkdtemp(prefix=".sdckit-spark-", dir=path.parent))
+        conf = self.spark.conf
+        case = conf.get("spark.sql.caseSensitive", "false")
         try:
-            self.spark.sql(sql).coalesce(1).write.mode("overwrite").parquet(str(out / "part"))
+            conf.set("spark.sql.caseSensitive", "true")  # fk and Fk are two columns
+            self.spark.sql(sql).toDF(*names).coalesce(1).write.mode("overwrite").parquet(str(out / "part"))
             (part,) = sorted((out / "part").glob("*.parquet"))
             os.replace(part, path)
         finally:
+            conf.set("spark.sql.caseSensitive", case)
             shutil.rmtree(out, ignore_errors=True)
 
     # -- input -----------------------------------------------------------------------------------

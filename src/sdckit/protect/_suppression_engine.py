@@ -58,10 +58,9 @@ def _local_index(rows: np.ndarray, n_rows: int) -> np.ndarray:
 
 def _run(eng, comp, codes, counts, k, imp, alpha, st_codes) -> dict:
     """The greedy suppression per stratum; the records with suppressions, their final codes
-    and the number of records still below k."""
+    and the positions of the records still below k."""
     out_rows = codes.copy()
-    pos, row_of, out_rec = [], [], []
-    n_unresolved = 0
+    pos, row_of, out_rec, unresolved = [], [], [], []
     groups = [np.arange(len(codes))] if st_codes is None else _strata_rows(st_codes)
     for rows in groups:
         local = _local_index(rows, len(codes))
@@ -77,15 +76,20 @@ def _run(eng, comp, codes, counts, k, imp, alpha, st_codes) -> dict:
         pos.append(p)
         row_of.append(rows[r])
         out_rec.append(rec)
+        # below k: the fetched records with f < k, and every record of the other rows with f < k
+        # (a row with a suppression had all its records fetched, so these are untouched rows)
         rest = counts[rows].astype(float) - np.bincount(r, minlength=len(rows))
-        n_unresolved += int(rest[f_rows < k].sum()) + int(np.count_nonzero(f_rec < k))
+        whole = rows[(f_rows < k) & (rest > 0)]
+        unresolved.append(np.asarray(p, dtype=np.int64)[f_rec < k])
+        if whole.size:
+            unresolved.append(eng.records_of(comp, whole)[0])
     order = np.argsort(np.concatenate(pos), kind="stable") if pos else np.zeros(0, np.int64)
     return {
         "out_rows": out_rows,
         "pos": np.concatenate(pos)[order],
         "row_of": np.concatenate(row_of)[order],
         "out_rec": np.concatenate(out_rec)[order] if out_rec else codes[:0],
-        "n_unresolved": n_unresolved,
+        "unresolved_rows": np.sort(np.concatenate(unresolved)) if unresolved else np.zeros(0, np.int64),
     }
 
 
@@ -106,7 +110,7 @@ def _result(eng, comp, names, enc, run, k, imp, alpha, strata, missing, st_codes
         if st_codes is not None:
             for s, label in enumerate(st_labels):
                 by_stratum.setdefault(label, {})[v] = int(per_row[st_codes == s].sum())
-    n_unres = run["n_unresolved"]
+    n_unres = int(run["unresolved_rows"].size)
     notes = (
         (f"{n_unres} record(s) could not be made k-anonymous (a stratum with fewer than k records).",)
         if n_unres
@@ -133,6 +137,7 @@ def _result(eng, comp, names, enc, run, k, imp, alpha, strata, missing, st_codes
             "n_suppressed": int(sum(n_changed.values())),
             "importance": {v: int(i) for v, i in zip(names, imp)},
             "n_unresolved": n_unres,
+            "unresolved_rows": run["unresolved_rows"],
         },
         notes=notes,
         table=None,

@@ -232,12 +232,16 @@ class Result:
         as ``id=`` comes first, so the result joins back to the caller's records by label or by
         identifier. This is record-level output: treat it as confidential as the microdata it
         was computed from. With an out-of-core engine the engine maps the values to the records
-        and the whole output is collected as a Polars frame (a ``row`` column gives each
-        record's position); :meth:`write_records` writes it without collecting.
+        and the whole output is collected (same columns; a file, a DuckDB relation or a Spark
+        DataFrame gives a Polars frame); :meth:`write_records` writes it without collecting.
         """
         if self.records_source is not None:
+            from ..engines import get_engine
+
             engine, comp, household, values, ident = self._engine_records()
-            return engine.frame(engine.record_query(comp, _with_logs(values, household), household, ident))
+            frame = engine.records_frame(comp, values, household=household, id=ident)
+            columns = dict(zip(frame.columns, frame.get_columns()))
+            return get_engine().to_native(columns, comp.source.backend, comp.source.index)
         return self._native(self._records())
 
     def _engine_records(self):
@@ -309,10 +313,6 @@ class Result:
             except Exception:
                 pass
         return f"<{type(self).__name__} {' '.join(parts)}>"
-
-
-def _with_logs(values: dict, household) -> dict:
-    return values if household is None else {**values, "__log1m_hh": household.row_logs}
 
 
 def weighted_quantiles(x, counts, probs) -> np.ndarray:
