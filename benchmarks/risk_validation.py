@@ -1,15 +1,20 @@
-"""Calibration of sdckit's re-identification risk estimators against a known truth (issue 17).
+"""Calibration of sdckit's re-identification risk estimators against a known truth (issues 17, 24).
 
 The population is eusilcP (simPop's synthetic EU-SILC population, 58,654 persons), where the true
-population counts F_k are known. Keys:
+population counts F_k are known. Key sets (missing ecoStat / citizenship of the persons under 16
+coded as a category "none"; age clipped to 0..95; age5 = age // 5):
 
-* K1: region, gender, age in 5-year groups (age clipped to 0..95, // 5), ecoStat, citizenship,
-  hsize (the missing ecoStat / citizenship of the persons under 16 coded as a category "none");
-* K2: the same with single years of age.
+* K1: region, gender, age5, ecoStat, citizenship, hsize; K2: the same with single years of age;
+* K3: region, gender, age1, ecoStat, citizenship (no household size); K4: the same with age5;
+* K5: region, gender, age1, citizenship, hsize, main (main respondent of the household);
+* K6: region, gender, age5, ecoStat, income10 (decile of the household's equivalised income).
 
-Settings: K1 and K2 with Bernoulli samples at 1/10 and at 1/50, and K1 and K2 with a sample
-stratified by region (known fractions 0.02, 0.03, ..., 0.10 over the nine regions in their sorted
-order); weights 1/pi. Per sample the truth is
+Designs: Bernoulli samples at 1/5, 1/10, 1/20, 1/50 and 1/100, and a sample stratified by region
+(known fractions 0.02, 0.03, ..., 0.10 over the nine regions in their sorted order); weights 1/pi.
+The grid is every key set with every design (36 settings), split before any result was seen into a
+tuning part (K1-K4 at 1/10, 1/50 and by region: 12 settings) on which the search was developed, and
+a held-out part (24 settings: the other fractions, and K5 and K6 everywhere) that is only
+reported. Per sample the truth is
 
 * tau_1 = #{k: f_k = 1, F_k = 1} (sample uniques that are population unique),
 * tau_2 = sum over sample uniques of 1/F_k (expected correct matches of sample uniques).
@@ -19,8 +24,8 @@ Estimators (each timed per estimate, wall clock):
 * ``individual_risk``: the per-record risk summed over the sample uniques (an estimate of tau_2);
 * log-linear (``loglinear_risk``): all two-way terms; the classic Skinner-Shlomo search (stop at
   |Z| <= 1.96, every candidate fitted); the bracketing search (the default, ``model="auto"``);
-  in the stratified settings with the known fractions by region and with the weights
-  (pseudo-likelihood);
+  the previous default search (``term_test=None, candidates=3``, before issue 24); in the
+  stratified settings also with the weights (pseudo-likelihood);
 * negative-binomial smoothing (``smoothing="nb"``, moment version; estimates tau_1 and tau_2);
 * population-uniqueness estimators (``population_uniques``: Zayatz, Pitman, SNB, Dankar's rule):
   they estimate the number S_1 of population uniques; pi * S_1 estimates tau_1 (each population
@@ -28,10 +33,12 @@ Estimators (each timed per estimate, wall clock):
   with the region's fraction and the estimates are summed (region is a key, so every key pattern
   lies in one region).
 
-Prints a markdown table: mean relative bias, its standard error over the samples, the relative
-RMSE and the time per estimate. ``--write-docs`` also writes the table into the calibration page of
-the documentation (``docs/measures/risk-calibration.md``, between its markers).
-Usage: ``python benchmarks/risk_validation.py [--samples 20] [--settings 'K1, 1/10;K2, 1/50'] [--write-docs]``.
+Two tables: ``--table grid`` (default) runs the default and the previous search over the grid and
+prints the tuning and the held-out part separately (bias, SE, RMSE, number of different models
+chosen, seconds); ``--table estimators`` runs every estimator on the six original settings.
+``--write-docs`` writes the table into the calibration page (``docs/measures/risk-calibration.md``,
+between its markers). Samples are seeded by the setting's name.
+Usage: ``python benchmarks/risk_validation.py [--samples 10] [--table grid] [--settings 'K1, 1/10;K3, 1/50'] [--write-docs]``.
 The functions are used by tests/test_risk_validation.py with fewer samples. Always exits 0.
 """
 
@@ -43,6 +50,7 @@ import sys
 import tempfile
 import time
 import warnings
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -52,29 +60,59 @@ ROOT = Path(__file__).resolve().parents[1]
 EUSILC = ROOT.parent / "shared" / "data" / "simpop" / "eusilcP.csv"
 DOCS_PAGE = ROOT / "docs" / "measures" / "risk-calibration.md"
 START, END = "<!-- calibration-table:start -->", "<!-- calibration-table:end -->"
-AGE = {"K1": "age5", "K2": "age1"}
+GRID_START, GRID_END = "<!-- calibration-grid:start -->", "<!-- calibration-grid:end -->"
+STABILITY_START, STABILITY_END = "<!-- calibration-stability:start -->", "<!-- calibration-stability:end -->"
+#: the settings of the model-stability table (20 samples each by default)
+STABILITY_SETTINGS = ("K2, 1/10", "K3, 1/50")
+#: key sets: K1/K2 the original pair (with household size), K3/K4 without household size, K5/K6
+#: other variables (main respondent; household income decile)
+KEY_SETS = {
+    "K1": ("region", "gender", "age5", "ecoStat", "citizenship", "hsize"),
+    "K2": ("region", "gender", "age1", "ecoStat", "citizenship", "hsize"),
+    "K3": ("region", "gender", "age1", "ecoStat", "citizenship"),
+    "K4": ("region", "gender", "age5", "ecoStat", "citizenship"),
+    "K5": ("region", "gender", "age1", "citizenship", "hsize", "main"),
+    "K6": ("region", "gender", "age5", "ecoStat", "income10"),
+}
+DESIGNS = ((0.2, "1/5"), (0.1, "1/10"), (0.05, "1/20"), (0.02, "1/50"), (0.01, "1/100"), ("region", "by region"))
+#: The grid, split BEFORE any result was looked at: the method may be tuned on the tuning part
+#: (K1-K4 at 1/10, 1/50 and by region); every other setting (the fractions 1/5, 1/20 and 1/100,
+#: and the key sets K5 and K6 at every design) is held out and only reported.
+TUNING_KEYS, TUNING_DESIGNS = ("K1", "K2", "K3", "K4"), ("1/10", "1/50", "by region")
 #: (name, key set, fraction or "region")
-SETTINGS = (
-    ("K1, 1/10", "K1", 0.1),
-    ("K2, 1/10", "K2", 0.1),
-    ("K1, 1/50", "K1", 0.02),
-    ("K2, 1/50", "K2", 0.02),
-    ("K1, by region", "K1", "region"),
-    ("K2, by region", "K2", "region"),
-)
+SETTINGS = tuple((f"{k}, {label}", k, frac) for k in KEY_SETS for frac, label in DESIGNS)
+TUNING = tuple(s for s in SETTINGS if s[1] in TUNING_KEYS and s[0].split(", ")[1] in TUNING_DESIGNS)
+HELD_OUT = tuple(s for s in SETTINGS if s not in TUNING)
 REGION_FRACTIONS = np.linspace(0.02, 0.10, 9)
 RECOMMENDED = "log-linear, bracketing search (default)"
+PREVIOUS = "log-linear, previous search (term_test=None, candidates=3)"
+#: the estimators of the grid table, and of the comparison of every estimator
+GRID_ESTIMATORS = ("bracket", "previous")
+COMPARISON_SETTINGS = ("K1, 1/10", "K2, 1/10", "K1, 1/50", "K2, 1/50", "K1, by region", "K2, by region")
+
+
+def setting(name: str) -> tuple:
+    """The setting of the grid called ``name`` (e.g. "K3, 1/50")."""
+    for s in SETTINGS:
+        if s[0] == name:
+            return s
+    raise KeyError(name)
+
+
+def part(s) -> str:
+    return "tuning" if s in TUNING else "held out"
 
 
 def keys_of(key_set: str) -> list[str]:
-    return ["region", "gender", AGE[key_set], "ecoStat", "citizenship", "hsize"]
+    return list(KEY_SETS[key_set])
 
 
 def population(path=EUSILC) -> pl.DataFrame:
     """eusilcP with the key variables of both key sets, as declared categories (Enum), so that
     every sample is cross-classified over the population's categories."""
-    d = pl.read_csv(path, columns=["region", "gender", "age", "ecoStat", "citizenship", "hsize"])
+    d = pl.read_csv(path, columns=["region", "gender", "age", "ecoStat", "citizenship", "hsize", "main", "eqIncome"])
     age = pl.col("age").clip(0, 95)
+    decile = (pl.col("eqIncome").rank("min") * 10 / pl.len()).ceil().cast(pl.Int64)
     d = d.select(
         pl.col("region").cast(pl.String),
         pl.col("gender").cast(pl.String),
@@ -83,6 +121,8 @@ def population(path=EUSILC) -> pl.DataFrame:
         pl.col("ecoStat").cast(pl.String).fill_null("none"),
         pl.col("citizenship").cast(pl.String).fill_null("none"),
         pl.col("hsize").cast(pl.String),
+        pl.col("main").cast(pl.String),
+        decile.cast(pl.String).alias("income10"),
     )
     return d.with_columns([pl.col(c).cast(pl.Enum(sorted(d[c].unique().to_list(), key=_natural))) for c in d.columns])
 
@@ -156,13 +196,24 @@ def est_two_way(sample, keys, fraction, pop):
 
 
 def est_classic(sample, keys, fraction, pop):
-    r = _loglinear(sample, keys, fraction, pop, search="skinner-shlomo", candidates=None)
+    r = _loglinear(sample, keys, fraction, pop, search="skinner-shlomo", candidates=None, term_test=None)
     return {"log-linear, Skinner-Shlomo search (stop at Z within ±1.96)": (r.tau1, r.tau2)}
+
+
+def model_of(r) -> str:
+    """The chosen model: its terms beyond the main effects (and the blended last term)."""
+    extra = sorted(":".join(t) for t in r.terms if len(t) > 1)
+    return " + ".join(extra) + (f" (blend {r.blend['term']})" if r.blend else "")
 
 
 def est_bracket(sample, keys, fraction, pop):
     r = _loglinear(sample, keys, fraction, pop)
-    return {RECOMMENDED: (r.tau1, r.tau2)}
+    return {RECOMMENDED: (r.tau1, r.tau2, np.nan, model_of(r))}
+
+
+def est_previous(sample, keys, fraction, pop):
+    r = _loglinear(sample, keys, fraction, pop, term_test=None, candidates=3)
+    return {PREVIOUS: (r.tau1, r.tau2, np.nan, model_of(r))}
 
 
 def est_bracket_pml(sample, keys, fraction, pop):
@@ -208,6 +259,7 @@ ESTIMATORS = {
     "two-way": est_two_way,
     "classic": est_classic,
     "bracket": est_bracket,
+    "previous": est_previous,
     "pml": est_bracket_pml,
     "nb": est_nb,
     "uniques": est_uniques,
@@ -223,24 +275,45 @@ def validate(setting, n_samples: int = 20, seed: int = 2024, estimators=None, po
     pop = population() if pop is None else pop
     keys = keys_of(key_set)
     pop_cells, K = cells(pop, keys)
-    rng = np.random.default_rng([seed, SETTINGS.index(setting) if setting in SETTINGS else 0])
+    rng = np.random.default_rng([seed, zlib.crc32(name.encode())])
     out: dict = {"truth": []}
     for _ in range(n_samples):
         sample, take = draw(pop, fraction, rng)
         out["truth"].append(truth(pop_cells, take, K))
         sample = sample.select([*keys, "w"])
         for e in estimators or ESTIMATORS:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             got = ESTIMATORS[e](sample, keys, fraction, pop)
-            seconds = time.perf_counter() - t0
+            seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
             for label, value in got.items():
-                slot = out.setdefault(label, {"est": [], "seconds": []})
+                slot = out.setdefault(label, {"est": [], "seconds": [], "cpu": [], "model": []})
                 slot["est"].append((*value, np.nan)[:3])  # (tau_1, tau_2, S_1)
+                slot["model"].append(value[3] if len(value) > 3 else None)
                 slot["seconds"].append(seconds / len(got) if e == "uniques" else seconds)
+                slot["cpu"].append(cpu / len(got) if e == "uniques" else cpu)
     res = {"truth": np.array(out.pop("truth"))}
     for label, slot in out.items():
-        res[label] = {"est": np.array(slot["est"], float), "seconds": np.array(slot["seconds"])}
+        res[label] = {
+            "est": np.array(slot["est"], float),
+            "seconds": np.array(slot["seconds"]),
+            "cpu": np.array(slot["cpu"]),
+            "model": slot["model"],
+        }
     return res
+
+
+def model_stability(models: list) -> dict:
+    """How many different models the samples chose, and the share of the most frequent one."""
+    models = [m for m in models if m is not None]
+    if not models:
+        return {}
+    names, counts = np.unique(np.array(models, dtype=object).astype(str), return_counts=True)
+    top = int(np.argmax(counts))
+    return {
+        "models": int(counts.size),
+        "top_model_share": float(counts[top] / len(models)),
+        "top_model": str(names[top]),
+    }
 
 
 def summarize(res: dict) -> list[dict]:
@@ -256,6 +329,8 @@ def summarize(res: dict) -> list[dict]:
             "estimator": label,
             "seconds": float(np.mean(slot["seconds"])),
             "max_seconds": float(np.max(slot["seconds"])),
+            "cpu_seconds": float(np.mean(slot["cpu"])) if "cpu" in slot else float("nan"),
+            **model_stability(slot.get("model") or []),
         }
         for j, measure in enumerate(("tau1", "tau2", "S1")):
             e = slot["est"][:, j]
@@ -324,10 +399,79 @@ def markdown(table: dict, n_samples: int) -> str:
     return "\n".join(lines)
 
 
-def write_docs(text: str, page: Path = DOCS_PAGE) -> None:
-    """Replace the table between the page's markers (atomic write)."""
+def markdown_grid(table: dict, n_samples: int) -> str:
+    """The grid: the tuning part and the held-out part in two tables, the recommended estimator
+    and the previous search per setting, with the largest bias of each part."""
+    head = [
+        "| setting | estimator | tau_2: truth | bias (SE) | RMSE | tau_1: bias (SE) | models (most frequent) "
+        "| seconds: wall (max), CPU |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    out = []
+    for title, members in (("Tuning part", TUNING), ("Held-out part", HELD_OUT)):
+        names = [s[0] for s in members if s[0] in table]
+        if not names:
+            continue
+        out += [f"**{title}** ({len(names)} settings)", "", *head]
+        worst: dict = {}
+        for name in names:
+            for r in table[name]:
+                t2, t1 = r["tau2"], r["tau1"]
+                label = f"**{r['estimator']}**" if r["estimator"] == RECOMMENDED else r["estimator"]
+                models = f"{r['models']} of {n_samples} ({100 * r['top_model_share']:.0f} %)" if "models" in r else ""
+                out.append(
+                    f"| {name} | {label} | {t2['truth']:.0f} | {100 * t2['bias']:+.1f} % ({100 * t2['se']:.1f}) | "
+                    f"{100 * t2['rmse']:.1f} % | {100 * t1['bias']:+.1f} % ({100 * t1['se']:.1f}) | {models} | "
+                    f"{r['seconds']:.2f} ({r['max_seconds']:.2f}), {r['cpu_seconds']:.2f} |"
+                )
+                w = worst.setdefault(r["estimator"], [0.0, [], []])
+                w[0] = max(w[0], abs(t2["bias"]))
+                if abs(t2["bias"]) > 0.10:
+                    w[1].append(name)
+                w[2].append(r.get("models", 0))
+        out.append("")
+        for est, (b, failing, models) in worst.items():
+            fails = f"over 10 % in {'; '.join(failing)}" if failing else "within 10 % in every setting"
+            out.append(
+                f"* {est}: largest |bias| of tau_2 {100 * b:.1f} %, {fails}; "
+                f"{np.mean(models):.1f} different models in {n_samples} samples on average."
+            )
+        out.append("")
+    out.append(
+        f"{n_samples} seeded samples per setting; bias = mean of estimate / truth - 1, SE its standard error over "
+        "the samples, RMSE the root mean square of estimate / truth - 1; models: the number of different "
+        "models chosen in the samples (and the share of the most frequent one); seconds per estimate: wall clock, "
+        "mean and largest, on 2 cores shared with other work, and the CPU time of the process (what a quiet "
+        "machine would take)."
+    )
+    return "\n".join(out)
+
+
+def markdown_stability(table: dict, n_samples: int) -> str:
+    """Model stability: how many different models the samples of one setting chose, the most
+    frequent one, and the spread of the estimate."""
+    lines = [
+        "| setting | estimator | different models | most frequent model (share) | tau_2: bias (SE) | RMSE |",
+        "|---|---|---:|---|---:|---:|",
+    ]
+    for name, rows in table.items():
+        for r in rows:
+            t2 = r["tau2"]
+            label = f"**{r['estimator']}**" if r["estimator"] == RECOMMENDED else r["estimator"]
+            lines.append(
+                f"| {name} | {label} | {r['models']} of {n_samples} | {r['top_model']} "
+                f"({100 * r['top_model_share']:.0f} %) | {100 * t2['bias']:+.1f} % ({100 * t2['se']:.1f}) | "
+                f"{100 * t2['rmse']:.1f} % |"
+            )
+    lines += ["", f"{n_samples} seeded samples per setting (the samples of the grid, seeded by the setting's name)."]
+    return "\n".join(lines)
+
+
+def write_docs(text: str, page: Path = DOCS_PAGE, markers=(START, END)) -> None:
+    """Replace the text between the page's ``markers`` (atomic write)."""
+    start, end = markers
     old = page.read_text()
-    a, b = old.index(START) + len(START), old.index(END)
+    a, b = old.index(start) + len(start), old.index(end)
     new = old[:a] + "\n" + text + "\n" + old[b:]
     fd, tmp = tempfile.mkstemp(dir=page.parent, suffix=".tmp")
     with os.fdopen(fd, "w") as fh:
@@ -337,30 +481,50 @@ def write_docs(text: str, page: Path = DOCS_PAGE) -> None:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--samples", type=int, default=20)
+    p.add_argument("--samples", type=int, default=10)
     p.add_argument("--seed", type=int, default=2024)
-    p.add_argument("--settings", default=";".join(s[0] for s in SETTINGS), help="setting names separated by ';'")
-    p.add_argument("--estimators", default=",".join(ESTIMATORS), help=f"comma-separated, of {', '.join(ESTIMATORS)}")
+    p.add_argument(
+        "--table",
+        choices=["grid", "estimators", "stability"],
+        default="grid",
+        help="grid: the recommended estimator and the previous search over the whole grid (tuning and "
+        "held-out parts); estimators: every estimator on the six original settings; stability: the models "
+        "chosen in the samples of two settings (use --samples 20)",
+    )
+    p.add_argument("--settings", help="setting names separated by ';' (default: those of the table)")
+    p.add_argument("--estimators", help=f"comma-separated, of {', '.join(ESTIMATORS)} (default: those of the table)")
     p.add_argument("--write-docs", action="store_true", help="write the table into the documentation page")
     a = p.parse_args(argv)
     if not EUSILC.exists():
         print(f"risk validation skipped: {EUSILC} not found (the shared public datasets are not beside the repository)")
         return 0
+    default_settings = {
+        "grid": [s[0] for s in SETTINGS],
+        "estimators": list(COMPARISON_SETTINGS),
+        "stability": list(STABILITY_SETTINGS),
+    }[a.table]
+    default_estimators = [e for e in ESTIMATORS if e != "previous"] if a.table == "estimators" else GRID_ESTIMATORS
     try:
         pop = population()
-        wanted = [s.strip() for s in a.settings.split(";")]
+        wanted = [s.strip() for s in a.settings.split(";")] if a.settings else default_settings
+        estimators = a.estimators.split(",") if a.estimators else list(default_estimators)
         table = {}
-        for setting in SETTINGS:
-            if setting[0] not in wanted:
+        for s in SETTINGS:
+            if s[0] not in wanted:
                 continue
             t0 = time.perf_counter()
-            res = validate(setting, a.samples, a.seed, a.estimators.split(","), pop=pop)
-            table[setting[0]] = summarize(res)
-            print(f"{setting[0]}: {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
-        text = markdown(table, a.samples)
+            res = validate(s, a.samples, a.seed, estimators, pop=pop)
+            table[s[0]] = summarize(res)
+            print(f"{s[0]}: {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+        render, markers = {
+            "grid": (markdown_grid, (GRID_START, GRID_END)),
+            "estimators": (markdown, (START, END)),
+            "stability": (markdown_stability, (STABILITY_START, STABILITY_END)),
+        }[a.table]
+        text = render(table, a.samples)
         print(text)
         if a.write_docs:
-            write_docs(text)
+            write_docs(text, markers=markers)
     except Exception as exc:  # benchmarks report, they do not fail
         print(f"risk validation failed: {type(exc).__name__}: {exc}", file=sys.stderr)
     return 0

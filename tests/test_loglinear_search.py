@@ -100,8 +100,17 @@ def test_ipf_step_and_margin_deviance_by_hand():
 # the bracketing search
 
 
-def test_bracketing_search_lands_on_the_target():
+def test_true_model_is_found_and_kept():
+    # the table is built with one association (a:b); the default search adds it, finds no other
+    # term supported and stops there, without blending in a spurious term to push Z further
     r = sdckit.loglinear_risk(_table(), KEYS, sampling_fraction=0.05)
+    assert [p["added"] for p in r.path] == [None, "a:b"] and r.blend is None
+    assert r.formula == "a + b + c + d + a:b"
+
+
+def test_bracketing_search_lands_on_the_target():
+    # every term a candidate (term_test=None): the search goes past the true model to Z = -0.5
+    r = sdckit.loglinear_risk(_table(), KEYS, sampling_fraction=0.05, term_test=None, candidates=3)
     assert r.search == "bracket" and r.blend is not None
     assert r.path[1]["added"] == "a:b"  # the real association is found first
     assert abs(r.gof["Z2"] - (-0.5)) < 0.01  # w solves Z(w) = z_target (Brent, xtol 1e-4 on w)
@@ -141,12 +150,13 @@ def test_every_candidate_classic_rule():
 
 
 def test_runner_up_is_reported():
+    # the search before issue 24 (term_test=None, candidates=3), kept as an option.
     # oracle: step 1 scores the shortlisted two-way terms by the Z_2 of one IPF step from the
     # main-effects fit (for independence IPF is exact after one cycle: the closed form
     # mu = n prod(n_j / n)); recomputed here from the kernels, the runner-up's Z is the
     # second-smallest |Z| and the chosen term's the smallest
     d = _table()
-    r = sdckit.loglinear_risk(d, KEYS, sampling_fraction=0.05)
+    r = sdckit.loglinear_risk(d, KEYS, sampling_fraction=0.05, term_test=None, candidates=3)
     step1 = r.path[1]
     codes = np.column_stack([d[k].rank("dense").cast(pl.Int64).to_numpy() - 1 for k in KEYS])
     shape = r.levels
@@ -163,6 +173,76 @@ def test_runner_up_is_reported():
     assert "runner-up" in str(r.summary())
 
 
+def _main_effects_fit(d, shape):
+    codes = np.column_stack([d[k].rank("dense").cast(pl.Int64).to_numpy() - 1 for k in KEYS])
+    f = np.bincount(ll.cell_index(codes, shape), minlength=math.prod(shape)).astype(float)
+    mu0, _, _ = ll.ipf(f, shape, [(0,), (1,), (2,), (3,)])
+    return f, mu0
+
+
+def test_default_search_adds_the_most_supported_term():
+    # oracle: the support (G^2 - df) / sqrt(2 df) of every two-way term against the
+    # main-effects fit, recomputed from the kernels; the default adds the most supported term
+    # first (a:b, the association the table is built with) and names the next one runner-up
+    # with its one-step Z
+    d = _table()
+    r = sdckit.loglinear_risk(d, KEYS, sampling_fraction=0.05)
+    f, mu0 = _main_effects_fit(d, r.levels)
+    pairs = [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
+
+    def support(t):
+        return ll.deviance_support(
+            ll.margin_deviance(f, mu0, r.levels, t), ll.effective_df(lambda s: ll.margin(f, r.levels, s), t)
+        )
+
+    ranked = sorted(pairs, key=lambda t: -support(t))
+    assert ranked[0] == (0, 1) and r.path[1]["added"] == "a:b"
+    if support(ranked[1]) > 2.0:
+        z = ll.bias_criterion(f, ll.ipf_step(f, mu0, r.levels, ranked[1]) / 0.05, 0.05, "2")["Z2"]
+        assert r.path[1]["runner_up"] == ":".join(KEYS[j] for j in ranked[1])
+        assert r.path[1]["runner_up_Z"] == pytest.approx(z, rel=1e-9)
+    else:
+        assert r.path[1]["runner_up"] is None
+    # every added term was supported when it was added: independent keys c and d never enter
+    assert all("c:d" != p["added"] for p in r.path)
+
+
+def test_unsupported_terms_are_not_added():
+    # four independent keys: no two-way term is supported at a high threshold, so the search
+    # stops at the main effects (no step, no blend) whatever its Z; with the test switched off
+    # (term_test=None) the same search does add terms while Z > -0.5
+    rng = np.random.default_rng(5)
+    d = pl.DataFrame({k: rng.integers(0, 5, 2000) for k in KEYS})
+    strict = sdckit.loglinear_risk(d, KEYS, sampling_fraction=0.1, term_test=50.0)
+    assert len(strict.path) == 1 and strict.blend is None
+    assert all(len(t) == 1 for t in strict.terms)
+    loose = sdckit.loglinear_risk(d, KEYS, sampling_fraction=0.1, term_test=None, z_target=-50.0)
+    assert len(loose.path) > 1
+
+
+def test_effective_df_by_hand():
+    # full margins: (L_a - 1)(L_b - 1) = 2 * 3 = 6; three-way: 1 * 2 * 3 = 6
+    full = np.ones((3, 4))
+    assert ll.effective_df(lambda s: full.sum(axis=tuple(a for a in (0, 1) if a not in s)), (0, 1)) == 6
+    cube = np.ones((2, 3, 4))
+    assert ll.effective_df(lambda s: cube.sum(axis=tuple(a for a in (0, 1, 2) if a not in s)), (0, 1, 2)) == 6
+    # a 3 x 4 margin with 5 empty cells (7 non-empty), all rows and columns used:
+    # 7 - 3 - 4 + 1 = 1; a diagonal 3 x 3 margin (a determines b): 3 - 3 - 3 + 1 = -2 -> at least 1
+    sparse = np.array([[1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 2.0]])
+    assert ll.effective_df(lambda s: sparse.sum(axis=tuple(a for a in (0, 1) if a not in s)), (0, 1)) == 1
+    diag = np.eye(3)
+    assert ll.effective_df(lambda s: diag.sum(axis=tuple(a for a in (0, 1) if a not in s)), (0, 1)) == 1
+    # a 4 x 4 margin with two empty rows... of the table: N(a) = 2, N(b) = 4, N(ab) = 6: 6 - 2 - 4 + 1 = 1
+    part = np.array([[1, 1, 1, 0], [0, 0, 0, 0], [1, 0, 1, 1.0], [0, 0, 0, 0]])
+    assert ll.effective_df(lambda s: part.sum(axis=tuple(a for a in (0, 1) if a not in s)), (0, 1)) == 1
+
+
+def test_deviance_support_by_hand():
+    # (G^2 - df) / sqrt(2 df): (58 - 8) / 4 = 12.5; G^2 = df gives 0
+    assert ll.deviance_support(58.0, 8) == pytest.approx(12.5, rel=1e-15)
+    assert ll.deviance_support(7.0, 7) == 0.0
+
+
 def test_illinois_root_by_hand():
     from sdckit.risk._loglinear_steps import _illinois
 
@@ -173,7 +253,9 @@ def test_illinois_root_by_hand():
 
 
 def test_tau1_criterion_drives_the_search_on_z1():
-    r = sdckit.loglinear_risk(_table(), KEYS, sampling_fraction=0.05, criterion="tau1")
+    # every term a candidate, so that the search goes on to the target (the true model a:b
+    # alone has Z_1 above -0.5)
+    r = sdckit.loglinear_risk(_table(), KEYS, sampling_fraction=0.05, criterion="tau1", term_test=None)
     assert r.criterion == "tau1" and abs(r.gof["Z1"] - (-0.5)) < 0.01
 
 
@@ -289,6 +371,8 @@ def test_matching_design_weights_are_accepted():
         (dict(sampling_fraction=0.1, search="backward"), "search: got 'backward'"),
         (dict(sampling_fraction=0.1, z_target=float("nan")), "z_target"),
         (dict(sampling_fraction=0.1, candidates=0), "candidates"),
+        (dict(sampling_fraction=0.1, term_test="strict"), "term_test"),
+        (dict(sampling_fraction=0.1, term_test=float("nan")), "term_test"),
         (dict(sampling_fraction=0.1, stability=-1), "stability"),
         (dict(sampling_fraction=0.1, stability=2, seed=-1), "seed"),
     ],
@@ -335,7 +419,10 @@ def test_cli_search_options(tmp_path, capsys):
     _table().write_csv(src)
     out = tmp_path / "r.json"
     args = ["loglinear", str(src), "--keys", "a,b,c,d", "--sampling-fraction", "0.05", "--no-progress"]
-    rc = main([*args, "--stability", "2", "--seed", "4", "--z-target", "-1", "--json", str(out)])
+    # --term-test -1000: every term a candidate, so that the search reaches the target
+    rc = main(
+        [*args, "--stability", "2", "--seed", "4", "--z-target", "-1", "--term-test", "-1000", "--json", str(out)]
+    )
     assert rc == 0
     text = capsys.readouterr().out
     assert "bracketing Z = -1" in text and "Stability of the model choice" in text
@@ -348,6 +435,9 @@ def test_cli_search_options(tmp_path, capsys):
     assert rc == 0 and "Skinner-Shlomo stop" in capsys.readouterr().out
     assert main([*args, "--candidates", "0"]) != 0
     assert "candidates" in capsys.readouterr().err
+    # the default search stops at the true model (a:b) without a blend
+    rc = main([*args, "--json", str(out)])
+    assert rc == 0 and json.loads(out.read_text())["loglinear_risk"]["search"]["blend"] is None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -53,7 +53,14 @@ def register(sub) -> None:
         "--z-crit", dest="z_crit", type=float, default=1.96, help="skinner-shlomo rule: stop at |Z| <= z (1.96)"
     )
     f.add_argument(
-        "--candidates", type=int, default=3, help="terms fitted per search step, those of largest margin deviance (3)"
+        "--candidates", type=int, default=1, help="terms scored by Z per search step, the most supported first (1)"
+    )
+    f.add_argument(
+        "--term-test",
+        dest="term_test",
+        type=float,
+        default=2.0,
+        help="a term enters the search only when its standardized deviance reduction exceeds this (2.0)",
     )
     f.add_argument(
         "--stability",
@@ -98,6 +105,7 @@ def run(args) -> int:
             z_target=args.z_target,
             z_crit=args.z_crit,
             candidates=args.candidates,
+            term_test=args.term_test,
             stability=args.stability,
             seed=args.seed,
             method=args.method,

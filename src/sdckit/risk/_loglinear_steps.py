@@ -182,7 +182,9 @@ class LoglinearInput:
     counts: np.ndarray | None = None
     search: str = "bracket"
     z_target: float = -0.5
-    candidates: int | None = 3
+    candidates: int | None = 1
+    #: the standardized deviance reduction a term must exceed (None: every term, by raw deviance)
+    term_test: float | None = 2.0
     stability: int = 0
     seed: int | None = None
     #: known fractions by the categories of one key: (key index, fraction per category code)
@@ -238,9 +240,10 @@ def validate_loglinear(
     engine=None,
     search="bracket",
     z_target=-0.5,
-    candidates=3,
+    candidates=1,
     stability=0,
     seed=None,
+    term_test=2.0,
 ) -> LoglinearInput:
     """Check every argument, encode the keys and parse the model (first error raised)."""
     if isinstance(compat, str) and compat.lower() == "sdcmicro":
@@ -253,6 +256,7 @@ def validate_loglinear(
         search=check_choice(search, "search", ("bracket", "skinner-shlomo")),
         z_target=check_number(z_target, "z_target"),
         candidates=check_int(candidates, "candidates", low=1, allow_none=True),
+        term_test=check_number(term_test, "term_test", allow_none=True),
         stability=check_int(stability, "stability", low=0),
         seed=check_seed(seed),
         sampling=check_choice(sampling, "sampling", ("pml", "constant")),
@@ -666,7 +670,7 @@ def _search(fitter: _Fitter, inp: LoglinearInput) -> _Found:
     done = (crit[zkey] <= inp.z_target) if bracket else abs(crit[zkey]) <= inp.z_crit
     step_no = 0
     while not done and (inp.max_steps is None or step_no < inp.max_steps):
-        tried = _try_candidates(fitter, terms, mu, zkey, inp.candidates)
+        tried = _try_candidates(fitter, terms, mu, zkey, inp.candidates, inp.term_test)
         if not tried:
             break
         (cand, mu_c, crit_c, lam_c, info_c), runner = tried[0], (tried[1] if len(tried) > 1 else None)
@@ -708,29 +712,69 @@ def _path_entry(step_no, added, accepted, crit, taus, runner, names=(), zkey="Z2
     }
 
 
-def _try_candidates(fitter: _Fitter, terms, mu, zkey: str, shortlist: int | None) -> list:
-    """Candidate terms, best first (smallest |Z|), each ``(term, mu, criterion, lambda, fit info)``.
+def _try_candidates(fitter: _Fitter, terms, mu, zkey: str, shortlist: int | None, term_test=None) -> list:
+    """Candidate terms, the chosen one first, each ``(term, mu, criterion, lambda, fit info)``.
 
-    The ``shortlist`` terms with the largest margin deviance (all with None) are scored by the Z
-    of one IPF step from the current fit (the new margin matched: the bulk of the change, at the
-    cost of one pass over the table); the best is then fitted to convergence and gets both Z's.
+    With ``term_test`` (default): the terms the sample supports, most supported first
+    (:func:`_supported`); the first ``shortlist`` of them are scored by the Z of one IPF step
+    from the current fit and the one with the smallest |Z| is chosen (``shortlist`` 1: the
+    most supported term). Without: the ``shortlist`` terms with the largest margin deviance (all
+    with None) are scored so. The chosen term is fitted to convergence and gets both Z's; the
+    next one (by |Z|, or the next supported term) is the runner-up, with its one-step Z.
     """
     t = fitter.table
     cands = _candidates(terms, len(t.shape))
-    if shortlist is not None and len(cands) > shortlist:
+    if term_test is not None:
+        cands = _supported(fitter, cands, mu, term_test)
+        if shortlist is not None and len(cands) > shortlist:
+            cands = cands[: max(shortlist, 2)]
+    elif shortlist is not None and len(cands) > shortlist:
         gain = [ll.margin_deviance(fitter.observed_margin(c), mu, t.shape, c) for c in cands]
         cands = [cands[i] for i in np.argsort(gain, kind="stable")[::-1][:shortlist]]
-    scored = []
-    for c in cands:
-        crit_c, _ = fitter.criterion(ll.ipf_step(fitter.observed_margin(c), mu, t.shape, c), zkey[-1])
-        scored.append((c, crit_c))
-    scored.sort(key=lambda r: abs(r[1][zkey]))
-    if not scored:
+    if not cands:
         return []
+    pool = len(cands) if shortlist is None else shortlist
+    scored = [(c, None if pool == 1 and i == 0 else _one_step_z(fitter, mu, c, zkey)) for i, c in enumerate(cands)]
+    scored[:pool] = sorted(scored[:pool], key=lambda r: abs(r[1][zkey]) if r[1] is not None else 0.0)
     best = scored[0][0]
     mu_b, *info_b = fitter.fit(terms + [best], start=mu)
     crit_b, lam_b = fitter.criterion(mu_b)
     return [(best, mu_b, crit_b, lam_b, info_b)] + [(c, None, crit_c, None, None) for c, crit_c in scored[1:]]
+
+
+def _one_step_z(fitter: _Fitter, mu, term, zkey: str) -> dict:
+    """The criterion after one IPF step that matches ``term``'s margin from the fit ``mu``."""
+    t = fitter.table
+    return fitter.criterion(ll.ipf_step(fitter.observed_margin(term), mu, t.shape, term), zkey[-1])[0]
+
+
+def _supported(fitter: _Fitter, cands, mu, threshold: float) -> list:
+    """The candidate terms the sample supports, most supported first.
+
+    A term's support is its standardized deviance reduction
+    (G^2 - df) / sqrt(2 df) (the chi-square with df degrees of freedom in its normal
+    approximation): G^2 the deviance reduction of its first IPF step from the current fit
+    (:func:`sdckit._core.loglinear.margin_deviance`, on the scale of the sample counts), df its
+    degrees of freedom less the empty cells of its observed margin
+    (:func:`sdckit._core.loglinear.effective_df`). Terms at or below ``threshold`` are left out.
+
+    Why: the Z criterion measures the bias of the estimate, not whether the data support a term.
+    Ranking by Z (or by raw deviance) favours the terms with the most parameters: in a sparse
+    table (single years of age at 1/50) a term with hundreds of parameters brings Z to its
+    target by fitting the sample's own uniques, and which of several such terms comes first
+    varies from sample to sample. Ranked by support, the terms enter in the order of the
+    evidence for them, and Z decides only how many.
+    """
+    t = fitter.table
+    scale = float(t.f.sum()) / max(float(t.target.sum()), 1e-300)  # weighted counts -> sample counts
+    ranked = []
+    for term in cands:
+        g2 = scale * ll.margin_deviance(fitter.observed_margin(term), mu, t.shape, term)
+        z = ll.deviance_support(g2, ll.effective_df(fitter.observed_margin, term))
+        if z > threshold:
+            ranked.append((z, term))
+    ranked.sort(key=lambda r: -r[0])
+    return [term for _, term in ranked]
 
 
 def _blend_weight(fitter: _Fitter, lam_a, lam_b, zkey: str, target: float):
