@@ -466,7 +466,10 @@ def test_cli_risk_with_duckdb_matches_in_memory(tmp_path, capsys):
     mem, eng = json.loads((tmp_path / "mem.json").read_text()), json.loads(out.read_text())
     assert_close({k: v for k, v in mem.items() if k != "data"}, {k: v for k, v in eng.items() if k != "data"})
     rec = pl.read_parquet(tmp_path / "r.parquet")
-    assert rec.columns == ["pid", "risk", "fk", "Fk", "household_risk"]
+    assert rec.columns == [
+        "pid", "risk", "fk", "Fk", "household_risk", "unsafe", "household_unsafe", "violates_2", "violates_3",
+        "violates_5",
+    ]  # fmt: skip
     assert rec["pid"].to_list() == list(range(4580))  # input order
     assert (
         main(["freq", str(data), "--keys", "urbrur,sex", "--engine", "duckdb", "--json", str(tmp_path / "f.json")]) == 0
@@ -1039,3 +1042,218 @@ def test_duckdb_memory_limit_leaves_no_temporary_folder(monkeypatch, tmp_path):
     del eng, res, spill
     gc.collect()
     assert not list(tmp_path.glob("sdckit-duckdb-*"))
+
+
+# ----------------------------------------------------------------------------------------------
+# the --records file of the command line, the Spark dataset, the protected data's frame type
+# ----------------------------------------------------------------------------------------------
+def _cli_data(tmp_path):
+    """sdcMicro's testdata with an Int64 record id (Spark has no unsigned integers) and every
+    50th record without a household id (its own household of one)."""
+    d = _testdata().with_row_index("pid").with_columns(pl.col("pid").cast(pl.Int64))
+    d = d.with_columns(pl.when(pl.col("pid") % 50 == 0).then(None).otherwise(pl.col("ori_hid")).alias("ori_hid"))
+    path = tmp_path / "testdata.parquet"
+    d.write_parquet(path)
+    return path
+
+
+_HH = ["--weight", "sampling_weight", "--household", "ori_hid"]
+CLI_RECORD_CASES = {
+    # r* and r^h* derived from the target: some records unsafe under both rules
+    "risk-household": ["risk", *_HH, "--max-global-risk", "0.001", "--id", "pid"],
+    # r^h* given: delta_g = 0.02 / |g|
+    "risk-household-given": ["risk", *_HH, "--household-risk", "0.02", "--max-global-risk", "0.002"],
+    # the file meets the target: no threshold, no record unsafe (household_unsafe all False)
+    "risk-safe": ["risk", *_HH, "--max-global-risk", "0.5", "--id", "pid"],
+    "risk-census": ["risk", "--max-global-risk", "0.05"],
+    "freq-weighted": ["freq", "--weight", "sampling_weight", "--id", "pid", "--k", "2,4"],
+    "freq": ["freq"],
+}
+
+
+@pytest.mark.parametrize("case", sorted(CLI_RECORD_CASES))
+def test_cli_records_have_the_same_columns_whatever_the_engine(engine, case, tmp_path, capsys):
+    """``sdckit risk/freq --records`` writes the same columns (names, order, types) and values
+    with every engine; the in-memory file is the oracle. Floats agree to 1e-12 (a household's
+    risk sums its members' logs in the engine's order), everything else exactly."""
+    from sdckit.cli import main
+
+    data = _cli_data(tmp_path)
+    command, *args = CLI_RECORD_CASES[case]
+    argv = [command, str(data), "--keys", ",".join(KEYS), "--no-progress", *args]
+    assert main([*argv, "--records", str(tmp_path / "mem.parquet")]) == 0
+    assert main([*argv, "--engine", engine.name, "--records", str(tmp_path / "eng.parquet")]) == 0
+    capsys.readouterr()
+    mem, eng = pl.read_parquet(tmp_path / "mem.parquet"), pl.read_parquet(tmp_path / "eng.parquet")
+    assert eng.columns == mem.columns and eng.schema == mem.schema and eng.height == mem.height == 4580
+    for c in mem.columns:
+        if mem.schema[c].is_float():
+            np.testing.assert_allclose(eng[c].to_numpy(), mem[c].to_numpy(), rtol=TOL, atol=TOL, err_msg=c)
+        else:
+            assert eng[c].to_list() == mem[c].to_list(), c
+    if command == "risk":  # the columns the engines did not write before
+        extra = ["unsafe", "violates_2", "violates_3", "violates_5"]
+        if "--household" in args:
+            extra.insert(1, "household_unsafe")
+        assert mem.columns[-len(extra) :] == extra
+        flagged = mem.select(pl.col(extra).sum()).row(0, named=True)
+        if case == "risk-safe":
+            assert flagged["unsafe"] == flagged["household_unsafe"] == 0
+        else:  # some records unsafe, not all: the comparison can fail
+            assert 0 < flagged["unsafe"] < 4580
+            assert "household_unsafe" not in flagged or 0 < flagged["household_unsafe"] < 4580
+    assert ("pid" in mem.columns) == ("--id" in args)
+
+
+def _single_partition_steps(df) -> list[str]:
+    """The operators of ``df``'s physical plan that put every row in one partition: a
+    ``coalesce(1)``, an exchange to a single partition (``repartition(1)``, a global sort or
+    limit gathered on one task) or a window without PARTITION BY."""
+    found = []
+
+    def walk(node):
+        name = node.getClass().getSimpleName()
+        if name == "AdaptiveSparkPlanExec":  # the plan with its exchanges, before AQE changes it
+            return walk(node.initialPlan())
+        if name == "CoalesceExec" and node.numPartitions() == 1:
+            found.append(node.toString())
+        elif name == "ShuffleExchangeExec" and node.outputPartitioning().numPartitions() == 1:
+            found.append(node.toString())
+        elif name == "WindowExec" and node.partitionSpec().isEmpty():
+            found.append(node.toString())
+        children = node.children()
+        for i in range(children.size()):
+            walk(children.apply(i))
+
+    walk(df._jdf.queryExecution().executedPlan())
+    return found
+
+
+@pytest.mark.spark
+def test_the_single_partition_check_finds_coalesce_and_repartition(spark_engine):
+    """The check below can fail: coalesce(1) and repartition(1) are found, a sort is not."""
+    spark = spark_engine.spark
+    df = spark.range(0, 100, 1, 4)
+    assert _single_partition_steps(df.coalesce(1))
+    assert _single_partition_steps(df.repartition(1))
+    assert not _single_partition_steps(df.orderBy("id"))
+
+
+@pytest.mark.spark
+def test_spark_writes_records_as_a_parquet_dataset(spark_engine, tmp_path):
+    """Spark writes the per-record output as a folder of part files, one per partition, with no
+    step that gathers the records in one partition; every Parquet reader reads the folder, and
+    the part files in name order hold the records in input order (the id column joins back)."""
+    import pyarrow.dataset as pads
+
+    d = _testdata().with_row_index("pid").with_columns(pl.col("pid").cast(pl.Int64))
+    path = tmp_path / "t.parquet"
+    d.write_parquet(path)
+    spark = spark_engine.spark
+    written = []
+
+    class Recording(SparkEngine):  # the DataFrame that copy_parquet writes, to read its plan
+        def records_dataframe(self, sql, names):
+            written.append(super().records_dataframe(sql, names))
+            return written[-1]
+
+    eng = Recording(spark)
+    before = spark.conf.get("spark.sql.adaptive.enabled")
+    spark.conf.set("spark.sql.adaptive.enabled", "false")  # keep the sort's two range partitions
+    try:
+        out = sdckit.individual_risk(path, KEYS, weight="sampling_weight", household="ori_hid", id="pid", engine=eng)
+        folder = out.write_records(tmp_path / "risk.parquet")
+        plan_steps = _single_partition_steps(written[-1])
+        n_partitions = written[-1].rdd.getNumPartitions()
+    finally:
+        spark.conf.set("spark.sql.adaptive.enabled", before)
+    assert not plan_steps, plan_steps
+    parts = sorted(folder.glob("*.parquet"))
+    assert folder.is_dir() and len(parts) == n_partitions >= 2  # one part file per partition
+    assert not list(folder.glob(".*"))  # no checksum files: Polars reads the folder
+    mem = sdckit.individual_risk(d, KEYS, weight="sampling_weight", household="ori_hid", id="pid")
+    assert_records(mem, pl.read_parquet(folder), ["pid", "risk", "fk", "Fk", "household_risk"])
+    assert pl.concat([pl.read_parquet(p) for p in parts])["pid"].to_list() == list(range(4580))  # name order
+    ref = pl.read_parquet(folder).sort("pid")
+    assert pl.scan_parquet(f"{folder}/*.parquet").collect().sort("pid").equals(ref)
+    assert pl.from_arrow(pads.dataset(folder).to_table()).sort("pid").equals(ref)
+    by_duckdb = duckdb.sql(f"SELECT * FROM read_parquet('{folder}/*.parquet')").pl()  # it reads Fk as Fk_1
+    assert by_duckdb.columns == ["pid", "risk", "fk", "Fk_1", "household_risk"]
+    assert by_duckdb.sort("pid").rename({"Fk_1": "Fk"}).equals(ref)
+    with pytest.raises(sdckit.SdcError, match="exists; pass overwrite=True"):
+        out.write_records(folder)
+    out2 = sdckit.individual_risk(path, KEYS[:3], id="pid", engine=spark_engine)
+    out2.write_records(folder, overwrite=True)  # the folder replaced by the new dataset
+    assert pl.read_parquet(folder).columns == ["pid", "risk", "fk", "Fk"]
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # nothing left beside it
+
+
+def test_records_replace_only_a_file_or_a_parquet_dataset(tmp_path):
+    """``write_records(..., overwrite=True)`` replaces a file or a folder of Parquet part files
+    (what Spark writes), never a folder holding anything else."""
+    d = _testdata()
+    out = sdckit.frequencies(d, KEYS[:3], engine="duckdb")
+    dataset = tmp_path / "f.parquet"
+    dataset.mkdir()
+    pl.DataFrame({"x": [1]}).write_parquet(dataset / "part-00000-a.snappy.parquet")
+    (dataset / "_SUCCESS").write_text("")
+    out.write_records(dataset, overwrite=True)
+    assert dataset.is_file() and pl.read_parquet(dataset).columns == ["fk", "Fk"]
+    other = tmp_path / "g.parquet"
+    other.mkdir()
+    (other / "notes.txt").write_text("keep me")
+    with pytest.raises(sdckit.SdcError, match="holds more than Parquet part files"):
+        out.write_records(other, overwrite=True)
+    assert (other / "notes.txt").read_text() == "keep me"
+
+
+def _caller_frames(d: pl.DataFrame) -> dict:
+    """``d`` as each in-memory frame type: pandas with its own row labels and a categorical
+    key (text categories), Polars, PyArrow."""
+    frame = d.to_pandas()
+    frame.index = [f"r{i}" for i in range(d.height)]
+    frame["roof"] = ("roof" + frame["roof"].astype(str)).astype("category")
+    return {"pandas": frame, "polars": d, "pyarrow": d.to_arrow()}
+
+
+PROTECTIONS = {
+    "local_suppression": lambda x, e: sdckit.local_suppression(x, KEYS, k=3, engine=e),
+    "local_suppression-strata": lambda x, e: sdckit.local_suppression(x, KEYS[1:], k=5, strata="urbrur", engine=e),
+    "suppress_by_risk": lambda x, e: sdckit.suppress_by_risk(
+        x, KEYS, weight="sampling_weight", threshold=0.01, engine=e
+    ),
+    "suppress_by_risk-census": lambda x, e: sdckit.suppress_by_risk(x, KEYS, threshold=0.05, engine=e),
+}
+
+
+@pytest.mark.parametrize("kind", ["pandas", "polars", "pyarrow"])
+@pytest.mark.parametrize("method", sorted(PROTECTIONS))
+def test_protected_data_of_an_in_memory_frame_is_the_callers_frame(engine, method, kind, tmp_path):
+    """An in-memory input gives back its own frame type from an out-of-core engine, equal to
+    the in-memory engine's result: same columns, types, values and pandas index. A path stays
+    lazy (the engine's relation or DataFrame), with the same records."""
+    import pandas as pd
+    import pyarrow as pa
+
+    d = _testdata().with_row_index("pid").with_columns(pl.col("pid").cast(pl.Int64))
+    data = _caller_frames(d)[kind]
+    call = PROTECTIONS[method]
+    mem, out = call(data, None), call(data, engine)
+    assert out.n_changed_total > 50
+    assert_close(mem.to_dict(), out.to_dict())
+    assert type(out.data) is type(mem.data)
+    if kind == "pandas":
+        pd.testing.assert_frame_equal(out.data, mem.data, check_exact=True)
+        assert list(out.data.index[:2]) == ["r0", "r1"] and str(out.data["roof"].dtype) == "category"
+        changed = [v for v, n in out.n_changed.items() if n and v != "roof"]
+        assert changed and all(str(out.data[v].dtype) == "Int64" for v in changed)  # integers stay integer
+    elif kind == "polars":
+        assert out.data.schema == mem.data.schema and out.data.equals(mem.data)
+    else:
+        assert isinstance(out.data, pa.Table) and out.data.equals(mem.data, check_metadata=True)
+    path = tmp_path / "d.parquet"
+    d.write_parquet(path)
+    lazy = call(path, engine).data
+    assert type(lazy).__module__.split(".")[0] in ("duckdb", "_duckdb", "pyspark")
+    ref = call(d, None).data
+    assert _collect(lazy).equals(ref)

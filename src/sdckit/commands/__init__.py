@@ -140,6 +140,13 @@ def add_engine_options(sp) -> None:
     g.add_argument(
         "--spark-master", dest="spark_master", help="Spark master URL, e.g. local[4], spark://host:7077, yarn"
     )
+    for action in sp._actions:  # --records (add_output_options): what the engines write
+        if action.dest == "records" and action.help:
+            action.help += (
+                "; --engine duckdb writes one .parquet file, --engine spark a folder OUT of Parquet part files "
+                "(one per partition, read with polars.read_parquet(OUT) or read_parquet('OUT/*.parquet')); the "
+                "columns are the same with every engine"
+            )
 
 
 def engine_from_args(args):

@@ -128,13 +128,25 @@ def payload(res, thr, kan) -> dict:
 
 
 def records(res, thr, kan) -> dict:
-    """Per-record columns: the --id column, risk, fk, Fk, household_risk, unsafe, household_unsafe,
-    violates_k."""
-    out = {res.row_ids[0]: res.row_ids[1]} if res.row_ids is not None else {}
-    out.update(res._records())
+    """Per-record columns, the same whatever the engine: the --id column, risk, fk, Fk,
+    household_risk, unsafe, household_unsafe, violates_k.
+
+    In memory, one value per record. With an out-of-core engine (``res.records_source``), one
+    value per row of its compressed table, and the household columns computed by the engine
+    (the --id column is the engine's too: it is left out here)."""
+    if res.records_source is None:
+        out = {res.row_ids[0]: res.row_ids[1]} if res.row_ids is not None else {}
+        out.update(res._records())
+    else:
+        out = dict(res._engine_records()[3])
     out["unsafe"] = thr.unsafe
-    if thr.household_unsafe is not None:
-        out["household_unsafe"] = thr.household_unsafe
+    if res.household is not None:
+        if res.records_source is None:
+            out["household_unsafe"] = thr.household_unsafe
+        else:
+            from ..engines._relational import HouseholdUnsafe
+
+            out["household_unsafe"] = HouseholdUnsafe(res.risk, thr.household_threshold)
     for k in kan.k:
         out[f"violates_{k}"] = kan.violates(k)
     return out
@@ -181,8 +193,9 @@ def run(args) -> int:
     print_results(res, thr, kan, messages)
     if args.json:
         write_json(args.json, {"data": str(args.data), **payload(res, thr, kan)})
-    if args.records and res.records_source is not None:  # written by the engine: risk, f_k, F_k, household risk
-        res.write_records(args.records, overwrite=True)
+    if args.records and res.records_source is not None:  # written by the engine, nothing collected
+        engine, comp, household, _, ident = res._engine_records()
+        engine.write_records(comp, records(res, thr, kan), args.records, household=household, id=ident, overwrite=True)
     elif args.records:
         write_records(records(res, thr, kan), args.records)
     return 0

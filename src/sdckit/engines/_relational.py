@@ -23,6 +23,7 @@ from __future__ import annotations
 import itertools
 import os
 import re
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,15 @@ import numpy as np
 from .._errors import SdcError
 from .._validation import missing_columns_message
 
-__all__ = ["RelationTable", "RelationalEngine", "Compressed", "check_records_path", "parse_memory_limit"]
+__all__ = [
+    "HOUSEHOLD_RISK",
+    "Compressed",
+    "HouseholdUnsafe",
+    "RelationTable",
+    "RelationalEngine",
+    "check_records_path",
+    "parse_memory_limit",
+]
 
 _COUNTER = itertools.count()
 _MEMORY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(B|KB|MB|GB|TB|KIB|MIB|GIB|TIB)?\s*$", re.IGNORECASE)
@@ -105,6 +114,9 @@ class RelationTable:
     #: Polars for a file, a DuckDB relation or a Spark DataFrame
     backend: str = "polars"
     index: Any = None  # the caller's pandas index, when informative
+    #: an in-memory frame (pandas, Polars, PyArrow...) given by the caller, not a file, a DuckDB
+    #: relation or a Spark DataFrame: protected data goes back to the caller as its frame type
+    in_memory: bool = False
     _cache: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -265,8 +277,9 @@ class RelationalEngine:
         raise NotImplementedError
 
     def copy_parquet(self, sql: str, path: Path, names: list[str]) -> None:  # pragma: no cover - abstract
-        """Write the result of ``sql`` to the Parquet file ``path``, its columns named ``names``
-        (names may differ only in case)."""
+        """Write the result of ``sql`` as Parquet at ``path`` (a new name), its columns named
+        ``names`` (names may differ only in case), rows in the result's order: one file
+        (DuckDB) or a folder of part files (Spark)."""
         raise NotImplementedError
 
     # -- input -----------------------------------------------------------------------------------
@@ -276,7 +289,8 @@ class RelationalEngine:
         view = new_name("src")
         declared: dict = {}
         backend, index = "polars", None
-        if _in_memory(data):  # converted once: registered as Arrow, its Enum categories kept
+        in_memory = _in_memory(data)
+        if in_memory:  # converted once: registered as Arrow, its Enum categories kept
             import polars as pl
 
             from ._polars_frame import as_table
@@ -285,7 +299,7 @@ class RelationalEngine:
             data, backend, index = wrapped.frame, wrapped.backend, wrapped.index
             declared = {c: t for c, t in data.schema.items() if isinstance(t, pl.Enum)}
         types = self.register_source(data, view, param)
-        return RelationTable(self, view, types, declared=declared, backend=backend, index=index)
+        return RelationTable(self, view, types, declared=declared, backend=backend, index=index, in_memory=in_memory)
 
     def register_source(self, data, view: str, param: str) -> dict:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -478,72 +492,140 @@ class RelationalEngine:
 
     # -- per-record output -----------------------------------------------------------------------
     @staticmethod
-    def record_names(values: dict, household: HouseholdStore | None = None, id=None) -> list[str]:
+    def record_names(values: dict, id=None) -> list[str]:
         """Names of the per-record output, as the in-memory engine gives them: the caller's
-        ``id`` column first, then the names of ``values`` (and ``household_risk``)."""
-        names = [k for k in values if k != "__log1m_hh"] + (["household_risk"] if household is not None else [])
-        return ([id] if id is not None else []) + [k for k in names if k != id]
+        ``id`` column first, then the names of ``values``."""
+        return ([id] if id is not None else []) + [k for k in values if k != id]
 
     def record_query(self, comp: Compressed, values: dict, household: HouseholdStore | None = None, id=None) -> str:
-        """SQL of the per-record output in input order: the caller's ``id`` column, then the
-        per-row ``values`` mapped to every record (and the household risk). The columns are
-        ``__o0, __o1, ...`` in the order of :meth:`record_names` (engines compare names without
-        case, and ``fk`` and ``Fk`` are two columns)."""
-        src = comp.source
-        names = [k for k in values if k != "__log1m_hh"]
-        vals = self._upload_values(
-            {k: values[k] for k in names} | ({"__log1m_hh": values["__log1m_hh"]} if household is not None else {})
-        )
+        """SQL of the per-record output in input order: the caller's ``id`` column, then one
+        column per entry of ``values``. An entry is an array (one value per row of the
+        compressed table, mapped to every record of the row), :data:`HOUSEHOLD_RISK` (r^h of
+        the record's household) or a :class:`HouseholdUnsafe` (the household rule). The
+        columns are ``__o0, __o1, ...`` in the order of :meth:`record_names` (engines compare
+        names without case, and ``fk`` and ``Fk`` are two columns)."""
+        uploads: dict = {}
+
+        def uploaded(values) -> str:
+            uploads[f"v{len(uploads)}"] = np.asarray(values)
+            return f"v.v{len(uploads) - 1}"
+
         cols = [f"s.{self.quote(id)}"] if id is not None else []
-        cols += [f"v.v{i}" for i, k in enumerate(names) if k != id]
+        for name, value in values.items():
+            if name == id:
+                continue
+            if value is HOUSEHOLD_RISK or isinstance(value, HouseholdUnsafe):
+                if household is None:
+                    raise SdcError(f"{name}: a household column needs household=")  # pragma: no cover - internal
+                cols.append(self._household_column(value, household, uploaded))
+            else:
+                cols.append(uploaded(value))
         hh = ""
         if household is not None:
-            if id != "household_risk":
-                own = self.one_minus_exp(f"v.v{len(names)}")
-                cols.append(f"CASE WHEN g.h IS NULL THEN {own} ELSE g.hrisk END")
             hh = (
-                f" LEFT JOIN (SELECT h, {household.risk_sql} AS hrisk FROM {household.table} WHERE h IS NOT NULL) g "
-                f"ON g.h = s.{self.quote(household.household_column)}"
+                f" LEFT JOIN (SELECT h, size, {household.risk_sql} AS hrisk FROM {household.table} "
+                f"WHERE h IS NOT NULL) g ON g.h = s.{self.quote(household.household_column)}"
             )
+        vals = self._upload_values(uploads or {"v0": np.zeros(len(comp.counts))})
         select = ", ".join(f"{c} AS __o{i}" for i, c in enumerate(cols))
         return (
-            f"SELECT {select} FROM {self._numbered(src)} s JOIN {comp.table} p ON "
+            f"SELECT {select} FROM {self._numbered(comp.source)} s JOIN {comp.table} p ON "
             f"{self._join_rows(comp)} JOIN {vals} v ON v.__row = p.__row{hh} ORDER BY s.__rec"
         )
 
+    def _household_column(self, value, household: HouseholdStore, uploaded) -> str:
+        """SQL of a household column of the per-record output; ``g`` is the record's household
+        (``h``, ``size``, ``hrisk``), absent for a record without a household id (its own
+        household of one)."""
+        if value is HOUSEHOLD_RISK:
+            own = self.one_minus_exp(uploaded(household.row_logs))
+            return f"CASE WHEN g.h IS NULL THEN {own} ELSE g.hrisk END"
+        if value.level is None:
+            return "FALSE"
+        # r_i >= r^h* / |g| as in memory: the level is uploaded (an exact double), not printed
+        level = uploaded(np.full(len(value.risk), float(value.level)))
+        return f"({uploaded(value.risk)} >= {level} / coalesce(g.size, 1))"
+
     def records_frame(self, comp: Compressed, values: dict, *, household=None, id=None):
         """The per-record output collected as a Polars frame (names of :meth:`record_names`)."""
-        if household is not None:
-            values = {**values, "__log1m_hh": household.row_logs}
         frame = self.frame(self.record_query(comp, values, household, id))
-        return frame.rename(dict(zip(frame.columns, self.record_names(values, household, id))))
+        return frame.rename(dict(zip(frame.columns, self.record_names(values, id))))
 
     def write_records(self, comp: Compressed, values: dict, path, *, household=None, id=None, overwrite=False) -> Path:
-        """Write per-record values (one per row of the compressed table) to Parquet, through the
-        engine (atomically: a temporary file beside ``path``, then renamed)."""
+        """Write the per-record output (:meth:`record_query`) to Parquet through the engine:
+        DuckDB writes one file, Spark a folder of part files (see :meth:`copy_parquet`). The
+        output is written beside ``path`` under a temporary name, then renamed, so an
+        interrupted write leaves nothing half written at ``path``."""
         p = check_records_path(path, self.name)
         if p.exists() and not overwrite:
             raise SdcError(f"path: {p} exists; pass overwrite=True to replace it")
-        if household is not None:
-            values = {**values, "__log1m_hh": household.row_logs}
         sql = self.record_query(comp, values, household, id)
         tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
         try:
-            self.copy_parquet(sql, tmp, self.record_names(values, household, id))
+            self.copy_parquet(sql, tmp, self.record_names(values, id))
+            _put(tmp, p)
+        finally:
+            _remove(tmp)
+        return p
+
+
+#: a per-record column computed by the engine: the household risk r^h of the record's household
+HOUSEHOLD_RISK = "__household_risk__"
+
+
+@dataclass(frozen=True)
+class HouseholdUnsafe:
+    """A per-record column computed by the engine: the mu-ARGUS household rule, a record is
+    unsafe when r_i >= r^h* / |g| (``risk``: r_i per row of the compressed table; ``level``:
+    r^h*, None when the household rate meets the target, then no record is unsafe; |g|: the
+    size of the record's household, 1 without a household id)."""
+
+    risk: Any
+    level: float | None
+
+
+def _dataset_entry(path: Path) -> bool:
+    """A file of a Parquet dataset folder: a part file, or Spark's ``_SUCCESS`` / checksum."""
+    return path.is_file() and (path.suffix.lower() in (".parquet", ".pq", ".crc") or path.name == "_SUCCESS")
+
+
+def _put(tmp: Path, p: Path) -> None:
+    """Move the written output ``tmp`` (a file, or a folder of part files) to ``p``, replacing
+    what is there (a file, or a folder of Parquet part files; :func:`check_records_path`)."""
+    if p.is_dir() or (tmp.is_dir() and p.exists()):
+        old = p.with_name(f".{p.name}.{os.getpid()}.old")
+        os.replace(p, old)
+        try:
             os.replace(tmp, p)
         finally:
-            tmp.unlink(missing_ok=True)
-        return p
+            _remove(old)
+    else:
+        os.replace(tmp, p)
+
+
+def _remove(path: Path) -> None:
+    """Remove a file or a folder (absent: nothing to do)."""
+    if path.is_dir():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
 
 
 def check_records_path(path, engine: str) -> Path:
     """``path`` as a Path when an out-of-core engine can write per-record output there (a
-    ``.parquet`` file in an existing directory); an error naming ``path`` otherwise."""
+    ``.parquet`` name in an existing directory; DuckDB writes a file there, Spark a folder of
+    part files); an error naming ``path`` otherwise. What is at ``path`` may be replaced: a
+    file, or a folder that holds only Parquet part files."""
     p = Path(os.fspath(path))
     if p.suffix.lower() not in (".parquet", ".pq"):
         raise SdcError(f"path: cannot write {p.name} from the {engine} engine; expected a .parquet file")
     if not p.parent.is_dir():
         raise SdcError(f"path: the directory {p.parent} does not exist")
+    if p.is_dir() and not all(_dataset_entry(e) for e in p.iterdir()):
+        raise SdcError(
+            f"path: {p} is a folder that holds more than Parquet part files; expected a new name, a Parquet file "
+            "or a folder of Parquet part files to replace"
+        )
     return p
 
 

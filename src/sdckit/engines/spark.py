@@ -6,7 +6,6 @@ from __future__ import annotations
 import itertools
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -201,17 +200,26 @@ class SparkEngine(RelationalEngine):
             return self.spark.createDataFrame(table.to_pandas())
 
     def copy_parquet(self, sql: str, path: Path, names: list[str]) -> None:
-        out = Path(tempfile.mkdtemp(prefix=".sdckit-spark-", dir=path.parent))
+        """Write the result of ``sql`` as a Parquet dataset: the folder ``path`` with one part
+        file per partition (``part-00000-...parquet``, ``part-00001-...``), each written by its
+        own task, so no step gathers the records in one partition. The result is sorted (a
+        sort over range partitions), so the part files in name order hold the rows in order.
+        The local file system's checksum files (``.part-....crc``) are removed: some readers
+        (Polars, given the folder) take every file of the folder for data."""
         conf = self.spark.conf
         case = conf.get("spark.sql.caseSensitive", "false")
         try:
             conf.set("spark.sql.caseSensitive", "true")  # fk and Fk are two columns
-            self.spark.sql(sql).toDF(*names).coalesce(1).write.mode("overwrite").parquet(str(out / "part"))
-            (part,) = sorted((out / "part").glob("*.parquet"))
-            os.replace(part, path)
+            self.records_dataframe(sql, names).write.mode("errorifexists").parquet(str(path))
         finally:
             conf.set("spark.sql.caseSensitive", case)
-            shutil.rmtree(out, ignore_errors=True)
+        for crc in path.glob(".*.crc"):
+            crc.unlink()
+
+    def records_dataframe(self, sql: str, names: list[str]):
+        """The Spark DataFrame that :meth:`copy_parquet` writes: ``sql`` with its columns named
+        ``names`` (names may differ only in case; set ``spark.sql.caseSensitive`` to use it)."""
+        return self.spark.sql(sql).toDF(*names)
 
     # -- input -----------------------------------------------------------------------------------
     def register_source(self, data, view: str, param: str) -> dict:

@@ -37,8 +37,9 @@ class ProtectionResult(Result):
         The protected data, as the caller's frame type (pandas, Polars, PyArrow or NumPy):
         the same rows in the same order and the same columns; only the variables the method
         protects differ. The input is never modified. With the DuckDB or Spark engine it is
-        the engine's lazy table of the protected records (a DuckDB relation, a Spark
-        DataFrame).
+        the caller's frame type too when the input was an in-memory frame; for a file path, a
+        DuckDB relation or a Spark DataFrame (data that may not fit in memory) it is the
+        engine's lazy table of the protected records (a DuckDB relation, a Spark DataFrame).
     n : int
         Number of records.
     n_changed : dict

@@ -5,7 +5,8 @@ The greedy method decides on distinct key patterns, so it runs on the engine's c
 record). Only its last pass, which puts suppressed values back record by record in input order,
 needs records: those of the rows with a suppression, fetched by position. The engine then builds
 the protected records as a lazy table (a join of the records to the rows' and those records'
-suppression flags), so nothing record-level is collected.
+suppression flags), so nothing record-level is collected. When the caller passed an in-memory
+frame, the protected data goes back as that frame instead (:func:`_protected`).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ def local_suppression_engine(eng, data, keys, *, k, importance, combs, strata, a
     imp = importance_of(importance, names, codes)
     st_codes, st_labels = strata_of(mem, small, st)
     run = _run(eng, comp, codes, counts, ks[0], imp, alpha, st_codes)
-    return _result(eng, comp, names, enc, run, ks[0], imp, alpha, strata, missing, st_codes, st_labels)
+    return _result(eng, comp, names, enc, run, ks[0], imp, alpha, strata, missing, st_codes, st_labels, data)
 
 
 def _local_index(rows: np.ndarray, n_rows: int) -> np.ndarray:
@@ -93,11 +94,40 @@ def _run(eng, comp, codes, counts, k, imp, alpha, st_codes) -> dict:
     }
 
 
-def _result(eng, comp, names, enc, run, k, imp, alpha, strata, missing, st_codes, st_labels) -> ProtectionResult:
+def _protected(eng, comp, keys, row_flags: np.ndarray, pos: np.ndarray, rec_flags: np.ndarray, source):
+    """The protected records: key values made missing, ``row_flags`` (rows x keys) for every
+    record of a row, ``rec_flags`` for the records at input positions ``pos`` instead.
+
+    A file, a DuckDB relation or a Spark DataFrame (data that may not fit in memory) gives the
+    engine's lazy table (:meth:`RelationalEngine.with_suppressed`). An in-memory frame
+    ``source`` gives the caller's frame type, written as the in-memory engine writes it (the
+    same columns, types and pandas index): the engine returns each record's row (two integers
+    per record), and the cells are made missing in a copy of ``source``."""
+    if not comp.source.in_memory:
+        return eng.with_suppressed(comp, keys, row_flags, pos, rec_flags)
+    positions, rows = eng.records_of(comp, np.arange(len(comp.counts)))
+    flags = np.zeros((int(comp.counts.sum()), len(keys)), dtype=bool)
+    flags[positions] = row_flags[rows]
+    flags[np.asarray(pos, dtype=np.int64)] = rec_flags
+    mem = get_engine()
+    return mem.native_frame(mem.with_missing(mem.table(source), {v: flags[:, j] for j, v in enumerate(keys)}))
+
+
+def _native_fields(eng, comp) -> dict:
+    """``backend`` (and ``row_index``) of a protection result: the caller's frame type for an
+    in-memory input, the engine's name for its lazy table."""
+    if comp.source.in_memory:
+        return {"backend": comp.source.backend, "row_index": comp.source.index}
+    return {"backend": eng.name}
+
+
+def _result(
+    eng, comp, names, enc, run, k, imp, alpha, strata, missing, st_codes, st_labels, source
+) -> ProtectionResult:
     codes, counts = enc.codes, comp.counts.astype(np.int64)
     row_flags = (run["out_rows"] < 0) & (codes >= 0)
     rec_flags = (run["out_rec"] < 0) & (codes[run["row_of"]] >= 0)
-    data = eng.with_suppressed(comp, names, row_flags, run["pos"], rec_flags)
+    data = _protected(eng, comp, names, row_flags, run["pos"], rec_flags, source)
     n_changed: dict = {}
     by_category: dict = {}
     by_stratum: dict = {}
@@ -141,7 +171,7 @@ def _result(eng, comp, names, enc, run, k, imp, alpha, strata, missing, st_codes
         },
         notes=notes,
         table=None,
-        backend=eng.name,
+        **_native_fields(eng, comp),
     )
 
 
@@ -209,7 +239,7 @@ def suppress_by_risk_engine(
                 "target, or a threshold"
             )
     entries = _risk_entries(eng, comp, plan, groups, counts, before, r_star, weight)
-    return _risk_result(eng, comp, names, plan, inp, entries, r_star, weight, strata)
+    return _risk_result(eng, comp, names, plan, inp, entries, r_star, weight, strata, data)
 
 
 def _risk_entries(eng, comp, plan, groups, counts, before, r_star, weight) -> dict:
@@ -244,7 +274,7 @@ def _risk_entries(eng, comp, plan, groups, counts, before, r_star, weight) -> di
     return {"pos": cat(0), "row": cat(1), "mult": cat(2), "new": cat(3), "after": cat(4), "before": before[cat(1)]}
 
 
-def _risk_result(eng, comp, names, plan, inp, e, r_star, weight, strata) -> ProtectionResult:
+def _risk_result(eng, comp, names, plan, inp, e, r_star, weight, strata, source) -> ProtectionResult:
     from .risk_suppression import _details, _parameters
 
     codes = plan.codes
@@ -253,7 +283,7 @@ def _risk_result(eng, comp, names, plan, inp, e, r_star, weight, strata) -> Prot
     row_flags = np.zeros(codes.shape, dtype=bool)
     row_flags[e["row"][whole]] = changed[whole]
     single = ~whole
-    data = eng.with_suppressed(comp, names, row_flags, e["pos"][single], changed[single])
+    data = _protected(eng, comp, names, row_flags, e["pos"][single], changed[single], source)
     keys_ = list(names)
     per_entry = {v: changed[:, keys_.index(v)].astype(np.int64) * e["mult"] for v in plan.variables}
     masks = {v: per_entry[v] for v in plan.variables}  # counts per entry (summed in the details)
@@ -281,5 +311,5 @@ def _risk_result(eng, comp, names, plan, inp, e, r_star, weight, strata) -> Prot
         details=details,
         notes=notes,
         table=None,
-        backend=eng.name,
+        **_native_fields(eng, comp),
     )

@@ -117,8 +117,10 @@ def suppress_by_risk(
         Where the record-level work runs. With DuckDB or Spark the risks are computed on the
         engine's table of distinct key patterns; the records of a pattern are fetched only when
         one of them is to be suppressed (the iterative method works record by record, with each
-        record's own weight), and ``data`` of the result is the engine's lazy table of the
-        protected records.
+        record's own weight). ``data`` of the result follows the input: the caller's frame
+        type for an in-memory frame (pandas, Polars, PyArrow); the engine's lazy table of the
+        protected records (a DuckDB relation, a Spark DataFrame) for a file path, a DuckDB
+        relation or a Spark DataFrame.
 
     Returns
     -------

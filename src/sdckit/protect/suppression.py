@@ -76,9 +76,11 @@ def local_suppression(
         Where the record-level work runs. With DuckDB or Spark (``method="greedy"``, no
         ``combs``) the suppression is decided on the engine's table of distinct key patterns;
         only the records with a suppressed value are fetched (for the restoring pass, which
-        works in input order), and ``data`` of the result is the engine's lazy table of the
-        protected records (a DuckDB relation or a Spark DataFrame): write it with the engine,
-        or pass it to a measure.
+        works in input order). ``data`` of the result follows the input: for an in-memory
+        frame (pandas, Polars, PyArrow), the caller's frame type, as the in-memory engine
+        gives it; for a file path, a DuckDB relation or a Spark DataFrame (data that may not
+        fit in memory), the engine's lazy table of the protected records (a DuckDB relation or
+        a Spark DataFrame): write it with the engine, or pass it to a measure.
 
     Returns
     -------

@@ -247,16 +247,27 @@ class Result:
     def _engine_records(self):
         """``(engine, compressed table, household store, per-row values, id column)`` of a
         result computed by an out-of-core engine (the household risk is the engine's own)."""
+        from ..engines._relational import HOUSEHOLD_RISK
+
         engine, comp, household = self.records_source
-        values = {k: v for k, v in self._records().items() if k != "household_risk"}
+        values = self._records()
+        if household is not None:  # in its place, or last
+            values = {k: HOUSEHOLD_RISK if k == "household_risk" else v for k, v in values.items()}
+            values.setdefault("household_risk", HOUSEHOLD_RISK)
         ident = self.row_ids[0] if self.row_ids is not None else None
         return engine, comp, household, values, ident
 
     def write_records(self, path, *, overwrite: bool = False):
         """Write the per-record values (:meth:`to_frame`) to a Parquet or CSV file, atomically.
 
-        With an out-of-core engine the engine writes the Parquet file itself: nothing
-        record-level passes through Python. This is record-level output: treat it as
+        With an out-of-core engine the engine writes Parquet itself: nothing record-level
+        passes through Python. DuckDB writes one file. Spark writes a Parquet dataset: ``path``
+        is a folder of part files (``part-00000-...parquet``, ...), one per partition, each
+        written by its own task (no step gathers the records in one partition); the part
+        files in name order hold the records in input order, and the ``id=`` column, when
+        given, joins them back. Every Parquet reader reads the folder:
+        ``polars.read_parquet(path)``, ``pyarrow.dataset.dataset(path)``, DuckDB's
+        ``read_parquet('path/*.parquet')``. This is record-level output: treat it as
         confidential as the microdata.
         """
         from pathlib import Path
