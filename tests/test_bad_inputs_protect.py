@@ -810,3 +810,26 @@ def test_mixed_types_are_refused_alike_by_measures_and_methods():
     # numbers only (int and float) are one type: numbers
     ok = pd.DataFrame({"m": pd.Series([1, 2.0, 3, 1.0] * (N // 4), dtype=object), "k": ["a", "b"] * (N // 2)})
     assert sdckit.frequencies(ok, ["m", "k"]).n == N
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+def test_integer_categorical_keeps_its_type_after_suppression(engine):
+    # a pandas categorical with integer categories (Polars has no such type): the suppressed
+    # column comes back as the caller's categorical, same categories and order, NaN where
+    # suppressed; a recode to new labels keeps the recoded type
+    df = pd.DataFrame(
+        {
+            "a": pd.Categorical([1, 1, 2, 2, 3], categories=[3, 2, 1], ordered=True),
+            "b": pd.Categorical(["x", "x", "y", "y", "z"]),
+        }
+    )
+    before = df.copy()
+    out = sdckit.local_suppression(df, ["a", "b"], k=2, engine=engine).data
+    pd.testing.assert_frame_equal(df, before)
+    assert out["a"].dtype == df["a"].dtype
+    assert out["a"].isna().tolist() == [False, False, False, False, True]
+    assert out["a"].iloc[:4].tolist() == [1, 1, 2, 2]
+    pram = sdckit.pram(df, ["a"], seed=3).data
+    assert pram["a"].dtype == df["a"].dtype
+    recoded = sdckit.global_recode(df, ["a"], mapping={"a": {1: "low", 2: "low", 3: "high"}}).data
+    assert recoded["a"].tolist() == ["low", "low", "low", "low", "high"]

@@ -118,6 +118,8 @@ def _onto_native(table: Table):
     changed = [c for c in table.columns if c in table._cache.get("__changed__", ())]
     if table.backend == "pyarrow":
         return _onto_arrow(native, table, changed, labels)
+    import pandas as pd
+
     out = native.copy(deep=not _copy_on_write())  # the result never shares writable memory with the input
     if not changed:
         return out
@@ -134,8 +136,23 @@ def _onto_native(table: Table):
             col = _as_object(sub.get_column(name), native.index)
         elif name in unordered and hasattr(col, "cat"):
             col = col.cat.as_unordered()
+        elif isinstance(native.dtypes.iloc[pos], pd.CategoricalDtype) and not hasattr(col, "cat"):
+            col = _as_categorical(col, native.dtypes.iloc[pos])
         out.isetitem(pos, col)
     return out
+
+
+def _as_categorical(col, dtype):
+    """A changed column of a pandas categorical whose categories are not text (integers, say:
+    Polars has no such categorical) back to the caller's categorical type, when every value is
+    one of its categories (a suppression, a PRAM draw); a recode to new values keeps the new
+    column's type."""
+    import pandas as pd
+
+    values = col.astype(object).where(col.notna(), None)
+    if not pd.Index(values.dropna().unique()).isin(dtype.categories).all():
+        return col
+    return pd.Series(pd.Categorical(values, dtype=dtype), index=col.index)
 
 
 def _as_object(s: pl.Series, index):
