@@ -37,8 +37,6 @@ __all__ = [
     "margin_deviance",
     "effective_df",
     "deviance_support",
-    "cell_deviance_moments",
-    "sparse_deviance_support",
     "ipf_step",
     "pram_correct_match",
     "nb_smoothing",
@@ -422,64 +420,6 @@ def deviance_support(g2: float, df: int) -> float:
     G^2 on df degrees of freedom in its normal approximation (mean df, variance 2 df), so that
     terms of very different sizes compare on one scale; about 2 is a one-sided test at 2.5 %."""
     return (float(g2) - df) / math.sqrt(2.0 * df)
-
-
-#: the expected counts e at which the null moments of one cell's deviance are tabulated
-#: (log-spaced; interpolated in log e between them), and the counts o summed over
-_NULL_E = np.geomspace(1e-6, 100.0, 601)
-_NULL_O = np.arange(0, 241, dtype=float)
-_NULL_MOMENTS: tuple | None = None
-
-
-def _null_moment_table() -> tuple:
-    """m(e) = E d and v(e) = Var d of one cell's deviance d = 2 [o log(o / e) - (o - e)]
-    under o ~ Poisson(e), on the grid ``_NULL_E`` (the sum over o = 0..240 covers e <= 100 to
-    far beyond 10 standard deviations). Computed once."""
-    global _NULL_MOMENTS
-    if _NULL_MOMENTS is None:
-        from scipy.special import gammaln, xlogy
-
-        o, e = _NULL_O[:, None], _NULL_E[None, :]
-        p = np.exp(xlogy(o, e) - e - gammaln(o + 1.0))
-        d = 2.0 * (xlogy(o, o / e) - o + e)
-        m = np.sum(p * d, axis=0)
-        _NULL_MOMENTS = (np.log(_NULL_E), m, np.sum(p * d * d, axis=0) - m * m)
-    return _NULL_MOMENTS
-
-
-def cell_deviance_moments(e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per cell, the mean and variance of its deviance 2 [o log(o / e) - (o - e)] when
-    o ~ Poisson(e) (Koehler 1986; Haberman 1977): 1 and 2 for large e (the chi-square limit,
-    m = 1 + 1/(6e) + ...), but well below for sparse cells (e = 0.1: mean 0.5). Interpolated in
-    log e from a table; e above 100 takes the values at 100 (m = 1.002, v = 2.0), e = 0 gives
-    0, and 0 < e < 1e-6 the values at 1e-6 scaled by e / 1e-6."""
-    e = np.asarray(e, float)
-    loge, m_tab, v_tab = _null_moment_table()
-    with np.errstate(divide="ignore"):
-        x = np.clip(np.log(np.maximum(e, 1e-300)), loge[0], loge[-1])
-    shrink = np.where(e < _NULL_E[0], np.maximum(e, 0.0) / _NULL_E[0], 1.0)
-    return shrink * np.interp(x, loge, m_tab), shrink * np.interp(x, loge, v_tab)
-
-
-def sparse_deviance_support(g2: float, expected: np.ndarray, df: int) -> float:
-    """The deviance reduction G^2 of a term standardized by its null mean and variance in a
-    sparse margin: (G^2 - mu_0) / sigma_0 with
-
-        mu_0 = (df / C) sum_c m(e_c),  sigma_0^2 = (df / C) sum_c v(e_c),
-
-    e_c the current fit's margin over the term's C cells (the expected counts under no
-    association, on the scale of the sample counts), m and v the Poisson moments of one
-    cell's deviance (:func:`cell_deviance_moments`) and df = prod (L_j - 1) the term's degrees
-    of freedom (the share df / C of the cells that are free given the lower-order margins).
-    With every e_c large this is (G^2 - df) / sqrt(2 df), the chi-square in its normal
-    approximation (:func:`deviance_support`); in a margin of cells with e_c well below 1 the
-    null mean and variance of G^2 are far from df and 2 df (each o_c = 1 against e_c = 0.01
-    adds 2 (log 100 - 1) = 7.2 to G^2 whatever the association), and the chi-square reference
-    would call noise support."""
-    m, v = cell_deviance_moments(expected)
-    share = df / max(expected.size, 1)
-    mu0, var0 = share * float(np.sum(m)), share * float(np.sum(v))
-    return (float(g2) - mu0) / math.sqrt(max(var0, 1e-12))
 
 
 def pram_correct_match(F: np.ndarray, M: np.ndarray, pi, k: int) -> float:

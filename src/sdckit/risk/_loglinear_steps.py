@@ -748,10 +748,6 @@ def _one_step_z(fitter: _Fitter, mu, term, zkey: str) -> dict:
     return fitter.criterion(ll.ipf_step(fitter.observed_margin(term), mu, t.shape, term), zkey[-1])[0]
 
 
-import os as _os
-_SPARSE_TEST = _os.environ.get('SDC_SPARSE', '1') == '1'
-
-
 def _supported(fitter: _Fitter, cands, mu, threshold: float) -> list:
     """The candidate terms the sample supports, most supported first.
 
@@ -774,11 +770,7 @@ def _supported(fitter: _Fitter, cands, mu, threshold: float) -> list:
     ranked = []
     for term in cands:
         g2 = scale * ll.margin_deviance(fitter.observed_margin(term), mu, t.shape, term)
-        if _SPARSE_TEST:
-            df = math.prod(t.shape[j] - 1 for j in term)
-            z = ll.sparse_deviance_support(g2, scale * ll.margin(mu, t.shape, term).ravel(), df)
-        else:
-            z = ll.deviance_support(g2, ll.effective_df(fitter.observed_margin, term))
+        z = ll.deviance_support(g2, ll.effective_df(fitter.observed_margin, term))
         if z > threshold:
             ranked.append((z, term))
     ranked.sort(key=lambda r: -r[0])
