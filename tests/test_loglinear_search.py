@@ -456,3 +456,46 @@ def test_individual_risk_summary_and_report_point_to_the_calibration():
     page = sdckit.assess(d, sdckit.Scenario(keys=KEYS, weight="w")).to_html()
     assert "24 to 71 % less" in page and "sdckit.loglinear_risk" in page
     assert "24 to 71 % less" not in sdckit.assess(d, sdckit.Scenario(keys=KEYS)).to_html()
+
+
+# ---------------------------------------------------------------------------------------------
+# the one-cycle IPF of decomposable models against the iterated IPF (oracle)
+def _synthetic_sample(seed: int, fractions: np.ndarray) -> pl.DataFrame:
+    """A sample of the synthetic population of the log-linear validation (a decomposable true
+    model), drawn with the fractions by the categories of v0, and the design weights."""
+    rng = np.random.default_rng(seed)
+    lam = V.synthetic_lambda()
+    pik = np.broadcast_to(fractions.reshape(6, *[1] * 5), V.SYN_CARDS).reshape(-1)
+    f = rng.binomial(rng.poisson(lam), pik)
+    cell = np.repeat(np.arange(lam.size), f)
+    codes = np.unravel_index(cell, V.SYN_CARDS)
+    table = pl.DataFrame({k: c.astype(np.int32) for k, c in zip(V.SYN_KEYS, codes)})
+    return table.with_columns(pl.Series("w", 1.0 / pik[cell]))
+
+
+@pytest.mark.parametrize("scheme", ["strata", "constant", "weights"])
+def test_search_with_one_cycle_fits_equals_iterated_fits(monkeypatch, scheme):
+    # the search with the one-cycle fits against the same search with every fit iterated
+    # (perfect_sequence disabled): the same terms and blend, tau's equal to rounding; with
+    # fractions by stratum the first fit starts from the offset pi_k
+    fr = np.array([0.01, 0.02, 0.03, 0.04, 0.05, 0.06])
+    d = _synthetic_sample(11, fr)
+    kw = {
+        "strata": dict(sampling_fraction={"v0": {str(i): float(x) for i, x in enumerate(fr)}}),
+        "constant": dict(sampling_fraction=float(d.height / 1e6)),
+        "weights": dict(weight="w", sampling_fraction=None),
+    }[scheme]
+    calls = []
+    ipf = ll.ipf
+    monkeypatch.setattr(ll, "ipf", lambda *a, **k: calls.append(k.get("one_cycle", False)) or ipf(*a, **k))
+    fast = sdckit.loglinear_risk(d, V.SYN_KEYS, model="auto", **kw)
+    assert sum(calls) >= 2  # the one-cycle path was taken
+    monkeypatch.setattr(ll, "perfect_sequence", lambda gens: None)
+    calls.clear()
+    slow = sdckit.loglinear_risk(d, V.SYN_KEYS, model="auto", **kw)
+    assert not any(calls)
+    assert fast.terms == slow.terms and len(fast.terms) > len(V.SYN_KEYS)
+    assert (fast.blend or {}).get("term") == (slow.blend or {}).get("term")
+    for a, b in ((fast.tau1, slow.tau1), (fast.tau2, slow.tau2)):
+        assert a == pytest.approx(b, rel=1e-9)
+    np.testing.assert_allclose(fast.lam, slow.lam, rtol=1e-8)

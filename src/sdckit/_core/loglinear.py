@@ -26,6 +26,7 @@ __all__ = [
     "generating_class",
     "is_hierarchical",
     "ipf",
+    "perfect_sequence",
     "dense_design",
     "design_matrix",
     "poisson_irls",
@@ -34,6 +35,7 @@ __all__ = [
     "bias_criterion",
     "geometric_blend",
     "margin",
+    "margins",
     "margin_deviance",
     "effective_df",
     "deviance_support",
@@ -99,6 +101,8 @@ def ipf(
     start: np.ndarray | None = None,
     tol: float | None = None,
     max_iter: int = 1000,
+    observed=None,
+    one_cycle: bool = False,
 ):
     """Iterative proportional fitting of a hierarchical log-linear model.
 
@@ -107,29 +111,96 @@ def ipf(
     the same MLE. Returns ``(mu (K,), cycles, converged)``.
     Convergence: max |fitted margin - observed margin| over all generators < ``tol``
     (default 1e-8 * sum(target)).
+
+    ``observed``: optional function term -> the margin of ``target`` over it (dims kept), for a
+    caller that keeps them between fits. ``one_cycle``: stop after one cycle and report
+    convergence. That cycle gives the MLE exactly (Haberman 1974; Bishop, Fienberg & Holland
+    1975, sec. 3.4) when the model is decomposable, the generators are in a perfect sequence
+    (:func:`perfect_sequence`) and ``start`` is in the model's family (all ones, or a product of
+    factors each over the variables of one generator, such as a sub-model's exact fit or an
+    offset on a main effect): mu = prod_i n_{C_i} / prod_i n_{S_i}, S_i = C_i cap (C_1 cup ... cup C_{i-1}).
     """
     shape = tuple(int(s) for s in shape)
-    m = len(shape)
     t = np.asarray(target, float).reshape(shape)
     if tol is None:
         tol = 1e-8 * max(float(t.sum()), 1.0)
-    others = [tuple(a for a in range(m) if a not in g) for g in generators]
-    obs = [t.sum(axis=o, keepdims=True) if o else t for o in others]
+    gens = [tuple(sorted(g)) for g in generators]
+    obs = [_kept_sum(t, g) for g in gens] if observed is None else [observed(g) for g in gens]
     mu = np.ones(shape) if start is None else np.array(start, float).reshape(shape)
+    if one_cycle:
+        _ipf_cycle(mu, gens, obs)
+        return mu.reshape(-1), 1, True
     converged = False
     cycles = 0
     for cycles in range(1, max_iter + 1):  # noqa: B007 - the count is returned
-        dev = 0.0
-        for o, ob in zip(others, obs):
-            fit = mu.sum(axis=o, keepdims=True) if o else mu.copy()
-            dev = max(dev, float(np.abs(fit - ob).max()))
-            with np.errstate(divide="ignore", invalid="ignore"):
-                ratio = np.where(fit > 0, ob / fit, 0.0)
-            mu *= ratio
-        if dev < tol:
+        if _ipf_cycle(mu, gens, obs) < tol:
             converged = True
             break
     return mu.reshape(-1), cycles, converged
+
+
+def _ipf_cycle(mu: np.ndarray, gens, obs) -> float:
+    """One IPF cycle in place: ``mu`` scaled to each observed margin in turn (``gens``: the
+    generators, axes sorted). Returns max |fitted - observed| over the margins, each taken
+    before its adjustment."""
+    dev = 0.0
+    for g, ob in zip(gens, obs):
+        fit = _kept_sum(mu, g)
+        dev = max(dev, float(np.abs(fit - ob).max()))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(fit > 0, ob / fit, 0.0)
+        mu *= ratio
+    return dev
+
+
+_AXES = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _kept_sum(x: np.ndarray, term) -> np.ndarray:
+    """The sum of the table ``x`` over the axes not in ``term`` (sorted), those axes kept with
+    size 1 (``x.sum(axis=..., keepdims=True)``; a copy when ``term`` has every axis).
+
+    By ``einsum``: it sums the table in one pass in memory order, where ``ndarray.sum`` over
+    several axes that leave the last one in place takes 2 to 4 times as long (0.4 against
+    1.2 ms on 5 x 10^5 cells). Its sums are sequential, not pairwise: they agree with
+    ``ndarray.sum`` to rounding (relative 1e-13 on tables of 10^6 cells)."""
+    m = x.ndim
+    if len(term) == m:
+        return x.copy()
+    keep = [x.shape[a] if a in term else 1 for a in range(m)]
+    if m > len(_AXES):
+        return x.sum(axis=tuple(a for a in range(m) if a not in term), keepdims=True)
+    spec = _AXES[:m] + "->" + "".join(_AXES[a] for a in term)
+    return np.einsum(spec, x).reshape(keep)
+
+
+def perfect_sequence(generators) -> list[tuple[int, ...]] | None:
+    """The generators in an order with the running intersection property, or None when the
+    greedy search finds none (then the model is not decomposable, or treated as not). The
+    search adds, among the generators that keep the property, the one that shares the most
+    variables with those before it (a disconnected one last: taken early, it can block the way).
+
+    Each generator after the first meets the union of those before it in a subset of one of
+    them: C_i cap (C_1 cup ... cup C_{i-1}) within some C_k, k < i. The generators must not
+    contain one another (as those of :func:`generating_class`).
+    """
+    left = [tuple(g) for g in generators]
+    order: list[tuple[int, ...]] = []
+    seen: set[int] = set()
+    while left:
+        fits = [(len(set(g) & seen), i) for i, g in enumerate(left) if _joins(g, seen, order)]
+        if not fits:
+            return None
+        g = left.pop(max(fits, key=lambda r: (r[0], -r[1]))[1])  # the largest separator first
+        order.append(g)
+        seen |= set(g)
+    return order
+
+
+def _joins(g, seen: set, order) -> bool:
+    """Whether ``g`` meets the variables ``seen`` so far within one generator of ``order``."""
+    sep = set(g) & seen
+    return not order or any(sep <= set(h) for h in order)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -294,15 +365,17 @@ def bias_criterion(f: np.ndarray, lam: np.ndarray, pi, which: str = "12", chunk:
     the processor cache: about 2.5 times faster on 5 x 10^5 cells than whole arrays).
     Returns ``{"B1", "v1", "Z1", "B2", "v2", "Z2"}`` (only the requested measures).
     """
-    pos = lam > 0
-    if not pos.all():
-        f, lam = f[pos], lam[pos]
-        if np.ndim(pi):
-            pi = np.broadcast_to(pi, pos.shape)[pos]
+    per_cell = np.ndim(pi) > 0
+    if per_cell:
+        pi = np.broadcast_to(pi, lam.shape)
     acc = np.zeros(4)
-    for start in range(0, lam.size, chunk):
+    for start in range(0, lam.size, chunk):  # the cells with lambda > 0 picked per chunk, in cache
         part = slice(start, start + chunk)
-        acc += _criterion_sums(f[part], lam[part], pi[part] if np.ndim(pi) else pi, which)
+        f_c, lam_c, pi_c = f[part], lam[part], pi[part] if per_cell else pi
+        pos = lam_c > 0
+        if not pos.all():
+            f_c, lam_c, pi_c = f_c[pos], lam_c[pos], pi_c[pos] if per_cell else pi
+        acc += _criterion_sums(f_c, lam_c, pi_c, which)
     out = {}
     for i, name in enumerate("12"):
         if name in which:
@@ -362,13 +435,14 @@ def geometric_blend(lam_a: np.ndarray, lam_b: np.ndarray, w: float) -> np.ndarra
     return out
 
 
-def ipf_step(target: np.ndarray, mu: np.ndarray, shape, term) -> np.ndarray:
+def ipf_step(target: np.ndarray, mu: np.ndarray, shape, term, fitted: np.ndarray | None = None) -> np.ndarray:
     """One IPF adjustment: ``mu`` scaled so that its ``term`` margin equals that of ``target``
     (0 where the fitted margin is 0). ``target``: the table, or its margin over ``term`` with
-    the other dimensions kept (size 1). A new array; ``mu`` is not changed."""
+    the other dimensions kept (size 1); ``fitted``: the margin of ``mu`` if known. A new
+    array; ``mu`` is not changed."""
     shape = tuple(int(s) for s in shape)
     o = margin(target, shape, term)
-    e = margin(mu, shape, term)
+    e = margin(mu if fitted is None else fitted, shape, term)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(e > 0, o / e, 0.0)
     return (np.asarray(mu, float).reshape(shape) * ratio).reshape(-1)
@@ -381,8 +455,28 @@ def margin(x: np.ndarray, shape, term) -> np.ndarray:
     x = np.asarray(x, float)
     if x.size != math.prod(shape):
         return x
-    other = tuple(a for a in range(len(shape)) if a not in term)
-    return x.reshape(shape).sum(axis=other, keepdims=True)
+    return _kept_sum(x.reshape(shape), tuple(sorted(term)))
+
+
+def margins(x: np.ndarray, shape, terms) -> list[np.ndarray]:
+    """The margins of the table ``x`` over each of ``terms`` (as :func:`margin`), with fewer
+    passes over ``x``: the terms without the variable of most categories are taken from the
+    one margin over all their variables when that is at most a quarter of the table (on the
+    six keys of issue 24, with single-year age: 10 of 15 two-way margins from a table of 5,184
+    instead of 497,000 cells). Equal to :func:`margin` per term up to rounding."""
+    shape = tuple(int(s) for s in shape)
+    x = np.asarray(x, float).reshape(shape)
+    terms = [tuple(sorted(t)) for t in terms]
+    used = sorted({a for t in terms for a in t})
+    src = {t: x for t in terms}
+    if used:
+        big = max(used, key=lambda a: shape[a])
+        rest = [t for t in terms if big not in t]
+        axes = tuple(sorted({a for t in rest for a in t}))
+        if len(rest) > 1 and 4 * math.prod(shape[a] for a in axes) <= x.size:
+            sub = _kept_sum(x, axes)
+            src.update(dict.fromkeys(rest, sub))
+    return [_kept_sum(src[t], t) for t in terms]
 
 
 def margin_deviance(target: np.ndarray, mu: np.ndarray, shape, term) -> float:

@@ -539,6 +539,9 @@ class _Fitter:
     def __init__(self, table: CellTable, method: str, tol, max_iter: int, names: tuple = ()):
         self.table, self.method, self.tol, self.max_iter, self.names = table, method, tol, max_iter, names
         self._margins: dict = {}
+        #: the last fit that is an exact MLE (a start in the next model's family)
+        self._exact: np.ndarray | None = None
+        self._fitted: tuple | None = None
 
     def observed_margin(self, term) -> np.ndarray:
         """The target's margin over ``term`` (kept dims), computed once per term."""
@@ -554,9 +557,7 @@ class _Fitter:
         if method == "ipf":
             gens = ll.generating_class(terms)
             tol = self.tol if self.tol is not None else 1e-4 * max(float(t.target.sum()), 1.0)
-            if start is None and t.offset:  # IPF keeps the start's log-structure: log pi_k is the offset
-                start = t.pi_cells
-            mu, it, conv = ll.ipf(t.target, t.shape, gens, start=start, tol=tol, max_iter=self.max_iter)
+            mu, it, conv = self._ipf(gens, start, tol)
             used = sorted(ll.closure(terms), key=lambda s: (len(s), s))
         else:
             _check_irls_size(terms, t.shape, self.names)
@@ -570,6 +571,32 @@ class _Fitter:
         if not conv:
             warn(f"method: {method} did not converge in {it} iterations; the estimates may be inaccurate")
         return mu, method, gens, used, it, conv
+
+    def fitted_margins(self, mu, terms) -> dict:
+        """The margins of the fit ``mu`` over ``terms`` (term -> margin, dims kept), kept for the
+        last ``mu`` asked about (the candidates of one search step share it)."""
+        if self._fitted is None or self._fitted[0] is not mu:
+            self._fitted = (mu, {})
+        known = self._fitted[1]
+        new = [t for t in terms if t not in known]
+        known.update(zip(new, ll.margins(mu, self.table.shape, new)))
+        return {t: known[t] for t in terms}
+
+    def _ipf(self, gens, start, tol):
+        """IPF from ``start``; one cycle when the model is decomposable and the start is in its
+        family (all ones, the offset log pi_k, or this fitter's last exact fit, a sub-model's
+        MLE): that cycle is exact (:func:`sdckit._core.loglinear.ipf`), where the iteration
+        would spend a second cycle confirming it."""
+        t = self.table
+        in_family = start is None or (self._exact is not None and start is self._exact)
+        if start is None and t.offset:  # IPF keeps the start's log-structure: log pi_k is the offset
+            start = t.pi_cells
+        order = ll.perfect_sequence(gens) if in_family else None
+        if order is None:
+            return ll.ipf(t.target, t.shape, gens, start, tol, self.max_iter, observed=self.observed_margin)
+        mu, it, conv = ll.ipf(t.target, t.shape, order, start, observed=self.observed_margin, one_cycle=True)
+        self._exact = mu
+        return mu, it, conv
 
     def criterion(self, mu, which: str = "12"):
         lam = mu * self.table.lam_scale
@@ -745,7 +772,8 @@ def _try_candidates(fitter: _Fitter, terms, mu, zkey: str, shortlist: int | None
 def _one_step_z(fitter: _Fitter, mu, term, zkey: str) -> dict:
     """The criterion after one IPF step that matches ``term``'s margin from the fit ``mu``."""
     t = fitter.table
-    return fitter.criterion(ll.ipf_step(fitter.observed_margin(term), mu, t.shape, term), zkey[-1])[0]
+    fitted = fitter.fitted_margins(mu, [term])[term]
+    return fitter.criterion(ll.ipf_step(fitter.observed_margin(term), mu, t.shape, term, fitted), zkey[-1])[0]
 
 
 def _supported(fitter: _Fitter, cands, mu, threshold: float) -> list:
@@ -768,8 +796,9 @@ def _supported(fitter: _Fitter, cands, mu, threshold: float) -> list:
     t = fitter.table
     scale = float(t.f.sum()) / max(float(t.target.sum()), 1e-300)  # weighted counts -> sample counts
     ranked = []
+    fitted = fitter.fitted_margins(mu, cands)
     for term in cands:
-        g2 = scale * ll.margin_deviance(fitter.observed_margin(term), mu, t.shape, term)
+        g2 = scale * ll.margin_deviance(fitter.observed_margin(term), fitted[term], t.shape, term)
         z = ll.deviance_support(g2, ll.effective_df(fitter.observed_margin, term))
         if z > threshold:
             ranked.append((z, term))
