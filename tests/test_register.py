@@ -847,16 +847,18 @@ def test_approach_b_converges_on_the_eusilc_register():
     # issue 24: the reference band (age -1 in eusilcP) is empty once children are
     # excluded, so the intercept equals the sum of the age-band columns; Newton's steps wandered
     # along that direction and the fit did not converge in 100 iterations. With the aliased
-    # column dropped, Newton's method converges in 7 iterations.
+    # column dropped, Newton's method converges in a few iterations (7 when written; at most 10
+    # asserted: the count may move by one with rounding, the property is quadratic convergence).
     r, other, files = _eusilc_run(1)
     assert other == []
     mf = r.membership_fit
-    assert mf["converged"] and mf["iterations"] == 7 and mf["halvings"] == 0 and mf["newton_steps"] == 7
+    assert mf["converged"] and mf["iterations"] <= 10 and mf["halvings"] == 0
+    assert mf["newton_steps"] == mf["iterations"]
     assert mf["n_aliased"] == 1 and mf["n_not_estimable"] == 3 and mf["n_infinite"] == 0 and mf["n_certain"] == 0
     assert _check_eusilc_fit(r, *files) == []
     # seed 4: the top age band (95-97) has 13 register members but 1 sample record (weight 10):
     # the propensity is 1 there (xi = +inf, F-hat = F^1), with a warning naming the term; the
-    # rest converges in 7 iterations
+    # rest converges in a few iterations (7 when written)
     register, sample, keys = _eusilc_register(4)
     top = max(r.categories["age5"])
     assert int((register["age5"] == top).sum()) == 13 and int((sample["age5"] == top).sum()) == 1
@@ -868,13 +870,13 @@ def test_approach_b_converges_on_the_eusilc_register():
         other[0],
     )
     mf = r.membership_fit
-    assert mf["converged"] and mf["iterations"] == 7 and mf["n_certain"] == 1 and mf["n_infinite"] == 0
+    assert mf["converged"] and mf["iterations"] <= 10 and mf["n_certain"] == 1 and mf["n_infinite"] == 0
     assert _check_eusilc_fit(r, *files) == [f"age5[{len(r.categories['age5'])}]"]
 
 
 @pytest.mark.shared_data
 def test_approach_b_on_ten_eusilc_registers():
-    # seeds 0-9: every fit converges in 7 Newton iterations; the p = 1 rule fires in seeds 0, 2,
+    # seeds 0-9: every fit converges in a few Newton iterations (7 each when written); the p = 1 rule fires in seeds 0, 2,
     # 4, 5, 8 and 9 (the columns are checked against the raw counts in _check_eusilc_fit). In
     # seeds 2 and 5 the top age band has register members (13 and 12) but no sample record at
     # all (W = 0): approach B fixes p = 1 there (F-hat = F^1) with the warning, with no NaN and
@@ -908,7 +910,7 @@ def test_approach_b_on_ten_eusilc_registers():
                 warnings.simplefilter("ignore", sdckit.SdcWarning)
                 with pytest.raises(sdckit.SdcError, match="1 category of age5 occurs in the register but in no sample"):
                     sdckit.register_risk(register, sample, keys, sampling_fraction=0.1, approach="A")
-    assert iterations == dict.fromkeys(range(10), 7)
+    assert max(iterations.values()) <= 10, iterations
     assert [s for s, c in certain.items() if c] == [0, 2, 4, 5, 8, 9]
     assert certain[2] == certain[5] == [f"age5[{len(r.categories['age5'])}]"]
 

@@ -106,13 +106,23 @@ def parse_pairs(text: str | None, option: str) -> dict[str, str]:
     return out
 
 
-def add_output_options(sp, records: str = "per-record results", id_option: bool = True) -> None:
-    """--json, --records, --id and --progress / --no-progress."""
+#: what --records becomes under the out-of-core engines (commands with add_engine_options)
+_ENGINE_RECORDS = (
+    "; --engine duckdb writes one .parquet file, --engine spark a folder OUT of Parquet part files (one per "
+    "partition, read with polars.read_parquet(OUT) or read_parquet('OUT/*.parquet')); the columns are the same "
+    "with every engine"
+)
+
+
+def add_output_options(sp, records: str = "per-record results", id_option: bool = True, engines: bool = False) -> None:
+    """--json, --records, --id and --progress / --no-progress (``engines``: the command also
+    takes --engine, and --records says what each engine writes)."""
     sp.add_argument("--json", metavar="OUT", help="write the aggregate results as JSON to OUT")
     sp.add_argument(
         "--records",
         metavar="OUT",
-        help=f"write {records} to OUT (.csv or .parquet); record-level, keep it confidential",
+        help=f"write {records} to OUT (.csv or .parquet); record-level, keep it confidential"
+        + (_ENGINE_RECORDS if engines else ""),
     )
     if id_option:
         sp.add_argument(
@@ -140,13 +150,6 @@ def add_engine_options(sp) -> None:
     g.add_argument(
         "--spark-master", dest="spark_master", help="Spark master URL, e.g. local[4], spark://host:7077, yarn"
     )
-    for action in sp._actions:  # --records (add_output_options): what the engines write
-        if action.dest == "records" and action.help:
-            action.help += (
-                "; --engine duckdb writes one .parquet file, --engine spark a folder OUT of Parquet part files "
-                "(one per partition, read with polars.read_parquet(OUT) or read_parquet('OUT/*.parquet')); the "
-                "columns are the same with every engine"
-            )
 
 
 def engine_from_args(args):
@@ -196,10 +199,7 @@ def check_records_option(path, engine: str) -> None:
 
     p = Path(path)
     if engine != "polars":
-        try:
-            check_records_path(p, engine)
-        except SdcError as exc:
-            raise SdcError("--records" + str(exc)[len("path") :]) from None
+        check_records_path(p, engine, param="--records")
     elif p.suffix.lower() not in _WRITABLE:
         raise SdcError(f"--records: cannot write {p.name}; expected a .csv, .tsv, .parquet or .pq file")
     elif not p.parent.is_dir():

@@ -30,7 +30,7 @@ def register(sub) -> None:
     )
     f.add_argument("--k", default="2,3,5", help="k values for k-anonymity, comma-separated (default 2,3,5)")
     add_missing_options(f)
-    add_output_options(f)
+    add_output_options(f, engines=True)
     add_engine_options(f)
     f.set_defaults(func=run)
 

@@ -65,7 +65,7 @@ def register(sub) -> None:
         help="household risk threshold r^h* for the mu-ARGUS household rule (default: derived from --max-global-risk)",
     )
     add_missing_options(f)
-    add_output_options(f)
+    add_output_options(f, engines=True)
     add_engine_options(f)
     f.set_defaults(func=run)
 

@@ -611,19 +611,19 @@ def _remove(path: Path) -> None:
         path.unlink(missing_ok=True)
 
 
-def check_records_path(path, engine: str) -> Path:
+def check_records_path(path, engine: str, param: str = "path") -> Path:
     """``path`` as a Path when an out-of-core engine can write per-record output there (a
     ``.parquet`` name in an existing directory; DuckDB writes a file there, Spark a folder of
-    part files); an error naming ``path`` otherwise. What is at ``path`` may be replaced: a
+    part files); an error naming ``param`` otherwise. What is at ``path`` may be replaced: a
     file, or a folder that holds only Parquet part files."""
     p = Path(os.fspath(path))
     if p.suffix.lower() not in (".parquet", ".pq"):
-        raise SdcError(f"path: cannot write {p.name} from the {engine} engine; expected a .parquet file")
+        raise SdcError(f"{param}: cannot write {p.name} from the {engine} engine; expected a .parquet file")
     if not p.parent.is_dir():
-        raise SdcError(f"path: the directory {p.parent} does not exist")
+        raise SdcError(f"{param}: the directory {p.parent} does not exist")
     if p.is_dir() and not all(_dataset_entry(e) for e in p.iterdir()):
         raise SdcError(
-            f"path: {p} is a folder that holds more than Parquet part files; expected a new name, a Parquet file "
+            f"{param}: {p} is a folder that holds more than Parquet part files; expected a new name, a Parquet file "
             "or a folder of Parquet part files to replace"
         )
     return p

@@ -61,7 +61,7 @@ def _run(eng, comp, codes, counts, k, imp, alpha, st_codes) -> dict:
     """The greedy suppression per stratum; the records with suppressions, their final codes
     and the positions of the records still below k."""
     out_rows = codes.copy()
-    pos, row_of, out_rec, unresolved = [], [], [], []
+    pos, row_of, out_rec, unresolved, whole = [], [], [], [], []
     groups = [np.arange(len(codes))] if st_codes is None else _strata_rows(st_codes)
     for rows in groups:
         local = _local_index(rows, len(codes))
@@ -80,10 +80,11 @@ def _run(eng, comp, codes, counts, k, imp, alpha, st_codes) -> dict:
         # below k: the fetched records with f < k, and every record of the other rows with f < k
         # (a row with a suppression had all its records fetched, so these are untouched rows)
         rest = counts[rows].astype(float) - np.bincount(r, minlength=len(rows))
-        whole = rows[(f_rows < k) & (rest > 0)]
+        whole.append(rows[(f_rows < k) & (rest > 0)])
         unresolved.append(np.asarray(p, dtype=np.int64)[f_rec < k])
-        if whole.size:
-            unresolved.append(eng.records_of(comp, whole)[0])
+    untouched = np.concatenate(whole)
+    if untouched.size:  # one query for every stratum's untouched rows below k
+        unresolved.append(eng.records_of(comp, untouched)[0])
     order = np.argsort(np.concatenate(pos), kind="stable") if pos else np.zeros(0, np.int64)
     return {
         "out_rows": out_rows,
