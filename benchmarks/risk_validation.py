@@ -9,17 +9,21 @@ coded as a category "none"; age clipped to 0..95; age5 = age // 5):
 * K5: region, gender, age1, citizenship, hsize, main (main respondent of the household);
 * K6: region, gender, age5, ecoStat, income10 (decile of the household's equivalised income);
 * K7: region, gender, age1, ecoStat, hsize (K2 without citizenship);
-* K8: gender, age5, citizenship, ecoStat, hsize, income10 (no region).
+* K8: gender, age5, citizenship, ecoStat, hsize, income10 (no region);
+* K9: region, gender, age1, ecoStat, main (K3 with main respondent instead of citizenship);
+* K10: region, gender, age5, citizenship, hsize, income10.
 
 Designs: Bernoulli samples at 1/5, 1/10, 1/20, 1/50 and 1/100, and a sample stratified by region
 (known fractions 0.02, 0.03, ..., 0.10 over the nine regions in their sorted order); weights 1/pi.
 The log-linear estimates are given the known fractions (by region when region is a key); K8 has no
 region, so in the stratified design its estimates use the weights (pseudo-likelihood).
-The grid is every key set with every design (48 settings). K1-K6 (36 settings) were split before
+The grid is every key set with every design (60 settings). K1-K6 (36 settings) were split before
 any result was seen into a tuning part (K1-K4 at 1/10, 1/50 and by region: 12 settings) on which
 the search was developed, and a held-out part (24 settings: the other fractions, and K5 and K6
 everywhere). Once that held-out part had been seen, K7 and K8 at every design (12 settings) were
-added as a second held-out part, before the second round of development, and run only at its end.
+added as a second held-out part, before the second round of development, and run only at its end;
+once that had been seen, K9 and K10 at every design (12 settings) were added as a third held-out
+part, before the third round of development (60 settings in all).
 Per sample the truth is
 
 * tau_1 = #{k: f_k = 1, F_k = 1} (sample uniques that are population unique),
@@ -81,6 +85,8 @@ KEY_SETS = {
     "K6": ("region", "gender", "age5", "ecoStat", "income10"),
     "K7": ("region", "gender", "age1", "ecoStat", "hsize"),
     "K8": ("gender", "age5", "citizenship", "ecoStat", "hsize", "income10"),
+    "K9": ("region", "gender", "age1", "ecoStat", "main"),
+    "K10": ("region", "gender", "age5", "citizenship", "hsize", "income10"),
 }
 DESIGNS = ((0.2, "1/5"), (0.1, "1/10"), (0.05, "1/20"), (0.02, "1/50"), (0.01, "1/100"), ("region", "by region"))
 #: The grid, split BEFORE any result was looked at: the method may be tuned on the tuning part
@@ -92,9 +98,13 @@ SETTINGS = tuple((f"{k}, {label}", k, frac) for k in KEY_SETS for frac, label in
 #: The second held-out part, fixed before the second round of development (after the first
 #: held-out part had been seen): the key sets K7 and K8 at every design, run once, at the end.
 HELD_OUT_2_KEYS = ("K7", "K8")
+#: The third held-out part, fixed before the third round of development (after the second
+#: held-out part had been seen): the key sets K9 and K10 at every design, run once, at the end.
+HELD_OUT_3_KEYS = ("K9", "K10")
 TUNING = tuple(s for s in SETTINGS if s[1] in TUNING_KEYS and s[0].split(", ")[1] in TUNING_DESIGNS)
 HELD_OUT_2 = tuple(s for s in SETTINGS if s[1] in HELD_OUT_2_KEYS)
-HELD_OUT = tuple(s for s in SETTINGS if s not in TUNING and s not in HELD_OUT_2)
+HELD_OUT_3 = tuple(s for s in SETTINGS if s[1] in HELD_OUT_3_KEYS)
+HELD_OUT = tuple(s for s in SETTINGS if s not in TUNING and s not in HELD_OUT_2 and s not in HELD_OUT_3)
 REGION_FRACTIONS = np.linspace(0.02, 0.10, 9)
 RECOMMENDED = "log-linear, bracketing search (default)"
 PREVIOUS = "log-linear, previous search (term_test=None, candidates=3)"
@@ -112,7 +122,9 @@ def setting(name: str) -> tuple:
 
 
 def part(s) -> str:
-    return "tuning" if s in TUNING else "held out (second round)" if s in HELD_OUT_2 else "held out"
+    if s in TUNING:
+        return "tuning"
+    return "held out (second round)" if s in HELD_OUT_2 else "held out (third round)" if s in HELD_OUT_3 else "held out"
 
 
 def keys_of(key_set: str) -> list[str]:
@@ -423,7 +435,12 @@ def markdown_grid(table: dict, n_samples: int) -> str:
         "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     out = []
-    parts = (("Tuning part", TUNING), ("Held-out part", HELD_OUT), ("Held out (second round)", HELD_OUT_2))
+    parts = (
+        ("Tuning part", TUNING),
+        ("Held-out part", HELD_OUT),
+        ("Held out (second round)", HELD_OUT_2),
+        ("Held out (third round)", HELD_OUT_3),
+    )
     for title, members in parts:
         names = [s[0] for s in members if s[0] in table]
         if not names:

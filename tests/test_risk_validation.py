@@ -45,17 +45,22 @@ def population():
 
 
 def test_grid_is_split_before_tuning():
-    # 8 key sets x 6 designs; the tuning part is K1-K4 at 1/10, 1/50 and by region; the first
+    # 10 key sets x 6 designs; the tuning part is K1-K4 at 1/10, 1/50 and by region; the first
     # held-out part the other 24 settings of K1-K6; the second (fixed after the first had been
-    # seen) K7 and K8 at every design
-    assert len(R.SETTINGS) == 48 and len(R.TUNING) == 12 and len(R.HELD_OUT) == 24 and len(R.HELD_OUT_2) == 12
+    # seen) K7 and K8 at every design; the third (fixed after the second had been seen) K9 and
+    # K10 at every design
+    assert len(R.SETTINGS) == 60 and len(R.TUNING) == 12 and len(R.HELD_OUT) == 24
+    assert len(R.HELD_OUT_2) == 12 and len(R.HELD_OUT_3) == 12
     assert {s[1] for s in R.TUNING} == {"K1", "K2", "K3", "K4"}
     assert {s[0].split(", ")[1] for s in R.TUNING} == {"1/10", "1/50", "by region"}
     assert {s[1] for s in R.HELD_OUT_2} == {"K7", "K8"}
-    parts = (set(R.TUNING), set(R.HELD_OUT), set(R.HELD_OUT_2))
+    assert {s[1] for s in R.HELD_OUT_3} == {"K9", "K10"}
+    assert len({R.KEY_SETS[k] for k in R.KEY_SETS}) == len(R.KEY_SETS)  # no key set repeated
+    parts = (set(R.TUNING), set(R.HELD_OUT), set(R.HELD_OUT_2), set(R.HELD_OUT_3))
     assert sum(map(len, parts)) == len(set().union(*parts)) == len(R.SETTINGS)  # disjoint, complete
     assert [R.part(R.setting(name)) for name, _ in CHECKED] == ["tuning"] * 4 + ["held out"] * 4
     assert R.part(R.setting("K8, by region")) == "held out (second round)"
+    assert R.part(R.setting("K10, 1/5")) == "held out (third round)"
 
 
 @pytest.mark.parametrize("name,n", CHECKED, ids=[c[0] for c in CHECKED])
