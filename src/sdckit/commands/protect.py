@@ -1,4 +1,4 @@
-"""``sdckit protect`` (replay a recipe) and the one-off steps ``sdckit recode``, ``sdckit suppress``
+"""``sdckit protect`` (a recipe, or ``--step`` after ``--step``) and the one-off steps ``sdckit recode``, ``sdckit suppress``
 and ``sdckit pram``: each writes the protected file and prints the before/after table."""
 
 from __future__ import annotations
@@ -10,13 +10,32 @@ from . import Progress, add_missing_options, name_list, parse_pairs, progress_en
 def register(sub) -> None:
     p = sub.add_parser(
         "protect",
-        help="apply a protection recipe and write the protected file",
-        description="Replay the steps of a recipe (YAML or JSON, as SdcProblem.to_recipe writes it) on a data "
-        "file, print the before/after table of risk and loss, and write the protected file.",
+        help="apply protection steps (a recipe, or --step after --step) and write the protected file",
+        description="Apply protection steps to a data file, print the before/after table of risk and loss "
+        "(every step measured against the original), and write the protected file. The steps are a recipe "
+        "(YAML or JSON, as SdcProblem.to_recipe or --save-recipe writes it) or one or more --step options, "
+        "applied in order.",
+        epilog="A step is NAME:PARAM=VALUE,PARAM=VALUE. NAME is a protection method (global_recode, "
+        "local_suppression, ...) or a short name (recode, suppress, noise, microaggregate, pram, swap, ...; "
+        "suppress with threshold= is risk-based suppression, swap with geography= record swapping). "
+        "Parameters are the method's own (see docs/parameters.md); a list is written with ';' between its "
+        "items and a mapping as OLD=NEW;OLD=NEW (quote the step in the shell). Example: "
+        "--step 'recode:variables=age,breaks=0;20;40;60;100' --step suppress:k=3",
     )
     p.add_argument("data", help="data file: .csv, .tsv, .parquet, .sav, .dta, .sas7bdat, .xpt")
-    p.add_argument("--recipe", required=True, help="the recipe: .yaml, .yml or .json")
-    _add_common(p, roles=False)
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--recipe", help="the recipe: .yaml, .yml or .json")
+    source.add_argument(
+        "--step",
+        action="append",
+        dest="steps",
+        metavar="NAME:PARAM=VALUE,...",
+        help="one protection step (repeat for several, applied in order); see below",
+    )
+    p.add_argument(
+        "--keys", help="with --step: comma-separated categorical key variables (default: the keys the steps name)"
+    )
+    _add_common(p, roles=True)
     p.set_defaults(func=run_protect)
 
     r = _step_parser(sub, "recode", "global recoding of one variable (category map, intervals or a hierarchy)")
@@ -188,12 +207,89 @@ def _finish(args, problem, prog) -> int:
 def run_protect(args) -> int:
     from ..problem import SdcProblem
 
+    steps = [parse_step(text, i) for i, text in enumerate(args.steps or (), 1)]  # errors before reading
     prog = Progress(3, progress_enabled(args))
     prog.step("reading data")
     data = _read(args)
-    prog.step("applying the recipe")
-    problem = SdcProblem.from_recipe(data, args.recipe)
+    if not steps:
+        prog.step("applying the recipe")
+        given = any(getattr(args, r) for r in ("keys", "weight", "household", "strata", "missing"))
+        problem = SdcProblem.from_recipe(data, args.recipe, scenario=_scenario(args) if given else None)
+        return _finish(args, problem, prog)
+    prog.step(f"applying {len(steps)} step(s)")
+    problem = SdcProblem(data, _step_scenario(args, steps))
+    for i, (name, decl, params) in enumerate(steps, 1):
+        try:
+            problem.apply(decl.name, **params)
+        except SdcError as exc:
+            raise SdcError(f"--step {i} ({name}): {exc}") from None
     return _finish(args, problem, prog)
+
+
+def parse_step(text: str, position: int = 1):
+    """One ``--step NAME:PARAM=VALUE,...``: (the name given, the method's declaration, the
+    parameters typed as the declaration says). A bad step is an error naming the step (its
+    position and name) and the parameter."""
+    from ..registry import step_method
+
+    name, _, rest = text.partition(":")
+    name = name.strip()
+    where = f"--step {position} ({name or text.strip()})"
+    pairs: dict[str, str] = {}
+    for item in rest.split(",") if rest.strip() else ():
+        key, eq, value = (s.strip() for s in item.partition("="))
+        if not eq or not key:
+            raise SdcError(
+                f"{where}: {item.strip()!r} is not PARAM=VALUE; expected NAME:PARAM=VALUE,PARAM=VALUE "
+                "(items of a list separated by ';')"
+            )
+        if key in pairs:
+            raise SdcError(f"{where}: {key}: given twice; expected each parameter once")
+        pairs[key] = value
+    try:
+        decl = step_method(name, list(pairs))
+        params = {}
+        for key, value in pairs.items():
+            param = decl.param(key)
+            params[key] = param.parse(value)
+            param.check(params[key])
+    except SdcError as exc:
+        raise SdcError(f"{where}: {exc}") from None
+    return name, decl, params
+
+
+def _step_scenario(args, steps):
+    """The scenario of a --step run: --keys (or the keys the steps name), the continuous
+    variables the steps change as numeric keys, and the role options."""
+    from ..scenario import Scenario
+
+    def named(role: str) -> list[str]:
+        out: list[str] = []
+        for _, decl, params in steps:
+            for name, r in decl.roles.items():
+                if r == role and name in params:
+                    out += [v for v in _names(params[name]) if v not in out]
+        return out
+
+    keys = split_list(args.keys) or named("keys")
+    numeric = named("numeric_keys")
+    if not keys and not numeric:
+        raise SdcError(
+            "--keys: no key variables; expected --keys (the categorical keys measured before and after) "
+            "or a step on continuous variables"
+        )
+    return Scenario(
+        keys=keys or None,
+        numeric_keys=numeric or None,
+        weight=args.weight,
+        household=args.household,
+        strata=split_list(args.strata) or None,
+        missing=split_list(args.missing) or None,
+    )
+
+
+def _names(value) -> list[str]:
+    return [value] if isinstance(value, str) else list(value)
 
 
 def _run_step(args, step: str, /, numeric_keys=None, **parameters) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core import microaggregation as core
+from .._declare import Param, declare
 from .._errors import SdcError
 from .._validation import as_missing_codes, check_choice, check_int, raise_problems
 from ._common import Change, Input, common_scale, finish, read_input
@@ -25,6 +26,18 @@ _STATISTICS = ("mean", "median")
 _BLOCK = 256
 
 
+@declare(
+    "method",
+    Param("variables", "columns", role="numeric_keys"),
+    Param("method", "choice", choices=_METHODS),
+    Param("group_size", "int", low=1),
+    Param("statistic", "choice", choices=_STATISTICS),
+    Param("sort_by", "column"),
+    Param("strata", "columns", role="strata"),
+    Param("missing", "any", role="missing"),
+    changes="the values of the continuous variables (replaced by their group's mean or median)",
+    aliases=("microaggregate",),
+)
 def microaggregation(
     data,
     variables,

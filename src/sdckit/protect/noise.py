@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from .._core import noise as core
+from .._declare import Param, declare
 from .._errors import SdcError
 from .._validation import as_missing_codes, check_choice, check_number, raise_problems
 from ._common import Change, Input, common_scale, finish, read_input, resolve_seed
@@ -22,6 +23,20 @@ METHODS = ("additive", "additive0", "correlated", "correlated2", "restr", "ROMM"
 ROMM_MAX_RECORDS = 5000
 
 
+@declare(
+    "method",
+    Param("variables", "columns", role="numeric_keys"),
+    Param("method", "choice", "The kind of noise", choices=METHODS),
+    Param("noise", "number", low=0.0),
+    Param("delta", "number", low=0.0, high=1.0, low_open=True, high_open=True),
+    Param("perturbation", "number", low=0.0),
+    Param("strata", "columns", role="strata"),
+    Param("missing", "any", role="missing"),
+    Param("seed", "seed"),
+    random=True,
+    changes="the values of the continuous variables (noise added)",
+    aliases=("noise",),
+)
 def add_noise(
     data,
     variables,

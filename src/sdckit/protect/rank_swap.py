@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from .._core import rank_swap as core
+from .._declare import Param, declare
 from .._errors import SdcError
 from .._validation import as_missing_codes, check_number, raise_problems
 from ._common import Change, Input, common_scale, finish, read_input, resolve_seed
@@ -20,6 +21,21 @@ __all__ = ["rank_swap"]
 DEFAULT_R0 = 0.95
 
 
+@declare(
+    "method",
+    Param("variables", "columns", role="numeric_keys"),
+    Param("swap_range", "number", low=0.0, high=100.0),
+    Param("r0", "number", low=0.0, high=1.0),
+    Param("k0", "number", low=0.0),
+    Param("top_percent", "number", low=0.0, high=100.0),
+    Param("bottom_percent", "number", low=0.0, high=100.0),
+    Param("strata", "columns", role="strata"),
+    Param("missing", "any", role="missing"),
+    Param("seed", "seed"),
+    random=True,
+    changes="the values of the continuous variables (swapped between records of close rank)",
+    aliases=("swap",),
+)
 def rank_swap(
     data,
     variables,
