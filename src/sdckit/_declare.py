@@ -104,6 +104,17 @@ class Param:
             return {k: _PARSERS[self.type](self, str(v)) for k, v in _parse_mapping(self, text).items()}
         return _PARSERS[self.type](self, text)
 
+    def format(self, value) -> str:
+        """``value`` written as a command-line value that :meth:`parse` reads back."""
+        if value is None:
+            return "none"
+        if isinstance(value, Mapping):
+            return LIST_SEPARATOR.join(f"{_format_scalar(k)}={_format_scalar(v)}" for k, v in value.items())
+        if isinstance(value, (list, tuple)):
+            flat = [x for v in value for x in (v if isinstance(v, (list, tuple)) else [v])]
+            return LIST_SEPARATOR.join(_format_scalar(v) for v in flat)
+        return _format_scalar(value)
+
     def range_text(self) -> str:
         """The range or choices, for the docs (empty when there is none)."""
         if self.choices:
@@ -119,15 +130,17 @@ class Param:
     def json_schema(self) -> dict:
         """The JSON Schema of this parameter's value in a recipe."""
         schema = dict(_SCHEMAS[self.type])
-        if self.type in ("int", "number"):
+        if self.type in ("int", "number", "numbers"):
+            scalar: dict = {"type": "integer" if self.type == "int" else "number"}
             if self.low is not None:
-                schema["exclusiveMinimum" if self.low_open else "minimum"] = self.low
+                scalar["exclusiveMinimum" if self.low_open else "minimum"] = self.low
             if self.high is not None:
-                schema["exclusiveMaximum" if self.high_open else "maximum"] = self.high
+                scalar["exclusiveMaximum" if self.high_open else "maximum"] = self.high
+            if self.allow_inf:
+                scalar = {"anyOf": [scalar, _FLOAT_TAG_SCHEMA]}
+            schema = {"anyOf": [scalar, {"type": "array", "items": scalar}]} if self.type == "numbers" else scalar
         if self.choices:
             schema["enum"] = list(self.choices)
-        if self.type == "number" and self.allow_inf:
-            schema = {"anyOf": [schema, _FLOAT_TAG_SCHEMA]}
         if self.per_variable:
             schema = {"anyOf": [schema, {"type": "object", "additionalProperties": schema}]}
         if self.allow_none:
@@ -350,6 +363,14 @@ def _items(text: str) -> list[str]:
     return [t.strip() for t in text.split(LIST_SEPARATOR) if t.strip()]
 
 
+def _format_scalar(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)  # 'inf', '-inf', '0.1': float() reads it back exactly
+    return str(value)
+
+
 def _parse_number(p: Param, text: str):
     try:
         x = float(text)
@@ -416,7 +437,7 @@ _PARSERS: dict[str, Callable] = {
     "int": _parse_none(_parse_int),
     "number": _parse_none(_parse_number),
     "numbers": _parse_none(_parse_numbers),
-    "bool": _parse_bool,
+    "bool": _parse_none(_parse_bool),
     "choice": _parse_none(lambda p, t: t),
     "text": _parse_none(lambda p, t: t),
     "texts": _parse_none(lambda p, t: _items(t)),
@@ -432,14 +453,13 @@ _FLOAT_TAG_SCHEMA = {
     "additionalProperties": False,
 }
 _NAMES = {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
-_NUMBER = {"anyOf": [{"type": "number"}, _FLOAT_TAG_SCHEMA]}
 _SCHEMAS: dict[str, dict] = {
     "column": {"type": "string"},
     "columns": _NAMES,
     "column_sets": {"anyOf": [_NAMES, {"type": "array", "items": {"type": "array", "items": {"type": "string"}}}]},
     "int": {"type": "integer"},
     "number": {"type": "number"},
-    "numbers": {"anyOf": [{"type": "number"}, {"type": "array", "items": _NUMBER}]},
+    "numbers": {},  # written from the bounds
     "bool": {"type": "boolean"},
     "choice": {"type": "string"},
     "text": {"type": "string"},

@@ -18,6 +18,7 @@ Examples
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import replace
 from functools import cache
 
@@ -35,7 +36,9 @@ def _collect(kind: str, *modules) -> tuple[Declaration, ...]:
             obj = getattr(module, name)
             decl = declaration(obj)
             if decl is not None and decl.kind == kind:
-                out[name] = replace(decl, func=obj)  # the public function (with its wrappers)
+                # the public function, with its wrappers (which may add scenario=, progress=, id=)
+                common = tuple(n for n in inspect.signature(obj).parameters if n in COMMON)
+                out[name] = replace(decl, func=obj, common=common)
     return tuple(out[n] for n in sorted(out))
 
 
