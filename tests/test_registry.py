@@ -17,7 +17,7 @@ import pytest
 import sdckit
 from conftest import DATA
 from sdckit import protect, registry, risk, utility
-from sdckit._declare import COMMON, REQUIRED, Param, declare, docstring_params
+from sdckit._declare import COMMON, REQUIRED, Param, declare, docstring_params, with_help
 from sdckit.cli import main
 from sdckit.commands.protect import parse_step
 from sdckit.problem import recipe_schema
@@ -107,7 +107,8 @@ def test_declare_refuses_a_declaration_that_does_not_match_the_signature():
     with pytest.raises(sdckit.SdcError, match=r"declared \['variables'\]"):
         declare("method", Param("variables", "columns"), changes="x")(f)
     g = declare("method", Param("variables", "columns"), Param("k", "int", low=1), changes="x")(f)
-    decl = g.__sdckit_declaration__
+    assert g.__sdckit_declaration__.param("k").help == ""  # the docstring is read when the registry is built
+    decl = with_help(g.__sdckit_declaration__)
     assert g is f and decl.common == ("engine",) and decl.param("k").default == 2
     assert decl.param("variables").help == "The columns" and decl.param("k").help == "The k"
     assert decl.param("variables").required and not decl.param("k").required

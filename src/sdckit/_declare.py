@@ -24,7 +24,17 @@ from typing import Any
 from ._errors import SdcError
 from ._validation import as_name_list, check_bool, check_choice, check_int, check_number, check_seed
 
-__all__ = ["COMMON", "LIST_SEPARATOR", "REQUIRED", "TYPES", "Declaration", "Param", "declare", "declaration"]
+__all__ = [
+    "COMMON",
+    "LIST_SEPARATOR",
+    "REQUIRED",
+    "TYPES",
+    "Declaration",
+    "Param",
+    "declaration",
+    "declare",
+    "with_help",
+]
 
 #: the value types a parameter can have
 TYPES = ("column", "columns", "column_sets", "int", "number", "numbers", "bool", "choice", "text", "texts",
@@ -211,12 +221,11 @@ def declare(kind: str, *params: Param, inputs=("data",), random=False, changes="
 
     def attach(func: Callable) -> Callable:
         sig = inspect.signature(func).parameters
-        helps = docstring_params(func.__doc__ or "")
         expected = [n for n in sig if n not in inputs and n not in COMMON]
         names = [p.name for p in params]
         if sorted(expected) != sorted(names) or any(n not in sig for n in inputs):
             raise SdcError(f"{func.__name__}: declared {names}; the signature has {expected}")
-        filled = tuple(_filled(p, sig[p.name], helps.get(p.name, "")) for p in params)
+        filled = tuple(_filled(p, sig[p.name]) for p in params)
         decl = Declaration(
             name=func.__name__,
             kind=kind,
@@ -226,7 +235,6 @@ def declare(kind: str, *params: Param, inputs=("data",), random=False, changes="
             random=bool(random),
             changes=changes,
             aliases=tuple(aliases),
-            title=_first_sentence((func.__doc__ or "").strip().split("\n\n")[0]),
             common=tuple(n for n in sig if n in COMMON),
         )
         setattr(func, ATTRIBUTE, decl)
@@ -236,15 +244,24 @@ def declare(kind: str, *params: Param, inputs=("data",), random=False, changes="
 
 
 def declaration(func) -> Declaration | None:
-    """The declaration of a function (None for an undeclared one)."""
+    """The declaration of a function (None for an undeclared one), without the help texts the
+    docstring gives (see :func:`with_help`)."""
     return getattr(func, ATTRIBUTE, None)
 
 
-def _filled(p: Param, sp: inspect.Parameter, doc_help: str) -> Param:
-    default = p.default
-    if default is _FROM_SIGNATURE:
-        default = REQUIRED if sp.default is inspect.Parameter.empty else sp.default
-    return replace(p, default=default, help=p.help or doc_help)
+def with_help(decl: Declaration) -> Declaration:
+    """The declaration with the title and the help texts the declaration leaves out taken from
+    the function's numpydoc docstring (done when the registry is built, not at import)."""
+    doc = inspect.unwrap(decl.func).__doc__ or ""
+    helps = docstring_params(doc)
+    params = tuple(p if p.help else replace(p, help=helps.get(p.name, "")) for p in decl.params)
+    return replace(decl, params=params, title=decl.title or _first_sentence(doc.strip().split("\n\n")[0]))
+
+
+def _filled(p: Param, sp: inspect.Parameter) -> Param:
+    if p.default is not _FROM_SIGNATURE:
+        return p
+    return replace(p, default=REQUIRED if sp.default is inspect.Parameter.empty else sp.default)
 
 
 # ---------------------------------------------------------------------------------------------

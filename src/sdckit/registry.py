@@ -23,7 +23,7 @@ from dataclasses import replace
 from functools import cache
 
 from . import protect, risk, utility
-from ._declare import COMMON, LIST_SEPARATOR, REQUIRED, Declaration, Param, declaration
+from ._declare import COMMON, LIST_SEPARATOR, REQUIRED, Declaration, Param, declaration, with_help
 from ._errors import SdcError
 
 __all__ = ["Declaration", "Param", "get", "measures", "methods", "parameter_tables", "step_method"]
@@ -38,7 +38,7 @@ def _collect(kind: str, *modules) -> tuple[Declaration, ...]:
             if decl is not None and decl.kind == kind:
                 # the public function, with its wrappers (which may add scenario=, progress=, id=)
                 common = tuple(n for n in inspect.signature(obj).parameters if n in COMMON)
-                out[name] = replace(decl, func=obj, common=common)
+                out[name] = with_help(replace(decl, func=obj, common=common))
     return tuple(out[n] for n in sorted(out))
 
 
