@@ -356,3 +356,24 @@ def test_protect_needs_a_recipe_or_steps_and_reports_a_bad_step(tmp_path, capsys
     code = main(["protect", str(TESTDATA), "--keys", "urbrur", "--out", out, "--step", "pram:variables=nope"])
     assert code == 2 and "--step 1 (pram): variables: column(s) nope not found" in capsys.readouterr().err
     assert not Path(out).exists()
+
+
+@pytest.mark.parametrize(
+    "method, parameter, value",
+    [
+        ("add_noise", "delta", 1.0),
+        ("add_noise", "noise", -1),
+        ("rank_swap", "top_percent", 101),
+        ("rank_swap", "k0", -0.5),
+        ("microaggregation", "group_size", 0),
+        ("microaggregation", "statistic", "mode"),
+    ],
+)
+def test_the_function_checks_its_parameters_as_declared(testdata, method, parameter, value):
+    """The validation at the function boundary is derived from the declaration: the function's
+    message is the declaration's own check's."""
+    with pytest.raises(sdckit.SdcError) as declared:
+        registry.get(method).param(parameter).check(value)
+    with pytest.raises(sdckit.SdcError) as called:
+        getattr(sdckit, method)(testdata, ["income", "expend"], **{parameter: value})
+    assert str(called.value) == str(declared.value)
