@@ -377,3 +377,34 @@ def test_the_function_checks_its_parameters_as_declared(testdata, method, parame
     with pytest.raises(sdckit.SdcError) as called:
         getattr(sdckit, method)(testdata, ["income", "expend"], **{parameter: value})
     assert str(called.value) == str(declared.value)
+
+
+@pytest.mark.parametrize(
+    "command, method",
+    [
+        ("recode", "global_recode"),
+        ("suppress", "local_suppression"),
+        ("pram", "pram"),
+        ("noise", "add_noise"),
+        ("microaggregate", "microaggregation"),
+        ("swap", "rank_swap"),
+        ("swap", "record_swap"),
+    ],
+)
+def test_the_one_off_commands_take_defaults_and_choices_from_the_declarations(command, method):
+    from sdckit.cli import build_parser
+
+    sub = build_parser()._subparsers._group_actions[0].choices[command]  # type: ignore[union-attr]
+    decl = registry.get(method)
+    checked = 0
+    for action in sub._actions:
+        if action.dest not in decl.names:
+            continue
+        p = decl.param(action.dest)
+        if action.choices:
+            assert list(action.choices) == list(p.choices), action.dest
+            checked += 1
+        if action.default is not None:
+            assert action.default == p.default, action.dest
+            checked += 1
+    assert checked >= 2
