@@ -10,6 +10,14 @@ from them. The default of a parameter comes from the function's signature and it
 unless given, from the first sentence of its numpydoc description, so neither is written twice.
 
 This module sits low: it imports only the errors and the validation toolkit.
+
+Adding a protection method: write its kernel (``_core``) and its function in ``protect/``
+with ``@declare("method", Param(...), ..., changes=..., aliases=...)`` above it, import it in
+``protect/__init__.py`` (``METHODS`` follows from the declaration) and ``sdckit/__init__.py``,
+add a new parameter name to ``docs/glossary.md``, run ``tools/registry_docs.py`` (the parameter
+tables and the recipe schema), and write its tests. The workflow, recipes, ``--step`` and the
+acceptance test (tests/test_registry_acceptance.py, which needs one example for it) pick it up.
+A measure is the same with ``@declare("measure", ..., inputs=...)`` in ``risk/`` or ``utility/``.
 """
 
 from __future__ import annotations
