@@ -165,6 +165,8 @@ def test_command_line_values_are_read_as_the_declared_type():
     assert registry.get("record_swap").param("similar").parse("a;b") == [["a", "b"]]
     assert registry.get("suppress_by_risk").param("threshold").parse("none") is None
     assert registry.get("t_closeness").param("weighted").parse("true") is True
+    missing = registry.get("pram").param("missing")
+    assert missing.parse("-999") == -999 and missing.parse("-999;x") == [-999, "x"] and missing.parse("NA") == "NA"
     with pytest.raises(sdckit.SdcError, match="group_size: got 'x'; expected an integer"):
         registry.get("microaggregation").param("group_size").parse("x")
 
@@ -408,3 +410,16 @@ def test_the_one_off_commands_take_defaults_and_choices_from_the_declarations(co
             assert action.default == p.default, action.dest
             checked += 1
     assert checked >= 2
+
+
+def test_the_recipes_in_the_docs_follow_the_schema_and_replay_alike(testdata, tmp_path):
+    import yaml
+
+    text = (ROOT / "docs" / "recipes.md").read_text()
+    yaml_recipe = yaml.safe_load(re.search(r"```yaml\n(.*?)```", text, flags=re.S).group(1))
+    json_recipe = json.loads(re.search(r"```json\n(.*?)```", text, flags=re.S).group(1))
+    schema = recipe_schema()
+    assert _valid(sdckit.problem._encode_floats(yaml_recipe), schema) and _valid(json_recipe, schema)
+    sdckit.SdcProblem.from_recipe(testdata, yaml_recipe).write(tmp_path / "yaml.csv")
+    sdckit.SdcProblem.from_recipe(testdata, sdckit.problem.read_recipe(json_recipe)).write(tmp_path / "json.csv")
+    assert (tmp_path / "yaml.csv").read_bytes() == (tmp_path / "json.csv").read_bytes()

@@ -460,6 +460,10 @@ def _scalar(text: str):
 
 
 def _parse_any(p: Param, text: str):
+    """JSON when the text is JSON (a number, ``true``, a list), else the text; items separated
+    by :data:`LIST_SEPARATOR` make a list of such values."""
+    if LIST_SEPARATOR in text:
+        return [_parse_any(p, t) for t in _items(text)]
     try:
         return json.loads(text)
     except json.JSONDecodeError:
