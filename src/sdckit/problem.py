@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import inspect
 import json
 import math
 import os
@@ -17,22 +16,21 @@ from .engines import in_memory_engine
 from .results._base import Summary, fmt
 from .scenario import Scenario
 
-__all__ = ["SdcProblem", "Step", "protection_methods"]
+__all__ = ["SdcProblem", "Step", "protection_methods", "recipe_schema"]
 
 RECIPE_VERSION = 1
 #: the recipe format versions this sdckit reads
 SUPPORTED_RECIPE_VERSIONS = (1,)
 #: how a JSON recipe writes a float JSON cannot hold: ``{"$float": "inf"}`` (also "-inf", "nan")
 FLOAT_TAG = "$float"
-#: methods for continuous variables: their ``variables`` default to the scenario's numeric keys
-CONTINUOUS_METHODS = ("add_noise", "microaggregation", "rank_swap")
 
 
 def protection_methods() -> dict:
-    """Name -> function of every protection method a workflow or recipe can apply."""
-    from . import protect
+    """Name -> function of every protection method a workflow or recipe can apply (the
+    methods of :mod:`sdckit.registry`)."""
+    from .registry import methods
 
-    return {name: getattr(protect, name) for name in protect.METHODS}
+    return {decl.name: decl.func for decl in methods()}
 
 
 @dataclass(frozen=True)
@@ -118,11 +116,12 @@ class SdcProblem:
         """Apply a protection method to the current data, then recompute the measures the
         step can change. Roles the method takes (``keys``, ``weight``, ``household``,
         ``strata``, ``missing``) come from the scenario unless given, and the ``variables`` of
-        the continuous methods default to the scenario's ``numeric_keys``. Returns ``self``."""
-        func = _method(method)
-        _check_parameters(method, func, parameters)
-        params = self._with_roles(func, parameters)
-        result = func(self._current, **params)
+        the continuous methods default to the scenario's ``numeric_keys`` (the roles each method
+        declares, see :mod:`sdckit.registry`). Returns ``self``."""
+        decl = _method(method)
+        decl.check_names(parameters)
+        params = self._with_roles(decl, parameters)
+        result = decl.func(self._current, **params)
         changed = tuple(sorted({v for s in self._steps for v in s.result.n_changed} | set(result.n_changed)))
         self._steps.append(Step(method, dict(result.parameters), result, self._measure(result.table, changed)))
         return self
@@ -134,24 +133,13 @@ class SdcProblem:
         self._steps.pop()
         return self
 
-    def _with_roles(self, func, parameters: dict) -> dict:
-        sig = inspect.signature(func).parameters
-        roles = {
-            "keys": self.scenario.keys or None,
-            "weight": self.scenario.weight,
-            "household": self.scenario.household,
-            "strata": self.scenario.strata,
-            "missing": self.scenario.missing,
-        }
+    def _with_roles(self, decl, parameters: dict) -> dict:
+        """The parameters with every role the method declares and the caller left out filled
+        from the scenario (a role the scenario does not set stays out)."""
         out = dict(parameters)
-        if (
-            getattr(func, "__name__", "") in CONTINUOUS_METHODS
-            and "variables" not in out
-            and self.scenario.numeric_keys
-        ):
-            out["variables"] = list(self.scenario.numeric_keys)
-        for name, value in roles.items():
-            if name in sig and name not in out and value not in (None, ()):
+        for name, role in decl.roles.items():
+            value = getattr(self.scenario, role)
+            if name not in out and value not in (None, ()):
                 out[name] = list(value) if isinstance(value, tuple) else value
         return out
 
@@ -241,23 +229,74 @@ class SdcProblem:
 
 
 def _method(name):
-    methods = protection_methods()
-    if not isinstance(name, str) or name not in methods:
-        raise SdcError(f"method: unknown protection method {name!r}; expected one of {', '.join(sorted(methods))}")
-    return methods[name]
+    from .registry import methods
+
+    decls = {decl.name: decl for decl in methods()}
+    if not isinstance(name, str) or name not in decls:
+        raise SdcError(f"method: unknown protection method {name!r}; expected one of {', '.join(sorted(decls))}")
+    return decls[name]
 
 
-def _check_parameters(name: str, func, parameters: dict) -> None:
-    """Every parameter given to a step is one the method takes (``data`` is the workflow's)."""
-    accepted = [p for p in inspect.signature(func).parameters if p != "data"]
-    unknown = [p for p in parameters if p not in accepted]
-    if unknown:
-        raise SdcError(f"{', '.join(unknown)}: not a parameter of {name}; expected some of {', '.join(accepted)}")
+#: the scenario roles a recipe records, with the JSON Schema of each
+_SCENARIO_SCHEMA = {
+    "keys": ("columns", "categorical key variables"),
+    "numeric_keys": ("columns", "continuous key variables"),
+    "weight": ("column", "the sampling-weight column"),
+    "household": ("column", "the household identifier column"),
+    "strata": ("columns", "stratification columns"),
+    "sensitive": ("columns", "sensitive variables"),
+    "missing": ("any", "extra missing-value codes"),
+}
+
+
+def recipe_schema() -> dict:
+    """The JSON Schema (draft 2020-12) of a recipe, written from the registry: one step shape
+    per protection method, with its parameters' types, ranges and choices."""
+    from ._declare import Param
+    from .registry import methods
+
+    steps = [
+        {
+            "type": "object",
+            "description": f"{decl.name}: {decl.title}",
+            "properties": {
+                "method": {"const": decl.name},
+                "parameters": {
+                    "type": "object",
+                    "properties": {p.name: p.json_schema() for p in decl.params},
+                    "additionalProperties": False,
+                },
+            },
+            "required": ["method"],
+            "additionalProperties": False,
+        }
+        for decl in methods()
+    ]
+    scenario = {
+        name: Param(name, kind, text, default=None).json_schema() for name, (kind, text) in _SCENARIO_SCHEMA.items()
+    }
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "sdckit recipe",
+        "description": "The steps of a release (SdcProblem.to_recipe), replayable with SdcProblem.from_recipe "
+        "or sdckit protect --recipe.",
+        "type": "object",
+        "properties": {
+            "sdckit_recipe": {
+                "enum": list(SUPPORTED_RECIPE_VERSIONS),
+                "description": "the recipe format version; a newer one is refused",
+            },
+            "scenario": {"type": "object", "properties": scenario, "additionalProperties": False},
+            "steps": {"type": "array", "items": {"oneOf": steps}},
+        },
+        "required": ["steps"],
+        "additionalProperties": False,
+    }
 
 
 def _scenario_dict(sc: Scenario) -> dict:
     out = {}
-    for name in ("keys", "numeric_keys", "weight", "household", "strata", "sensitive", "missing"):
+    for name in _SCENARIO_SCHEMA:
         value = getattr(sc, name)
         if value not in (None, ()):
             out[name] = list(value) if isinstance(value, tuple) else value

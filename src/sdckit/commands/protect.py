@@ -1,4 +1,4 @@
-"""``sdckit protect`` (replay a recipe) and the one-off steps ``sdckit recode``, ``sdckit suppress``
+"""``sdckit protect`` (a recipe, or ``--step`` after ``--step``) and the one-off steps ``sdckit recode``, ``sdckit suppress``
 and ``sdckit pram``: each writes the protected file and prints the before/after table."""
 
 from __future__ import annotations
@@ -10,13 +10,32 @@ from . import Progress, add_missing_options, name_list, parse_pairs, progress_en
 def register(sub) -> None:
     p = sub.add_parser(
         "protect",
-        help="apply a protection recipe and write the protected file",
-        description="Replay the steps of a recipe (YAML or JSON, as SdcProblem.to_recipe writes it) on a data "
-        "file, print the before/after table of risk and loss, and write the protected file.",
+        help="apply protection steps (a recipe, or --step after --step) and write the protected file",
+        description="Apply protection steps to a data file, print the before/after table of risk and loss "
+        "(every step measured against the original), and write the protected file. The steps are a recipe "
+        "(YAML or JSON, as SdcProblem.to_recipe or --save-recipe writes it) or one or more --step options, "
+        "applied in order.",
+        epilog="A step is NAME:PARAM=VALUE,PARAM=VALUE. NAME is a protection method (global_recode, "
+        "local_suppression, ...) or a short name (recode, suppress, noise, microaggregate, pram, swap, ...; "
+        "suppress with threshold= is risk-based suppression, swap with geography= record swapping). "
+        "Parameters are the method's own (see docs/parameters.md); a list is written with ';' between its "
+        "items and a mapping as OLD=NEW;OLD=NEW (quote the step in the shell). Example: "
+        "--step 'recode:variables=age,breaks=0;20;40;60;100' --step suppress:k=3",
     )
     p.add_argument("data", help="data file: .csv, .tsv, .parquet, .sav, .dta, .sas7bdat, .xpt")
-    p.add_argument("--recipe", required=True, help="the recipe: .yaml, .yml or .json")
-    _add_common(p, roles=False)
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--recipe", help="the recipe: .yaml, .yml or .json")
+    source.add_argument(
+        "--step",
+        action="append",
+        dest="steps",
+        metavar="NAME:PARAM=VALUE,...",
+        help="one protection step (repeat for several, applied in order); see below",
+    )
+    p.add_argument(
+        "--keys", help="with --step: comma-separated categorical key variables (default: the keys the steps name)"
+    )
+    _add_common(p, roles=True)
     p.set_defaults(func=run_protect)
 
     r = _step_parser(sub, "recode", "global recoding of one variable (category map, intervals or a hierarchy)")
@@ -26,12 +45,11 @@ def register(sub) -> None:
     g.add_argument("--breaks", help="interval breaks, comma-separated (sorted), or one number of intervals")
     g.add_argument("--hierarchy", help="a hierarchy table (CSV: first column the categories, then coarser levels)")
     r.add_argument(
-        "--method",
-        default="equidistant",
-        choices=["equidistant", "log_equidistant", "equal_amount"],
-        help="how a number of intervals is cut (default equidistant)",
+        "--method", **_spec("global_recode", "method"), help="how a number of intervals is cut (default %(default)s)"
     )
-    r.add_argument("--level", type=int, help="the hierarchy level to recode to (1 = first coarser column)")
+    r.add_argument(
+        "--level", **_spec("global_recode", "level"), help="the hierarchy level to recode to (1 = first coarser column)"
+    )
     r.set_defaults(func=run_recode)
 
     s = _step_parser(
@@ -40,31 +58,64 @@ def register(sub) -> None:
         "local suppression of key values until every record is k-anonymous (or, with --threshold or "
         "--max-global-risk, until no individual risk exceeds the threshold)",
     )
-    s.add_argument("--k", type=int, default=2, help="k of k-anonymity (default 2)")
-    s.add_argument("--threshold", type=float, help="risk-threshold suppression: the largest individual risk allowed")
+    s.add_argument(
+        "--k",
+        type=int,
+        default=_spec("local_suppression", "k")["default"],
+        help="k of k-anonymity (default %(default)s)",
+    )
+    s.add_argument(
+        "--threshold",
+        **_spec("suppress_by_risk", "threshold"),
+        help="risk-threshold suppression: the largest individual risk allowed",
+    )
     s.add_argument(
         "--max-global-risk",
         dest="max_global_risk",
-        type=float,
+        **_spec("suppress_by_risk", "max_global_risk"),
         help="risk-threshold suppression with the threshold that meets this global risk (e.g. 0.01)",
     )
     s.add_argument(
         "--method",
-        choices=["greedy", "sdcmicro"],
+        choices=_spec("local_suppression", "method")["choices"],
         help="k-anonymity algorithm (default greedy; sdcmicro = sdcMicro's kAnon cells)",
     )
     s.add_argument("--importance", help="key variables from the most to the least important, comma-separated")
-    s.add_argument("--alpha", type=float, default=1.0, help="weight of matches through missing values (default 1)")
+    s.add_argument(
+        "--alpha",
+        **_spec("local_suppression", "alpha"),
+        help="weight of matches through missing values (default %(default)s)",
+    )
     s.set_defaults(func=run_suppress)
 
     _register_continuous(sub)
 
     m = _step_parser(sub, "pram", "PRAM (post-randomisation) of categorical variables, invariant matrices")
     m.add_argument("--variables", required=True, help="the variables to randomise, comma-separated")
-    m.add_argument("--pd", type=float, default=0.8, help="smallest diagonal of the base matrix (default 0.8)")
-    m.add_argument("--strength", type=float, default=0.5, help="weight of the invariant matrix (default 0.5)")
-    m.add_argument("--seed", type=int, help="random seed (recorded in --save-recipe; default: a fresh seed)")
+    m.add_argument("--pd", **_spec("pram", "pd"), help="smallest diagonal of the base matrix (default %(default)s)")
+    m.add_argument(
+        "--strength", **_spec("pram", "strength"), help="weight of the invariant matrix (default %(default)s)"
+    )
+    m.add_argument(
+        "--seed", **_spec("pram", "seed"), help="random seed (recorded in --save-recipe; default: a fresh seed)"
+    )
     m.set_defaults(func=run_pram)
+
+
+def _spec(method: str, param: str) -> dict:
+    """The argparse type, default and choices of an option, from the method's declaration."""
+    from .. import protect
+    from .._declare import REQUIRED, declaration
+
+    p = declaration(getattr(protect, method)).param(param)  # type: ignore[union-attr]
+    out: dict = {}
+    if p.type in ("int", "seed", "number"):
+        out["type"] = float if p.type == "number" else int
+    if p.default not in (None, REQUIRED):
+        out["default"] = p.default
+    if p.choices:
+        out["choices"] = list(p.choices)
+    return out
 
 
 def _step_parser(sub, name: str, text: str, keys_required: bool = True):
@@ -80,27 +131,26 @@ def _step_parser(sub, name: str, text: str, keys_required: bool = True):
 def _register_continuous(sub) -> None:
     n = _step_parser(sub, "noise", "noise addition to continuous variables", keys_required=False)
     n.add_argument("--variables", required=True, help="the continuous variables, comma-separated")
+    n.add_argument("--method", **_spec("add_noise", "method"), help="the kind of noise (default %(default)s)")
+    n.add_argument("--noise", **_spec("add_noise", "noise"), help="noise level in %% of the sd (default %(default)s)")
     n.add_argument(
-        "--method",
-        default="additive",
-        choices=["additive", "additive0", "correlated", "correlated2", "restr", "ROMM", "outdect"],
-        help="the kind of noise (default additive)",
+        "--delta", **_spec("add_noise", "delta"), help="correlated2: the mixing weight (default %(default)s)"
     )
-    n.add_argument("--noise", type=float, default=150, help="noise level in %% of the sd (default 150)")
-    n.add_argument("--delta", type=float, default=0.1, help="correlated2: the mixing weight (default 0.1)")
-    n.add_argument("--seed", type=int, help="random seed (recorded in --save-recipe; default: a fresh seed)")
+    n.add_argument(
+        "--seed", **_spec("add_noise", "seed"), help="random seed (recorded in --save-recipe; default: a fresh seed)"
+    )
     n.set_defaults(func=run_noise)
 
     m = _step_parser(sub, "microaggregate", "microaggregation of continuous variables", keys_required=False)
     m.add_argument("--variables", required=True, help="the continuous variables, comma-separated")
+    m.add_argument("--method", **_spec("microaggregation", "method"), help="grouping method (default %(default)s)")
     m.add_argument(
-        "--method",
-        default="mdav",
-        choices=["mdav", "mdav_blocked", "onedims", "single", "simple", "pca", "rmd"],
-        help="grouping method (default mdav)",
+        "--group-size",
+        dest="group_size",
+        **_spec("microaggregation", "group_size"),
+        help="records per group (default %(default)s)",
     )
-    m.add_argument("--group-size", dest="group_size", type=int, default=3, help="records per group (default 3)")
-    m.add_argument("--statistic", default="mean", choices=["mean", "median"], help="group value (default mean)")
+    m.add_argument("--statistic", **_spec("microaggregation", "statistic"), help="group value (default %(default)s)")
     m.add_argument("--sort-by", dest="sort_by", help="method single: the variable to sort on")
     m.set_defaults(func=run_microaggregate)
 
@@ -113,16 +163,32 @@ def _register_continuous(sub) -> None:
     )
     w.add_argument("--geography", help="record swapping: geography columns, coarsest first, comma-separated")
     w.add_argument("--similar", help="record swapping: variables a donor household must match, comma-separated")
-    w.add_argument("--k", type=int, default=3, help="record swapping: households risky below this k (default 3)")
-    w.add_argument("--swap-rate", dest="swap_rate", type=float, default=0.05, help="share of households swapped")
+    w.add_argument(
+        "--k", **_spec("record_swap", "k"), help="record swapping: households risky below this k (default %(default)s)"
+    )
+    w.add_argument(
+        "--swap-rate", dest="swap_rate", **_spec("record_swap", "swap_rate"), help="share of households swapped"
+    )
     w.add_argument("--carry-along", dest="carry_along", help="variables moving with the geography, comma-separated")
     w.add_argument("--variables", help="rank swapping: the continuous variables, comma-separated")
-    w.add_argument("--swap-range", dest="swap_range", type=float, help="rank swapping: largest rank distance in %%")
-    w.add_argument("--top-percent", dest="top_percent", type=float, default=5, help="rank swapping: top %% pooled")
     w.add_argument(
-        "--bottom-percent", dest="bottom_percent", type=float, default=5, help="rank swapping: bottom %% pooled"
+        "--swap-range",
+        dest="swap_range",
+        **_spec("rank_swap", "swap_range"),
+        help="rank swapping: largest rank distance in %%",
     )
-    w.add_argument("--seed", type=int, help="random seed (recorded in --save-recipe; default: a fresh seed)")
+    w.add_argument(
+        "--top-percent", dest="top_percent", **_spec("rank_swap", "top_percent"), help="rank swapping: top %% pooled"
+    )
+    w.add_argument(
+        "--bottom-percent",
+        dest="bottom_percent",
+        **_spec("rank_swap", "bottom_percent"),
+        help="rank swapping: bottom %% pooled",
+    )
+    w.add_argument(
+        "--seed", **_spec("rank_swap", "seed"), help="random seed (recorded in --save-recipe; default: a fresh seed)"
+    )
     w.set_defaults(func=run_swap)
 
 
@@ -188,12 +254,89 @@ def _finish(args, problem, prog) -> int:
 def run_protect(args) -> int:
     from ..problem import SdcProblem
 
+    steps = [parse_step(text, i) for i, text in enumerate(args.steps or (), 1)]  # errors before reading
     prog = Progress(3, progress_enabled(args))
     prog.step("reading data")
     data = _read(args)
-    prog.step("applying the recipe")
-    problem = SdcProblem.from_recipe(data, args.recipe)
+    if not steps:
+        prog.step("applying the recipe")
+        given = any(getattr(args, r) for r in ("keys", "weight", "household", "strata", "missing"))
+        problem = SdcProblem.from_recipe(data, args.recipe, scenario=_scenario(args) if given else None)
+        return _finish(args, problem, prog)
+    prog.step(f"applying {len(steps)} step(s)")
+    problem = SdcProblem(data, _step_scenario(args, steps))
+    for i, (name, decl, params) in enumerate(steps, 1):
+        try:
+            problem.apply(decl.name, **params)
+        except SdcError as exc:
+            raise SdcError(f"--step {i} ({name}): {exc}") from None
     return _finish(args, problem, prog)
+
+
+def parse_step(text: str, position: int = 1):
+    """One ``--step NAME:PARAM=VALUE,...``: (the name given, the method's declaration, the
+    parameters typed as the declaration says). A bad step is an error naming the step (its
+    position and name) and the parameter."""
+    from ..registry import step_method
+
+    name, _, rest = text.partition(":")
+    name = name.strip()
+    where = f"--step {position} ({name or text.strip()})"
+    pairs: dict[str, str] = {}
+    for item in rest.split(",") if rest.strip() else ():
+        key, eq, value = (s.strip() for s in item.partition("="))
+        if not eq or not key:
+            raise SdcError(
+                f"{where}: {item.strip()!r} is not PARAM=VALUE; expected NAME:PARAM=VALUE,PARAM=VALUE "
+                "(items of a list separated by ';')"
+            )
+        if key in pairs:
+            raise SdcError(f"{where}: {key}: given twice; expected each parameter once")
+        pairs[key] = value
+    try:
+        decl = step_method(name, list(pairs))
+        params = {}
+        for key, value in pairs.items():
+            param = decl.param(key)
+            params[key] = param.parse(value)
+            param.check(params[key])
+    except SdcError as exc:
+        raise SdcError(f"{where}: {exc}") from None
+    return name, decl, params
+
+
+def _step_scenario(args, steps):
+    """The scenario of a --step run: --keys (or the keys the steps name), the continuous
+    variables the steps change as numeric keys, and the role options."""
+    from ..scenario import Scenario
+
+    def named(role: str) -> list[str]:
+        out: list[str] = []
+        for _, decl, params in steps:
+            for name, r in decl.roles.items():
+                if r == role and name in params:
+                    out += [v for v in _names(params[name]) if v not in out]
+        return out
+
+    keys = split_list(args.keys) or named("keys")
+    numeric = named("numeric_keys")
+    if not keys and not numeric:
+        raise SdcError(
+            "--keys: no key variables; expected --keys (the categorical keys measured before and after) "
+            "or a step on continuous variables"
+        )
+    return Scenario(
+        keys=keys or None,
+        numeric_keys=numeric or None,
+        weight=args.weight,
+        household=args.household,
+        strata=split_list(args.strata) or None,
+        missing=split_list(args.missing) or None,
+    )
+
+
+def _names(value) -> list[str]:
+    return [value] if isinstance(value, str) else list(value)
 
 
 def _run_step(args, step: str, /, numeric_keys=None, **parameters) -> int:

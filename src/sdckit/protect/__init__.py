@@ -2,6 +2,7 @@
 :class:`ProtectionResult` holding the protected table (the caller's frame type, same rows and
 columns, the input untouched) and an aggregated log of what changed."""
 
+from .._declare import declaration
 from ._result import ProtectionResult
 from .microaggregation import microaggregation
 from .noise import add_noise
@@ -12,18 +13,9 @@ from .record_swap import record_swap
 from .risk_suppression import suppress_by_risk
 from .suppression import local_suppression
 
-#: the methods a workflow (:class:`sdckit.SdcProblem`) or a recipe can apply, by name
-METHODS = (
-    "global_recode",
-    "top_bottom_coding",
-    "local_suppression",
-    "suppress_by_risk",
-    "pram",
-    "add_noise",
-    "microaggregation",
-    "rank_swap",
-    "record_swap",
-)
+#: the methods a workflow (:class:`sdckit.SdcProblem`) or a recipe can apply, by name: every
+#: function of this package that declares itself a protection method
+METHODS = tuple(sorted(n for n, f in dict(globals()).items() if getattr(declaration(f), "kind", None) == "method"))
 
 __all__ = [
     "METHODS",

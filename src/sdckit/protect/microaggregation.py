@@ -12,8 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._core import microaggregation as core
+from .._declare import Param, check_declared, declare
 from .._errors import SdcError
-from .._validation import as_missing_codes, check_choice, check_int, raise_problems
+from .._validation import as_missing_codes, raise_problems
 from ._common import Change, Input, common_scale, finish, read_input
 from ._result import ProtectionResult
 
@@ -25,6 +26,18 @@ _STATISTICS = ("mean", "median")
 _BLOCK = 256
 
 
+@declare(
+    "method",
+    Param("variables", "columns", role="numeric_keys"),
+    Param("method", "choice", choices=_METHODS),
+    Param("group_size", "int", low=1),
+    Param("statistic", "choice", choices=_STATISTICS),
+    Param("sort_by", "column"),
+    Param("strata", "columns", role="strata"),
+    Param("missing", "any", role="missing"),
+    changes="the values of the continuous variables (replaced by their group's mean or median)",
+    aliases=("microaggregate",),
+)
 def microaggregation(
     data,
     variables,
@@ -136,9 +149,11 @@ def microaggregation(
     """
     inp = read_input(data, variables, "variables", strata=strata, engine=engine)
     names = list(inp.variables)
-    method = check_choice(method, "method", _METHODS)
-    k = int(check_int(group_size, "group_size", low=1))  # type: ignore[arg-type]
-    statistic = check_choice(statistic, "statistic", _STATISTICS)
+    checked, problems = check_declared(
+        microaggregation, {"method": method, "group_size": group_size, "statistic": statistic}
+    )
+    raise_problems(problems)
+    method, k, statistic = checked["method"], int(checked["group_size"]), checked["statistic"]
     sort_by = _sort_by(inp, sort_by, method, names)
     codes = as_missing_codes(missing)
     X = _numbers(inp, names, codes)

@@ -9,8 +9,9 @@ from typing import Any
 import numpy as np
 
 from .._core import noise as core
+from .._declare import Param, check_declared, declare
 from .._errors import SdcError
-from .._validation import as_missing_codes, check_choice, check_number, raise_problems
+from .._validation import as_missing_codes, check_choice, raise_problems
 from ._common import Change, Input, common_scale, finish, read_input, resolve_seed
 from ._result import ProtectionResult
 
@@ -22,6 +23,20 @@ METHODS = ("additive", "additive0", "correlated", "correlated2", "restr", "ROMM"
 ROMM_MAX_RECORDS = 5000
 
 
+@declare(
+    "method",
+    Param("variables", "columns", role="numeric_keys"),
+    Param("method", "choice", "The kind of noise", choices=METHODS),
+    Param("noise", "number", low=0.0),
+    Param("delta", "number", low=0.0, high=1.0, low_open=True, high_open=True),
+    Param("perturbation", "number", low=0.0),
+    Param("strata", "columns", role="strata"),
+    Param("missing", "any", role="missing"),
+    Param("seed", "seed"),
+    random=True,
+    changes="the values of the continuous variables (noise added)",
+    aliases=("noise",),
+)
 def add_noise(
     data,
     variables,
@@ -216,18 +231,8 @@ def per_variable(names: list[str], info: list, key: str, convert=float) -> dict:
 # ----------------------------------------------------------------------------------------------
 def _options(inp: Input, method, noise, delta, perturbation) -> dict:
     method = check_choice(method, "method", METHODS)
-    problems: list[str] = []
-    opts: dict[str, Any] = {"method": method}
-    checks: tuple[tuple[str, Any, dict[str, Any]], ...] = (
-        ("noise", noise, {"low": 0.0}),
-        ("delta", delta, {"low": 0.0, "high": 1.0, "low_open": True, "high_open": True}),
-        ("perturbation", perturbation, {"low": 0.0}),
-    )
-    for param, value, kw in checks:
-        try:
-            opts[param] = check_number(value, param, **kw)
-        except SdcError as err:
-            problems.append(str(err))
+    checked, problems = check_declared(add_noise, {"noise": noise, "delta": delta, "perturbation": perturbation})
+    opts: dict[str, Any] = {"method": method, **checked}
     raise_problems(problems)
     require_numeric(inp)
     if method == "correlated" and len(inp.variables) < 2:

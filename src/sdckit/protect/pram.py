@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._core.pram import apply_matrix, blend, draw_diagonal, invariant_of_base, row_sum_errors
+from .._declare import Param, declare
 from .._errors import SdcError
 from .._validation import as_missing_codes, check_number, raise_problems
 from ._common import Change, finish, read_input, resolve_seed
@@ -36,6 +37,18 @@ class _Variable:
     user: tuple | None  # (matrix, code of each matrix row/column) of a user matrix
 
 
+@declare(
+    "method",
+    Param("variables", "columns"),
+    Param("pd", "number", low=0.0, high=1.0, per_variable=True),
+    Param("strength", "number", low=0.0, high=1.0, per_variable=True),
+    Param("matrix", "any"),
+    Param("strata", "columns", role="strata"),
+    Param("missing", "any", role="missing"),
+    Param("seed", "seed"),
+    random=True,
+    changes="the categories of the variables (drawn from a transition matrix)",
+)
 def pram(
     data,
     variables,

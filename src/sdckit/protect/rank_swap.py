@@ -8,8 +8,9 @@ from typing import Any
 import numpy as np
 
 from .._core import rank_swap as core
+from .._declare import Param, check_declared, declare
 from .._errors import SdcError
-from .._validation import as_missing_codes, check_number, raise_problems
+from .._validation import as_missing_codes, raise_problems
 from ._common import Change, Input, common_scale, finish, read_input, resolve_seed
 from ._result import ProtectionResult
 from .noise import per_variable, require_finite, require_numeric, stratum_groups
@@ -20,6 +21,21 @@ __all__ = ["rank_swap"]
 DEFAULT_R0 = 0.95
 
 
+@declare(
+    "method",
+    Param("variables", "columns", role="numeric_keys"),
+    Param("swap_range", "number", low=0.0, high=100.0),
+    Param("r0", "number", low=0.0, high=1.0),
+    Param("k0", "number", low=0.0),
+    Param("top_percent", "number", low=0.0, high=100.0),
+    Param("bottom_percent", "number", low=0.0, high=100.0),
+    Param("strata", "columns", role="strata"),
+    Param("missing", "any", role="missing"),
+    Param("seed", "seed"),
+    random=True,
+    changes="the values of the continuous variables (swapped between records of close rank)",
+    aliases=("swap",),
+)
 def rank_swap(
     data,
     variables,
@@ -148,22 +164,10 @@ def _options(inp: Input, swap_range, r0, k0, top_percent, bottom_percent) -> dic
     given = [name for name, v in (("swap_range", swap_range), ("r0", r0), ("k0", k0)) if v is not None]
     if len(given) > 1:
         raise SdcError(f"{', '.join(given)}: {len(given)} given; expected at most one of swap_range, r0 and k0")
-    problems: list[str] = []
-    opts: dict[str, Any] = {"swap_range": None, "r0": None, "k0": None}
-    checks: dict[str, tuple[Any, dict[str, Any]]] = {
-        "swap_range": (swap_range, {"low": 0.0, "high": 100.0}),
-        "r0": (r0 if given else DEFAULT_R0, {"low": 0.0, "high": 1.0}),
-        "k0": (k0, {"low": 0.0}),
-        "top_percent": (top_percent, {"low": 0.0, "high": 100.0}),
-        "bottom_percent": (bottom_percent, {"low": 0.0, "high": 100.0}),
-    }
-    for param, (value, bounds) in checks.items():
-        if value is None:
-            continue
-        try:
-            opts[param] = check_number(value, param, **bounds)
-        except SdcError as err:
-            problems.append(str(err))
+    values = {"swap_range": swap_range, "r0": r0 if given else DEFAULT_R0, "k0": k0}
+    values.update(top_percent=top_percent, bottom_percent=bottom_percent)
+    checked, problems = check_declared(rank_swap, {k: v for k, v in values.items() if v is not None})
+    opts: dict[str, Any] = {"swap_range": None, "r0": None, "k0": None, **checked}
     raise_problems(problems)
     if opts["top_percent"] + opts["bottom_percent"] > 100:
         raise SdcError(

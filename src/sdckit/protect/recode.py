@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from .._core import recode as core
+from .._declare import Param, declare
 from .._errors import SdcError
 from .._validation import check_choice, check_int, check_number, raise_problems
 from ._common import Change, Input, finish, read_input
@@ -407,6 +408,18 @@ def _check_recode_options(mapping, breaks, hierarchy, method, labels, level) -> 
     return name
 
 
+@declare(
+    "method",
+    Param("variables", "columns"),
+    Param("mapping", "mapping"),
+    Param("breaks", "numbers", allow_inf=True),
+    Param("method", "choice", choices=tuple(_METHODS)),
+    Param("labels", "texts"),
+    Param("hierarchy", "any"),
+    Param("level", "int", low=1),
+    changes="the categories of the variables (merged, generalised, or numbers cut into intervals)",
+    aliases=("recode",),
+)
 def global_recode(
     data,
     variables,
@@ -582,6 +595,16 @@ def _category_orders(inp: Input, categories) -> dict[str, list]:
     return orders
 
 
+@declare(
+    "method",
+    Param("variables", "columns"),
+    Param("value", "number"),
+    Param("replacement", "number"),
+    Param("kind", "choice", choices=("top", "bottom")),
+    Param("categories", "any"),
+    changes="the values of the variables beyond the cut (replaced by one value)",
+    aliases=("topbottom",),
+)
 def top_bottom_coding(
     data,
     variables,

@@ -18,6 +18,7 @@ from .._core.record_swap import (
     source_rows,
     split_units,
 )
+from .._declare import Param, declare
 from .._errors import SdcError
 from .._validation import (
     as_missing_codes,
@@ -66,6 +67,23 @@ class _Households:
         return int(self.size.size)
 
 
+@declare(
+    "method",
+    Param("keys", "columns", role="keys"),
+    Param("household", "column", role="household"),
+    Param("geography", "columns"),
+    Param("similar", "column_sets"),
+    Param("k", "int", low=1),
+    Param("risk", "columns"),
+    Param("threshold", "number", low=0.0),
+    Param("swap_rate", "number", low=0.0, high=1.0),
+    Param("carry_along", "columns"),
+    Param("seed", "seed"),
+    Param("missing", "any", role="missing"),
+    random=True,
+    changes="the geography (and carried-along variables) of the swapped households",
+    aliases=("swap",),
+)
 def record_swap(
     data,
     keys,

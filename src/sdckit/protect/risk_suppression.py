@@ -9,6 +9,7 @@ import numpy as np
 
 from .._core.individual import risk_threshold
 from .._core.risk_suppression import pattern_risk, record_risk, sdcmicro_pass, suppress_iteratively
+from .._declare import Param, declare
 from .._errors import SdcError
 from .._prepare import Roles, role_conflicts, weight_problems
 from .._validation import (
@@ -50,6 +51,22 @@ class _Plan:
     missing: tuple
 
 
+@declare(
+    "method",
+    Param("keys", "columns", role="keys"),
+    Param("weight", "column", role="weight"),
+    Param("threshold", "number", low=0.0, high=1.0, low_open=True),
+    Param("max_global_risk", "number", low=0.0, high=1.0, low_open=True, high_open=True),
+    Param("variables", "columns"),
+    Param("importance", "any"),
+    Param("strategy", "choice", "How the next key value to suppress is chosen", choices=_STRATEGIES),
+    Param("alpha", "number", low=0.0, high=1.0),
+    Param("method", "choice", "The algorithm: sdckit's iterative one or sdcMicro's", choices=_METHODS),
+    Param("strata", "columns", role="strata"),
+    Param("missing", "any", role="missing"),
+    changes="key values (set missing) until no individual risk is above the threshold",
+    aliases=("suppress",),
+)
 def suppress_by_risk(
     data,
     keys,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core.suppression import default_importance, suppress_to_k
+from .._declare import Param, declare
 from .._validation import _show, as_missing_codes, check_alpha, check_choice, raise_problems
 from ..engines import get_engine, is_out_of_core
 from ._common import Change, finish, read_input
@@ -16,6 +17,19 @@ __all__ = ["local_suppression"]
 _METHODS = ("greedy", "sdcmicro")
 
 
+@declare(
+    "method",
+    Param("keys", "columns", role="keys"),
+    Param("k", "numbers", low=1),
+    Param("importance", "any"),
+    Param("combs", "any"),
+    Param("strata", "columns", role="strata"),
+    Param("alpha", "number", low=0.0, high=1.0),
+    Param("method", "choice", choices=_METHODS),
+    Param("missing", "any", role="missing"),
+    changes="key values (set missing) until every record is k-anonymous",
+    aliases=("suppress",),
+)
 def local_suppression(
     data,
     keys,

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from .._declare import Param, declare
 from .._deprecation import renamed_parameters
 from .._errors import SdcError, warn
 from .._prepare import Roles
@@ -183,6 +184,12 @@ def _core():
 # ----------------------------------------------------------------------------------------------
 @accepts_scenario
 @renamed_parameters(positional=("width",), k="width")
+@declare(
+    "measure",
+    Param("variables", "columns", role="numeric_keys"),
+    Param("width", "number", low=0.0),
+    inputs=("original", "protected"),
+)
 def interval_disclosure(original, protected, variables, *, width: float = 0.05) -> IntervalDisclosureResult:
     r"""Interval disclosure risk (SDID; sdcMicro ``dRisk``).
 
@@ -279,6 +286,15 @@ def _relative_counts(inp: _RelativeInput):
 
 @accepts_scenario
 @renamed_parameters(positional=("p", "c_min"))
+@declare(
+    "measure",
+    Param("variables", "columns", role="numeric_keys"),
+    Param("p", "number", low=0.0, high=1.0, low_open=True, high_open=True),
+    Param("c_min", "int", "The smallest number of records an interval must hold to be safe", low=1),
+    Param("joint", "bool", "Apply the rule to all variables jointly instead of one by one"),
+    Param("keys", "columns"),
+    Param("missing", "any", role="missing"),
+)
 def relative_interval_risk(
     data, variables, *, p: float = 0.2, c_min: int = 3, joint: bool = False, keys=None, missing=None
 ) -> RelativeIntervalResult:
@@ -493,6 +509,26 @@ def _rmd_covariance(inp: _RMDInput):
 
 @accepts_scenario
 @renamed_parameters(positional=("width", "width2"), k="width", k2="width2", mcd_alpha="mcd_fraction")
+@declare(
+    "measure",
+    Param("variables", "columns", "Numeric variables present in both files", role="numeric_keys"),
+    Param("width", "number", low=0.0),
+    Param("width2", "number", low=0.0),
+    Param(
+        "center", "choice", "The centre of the robust distance: the mean or the MCD estimate", choices=("mean", "mcd")
+    ),
+    Param(
+        "weighting",
+        "choice",
+        "How the interval widths are weighted: as sdcMicro does or by their sum",
+        choices=("sdcmicro", "sum"),
+    ),
+    Param("covariance", "any"),
+    Param("mcd_fraction", "number", low=0.5, high=1.0, high_open=True),
+    Param("seed", "seed"),
+    inputs=("original", "protected"),
+    random=True,
+)
 def rmd_interval_disclosure(
     original,
     protected,
@@ -624,6 +660,15 @@ def _robust_distances(X: np.ndarray, names, fraction: float, seed):
 
 @accepts_scenario
 @renamed_parameters(positional=("quantile",), percentile="quantile", mcd_alpha="mcd_fraction")
+@declare(
+    "measure",
+    Param("variables", "columns", "Numeric variables", role="numeric_keys"),
+    Param("quantile", "number", low=0.0, high=1.0, low_open=True, high_open=True),
+    Param("multivariate", "bool", "Also find robust Mahalanobis-distance outliers over all variables"),
+    Param("mcd_fraction", "number", low=0.5, high=1.0, high_open=True),
+    Param("seed", "seed"),
+    random=True,
+)
 def outliers(
     data, variables, *, quantile: float = 0.99, multivariate: bool = False, mcd_fraction: float = 0.5, seed: int = 0
 ) -> OutlierResult:
@@ -688,6 +733,15 @@ def _log_values(pair: NumericPair):
 
 @accepts_scenario
 @renamed_parameters(positional=("significance",), alpha="significance")
+@declare(
+    "measure",
+    Param("variables", "columns", "Numeric variables present in both files", role="numeric_keys"),
+    Param("significance", "number", low=0.0, high=1.0, low_open=True, high_open=True),
+    Param("log", "bool"),
+    Param("seed", "seed"),
+    inputs=("original", "protected"),
+    random=True,
+)
 def confidentiality_plot(
     original, protected, variables, *, significance: float = 0.05, log: bool = False, seed: int = 0
 ) -> ConfidentialityResult:

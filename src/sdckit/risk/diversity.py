@@ -20,6 +20,7 @@ from .._core.diversity import (
     multi_ldiversity_classes,
     tcloseness_classes,
 )
+from .._declare import Param, declare
 from .._deprecation import renamed_parameters
 from .._errors import SdcError, SdcWarning, warn
 from .._prepare import Prepared, prepare
@@ -165,6 +166,15 @@ def _ldiversity_values(ids, G, s: SensitiveCodes, names, c: float, counts=None):
 
 @accepts_scenario
 @renamed_parameters(positional=("c",))
+@declare(
+    "measure",
+    Param("keys", "columns", role="keys"),
+    Param("sensitive", "columns", role="sensitive"),
+    Param("c", "number", low=0.0, low_open=True),
+    Param("strata", "columns", role="strata"),
+    Param("missing", "any", role="missing"),
+    Param("allow_degenerate_keys", "bool"),
+)
 def l_diversity(
     data,
     keys,
@@ -378,6 +388,16 @@ def _tcloseness_values(inp: _TClosenessInput, ids, G, s: SensitiveCodes):
 
 @accepts_scenario
 @renamed_parameters(positional=("ordered",))
+@declare(
+    "measure",
+    Param("keys", "columns", "Categorical key variables", role="keys"),
+    Param("sensitive", "columns", "Sensitive variables (not key variables)", role="sensitive"),
+    Param("ordered", "columns"),
+    Param("weight", "column", role="weight"),
+    Param("weighted", "bool"),
+    Param("missing", "any", role="missing"),
+    Param("allow_degenerate_keys", "bool", "Accept key variables that are entirely missing or have a single category"),
+)
 def t_closeness(
     data,
     keys,

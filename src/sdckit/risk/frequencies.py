@@ -8,6 +8,7 @@ import numpy as np
 
 from .._core.frequencies import pattern_frequencies
 from .._core.grouping import group_rows
+from .._declare import Param, declare
 from .._deprecation import deprecated_alias, renamed_parameters
 from .._errors import SdcError
 from .._prepare import Prepared, prepare
@@ -148,6 +149,17 @@ class FrequencyResult(Result):
 
 @accepts_scenario
 @renamed_parameters(positional=("weight", "alpha"))
+@declare(
+    "measure",
+    Param("keys", "columns", role="keys"),
+    Param("weight", "column", role="weight"),
+    Param("alpha", "number", low=0.0, high=1.0),
+    Param("strata", "columns", role="strata"),
+    Param("missing", "any", role="missing"),
+    Param("na_rule", "choice", choices=NA_RULES),
+    Param("allow_degenerate_keys", "bool"),
+    Param("zero_weight", "choice", choices=("error", "drop")),
+)
 def frequencies(
     data,
     keys,
@@ -418,6 +430,18 @@ class KAnonymityResult(Result):
 
 @accepts_scenario
 @renamed_parameters(positional=("weight", "alpha"))
+@declare(
+    "measure",
+    Param("keys", "columns", "Categorical key variables", role="keys"),
+    Param("k", "numbers", low=1),
+    Param("weight", "column", role="weight"),
+    Param("alpha", "number", low=0.0, high=1.0),
+    Param("strata", "columns", role="strata"),
+    Param("missing", "any", role="missing"),
+    Param("na_rule", "choice", choices=NA_RULES),
+    Param("allow_degenerate_keys", "bool"),
+    Param("zero_weight", "choice", choices=("error", "drop")),
+)
 def k_anonymity(
     data,
     keys=None,

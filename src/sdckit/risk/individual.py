@@ -9,6 +9,7 @@ import numpy as np
 
 from .._core.individual import household_risk as _household_risk
 from .._core.individual import individual_risk_values, risk_threshold
+from .._declare import Param, declare
 from .._deprecation import deprecated_alias, renamed_parameters
 from .._errors import SdcError, warn
 from .._prepare import Prepared, prepare, role_conflicts
@@ -609,6 +610,26 @@ class IndividualRiskResult(Result):
 # ----------------------------------------------------------------------------------------------
 @accepts_scenario
 @renamed_parameters(positional=("weight", "household", "alpha", "method"))
+@declare(
+    "measure",
+    Param("keys", "columns", role="keys"),
+    Param("weight", "column", role="weight"),
+    Param("household", "column", role="household"),
+    Param("alpha", "number", low=0.0, high=1.0),
+    Param(
+        "method", "choice", "`approx` (sdcMicro's approximation) or `exact` (the exact expectation)", choices=_METHODS
+    ),
+    Param("strata", "columns", role="strata"),
+    Param("household_keys", "columns"),
+    Param("missing", "any", role="missing"),
+    Param(
+        "na_rule",
+        "choice",
+        "How missing key values match: `sdcmicro` (a missing value matches every category) or `own_category`",
+        choices=NA_RULES,
+    ),
+    Param("allow_degenerate_keys", "bool"),
+)
 def individual_risk(
     data,
     keys,

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from .._declare import Param, declare
 from .._deprecation import renamed_parameters
 from .._errors import SdcError, SdcWarning, warn
 from .._progress import step
@@ -458,6 +459,27 @@ def _distance_linkage(inp: _LinkageArgs, Xs, Ys, used) -> LinkageResult:
 
 @accepts_scenario
 @renamed_parameters(positional=("method",), scale="standardize", weights="variable_weights")
+@declare(
+    "measure",
+    Param("variables", "columns", "The variables linked on, present in both files", role="numeric_keys"),
+    Param(
+        "method",
+        "choice",
+        "The linkage: nearest distance, probabilistic (Fellegi-Sunter) or one-to-one assignment",
+        choices=_METHODS,
+    ),
+    Param("standardize", "choice", choices=_STANDARDIZE),
+    Param("metric", "choice", "The distance of the distance-based linkage", choices=_METRICS),
+    Param("variable_weights", "number", low=0.0, per_variable=True),
+    Param("second_weight", "number", low=0.0, high=1.0),
+    Param("categorical", "columns"),
+    Param("bins", "any"),
+    Param("mu", "number", low=0.0, high=1.0),
+    Param("lam", "number", low=0.0, high=1.0),
+    Param("em_start", "any", "Starting values of the EM algorithm of probabilistic linkage"),
+    Param("missing", "any", role="missing"),
+    inputs=("original", "protected"),
+)
 def record_linkage_risk(
     original,
     protected,
@@ -787,6 +809,21 @@ def _true_partners(a: _ExternalArgs, e, link):
 
 @accepts_scenario
 @renamed_parameters(positional=("scales", "availability", "tolerance"), algorithm="method")
+@declare(
+    "measure",
+    Param("variables", "columns"),
+    Param("scales", "any"),
+    Param("availability", "number", low=0.0, high=1.0, per_variable=True),
+    Param("tolerance", "number", low=0.0, low_open=True),
+    Param("categories", "any"),
+    Param("pair_tol", "number", "Tolerance of a pairing on a continuous variable, besides `tolerance`", low=0.0),
+    Param("normalize", "bool"),
+    Param("one_to_one", "bool"),
+    Param("internal_risk", "number", low=0.0, high=1.0),
+    Param("missing", "any", role="missing"),
+    Param("method", "choice", "`exact` (every pair) or `pairwise`", choices=("exact", "pairwise")),
+    inputs=("released", "external"),
+)
 def external_risk(
     released,
     external,

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import math
 
+from .._declare import Param, declare
 from .._deprecation import renamed_parameters
 from ..results.loglinear import LoglinearRiskResult
 from ..scenario import accepts_scenario
 from ._loglinear_steps import (
+    COMPAT_METHODS,
+    METHODS,
     build_table,
     fit_model,
     model_stability,
@@ -43,6 +46,34 @@ def _fractions_by_label(inp) -> dict | None:
 @accepts_scenario
 @renamed_parameters(
     fit_method="method", modrisk_method="compat_method", positional=("weight", "sampling_fraction", "model")
+)
+@declare(
+    "measure",
+    Param("keys", "columns", role="keys"),
+    Param("weight", "column", role="weight"),
+    Param("sampling_fraction", "number", low=0.0, high=1.0, low_open=True, per_variable=True),
+    Param("model", "any"),
+    Param("sampling", "choice", choices=("pml", "constant")),
+    Param("criterion", "choice", choices=("tau1", "tau2")),
+    Param("search", "choice", choices=("bracket", "skinner-shlomo")),
+    Param("z_target", "number"),
+    Param("z_crit", "number", low=0.0, low_open=True),
+    Param("candidates", "int", low=1),
+    Param("term_test", "number"),
+    Param("stability", "int", low=0),
+    Param("seed", "seed"),
+    Param("max_steps", "int", low=0),
+    Param("method", "choice", choices=METHODS),
+    Param("tol", "number", low=0.0, low_open=True),
+    Param("max_iter", "int", low=1),
+    Param("pram", "mapping"),
+    Param("smoothing", "choice", choices=("nb",)),
+    Param("compat", "choice", choices=("sdcMicro",)),
+    Param("compat_method", "choice", choices=COMPAT_METHODS),
+    Param("bound", "number", low=0.0, low_open=True, allow_inf=True),
+    Param("missing", "any", role="missing"),
+    Param("allow_degenerate_keys", "bool"),
+    random=True,
 )
 def loglinear_risk(
     data,

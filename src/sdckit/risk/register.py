@@ -7,16 +7,31 @@ See :func:`register_risk`; the steps are in :mod:`sdckit.risk._register_steps`, 
 from __future__ import annotations
 
 from .._core.register import theta_hat
+from .._declare import Param, declare
 from ..results.register import RegisterRiskResult
 from ..scenario import accepts_scenario
 from ._loglinear_steps import term_names
-from ._register_steps import approach_a, approach_b, build_cells, measures, validate_register
+from ._register_steps import APPROACHES, approach_a, approach_b, build_cells, measures, validate_register
 from .frequencies import records_fields
 
 __all__ = ["RegisterRiskResult", "register_risk"]
 
 
 @accepts_scenario
+@declare(
+    "measure",
+    Param("keys", "columns", role="keys"),
+    Param("sample_weight", "column"),
+    Param("sampling_fraction", "number", low=0.0, high=1.0, low_open=True),
+    Param("approach", "choice", choices=APPROACHES),
+    Param("model", "any"),
+    Param("membership_model", "any"),
+    Param("method", "choice", choices=("newton", "fisher")),
+    Param("tol", "number", low=0.0, low_open=True),
+    Param("max_iter", "int", low=1),
+    Param("missing", "any", role="missing"),
+    inputs=("register", "sample"),
+)
 def register_risk(
     register,
     sample,

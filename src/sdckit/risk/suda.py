@@ -15,6 +15,7 @@ from typing import Any, cast
 import numpy as np
 
 from .._core.suda import dis_probability, dis_suda, msu_search, size_weights
+from .._declare import Param, declare
 from .._deprecation import renamed_parameters
 from .._errors import SdcError, warn
 from .._prepare import Prepared, prepare
@@ -34,6 +35,17 @@ _KEEP_DEFAULT = 1 << 23  # MSUs kept for explanation by default (8 bytes each)
 
 @accepts_scenario
 @renamed_parameters(positional=("max_size", "dis_fraction", "original_scores"))
+@declare(
+    "measure",
+    Param("keys", "columns", role="keys"),
+    Param("max_size", "int", low=1),
+    Param("dis_fraction", "any"),
+    Param("original_scores", "bool"),
+    Param("missing", "any", role="missing"),
+    Param("weight", "column", role="weight"),
+    Param("allow_degenerate_keys", "bool"),
+    Param("keep_msus", "bool"),
+)
 def suda(
     data,
     keys,

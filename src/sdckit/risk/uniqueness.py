@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._core import uniqueness as uq
+from .._declare import Param, declare
 from .._errors import SdcError, warn
 from .._prepare import prepare
 from .._progress import step
@@ -42,6 +43,16 @@ class _Sample:
 
 
 @accepts_scenario
+@declare(
+    "measure",
+    Param("keys", "columns", role="keys"),
+    Param("sampling_fraction", "number", low=0.0, high=1.0, low_open=True),
+    Param("weight", "column", role="weight"),
+    Param("population_size", "number", low=0.0, low_open=True),
+    Param("method", "choice", "The estimator of the number of population uniques (`all`: every one)", choices=METHODS),
+    Param("missing", "any", role="missing"),
+    Param("allow_degenerate_keys", "bool"),
+)
 def population_uniques(
     data,
     keys,

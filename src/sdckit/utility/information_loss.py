@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._declare import Param, declare
 from .._deprecation import renamed_parameters
 from .._errors import SdcError, SdcWarning
 from .._validation import (
@@ -109,6 +110,27 @@ class ValidatedInput:
 # ----------------------------------------------------------------------------------------------
 @accepts_scenario
 @renamed_parameters(positional=("scales",))
+@declare(
+    "measure",
+    Param("variables", "columns"),
+    Param("scales", "any"),
+    Param("missing", "any", role="missing"),
+    Param("suppressed", "choice", choices=("mlodak", "sdcmicro")),
+    Param("continuous_distance", "choice", choices=("arctan", "max_abs", "max_squared")),
+    Param("bound", "number", low=0.0, low_open=True),
+    Param("zero_sd", "choice", choices=("exclude", "inf")),
+    Param("ctbil_dim", "int", low=0),
+    Param("pram", "any"),
+    Param("ebil_base", "number", low=1.0, low_open=True),
+    Param("anova", "any"),
+    Param("gamma_method", "choice", choices=("pearson", "kendall")),
+    Param("robust", "bool"),
+    Param("seed", "seed"),
+    Param("new_categories", "choice", choices=("error", "allow")),
+    Param("records", "bool"),
+    inputs=("original", "protected"),
+    random=True,
+)
 def information_loss(
     original,
     protected,

@@ -1,0 +1,514 @@
+"""Declarations of the public protection methods and measures.
+
+Each public method or measure is declared once, next to its function, with :func:`declare`:
+its parameters (name from the glossary, type, range or choices, default, a one-line help
+text), the roles a workflow fills from the scenario, the data it reads, whether it is random
+and, for a protection method, what it changes. :mod:`sdckit.registry` collects the
+declarations; the recipe schema, the ``--step`` parser of the command line, the parameter
+check and role filling of :class:`sdckit.SdcProblem` and the docs' parameter tables are derived
+from them. The default of a parameter comes from the function's signature and its help text,
+unless given, from the first sentence of its numpydoc description, so neither is written twice.
+
+This module sits low: it imports only the errors and the validation toolkit.
+
+Adding a protection method: write its kernel (``_core``) and its function in ``protect/``
+with ``@declare("method", Param(...), ..., changes=..., aliases=...)`` above it, import it in
+``protect/__init__.py`` (``METHODS`` follows from the declaration) and ``sdckit/__init__.py``,
+add a new parameter name to ``docs/glossary.md``, run ``tools/registry_docs.py`` (the parameter
+tables and the recipe schema), and write its tests. The workflow, recipes, ``--step`` and the
+acceptance test (tests/test_registry_acceptance.py, which needs one example for it) pick it up.
+A measure is the same with ``@declare("measure", ..., inputs=...)`` in ``risk/`` or ``utility/``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ._errors import SdcError
+from ._validation import as_name_list, check_bool, check_choice, check_int, check_number, check_seed
+
+__all__ = [
+    "COMMON",
+    "LIST_SEPARATOR",
+    "REQUIRED",
+    "TYPES",
+    "Declaration",
+    "Param",
+    "declaration",
+    "declare",
+    "with_help",
+]
+
+#: the value types a parameter can have
+TYPES = ("column", "columns", "column_sets", "int", "number", "numbers", "bool", "choice", "text", "texts",
+         "seed", "mapping", "any")  # fmt: skip
+#: parameters every measure or method may take that are not part of a declaration (the engine,
+#: the scenario, a progress switch, an identifier column)
+COMMON = ("engine", "scenario", "progress", "id")
+#: separates the items of a list inside one ``--step`` value (``,`` separates the parameters)
+LIST_SEPARATOR = ";"
+#: the attribute holding a function's declaration
+ATTRIBUTE = "__sdckit_declaration__"
+
+
+class _Required:
+    """The default of a parameter that has none (the caller must give it)."""
+
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+REQUIRED: Any = _Required()
+_FROM_SIGNATURE: Any = object()
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a declared method or measure.
+
+    ``type`` is one of :data:`TYPES`; ``low``/``high`` (with ``low_open``/``high_open``) bound a
+    number, ``choices`` lists the values of a ``"choice"``; ``role`` names the scenario role a
+    workflow fills the parameter from when it is not given (``"keys"``, ``"weight"``,
+    ``"numeric_keys"``, ...); ``per_variable`` allows a mapping variable -> value as well as one
+    value. ``default`` and ``help`` come from the function when left out.
+    """
+
+    name: str
+    type: str
+    help: str = ""
+    default: Any = _FROM_SIGNATURE
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+    allow_inf: bool = False
+    choices: tuple = ()
+    role: str | None = None
+    per_variable: bool = False
+
+    def __post_init__(self) -> None:
+        check_choice(self.type, f"{self.name}: type", TYPES)
+        if self.type == "choice" and not self.choices:
+            raise SdcError(f"{self.name}: a choice parameter needs its choices")
+        object.__setattr__(self, "choices", tuple(self.choices))
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED
+
+    @property
+    def allow_none(self) -> bool:
+        return self.default is None
+
+    def check(self, value):
+        """``value`` checked with the validation toolkit (the normalised value, or an
+        :class:`~sdckit.SdcError` naming the parameter)."""
+        if value is None and self.allow_none:
+            return None
+        if self.per_variable and isinstance(value, Mapping):
+            return {k: _CHECKS[self.type](replace(self, name=f"{self.name}[{k!r}]"), v) for k, v in value.items()}
+        return _CHECKS[self.type](self, value)
+
+    def parse(self, text: str):
+        """A value written on the command line (``text``) as this parameter's type; lists are
+        separated by :data:`LIST_SEPARATOR`."""
+        text = text.strip()
+        if self.per_variable and "=" in text:
+            return {k: _PARSERS[self.type](self, str(v)) for k, v in _parse_mapping(self, text).items()}
+        return _PARSERS[self.type](self, text)
+
+    def format(self, value) -> str:
+        """``value`` written as a command-line value that :meth:`parse` reads back."""
+        if value is None:
+            return "none"
+        if isinstance(value, Mapping):
+            return LIST_SEPARATOR.join(f"{_format_scalar(k)}={_format_scalar(v)}" for k, v in value.items())
+        if isinstance(value, (list, tuple)):
+            flat = [x for v in value for x in (v if isinstance(v, (list, tuple)) else [v])]
+            return LIST_SEPARATOR.join(_format_scalar(v) for v in flat)
+        return _format_scalar(value)
+
+    def range_text(self) -> str:
+        """The range or choices, for the docs (empty when there is none)."""
+        if self.choices:
+            return ", ".join(f"`{c}`" for c in self.choices)
+        if self.low is None and self.high is None:
+            return ""
+        lo = "-inf" if self.low is None else f"{self.low:g}"
+        hi = "inf" if self.high is None else f"{self.high:g}"
+        left = "(" if self.low_open or self.low is None else "["
+        right = ")" if self.high_open or self.high is None else "]"
+        return f"{left}{lo}, {hi}{right}"
+
+    def json_schema(self) -> dict:
+        """The JSON Schema of this parameter's value in a recipe."""
+        schema = dict(_SCHEMAS[self.type])
+        if self.type in ("int", "number", "numbers"):
+            scalar: dict = {"type": "integer" if self.type == "int" else "number"}
+            if self.low is not None:
+                scalar["exclusiveMinimum" if self.low_open else "minimum"] = self.low
+            if self.high is not None:
+                scalar["exclusiveMaximum" if self.high_open else "maximum"] = self.high
+            if self.allow_inf:
+                scalar = {"anyOf": [scalar, _FLOAT_TAG_SCHEMA]}
+            schema = {"anyOf": [scalar, {"type": "array", "items": scalar}]} if self.type == "numbers" else scalar
+        if self.choices:
+            schema["enum"] = list(self.choices)
+        if self.per_variable:
+            schema = {"anyOf": [schema, {"type": "object", "additionalProperties": schema}]}
+        if self.allow_none:
+            schema = {"anyOf": [schema, {"type": "null"}]}
+        if self.help:
+            schema = {**schema, "description": self.help}
+        return schema
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """A public protection method (``kind="method"``) or measure (``kind="measure"``).
+
+    ``inputs`` are the data arguments (``data``, or ``original`` and ``protected``, ...);
+    ``common`` the parameters of :data:`COMMON` the function also takes.
+    """
+
+    name: str
+    kind: str
+    func: Callable = field(repr=False)
+    params: tuple[Param, ...]
+    inputs: tuple[str, ...] = ("data",)
+    random: bool = False
+    changes: str = ""
+    aliases: tuple[str, ...] = ()
+    title: str = ""
+    common: tuple[str, ...] = ()
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise SdcError(f"{name}: not a parameter of {self.name}; expected one of {', '.join(self.names)}")
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.params)
+
+    @property
+    def roles(self) -> dict[str, str]:
+        """Parameter name -> the scenario role a workflow fills it from."""
+        return {p.name: p.role for p in self.params if p.role}
+
+    def check_names(self, parameters: Mapping) -> None:
+        """Every given parameter is one the function takes (its declared ones and ``common``)."""
+        accepted = (*self.names, *self.common)
+        unknown = [str(p) for p in parameters if p not in accepted]
+        if unknown:
+            raise SdcError(
+                f"{', '.join(unknown)}: not a parameter of {self.name}; expected some of {', '.join(accepted)}"
+            )
+
+    def check(self, parameters: Mapping) -> dict:
+        """The parameters checked by name and value (the normalised values)."""
+        self.check_names(parameters)
+        return {
+            name: self.param(name).check(value) if name in self.names else value for name, value in parameters.items()
+        }
+
+
+def declare(kind: str, *params: Param, inputs=("data",), random=False, changes="", aliases=()) -> Callable:
+    """Decorate a public function with its declaration (the function itself is unchanged).
+
+    Every parameter of the signature except the data (``inputs``) and :data:`COMMON` must be
+    declared, and every declared one must be in the signature.
+    """
+    check_choice(kind, "kind", ("method", "measure"))
+
+    def attach(func: Callable) -> Callable:
+        sig = inspect.signature(func).parameters
+        expected = [n for n in sig if n not in inputs and n not in COMMON]
+        names = [p.name for p in params]
+        if sorted(expected) != sorted(names) or any(n not in sig for n in inputs):
+            raise SdcError(f"{func.__name__}: declared {names}; the signature has {expected}")
+        filled = tuple(_filled(p, sig[p.name]) for p in params)
+        decl = Declaration(
+            name=func.__name__,
+            kind=kind,
+            func=func,
+            params=filled,
+            inputs=tuple(inputs),
+            random=bool(random),
+            changes=changes,
+            aliases=tuple(aliases),
+            common=tuple(n for n in sig if n in COMMON),
+        )
+        setattr(func, ATTRIBUTE, decl)
+        return func
+
+    return attach
+
+
+def declaration(func) -> Declaration | None:
+    """The declaration of a function (None for an undeclared one), without the help texts the
+    docstring gives (see :func:`with_help`)."""
+    return getattr(func, ATTRIBUTE, None)
+
+
+def check_declared(func, values: Mapping) -> tuple[dict, list[str]]:
+    """Each of ``values`` checked as ``func`` declares it (the validation at a function's
+    boundary, derived from its declaration): the normalised values and the problems found, for
+    the caller to report together with its own."""
+    decl: Declaration = getattr(func, ATTRIBUTE)
+    out: dict = {}
+    problems: list[str] = []
+    for name, value in values.items():
+        try:
+            out[name] = decl.param(name).check(value)
+        except SdcError as err:
+            problems.append(str(err))
+    return out, problems
+
+
+def with_help(decl: Declaration) -> Declaration:
+    """The declaration with the title and the help texts the declaration leaves out taken from
+    the function's numpydoc docstring (done when the registry is built, not at import)."""
+    doc = inspect.unwrap(decl.func).__doc__ or ""
+    helps = docstring_params(doc)
+    params = tuple(p if p.help else replace(p, help=helps.get(p.name, "")) for p in decl.params)
+    return replace(decl, params=params, title=decl.title or _first_sentence(doc.strip().split("\n\n")[0]))
+
+
+def _filled(p: Param, sp: inspect.Parameter) -> Param:
+    if p.default is not _FROM_SIGNATURE:
+        return p
+    return replace(p, default=REQUIRED if sp.default is inspect.Parameter.empty else sp.default)
+
+
+# ---------------------------------------------------------------------------------------------
+# help text from the numpydoc "Parameters" section
+# ---------------------------------------------------------------------------------------------
+def docstring_params(doc: str) -> dict[str, str]:
+    """Parameter name -> the first sentence of its numpydoc description."""
+    text = inspect.cleandoc(doc)
+    m = re.search(r"^Parameters\n-+\n(.*?)(?:\n\n[A-Z][A-Za-z ]+\n-+\n|\Z)", text, flags=re.S | re.M)
+    if not m:
+        return {}
+    out: dict[str, str] = {}
+    current: list[str] = []
+    lines: list[str] = []
+    for line in m.group(1).splitlines():
+        if line and not line[0].isspace():
+            _store(out, current, lines)
+            current = [n.strip() for n in line.split(":")[0].split(",") if n.strip()]
+            lines = []
+        else:
+            lines.append(line.strip())
+    _store(out, current, lines)
+    return out
+
+
+def _store(out: dict, names: list[str], lines: list[str]) -> None:
+    sentence = _first_sentence(" ".join(x for x in lines if x))
+    for name in names:
+        out.setdefault(name, sentence)
+
+
+def _first_sentence(text: str) -> str:
+    text = re.sub(r"\s+", " ", text).strip()
+    text = re.sub(r":(?:func|class|meth|attr|data|mod):`~?([^`]+)`", r"`\1`", text).replace("``", "`")
+    depth, code = 0, False
+    for i, ch in enumerate(text):
+        if ch == "`":
+            code = not code
+        elif not code and ch in "([{":
+            depth += 1
+        elif not code and ch in ")]}":
+            depth -= 1
+        elif ch in ".;" and not code and depth <= 0 and text[i + 1 : i + 2] in ("", " "):
+            if not text[:i].endswith(("e.g", "i.e", "cf", "etc")):
+                return text[:i]
+    return text.rstrip(".")
+
+
+# ---------------------------------------------------------------------------------------------
+# checks (the validation toolkit), command-line parsing, JSON Schema, per type
+# ---------------------------------------------------------------------------------------------
+def _number(p: Param, value):
+    return check_number(
+        value, p.name, low=p.low, high=p.high, low_open=p.low_open, high_open=p.high_open, allow_inf=p.allow_inf
+    )
+
+
+def _numbers(p: Param, value):
+    if isinstance(value, (list, tuple)):
+        return [_number(p, v) for v in value]
+    return _number(p, value)
+
+
+def _column(p: Param, value):
+    names = as_name_list(value, p.name)
+    if len(names) != 1:
+        raise SdcError(f"{p.name}: got {len(names)} columns; expected one column name")
+    return value
+
+
+def _texts(p: Param, value):
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, (list, tuple)) or not all(isinstance(v, str) for v in items):
+        raise SdcError(f"{p.name}: got a {type(value).__name__}; expected a text or a list of texts")
+    return list(items)
+
+
+def _column_sets(p: Param, value):
+    if isinstance(value, (str, int)) or (isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)):
+        return [as_name_list(value, p.name)]
+    if not isinstance(value, (list, tuple)):
+        raise SdcError(f"{p.name}: got a {type(value).__name__}; expected column names or a list of lists of them")
+    return [as_name_list(list(v), f"{p.name}[{i}]", allow_empty=True) for i, v in enumerate(value)]
+
+
+def _text(p: Param, value):
+    if not isinstance(value, str):
+        raise SdcError(f"{p.name}: got a {type(value).__name__}; expected a text")
+    return value
+
+
+def _mapping(p: Param, value):
+    if not isinstance(value, Mapping):
+        raise SdcError(f"{p.name}: got a {type(value).__name__}; expected a mapping")
+    return value
+
+
+_CHECKS: dict[str, Callable] = {
+    "column": _column,
+    "columns": lambda p, v: as_name_list(v, p.name),
+    "column_sets": _column_sets,
+    "int": lambda p, v: check_int(v, p.name, low=p.low, high=p.high),  # type: ignore[arg-type]
+    "number": _number,
+    "numbers": _numbers,
+    "bool": lambda p, v: check_bool(v, p.name),
+    "choice": lambda p, v: check_choice(v, p.name, p.choices),
+    "text": _text,
+    "texts": _texts,
+    "seed": lambda p, v: check_seed(v, p.name),
+    "mapping": _mapping,
+    "any": lambda p, v: v,
+}
+
+
+def _items(text: str) -> list[str]:
+    return [t.strip() for t in text.split(LIST_SEPARATOR) if t.strip()]
+
+
+def _format_scalar(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)  # 'inf', '-inf', '0.1': float() reads it back exactly
+    return str(value)
+
+
+def _parse_number(p: Param, text: str):
+    try:
+        x = float(text)
+    except ValueError:
+        raise SdcError(f"{p.name}: got {text!r}; expected a number") from None
+    return int(x) if x.is_integer() and "." not in text and "e" not in text.lower() else x
+
+
+def _parse_int(p: Param, text: str):
+    try:
+        return int(text)
+    except ValueError:
+        raise SdcError(f"{p.name}: got {text!r}; expected an integer") from None
+
+
+def _parse_bool(p: Param, text: str):
+    low = text.lower()
+    if low in ("true", "yes", "1"):
+        return True
+    if low in ("false", "no", "0"):
+        return False
+    raise SdcError(f"{p.name}: got {text!r}; expected true or false")
+
+
+def _parse_numbers(p: Param, text: str):
+    items = [_parse_number(p, t) for t in _items(text)]
+    return items[0] if len(items) == 1 else items
+
+
+def _parse_mapping(p: Param, text: str):
+    out: dict = {}
+    for item in _items(text):
+        if "=" not in item:
+            raise SdcError(f"{p.name}: got {item!r}; expected pairs OLD=NEW separated by '{LIST_SEPARATOR}'")
+        old, new = (s.strip() for s in item.split("=", 1))
+        out[_scalar(old)] = _scalar(new)
+    return out
+
+
+def _scalar(text: str):
+    """A number written as text as a number (an integer when it is one), other text as is."""
+    try:
+        x = float(text)
+    except ValueError:
+        return text
+    return int(x) if x.is_integer() and "." not in text else x
+
+
+def _parse_any(p: Param, text: str):
+    """JSON when the text is JSON (a number, ``true``, a list), else the text; items separated
+    by :data:`LIST_SEPARATOR` make a list of such values."""
+    if LIST_SEPARATOR in text:
+        return [_parse_any(p, t) for t in _items(text)]
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def _parse_none(fn: Callable) -> Callable:
+    return lambda p, text: None if (p.allow_none and text.lower() == "none") else fn(p, text)
+
+
+_PARSERS: dict[str, Callable] = {
+    "column": _parse_none(lambda p, t: t),
+    "columns": _parse_none(lambda p, t: _items(t)),
+    "column_sets": _parse_none(lambda p, t: [_items(t)]),
+    "int": _parse_none(_parse_int),
+    "number": _parse_none(_parse_number),
+    "numbers": _parse_none(_parse_numbers),
+    "bool": _parse_none(_parse_bool),
+    "choice": _parse_none(lambda p, t: t),
+    "text": _parse_none(lambda p, t: t),
+    "texts": _parse_none(lambda p, t: _items(t)),
+    "seed": _parse_none(_parse_int),
+    "mapping": _parse_none(_parse_mapping),
+    "any": _parse_none(_parse_any),
+}
+
+_FLOAT_TAG_SCHEMA = {
+    "type": "object",
+    "properties": {"$float": {"enum": ["inf", "-inf", "nan"]}},
+    "required": ["$float"],
+    "additionalProperties": False,
+}
+_NAMES = {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
+_SCHEMAS: dict[str, dict] = {
+    "column": {"type": "string"},
+    "columns": _NAMES,
+    "column_sets": {"anyOf": [_NAMES, {"type": "array", "items": {"type": "array", "items": {"type": "string"}}}]},
+    "int": {"type": "integer"},
+    "number": {"type": "number"},
+    "numbers": {},  # written from the bounds
+    "bool": {"type": "boolean"},
+    "choice": {"type": "string"},
+    "text": {"type": "string"},
+    "texts": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
+    "seed": {"type": "integer", "minimum": 0},
+    "mapping": {"type": "object"},
+    "any": {},
+}

@@ -1,0 +1,142 @@
+"""Acceptance of the registry: for every registered method, a recipe step, a ``sdckit protect
+--step`` call and a docs table built from its declaration alone (plus the few data-specific
+values below), run on sdcMicro's testdata; for every registered measure, its Python call built
+from the declaration's defaults and roles.
+
+The data-specific values are what no declaration can know: which columns of this file to
+protect, and a cut or threshold that fits them. Everything else (the step's name, every other
+parameter written explicitly with its declared default, the roles) comes from the registry.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import sdckit
+from conftest import DATA
+from sdckit import registry
+from sdckit._declare import REQUIRED
+from sdckit.cli import main
+from sdckit.problem import recipe_schema
+from test_registry import _valid
+
+TESTDATA = DATA / "sdcmicro" / "testdata.csv"
+ROOT = Path(__file__).resolve().parents[1]
+KEYS = ["urbrur", "roof", "walls", "water", "electcon", "relat", "sex"]
+#: the scenario roles of the testdata (what the workflow fills a declared role from)
+ROLES = {"keys": KEYS, "weight": "sampling_weight", "household": "ori_hid"}
+NUMERIC = ["income", "expend"]
+
+#: the data-specific parameters of each method on the testdata
+METHOD_EXAMPLES = {
+    "global_recode": {"variables": ["age"], "breaks": [-math.inf, 20, 40, 60, math.inf]},
+    "top_bottom_coding": {"variables": ["income"], "value": 50_000_000},
+    "local_suppression": {},
+    "suppress_by_risk": {"threshold": 0.005},
+    "pram": {"variables": ["walls"], "seed": 1},
+    "add_noise": {"variables": NUMERIC, "seed": 1},
+    "microaggregation": {"variables": NUMERIC},
+    "rank_swap": {"variables": NUMERIC, "seed": 1},
+    "record_swap": {"keys": ["roof", "walls", "water", "sex"], "geography": ["urbrur"], "seed": 1},
+}
+
+
+@pytest.fixture(scope="module")
+def testdata() -> pd.DataFrame:
+    return pd.read_csv(TESTDATA)
+
+
+def _explicit_defaults(decl) -> dict:
+    """Every declared parameter that is not a role and has a default other than None, at that
+    default (so that each declared type is written on the command line and in the recipe)."""
+    return {p.name: p.default for p in decl.params if not p.role and p.default not in (None, REQUIRED)}
+
+
+def _scenario(decl, example) -> sdckit.Scenario:
+    numeric = list(example["variables"]) if decl.roles.get("variables") == "numeric_keys" else None
+    return sdckit.Scenario(**ROLES, numeric_keys=numeric)
+
+
+def test_every_method_has_an_example():
+    assert set(METHOD_EXAMPLES) == {d.name for d in registry.methods()}
+
+
+@pytest.mark.parametrize("decl", registry.methods(), ids=[d.name for d in registry.methods()])
+def test_method_step_cli_recipe_and_table_from_the_registry(decl, testdata, tmp_path):
+    example = METHOD_EXAMPLES[decl.name]
+    params = {**_explicit_defaults(decl), **example}
+    # the docs table: one row per declared parameter, as committed in docs/parameters.md
+    table = registry._table(decl)
+    assert len(table) == 2 + len(decl.params)
+    assert "\n".join(table) in (ROOT / "docs" / "parameters.md").read_text()
+    # the command line: --step NAME:PARAM=VALUE,... written from the declaration
+    name = decl.aliases[0] if decl.aliases else decl.name
+    step = f"{name}:" + ",".join(f"{k}={decl.param(k).format(v)}" for k, v in params.items())
+    out = tmp_path / "cli.csv"
+    roles = ["--keys", ",".join(KEYS), "--weight", ROLES["weight"], "--household", ROLES["household"]]
+    assert main(["protect", str(TESTDATA), *roles, "--step", step, "--out", str(out), "--no-progress"]) == 0
+    # the Python call (defaults left implicit)
+    problem = sdckit.SdcProblem(testdata, _scenario(decl, example)).apply(decl.name, **example)
+    problem.write(tmp_path / "python.csv")
+    # the recipe step, checked against the schema and replayed
+    recipe = {"sdckit_recipe": 1, "scenario": {"keys": KEYS, **{k: v for k, v in ROLES.items() if k != "keys"}},
+              "steps": [{"method": decl.name, "parameters": params}]}  # fmt: skip
+    if decl.roles.get("variables") == "numeric_keys":
+        recipe["scenario"]["numeric_keys"] = list(example["variables"])
+    assert _valid(sdckit.problem._encode_floats(recipe), recipe_schema())
+    sdckit.SdcProblem.from_recipe(testdata, recipe).write(tmp_path / "recipe.csv")
+    expected = (tmp_path / "python.csv").read_bytes()
+    assert out.read_bytes() == expected == (tmp_path / "recipe.csv").read_bytes()
+    assert sum(problem.history[0].result.n_changed.values()) > 0  # the step changed something
+
+
+# ---------------------------------------------------------------------------------------------
+# measures: the Python call from the declaration's defaults and roles
+# ---------------------------------------------------------------------------------------------
+MEASURE_ROLES = {
+    "keys": ["urbrur", "roof", "walls", "sex"],
+    "weight": "sampling_weight",
+    "household": "ori_hid",
+    "sensitive": ["water"],
+    "numeric_keys": NUMERIC,
+}
+#: the data-specific parameters no role gives
+MEASURE_EXAMPLES = {
+    "information_loss": {
+        "variables": ["urbrur", "roof", *NUMERIC],
+        "scales": {"urbrur": "nominal", "roof": "nominal", "income": "continuous", "expend": "continuous"},
+    },
+    "external_risk": {"variables": NUMERIC},
+    "register_risk": {"sample_weight": "sampling_weight"},
+}
+
+
+def _inputs(decl, data: pd.DataFrame) -> list:
+    protected = sdckit.microaggregation(data, NUMERIC).table
+    protected = sdckit.local_suppression(protected, MEASURE_ROLES["keys"], k=3).table
+    frames = {
+        ("data",): [data],
+        ("original", "protected"): [data, protected],
+        ("released", "external"): [protected, data],
+        ("register", "sample"): [data, data.iloc[::4].reset_index(drop=True)],
+    }
+    return frames[decl.inputs]
+
+
+@pytest.mark.parametrize("decl", registry.measures(), ids=[d.name for d in registry.measures()])
+def test_measure_call_from_the_registry(decl, testdata):
+    table = registry._table(decl)
+    assert "\n".join(table) in (ROOT / "docs" / "parameters.md").read_text()
+    roles = {n: MEASURE_ROLES[r] for n, r in decl.roles.items() if r in MEASURE_ROLES}
+    call = {**roles, **MEASURE_EXAMPLES.get(decl.name, {})}
+    missing = [p.name for p in decl.params if p.required and p.name not in call]
+    assert missing == [], f"{decl.name}: no role or example for {missing}"
+    inputs = _inputs(decl, testdata)
+    implicit = decl.func(*inputs, **call)
+    explicit = decl.func(*inputs, **{**_explicit_defaults(decl), **call})
+    assert type(implicit).__name__.endswith("Result")
+    assert repr(explicit) == repr(implicit)  # the declared defaults are the function's
