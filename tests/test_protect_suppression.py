@@ -164,8 +164,13 @@ def test_output_is_k_anonymous_and_keeps_everything_else(data, k, method, strata
         sizes = data.group_by("s").len()
         small = set(sizes.filter(pl.col("len") < k)["s"].to_list())
         assert set(data["s"].to_numpy()[unresolved].tolist()) <= small
-    else:
+    elif method == "greedy":
         assert not unresolved.any()
+    else:  # sdcMicro's speed-up searches only the first k records of each pattern (missing values
+        # read as the column's first value) and puts the others back unchanged: those may stay
+        # below k, and the result says so
+        assert res.details["n_unresolved"] == unresolved.sum()
+        assert not unresolved.any() or "method='greedy' resolves" in " ".join(res.notes)
     # a suppression never lowers f_k, except through sdcMicro's frequency rule that a record
     # missing on every key does not count for complete records
     emptied = out.select(keys).select(pl.all_horizontal(pl.all().is_null())).to_series().to_numpy()
@@ -280,3 +285,22 @@ def test_pandas_categoricals_keep_their_kind():
     assert out["g"].cat.ordered is False and list(out["g"].cat.categories) == ["a", "b"]
     assert out["o"].cat.ordered is True and list(out["o"].cat.categories) == ["y", "x"]
     assert out["k"].isna().sum() == 1  # one missing value matches both uniques (2 and 3): f = 2 each
+
+
+def test_sdcmicro_speed_up_can_leave_records_below_k_and_says_so():
+    # Two complete records (0, 0) and 27 records missing on both keys. Under sdcMicro's rule a
+    # record missing on every key does not count for complete records, so each (0, 0) has
+    # f = 2 < 3. sdcMicro's reduction reads missing values as the column's first value (0), so
+    # all 29 records form one pattern and only its first k = 3 rows (0, 1, 2) are searched:
+    # row 0 loses k1 and reaches f = 29; row 26 is put back unchanged with f = 2 (row 0 and
+    # itself). The greedy method searches every record and resolves both.
+    k0 = [None] * 29
+    k0[0] = k0[26] = 0
+    data = pl.DataFrame({"k0": k0, "k1": list(k0)}, schema={"k0": pl.Int64, "k1": pl.Int64})
+    res = local_suppression(data, ["k0", "k1"], k=3, method="sdcmicro")
+    assert res.details["unresolved_rows"].tolist() == [26]
+    assert res.data["k1"][0] is None and res.data["k1"][26] == 0
+    assert _fk(res.data, ["k0", "k1"])[[0, 26]].tolist() == [29, 2]
+    assert any("method='greedy' resolves" in n for n in res.notes)
+    greedy = local_suppression(data, ["k0", "k1"], k=3, method="greedy")
+    assert greedy.details["n_unresolved"] == 0 and greedy.notes == ()
