@@ -9,6 +9,7 @@ pyreadstat are imported only when a function needs them.
 
 from ._errors import MissingColumnError, SdcError, SdcWarning
 from ._memory import tune_memory
+from ._version import __version__
 from .io import read_data, read_metadata, write_data
 from .problem import SdcProblem
 from .protect import (
@@ -28,8 +29,6 @@ from .risk import *  # noqa: F403  (every risk measure and its result class; see
 from .risk import __all__ as _risk_all
 from .scenario import Scenario
 from .utility import InformationLossResult, information_loss
-
-__version__ = "0.1.0"
 
 __all__ = [
     # data and roles
