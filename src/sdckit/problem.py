@@ -265,7 +265,7 @@ def _scenario_dict(sc: Scenario) -> dict:
 
 
 def _jsonable(value):
-    from .protect._result import _plain
+    from .results.protection import _plain
 
     return _plain(value)
 

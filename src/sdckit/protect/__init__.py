@@ -2,7 +2,7 @@
 :class:`ProtectionResult` holding the protected table (the caller's frame type, same rows and
 columns, the input untouched) and an aggregated log of what changed."""
 
-from ._result import ProtectionResult
+from ..results.protection import ProtectionResult
 from .microaggregation import microaggregation
 from .noise import add_noise
 from .pram import pram

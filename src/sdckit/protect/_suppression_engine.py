@@ -17,8 +17,8 @@ from .._core.suppression import _strata_rows, greedy_suppression_rows
 from .._errors import SdcError
 from .._validation import as_name_list, raise_problems
 from ..engines import get_engine
+from ..results.protection import ProtectionResult
 from ._common import strata_of
-from ._result import ProtectionResult
 
 
 def local_suppression_engine(eng, data, keys, *, k, importance, combs, strata, alpha, method, missing, checks):

@@ -14,8 +14,8 @@ import numpy as np
 from .._core import microaggregation as core
 from .._errors import SdcError
 from .._validation import as_missing_codes, check_choice, check_int, raise_problems
+from ..results.protection import ProtectionResult
 from ._common import Change, Input, common_scale, finish, read_input
-from ._result import ProtectionResult
 
 __all__ = ["microaggregation"]
 

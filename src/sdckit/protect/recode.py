@@ -25,8 +25,8 @@ import numpy as np
 from .._core import recode as core
 from .._errors import SdcError
 from .._validation import check_choice, check_int, check_number, raise_problems
+from ..results.protection import ProtectionResult
 from ._common import Change, Input, finish, read_input
-from ._result import ProtectionResult
 
 __all__ = ["global_recode", "top_bottom_coding"]
 

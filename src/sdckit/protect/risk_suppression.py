@@ -27,8 +27,8 @@ from .._validation import (
     raise_problems,
 )
 from ..engines import get_engine, is_out_of_core
+from ..results.protection import ProtectionResult
 from ._common import Change, finish, read_input
-from ._result import ProtectionResult
 from ._suppression_engine import _by_category, _local_index, _native_fields, _protected
 from .suppression import _importance
 
