@@ -11,7 +11,6 @@ from ._errors import MissingColumnError, SdcError, SdcWarning
 from ._memory import tune_memory
 from ._version import __version__
 from .io import read_data, read_metadata, write_data
-from .problem import SdcProblem
 from .protect import (
     ProtectionResult,
     add_noise,
@@ -29,6 +28,7 @@ from .risk import *  # noqa: F403  (every risk measure and its result class; see
 from .risk import __all__ as _risk_all
 from .scenario import Scenario
 from .utility import InformationLossResult, information_loss
+from .workflow import SdcProblem
 
 __all__ = [
     # data and roles

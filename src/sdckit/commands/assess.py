@@ -57,8 +57,8 @@ def register(sub) -> None:
 
 def scenario_from(args):
     """The scenario from --config (YAML or JSON) with the command's role options on top."""
-    from ..problem import read_recipe_file
     from ..scenario import Scenario
+    from ..workflow.problem import read_recipe_file
 
     roles: dict = dict(read_recipe_file(args.config, "--config")) if args.config else {}
     given = {

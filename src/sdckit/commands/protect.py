@@ -186,7 +186,7 @@ def _finish(args, problem, prog) -> int:
 
 
 def run_protect(args) -> int:
-    from ..problem import SdcProblem
+    from ..workflow.problem import SdcProblem
 
     prog = Progress(3, progress_enabled(args))
     prog.step("reading data")
@@ -197,7 +197,7 @@ def run_protect(args) -> int:
 
 
 def _run_step(args, step: str, /, numeric_keys=None, **parameters) -> int:
-    from ..problem import SdcProblem
+    from ..workflow.problem import SdcProblem
 
     prog = Progress(3, progress_enabled(args))
     prog.step("reading data")

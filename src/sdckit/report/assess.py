@@ -12,8 +12,8 @@ from .._errors import SdcError
 from .._progress import measure_progress, step
 from .._validation import check_bool, check_k_list, check_number, raise_problems
 from ..engines import in_memory_engine
-from ..problem import SdcProblem, read_recipe
 from ..scenario import Scenario
+from ..workflow.problem import SdcProblem, read_recipe
 from . import measures as M
 from .result import AssessmentResult, VariantAssessment
 

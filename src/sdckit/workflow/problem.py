@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._errors import SdcError
-from ._validation import check_bool, raise_problems
-from .engines import in_memory_engine
-from .results._base import Summary, fmt
-from .scenario import Scenario
+from .._errors import SdcError
+from .._validation import check_bool, raise_problems
+from ..engines import in_memory_engine
+from ..results._base import Summary, fmt
+from ..scenario import Scenario
 
 __all__ = ["SdcProblem", "Step", "protection_methods"]
 
@@ -30,7 +30,7 @@ CONTINUOUS_METHODS = ("add_noise", "microaggregation", "rank_swap")
 
 def protection_methods() -> dict:
     """Name -> function of every protection method a workflow or recipe can apply."""
-    from . import protect
+    from .. import protect
 
     return {name: getattr(protect, name) for name in protect.METHODS}
 
@@ -214,7 +214,7 @@ class SdcProblem:
         each step (step 1, steps 1-2, ...), with their risk and loss side by side. Returns the
         :class:`sdckit.report.AssessmentResult`; with ``path``, also writes the HTML report
         (atomically). ``options`` are passed to :func:`sdckit.assess`."""
-        from .report import assess_variants
+        from ..report import assess_variants
 
         steps = self._steps
         variants = [
@@ -235,7 +235,7 @@ class SdcProblem:
     def write(self, path, *, metadata=None, overwrite: bool = False):
         """Write the current protected data (CSV, Parquet, SPSS or Stata; value and variable
         labels from ``metadata``, as :func:`sdckit.io.read_metadata` returns them)."""
-        from .io import write_data
+        from ..io import write_data
 
         return write_data(self.data, path, metadata=metadata, overwrite=overwrite)
 
@@ -265,7 +265,7 @@ def _scenario_dict(sc: Scenario) -> dict:
 
 
 def _jsonable(value):
-    from .results.protection import _plain
+    from ..results.protection import _plain
 
     return _plain(value)
 
@@ -361,7 +361,7 @@ def _load_json(text: str, p: Path, param: str = "recipe"):
 
 def write_recipe(recipe: dict, path) -> Path:
     """Write a recipe as YAML (``.yaml``/``.yml``) or JSON (``.json``), atomically."""
-    from .io import atomic_write
+    from ..io import atomic_write
 
     p = Path(os.fspath(path))
     ext = p.suffix.lower()
