@@ -23,12 +23,12 @@ from .protect import (
     suppress_by_risk,
     top_bottom_coding,
 )
-from .report import AssessmentResult, assess
+from .report import AssessmentResult
 from .risk import *  # noqa: F403  (every risk measure and its result class; see risk.__all__)
 from .risk import __all__ as _risk_all
 from .scenario import Scenario
 from .utility import InformationLossResult, information_loss
-from .workflow import SdcProblem
+from .workflow import SdcProblem, assess
 
 __all__ = [
     # data and roles

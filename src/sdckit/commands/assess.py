@@ -81,7 +81,7 @@ def scenario_from(args):
 
 def run(args) -> int:
     from ..io import read_data
-    from ..report import assess
+    from ..workflow import assess
 
     nav = tuple(args.na_values.split(",")) if args.na_values is not None else ("", "NA")
     scenario = scenario_from(args)
