@@ -7,7 +7,7 @@ and returns an :class:`AssessmentResult`: ``summary()``, ``to_dict()`` (aggregat
 in Jupyter. matplotlib is imported only when the report is drawn.
 """
 
-from .assess import assess_variants
 from .result import AssessmentResult, VariantAssessment
+from .variants import assess_variants
 
 __all__ = ["AssessmentResult", "VariantAssessment", "assess_variants"]

@@ -9,8 +9,8 @@ from pathlib import Path
 from .._errors import SdcError
 from .._progress import measure_progress, step
 from ..engines import in_memory_engine
-from ..report.assess import Variant, _assess, _Options, _options, _protected_variant, _with_register
 from ..report.result import AssessmentResult
+from ..report.variants import Variant, _assess, _Options, _options, _protected_variant, _with_register
 from ..scenario import Scenario
 from .problem import SdcProblem, read_recipe
 
