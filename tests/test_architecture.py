@@ -316,6 +316,23 @@ def test_every_result_class_reprs_without_error():
             assert cls.__repr__ is Result.__repr__, cls.__name__
 
 
+def test_every_result_class_is_in_the_results_package():
+    """What a measure or a protection method returns is defined in ``sdckit.results``; the
+    report's own AssessmentResult sits with the report, above every measure."""
+    from sdckit.results import Result
+
+    def subclasses(cls):
+        for sub in cls.__subclasses__():
+            yield sub
+            yield from subclasses(sub)
+
+    found = {f"{c.__module__}.{c.__name__}" for c in subclasses(Result) if c.__module__.startswith("sdckit.")}
+    assert {"sdckit.results.protection.ProtectionResult", "sdckit.results.frequencies.FrequencyResult"} <= found
+    assert {name for name in found if not name.startswith("sdckit.results.")} == {
+        "sdckit.report.result.AssessmentResult"
+    }
+
+
 def test_version_is_single_sourced():
     text = (ROOT / "pyproject.toml").read_text()
     assert 'dynamic = ["version"]' in text and re.search(r"^version\s*=", text, flags=re.M) is None
