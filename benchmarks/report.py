@@ -69,7 +69,7 @@ def _cases(quick: bool, seed: int):
 
 def _run(data, scenario, recipes):
     t0 = time.perf_counter()
-    res = sdckit.report.assess(data, scenario, recipes=recipes, progress=False)
+    res = sdckit.assess(data, scenario, recipes=recipes, progress=False)
     t1 = time.perf_counter()
     page = res.to_html()
     t2 = time.perf_counter()

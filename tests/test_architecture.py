@@ -74,6 +74,149 @@ def test_no_upward_imports():
                 assert target in ("_core", "_errors", "_validation", "io"), f"{rel} imports sdckit.{target}"
 
 
+#: The layers of sdckit, bottom first (the rule is in test_no_arrow_runs_up_the_layers). A name
+#: is the first part of a module's path under ``sdckit`` (a package or a module); ``""`` is
+#: ``sdckit/__init__.py``. A new top-level module or package gets its layer here.
+LAYERS = (
+    # kernels on NumPy arrays, errors, parameter checks, progress, memory tuning
+    # and the declaration of a function's parameters (checked through the validation toolkit)
+    ("_core", "_errors", "_deprecation", "_validation", "_progress", "_memory", "_version", "_declare"),
+    # data access: the engines (all record-level work), the file readers and writers, bundled data
+    ("engines", "io", "datasets"),
+    # the roles, checked against the data once at the boundary
+    ("_prepare", "scenario"),
+    # what measures and methods return
+    ("results",),
+    # the public measures and protection methods
+    ("risk", "utility", "protect"),
+    # the registry: every declared method and measure, read from their modules
+    ("registry",),
+    # the assessment report
+    ("report",),
+    # the protect-then-measure workflow, recipes and the one-command assessment
+    ("workflow",),
+    # the interfaces: the package namespace and the command line
+    ("", "cli", "commands"),
+)
+_LAYER = {name: i for i, names in enumerate(LAYERS) for name in names}
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(SRC.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imported(node: ast.AST, package: str) -> list[str]:
+    """The sdckit names an import statement reads: ``import a.b`` -> ``a.b``; ``from p import
+    x`` -> ``p.x`` (a module, or a name in ``p``); relative imports resolved from ``package``."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names if a.name.split(".")[0] == "sdckit"]
+    if not isinstance(node, ast.ImportFrom):
+        return []
+    base = node.module or ""
+    if node.level:
+        parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+        base = ".".join(parts + ([node.module] if node.module else []))
+    return [f"{base}.{a.name}" for a in node.names] if base.split(".")[0] == "sdckit" else []
+
+
+def _import_graph() -> dict[str, dict[str, int]]:
+    """Module -> {sdckit module it imports: line}. Every import counts, at module level or
+    inside a function, relative or absolute."""
+    paths = {_module_name(p): p for p in _modules()}
+
+    def module_of(name: str) -> str:
+        while name not in paths:
+            name = name.rpartition(".")[0]
+        return name
+
+    graph: dict[str, dict[str, int]] = {}
+    for mod, path in paths.items():
+        package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
+        out: dict[str, int] = {}
+        for node in ast.walk(ast.parse(path.read_text())):
+            for name in _imported(node, package):
+                target = module_of(name)
+                if target != mod:
+                    out.setdefault(target, node.lineno)
+        graph[mod] = out
+    return graph
+
+
+def _find_cycle(graph: dict[str, dict[str, int]]) -> list[str]:
+    """One import circle as ``["a", "b", ..., "a"]`` (empty when there is none)."""
+    state: dict[str, int] = {}  # 1 on the current path, 2 done
+    for start in sorted(graph):
+        if state.get(start):
+            continue
+        path, todo = [start], [iter(sorted(graph[start]))]
+        state[start] = 1
+        while todo:
+            nxt = next(todo[-1], None)
+            if nxt is None:
+                state[path.pop()] = 2
+                todo.pop()
+            elif state.get(nxt) == 1:
+                return path[path.index(nxt) :] + [nxt]
+            elif not state.get(nxt):
+                state[nxt] = 1
+                path.append(nxt)
+                todo.append(iter(sorted(graph.get(nxt, ()))))
+    return []
+
+
+def _layer(module: str) -> int | None:
+    parts = module.split(".")
+    return _LAYER.get(parts[1] if len(parts) > 1 else "")
+
+
+def test_import_graph_reads_every_kind_of_import():
+    """The graph sees relative and absolute, module- and function-level imports."""
+    g = _import_graph()
+    assert "sdckit.results.suda" in g["sdckit.risk.suda"]  # from ..results.suda import ... (module level)
+    assert "sdckit.report" in g["sdckit.workflow.problem"]  # inside SdcProblem.report
+    assert "sdckit.engines.polars" in g["sdckit.engines"]  # from .polars import ... inside get_engine
+    assert "sdckit.risk.suda" not in g["sdckit.engines"]
+
+
+def test_find_cycle_finds_a_circle():
+    assert _find_cycle({"a": {"b": 1}, "b": {"c": 1}, "c": {}}) == []
+    assert _find_cycle({"a": {"b": 1}, "b": {"c": 1}, "c": {"b": 2}}) == ["b", "c", "b"]
+    assert _find_cycle({"a": {"a.x": 1}, "a.x": {"a": 3}}) == ["a", "a.x", "a"]
+
+
+def test_no_import_circle():
+    graph = _import_graph()
+    cycle = _find_cycle(graph)
+    steps = [f"{a} (line {graph[a][b]})" for a, b in zip(cycle, cycle[1:])]
+    assert not cycle, "import circle: " + " -> ".join(steps + cycle[-1:])
+
+
+def test_every_module_has_a_layer():
+    assert [m for m in _import_graph() if _layer(m) is None] == []
+
+
+def test_no_arrow_runs_up_the_layers():
+    """A module imports from its own layer of LAYERS and the layers below, never from one above;
+    every import counts (module level, inside a function, under ``if TYPE_CHECKING``).
+
+    The result classes sit below the measures and methods, because a measure builds its result:
+    a result class imports nothing above ``results`` (it may ask the engines for labels or
+    per-record output and write through ``io``). The report (every measure of the original and
+    its variants, :class:`AssessmentResult`, the HTML page) sits above every measure and method.
+    The workflow sits above the report: an :class:`SdcProblem` draws its report, and
+    :func:`sdckit.assess` replays recipes through an :class:`SdcProblem`. The package namespace
+    and the command line are on top. A piece two modules both need goes down to the lower one.
+    """
+    up = [
+        f"{a} (line {line}) -> {b}"
+        for a, targets in sorted(_import_graph().items())
+        for b, line in sorted(targets.items())
+        if _layer(a) is not None and _layer(b) is not None and _layer(b) > _layer(a)
+    ]
+    assert up == []
+
+
 def _code_lines(func_node: ast.AST, source_lines: list[str]) -> int:
     """Lines of code in a function body: no docstring, comments or blank lines."""
     body = func_node.body
@@ -174,6 +317,23 @@ def test_every_result_class_reprs_without_error():
     for cls in classes:
         if issubclass(cls, Result):
             assert cls.__repr__ is Result.__repr__, cls.__name__
+
+
+def test_every_result_class_is_in_the_results_package():
+    """What a measure or a protection method returns is defined in ``sdckit.results``; the
+    report's own AssessmentResult sits with the report, above every measure."""
+    from sdckit.results import Result
+
+    def subclasses(cls):
+        for sub in cls.__subclasses__():
+            yield sub
+            yield from subclasses(sub)
+
+    found = {f"{c.__module__}.{c.__name__}" for c in subclasses(Result) if c.__module__.startswith("sdckit.")}
+    assert {"sdckit.results.protection.ProtectionResult", "sdckit.results.frequencies.FrequencyResult"} <= found
+    assert {name for name in found if not name.startswith("sdckit.results.")} == {
+        "sdckit.report.result.AssessmentResult"
+    }
 
 
 def test_version_is_single_sourced():

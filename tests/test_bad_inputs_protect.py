@@ -747,7 +747,7 @@ def test_json_recipe_with_infinite_values_is_json_and_replays(tmp_path):
 
 
 def test_float_tags_round_trip():
-    from sdckit.problem import _decode_floats, _encode_floats
+    from sdckit.workflow.problem import _decode_floats, _encode_floats
 
     value = {"a": [math.inf, -math.inf, 1.5, "inf", {"b": math.nan}], "c": {"$float": "x"}}
     enc = _encode_floats(value)

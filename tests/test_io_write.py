@@ -209,6 +209,17 @@ def test_pandas_index_is_not_written(tmp_path):
     assert out.read_text().splitlines() == ["a", "1", "2"]
 
 
+def test_data_given_as_a_file_path_is_read_then_written(tmp_path):
+    """write_data and write_records take a file path as the data, as every measure does."""
+    src = tmp_path / "in.csv"
+    src.write_text("a,b\n1,x\n2,y\n")
+    back = read_data(write_data(src, tmp_path / "out.parquet"))
+    assert back.equals(read_data(src)) and back["b"].to_list() == ["x", "y"]
+    from sdckit.io import write_records
+
+    assert write_records(str(src), tmp_path / "rec.csv").read_text() == "a,b\n1,x\n2,y\n"
+
+
 def test_existing_file_is_kept_unless_overwrite(tmp_path):
     path = tmp_path / "out.csv"
     path.write_text("old\n")

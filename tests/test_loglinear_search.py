@@ -445,7 +445,7 @@ def test_cli_search_options(tmp_path, capsys):
 
 
 def test_individual_risk_summary_and_report_point_to_the_calibration():
-    from sdckit.risk.individual import CALIBRATION_NOTE
+    from sdckit.results.individual import CALIBRATION_NOTE
 
     d = _table().with_columns(w=pl.lit(20.0))
     weighted = str(sdckit.individual_risk(d, KEYS, weight="w").summary())

@@ -157,7 +157,7 @@ def test_seed000_worked_flow(testdata, scenario, tmp_path):
         if col not in KEYS:
             pd.testing.assert_series_equal(final[col], testdata[col])
     # the table a statistician reads: one column per stage
-    columns, rows = sdckit.problem_measures.summary_rows(p)
+    columns, rows = sdckit.workflow.problem_measures.summary_rows(p)
     assert columns[0] == "measure" and len(columns) == 1 + 1 + 4
     assert [r[0] for r in rows][:3] == ["f_k < 2", "f_k < 3", "f_k < 5"]
     # the numbers in the table are the public measures' numbers on the protected file

@@ -20,7 +20,7 @@ from sdckit import protect, registry, risk, utility
 from sdckit._declare import COMMON, REQUIRED, Param, declare, docstring_params, with_help
 from sdckit.cli import main
 from sdckit.commands.protect import parse_step
-from sdckit.problem import recipe_schema
+from sdckit.workflow.problem import recipe_schema
 
 ROOT = Path(__file__).resolve().parents[1]
 KEYS = ["urbrur", "roof", "walls", "water", "electcon", "relat", "sex"]
@@ -55,7 +55,7 @@ def test_every_public_method_and_measure_is_declared():
 
 def test_the_hand_kept_lists_are_derived():
     assert protect.METHODS == tuple(d.name for d in registry.methods())
-    from sdckit.problem import protection_methods
+    from sdckit.workflow.problem import protection_methods
 
     assert protection_methods() == {n: getattr(sdckit, n) for n in protect.METHODS}
     continuous = {d.name for d in registry.methods() if d.roles.get("variables") == "numeric_keys"}
@@ -337,7 +337,7 @@ def test_three_steps_give_the_file_of_the_python_calls_and_of_the_recipe(testdat
     protected = pd.read_csv(out)
     assert protected["age"].nunique() == 4 and protected["income"].nunique() < testdata["income"].nunique()
     assert protected[KEYS].isna().any().any()  # the suppression did suppress
-    assert [s["method"] for s in sdckit.problem.read_recipe(recipe)["steps"]] == [
+    assert [s["method"] for s in sdckit.workflow.problem.read_recipe(recipe)["steps"]] == [
         "global_recode", "local_suppression", "microaggregation",
     ]  # fmt: skip
     pd.testing.assert_frame_equal(testdata, before)
@@ -419,7 +419,9 @@ def test_the_recipes_in_the_docs_follow_the_schema_and_replay_alike(testdata, tm
     yaml_recipe = yaml.safe_load(re.search(r"```yaml\n(.*?)```", text, flags=re.S).group(1))
     json_recipe = json.loads(re.search(r"```json\n(.*?)```", text, flags=re.S).group(1))
     schema = recipe_schema()
-    assert _valid(sdckit.problem._encode_floats(yaml_recipe), schema) and _valid(json_recipe, schema)
+    assert _valid(sdckit.workflow.problem._encode_floats(yaml_recipe), schema) and _valid(json_recipe, schema)
     sdckit.SdcProblem.from_recipe(testdata, yaml_recipe).write(tmp_path / "yaml.csv")
-    sdckit.SdcProblem.from_recipe(testdata, sdckit.problem.read_recipe(json_recipe)).write(tmp_path / "json.csv")
+    sdckit.SdcProblem.from_recipe(testdata, sdckit.workflow.problem.read_recipe(json_recipe)).write(
+        tmp_path / "json.csv"
+    )
     assert (tmp_path / "yaml.csv").read_bytes() == (tmp_path / "json.csv").read_bytes()

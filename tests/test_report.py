@@ -17,7 +17,7 @@ import pytest
 
 import sdckit
 from conftest import DATA
-from sdckit.report import assess
+from sdckit import assess
 from sdckit.report.combinations import key_subsets
 from sdckit.results._base import fmt, fmt_share
 

@@ -17,7 +17,7 @@ DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 def pages() -> dict[Path, str]:
     """Path -> content of every generated page."""
-    from sdckit.problem import recipe_schema
+    from sdckit.workflow.problem import recipe_schema
     from sdckit.registry import parameter_tables
 
     return {

@@ -9,8 +9,8 @@ pyreadstat are imported only when a function needs them.
 
 from ._errors import MissingColumnError, SdcError, SdcWarning
 from ._memory import tune_memory
+from ._version import __version__
 from .io import read_data, read_metadata, write_data
-from .problem import SdcProblem
 from .protect import (
     ProtectionResult,
     add_noise,
@@ -23,13 +23,12 @@ from .protect import (
     suppress_by_risk,
     top_bottom_coding,
 )
-from .report import AssessmentResult, assess
+from .report import AssessmentResult
 from .risk import *  # noqa: F403  (every risk measure and its result class; see risk.__all__)
 from .risk import __all__ as _risk_all
 from .scenario import Scenario
 from .utility import InformationLossResult, information_loss
-
-__version__ = "0.1.0"
+from .workflow import SdcProblem, assess
 
 __all__ = [
     # data and roles

@@ -257,7 +257,7 @@ def write_records(data, path) -> Path:
         )
     if not p.parent.is_dir():
         raise SdcError(f"path: cannot write {p}: directory {p.parent} does not exist; expected an existing directory")
-    frame = as_table(data, "records").frame
+    frame = _frame(data, "records")
     try:
         if _WRITABLE[ext] is None:
             atomic_write(p, frame.write_parquet)
@@ -362,7 +362,7 @@ def write_data(data, path, *, metadata=None, overwrite: bool = False) -> Path:
     """
     p, ext = _write_target(path, overwrite)
     meta = _check_metadata(metadata)
-    frame = as_table(data, "data").frame
+    frame = _frame(data, "data")
     if isinstance(frame, pl.LazyFrame):
         frame = frame.collect()
     kind = _OUT[ext]
@@ -386,6 +386,13 @@ def write_data(data, path, *, metadata=None, overwrite: bool = False) -> Path:
     except Exception as exc:
         raise SdcError(f"path: could not write {p} ({_short(exc)}); expected a writable {kind} destination") from None
     return p
+
+
+def _frame(data, param: str):
+    """The caller's table, or the file at a path, as a Polars frame."""
+    if isinstance(data, (str, os.PathLike)):
+        data = read_data(data, lazy=True)
+    return as_table(data, param).frame
 
 
 def atomic_write(path, write, *, overwrite: bool = True) -> Path:

@@ -57,8 +57,8 @@ def register(sub) -> None:
 
 def scenario_from(args):
     """The scenario from --config (YAML or JSON) with the command's role options on top."""
-    from ..problem import read_recipe_file
     from ..scenario import Scenario
+    from ..workflow.problem import read_recipe_file
 
     roles: dict = dict(read_recipe_file(args.config, "--config")) if args.config else {}
     given = {
@@ -81,7 +81,7 @@ def scenario_from(args):
 
 def run(args) -> int:
     from ..io import read_data
-    from ..report import assess
+    from ..workflow import assess
 
     nav = tuple(args.na_values.split(",")) if args.na_values is not None else ("", "NA")
     scenario = scenario_from(args)

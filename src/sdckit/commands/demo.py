@@ -71,8 +71,8 @@ def _report(path: str, keys) -> str:
     from pathlib import Path
 
     from ..datasets import load_example
-    from ..report import assess
     from ..scenario import Scenario
+    from ..workflow import assess
 
     scenario = Scenario(keys=tuple(keys), weight="weight", household="household")
     out = Path(path)

@@ -252,7 +252,7 @@ def _finish(args, problem, prog) -> int:
 
 
 def run_protect(args) -> int:
-    from ..problem import SdcProblem
+    from ..workflow.problem import SdcProblem
 
     steps = [parse_step(text, i) for i, text in enumerate(args.steps or (), 1)]  # errors before reading
     prog = Progress(3, progress_enabled(args))
@@ -340,7 +340,7 @@ def _names(value) -> list[str]:
 
 
 def _run_step(args, step: str, /, numeric_keys=None, **parameters) -> int:
-    from ..problem import SdcProblem
+    from ..workflow.problem import SdcProblem
 
     prog = Progress(3, progress_enabled(args))
     prog.step("reading data")

@@ -91,8 +91,9 @@ def assess(
     Returns ``(risk_result, threshold_result, k_anonymity_result, warnings)``; the warnings
     (documented :class:`SdcWarning` messages) are returned to be printed, not raised.
     """
+    from ..results.individual import _check_rate
     from ..risk.frequencies import k_anonymity
-    from ..risk.individual import _check_rate, individual_risk
+    from ..risk.individual import individual_risk
 
     _check_rate(max_global_risk, "--max-global-risk")
     with warnings.catch_warnings(record=True) as caught:

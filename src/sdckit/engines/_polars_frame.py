@@ -9,7 +9,6 @@ eagerly; Polars is a base dependency and is the in-memory engine for the big gro
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -217,10 +216,6 @@ def as_table(data: Any, param: str = "data") -> Table:
         )
     if isinstance(data, pl.LazyFrame):
         return Table(data, "polars")
-    if isinstance(data, (str, os.PathLike)):
-        from ..io import read_data
-
-        return Table(read_data(data, lazy=True), "polars")
     if isinstance(data, pl.DataFrame):
         return Table(data, "polars")
     if isinstance(data, np.ndarray):

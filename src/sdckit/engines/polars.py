@@ -3,11 +3,14 @@ gathers); everything after it happens on the small tables in NumPy (``sdckit._co
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import polars as pl
 
 from .._core.frequencies import pattern_table
 from .._core.grouping import distinct_per_group, lookup_sums
+from ..io import read_data
 from . import _polars_labels, _polars_output
 from ._polars_encode import encode_column, encode_keys
 from ._polars_frame import Table, as_table, to_native
@@ -29,6 +32,8 @@ class PolarsEngine:
 
     # -- input ---------------------------------------------------------------------------------
     def table(self, data, param: str = "data") -> Table:
+        if isinstance(data, (str, os.PathLike)):  # a file: scanned, read column by column
+            data = read_data(data, lazy=True)
         return as_table(data, param)
 
     # -- encoding ------------------------------------------------------------------------------

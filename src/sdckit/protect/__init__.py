@@ -3,7 +3,7 @@
 columns, the input untouched) and an aggregated log of what changed."""
 
 from .._declare import declaration
-from ._result import ProtectionResult
+from ..results.protection import ProtectionResult
 from .microaggregation import microaggregation
 from .noise import add_noise
 from .pram import pram

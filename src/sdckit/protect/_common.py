@@ -11,7 +11,7 @@ import numpy as np
 
 from .._validation import as_name_list, check_seed, mixed_type_problems, raise_problems
 from ..engines import in_memory_engine
-from ._result import ProtectionResult
+from ..results.protection import ProtectionResult
 
 __all__ = ["Change", "Input", "common_scale", "finish", "read_input", "resolve_seed", "strata_of"]
 

@@ -15,8 +15,8 @@ from .._core import microaggregation as core
 from .._declare import Param, check_declared, declare
 from .._errors import SdcError
 from .._validation import as_missing_codes, raise_problems
+from ..results.protection import ProtectionResult
 from ._common import Change, Input, common_scale, finish, read_input
-from ._result import ProtectionResult
 
 __all__ = ["microaggregation"]
 

@@ -12,8 +12,8 @@ from .._core import noise as core
 from .._declare import Param, check_declared, declare
 from .._errors import SdcError
 from .._validation import as_missing_codes, check_choice, raise_problems
+from ..results.protection import ProtectionResult
 from ._common import Change, Input, common_scale, finish, read_input, resolve_seed
-from ._result import ProtectionResult
 
 __all__ = ["add_noise"]
 

@@ -11,8 +11,8 @@ from .._core.pram import apply_matrix, blend, draw_diagonal, invariant_of_base, 
 from .._declare import Param, declare
 from .._errors import SdcError
 from .._validation import as_missing_codes, check_number, raise_problems
+from ..results.protection import ProtectionResult
 from ._common import Change, finish, read_input, resolve_seed
-from ._result import ProtectionResult
 
 __all__ = ["pram"]
 

@@ -11,8 +11,8 @@ from .._core import rank_swap as core
 from .._declare import Param, check_declared, declare
 from .._errors import SdcError
 from .._validation import as_missing_codes, raise_problems
+from ..results.protection import ProtectionResult
 from ._common import Change, Input, common_scale, finish, read_input, resolve_seed
-from ._result import ProtectionResult
 from .noise import per_variable, require_finite, require_numeric, stratum_groups
 
 __all__ = ["rank_swap"]

@@ -26,8 +26,8 @@ from .._core import recode as core
 from .._declare import Param, declare
 from .._errors import SdcError
 from .._validation import check_choice, check_int, check_number, raise_problems
+from ..results.protection import ProtectionResult
 from ._common import Change, Input, finish, read_input
-from ._result import ProtectionResult
 
 __all__ = ["global_recode", "top_bottom_coding"]
 

@@ -28,8 +28,8 @@ from .._validation import (
     mixed_type_problems,
     raise_problems,
 )
+from ..results.protection import ProtectionResult
 from ._common import Change, finish, read_input, resolve_seed
-from ._result import ProtectionResult
 
 __all__ = ["record_swap"]
 

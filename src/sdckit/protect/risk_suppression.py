@@ -8,7 +8,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._core.individual import risk_threshold
-from .._core.risk_suppression import pattern_risk, record_risk, sdcmicro_pass, suppress_iteratively
+from .._core.risk_suppression import (
+    pattern_risk,
+    record_risk,
+    sdcmicro_pass,
+    suppress_iteratively,
+    suppress_iteratively_rows,
+)
 from .._declare import Param, declare
 from .._errors import SdcError
 from .._prepare import Roles, role_conflicts, weight_problems
@@ -22,8 +28,9 @@ from .._validation import (
     raise_problems,
 )
 from ..engines import get_engine, is_out_of_core
+from ..results.protection import ProtectionResult
 from ._common import Change, finish, read_input
-from ._result import ProtectionResult
+from ._suppression_engine import _by_category, _local_index, _native_fields, _protected
 from .suppression import _importance
 
 __all__ = ["suppress_by_risk"]
@@ -167,8 +174,6 @@ def suppress_by_risk(
     """
     eng = get_engine(engine, data)
     if is_out_of_core(eng):
-        from ._suppression_engine import suppress_by_risk_engine
-
         return suppress_by_risk_engine(
             eng,
             data,
@@ -356,3 +361,127 @@ def _details(plan: _Plan, keys: list, r_star, before, after, masks, mult=None, p
             "suppressed (unresolved)."
         )
     return details, tuple(notes)
+
+
+# ----------------------------------------------------------------------------------------------
+# with an out-of-core engine (DuckDB, Spark); the shared steps are in _suppression_engine
+# ----------------------------------------------------------------------------------------------
+def suppress_by_risk_engine(
+    eng,
+    data,
+    keys,
+    *,
+    weight,
+    threshold,
+    max_global_risk,
+    variables,
+    importance,
+    strategy,
+    alpha,
+    method,
+    strata,
+    missing,
+) -> ProtectionResult:
+    """:func:`sdckit.suppress_by_risk` on ``eng``: the risks on the compressed table, the
+    records of a pattern fetched when one of them is to be suppressed."""
+    rel = eng.table(data)
+    names = tuple(as_name_list(keys, "keys"))
+    rel.require(names, "keys")
+    st = tuple(as_name_list(strata, "strata", allow_empty=True)) if strata is not None else ()
+    rel.require(st, "strata")
+    raise_problems(_weight_problems(rel, list(names), weight))
+    comp = eng.compress(rel, names + st, None if weight is None else str(weight), first=True)
+    frame = comp.frame if weight is None else comp.frame_with(str(weight), comp.weight_sums)
+    inp = read_input(frame, names, "keys", strata=strata)
+    plan = _plan(inp, weight, threshold, max_global_risk, variables, importance, strategy, alpha, method, missing)
+    counts = comp.counts.astype(np.int64)
+    groups = _groups(inp)
+    before = np.empty(len(counts))
+    levels, level_counts = [], []
+    for rows in groups:
+        w = None if plan.weights is None else plan.weights[rows]
+        ids, _, c, _, _, r = pattern_risk(plan.codes[rows], w, plan.alpha, multiplicity=counts[rows])
+        before[rows] = r[ids]
+        levels.append(r)
+        level_counts.append(c)
+    r_star = plan.threshold
+    if r_star is None:
+        r_star = risk_threshold(
+            np.concatenate(levels), np.concatenate(level_counts), plan.max_global_risk, counts.sum()
+        )
+        if r_star == 0.0:
+            raise SdcError(
+                "max_global_risk: no risk level meets the target (every record would be unsafe); expected a larger "
+                "target, or a threshold"
+            )
+    entries = _risk_entries(eng, comp, plan, groups, counts, before, r_star, weight)
+    return _risk_result(eng, comp, names, plan, inp, entries, r_star, weight, strata, data)
+
+
+def _risk_entries(eng, comp, plan, groups, counts, before, r_star, weight) -> dict:
+    """Per entry (a record, or a row of several records left whole): position, row, count,
+    codes and risk after."""
+    parts = []
+    for rows in groups:
+        w = None if plan.weights is None else plan.weights[rows]
+        if r_star is None or plan.method == "sdcmicro":
+            out = (
+                plan.codes[rows]
+                if r_star is None
+                else sdcmicro_pass(plan.codes[rows], before[rows], r_star, int(plan.allowed[0]))
+            )
+            after = record_risk(out, w, plan.alpha, multiplicity=counts[rows])
+            parts.append((comp.first[rows], rows, counts[rows], np.asarray(out), after))
+            continue
+        local = _local_index(rows, len(counts))
+
+        def records_of(sub, rows=rows, local=local):
+            got = eng.records_of(comp, rows[sub], weight=None if weight is None else str(weight))
+            return got[0], local[got[1]], got[2] if weight is not None else None
+
+        pos, row, mult, new, risk, _ = suppress_iteratively_rows(
+            plan.codes[rows], counts[rows], comp.first[rows], w, r_star, plan.allowed,
+            strategy=plan.strategy, alpha=plan.alpha, records_of=records_of,
+        )  # fmt: skip
+        parts.append((pos, rows[row], mult, new, risk))
+    cat = lambda i: np.concatenate([p[i] for p in parts])  # noqa: E731
+    return {"pos": cat(0), "row": cat(1), "mult": cat(2), "new": cat(3), "after": cat(4), "before": before[cat(1)]}
+
+
+def _risk_result(eng, comp, names, plan, inp, e, r_star, weight, strata, source) -> ProtectionResult:
+    codes = plan.codes
+    changed = (e["new"] < 0) & (codes[e["row"]] >= 0)
+    whole = e["mult"] > 1
+    row_flags = np.zeros(codes.shape, dtype=bool)
+    row_flags[e["row"][whole]] = changed[whole]
+    single = ~whole
+    data = _protected(eng, comp, names, row_flags, e["pos"][single], changed[single], source)
+    keys_ = list(names)
+    per_entry = {v: changed[:, keys_.index(v)].astype(np.int64) * e["mult"] for v in plan.variables}
+    masks = {v: per_entry[v] for v in plan.variables}  # counts per entry (summed in the details)
+    n_changed = {v: int(m.sum()) for v, m in per_entry.items()}
+    by_category = {}
+    for v, m in per_entry.items():
+        j = keys_.index(v)
+        rows_codes = codes[e["row"], j]
+        by_category[v] = _by_category(m.astype(float), rows_codes, plan.labels[j])
+    by_stratum: dict = {}
+    if inp.strata_codes is not None:
+        stratum = inp.strata_codes[e["row"]]
+        for s, label in enumerate(inp.strata_labels):
+            by_stratum[label] = {v: int(m[stratum == s].sum()) for v, m in per_entry.items()}
+    details, notes = _details(plan, keys_, r_star, e["before"], e["after"], masks, e["mult"], e["pos"])
+    parameters = _parameters(plan, keys_, weight, strata)
+    return ProtectionResult(
+        method="suppress_by_risk",
+        parameters=parameters,
+        data=data,
+        n=int(e["mult"].sum()),
+        n_changed=n_changed,
+        n_changed_by_category=by_category,
+        n_changed_by_stratum=by_stratum,
+        details=details,
+        notes=notes,
+        table=None,
+        **_native_fields(eng, comp),
+    )

@@ -8,8 +8,8 @@ from .._core.suppression import default_importance, suppress_to_k
 from .._declare import Param, declare
 from .._validation import _show, as_missing_codes, check_alpha, check_choice, raise_problems
 from ..engines import get_engine, is_out_of_core
+from ..results.protection import ProtectionResult
 from ._common import Change, finish, read_input
-from ._result import ProtectionResult
 from ._suppression_engine import local_suppression_engine
 
 __all__ = ["local_suppression"]

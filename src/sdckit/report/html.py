@@ -16,7 +16,7 @@ import numpy as np
 from ..results._base import fmt, fmt_percent, fmt_share
 from . import figures as F
 from .measures import NEIGHBOUR_EDGES, PERTURBATION_EDGES, RISK_EDGES
-from .result import variant_table
+from .table import variant_table
 
 __all__ = ["CSS", "render"]
 
@@ -131,7 +131,7 @@ def _protected(res):
 # sections
 # ----------------------------------------------------------------------------------------------
 def _header(res) -> str:
-    from .. import __version__
+    from .._version import __version__
 
     variants = _protected(res)
     lede = f"{fmt(res.n)} records, {fmt(res.n_columns)} variables"

@@ -8,12 +8,13 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from .._errors import SdcError
-from ..results._base import Result, Summary, fmt, fmt_share
+from ..results._base import Result, Summary, fmt_share
 from ._frozen import deep_freeze, plain
 from .combinations import KeySubsets
 from .measures import NEIGHBOUR_EDGES, PERTURBATION_EDGES, RISK_EDGES
+from .table import variant_table
 
-__all__ = ["AssessmentResult", "VariantAssessment", "variant_table"]
+__all__ = ["AssessmentResult", "VariantAssessment"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -142,7 +143,7 @@ class AssessmentResult(Result):
     def to_dict(self) -> dict:
         """Aggregates only, JSON-serialisable: no record values, no record identifiers (the key
         values of the riskiest cells only with ``include_records=True``)."""
-        from .. import __version__
+        from .._version import __version__
 
         return {
             "measure": "assessment",
@@ -236,50 +237,3 @@ def _report_path(path) -> Path:
     if not p.parent.is_dir():
         raise SdcError(f"path: directory {p.parent} does not exist; expected an existing directory")
     return p
-
-
-def _pct(v) -> str:
-    return "-" if v is None else fmt_share(v)
-
-
-def variant_table(res: AssessmentResult) -> tuple[list[str], list[tuple]]:
-    """The measures side by side: columns ``measure`` and one per variant, one row per measure
-    (the rows that apply to the scenario's roles)."""
-    vs = res.variants
-    rows: list[tuple] = []
-
-    def row(label: str, get) -> None:
-        values = [get(v) for v in vs]
-        if any(x is not None for x in values):
-            rows.append((label, *[fmt(x) if not isinstance(x, str) else x for x in values]))
-
-    risk = lambda v, key: None if v.risk is None else v.risk[key]  # noqa: E731
-    for kk in res.k:
-        row(f"records with f_k < {kk}", lambda v, kk=kk: None if v.risk is None else v.risk["n_violations"][str(kk)])
-    row("sample uniques (f_k = 1)", lambda v: risk(v, "n_sample_uniques"))
-    row("expected re-identifications", lambda v: risk(v, "expected_reidentifications"))
-    row("global risk", lambda v: None if v.risk is None else _pct(v.risk["global_risk"]))
-    row("records above the threshold r*", lambda v: risk(v, "n_unsafe"))
-    row("meets the target", lambda v: None if v.risk is None else ("yes" if v.risk["safe"] else "no"))
-    hh = lambda v, key: None if v.risk is None or "household" not in v.risk else v.risk["household"][key]  # noqa: E731
-    row("household global risk", lambda v: None if hh(v, "global_risk") is None else _pct(hh(v, "global_risk")))
-    row("records with an MSU (SUDA)", lambda v: None if v.suda is None else v.suda["n_with_msu"])
-    ll = lambda v, key: None if v.loglinear is None else v.loglinear.get(key)  # noqa: E731
-    row("log-linear tau1 (population uniques)", lambda v: ll(v, "tau1"))
-    row("log-linear tau2 (expected correct matches)", lambda v: ll(v, "tau2"))
-    reg = lambda v, key: None if v.register is None else v.register.get(key)  # noqa: E731
-    row("register tau1* (register uniques unique in the population)", lambda v: reg(v, "tau1_star"))
-    row("register theta-hat (a match is correct)", lambda v: reg(v, "theta_hat"))
-    for s in res.scenario.get("sensitive", ()):
-        row(
-            f"distinct l of {s}",
-            lambda v, s=s: None if v.l_diversity is None else v.l_diversity["variables"][s]["distinct"],
-        )
-    cont = lambda v, key: None if v.continuous is None else v.continuous.get(key)  # noqa: E731
-    row(
-        "share in the 5 % sd interval",
-        lambda v: None if cont(v, "share_interval_risk") is None else _pct(cont(v, "share_interval_risk")),
-    )
-    row("information loss lambda", lambda v: None if v.loss is None else v.loss["lambda"])
-    row("IL1s (continuous keys)", lambda v: None if v.loss is None else v.loss["il1s"])
-    return ["measure", *[v.name for v in vs]], rows

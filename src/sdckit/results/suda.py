@@ -12,8 +12,8 @@ import numpy as np
 from .._core.suda import msu_search, suda_q
 from .._deprecation import REMOVED_IN, deprecated_alias
 from .._errors import SdcError, warn
-from ..risk._suda_access import label_at, msu_text
 from ._base import Result, Summary
+from ._suda_access import label_at, msu_text
 
 __all__ = ["MSU", "SudaResult"]
 

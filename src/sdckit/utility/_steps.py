@@ -14,7 +14,7 @@ import numpy as np
 
 from .._core import infoloss as K
 from .._progress import step
-from .results import ANOVA_RENAMED, CELLS_RENAMED, CHANGES_RENAMED, RenamedKeys
+from ..results.information_loss import ANOVA_RENAMED, CELLS_RENAMED, CHANGES_RENAMED, RenamedKeys
 
 __all__ = [
     "anova_loss",

@@ -35,10 +35,10 @@ from .._validation import (
     check_scales,
     raise_problems,
 )
+from ..results.information_loss import InformationLossResult
 from ..scenario import accepts_scenario
 from . import _access as access
 from . import _steps as steps
-from .results import InformationLossResult
 
 __all__ = ["SCALES", "InformationLossResult", "ValidatedInput", "information_loss"]
 

@@ -10,11 +10,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._errors import SdcError
-from ._validation import check_bool, raise_problems
-from .engines import in_memory_engine
-from .results._base import Summary, fmt
-from .scenario import Scenario
+from .._errors import SdcError
+from .._validation import check_bool, raise_problems
+from ..engines import in_memory_engine
+from ..results._base import Summary, fmt
+from ..scenario import Scenario
 
 __all__ = ["SdcProblem", "Step", "protection_methods", "recipe_schema"]
 
@@ -28,7 +28,7 @@ FLOAT_TAG = "$float"
 def protection_methods() -> dict:
     """Name -> function of every protection method a workflow or recipe can apply (the
     methods of :mod:`sdckit.registry`)."""
-    from .registry import methods
+    from ..registry import methods
 
     return {decl.name: decl.func for decl in methods()}
 
@@ -202,7 +202,7 @@ class SdcProblem:
         each step (step 1, steps 1-2, ...), with their risk and loss side by side. Returns the
         :class:`sdckit.report.AssessmentResult`; with ``path``, also writes the HTML report
         (atomically). ``options`` are passed to :func:`sdckit.assess`."""
-        from .report import assess_variants
+        from ..report import assess_variants
 
         steps = self._steps
         variants = [
@@ -223,13 +223,13 @@ class SdcProblem:
     def write(self, path, *, metadata=None, overwrite: bool = False):
         """Write the current protected data (CSV, Parquet, SPSS or Stata; value and variable
         labels from ``metadata``, as :func:`sdckit.io.read_metadata` returns them)."""
-        from .io import write_data
+        from ..io import write_data
 
         return write_data(self.data, path, metadata=metadata, overwrite=overwrite)
 
 
 def _method(name):
-    from .registry import methods
+    from ..registry import methods
 
     decls = {decl.name: decl for decl in methods()}
     if not isinstance(name, str) or name not in decls:
@@ -252,8 +252,8 @@ _SCENARIO_SCHEMA = {
 def recipe_schema() -> dict:
     """The JSON Schema (draft 2020-12) of a recipe, written from the registry: one step shape
     per protection method, with its parameters' types, ranges and choices."""
-    from ._declare import Param
-    from .registry import methods
+    from .._declare import Param
+    from ..registry import methods
 
     steps = [
         {
@@ -304,7 +304,7 @@ def _scenario_dict(sc: Scenario) -> dict:
 
 
 def _jsonable(value):
-    from .protect._result import _plain
+    from ..results.protection import _plain
 
     return _plain(value)
 
@@ -400,7 +400,7 @@ def _load_json(text: str, p: Path, param: str = "recipe"):
 
 def write_recipe(recipe: dict, path) -> Path:
     """Write a recipe as YAML (``.yaml``/``.yml``) or JSON (``.json``), atomically."""
-    from .io import atomic_write
+    from ..io import atomic_write
 
     p = Path(os.fspath(path))
     ext = p.suffix.lower()

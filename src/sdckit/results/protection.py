@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..results._base import Result, Summary, fmt, new_axes
+from ._base import Result, Summary, fmt, new_axes
 
 __all__ = ["ProtectionResult"]
 

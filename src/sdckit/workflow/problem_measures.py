@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import warnings
 
-from ._errors import SdcWarning
+from .._errors import SdcWarning
 
 __all__ = ["measure_step", "summary_rows"]
 
@@ -29,7 +29,7 @@ def measure_step(problem, table, changed: tuple) -> dict:
 
 
 def _categorical(problem, table) -> dict:
-    from .risk import individual_risk, k_anonymity, suda
+    from ..risk import individual_risk, k_anonymity, suda
 
     sc = problem.scenario
     roles = {"strata": list(sc.strata) or None, "missing": list(sc.missing) or None}
@@ -53,8 +53,8 @@ def _continuous(problem, table) -> dict:
     """Interval disclosure (share of records whose original values all lie within 5 % of a
     standard deviation of the released ones), the share linked to their own original record by
     distance, and IL1s, each of ``table`` against the original on the continuous keys."""
-    from .risk import interval_disclosure, record_linkage_risk
-    from .utility import information_loss
+    from ..risk import interval_disclosure, record_linkage_risk
+    from ..utility import information_loss
 
     variables = list(problem.scenario.numeric_keys)
     original = problem._original
@@ -68,7 +68,7 @@ def _continuous(problem, table) -> dict:
 
 def _lambda(problem, table, changed: tuple) -> dict:
     """Mlodak's lambda_j of the key variables and of every variable a step changed."""
-    from .utility import information_loss
+    from ..utility import information_loss
 
     sc = problem.scenario
     original = problem._original

@@ -1,5 +1,6 @@
-"""One-command assessment: every measure that applies to a scenario's roles, for the original
-file and for each protection variant (replayed recipes, a protected file)."""
+"""The assessment of given variants: every measure that applies to a scenario's roles, for the
+original file and for each variant (a table: the data after a protection step, a protected
+file). :func:`sdckit.assess`, which also replays recipes, is in :mod:`sdckit.workflow.assess`."""
 
 from __future__ import annotations
 
@@ -8,16 +9,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .._errors import SdcError
-from .._progress import measure_progress, step
+from .._progress import measure_progress
 from .._validation import check_bool, check_k_list, check_number, raise_problems
 from ..engines import in_memory_engine
-from ..problem import SdcProblem, read_recipe
 from ..scenario import Scenario
 from . import measures as M
 from .result import AssessmentResult, VariantAssessment
 
-__all__ = ["assess", "assess_variants"]
+__all__ = ["assess_variants"]
 
 
 @dataclass(frozen=True)
@@ -39,97 +38,6 @@ class Variant:
     table: Any
     steps: tuple[str, ...] = ()
     changed: tuple[str, ...] = ()
-
-
-def assess(
-    data,
-    scenario: Scenario,
-    *,
-    protected=None,
-    recipes=None,
-    k=(2, 3, 5),
-    max_global_risk: float = 0.01,
-    include_records: bool = False,
-    progress=None,
-    engine=None,
-    register_sample=None,
-    register_sample_weight: str | None = None,
-    register_sampling_fraction: float | None = None,
-) -> AssessmentResult:
-    """Run every measure that applies to the scenario's roles, on the original file and on each
-    protection variant, and collect the aggregates for one report.
-
-    For categorical keys: frequencies and k-anonymity (records with f_k < k), individual risk
-    r_i = E(1/F_k | f_k) and the global risk xi = sum r_i / n with the threshold r* for
-    ``max_global_risk`` (mu-ARGUS rule; Benedetti & Franconi 1998), household risk
-    1 - prod(1 - r_i) with households, SUDA (Elliot et al. 2005), l-diversity of the sensitive
-    variables (Machanavajjhala et al. 2007), the log-linear tau_1, tau_2 (Skinner & Holmes
-    1998) when design weights give the sampling fractions and the key table is small enough,
-    and the records unique on each subset of 1 to 3 key variables. For each variant also
-    Mlodak's information loss lambda_j per variable (and IL1s of continuous keys) against the
-    original and, with continuous keys, interval disclosure (Mateo-Sanz et al. 2004) and
-    Seri's confidentiality plot as a 2-D histogram.
-
-    Parameters
-    ----------
-    data : table or file path
-        The original microdata.
-    scenario : Scenario
-        The roles: ``keys`` and/or ``numeric_keys``, ``weight``, ``household``, ``strata``,
-        ``sensitive``, ``missing``.
-    protected : table or file path, optional
-        A protected version of ``data`` (same records in the same order, same columns), compared
-        as one variant.
-    recipes : recipe or list of recipes, optional
-        Protection recipes (dicts or YAML/JSON files written by :meth:`SdcProblem.to_recipe`),
-        each replayed on ``data`` under ``scenario`` and compared as one variant. A dict's
-        ``"name"`` names its variant (default: the file name, or "recipe i").
-    k : int or sequence of int, default (2, 3, 5)
-        The k of the k-anonymity table.
-    max_global_risk : float in (0, 1), default 0.01
-        The target re-identification rate of the threshold.
-    include_records : bool, default False
-        Also show the key values of the cells behind the riskiest key combinations
-        (record-level: the report is then as confidential as the data).
-    progress : bool, optional
-        Name each measure as it starts on stderr (None: on a terminal only).
-    engine : optional
-        The computation engine for the record-level work.
-    register_sample : table or file path, optional
-        Declares ``data`` a register of a subpopulation (all its members; membership itself
-        sensitive) and gives an independent sample of the whole population with the same keys:
-        the report then has a register section with tau1*, tau2*, tau1, tau2 and theta-hat
-        (:func:`sdckit.register_risk`, approach B; Shlomo & Skinner 2022) for the original and
-        each variant.
-    register_sample_weight : str, optional
-        The sample's design weight column.
-    register_sampling_fraction : float in (0, 1], optional
-        The sample's known sampling fraction (instead of weights).
-
-    Returns
-    -------
-    AssessmentResult
-        ``summary()``, ``to_dict()`` (aggregates, JSON), ``to_html(path)`` (the report) and
-        the same report in Jupyter. With default options no value of a non-key variable and no
-        record identifier is in it.
-
-    Examples
-    --------
-    >>> sc = sdckit.Scenario(keys=["region", "sex", "age"], weight="w", household="hid")  # doctest: +SKIP
-    >>> res = sdckit.assess(df, sc, recipes=["k3.yaml", "recode_k3.yaml"])                # doctest: +SKIP
-    >>> res.to_html("report.html")                                                        # doctest: +SKIP
-    """
-    opts = _options(scenario, k, max_global_risk, include_records)
-    eng = in_memory_engine(engine, "assess")
-    with measure_progress(progress, "assess"):
-        step("reading and checking the data")
-        table = eng.table(data)
-        opts = _with_register(opts, scenario, register_sample, register_sample_weight, register_sampling_fraction, eng)
-        scenario.validate(table, require_keys=bool(scenario.keys), allow_degenerate_keys=True, engine=eng)
-        variants = _recipe_variants(table, scenario, recipes, opts, eng)
-        if protected is not None:
-            variants.append(_protected_variant(table, protected, eng))
-        return _assess(table, scenario, variants, opts, eng)
 
 
 def assess_variants(
@@ -186,61 +94,6 @@ def _options(scenario, k, max_global_risk, include_records) -> _Options:
 # ----------------------------------------------------------------------------------------------
 # variants
 # ----------------------------------------------------------------------------------------------
-def _recipe_label(recipe, i: int) -> str:
-    if isinstance(recipe, (str, os.PathLike)):
-        return Path(os.fspath(recipe)).name
-    if isinstance(recipe, dict) and isinstance(recipe.get("name"), str) and recipe["name"].strip():
-        return recipe["name"].strip()
-    return f"recipe {i + 1}"
-
-
-def _recipe_variants(table, scenario, recipes, opts: _Options, eng) -> list[Variant]:
-    """Replay each recipe on the original (one workflow, undone between recipes, so that the
-    original is measured once); a recipe that fails is an error naming it and its step."""
-    if recipes is None:
-        return []
-    items = [recipes] if isinstance(recipes, (dict, str, os.PathLike)) else list(recipes)
-    if not items:
-        return []
-    problem = _Replay(table, scenario, k=opts.k, engine=eng)
-    out, names = [], set()
-    for i, recipe in enumerate(items):
-        label = _recipe_label(recipe, i)
-        where = f"recipes: recipe {i + 1} ({label})" if label != f"recipe {i + 1}" else f"recipes: recipe {i + 1}"
-        try:
-            rec = read_recipe(recipe)
-        except SdcError as exc:
-            raise SdcError(f"{where}: {exc}") from None
-        step(f"replaying {label}")
-        _replay(problem, rec, where)
-        history = problem.history
-        current = history[-1].result.table if history else table
-        changed = tuple(dict.fromkeys(v for s in history for v, c in s.result.n_changed.items() if c))
-        name = label if label not in names else f"{label} ({i + 1})"
-        names.add(name)
-        out.append(Variant(name, "recipe", current, tuple(s.method for s in history), changed))
-        while problem.history:
-            problem.undo()
-    return out
-
-
-class _Replay(SdcProblem):
-    """A workflow that only protects: the assessment measures each variant itself, so the
-    workflow's own measures after every step are skipped."""
-
-    def _measure(self, table, changed: tuple) -> dict:
-        return {}
-
-
-def _replay(problem, rec: dict, where: str) -> None:
-    for j, st in enumerate(rec["steps"]):
-        try:
-            problem.apply(st["method"], **st.get("parameters", {}))
-        except (SdcError, TypeError) as exc:
-            msg = str(exc).removeprefix("recipe: ")
-            raise SdcError(f"{where} failed at step {j + 1} ({st['method']}): {msg}") from None
-
-
 def _protected_variant(table, protected, eng) -> Variant:
     name = Path(os.fspath(protected)).name if isinstance(protected, (str, os.PathLike)) else "protected file"
     return _checked(table, eng.table(protected, "protected"), name, "protected", ())

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._deprecation import REMOVED_IN
-from ..results._base import FrozenDict, Result, Summary, new_axes
+from ._base import FrozenDict, Result, Summary, new_axes
 
 __all__ = ["InformationLossResult", "RenamedKeys"]
 

@@ -1,0 +1,8 @@
+"""The protect-then-measure workflow, on top of every measure, method and the report:
+:class:`SdcProblem` (apply protection steps, measure after each, undo, write, replay a recipe,
+draw the report) and :func:`assess` (the one-command assessment, which replays recipes)."""
+
+from .assess import assess
+from .problem import SdcProblem, Step, protection_methods
+
+__all__ = ["SdcProblem", "Step", "assess", "protection_methods"]
