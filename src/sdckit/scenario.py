@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from ._prepare import Roles, validate_roles
 from ._progress import measure_progress
 from ._validation import raise_problems
-from .engines import get_engine, is_out_of_core
+from .engines import STORED, get_engine
 
 __all__ = ["Scenario", "accepts_scenario"]
 
@@ -138,7 +138,7 @@ def accepts_scenario(func):
         if id_column is None:
             return func(*args, **kwargs)
         first = args[0] if args else kwargs.get(params[0].name)
-        if is_out_of_core(get_engine(kwargs.get("engine"), first)):
+        if get_engine(kwargs.get("engine"), first).has(STORED):
             return _engine_ids(func(*args, **kwargs), id_column)
         name, values = _id_values(first, id_column)
         return func(*args, **kwargs)._with_ids(name, values)

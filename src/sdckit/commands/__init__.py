@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from .._errors import SdcError
+from ..engines import ENGINES
 
 __all__ = [
     "Progress",
@@ -140,7 +141,7 @@ def add_engine_options(sp) -> None:
     g = sp.add_argument_group("engine (data larger than memory)")
     g.add_argument(
         "--engine",
-        choices=["polars", "duckdb", "spark"],
+        choices=list(ENGINES),
         default="polars",
         help="where the record-level work runs: polars (in memory, default), duckdb (streams a Parquet/CSV file "
         "under --memory-limit) or spark (local mode or a cluster, --spark-master)",

@@ -9,9 +9,13 @@ frame library themselves: they ask their engine.
 from __future__ import annotations
 
 from .._errors import SdcError
-from .base import EncodedKeys, Engine, TableLike
+from .base import OUT_OF_CORE_MEASURES, RECORDS, STORED, EncodedKeys, Engine, TableLike, refusal
 
 __all__ = [
+    "ENGINES",
+    "OUT_OF_CORE_MEASURES",
+    "RECORDS",
+    "STORED",
     "DuckDBEngine",
     "EncodedKeys",
     "Engine",
@@ -19,7 +23,9 @@ __all__ = [
     "SparkEngine",
     "TableLike",
     "get_engine",
+    "in_memory_engine",
     "is_out_of_core",
+    "refusal",
 ]
 
 ENGINES = ("polars", "duckdb", "spark")
@@ -37,7 +43,7 @@ def get_engine(engine=None, data=None) -> Engine:
     if engine is None:
         engine = _engine_of_data(data)
     if not isinstance(engine, str):
-        if engine in _INSTANCES.values() or isinstance(engine, Engine) or getattr(engine, "in_memory", True) is False:
+        if engine in _INSTANCES.values() or isinstance(engine, Engine):
             return engine
         raise SdcError(f"engine: got {type(engine).__name__}; expected one of {', '.join(ENGINES)}")
     if engine not in ENGINES:
@@ -70,36 +76,17 @@ def _engine_of_data(data) -> str:
     return "polars"
 
 
-#: the measures an out-of-core engine (DuckDB, Spark) runs
-OUT_OF_CORE_MEASURES = (
-    "frequencies",
-    "k_anonymity",
-    "individual_risk",
-    "l_diversity",
-    "t_closeness",
-    "suda",
-    "loglinear_risk",
-    "external_risk",
-    "local_suppression",
-    "suppress_by_risk",
-)
-
-
 def in_memory_engine(engine, what: str, data=None):
-    """``get_engine(engine, data)`` for a step that needs the records in memory: a DuckDB or
-    Spark engine is an error that says which measures they run."""
-    eng = get_engine(engine, data)
-    if is_out_of_core(eng):
-        raise SdcError(
-            f"engine: {what} needs the records in memory; the {eng.name} engine runs "
-            f"{', '.join(OUT_OF_CORE_MEASURES)} (use engine='polars' here)"
-        )
-    return eng
+    """``get_engine(engine, data)`` for a step that needs the records in memory (the
+    :data:`RECORDS` capability): an engine without it is an error with the one message of
+    :func:`refusal`, which says which measures it runs."""
+    return get_engine(engine, data).require(RECORDS, what)
 
 
 def is_out_of_core(engine) -> bool:
-    """Whether ``engine`` keeps the records outside Python (DuckDB, Spark)."""
-    return getattr(engine, "in_memory", True) is False
+    """Whether ``engine`` keeps the records outside Python (DuckDB, Spark): it lacks the
+    :data:`RECORDS` capability."""
+    return not get_engine(engine).has(RECORDS)
 
 
 def __getattr__(name: str):

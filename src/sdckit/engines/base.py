@@ -15,7 +15,70 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["EncodedKeys", "Engine", "TableLike"]
+__all__ = [
+    "RECORDS",
+    "STORED",
+    "EncodedKeys",
+    "Engine",
+    "EngineCapabilities",
+    "OUT_OF_CORE_MEASURES",
+    "TableLike",
+    "refusal",
+]
+
+#: capability: every record's values as NumPy arrays in Python (per-record encoding, sdcMicro's
+#: record-order heuristics, the continuous-variable measures and methods, protected output as a
+#: frame). The in-memory engine has it; DuckDB and Spark do not.
+RECORDS = "records"
+#: capability: the records stay in the engine, which compresses them to the distinct rows of the
+#: columns a measure needs and maps per-row results back (``compress``, ``records_of``,
+#: ``with_suppressed``, ``households``, ``records_frame``, ``write_records``).
+STORED = "stored"
+
+#: the measures and methods an engine without :data:`RECORDS` runs
+OUT_OF_CORE_MEASURES = (
+    "frequencies",
+    "k_anonymity",
+    "individual_risk",
+    "l_diversity",
+    "t_closeness",
+    "suda",
+    "loglinear_risk",
+    "external_risk",
+    "local_suppression",
+    "suppress_by_risk",
+)
+
+
+def refusal(engine_name: str, capability: str, what: str) -> str:
+    """The one message of an engine that lacks ``capability`` for ``what``."""
+    if capability == RECORDS:
+        return (
+            f"engine: {what} needs the records in memory; the {engine_name} engine runs "
+            f"{', '.join(OUT_OF_CORE_MEASURES)} (use engine='polars' here)"
+        )
+    return f"engine: {what} needs an engine that keeps the records ({capability}); the {engine_name} engine does not"
+
+
+class EngineCapabilities:
+    """What an engine declares it can do (mixed into every engine): ``capabilities`` and the
+    check that refuses, with the one message of :func:`refusal`, what it cannot."""
+
+    name: str
+    capabilities: frozenset = frozenset()
+
+    def has(self, capability: str) -> bool:
+        """Whether the engine can do ``capability`` (:data:`RECORDS`, :data:`STORED`)."""
+        return capability in self.capabilities
+
+    def require(self, capability: str, what: str):
+        """The engine itself when it can do ``capability``; else an :class:`SdcError` saying that
+        ``what`` (a measure, a method, an option) needs it."""
+        if capability not in self.capabilities:
+            from .._errors import SdcError
+
+            raise SdcError(refusal(self.name, capability, what))
+        return self
 
 
 @dataclass(frozen=True)
@@ -90,6 +153,13 @@ class TableLike(Protocol):
 class Engine(Protocol):
     """The operations every engine implements (see the README's layout section).
 
+    Capabilities
+        ``capabilities`` (a frozenset of :data:`RECORDS`, :data:`STORED`), ``has(capability)``
+        and ``require(capability, what)``, which refuses with the one message of
+        :func:`refusal`. An operation on the records themselves (encoding a record table,
+        protected output) needs :data:`RECORDS`; an engine without it refuses there.
+        ``local()`` is the in-memory engine that works on the small tables (one row per key
+        pattern, class or variable) an engine returns: the engine itself when it is in memory.
     Input
         ``table(data, param)`` wraps a caller's table, file path or relation.
     Encoding
@@ -122,7 +192,11 @@ class Engine(Protocol):
     """
 
     name: str
+    capabilities: frozenset
 
+    def has(self, capability: str) -> bool: ...
+    def require(self, capability: str, what: str) -> Any: ...
+    def local(self) -> Any: ...
     def table(self, data, param: str = "data") -> TableLike: ...
     def encode(self, table: TableLike, keys, missing=None) -> EncodedKeys: ...
     def encode_joint(self, tables, column: str, missing=None) -> tuple[list[np.ndarray], Any]: ...

@@ -90,6 +90,10 @@ class DuckDBEngine(RelationalEngine):
         return '"' + str(name).replace('"', '""') + '"'
 
     @staticmethod
+    def text_type() -> str:
+        return "VARCHAR"
+
+    @staticmethod
     def quantiles_sql(expr: str, probs) -> str:
         return f"quantile_cont({expr}, [{', '.join(repr(float(p)) for p in probs)}])"
 

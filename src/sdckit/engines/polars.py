@@ -11,7 +11,7 @@ from .._core.grouping import distinct_per_group, lookup_sums
 from . import _polars_labels, _polars_output
 from ._polars_encode import encode_column, encode_keys
 from ._polars_frame import Table, as_table, to_native
-from .base import EncodedKeys
+from .base import RECORDS, EncodedKeys, EngineCapabilities
 
 __all__ = ["PolarsEngine"]
 
@@ -20,12 +20,17 @@ _KIND_OF = {"text": "text", "categorical": "text", "float": "float", "integer": 
 _POLARS_MIN_N = 20_000  # below this NumPy's sort is as fast and avoids the hand-over
 
 
-class PolarsEngine:
+class PolarsEngine(EngineCapabilities):
     """In-memory engine (the default): the caller's table as a Polars frame, record-level
     vectors as NumPy arrays."""
 
     name = "polars"
     in_memory = True
+    capabilities = frozenset({RECORDS})
+
+    def local(self) -> PolarsEngine:
+        """The engine of the small tables: this one."""
+        return self
 
     # -- input ---------------------------------------------------------------------------------
     def table(self, data, param: str = "data") -> Table:

@@ -125,6 +125,10 @@ class SparkEngine(RelationalEngine):
         return f"(-expm1({acc}))"
 
     @staticmethod
+    def text_type() -> str:
+        return "STRING"
+
+    @staticmethod
     def quantiles_sql(expr: str, probs) -> str:
         return f"percentile({expr}, array({', '.join(repr(float(p)) for p in probs)}))"
 

@@ -20,7 +20,7 @@ from .._validation import (
     missing_columns_message,
     raise_problems,
 )
-from ..engines import get_engine, is_out_of_core
+from ..engines import STORED, get_engine
 from ._common import Change, finish, read_input
 from ._result import ProtectionResult
 from .suppression import _importance
@@ -149,7 +149,7 @@ def suppress_by_risk(
     sdcMicro, Journal of Statistical Software 67(4).
     """
     eng = get_engine(engine, data)
-    if is_out_of_core(eng):
+    if eng.has(STORED):
         from ._suppression_engine import suppress_by_risk_engine
 
         return suppress_by_risk_engine(

@@ -6,7 +6,7 @@ import numpy as np
 
 from .._core.suppression import default_importance, suppress_to_k
 from .._validation import _show, as_missing_codes, check_alpha, check_choice, raise_problems
-from ..engines import get_engine, is_out_of_core
+from ..engines import STORED, get_engine
 from ._common import Change, finish, read_input
 from ._result import ProtectionResult
 from ._suppression_engine import local_suppression_engine
@@ -98,7 +98,7 @@ def local_suppression(
     check_choice(method, "method", _METHODS)
     check_alpha(alpha)
     eng = get_engine(engine, data)
-    if is_out_of_core(eng):
+    if eng.has(STORED):
         return local_suppression_engine(
             eng,
             data,

@@ -14,7 +14,7 @@ from .._errors import SdcError, warn
 from .._prepare import Prepared, prepare, role_conflicts
 from .._progress import step
 from .._validation import as_name_list, check_alpha, check_choice, check_number, raise_problems
-from ..engines import get_engine, is_out_of_core
+from ..engines import STORED, get_engine
 from ..results._base import Result, Summary, fmt_share, new_axes, weighted_quantiles
 from ..scenario import accepts_scenario
 from .frequencies import NA_RULES, FrequencyResult, frequency_result, pattern_frequencies_of, records_fields
@@ -813,7 +813,7 @@ def _validate_individual(
     hh = n_hh = None
     if household is not None:
         _check_household(prep.roles, table, household)
-    if household is not None and is_out_of_core(eng):
+    if household is not None and eng.has(STORED):
         if household_keys is not None:
             _check_household_keys_engine(household_keys, prep, eng, table, household)
     elif household is not None:

@@ -35,7 +35,7 @@ from .._validation import (
     check_scales,
     raise_problems,
 )
-from ..engines import get_engine, is_out_of_core
+from ..engines import STORED, get_engine, in_memory_engine
 from ..results.linkage import ExternalRiskResult, LinkageResult
 from ..scenario import accepts_scenario
 
@@ -45,10 +45,10 @@ __all__ = ["LinkageResult", "ExternalRiskResult", "record_linkage_risk", "extern
 # ----------------------------------------------------------------------------------------------
 # data access: the only functions here that touch the callers' tables (through the engine)
 # ----------------------------------------------------------------------------------------------
-def _tables(first, second, names, first_param: str, second_param: str, *, same_records: bool):
+def _tables(first, second, names, first_param: str, second_param: str, *, same_records: bool, engine=None):
     """Both tables, the variables present in each, the first not empty; with ``same_records``
     the two have the same number of records (row i of one is row i of the other)."""
-    engine = get_engine()
+    engine = get_engine(engine)
     t1, t2 = engine.table(first, first_param), engine.table(second, second_param)
     t1.require(names, f"variables ({first_param})")
     t2.require(names, f"variables ({second_param})")
@@ -208,13 +208,14 @@ def _validate_linkage(
     lam,
     em_start,
     missing,
+    engine=None,
 ) -> _LinkageArgs:
     method = check_choice(method, "method", _METHODS)
     standardize = check_choice(standardize, "standardize", _STANDARDIZE)
     metric = check_choice(metric, "metric", _METRICS)
     sw = check_number(second_weight, "second_weight", low=0, high=1)
     names = as_name_list(variables, "variables")
-    t1, t2 = _tables(original, protected, names, "original", "protected", same_records=True)
+    t1, t2 = _tables(original, protected, names, "original", "protected", same_records=True, engine=engine)
     weights = None
     if variable_weights is not None:
         if metric == "mahalanobis":
@@ -474,6 +475,7 @@ def record_linkage_risk(
     lam: float = 0.05,
     em_start=(0.9, 0.1, 0.1),
     missing=None,
+    engine=None,
 ) -> LinkageResult:
     r"""Re-identification risk by linking the protected file back to the original.
 
@@ -524,6 +526,9 @@ def record_linkage_risk(
     missing : value or list of values, optional
         Probabilistic: values to treat as missing in the categorical variables, besides null
         and NaN (e.g. ``-999``); a missing value never agrees.
+    engine : engine or "polars", optional
+        The engine that reads the data. This measure needs every record's values in memory: an
+        engine that keeps the records (DuckDB, Spark) is refused, with a message that says so.
 
     Returns
     -------
@@ -533,6 +538,7 @@ def record_linkage_risk(
     ----------
     Fellegi & Sunter (1969); Jaro (1989); Winkler (1988); Domingo-Ferrer & Torra (2001).
     """
+    eng = in_memory_engine(engine, "record_linkage_risk", original)
     inp = _validate_linkage(
         original,
         protected,
@@ -548,6 +554,7 @@ def record_linkage_risk(
         lam,
         em_start,
         missing,
+        eng,
     )
     if inp.method == "probabilistic":
         return _probabilistic_linkage(inp)
@@ -650,13 +657,14 @@ def _validate_external(
     internal_risk,
     method,
     missing,
+    engine=None,
 ) -> _ExternalArgs:
     method = check_choice(method, "method", ("exact", "pairwise"))
     tol = check_number(tolerance, "tolerance", low=0, low_open=True)
     ptol = check_number(pair_tol, "pair_tol", low=0)
     r_int = check_number(internal_risk, "internal_risk", low=0, high=1, allow_none=True)
     names = as_name_list(variables, "variables")
-    tD, tA = _tables(released, external, names, "released", "external", same_records=False)
+    tD, tA = _tables(released, external, names, "released", "external", same_records=False, engine=engine)
     if id is not None:
         if not isinstance(id, str):
             raise SdcError(f"id: got {type(id).__name__}; expected a column name")
@@ -883,7 +891,7 @@ def external_risk(
     Conference of European Statisticians, Expert Meeting on Statistical Data Confidentiality.
     """
     eng = get_engine(engine, external)
-    if is_out_of_core(eng):
+    if eng.has(STORED):
         from ._linkage_engine import external_risk_engine
 
         options = dict(
@@ -915,6 +923,7 @@ def external_risk(
         internal_risk,
         method,
         missing,
+        eng,
     )
     e = _encode_external(a)
     paired, link = _pair_and_link(e, a)

@@ -30,9 +30,9 @@ __all__ = [
 _KINDS = {"boolean": "bool", "integer": "int", "float": "float", "text": "text", "categorical": "text", "null": "null"}
 
 
-def read_pair(original, protected):
+def read_pair(original, protected, engine=None):
     """The two files wrapped once by the engine: ``(table_original, table_protected)``."""
-    eng = get_engine()
+    eng = get_engine(engine)
     return eng.table(original, "original"), eng.table(protected, "protected")
 
 

@@ -34,6 +34,7 @@ from .._validation import (
     check_scales,
     raise_problems,
 )
+from ..engines import in_memory_engine
 from ..scenario import accepts_scenario
 from . import _access as access
 from . import _steps as steps
@@ -129,6 +130,7 @@ def information_loss(
     seed: int = 0,
     new_categories: str = "error",
     records: bool = False,
+    engine=None,
 ) -> InformationLossResult:
     r"""Information loss of ``protected`` against ``original``.
 
@@ -215,6 +217,9 @@ def information_loss(
     records : bool, default False
         Keep the (n, m) per-record distances (``distances``, and one column per variable in
         ``to_frame()``); the per-record mean ``record_loss`` is always kept.
+    engine : engine or "polars", optional
+        The engine that reads the data. This measure needs every record's values in memory: an
+        engine that keeps the records (DuckDB, Spark) is refused, with a message that says so.
 
     Returns
     -------
@@ -245,10 +250,12 @@ def information_loss(
     Templ & Meindl (2008); Rousseeuw & Van Driessen (1999); sdcMicro ``dUtility``,
     ``IL_correl``, ``IL_variables``.
     """
+    eng = in_memory_engine(engine, "information_loss", original)
     inp = _validate_information_loss(
         original,
         protected,
         variables,
+        engine=eng,
         scales=scales,
         missing=missing,
         pram=pram,
@@ -327,13 +334,13 @@ class _Background:
 # validation
 # ----------------------------------------------------------------------------------------------
 def _validate_information_loss(
-    original, protected, variables, *, scales, missing, pram, anova, **options
+    original, protected, variables, *, scales, missing, pram, anova, engine=None, **options
 ) -> ValidatedInput:
     """Check every argument and both files once; read and code the variables."""
     opts = _check_options(**options)
     names = as_name_list(variables, "variables")
     miss = as_missing_codes(missing)
-    t_o, t_p = access.read_pair(original, protected)
+    t_o, t_p = access.read_pair(original, protected, engine)
     problems: list[str] = []
     absent = [
         m for m in (access.absent_columns(t_o, names, "original"), access.absent_columns(t_p, names, "protected")) if m
