@@ -44,6 +44,7 @@ OUT_OF_CORE_MEASURES = (
     "t_closeness",
     "suda",
     "loglinear_risk",
+    "population_uniques",
     "external_risk",
     "local_suppression",
     "suppress_by_risk",
