@@ -101,6 +101,11 @@ class Prepared:
             return self.source.source.engine
         return get_engine(self.chosen)
 
+    @property
+    def mem(self):
+        """The in-memory engine of :attr:`table` (the records, or the small compressed table)."""
+        return self.engine.local()
+
 
 def prepare(
     data,

@@ -35,7 +35,7 @@ def external_risk_engine(eng, released, external, variables, options: dict, vali
         _check_ids(eng, tD, tA, id_)
     cD, cA = eng.compress(tD, names, first=True), eng.compress(tA, names, first=True)
     oD, oA = np.argsort(cD.first, kind="stable"), np.argsort(cA.first, kind="stable")  # rows in file order
-    args = validate(cD.frame[oD], cA.frame[oA], names, {**options, "id": None})
+    args = validate(cD.frame[oD], cA.frame[oA], names, {**options, "id": None, "engine": eng.local()})
     adm = admissible_classes(encode(args))
     countsA = cA.counts[oA]
     n_paired = int(countsA[adm.paired].sum())

@@ -24,7 +24,6 @@ from .._deprecation import renamed_parameters
 from .._errors import SdcError, SdcWarning, warn
 from .._prepare import Prepared, prepare
 from .._validation import as_name_list, check_bool, check_number, raise_problems
-from ..engines import get_engine
 from ..results.diversity import LDiversityResult, TClosenessResult
 from ..scenario import accepts_scenario
 from .frequencies import records_fields
@@ -90,7 +89,7 @@ def sensitive_codes(prep: Prepared, names) -> SensitiveCodes:
             if table.kind(v) == "nested"
         ]
     )
-    enc = get_engine().encode(table, list(names), prep.roles.missing)
+    enc = prep.mem.encode(table, list(names), prep.roles.missing)
     unused = [v for v in prep.keys.unused_missing if v in enc.unused_missing]
     if unused:
         warn(

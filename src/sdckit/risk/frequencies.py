@@ -288,7 +288,7 @@ def frequency_result(
     """The :class:`FrequencyResult` of pattern frequencies (``fk``/``Fk`` mapped back unless given)."""
     step("mapping frequencies back to the records")
     if fk is None:
-        fk, Fk = get_engine().gather(pf.ids, pf.fp, pf.Fp)
+        fk, Fk = prep.mem.gather(pf.ids, pf.fp, pf.Fp)
     keyp = pf.patterns[:, : pf.m]
     if keyp.size and keyp.min() < 0:
         pmiss = keyp < 0

@@ -730,7 +730,7 @@ def individual_risk(
     prep = inp.prep
     pf = pattern_frequencies_of(prep, inp.alpha, inp.na_rule)
     rp, clamped = individual_risk_values(pf.fp, pf.Fp, inp.method)
-    fk, Fk, risk = get_engine().gather(pf.ids, pf.fp, pf.Fp, rp)
+    fk, Fk, risk = prep.mem.gather(pf.ids, pf.fp, pf.Fp, rp)
     freq = frequency_result(prep, pf, inp.alpha, inp.na_rule, fk, Fk)
     n_clamped = int(pf.counts[clamped].sum())
     if n_clamped:
@@ -831,7 +831,7 @@ def _household_fields(inp: _IndividualInput, risk: np.ndarray) -> dict:
     if inp.prep.source is not None:
         return _household_fields_engine(inp, risk)
     risk_g, size_g = _household_risk(risk, inp.hh_codes, inp.n_households)
-    (hrisk,) = get_engine().gather(inp.hh_codes, risk_g)
+    (hrisk,) = inp.prep.mem.gather(inp.hh_codes, risk_g)
     if inp.n_missing_household:
         warn(
             f"household: column {inp.household} is missing for {inp.n_missing_household} record(s); each forms its "
@@ -876,7 +876,7 @@ def _check_household(roles, table, household: str) -> None:
 
 def _household_codes(prep: Prepared, household: str, n_missing: int) -> tuple[np.ndarray, int]:
     """Household code of each record (0..G-1); records without an id get codes of their own."""
-    codes, labels = get_engine().encode_column(prep.table, household)
+    codes, labels = prep.mem.encode_column(prep.table, household)
     codes = codes.astype(np.int64)
     g = len(labels)
     miss = np.flatnonzero(codes < 0)

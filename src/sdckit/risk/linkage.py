@@ -106,12 +106,12 @@ def _same_kind(t1, t2, name: str, first: str, second: str, param: str = "variabl
     return numeric
 
 
-def _joint_codes(t1, t2, name: str, first: str, second: str, *, missing=(), param: str = "variables"):
+def _joint_codes(t1, t2, name: str, first: str, second: str, *, missing=(), param: str = "variables", engine=None):
     """Integer codes of one column of two files on one code table (-1 = missing: null, NaN or a
     ``missing`` code) and the number of codes; numbers are compared as numbers, anything else
     as text."""
     _same_kind(t1, t2, name, first, second, param)
-    (c1, c2), labels = get_engine().encode_joint([t1, t2], name, tuple(missing) or None)
+    (c1, c2), labels = get_engine(engine).encode_joint([t1, t2], name, tuple(missing) or None)
     return c1.astype(np.int64), c2.astype(np.int64), len(labels)
 
 
@@ -122,10 +122,10 @@ def _declared_order(t1, t2, name: str, first: str, second: str):
     return t1.categories(name)
 
 
-def _joint_labels(t1, t2, name: str, missing):
+def _joint_labels(t1, t2, name: str, missing, engine=None):
     """Codes of one column of two files on one sorted table of labels (Python values), and
     whether the labels are numbers."""
-    (c1, c2), labels = get_engine().encode_joint([t1, t2], name, tuple(missing) or None)
+    (c1, c2), labels = get_engine(engine).encode_joint([t1, t2], name, tuple(missing) or None)
     return c1.astype(np.int64), c2.astype(np.int64), list(labels), _is_numeric(t1, name)
 
 
@@ -175,6 +175,7 @@ class _LinkageArgs:
     lam: float
     em_start: tuple
     missing: tuple
+    engine: Any = None  # the engine that holds both tables
 
 
 def _check_bins(value, param: str):
@@ -254,6 +255,7 @@ def _validate_linkage(
         check_number(lam, "lam", low=0, high=1),
         _check_em_start(em_start),
         as_missing_codes(missing),
+        get_engine(engine),
     )
 
 
@@ -284,7 +286,9 @@ def _field_codes(inp: _LinkageArgs):
             ca[:, j], card = _bin_codes(x, inp.bins[v], x)
             cb[:, j], _ = _bin_codes(y, inp.bins[v], x)
         else:
-            ca[:, j], cb[:, j], card = _joint_codes(t1, t2, v, "original", "protected", missing=inp.missing)
+            ca[:, j], cb[:, j], card = _joint_codes(
+                t1, t2, v, "original", "protected", missing=inp.missing, engine=inp.engine
+            )
             unknown = np.setdiff1d(np.unique(cb[cb[:, j] >= 0, j]), np.unique(ca[ca[:, j] >= 0, j]))
             if unknown.size:
                 raise SdcError(
@@ -588,6 +592,7 @@ class _ExternalArgs:
     id: str | None
     method: str
     missing: tuple
+    engine: Any = None  # the engine that holds both tables
 
 
 def _external_scales(scales, names, categories, released) -> dict:
@@ -639,6 +644,7 @@ def _validate_with(released, external, variables, o: dict) -> _ExternalArgs:
         o["internal_risk"],
         o["method"],
         o["missing"],
+        o.get("engine"),
     )
 
 
@@ -690,6 +696,7 @@ def _validate_external(
         id,
         method,
         as_missing_codes(missing),
+        get_engine(engine),
     )
 
 
@@ -710,7 +717,7 @@ def _ordinal_ranks(a: _ExternalArgs, v: str):
     and R; values outside the categories are an error."""
     tD, tA = a.released, a.external
     declared = _declared_order(tD, tA, v, "released", "external")
-    cD, cA, labels, numeric = _joint_labels(tD, tA, v, a.missing)
+    cD, cA, labels, numeric = _joint_labels(tD, tA, v, a.missing, a.engine)
     cats = a.categories.get(v, declared)
     if cats is None:
         cats = labels  # the sorted observed values
@@ -742,7 +749,7 @@ def _encode_external(a: _ExternalArgs):
     con = [v for v in a.variables if a.scales[v] == "continuous"]
     nom_d, nom_a = np.zeros((tD.n, len(nom)), np.int64), np.zeros((tA.n, len(nom)), np.int64)
     for j, v in enumerate(nom):
-        cD, cA, R = _joint_codes(tD, tA, v, "released", "external", missing=a.missing)
+        cD, cA, R = _joint_codes(tD, tA, v, "released", "external", missing=a.missing, engine=a.engine)
         nom_d[:, j], nom_a[:, j] = np.where(cD < 0, R, cD), np.where(cA < 0, R, cA)
     ord_d, ord_a, den = np.zeros((tD.n, len(ordv))), np.zeros((tA.n, len(ordv))), np.ones(len(ordv))
     for j, v in enumerate(ordv):
@@ -776,7 +783,7 @@ def _true_partners(a: _ExternalArgs, e, link):
     from .._core.linkage_external import nearest_observed, pair_distance
 
     tD, tA = a.released, a.external
-    idD, idA, n_codes = _joint_codes(tD, tA, a.id, "released", "external", param="id")
+    idD, idA, n_codes = _joint_codes(tD, tA, a.id, "released", "external", param="id", engine=a.engine)
     if (idD < 0).any():
         raise SdcError(f"id: column {a.id} of released has missing values; expected an identifier for every record")
     if np.unique(idD).size != tD.n:

@@ -20,7 +20,6 @@ from .._errors import SdcError, warn
 from .._prepare import Prepared, prepare
 from .._progress import step
 from .._validation import check_bool, check_int, check_number
-from ..engines import get_engine
 from ..results.suda import MSU, SudaResult
 from ..scenario import accepts_scenario
 from ._suda_access import label_values
@@ -221,7 +220,7 @@ def _validate_suda(
 # ----------------------------------------------------------------------------------------------
 def _suda_from_input(inp: SudaInput) -> SudaResult:
     m = len(inp.names)
-    engine = get_engine()
+    engine = inp.prep.mem
     ids, patterns, counts, _ = engine.patterns(inp.codes, None, inp.cards, multiplicity=inp.prep.counts)
     w = size_weights(m, inp.max_size, inp.original_scores)
     found = msu_search(patterns, counts, inp.max_size, w, collect=inp.keep)

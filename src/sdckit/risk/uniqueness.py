@@ -18,7 +18,6 @@ from .._errors import SdcError, warn
 from .._prepare import prepare
 from .._progress import step
 from .._validation import check_choice, check_fraction, check_number
-from ..engines import get_engine
 from ..results.uniqueness import PopulationUniquesResult
 from ..scenario import accepts_scenario
 
@@ -186,7 +185,7 @@ def _validate(data, keys, sampling_fraction, weight, population_size, missing, a
         warn(f"keys: {n - n_used} record(s) with a missing key value are excluded from the class-size profile")
     pi, N, source = _fraction(n, pi, N, prep.weights)
     cards = [int(c) for c in enc.cardinalities]
-    _, _, sizes, _ = get_engine().patterns(enc.codes[complete], None, cards=cards, multiplicity=counts)
+    _, _, sizes, _ = prep.mem.patterns(enc.codes[complete], None, cards=cards, multiplicity=counts)
     return _Sample(tuple(enc.names), n, n_used, np.rint(sizes).astype(np.int64), pi, N, source, prep.table.backend)
 
 

@@ -16,6 +16,7 @@ is in :mod:`.results`.
 
 from __future__ import annotations
 
+import functools
 import warnings
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -287,7 +288,7 @@ def information_loss(
     fields_.update(steps.gamma_loss(inp, moments, notes))
     fields_.update(steps.contingency_loss(inp))
     fields_.update(steps.entropy_loss(inp))
-    fields_.update(steps.anova_loss(inp, group_sums=access.group_sums))
+    fields_.update(steps.anova_loss(inp, group_sums=functools.partial(access.group_sums, engine=eng)))
     for text, warn in notes:
         if warn:  # stacklevel 3: the caller of the public (decorated) function
             warnings.warn(text, SdcWarning, stacklevel=3)
@@ -368,7 +369,9 @@ def _validate_information_loss(
     Y = access.float_matrix(t_p, cont, miss)
     _check_finite(X, cont, "original", problems)
     _check_finite(Y, cont, "protected", problems)
-    coded = {v: _code(v, t_o, t_p, miss, scale[v], orders.get(v), opts["new_categories"], problems) for v in cat}
+    coded = {
+        v: _code(v, t_o, t_p, miss, scale[v], orders.get(v), opts["new_categories"], problems, engine) for v in cat
+    }
     raise_problems(problems)
     opts.pop("new_categories")
     return ValidatedInput(
@@ -525,9 +528,9 @@ def _fmt_labels(vals, limit=8):
     return s + (f" ... ({len(vals)} in all)" if len(vals) > limit else "")
 
 
-def _code(v, t_o, t_p, missing, scale, order, new_categories, problems) -> Coded:
+def _code(v, t_o, t_p, missing, scale, order, new_categories, problems, engine=None) -> Coded:
     """Codes of variable v in both files on one code table, with ranks for an ordinal one."""
-    co, cp, labs = access.encode_pair(v, t_o, t_p, missing)
+    co, cp, labs = access.encode_pair(v, t_o, t_p, missing, engine)
     n_inf = [lab for lab in labs if isinstance(lab, float) and np.isinf(lab)]
     if n_inf:
         k = int(np.count_nonzero(np.isin(np.concatenate([co, cp]), [labs.index(x) for x in n_inf])))
