@@ -12,8 +12,10 @@ from .._errors import SdcError
 from .base import OUT_OF_CORE_MEASURES, RECORDS, STORED, EncodedKeys, Engine, TableLike, refusal
 
 __all__ = [
+    "DEFAULT_ENGINE",
     "ENGINES",
     "OUT_OF_CORE_MEASURES",
+    "SETTINGS",
     "RECORDS",
     "STORED",
     "DuckDBEngine",
@@ -25,10 +27,16 @@ __all__ = [
     "get_engine",
     "in_memory_engine",
     "is_out_of_core",
+    "make_engine",
     "refusal",
 ]
 
 ENGINES = ("polars", "duckdb", "spark")
+#: the engine of ``engine=None`` for an in-memory table: Polars, which holds the records in memory
+DEFAULT_ENGINE = "polars"
+#: per engine, the settings of its constructor that a caller may give by name (the CLI's engine
+#: options): see :class:`DuckDBEngine` and :class:`SparkEngine`
+SETTINGS: dict[str, tuple[str, ...]] = {"polars": (), "duckdb": ("memory_limit", "threads"), "spark": ("master",)}
 _INSTANCES: dict = {}
 
 
@@ -53,18 +61,35 @@ def get_engine(engine=None, data=None) -> Engine:
     return _INSTANCES[engine]
 
 
-def _new_engine(name: str):
+def make_engine(name: str, **settings) -> Engine:
+    """A new engine ``name`` (one of :data:`ENGINES`) built with ``settings`` (names of
+    ``SETTINGS[name]``; None keeps the engine's default)."""
+    if name not in ENGINES:
+        raise SdcError(f"engine: got {name!r}; expected one of {', '.join(map(repr, ENGINES))}")
+    unknown = sorted(set(settings) - set(SETTINGS[name]))
+    if unknown:
+        raise SdcError(f"{unknown[0]}: not a setting of the {name} engine; expected one of {', '.join(SETTINGS[name])}")
+    return _engine_class(name)(**{k: v for k, v in settings.items() if v is not None})
+
+
+def _engine_class(name: str):
     if name == "duckdb":
         from .duckdb import DuckDBEngine
 
-        return DuckDBEngine.default()
+        return DuckDBEngine
     if name == "spark":
         from .spark import SparkEngine
 
-        return SparkEngine()
+        return SparkEngine
     from .polars import PolarsEngine
 
-    return PolarsEngine()
+    return PolarsEngine
+
+
+def _new_engine(name: str):
+    """The shared engine of ``engine=name``: DuckDB's on DuckDB's default connection."""
+    cls = _engine_class(name)
+    return cls.default() if name == "duckdb" else cls()
 
 
 def _engine_of_data(data) -> str:
@@ -90,16 +115,6 @@ def is_out_of_core(engine) -> bool:
 
 
 def __getattr__(name: str):
-    if name == "DuckDBEngine":
-        from .duckdb import DuckDBEngine
-
-        return DuckDBEngine
-    if name == "SparkEngine":
-        from .spark import SparkEngine
-
-        return SparkEngine
-    if name == "PolarsEngine":
-        from .polars import PolarsEngine
-
-        return PolarsEngine
+    if name in ("DuckDBEngine", "SparkEngine", "PolarsEngine"):
+        return _engine_class(name[: -len("Engine")].lower())
     raise AttributeError(name)

@@ -113,7 +113,7 @@ def suppress_by_risk(
         on each stratum separately.
     missing : value or list of values, optional
         Extra missing-value codes of the key columns.
-    engine : {"polars", "duckdb", "spark"} or engine, optional
+    engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
         Where the record-level work runs. With DuckDB or Spark the risks are computed on the
         engine's table of distinct key patterns; the records of a pattern are fetched only when
         one of them is to be suppressed (the iterative method works record by record, with each

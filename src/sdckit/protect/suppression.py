@@ -72,7 +72,7 @@ def local_suppression(
         keys and k = 3).
     missing : value or sequence, optional
         Extra missing-value codes of the key columns.
-    engine : {"polars", "duckdb", "spark"} or engine, optional
+    engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
         Where the record-level work runs. With DuckDB or Spark (``method="greedy"``, no
         ``combs``) the suppression is decided on the engine's table of distinct key patterns;
         only the records with a suppressed value are fetched (for the restoring pass, which

@@ -205,7 +205,7 @@ def interval_disclosure(
         Numeric variables present in both.
     width : float, default 0.05
         Half-width of the interval in protected standard deviations (>= 0); sdcMicro's ``k``.
-    engine : engine or "polars", optional
+    engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
         The engine that reads the data. This measure needs every record's values in memory: an
         engine that keeps the records (DuckDB, Spark) is refused, with a message that says so.
 
@@ -322,7 +322,7 @@ def relative_interval_risk(
     missing : value or list of values, optional
         Extra values to treat as missing in the ``keys`` columns, besides null and NaN (e.g.
         ``-999``), as in :func:`sdckit.frequencies`; needs ``keys``.
-    engine : engine or "polars", optional
+    engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
         The engine that reads the data. This measure needs every record's values in memory: an
         engine that keeps the records (DuckDB, Spark) is refused, with a message that says so.
 
@@ -552,7 +552,7 @@ def rmd_interval_disclosure(
         Share of records in the MCD subset: h = h(mcd_fraction, n, p) (robustbase's ``alpha``).
     seed : int, default 0
         Seed of the FAST-MCD random starts (only used when n is large).
-    engine : engine or "polars", optional
+    engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
         The engine that reads the data. This measure needs every record's values in memory: an
         engine that keeps the records (DuckDB, Spark) is refused, with a message that says so.
 
@@ -672,7 +672,7 @@ def outliers(
         Share of records in the MCD subset (multivariate only).
     seed : int, default 0
         Seed of the FAST-MCD random starts (multivariate only).
-    engine : engine or "polars", optional
+    engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
         The engine that reads the data. This measure needs every record's values in memory: an
         engine that keeps the records (DuckDB, Spark) is refused, with a message that says so.
 
@@ -743,7 +743,7 @@ def confidentiality_plot(
         Work on log-transformed values (as Seri does); needs positive values.
     seed : int, default 0
         Seed of the pair sampling (the exact result does not depend on it).
-    engine : engine or "polars", optional
+    engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
         The engine that reads the data. This measure needs every record's values in memory: an
         engine that keeps the records (DuckDB, Spark) is refused, with a message that says so.
 

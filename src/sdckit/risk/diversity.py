@@ -213,7 +213,7 @@ def l_diversity(
         variables (sdcMicro's ``missing = -999`` corresponds to ``missing=-999``).
     allow_degenerate_keys : bool, default False
         Accept key variables that are entirely missing or have a single category.
-    engine : {"polars", "duckdb", "spark"} or engine, optional
+    engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
         Where the record-level work runs (see :func:`frequencies`): with DuckDB or Spark the
         records are grouped by keys and sensitive values in the engine.
 
@@ -423,7 +423,7 @@ def t_closeness(
     missing : value or list of values, optional
         Values to treat as missing in addition to null / NaN (keys and sensitive variables).
     allow_degenerate_keys : bool, default False
-    engine : {"polars", "duckdb", "spark"} or engine, optional
+    engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
         Where the record-level work runs (see :func:`frequencies`).
 
     Returns

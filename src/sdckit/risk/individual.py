@@ -670,7 +670,7 @@ def individual_risk(
     na_rule : {"sdcmicro", "own_category"}, default "sdcmicro"
     allow_degenerate_keys : bool, default False
         Accept key variables that are entirely missing or have a single category.
-    engine : {"polars", "duckdb", "spark"} or engine, optional
+    engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
         Where the record-level work runs (see :func:`frequencies`). With DuckDB or Spark the
         household risk is computed in the engine and only its aggregates come back
         (``household_risk`` per record is then written by ``write_records``).

@@ -530,7 +530,7 @@ def record_linkage_risk(
     missing : value or list of values, optional
         Probabilistic: values to treat as missing in the categorical variables, besides null
         and NaN (e.g. ``-999``); a missing value never agrees.
-    engine : engine or "polars", optional
+    engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
         The engine that reads the data. This measure needs every record's values in memory: an
         engine that keeps the records (DuckDB, Spark) is refused, with a message that says so.
 
@@ -880,7 +880,7 @@ def external_risk(
         Values to treat as missing in the nominal and ordinal variables, besides null and NaN
         (e.g. ``-999``).
     method : {"exact", "pairwise"}
-    engine : {"polars", "duckdb", "spark"} or engine, optional
+    engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
         Where the record-level work runs. With DuckDB or Spark (both files in the same engine,
         ``method="exact"``) each file is grouped into its distinct rows by the engine, the
         admissible pairs are found between those, only the records of paired classes are

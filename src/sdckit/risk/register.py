@@ -132,7 +132,7 @@ def register_risk(
         count; approach B: a direction of several columns, found by the fit).
     missing
         Extra values to treat as missing in the key columns (as in :func:`sdckit.frequencies`).
-    engine : engine or "polars", optional
+    engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
         The engine that reads the data. This measure needs every record's values in memory: an
         engine that keeps the records (DuckDB, Spark) is refused, with a message that says so.
 

@@ -89,7 +89,7 @@ def suda(
         Keep every MSU (8 bytes each) so that :meth:`SudaResult.msus` answers at once
         (True), or recompute a record's MSUs on request (False). Default: keep them when
         there are at most 2^23 (64 MiB), recompute otherwise.
-    engine : {"polars", "duckdb", "spark"} or engine, optional
+    engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
         Where the record-level work runs (see :func:`frequencies`). SUDA depends on the records
         only through the distinct key patterns and their counts: DuckDB or Spark compute those,
         and the MSU search runs on them in memory.

@@ -101,7 +101,7 @@ def population_uniques(
     method : {"dankar", "pitman", "zayatz", "snb", "all"}
     missing, allow_degenerate_keys
         As in :func:`sdckit.frequencies`.
-    engine : {"polars", "duckdb", "spark"} or engine, optional
+    engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
         Where the records are grouped (see :func:`sdckit.frequencies`): with DuckDB or Spark
         only the distinct key patterns and their record counts come back to Python.
 

@@ -218,7 +218,7 @@ def information_loss(
     records : bool, default False
         Keep the (n, m) per-record distances (``distances``, and one column per variable in
         ``to_frame()``); the per-record mean ``record_loss`` is always kept.
-    engine : engine or "polars", optional
+    engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
         The engine that reads the data. This measure needs every record's values in memory: an
         engine that keeps the records (DuckDB, Spark) is refused, with a message that says so.
 
