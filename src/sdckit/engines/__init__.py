@@ -9,7 +9,7 @@ frame library themselves: they ask their engine.
 from __future__ import annotations
 
 from .._errors import SdcError
-from .base import OUT_OF_CORE_MEASURES, RECORDS, STORED, EncodedKeys, Engine, TableLike, refusal
+from .base import OUT_OF_CORE_MEASURES, RECORDS, STORED, EncodedKeys, Engine, EngineCapabilities, TableLike, refusal
 
 __all__ = [
     "DEFAULT_ENGINE",
@@ -51,7 +51,8 @@ def get_engine(engine=None, data=None) -> Engine:
     if engine is None:
         engine = _engine_of_data(data)
     if not isinstance(engine, str):
-        if engine in _INSTANCES.values() or isinstance(engine, Engine):
+        # the engines of this package first (a nominal check costs ~0.1 us, the protocol's ~50 us)
+        if isinstance(engine, EngineCapabilities) or isinstance(engine, Engine):
             return engine
         raise SdcError(f"engine: got {type(engine).__name__}; expected one of {', '.join(ENGINES)}")
     if engine not in ENGINES:
