@@ -21,6 +21,7 @@ __all__ = [
     "EncodedKeys",
     "Engine",
     "EngineCapabilities",
+    "StoredRecords",
     "OUT_OF_CORE_MEASURES",
     "TableLike",
     "refusal",
@@ -31,8 +32,8 @@ __all__ = [
 #: frame). The in-memory engine has it; DuckDB and Spark do not.
 RECORDS = "records"
 #: capability: the records stay in the engine, which compresses them to the distinct rows of the
-#: columns a measure needs and maps per-row results back (``compress``, ``records_of``,
-#: ``with_suppressed``, ``households``, ``records_frame``, ``write_records``).
+#: columns a measure needs and maps per-row results back (the operations of
+#: :class:`StoredRecords`).
 STORED = "stored"
 
 #: the measures and methods an engine without :data:`RECORDS` runs
@@ -217,3 +218,30 @@ class Engine(Protocol):
     def with_codes(self, table: TableLike, name: str, codes: np.ndarray, labels, categories=None) -> TableLike: ...
     def with_values(self, table: TableLike, name: str, values: np.ndarray) -> TableLike: ...
     def native_frame(self, table: TableLike): ...
+
+
+@runtime_checkable
+class StoredRecords(Protocol):
+    """The operations of an engine with the :data:`STORED` capability (DuckDB, Spark): the
+    records stay in the engine, measures work on its compressed tables.
+
+    ``compress(table, columns, weight, first)`` groups the records by ``columns`` (record
+    counts, weight sums, first positions) into a small table that stays numbered in the engine;
+    ``records_of(comp, rows)`` fetches the input positions of the records of some rows;
+    ``with_suppressed(comp, keys, ...)`` returns the records with key values made missing (the
+    engine's own lazy table); ``households(comp, household, row_risk)`` and
+    ``household_key_conflicts(...)`` aggregate per household; ``n_distinct``, ``id_matches`` and
+    ``id_partners`` compare identifiers of two tables; ``records_frame`` and ``write_records``
+    collect or write the per-record output in input order.
+    """
+
+    def compress(self, table, columns, weight: str | None = None, first: bool = False) -> Any: ...
+    def records_of(self, comp, rows: np.ndarray, weight: str | None = None) -> Any: ...
+    def with_suppressed(self, comp, keys, row_flags, pos, rec_flags) -> Any: ...
+    def households(self, comp, household: str, row_risk: np.ndarray) -> Any: ...
+    def household_key_conflicts(self, table, household: str, key: str, missing=()) -> int: ...
+    def n_distinct(self, table, column: str) -> int: ...
+    def id_matches(self, left, right, column: str, pos_left, pos_right) -> int: ...
+    def id_partners(self, comp_left, comp_right, column: str) -> Any: ...
+    def records_frame(self, comp, values: dict, *, household=None, id=None) -> Any: ...
+    def write_records(self, comp, values: dict, path, *, household=None, id=None, overwrite=False) -> Any: ...
