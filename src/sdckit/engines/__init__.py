@@ -8,6 +8,8 @@ frame library themselves: they ask their engine.
 
 from __future__ import annotations
 
+from typing import cast
+
 from .._errors import SdcError
 from .base import OUT_OF_CORE_MEASURES, RECORDS, STORED, EncodedKeys, Engine, EngineCapabilities, TableLike, refusal
 
@@ -53,7 +55,7 @@ def get_engine(engine=None, data=None) -> Engine:
     if not isinstance(engine, str):
         # the engines of this package first (a nominal check costs ~0.1 us, the protocol's ~50 us)
         if isinstance(engine, EngineCapabilities) or isinstance(engine, Engine):
-            return engine
+            return cast(Engine, engine)
         raise SdcError(f"engine: got {type(engine).__name__}; expected one of {', '.join(ENGINES)}")
     if engine not in ENGINES:
         raise SdcError(f"engine: got {engine!r}; expected one of {', '.join(map(repr, ENGINES))}")
