@@ -244,17 +244,22 @@ def _summary(res):
     out = res.to_dict()
     data = getattr(res, "data", None)
     if data is not None:
-        if hasattr(data, "toArrow"):
-            data = pl.from_arrow(data.toArrow())
-        elif hasattr(data, "pl"):
-            data = data.pl()
-        out = {"summary": out, "data": pl.DataFrame(data).to_dicts()}
+        out = {"summary": out, "data": _polars(data).to_dicts()}
     return out
+
+
+def _polars(frame) -> pl.DataFrame:
+    """A frame of any kind (a Spark DataFrame, a DuckDB relation, pandas...) as Polars."""
+    if hasattr(frame, "toArrow"):
+        return pl.from_arrow(frame.toArrow())
+    if hasattr(frame, "pl"):
+        return frame.pl()
+    return pl.DataFrame(frame)
 
 
 def _records(res) -> dict:
     """The per-record output (``to_frame``) as lists by column."""
-    return pl.DataFrame(res.to_frame()).to_dict(as_series=False)
+    return _polars(res.to_frame()).to_dict(as_series=False)
 
 
 @pytest.fixture(scope="module")
