@@ -155,19 +155,19 @@ def add_engine_options(sp) -> None:
 
 def engine_from_args(args):
     """The engine the options ask for (None: in memory), with errors naming the option."""
-    from ..engines import SETTINGS, make_engine
+    from ..engines import engine_settings, make_engine
 
     name = getattr(args, "engine", DEFAULT_ENGINE)
     given = {setting: getattr(args, dest, None) for setting, (_, dest) in _OPTIONS.items()}
     for setting, value in given.items():
-        if value is not None and setting not in SETTINGS[name]:
-            owner = next(e for e, names in SETTINGS.items() if setting in names)
+        if value is not None and setting not in engine_settings(name):
+            owner = next(e for e in ENGINES if setting in engine_settings(e))
             raise SdcError(f"{_OPTIONS[setting][0]}: not used by --engine {name}; expected it with --engine {owner}")
     check_records_option(getattr(args, "records", None), name)
     if name == DEFAULT_ENGINE:
         return None
     try:
-        return make_engine(name, **{s: given[s] for s in SETTINGS[name]})
+        return make_engine(name, **{s: given[s] for s in engine_settings(name)})
     except SdcError as exc:
         msg = str(exc)
         for setting, (option, _) in _OPTIONS.items():
@@ -176,7 +176,7 @@ def engine_from_args(args):
         raise
 
 
-#: an engine setting (``sdckit.engines.SETTINGS``) -> its option and the option's argparse dest
+#: an engine setting (``sdckit.engines.engine_settings``) -> its option and the option's argparse dest
 _OPTIONS = {
     "memory_limit": ("--memory-limit", "memory_limit"),
     "threads": ("--threads", "threads"),

@@ -8,6 +8,7 @@ frame library themselves: they ask their engine.
 
 from __future__ import annotations
 
+import importlib
 from typing import cast
 
 from .._errors import SdcError
@@ -17,7 +18,6 @@ __all__ = [
     "DEFAULT_ENGINE",
     "ENGINES",
     "OUT_OF_CORE_MEASURES",
-    "SETTINGS",
     "RECORDS",
     "STORED",
     "DuckDBEngine",
@@ -29,17 +29,24 @@ __all__ = [
     "get_engine",
     "in_memory_engine",
     "is_out_of_core",
+    "engine_settings",
     "make_engine",
     "refusal",
 ]
 
-ENGINES = ("polars", "duckdb", "spark")
+#: every engine: its name, module and class; the first is the default, in-memory engine. Adding an
+#: engine is its own module (a class with the protocol's members, its ``capabilities``,
+#: ``settings``, ``shared`` and ``owns``) and one line here.
+_CLASSES = {
+    "polars": (".polars", "PolarsEngine"),
+    "duckdb": (".duckdb", "DuckDBEngine"),
+    "spark": (".spark", "SparkEngine"),
+}
+ENGINES = tuple(_CLASSES)
 #: the engine of ``engine=None`` for an in-memory table: Polars, which holds the records in memory
-DEFAULT_ENGINE = "polars"
-#: per engine, the settings of its constructor that a caller may give by name (the CLI's engine
-#: options): see :class:`DuckDBEngine` and :class:`SparkEngine`
-SETTINGS: dict[str, tuple[str, ...]] = {"polars": (), "duckdb": ("memory_limit", "threads"), "spark": ("master",)}
+DEFAULT_ENGINE = ENGINES[0]
 _INSTANCES: dict = {}
+_LOADED: dict = {}
 
 
 def get_engine(engine=None, data=None) -> Engine:
@@ -66,42 +73,42 @@ def get_engine(engine=None, data=None) -> Engine:
 
 def make_engine(name: str, **settings) -> Engine:
     """A new engine ``name`` (one of :data:`ENGINES`) built with ``settings`` (names of
-    ``SETTINGS[name]``; None keeps the engine's default)."""
+    :func:`engine_settings`; None keeps the engine's default)."""
     if name not in ENGINES:
         raise SdcError(f"engine: got {name!r}; expected one of {', '.join(map(repr, ENGINES))}")
-    unknown = sorted(set(settings) - set(SETTINGS[name]))
+    allowed = engine_settings(name)
+    unknown = sorted(set(settings) - set(allowed))
     if unknown:
-        raise SdcError(f"{unknown[0]}: not a setting of the {name} engine; expected one of {', '.join(SETTINGS[name])}")
+        raise SdcError(f"{unknown[0]}: not a setting of the {name} engine; expected one of {', '.join(allowed)}")
     return _engine_class(name)(**{k: v for k, v in settings.items() if v is not None})
 
 
+def engine_settings(name: str) -> tuple[str, ...]:
+    """The settings of engine ``name`` that a caller may give by name (the CLI's engine options):
+    ``memory_limit`` and ``threads`` of DuckDB, ``master`` of Spark."""
+    return tuple(_engine_class(name).settings)
+
+
 def _engine_class(name: str):
-    if name == "duckdb":
-        from .duckdb import DuckDBEngine
-
-        return DuckDBEngine
-    if name == "spark":
-        from .spark import SparkEngine
-
-        return SparkEngine
-    from .polars import PolarsEngine
-
-    return PolarsEngine
+    """The class of engine ``name`` (its module imported on first use)."""
+    cls = _LOADED.get(name)
+    if cls is None:
+        module, attr = _CLASSES[name]
+        cls = _LOADED[name] = getattr(importlib.import_module(module, __name__), attr)
+    return cls
 
 
 def _new_engine(name: str):
-    """The shared engine of ``engine=name``: DuckDB's on DuckDB's default connection."""
-    cls = _engine_class(name)
-    return cls.default() if name == "duckdb" else cls()
+    """The shared engine of ``engine=name`` (DuckDB's: on DuckDB's default connection)."""
+    return _engine_class(name).shared()
 
 
 def _engine_of_data(data) -> str:
+    """The engine whose own kind of table ``data`` is (the default engine for any other)."""
     module = type(data).__module__ or ""
-    if module.split(".")[0] in ("duckdb", "_duckdb") and type(data).__name__ == "DuckDBPyRelation":
-        return "duckdb"
-    if module.startswith("pyspark.sql") and type(data).__name__ == "DataFrame":
-        return "spark"
-    return "polars"
+    if module.startswith(("polars", "pandas", "pyarrow", "numpy", "builtins")):
+        return DEFAULT_ENGINE  # the common case, without asking every engine
+    return next((name for name in ENGINES[1:] if _engine_class(name).owns(data)), DEFAULT_ENGINE)
 
 
 def in_memory_engine(engine, what: str, data=None):
@@ -118,6 +125,7 @@ def is_out_of_core(engine) -> bool:
 
 
 def __getattr__(name: str):
-    if name in ("DuckDBEngine", "SparkEngine", "PolarsEngine"):
-        return _engine_class(name[: -len("Engine")].lower())
+    for engine, (_, attr) in _CLASSES.items():
+        if name == attr:
+            return _engine_class(engine)
     raise AttributeError(name)

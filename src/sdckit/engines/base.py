@@ -68,6 +68,19 @@ class EngineCapabilities:
 
     name: str
     capabilities: frozenset = frozenset()
+    #: the constructor's parameters a caller may give by name (the CLI's engine options)
+    settings: tuple[str, ...] = ()
+
+    @classmethod
+    def shared(cls):
+        """The engine of ``engine="<name>"`` (one per process, made on first use)."""
+        return cls()
+
+    @staticmethod
+    def owns(data) -> bool:
+        """Whether ``data`` is this engine's own kind of table (a DuckDB relation, a Spark
+        DataFrame), which ``engine=None`` sends to it."""
+        return False
 
     def has(self, capability: str) -> bool:
         """Whether the engine can do ``capability`` (:data:`RECORDS`, :data:`STORED`)."""

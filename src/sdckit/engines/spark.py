@@ -72,6 +72,12 @@ class SparkEngine(RelationalEngine):
     """
 
     name = "spark"
+    settings = ("master",)
+
+    @staticmethod
+    def owns(data) -> bool:
+        """A Spark DataFrame."""
+        return (type(data).__module__ or "").startswith("pyspark.sql") and type(data).__name__ == "DataFrame"
 
     def __init__(self, session=None, *, master: str | None = None, config: dict | None = None):
         _import_pyspark()
