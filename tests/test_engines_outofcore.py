@@ -647,7 +647,7 @@ def test_local_suppression_modes_that_need_the_records(tmp_path):
 
 def test_steps_that_need_the_records_say_so(tmp_path):
     d = _testdata()
-    with pytest.raises(sdckit.SdcError, match="engine: a protection method needs the records in memory.*suda"):
+    with pytest.raises(sdckit.SdcError, match="engine: pram needs the records in memory.*suda"):
         sdckit.pram(d, ["urbrur", "sex"], seed=1, engine="duckdb")
     with pytest.raises(sdckit.SdcError, match="engine: SdcProblem needs the records in memory"):
         sdckit.SdcProblem(d, sdckit.Scenario(keys=["urbrur", "sex"]), engine="duckdb")

@@ -18,7 +18,7 @@ from ._validation import (
     mixed_type_problems,
     raise_problems,
 )
-from .engines import EncodedKeys, get_engine, is_out_of_core
+from .engines import STORED, EncodedKeys, get_engine
 
 __all__ = ["Prepared", "Roles", "prepare", "role_conflicts", "validate_roles"]
 
@@ -86,6 +86,8 @@ class Prepared:
     counts: np.ndarray | None = None
     #: the engine-side records (:class:`sdckit.engines._relational.Compressed`) of such a table
     source: Any = None
+    #: the engine the caller chose (None: the default in-memory engine)
+    chosen: Any = None
 
     @property
     def n(self) -> int:
@@ -94,8 +96,15 @@ class Prepared:
 
     @property
     def engine(self):
-        """The engine holding the records (Polars for in-memory data)."""
-        return get_engine() if self.source is None else self.source.source.engine
+        """The engine holding the records (the caller's in-memory engine for in-memory data)."""
+        if self.source is not None:
+            return self.source.source.engine
+        return get_engine(self.chosen)
+
+    @property
+    def mem(self):
+        """The in-memory engine of :attr:`table` (the records, or the small compressed table)."""
+        return self.engine.local()
 
 
 def prepare(
@@ -117,7 +126,7 @@ def prepare(
     check_choice(zero_weight, "zero_weight", ("error", "drop"))
     roles = Roles.of(keys, weight=weight, household=household, strata=strata, sensitive=sensitive, missing=missing)
     eng = get_engine(engine, data)
-    if is_out_of_core(eng):
+    if eng.has(STORED):
         return _prepare_relation(eng, data, roles, allow_degenerate_keys, zero_weight)
     table, enc = validate_roles(
         eng.table(data), roles, allow_degenerate_keys=allow_degenerate_keys, zero_weight=zero_weight, engine=eng
@@ -125,7 +134,7 @@ def prepare(
     w = table.floats([roles.weight])[:, 0] if roles.weight is not None else None
     _warn_suspicious(roles, enc, w)
     st = eng.encode(table, roles.strata) if roles.strata else None
-    return Prepared(table, roles, enc, w, st)
+    return Prepared(table, roles, enc, w, st, chosen=eng)
 
 
 def _prepare_relation(eng, data, roles: Roles, allow_degenerate_keys: bool, zero_weight: str) -> Prepared:
@@ -137,13 +146,14 @@ def _prepare_relation(eng, data, roles: Roles, allow_degenerate_keys: bool, zero
     rel, _ = validate_roles(eng.table(data), roles, zero_weight=zero_weight, engine=eng, encode=False)
     step(f"compressing the records to their distinct key patterns ({eng.name})")
     comp = eng.compress(rel, roles.keys + roles.strata + roles.sensitive, roles.weight)
-    small = get_engine().table(comp.frame)
+    mem = eng.local()  # the in-memory engine of the small compressed table
+    small = mem.table(comp.frame)
     inner = replace(roles, weight=None, household=None, numeric_keys=())
-    table, enc = validate_roles(small, inner, allow_degenerate_keys=allow_degenerate_keys, engine=get_engine())
+    table, enc = validate_roles(small, inner, allow_degenerate_keys=allow_degenerate_keys, engine=mem)
     _warn_suspicious(roles, enc, None)
     if roles.weight is not None:
         _warn_low_weights(roles.weight, rel.n_below(roles.weight, 1.0))
-    st = get_engine().encode(table, roles.strata) if roles.strata else None
+    st = mem.encode(table, roles.strata) if roles.strata else None
     return Prepared(table, roles, enc, comp.weight_sums, st, comp.counts, comp)
 
 

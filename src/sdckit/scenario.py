@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from ._prepare import Roles, validate_roles
 from ._progress import measure_progress
 from ._validation import raise_problems
-from .engines import get_engine, is_out_of_core
+from .engines import STORED, get_engine
 
 __all__ = ["Scenario", "accepts_scenario"]
 
@@ -138,9 +138,10 @@ def accepts_scenario(func):
         if id_column is None:
             return func(*args, **kwargs)
         first = args[0] if args else kwargs.get(params[0].name)
-        if is_out_of_core(get_engine(kwargs.get("engine"), first)):
+        eng = get_engine(kwargs.get("engine"), first)
+        if eng.has(STORED):
             return _engine_ids(func(*args, **kwargs), id_column)
-        name, values = _id_values(first, id_column)
+        name, values = _id_values(first, id_column, eng)
         return func(*args, **kwargs)._with_ids(name, values)
 
     extra = [
@@ -168,14 +169,14 @@ def _engine_ids(res, id_column):
     return res
 
 
-def _id_values(data, id_column):
+def _id_values(data, id_column, engine=None):
     """The identifier column of ``data`` (the first data argument): ``(name, values)``."""
     from ._validation import missing_columns_message
 
     if isinstance(id_column, bool) or not isinstance(id_column, (str, int)):
         raise_problems([f"id: got {type(id_column).__name__}; expected a column name"])
     name = str(id_column)
-    table = get_engine().table(data)
+    table = get_engine(engine).table(data)
     if name not in table.columns:
         raise_problems([missing_columns_message("id", [name], table.columns)], missing_column=True)
     return name, table.values(name)

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from .._errors import SdcError
+from ..engines import DEFAULT_ENGINE, ENGINES
 
 __all__ = [
     "Progress",
@@ -140,8 +141,8 @@ def add_engine_options(sp) -> None:
     g = sp.add_argument_group("engine (data larger than memory)")
     g.add_argument(
         "--engine",
-        choices=["polars", "duckdb", "spark"],
-        default="polars",
+        choices=list(ENGINES),
+        default=DEFAULT_ENGINE,
         help="where the record-level work runs: polars (in memory, default), duckdb (streams a Parquet/CSV file "
         "under --memory-limit) or spark (local mode or a cluster, --spark-master)",
     )
@@ -154,38 +155,33 @@ def add_engine_options(sp) -> None:
 
 def engine_from_args(args):
     """The engine the options ask for (None: in memory), with errors naming the option."""
-    name = getattr(args, "engine", "polars")
-    given = {
-        "--memory-limit": getattr(args, "memory_limit", None),
-        "--threads": getattr(args, "threads", None),
-        "--spark-master": getattr(args, "spark_master", None),
-    }
-    allowed = {"polars": (), "duckdb": ("--memory-limit", "--threads"), "spark": ("--spark-master",)}[name]
-    for option, value in given.items():
-        if value is not None and option not in allowed:
-            raise SdcError(f"{option}: not used by --engine {name}; expected it with --engine {_ENGINE_OF[option]}")
-    check_records_option(getattr(args, "records", None), name)
-    if name == "polars":
-        return None
-    from ..engines import DuckDBEngine, SparkEngine
+    from ..engines import engine_settings, make_engine
 
+    name = getattr(args, "engine", DEFAULT_ENGINE)
+    given = {setting: getattr(args, dest, None) for setting, (_, dest) in _OPTIONS.items()}
+    for setting, value in given.items():
+        if value is not None and setting not in engine_settings(name):
+            owner = next(e for e in ENGINES if setting in engine_settings(e))
+            raise SdcError(f"{_OPTIONS[setting][0]}: not used by --engine {name}; expected it with --engine {owner}")
+    check_records_option(getattr(args, "records", None), name)
+    if name == DEFAULT_ENGINE:
+        return None
     try:
-        if name == "duckdb":
-            return DuckDBEngine(memory_limit=args.memory_limit, threads=args.threads)
-        return SparkEngine(master=args.spark_master)
+        return make_engine(name, **{s: given[s] for s in engine_settings(name)})
     except SdcError as exc:
         msg = str(exc)
-        for param, option in (
-            ("memory_limit", "--memory-limit"),
-            ("threads", "--threads"),
-            ("master", "--spark-master"),
-        ):
-            if msg.startswith(param + ":"):
-                raise SdcError(option + msg[len(param) :]) from None
+        for setting, (option, _) in _OPTIONS.items():
+            if msg.startswith(setting + ":"):
+                raise SdcError(option + msg[len(setting) :]) from None
         raise
 
 
-_ENGINE_OF = {"--memory-limit": "duckdb", "--threads": "duckdb", "--spark-master": "spark"}
+#: an engine setting (``sdckit.engines.engine_settings``) -> its option and the option's argparse dest
+_OPTIONS = {
+    "memory_limit": ("--memory-limit", "memory_limit"),
+    "threads": ("--threads", "threads"),
+    "master": ("--spark-master", "spark_master"),
+}
 
 
 def check_records_option(path, engine: str) -> None:
@@ -198,7 +194,7 @@ def check_records_option(path, engine: str) -> None:
     from ..io import _WRITABLE
 
     p = Path(path)
-    if engine != "polars":
+    if engine != DEFAULT_ENGINE:
         check_records_path(p, engine, param="--records")
     elif p.suffix.lower() not in _WRITABLE:
         raise SdcError(f"--records: cannot write {p.name}; expected a .csv, .tsv, .parquet or .pq file")

@@ -32,6 +32,7 @@ import numpy as np
 
 from .._errors import SdcError
 from .._validation import missing_columns_message
+from .base import RECORDS, STORED, EngineCapabilities
 
 __all__ = [
     "HOUSEHOLD_RISK",
@@ -177,10 +178,7 @@ class RelationTable:
         return dict(zip(("n_missing", "n_inf", "n_negative", "n_zero"), (int(v or 0) for v in row)))
 
     def floats(self, names, missing=None, order="C"):
-        raise SdcError(
-            f"engine: the {self.engine.name} engine keeps the records in the engine; this step needs them in memory "
-            "(use engine='polars', or a measure the engine supports)"
-        )
+        self.engine.require(RECORDS, "this step")
 
     values = floats
 
@@ -216,12 +214,82 @@ class Compressed:
         return self.frame.with_columns(pl.Series(name, np.asarray(values)))
 
 
-class RelationalEngine:
+class RelationalEngine(EngineCapabilities):
     """Shared SQL of the DuckDB and Spark engines (a subclass provides the session: ``sql``,
-    ``scalar``, ``row``, ``frame``, ``register``, ``materialize``, ``quote``, ``copy_parquet``)."""
+    ``scalar``, ``row``, ``frame``, ``register``, ``materialize``, ``quote``, ``copy_parquet``).
+
+    The engine implements the whole :class:`sdckit.engines.Engine` protocol: the operations on
+    small arrays and label tables (patterns, gather, labels, ...) run in memory through
+    :meth:`local`; those on a record table (encoding it, protected output as a frame) need
+    :data:`~sdckit.engines.base.RECORDS`, which the engine does not have, and are refused with
+    the one message of :func:`~sdckit.engines.base.refusal`."""
 
     name = "relational"
     in_memory = False
+    capabilities = frozenset({STORED})
+
+    def local(self):
+        """The in-memory engine that works on the small tables this engine returns."""
+        from .polars import PolarsEngine
+
+        if not hasattr(self, "_local"):
+            self._local = PolarsEngine()
+        return self._local
+
+    # -- the Engine protocol: small tables in memory, record tables refused ---------------------
+    def encode(self, table, keys, missing=None):
+        self.require(RECORDS, "encoding the records")
+
+    def encode_joint(self, tables, column: str, missing=None):
+        self.require(RECORDS, "encoding the records")
+
+    def encode_column(self, table, column: str, missing=None):
+        self.require(RECORDS, "encoding the records")
+
+    def with_missing(self, table, masks: dict):
+        self.require(RECORDS, "protected output as a frame")
+
+    def with_codes(self, table, name: str, codes, labels, categories=None):
+        self.require(RECORDS, "protected output as a frame")
+
+    def with_values(self, table, name: str, values):
+        self.require(RECORDS, "protected output as a frame")
+
+    def native_frame(self, table):
+        self.require(RECORDS, "protected output as a frame")
+
+    def patterns(self, codes, weights=None, cards=None, multiplicity=None):
+        return self.local().patterns(codes, weights, cards, multiplicity)
+
+    def factorize(self, key):
+        return self.local().factorize(key)
+
+    def distinct_counts(self, group_ids, values, n_groups: int):
+        return self.local().distinct_counts(group_ids, values, n_groups)
+
+    def group_sums(self, factors, levels, values):
+        return self.local().group_sums(factors, levels, values)
+
+    def lookup_sums(self, ref_rows, ref_values, query_rows):
+        return self.local().lookup_sums(ref_rows, ref_values, query_rows)
+
+    def gather(self, ids, *arrays):
+        return self.local().gather(ids, *arrays)
+
+    def label_values(self, labels) -> list:
+        return self.local().label_values(labels)
+
+    def label_at(self, labels, code: int):
+        return self.local().label_at(labels, code)
+
+    def label_numbers(self, labels):
+        return self.local().label_numbers(labels)
+
+    def msu_text(self, keys, labels, patterns, pattern_ids, msu_pattern, msu_subset, subsets, n_patterns):
+        return self.local().msu_text(keys, labels, patterns, pattern_ids, msu_pattern, msu_subset, subsets, n_patterns)
+
+    def to_native(self, columns: dict, backend: str, index=None):
+        return self.local().to_native(columns, backend, index)
 
     # -- dialect (overridden where they differ) -------------------------------------------------
     def quote(self, name: str) -> str:  # pragma: no cover - abstract
@@ -364,6 +432,44 @@ class RelationalEngine:
         name = new_name("values")
         self.register(name, frame)
         return name
+
+    # -- identifiers (external risk) --------------------------------------------------------------
+    def text_type(self) -> str:  # pragma: no cover - abstract
+        """The dialect's name of the text type (``VARCHAR``, ``STRING``)."""
+        raise NotImplementedError
+
+    def n_distinct(self, table: RelationTable, column: str) -> int:
+        """Distinct non-null values of ``column``."""
+        return int(self.scalar(f"SELECT count(DISTINCT {self.quote(column)}) FROM {table.view}"))
+
+    def _id_expr(self, left: RelationTable, right: RelationTable, column: str, alias: str) -> str:
+        """``column`` in a type both tables share (numbers as DOUBLE, else text)."""
+        q = f"{alias}.{self.quote(column)}"
+        both = left.is_numeric(column) and right.is_numeric(column)
+        return f"CAST({q} AS DOUBLE)" if both else f"CAST({q} AS {self.text_type()})"
+
+    def id_matches(self, left: RelationTable, right: RelationTable, column: str, pos_left, pos_right) -> int:
+        """How many of the record pairs (``pos_left[i]`` of ``left``, ``pos_right[i]`` of
+        ``right``; input positions) have the same identifier ``column``."""
+        pairs = self.upload({"a": np.asarray(pos_left), "d": np.asarray(pos_right)})
+        ida, idd = self._id_expr(right, left, column, "a"), self._id_expr(right, left, column, "d")
+        n = self.scalar(
+            f"SELECT count(*) FROM {pairs} x JOIN {self._numbered(left)} a ON a.__rec = x.a "
+            f"JOIN {self._numbered(right)} d ON d.__rec = x.d WHERE {ida} = {idd}"
+        )
+        return int(n or 0)
+
+    def id_partners(self, comp_left: Compressed, comp_right: Compressed, column: str):
+        """The records of ``comp_left``'s table and ``comp_right``'s with the same identifier
+        ``column``, counted per pair of compressed-table rows: a small frame (``ra``: row of
+        ``comp_left``, ``rd``: row of ``comp_right``, ``n``: records)."""
+        tl, tr = comp_left.source, comp_right.source
+        ida, idd = self._id_expr(tr, tl, column, "a"), self._id_expr(tr, tl, column, "d")
+        return self.frame(
+            f"SELECT pa.__row AS ra, pd.__row AS rd, count(*) AS n FROM {tl.view} a JOIN {tr.view} d ON {ida} = {idd} "
+            f"JOIN {comp_left.table} pa ON {self._join_rows(comp_left, 'a', 'pa')} "
+            f"JOIN {comp_right.table} pd ON {self._join_rows(comp_right, 'd', 'pd')} GROUP BY 1, 2"
+        )
 
     # -- households ------------------------------------------------------------------------------
     def households(self, comp: Compressed, household: str, row_risk: np.ndarray) -> HouseholdStore:

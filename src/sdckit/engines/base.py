@@ -15,7 +15,85 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["EncodedKeys", "Engine", "TableLike"]
+__all__ = [
+    "RECORDS",
+    "STORED",
+    "EncodedKeys",
+    "Engine",
+    "EngineCapabilities",
+    "StoredRecords",
+    "OUT_OF_CORE_MEASURES",
+    "TableLike",
+    "refusal",
+]
+
+#: capability: every record's values as NumPy arrays in Python (per-record encoding, sdcMicro's
+#: record-order heuristics, the continuous-variable measures and methods, protected output as a
+#: frame). The in-memory engine has it; DuckDB and Spark do not.
+RECORDS = "records"
+#: capability: the records stay in the engine, which compresses them to the distinct rows of the
+#: columns a measure needs and maps per-row results back (the operations of
+#: :class:`StoredRecords`).
+STORED = "stored"
+
+#: the measures and methods an engine without :data:`RECORDS` runs
+OUT_OF_CORE_MEASURES = (
+    "frequencies",
+    "k_anonymity",
+    "individual_risk",
+    "l_diversity",
+    "t_closeness",
+    "suda",
+    "loglinear_risk",
+    "population_uniques",
+    "external_risk",
+    "local_suppression",
+    "suppress_by_risk",
+)
+
+
+def refusal(engine_name: str, capability: str, what: str) -> str:
+    """The one message of an engine that lacks ``capability`` for ``what``."""
+    if capability == RECORDS:
+        return (
+            f"engine: {what} needs the records in memory; the {engine_name} engine runs "
+            f"{', '.join(OUT_OF_CORE_MEASURES)} (use engine='polars' here)"
+        )
+    return f"engine: {what} needs an engine that keeps the records ({capability}); the {engine_name} engine does not"
+
+
+class EngineCapabilities:
+    """What an engine declares it can do (mixed into every engine): ``capabilities`` and the
+    check that refuses, with the one message of :func:`refusal`, what it cannot."""
+
+    name: str
+    capabilities: frozenset = frozenset()
+    #: the constructor's parameters a caller may give by name (the CLI's engine options)
+    settings: tuple[str, ...] = ()
+
+    @classmethod
+    def shared(cls):
+        """The engine of ``engine="<name>"`` (one per process, made on first use)."""
+        return cls()
+
+    @staticmethod
+    def owns(data) -> bool:
+        """Whether ``data`` is this engine's own kind of table (a DuckDB relation, a Spark
+        DataFrame), which ``engine=None`` sends to it."""
+        return False
+
+    def has(self, capability: str) -> bool:
+        """Whether the engine can do ``capability`` (:data:`RECORDS`, :data:`STORED`)."""
+        return capability in self.capabilities
+
+    def require(self, capability: str, what: str):
+        """The engine itself when it can do ``capability``; else an :class:`SdcError` saying that
+        ``what`` (a measure, a method, an option) needs it."""
+        if capability not in self.capabilities:
+            from .._errors import SdcError
+
+            raise SdcError(refusal(self.name, capability, what))
+        return self
 
 
 @dataclass(frozen=True)
@@ -90,6 +168,13 @@ class TableLike(Protocol):
 class Engine(Protocol):
     """The operations every engine implements (see the README's layout section).
 
+    Capabilities
+        ``capabilities`` (a frozenset of :data:`RECORDS`, :data:`STORED`), ``has(capability)``
+        and ``require(capability, what)``, which refuses with the one message of
+        :func:`refusal`. An operation on the records themselves (encoding a record table,
+        protected output) needs :data:`RECORDS`; an engine without it refuses there.
+        ``local()`` is the in-memory engine that works on the small tables (one row per key
+        pattern, class or variable) an engine returns: the engine itself when it is in memory.
     Input
         ``table(data, param)`` wraps a caller's table, file path or relation.
     Encoding
@@ -122,7 +207,11 @@ class Engine(Protocol):
     """
 
     name: str
+    capabilities: frozenset
 
+    def has(self, capability: str) -> bool: ...
+    def require(self, capability: str, what: str) -> Any: ...
+    def local(self) -> Any: ...
     def table(self, data, param: str = "data") -> TableLike: ...
     def encode(self, table: TableLike, keys, missing=None) -> EncodedKeys: ...
     def encode_joint(self, tables, column: str, missing=None) -> tuple[list[np.ndarray], Any]: ...
@@ -142,3 +231,30 @@ class Engine(Protocol):
     def with_codes(self, table: TableLike, name: str, codes: np.ndarray, labels, categories=None) -> TableLike: ...
     def with_values(self, table: TableLike, name: str, values: np.ndarray) -> TableLike: ...
     def native_frame(self, table: TableLike): ...
+
+
+@runtime_checkable
+class StoredRecords(Protocol):
+    """The operations of an engine with the :data:`STORED` capability (DuckDB, Spark): the
+    records stay in the engine, measures work on its compressed tables.
+
+    ``compress(table, columns, weight, first)`` groups the records by ``columns`` (record
+    counts, weight sums, first positions) into a small table that stays numbered in the engine;
+    ``records_of(comp, rows)`` fetches the input positions of the records of some rows;
+    ``with_suppressed(comp, keys, ...)`` returns the records with key values made missing (the
+    engine's own lazy table); ``households(comp, household, row_risk)`` and
+    ``household_key_conflicts(...)`` aggregate per household; ``n_distinct``, ``id_matches`` and
+    ``id_partners`` compare identifiers of two tables; ``records_frame`` and ``write_records``
+    collect or write the per-record output in input order.
+    """
+
+    def compress(self, table, columns, weight: str | None = None, first: bool = False) -> Any: ...
+    def records_of(self, comp, rows: np.ndarray, weight: str | None = None) -> Any: ...
+    def with_suppressed(self, comp, keys, row_flags, pos, rec_flags) -> Any: ...
+    def households(self, comp, household: str, row_risk: np.ndarray) -> Any: ...
+    def household_key_conflicts(self, table, household: str, key: str, missing=()) -> int: ...
+    def n_distinct(self, table, column: str) -> int: ...
+    def id_matches(self, left, right, column: str, pos_left, pos_right) -> int: ...
+    def id_partners(self, comp_left, comp_right, column: str) -> Any: ...
+    def records_frame(self, comp, values: dict, *, household=None, id=None) -> Any: ...
+    def write_records(self, comp, values: dict, path, *, household=None, id=None, overwrite=False) -> Any: ...

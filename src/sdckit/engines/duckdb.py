@@ -51,6 +51,7 @@ class DuckDBEngine(RelationalEngine):
     """
 
     name = "duckdb"
+    settings = ("memory_limit", "threads")
 
     def __init__(self, memory_limit=None, *, threads: int | None = None, temp_directory=None, connection=None):
         self.memory_limit = parse_memory_limit(memory_limit)
@@ -65,6 +66,14 @@ class DuckDBEngine(RelationalEngine):
     def default(cls) -> DuckDBEngine:
         """The engine of ``engine="duckdb"``: DuckDB's default connection, DuckDB's settings."""
         return cls(connection=_import_duckdb().default_connection())
+
+    shared = default
+
+    @staticmethod
+    def owns(data) -> bool:
+        """A DuckDB relation."""
+        module = type(data).__module__ or ""
+        return module.split(".")[0] in ("duckdb", "_duckdb") and type(data).__name__ == "DuckDBPyRelation"
 
     @property
     def con(self):
@@ -88,6 +97,10 @@ class DuckDBEngine(RelationalEngine):
     @staticmethod
     def quote(name: str) -> str:
         return '"' + str(name).replace('"', '""') + '"'
+
+    @staticmethod
+    def text_type() -> str:
+        return "VARCHAR"
 
     @staticmethod
     def quantiles_sql(expr: str, probs) -> str:

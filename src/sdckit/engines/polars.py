@@ -14,7 +14,7 @@ from ..io import read_data
 from . import _polars_labels, _polars_output
 from ._polars_encode import encode_column, encode_keys
 from ._polars_frame import Table, as_table, to_native
-from .base import EncodedKeys
+from .base import RECORDS, EncodedKeys, EngineCapabilities
 
 __all__ = ["PolarsEngine"]
 
@@ -23,12 +23,17 @@ _KIND_OF = {"text": "text", "categorical": "text", "float": "float", "integer": 
 _POLARS_MIN_N = 20_000  # below this NumPy's sort is as fast and avoids the hand-over
 
 
-class PolarsEngine:
+class PolarsEngine(EngineCapabilities):
     """In-memory engine (the default): the caller's table as a Polars frame, record-level
     vectors as NumPy arrays."""
 
     name = "polars"
     in_memory = True
+    capabilities = frozenset({RECORDS})
+
+    def local(self) -> PolarsEngine:
+        """The engine of the small tables: this one."""
+        return self
 
     # -- input ---------------------------------------------------------------------------------
     def table(self, data, param: str = "data") -> Table:

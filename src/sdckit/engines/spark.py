@@ -72,6 +72,12 @@ class SparkEngine(RelationalEngine):
     """
 
     name = "spark"
+    settings = ("master",)
+
+    @staticmethod
+    def owns(data) -> bool:
+        """A Spark DataFrame."""
+        return (type(data).__module__ or "").startswith("pyspark.sql") and type(data).__name__ == "DataFrame"
 
     def __init__(self, session=None, *, master: str | None = None, config: dict | None = None):
         _import_pyspark()
@@ -123,6 +129,10 @@ class SparkEngine(RelationalEngine):
     @staticmethod
     def one_minus_exp(acc: str) -> str:
         return f"(-expm1({acc}))"
+
+    @staticmethod
+    def text_type() -> str:
+        return "STRING"
 
     @staticmethod
     def quantiles_sql(expr: str, probs) -> str:

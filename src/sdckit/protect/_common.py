@@ -38,10 +38,13 @@ class Change:
     labels: Any = None
 
 
-def read_input(data, variables, param: str = "variables", strata=None, engine=None) -> Input:
-    """Wrap ``data`` through the engine and check that it has records, and that the
+def read_input(
+    data, variables, param: str = "variables", strata=None, engine=None, method: str = "a protection method"
+) -> Input:
+    """Wrap ``data`` through the engine (which must hold the records in memory: ``method``
+    names the method in the refusal) and check that it has records, and that the
     ``variables`` (and ``strata``) exist, do not overlap and hold one value type each."""
-    eng = in_memory_engine(engine, "a protection method")
+    eng = in_memory_engine(engine, method, data)
     table = eng.table(data)
     names = tuple(as_name_list(variables, param))
     if table.n == 0:

@@ -39,7 +39,7 @@ def local_suppression_engine(eng, data, keys, *, k, importance, combs, strata, a
     if set(st) & set(names):
         raise_problems([f"strata: {', '.join(sorted(set(st) & set(names)))} also in keys; expected separate columns"])
     comp = eng.compress(rel, names + st, None, first=True)
-    mem = get_engine()
+    mem = eng.local()
     small = mem.table(comp.frame)
     enc = mem.encode(small, list(names), list(missing) or None)
     codes, counts = enc.codes, comp.counts
@@ -110,7 +110,7 @@ def _protected(eng, comp, keys, row_flags: np.ndarray, pos: np.ndarray, rec_flag
     flags = np.zeros((int(comp.counts.sum()), len(keys)), dtype=bool)
     flags[positions] = row_flags[rows]
     flags[np.asarray(pos, dtype=np.int64)] = rec_flags
-    mem = get_engine()
+    mem = eng.local()
     return mem.native_frame(mem.with_missing(mem.table(source), {v: flags[:, j] for j, v in enumerate(keys)}))
 
 

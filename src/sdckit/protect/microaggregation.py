@@ -147,7 +147,7 @@ def microaggregation(
     Templ, M. & Meindl, B. (2008), Robust statistics meets SDC: new disclosure risk measures
     for continuous microdata masking, Privacy in Statistical Databases, LNCS 5262, 113-126.
     """
-    inp = read_input(data, variables, "variables", strata=strata, engine=engine)
+    inp = read_input(data, variables, "variables", strata=strata, engine=engine, method="microaggregation")
     names = list(inp.variables)
     checked, problems = check_declared(
         microaggregation, {"method": method, "group_size": group_size, "statistic": statistic}

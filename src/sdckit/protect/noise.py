@@ -142,7 +142,7 @@ def add_noise(
     comparison with existing methods, Privacy in Statistical Databases, Lecture Notes in
     Computer Science 5262, Springer, 113-126.
     """
-    inp = read_input(data, variables, "variables", strata=strata, engine=engine)
+    inp = read_input(data, variables, "variables", strata=strata, engine=engine, method="add_noise")
     opts = _options(inp, method, noise, delta, perturbation)
     seed = resolve_seed(seed)
     missing_codes = as_missing_codes(missing)

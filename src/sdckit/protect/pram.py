@@ -132,7 +132,7 @@ def pram(
     randomisation for statistical disclosure control: theory and implementation, Journal of
     Official Statistics 14(4), 463-478.
     """
-    inp = read_input(data, variables, "variables", strata=strata, engine=engine)
+    inp = read_input(data, variables, "variables", strata=strata, engine=engine, method="pram")
     names = list(inp.variables)
     pds = _per_variable(pd, "pd", names, 0.8)
     strengths = _per_variable(strength, "strength", names, 0.5)

@@ -121,7 +121,7 @@ def rank_swap(
     Moore, R. A. (1996), Controlled data-swapping techniques for masking public use microdata
     sets, U.S. Bureau of the Census, Statistical Research Division Report Series RR 96-04.
     """
-    inp = read_input(data, variables, "variables", strata=strata, engine=engine)
+    inp = read_input(data, variables, "variables", strata=strata, engine=engine, method="rank_swap")
     opts = _options(inp, swap_range, r0, k0, top_percent, bottom_percent)
     seed = resolve_seed(seed)
     missing_codes = as_missing_codes(missing)

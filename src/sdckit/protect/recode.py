@@ -501,7 +501,7 @@ def global_recode(
     Templ, M., Kowarik, A. and Meindl, B. (2015). Statistical disclosure control for
     micro-data using the R package sdcMicro. *J. Stat. Softw.* 67(4).
     """
-    inp = read_input(data, variables, engine=engine)
+    inp = read_input(data, variables, engine=engine, method="global_recode")
     name = _check_recode_options(mapping, breaks, hierarchy, method, labels, level)
     params = {
         "variables": list(inp.variables),
@@ -660,7 +660,7 @@ def top_bottom_coding(
     Templ, M., Kowarik, A. and Meindl, B. (2015). Statistical disclosure control for
     micro-data using the R package sdcMicro. *J. Stat. Softw.* 67(4).
     """
-    inp = read_input(data, variables, engine=engine)
+    inp = read_input(data, variables, engine=engine, method="top_bottom_coding")
     top = check_choice(kind, "kind", ("top", "bottom")) == "top"
     orders = _category_orders(inp, categories)
     params = {

@@ -203,7 +203,7 @@ def record_swap(
     Information Processing Letters 97(5), 181-185.
     """
     opts = _options(keys, household, geography, similar, k, risk, threshold, swap_rate, carry_along, seed, missing)
-    inp = read_input(data, opts.geography, "geography", engine=engine)
+    inp = read_input(data, opts.geography, "geography", engine=engine, method="record_swap")
     _require(inp.table, opts)
     hh = _households(inp, opts.household)
     geo = {g: inp.engine.encode_column(inp.table, g) for g in opts.geography}

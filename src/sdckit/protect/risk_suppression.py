@@ -27,7 +27,7 @@ from .._validation import (
     missing_columns_message,
     raise_problems,
 )
-from ..engines import get_engine, is_out_of_core
+from ..engines import STORED, get_engine
 from ..results.protection import ProtectionResult
 from ._common import Change, finish, read_input
 from ._suppression_engine import _by_category, _local_index, _native_fields, _protected
@@ -137,7 +137,7 @@ def suppress_by_risk(
         on each stratum separately.
     missing : value or list of values, optional
         Extra missing-value codes of the key columns.
-    engine : {"polars", "duckdb", "spark"} or engine, optional
+    engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
         Where the record-level work runs. With DuckDB or Spark the risks are computed on the
         engine's table of distinct key patterns; the records of a pattern are fetched only when
         one of them is to be suppressed (the iterative method works record by record, with each
@@ -173,7 +173,7 @@ def suppress_by_risk(
     sdcMicro, Journal of Statistical Software 67(4).
     """
     eng = get_engine(engine, data)
-    if is_out_of_core(eng):
+    if eng.has(STORED):
         return suppress_by_risk_engine(
             eng,
             data,

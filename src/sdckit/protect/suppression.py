@@ -7,7 +7,7 @@ import numpy as np
 from .._core.suppression import default_importance, suppress_to_k
 from .._declare import Param, declare
 from .._validation import _show, as_missing_codes, check_alpha, check_choice, raise_problems
-from ..engines import get_engine, is_out_of_core
+from ..engines import STORED, get_engine
 from ..results.protection import ProtectionResult
 from ._common import Change, finish, read_input
 from ._suppression_engine import local_suppression_engine
@@ -86,7 +86,7 @@ def local_suppression(
         keys and k = 3).
     missing : value or sequence, optional
         Extra missing-value codes of the key columns.
-    engine : {"polars", "duckdb", "spark"} or engine, optional
+    engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
         Where the record-level work runs. With DuckDB or Spark (``method="greedy"``, no
         ``combs``) the suppression is decided on the engine's table of distinct key patterns;
         only the records with a suppressed value are fetched (for the restoring pass, which
@@ -112,7 +112,7 @@ def local_suppression(
     check_choice(method, "method", _METHODS)
     check_alpha(alpha)
     eng = get_engine(engine, data)
-    if is_out_of_core(eng):
+    if eng.has(STORED):
         return local_suppression_engine(
             eng,
             data,

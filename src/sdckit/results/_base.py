@@ -236,12 +236,10 @@ class Result:
         DataFrame gives a Polars frame); :meth:`write_records` writes it without collecting.
         """
         if self.records_source is not None:
-            from ..engines import get_engine
-
             engine, comp, household, values, ident = self._engine_records()
             frame = engine.records_frame(comp, values, household=household, id=ident)
             columns = dict(zip(frame.columns, frame.get_columns()))
-            return get_engine().to_native(columns, comp.source.backend, comp.source.index)
+            return engine.to_native(columns, comp.source.backend, comp.source.index)
         return self._native(self._records())
 
     def _engine_records(self):

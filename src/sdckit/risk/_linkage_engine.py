@@ -35,7 +35,7 @@ def external_risk_engine(eng, released, external, variables, options: dict, vali
         _check_ids(eng, tD, tA, id_)
     cD, cA = eng.compress(tD, names, first=True), eng.compress(tA, names, first=True)
     oD, oA = np.argsort(cD.first, kind="stable"), np.argsort(cA.first, kind="stable")  # rows in file order
-    args = validate(cD.frame[oD], cA.frame[oA], names, {**options, "id": None})
+    args = validate(cD.frame[oD], cA.frame[oA], names, {**options, "id": None, "engine": eng.local()})
     adm = admissible_classes(encode(args))
     countsA = cA.counts[oA]
     n_paired = int(countsA[adm.paired].sum())
@@ -104,37 +104,17 @@ def _check_ids(eng, tD, tA, id_: str) -> None:
     tA.require([id_], "id")
     if tD.n_missing(id_):
         raise SdcError(f"id: column {id_} of released has missing values; expected an identifier for every record")
-    q = eng.quote(id_)
-    if int(eng.scalar(f"SELECT count(DISTINCT {q}) FROM {tD.view}")) != tD.n:
+    if eng.n_distinct(tD, id_) != tD.n:
         raise SdcError(f"id: column {id_} of released has repeated values; expected a unique identifier")
-
-
-def _id_expr(eng, tD, tA, id_: str, alias: str) -> str:
-    """The identifier in a type both files share (numbers as DOUBLE, else text)."""
-    q = f"{alias}.{eng.quote(id_)}"
-    both = tD.is_numeric(id_) and tA.is_numeric(id_)
-    return (
-        f"CAST({q} AS DOUBLE)" if both else f"CAST({q} AS VARCHAR)" if eng.name == "duckdb" else f"CAST({q} AS STRING)"
-    )
 
 
 def _id_counts(eng, tD, tA, id_, cD, cA, oD, oA, adm, links) -> dict:
     """Correct links and admissible true partners, counted by the engine."""
     posA, posD, link = links
     ok = link >= 0
-    pairs = eng.upload({"a": posA[ok], "d": posD[link[ok]]})
-    ida, idd = _id_expr(eng, tD, tA, id_, "a"), _id_expr(eng, tD, tA, id_, "d")
-    n_correct = eng.scalar(
-        f"SELECT count(*) FROM {pairs} x JOIN {eng._numbered(tA)} a ON a.__rec = x.a "
-        f"JOIN {eng._numbered(tD)} d ON d.__rec = x.d WHERE {ida} = {idd}"
-    )
-    partner = eng.frame(
-        f"SELECT pa.__row AS ra, pd.__row AS rd, count(*) AS n FROM {tA.view} a JOIN {tD.view} d ON {ida} = {idd} "
-        f"JOIN {cA.table} pa ON {eng._join_rows(cA, 'a', 'pa')} JOIN {cD.table} pd ON {eng._join_rows(cD, 'd', 'pd')} "
-        "GROUP BY 1, 2"
-    )
-    n_adm = _admissible_partners(partner, oA, oD, adm)
-    return {"n_correct_links": int(n_correct or 0), "n_partner_admissible": n_adm}
+    n_correct = eng.id_matches(tA, tD, id_, posA[ok], posD[link[ok]])
+    n_adm = _admissible_partners(eng.id_partners(cA, cD, id_), oA, oD, adm)
+    return {"n_correct_links": n_correct, "n_partner_admissible": n_adm}
 
 
 def _admissible_partners(partner, oA, oD, adm) -> int:

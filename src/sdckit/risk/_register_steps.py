@@ -105,6 +105,7 @@ def validate_register(
     tol,
     max_iter,
     missing,
+    engine=None,
 ) -> RegisterInput:
     """Check every argument, encode the keys of both files jointly and parse both models."""
     if isinstance(approach, str) and approach.lower() in ("a", "b"):
@@ -122,7 +123,7 @@ def validate_register(
             "sampling fraction in (0, 1] or its weight column (sample_weight=...)"
         )
     keys = as_name_list(keys, "keys")
-    eng = get_engine()
+    eng = get_engine(engine)
     tables = {}
     for param, data in (("register", register), ("sample", sample)):
         t = eng.table(data, param)

@@ -30,7 +30,7 @@ from .._validation import (
     check_seed,
     raise_problems,
 )
-from ..engines import get_engine
+from ..engines import get_engine, in_memory_engine
 from ..results.continuous import (
     ConfidentialityResult,
     IntervalDisclosureResult,
@@ -57,9 +57,9 @@ __all__ = [
 # ----------------------------------------------------------------------------------------------
 # data access: the only functions here that touch the caller's tables (through the engine)
 # ----------------------------------------------------------------------------------------------
-def read_table(data, param: str = "data"):
+def read_table(data, param: str = "data", engine=None):
     """The caller's table as the engine holds it."""
-    return get_engine().table(data, param)
+    return get_engine(engine).table(data, param)
 
 
 def _column_problems(table, names, file_param) -> list[str]:
@@ -96,11 +96,11 @@ def numeric_matrix(table, names, file_param: str, *, allow_missing: bool = True)
     return X
 
 
-def pair_tables(original, protected, variables, *, first="original", second="protected"):
+def pair_tables(original, protected, variables, *, first="original", second="protected", engine=None):
     """Validate an original/protected pair: both readable, the variables present in both and the
     same number of records (row i of one file is row i of the other)."""
-    t1 = read_table(original, first)
-    t2 = read_table(protected, second)
+    t1 = read_table(original, first, engine)
+    t2 = read_table(protected, second, engine)
     names = as_name_list(variables, "variables")
     _column_problems(t1, names, first)
     _column_problems(t2, names, second)
@@ -125,8 +125,8 @@ class NumericPair:
     row_index: Any = None
 
 
-def numeric_pair(original, protected, variables, *, allow_missing=True) -> NumericPair:
-    t1, t2, names = pair_tables(original, protected, variables)
+def numeric_pair(original, protected, variables, *, allow_missing=True, engine=None) -> NumericPair:
+    t1, t2, names = pair_tables(original, protected, variables, engine=engine)
     return NumericPair(
         numeric_matrix(t1, names, "original", allow_missing=allow_missing),
         numeric_matrix(t2, names, "protected", allow_missing=allow_missing),
@@ -147,11 +147,11 @@ class NumericData:
     groups: np.ndarray | None = None
 
 
-def numeric_data(data, variables, *, keys=(), missing=()) -> NumericData:
+def numeric_data(data, variables, *, keys=(), missing=(), engine=None) -> NumericData:
     """The numeric ``variables`` of ``data`` as a float matrix, and the group of every record by
     exact equality of the categorical ``keys`` (a missing key value, including the ``missing``
     codes, is one more category)."""
-    table = read_table(data)
+    table = read_table(data, engine=engine)
     names = as_name_list(variables, "variables")
     table.require(names, "variables")
     if keys:
@@ -163,7 +163,7 @@ def numeric_data(data, variables, *, keys=(), missing=()) -> NumericData:
     if keys:
         from .._core.grouping import group_rows
 
-        enc = get_engine().encode(table, list(keys), tuple(missing))
+        enc = get_engine(engine).encode(table, list(keys), tuple(missing))
         if enc.unused_missing:
             warn(
                 f"missing: {', '.join(map(repr, enc.unused_missing))} occur(s) in none of the key columns "
@@ -190,7 +190,9 @@ def _core():
     Param("width", "number", low=0.0),
     inputs=("original", "protected"),
 )
-def interval_disclosure(original, protected, variables, *, width: float = 0.05) -> IntervalDisclosureResult:
+def interval_disclosure(
+    original, protected, variables, *, width: float = 0.05, engine=None
+) -> IntervalDisclosureResult:
     r"""Interval disclosure risk (SDID; sdcMicro ``dRisk``).
 
     Record i is at risk when, for every variable j where both values are observed,
@@ -210,6 +212,9 @@ def interval_disclosure(original, protected, variables, *, width: float = 0.05) 
         Numeric variables present in both.
     width : float, default 0.05
         Half-width of the interval in protected standard deviations (>= 0); sdcMicro's ``k``.
+    engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
+        The engine that reads the data. This measure needs every record's values in memory: an
+        engine that keeps the records (DuckDB, Spark) is refused, with a message that says so.
 
     Returns
     -------
@@ -221,8 +226,9 @@ def interval_disclosure(original, protected, variables, *, width: float = 0.05) 
     Mateo-Sanz, J. M., Sebé, F. and Domingo-Ferrer, J. (2004), Outlier protection in continuous
     microdata masking, *Privacy in Statistical Databases*, LNCS 3050 (SDID); sdcMicro ``dRisk``.
     """
+    eng = in_memory_engine(engine, "interval_disclosure", original)
     w = check_number(width, "width", low=0.0)
-    pair = numeric_pair(original, protected, variables)
+    pair = numeric_pair(original, protected, variables, engine=eng)
     at_risk, sd = _core().interval_at_risk(pair.X, pair.Y, w)
     with np.errstate(invalid="ignore"):
         inside = ~((pair.X < pair.Y - w * sd) | (pair.X > pair.Y + w * sd))
@@ -250,7 +256,7 @@ class _RelativeInput:
     joint: bool
 
 
-def _relative_input(data, variables, *, p, c_min, joint, keys, missing) -> _RelativeInput:
+def _relative_input(data, variables, *, p, c_min, joint, keys, missing, engine) -> _RelativeInput:
     pp = check_number(p, "p", low=0.0, high=1.0, low_open=True, high_open=True)
     cm = check_int(c_min, "c_min", low=1)
     jt = check_bool(joint, "joint")
@@ -267,7 +273,9 @@ def _relative_input(data, variables, *, p, c_min, joint, keys, missing) -> _Rela
             f"keys: {', '.join(both)} also given as variables; a column is either a categorical key "
             "or a continuous variable"
         )
-    return _RelativeInput(numeric_data(data, variables, keys=key_names, missing=codes), key_names, pp, cm, jt)
+    return _RelativeInput(
+        numeric_data(data, variables, keys=key_names, missing=codes, engine=engine), key_names, pp, cm, jt
+    )
 
 
 def _relative_counts(inp: _RelativeInput):
@@ -296,7 +304,7 @@ def _relative_counts(inp: _RelativeInput):
     Param("missing", "any", role="missing"),
 )
 def relative_interval_risk(
-    data, variables, *, p: float = 0.2, c_min: int = 3, joint: bool = False, keys=None, missing=None
+    data, variables, *, p: float = 0.2, c_min: int = 3, joint: bool = False, keys=None, missing=None, engine=None
 ) -> RelativeIntervalResult:
     r"""The a-priori relative-interval rule for continuous variables.
 
@@ -330,6 +338,9 @@ def relative_interval_risk(
     missing : value or list of values, optional
         Extra values to treat as missing in the ``keys`` columns, besides null and NaN (e.g.
         ``-999``), as in :func:`sdckit.frequencies`; needs ``keys``.
+    engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
+        The engine that reads the data. This measure needs every record's values in memory: an
+        engine that keeps the records (DuckDB, Spark) is refused, with a message that says so.
 
     Returns
     -------
@@ -345,7 +356,8 @@ def relative_interval_risk(
     Mlodak, A. et al., handbook chapter on the measurement of disclosure risk and information
     loss (the relative interval around a value of a continuous variable).
     """
-    inp = _relative_input(data, variables, p=p, c_min=c_min, joint=joint, keys=keys, missing=missing)
+    eng = in_memory_engine(engine, "relative_interval_risk", data)
+    inp = _relative_input(data, variables, p=p, c_min=c_min, joint=joint, keys=keys, missing=missing, engine=eng)
     counts, unsafe, jc, ju = _relative_counts(inp)
     d = inp.data
     return RelativeIntervalResult(
@@ -459,7 +471,7 @@ def _user_covariance(covariance, p: int) -> np.ndarray | None:
 
 
 def _rmd_input(
-    original, protected, variables, *, width, width2, center, weighting, covariance, mcd_fraction, seed
+    original, protected, variables, *, width, width2, center, weighting, covariance, mcd_fraction, seed, engine
 ) -> _RMDInput:
     w1 = check_number(width, "width", low=0.0)
     w2 = check_number(width2, "width2", low=0.0)
@@ -467,7 +479,7 @@ def _rmd_input(
     wt = check_choice(weighting, "weighting", ("sdcmicro", "sum"))
     fr = _mcd_fraction(mcd_fraction)
     sd = check_seed(seed)
-    pair = numeric_pair(original, protected, variables, allow_missing=False)
+    pair = numeric_pair(original, protected, variables, allow_missing=False, engine=engine)
     n, p = pair.X.shape
     if p < 2:
         raise SdcError(
@@ -541,6 +553,7 @@ def rmd_interval_disclosure(
     covariance=None,
     mcd_fraction: float = 0.5,
     seed: int = 0,
+    engine=None,
 ) -> RMDIntervalResult:
     r"""Interval disclosure with robust Mahalanobis distance intervals (sdcMicro ``dRiskRMD``).
 
@@ -575,6 +588,9 @@ def rmd_interval_disclosure(
         Share of records in the MCD subset: h = h(mcd_fraction, n, p) (robustbase's ``alpha``).
     seed : int, default 0
         Seed of the FAST-MCD random starts (only used when n is large).
+    engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
+        The engine that reads the data. This measure needs every record's values in memory: an
+        engine that keeps the records (DuckDB, Spark) is refused, with a message that says so.
 
     Returns
     -------
@@ -604,6 +620,7 @@ def rmd_interval_disclosure(
     for continuous microdata masking, *Privacy in Statistical Databases*, LNCS 5262;
     Rousseeuw & Van Driessen (1999); Croux & Haesbroeck (1999); Pison et al. (2002).
     """
+    eng = in_memory_engine(engine, "rmd_interval_disclosure", original)
     inp = _rmd_input(
         original,
         protected,
@@ -615,6 +632,7 @@ def rmd_interval_disclosure(
         covariance=covariance,
         mcd_fraction=mcd_fraction,
         seed=seed,
+        engine=eng,
     )
     C, c, factors = _rmd_covariance(inp)
     try:
@@ -670,7 +688,14 @@ def _robust_distances(X: np.ndarray, names, fraction: float, seed):
     random=True,
 )
 def outliers(
-    data, variables, *, quantile: float = 0.99, multivariate: bool = False, mcd_fraction: float = 0.5, seed: int = 0
+    data,
+    variables,
+    *,
+    quantile: float = 0.99,
+    multivariate: bool = False,
+    mcd_fraction: float = 0.5,
+    seed: int = 0,
+    engine=None,
 ) -> OutlierResult:
     r"""Records above a quantile (univariate) and robust-distance outliers (multivariate).
 
@@ -692,6 +717,9 @@ def outliers(
         Share of records in the MCD subset (multivariate only).
     seed : int, default 0
         Seed of the FAST-MCD random starts (multivariate only).
+    engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
+        The engine that reads the data. This measure needs every record's values in memory: an
+        engine that keeps the records (DuckDB, Spark) is refused, with a message that says so.
 
     Returns
     -------
@@ -702,10 +730,11 @@ def outliers(
     Templ, M. (2017), *Statistical Disclosure Control for Microdata*, Springer (outliers as a
     risk of continuous variables); Rousseeuw & Van Driessen (1999).
     """
+    eng = in_memory_engine(engine, "outliers", data)
     q = check_number(quantile, "quantile", low=0.0, high=1.0, low_open=True, high_open=True)
     mv = check_bool(multivariate, "multivariate")
     fr, sd = _mcd_fraction(mcd_fraction), check_seed(seed)
-    d = numeric_data(data, variables)
+    d = numeric_data(data, variables, engine=eng)
     flags, qs = _core().univariate_outliers(d.X, q)
     rd, cutoff = _robust_distances(d.X, d.names, fr, sd) if mv else (None, None)
     return OutlierResult(
@@ -743,7 +772,7 @@ def _log_values(pair: NumericPair):
     random=True,
 )
 def confidentiality_plot(
-    original, protected, variables, *, significance: float = 0.05, log: bool = False, seed: int = 0
+    original, protected, variables, *, significance: float = 0.05, log: bool = False, seed: int = 0, engine=None
 ) -> ConfidentialityResult:
     r"""Seri's confidentiality plot: neighbours within the critical distance against perturbation.
 
@@ -768,6 +797,9 @@ def confidentiality_plot(
         Work on log-transformed values (as Seri does); needs positive values.
     seed : int, default 0
         Seed of the pair sampling (the exact result does not depend on it).
+    engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
+        The engine that reads the data. This measure needs every record's values in memory: an
+        engine that keeps the records (DuckDB, Spark) is refused, with a message that says so.
 
     Returns
     -------
@@ -788,9 +820,10 @@ def confidentiality_plot(
     Seri, G. (2004), the confidentiality plot: a tool for assessing the disclosure risk of
     continuous microdata after perturbation.
     """
+    eng = in_memory_engine(engine, "confidentiality_plot", original)
     s = check_number(significance, "significance", low=0.0, high=1.0, low_open=True, high_open=True)
     lg, sd = check_bool(log, "log"), check_seed(seed)
-    pair = numeric_pair(original, protected, variables, allow_missing=False)
+    pair = numeric_pair(original, protected, variables, allow_missing=False, engine=eng)
     if pair.X.shape[0] < 2:
         raise SdcError("original: 1 record; the confidentiality plot needs at least 2 (non-link pairs)")
     X, Y = _log_values(pair) if lg else (pair.X, pair.Y)

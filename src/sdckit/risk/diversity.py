@@ -25,7 +25,6 @@ from .._deprecation import renamed_parameters
 from .._errors import SdcError, SdcWarning, warn
 from .._prepare import Prepared, prepare
 from .._validation import as_name_list, check_bool, check_number, raise_problems
-from ..engines import get_engine
 from ..results.diversity import LDiversityResult, TClosenessResult
 from ..scenario import accepts_scenario
 from .frequencies import records_fields
@@ -91,7 +90,7 @@ def sensitive_codes(prep: Prepared, names) -> SensitiveCodes:
             if table.kind(v) == "nested"
         ]
     )
-    enc = get_engine().encode(table, list(names), prep.roles.missing)
+    enc = prep.mem.encode(table, list(names), prep.roles.missing)
     unused = [v for v in prep.keys.unused_missing if v in enc.unused_missing]
     if unused:
         warn(
@@ -224,7 +223,7 @@ def l_diversity(
         variables (sdcMicro's ``missing = -999`` corresponds to ``missing=-999``).
     allow_degenerate_keys : bool, default False
         Accept key variables that are entirely missing or have a single category.
-    engine : {"polars", "duckdb", "spark"} or engine, optional
+    engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
         Where the record-level work runs (see :func:`frequencies`): with DuckDB or Spark the
         records are grouped by keys and sensitive values in the engine.
 
@@ -444,7 +443,7 @@ def t_closeness(
     missing : value or list of values, optional
         Values to treat as missing in addition to null / NaN (keys and sensitive variables).
     allow_degenerate_keys : bool, default False
-    engine : {"polars", "duckdb", "spark"} or engine, optional
+    engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
         Where the record-level work runs (see :func:`frequencies`).
 
     Returns

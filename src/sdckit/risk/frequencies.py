@@ -80,7 +80,7 @@ def frequencies(
     zero_weight : {"error", "drop"}, default "error"
         A record with weight 0 represents nobody: an error by default; ``"drop"`` keeps it in
         f_k and leaves it out of F_k.
-    engine : {"polars", "duckdb", "spark"} or engine, optional
+    engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
         Where the record-level work runs. Default: from ``data`` (a DuckDB relation runs in
         DuckDB, a Spark DataFrame in Spark), else in memory (Polars). With DuckDB or Spark
         ``data`` may also be a Parquet or CSV path; only the distinct key patterns come back
@@ -176,7 +176,7 @@ def frequency_result(
     """The :class:`FrequencyResult` of pattern frequencies (``fk``/``Fk`` mapped back unless given)."""
     step("mapping frequencies back to the records")
     if fk is None:
-        fk, Fk = get_engine().gather(pf.ids, pf.fp, pf.Fp)
+        fk, Fk = prep.mem.gather(pf.ids, pf.fp, pf.Fp)
     keyp = pf.patterns[:, : pf.m]
     if keyp.size and keyp.min() < 0:
         pmiss = keyp < 0

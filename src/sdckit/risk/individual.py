@@ -14,7 +14,7 @@ from .._errors import SdcError, warn
 from .._prepare import Prepared, prepare, role_conflicts
 from .._progress import step
 from .._validation import as_name_list, check_alpha, check_choice, raise_problems
-from ..engines import get_engine, is_out_of_core
+from ..engines import STORED, get_engine
 from ..results.individual import IndividualRiskResult, RiskThreshold
 from ..scenario import accepts_scenario
 from .frequencies import NA_RULES, frequency_result, pattern_frequencies_of, records_fields
@@ -110,7 +110,7 @@ def individual_risk(
     na_rule : {"sdcmicro", "own_category"}, default "sdcmicro"
     allow_degenerate_keys : bool, default False
         Accept key variables that are entirely missing or have a single category.
-    engine : {"polars", "duckdb", "spark"} or engine, optional
+    engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
         Where the record-level work runs (see :func:`frequencies`). With DuckDB or Spark the
         household risk is computed in the engine and only its aggregates come back
         (``household_risk`` per record is then written by ``write_records``).
@@ -170,7 +170,7 @@ def individual_risk(
     prep = inp.prep
     pf = pattern_frequencies_of(prep, inp.alpha, inp.na_rule)
     rp, clamped = individual_risk_values(pf.fp, pf.Fp, inp.method)
-    fk, Fk, risk = get_engine().gather(pf.ids, pf.fp, pf.Fp, rp)
+    fk, Fk, risk = prep.mem.gather(pf.ids, pf.fp, pf.Fp, rp)
     freq = frequency_result(prep, pf, inp.alpha, inp.na_rule, fk, Fk)
     n_clamped = int(pf.counts[clamped].sum())
     if n_clamped:
@@ -253,7 +253,7 @@ def _validate_individual(
     hh = n_hh = None
     if household is not None:
         _check_household(prep.roles, table, household)
-    if household is not None and is_out_of_core(eng):
+    if household is not None and eng.has(STORED):
         if household_keys is not None:
             _check_household_keys_engine(household_keys, prep, eng, table, household)
     elif household is not None:
@@ -271,7 +271,7 @@ def _household_fields(inp: _IndividualInput, risk: np.ndarray) -> dict:
     if inp.prep.source is not None:
         return _household_fields_engine(inp, risk)
     risk_g, size_g = _household_risk(risk, inp.hh_codes, inp.n_households)
-    (hrisk,) = get_engine().gather(inp.hh_codes, risk_g)
+    (hrisk,) = inp.prep.mem.gather(inp.hh_codes, risk_g)
     if inp.n_missing_household:
         warn(
             f"household: column {inp.household} is missing for {inp.n_missing_household} record(s); each forms its "
@@ -312,7 +312,7 @@ def _check_household(roles, table, household: str) -> None:
 
 def _household_codes(prep: Prepared, household: str, n_missing: int) -> tuple[np.ndarray, int]:
     """Household code of each record (0..G-1); records without an id get codes of their own."""
-    codes, labels = get_engine().encode_column(prep.table, household)
+    codes, labels = prep.mem.encode_column(prep.table, household)
     codes = codes.astype(np.int64)
     g = len(labels)
     miss = np.flatnonzero(codes < 0)

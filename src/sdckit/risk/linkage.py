@@ -36,7 +36,7 @@ from .._validation import (
     check_scales,
     raise_problems,
 )
-from ..engines import get_engine, is_out_of_core
+from ..engines import STORED, get_engine, in_memory_engine
 from ..results.linkage import ExternalRiskResult, LinkageResult
 from ..scenario import accepts_scenario
 
@@ -46,10 +46,10 @@ __all__ = ["LinkageResult", "ExternalRiskResult", "record_linkage_risk", "extern
 # ----------------------------------------------------------------------------------------------
 # data access: the only functions here that touch the callers' tables (through the engine)
 # ----------------------------------------------------------------------------------------------
-def _tables(first, second, names, first_param: str, second_param: str, *, same_records: bool):
+def _tables(first, second, names, first_param: str, second_param: str, *, same_records: bool, engine=None):
     """Both tables, the variables present in each, the first not empty; with ``same_records``
     the two have the same number of records (row i of one is row i of the other)."""
-    engine = get_engine()
+    engine = get_engine(engine)
     t1, t2 = engine.table(first, first_param), engine.table(second, second_param)
     t1.require(names, f"variables ({first_param})")
     t2.require(names, f"variables ({second_param})")
@@ -107,12 +107,12 @@ def _same_kind(t1, t2, name: str, first: str, second: str, param: str = "variabl
     return numeric
 
 
-def _joint_codes(t1, t2, name: str, first: str, second: str, *, missing=(), param: str = "variables"):
+def _joint_codes(t1, t2, name: str, first: str, second: str, *, missing=(), param: str = "variables", engine=None):
     """Integer codes of one column of two files on one code table (-1 = missing: null, NaN or a
     ``missing`` code) and the number of codes; numbers are compared as numbers, anything else
     as text."""
     _same_kind(t1, t2, name, first, second, param)
-    (c1, c2), labels = get_engine().encode_joint([t1, t2], name, tuple(missing) or None)
+    (c1, c2), labels = get_engine(engine).encode_joint([t1, t2], name, tuple(missing) or None)
     return c1.astype(np.int64), c2.astype(np.int64), len(labels)
 
 
@@ -123,10 +123,10 @@ def _declared_order(t1, t2, name: str, first: str, second: str):
     return t1.categories(name)
 
 
-def _joint_labels(t1, t2, name: str, missing):
+def _joint_labels(t1, t2, name: str, missing, engine=None):
     """Codes of one column of two files on one sorted table of labels (Python values), and
     whether the labels are numbers."""
-    (c1, c2), labels = get_engine().encode_joint([t1, t2], name, tuple(missing) or None)
+    (c1, c2), labels = get_engine(engine).encode_joint([t1, t2], name, tuple(missing) or None)
     return c1.astype(np.int64), c2.astype(np.int64), list(labels), _is_numeric(t1, name)
 
 
@@ -176,6 +176,7 @@ class _LinkageArgs:
     lam: float
     em_start: tuple
     missing: tuple
+    engine: Any = None  # the engine that holds both tables
 
 
 def _check_bins(value, param: str):
@@ -209,13 +210,14 @@ def _validate_linkage(
     lam,
     em_start,
     missing,
+    engine=None,
 ) -> _LinkageArgs:
     method = check_choice(method, "method", _METHODS)
     standardize = check_choice(standardize, "standardize", _STANDARDIZE)
     metric = check_choice(metric, "metric", _METRICS)
     sw = check_number(second_weight, "second_weight", low=0, high=1)
     names = as_name_list(variables, "variables")
-    t1, t2 = _tables(original, protected, names, "original", "protected", same_records=True)
+    t1, t2 = _tables(original, protected, names, "original", "protected", same_records=True, engine=engine)
     weights = None
     if variable_weights is not None:
         if metric == "mahalanobis":
@@ -254,6 +256,7 @@ def _validate_linkage(
         check_number(lam, "lam", low=0, high=1),
         _check_em_start(em_start),
         as_missing_codes(missing),
+        get_engine(engine),
     )
 
 
@@ -284,7 +287,9 @@ def _field_codes(inp: _LinkageArgs):
             ca[:, j], card = _bin_codes(x, inp.bins[v], x)
             cb[:, j], _ = _bin_codes(y, inp.bins[v], x)
         else:
-            ca[:, j], cb[:, j], card = _joint_codes(t1, t2, v, "original", "protected", missing=inp.missing)
+            ca[:, j], cb[:, j], card = _joint_codes(
+                t1, t2, v, "original", "protected", missing=inp.missing, engine=inp.engine
+            )
             unknown = np.setdiff1d(np.unique(cb[cb[:, j] >= 0, j]), np.unique(ca[ca[:, j] >= 0, j]))
             if unknown.size:
                 raise SdcError(
@@ -496,6 +501,7 @@ def record_linkage_risk(
     lam: float = 0.05,
     em_start=(0.9, 0.1, 0.1),
     missing=None,
+    engine=None,
 ) -> LinkageResult:
     r"""Re-identification risk by linking the protected file back to the original.
 
@@ -546,6 +552,9 @@ def record_linkage_risk(
     missing : value or list of values, optional
         Probabilistic: values to treat as missing in the categorical variables, besides null
         and NaN (e.g. ``-999``); a missing value never agrees.
+    engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
+        The engine that reads the data. This measure needs every record's values in memory: an
+        engine that keeps the records (DuckDB, Spark) is refused, with a message that says so.
 
     Returns
     -------
@@ -555,6 +564,7 @@ def record_linkage_risk(
     ----------
     Fellegi & Sunter (1969); Jaro (1989); Winkler (1988); Domingo-Ferrer & Torra (2001).
     """
+    eng = in_memory_engine(engine, "record_linkage_risk", original)
     inp = _validate_linkage(
         original,
         protected,
@@ -570,6 +580,7 @@ def record_linkage_risk(
         lam,
         em_start,
         missing,
+        eng,
     )
     if inp.method == "probabilistic":
         return _probabilistic_linkage(inp)
@@ -603,6 +614,7 @@ class _ExternalArgs:
     id: str | None
     method: str
     missing: tuple
+    engine: Any = None  # the engine that holds both tables
 
 
 def _external_scales(scales, names, categories, released) -> dict:
@@ -654,6 +666,7 @@ def _validate_with(released, external, variables, o: dict) -> _ExternalArgs:
         o["internal_risk"],
         o["method"],
         o["missing"],
+        o.get("engine"),
     )
 
 
@@ -672,13 +685,14 @@ def _validate_external(
     internal_risk,
     method,
     missing,
+    engine=None,
 ) -> _ExternalArgs:
     method = check_choice(method, "method", ("exact", "pairwise"))
     tol = check_number(tolerance, "tolerance", low=0, low_open=True)
     ptol = check_number(pair_tol, "pair_tol", low=0)
     r_int = check_number(internal_risk, "internal_risk", low=0, high=1, allow_none=True)
     names = as_name_list(variables, "variables")
-    tD, tA = _tables(released, external, names, "released", "external", same_records=False)
+    tD, tA = _tables(released, external, names, "released", "external", same_records=False, engine=engine)
     if id is not None:
         if not isinstance(id, str):
             raise SdcError(f"id: got {type(id).__name__}; expected a column name")
@@ -704,6 +718,7 @@ def _validate_external(
         id,
         method,
         as_missing_codes(missing),
+        get_engine(engine),
     )
 
 
@@ -724,7 +739,7 @@ def _ordinal_ranks(a: _ExternalArgs, v: str):
     and R; values outside the categories are an error."""
     tD, tA = a.released, a.external
     declared = _declared_order(tD, tA, v, "released", "external")
-    cD, cA, labels, numeric = _joint_labels(tD, tA, v, a.missing)
+    cD, cA, labels, numeric = _joint_labels(tD, tA, v, a.missing, a.engine)
     cats = a.categories.get(v, declared)
     if cats is None:
         cats = labels  # the sorted observed values
@@ -756,7 +771,7 @@ def _encode_external(a: _ExternalArgs):
     con = [v for v in a.variables if a.scales[v] == "continuous"]
     nom_d, nom_a = np.zeros((tD.n, len(nom)), np.int64), np.zeros((tA.n, len(nom)), np.int64)
     for j, v in enumerate(nom):
-        cD, cA, R = _joint_codes(tD, tA, v, "released", "external", missing=a.missing)
+        cD, cA, R = _joint_codes(tD, tA, v, "released", "external", missing=a.missing, engine=a.engine)
         nom_d[:, j], nom_a[:, j] = np.where(cD < 0, R, cD), np.where(cA < 0, R, cA)
     ord_d, ord_a, den = np.zeros((tD.n, len(ordv))), np.zeros((tA.n, len(ordv))), np.ones(len(ordv))
     for j, v in enumerate(ordv):
@@ -790,7 +805,7 @@ def _true_partners(a: _ExternalArgs, e, link):
     from .._core.linkage_external import nearest_observed, pair_distance
 
     tD, tA = a.released, a.external
-    idD, idA, n_codes = _joint_codes(tD, tA, a.id, "released", "external", param="id")
+    idD, idA, n_codes = _joint_codes(tD, tA, a.id, "released", "external", param="id", engine=a.engine)
     if (idD < 0).any():
         raise SdcError(f"id: column {a.id} of released has missing values; expected an identifier for every record")
     if np.unique(idD).size != tD.n:
@@ -902,7 +917,7 @@ def external_risk(
         Values to treat as missing in the nominal and ordinal variables, besides null and NaN
         (e.g. ``-999``).
     method : {"exact", "pairwise"}
-    engine : {"polars", "duckdb", "spark"} or engine, optional
+    engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
         Where the record-level work runs. With DuckDB or Spark (both files in the same engine,
         ``method="exact"``) each file is grouped into its distinct rows by the engine, the
         admissible pairs are found between those, only the records of paired classes are
@@ -920,7 +935,7 @@ def external_risk(
     Conference of European Statisticians, Expert Meeting on Statistical Data Confidentiality.
     """
     eng = get_engine(engine, external)
-    if is_out_of_core(eng):
+    if eng.has(STORED):
         from ._linkage_engine import external_risk_engine
 
         options = dict(
@@ -952,6 +967,7 @@ def external_risk(
         internal_risk,
         method,
         missing,
+        eng,
     )
     e = _encode_external(a)
     paired, link = _pair_and_link(e, a)

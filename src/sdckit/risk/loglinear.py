@@ -222,7 +222,7 @@ def loglinear_risk(
         sdcMicro's ``bound``: keep cells with 0 < f_k <= bound.
     missing, allow_degenerate_keys
         As in :func:`sdckit.frequencies`.
-    engine : {"polars", "duckdb", "spark"} or engine, optional
+    engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
         Where the record-level work runs (see :func:`sdckit.frequencies`): with DuckDB or Spark
         the contingency table (counts and weight sums per key pattern) is one GROUP BY in the
         engine; the model is fitted to it in memory. Not with ``compat="sdcMicro"``.

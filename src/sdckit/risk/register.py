@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .._core.register import theta_hat
 from .._declare import Param, declare
+from ..engines import in_memory_engine
 from ..results.register import RegisterRiskResult
 from ..scenario import accepts_scenario
 from ._loglinear_steps import term_names
@@ -46,6 +47,7 @@ def register_risk(
     tol: float = 1e-10,
     max_iter: int = 100,
     missing=None,
+    engine=None,
 ) -> RegisterRiskResult:
     r"""Re-identification risk for the members of a subpopulation register (Shlomo & Skinner 2022).
 
@@ -145,6 +147,9 @@ def register_risk(
         count; approach B: a direction of several columns, found by the fit).
     missing
         Extra values to treat as missing in the key columns (as in :func:`sdckit.frequencies`).
+    engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
+        The engine that reads the data. This measure needs every record's values in memory: an
+        engine that keeps the records (DuckDB, Spark) is refused, with a message that says so.
 
     Returns
     -------
@@ -168,6 +173,7 @@ def register_risk(
     Wu, C. (2019), Doubly robust inference with nonprobability survey samples, JASA 115.
     Skinner, C. & Elliot, M. (2002), A measure of disclosure risk for microdata, JRSS B 64.
     """
+    eng = in_memory_engine(engine, "register_risk", register)
     inp = validate_register(
         register,
         sample,
@@ -181,6 +187,7 @@ def register_risk(
         tol=tol,
         max_iter=max_iter,
         missing=missing,
+        engine=eng,
     )
     cells = build_cells(inp)
     fits = {}

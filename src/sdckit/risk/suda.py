@@ -21,7 +21,6 @@ from .._errors import SdcError, warn
 from .._prepare import Prepared, prepare
 from .._progress import step
 from .._validation import check_bool, check_int, check_number
-from ..engines import get_engine
 from ..results._suda_access import label_values
 from ..results.suda import MSU, SudaResult
 from ..scenario import accepts_scenario
@@ -102,7 +101,7 @@ def suda(
         Keep every MSU (8 bytes each) so that :meth:`SudaResult.msus` answers at once
         (True), or recompute a record's MSUs on request (False). Default: keep them when
         there are at most 2^23 (64 MiB), recompute otherwise.
-    engine : {"polars", "duckdb", "spark"} or engine, optional
+    engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
         Where the record-level work runs (see :func:`frequencies`). SUDA depends on the records
         only through the distinct key patterns and their counts: DuckDB or Spark compute those,
         and the MSU search runs on them in memory.
@@ -233,7 +232,7 @@ def _validate_suda(
 # ----------------------------------------------------------------------------------------------
 def _suda_from_input(inp: SudaInput) -> SudaResult:
     m = len(inp.names)
-    engine = get_engine()
+    engine = inp.prep.mem
     ids, patterns, counts, _ = engine.patterns(inp.codes, None, inp.cards, multiplicity=inp.prep.counts)
     w = size_weights(m, inp.max_size, inp.original_scores)
     found = msu_search(patterns, counts, inp.max_size, w, collect=inp.keep)

@@ -19,7 +19,6 @@ from .._errors import SdcError, warn
 from .._prepare import prepare
 from .._progress import step
 from .._validation import check_choice, check_fraction, check_number
-from ..engines import get_engine
 from ..results.uniqueness import PopulationUniquesResult
 from ..scenario import accepts_scenario
 
@@ -113,7 +112,7 @@ def population_uniques(
     method : {"dankar", "pitman", "zayatz", "snb", "all"}
     missing, allow_degenerate_keys
         As in :func:`sdckit.frequencies`.
-    engine : {"polars", "duckdb", "spark"} or engine, optional
+    engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
         Where the records are grouped (see :func:`sdckit.frequencies`): with DuckDB or Spark
         only the distinct key patterns and their record counts come back to Python.
 
@@ -197,7 +196,7 @@ def _validate(data, keys, sampling_fraction, weight, population_size, missing, a
         warn(f"keys: {n - n_used} record(s) with a missing key value are excluded from the class-size profile")
     pi, N, source = _fraction(n, pi, N, prep.weights)
     cards = [int(c) for c in enc.cardinalities]
-    _, _, sizes, _ = get_engine().patterns(enc.codes[complete], None, cards=cards, multiplicity=counts)
+    _, _, sizes, _ = prep.mem.patterns(enc.codes[complete], None, cards=cards, multiplicity=counts)
     return _Sample(tuple(enc.names), n, n_used, np.rint(sizes).astype(np.int64), pi, N, source, prep.table.backend)
 
 

@@ -30,9 +30,9 @@ __all__ = [
 _KINDS = {"boolean": "bool", "integer": "int", "float": "float", "text": "text", "categorical": "text", "null": "null"}
 
 
-def read_pair(original, protected):
+def read_pair(original, protected, engine=None):
     """The two files wrapped once by the engine: ``(table_original, table_protected)``."""
-    eng = get_engine()
+    eng = get_engine(engine)
     return eng.table(original, "original"), eng.table(protected, "protected")
 
 
@@ -89,15 +89,15 @@ def float_matrix(table, names, missing) -> np.ndarray:
     return table.floats(names, missing, order="F")
 
 
-def encode_pair(name: str, table_o, table_p, missing) -> tuple[np.ndarray, np.ndarray, list]:
+def encode_pair(name: str, table_o, table_p, missing, engine=None) -> tuple[np.ndarray, np.ndarray, list]:
     """Codes of one categorical variable of both files on one code table: ``(codes_o, codes_p,
     labels)``, codes int32 with -1 = missing, labels sorted (numbers by value); a column
     missing everywhere takes the other file's type."""
-    (codes_o, codes_p), labels = get_engine().encode_joint([table_o, table_p], name, missing)
+    (codes_o, codes_p), labels = get_engine(engine).encode_joint([table_o, table_p], name, missing)
     return codes_o, codes_p, labels.to_list()
 
 
-def group_sums(factors, levels, Yc) -> list[np.ndarray]:
+def group_sums(factors, levels, Yc, engine=None) -> list[np.ndarray]:
     """Per factor a, the (levels[a], k) sums of the columns of ``Yc`` within each level (the
     engine's GROUP BY, for large inputs). Factors hold codes 0..levels-1 (no missing)."""
-    return get_engine().group_sums(factors, levels, Yc)
+    return get_engine(engine).group_sums(factors, levels, Yc)

@@ -16,6 +16,7 @@ is in :mod:`.results`.
 
 from __future__ import annotations
 
+import functools
 import warnings
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ from .._validation import (
     check_scales,
     raise_problems,
 )
+from ..engines import in_memory_engine
 from ..results.information_loss import InformationLossResult
 from ..scenario import accepts_scenario
 from . import _access as access
@@ -151,6 +153,7 @@ def information_loss(
     seed: int = 0,
     new_categories: str = "error",
     records: bool = False,
+    engine=None,
 ) -> InformationLossResult:
     r"""Information loss of ``protected`` against ``original``.
 
@@ -237,6 +240,9 @@ def information_loss(
     records : bool, default False
         Keep the (n, m) per-record distances (``distances``, and one column per variable in
         ``to_frame()``); the per-record mean ``record_loss`` is always kept.
+    engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
+        The engine that reads the data. This measure needs every record's values in memory: an
+        engine that keeps the records (DuckDB, Spark) is refused, with a message that says so.
 
     Returns
     -------
@@ -267,10 +273,12 @@ def information_loss(
     Templ & Meindl (2008); Rousseeuw & Van Driessen (1999); sdcMicro ``dUtility``,
     ``IL_correl``, ``IL_variables``.
     """
+    eng = in_memory_engine(engine, "information_loss", original)
     inp = _validate_information_loss(
         original,
         protected,
         variables,
+        engine=eng,
         scales=scales,
         missing=missing,
         pram=pram,
@@ -302,7 +310,7 @@ def information_loss(
     fields_.update(steps.gamma_loss(inp, moments, notes))
     fields_.update(steps.contingency_loss(inp))
     fields_.update(steps.entropy_loss(inp))
-    fields_.update(steps.anova_loss(inp, group_sums=access.group_sums))
+    fields_.update(steps.anova_loss(inp, group_sums=functools.partial(access.group_sums, engine=eng)))
     for text, warn in notes:
         if warn:  # stacklevel 3: the caller of the public (decorated) function
             warnings.warn(text, SdcWarning, stacklevel=3)
@@ -349,13 +357,13 @@ class _Background:
 # validation
 # ----------------------------------------------------------------------------------------------
 def _validate_information_loss(
-    original, protected, variables, *, scales, missing, pram, anova, **options
+    original, protected, variables, *, scales, missing, pram, anova, engine=None, **options
 ) -> ValidatedInput:
     """Check every argument and both files once; read and code the variables."""
     opts = _check_options(**options)
     names = as_name_list(variables, "variables")
     miss = as_missing_codes(missing)
-    t_o, t_p = access.read_pair(original, protected)
+    t_o, t_p = access.read_pair(original, protected, engine)
     problems: list[str] = []
     absent = [
         m for m in (access.absent_columns(t_o, names, "original"), access.absent_columns(t_p, names, "protected")) if m
@@ -383,7 +391,9 @@ def _validate_information_loss(
     Y = access.float_matrix(t_p, cont, miss)
     _check_finite(X, cont, "original", problems)
     _check_finite(Y, cont, "protected", problems)
-    coded = {v: _code(v, t_o, t_p, miss, scale[v], orders.get(v), opts["new_categories"], problems) for v in cat}
+    coded = {
+        v: _code(v, t_o, t_p, miss, scale[v], orders.get(v), opts["new_categories"], problems, engine) for v in cat
+    }
     raise_problems(problems)
     opts.pop("new_categories")
     return ValidatedInput(
@@ -540,9 +550,9 @@ def _fmt_labels(vals, limit=8):
     return s + (f" ... ({len(vals)} in all)" if len(vals) > limit else "")
 
 
-def _code(v, t_o, t_p, missing, scale, order, new_categories, problems) -> Coded:
+def _code(v, t_o, t_p, missing, scale, order, new_categories, problems, engine=None) -> Coded:
     """Codes of variable v in both files on one code table, with ranks for an ordinal one."""
-    co, cp, labs = access.encode_pair(v, t_o, t_p, missing)
+    co, cp, labs = access.encode_pair(v, t_o, t_p, missing, engine)
     n_inf = [lab for lab in labs if isinstance(lab, float) and np.isinf(lab)]
     if n_inf:
         k = int(np.count_nonzero(np.isin(np.concatenate([co, cp]), [labs.index(x) for x in n_inf])))
