@@ -357,3 +357,44 @@ def test_frozen_dict_is_json_and_pickle_friendly():
     assert pickle.loads(pickle.dumps(d)) == d
     with pytest.raises(TypeError):
         d["a"] = 2
+
+
+def _engine_name_uses(path: Path) -> list[str]:
+    """Where a module outside engines/ names an engine, asks which kind it has, or takes the
+    default engine without saying why (``get_engine()`` with no argument)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        # ("polars" is also a frame type, the caller's ``backend``: only the other engines count)
+        if isinstance(node, ast.Constant) and node.value in ("duckdb", "spark"):
+            found.append(f"line {node.lineno}: the string {node.value!r}")
+        elif isinstance(node, ast.Name) and node.id == "is_out_of_core":
+            found.append(f"line {node.lineno}: is_out_of_core")
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "get_engine" and not node.args:
+            if not node.keywords:
+                found.append(f"line {node.lineno}: get_engine() with no argument")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and "SELECT " in node.value.upper():
+            found.append(f"line {node.lineno}: SQL text")
+    return found
+
+
+def test_no_engine_name_or_sql_outside_the_engines():
+    """A measure is written once against the Engine protocol: it never asks which engine it has,
+    names one, writes SQL, or falls back on the default engine (``engine.local()`` or
+    ``engines.local_engine()`` for the small tables; the engine the caller gave otherwise)."""
+    offenders = {}
+    for p in _modules():
+        rel = p.relative_to(SRC).as_posix()
+        if rel.startswith("engines/"):
+            continue
+        found = _engine_name_uses(p)
+        if found:
+            offenders[rel] = found
+    assert offenders == {}
+
+
+def test_the_engine_name_check_can_fail(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        'def f(eng):\n    if eng.name == "duckdb":\n        return get_engine()\n    return is_out_of_core(eng)\n'
+    )
+    assert len(_engine_name_uses(bad)) == 3

@@ -29,6 +29,7 @@ __all__ = [
     "get_engine",
     "in_memory_engine",
     "is_out_of_core",
+    "local_engine",
     "engine_settings",
     "make_engine",
     "refusal",
@@ -109,6 +110,13 @@ def _engine_of_data(data) -> str:
     if module.startswith(("polars", "pandas", "pyarrow", "numpy", "builtins")):
         return DEFAULT_ENGINE  # the common case, without asking every engine
     return next((name for name in ENGINES[1:] if _engine_class(name).owns(data)), DEFAULT_ENGINE)
+
+
+def local_engine() -> Engine:
+    """The in-memory engine that every engine hands its small tables to (``engine.local()``):
+    label tables, per-pattern results and per-record output a result object builds after the
+    records have been left behind."""
+    return get_engine(DEFAULT_ENGINE)
 
 
 def in_memory_engine(engine, what: str, data=None):

@@ -16,7 +16,7 @@ import numpy as np
 from .._core.suppression import _strata_rows, greedy_suppression_rows
 from .._errors import SdcError
 from .._validation import as_name_list, raise_problems
-from ..engines import get_engine
+from ..engines import local_engine
 from ..results.protection import ProtectionResult
 from ._common import strata_of
 
@@ -179,5 +179,5 @@ def _result(
 def _by_category(per_row: np.ndarray, codes: np.ndarray, labels) -> dict:
     obs = codes >= 0
     sums = np.bincount(codes[obs], weights=per_row[obs], minlength=len(labels)) if obs.any() else np.zeros(0)
-    values = get_engine().label_values(labels)
+    values = local_engine().label_values(labels)
     return {str(values[c]): int(n) for c, n in enumerate(sums) if n}

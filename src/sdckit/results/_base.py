@@ -283,12 +283,12 @@ class Result:
     def _native(self, columns: dict):
         """Per-record ``columns`` as the caller's frame type, with the identifier column (``id=``)
         first and the caller's pandas index."""
-        from ..engines import get_engine
+        from ..engines import local_engine
 
         if self.row_ids is not None:
             name, values = self.row_ids
             columns = {name: values, **{k: v for k, v in columns.items() if k != name}}
-        return get_engine().to_native(columns, self.backend, self.row_index)
+        return local_engine().to_native(columns, self.backend, self.row_index)
 
     def _with_ids(self, name: str, values) -> Result:
         """This result with the identifier column ``name`` attached (results are immutable: the

@@ -3,21 +3,21 @@ MSU text come from the engine; the measure, its result and the kernels handle Nu
 
 from __future__ import annotations
 
-from ..engines import get_engine
+from ..engines import local_engine
 
 __all__ = ["label_at", "label_values", "msu_text"]
 
 
 def label_values(labels) -> list:
     """The category labels of one key variable as a Python list (code c -> ``out[c]``)."""
-    return get_engine().label_values(labels)
+    return local_engine().label_values(labels)
 
 
 def label_at(labels, code: int):
     """The label of one category code."""
-    return get_engine().label_at(labels, code)
+    return local_engine().label_at(labels, code)
 
 
 def msu_text(keys, labels, patterns, pattern_ids, msu_pattern, msu_subset, subsets, n_patterns):
     """Per record, its MSUs as text (``"a=1; b=2, c=3"``), as a column for the result frame."""
-    return get_engine().msu_text(keys, labels, patterns, pattern_ids, msu_pattern, msu_subset, subsets, n_patterns)
+    return local_engine().msu_text(keys, labels, patterns, pattern_ids, msu_pattern, msu_subset, subsets, n_patterns)

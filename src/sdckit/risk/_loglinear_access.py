@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..engines import get_engine
+from ..engines import local_engine
 
 __all__ = ["label_numbers", "label_values"]
 
 
 def label_values(labels) -> list:
     """The category labels of one key variable as a Python list (code c -> ``out[c]``)."""
-    return get_engine().label_values(labels)
+    return local_engine().label_values(labels)
 
 
 def label_numbers(labels) -> np.ndarray | None:
     """The category labels as numbers when R would read the column as numeric (numbers, or
     text that all parses as numbers, as ``read.csv`` does); else None (a factor)."""
-    return get_engine().label_numbers(labels)
+    return local_engine().label_numbers(labels)
