@@ -10,6 +10,8 @@ eagerly; Polars is a base dependency and is the in-memory engine for the big gro
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -51,10 +53,19 @@ class Table:
         return isinstance(self.source, pl.LazyFrame)
 
     @property
-    def schema(self) -> dict:
+    def deferred(self) -> bool:
+        """Whether the columns are a caller's pandas frame read column by column."""
+        return isinstance(self.source, _PandasSource)
+
+    @property
+    def schema(self) -> Mapping:
         sch = self._cache.get("__schema__")
         if sch is None:
-            sch = self._cache["__schema__"] = dict(self.source.collect_schema() if self.lazy else self.source.schema)
+            if self.deferred:
+                sch = _DeferredSchema(self)
+            else:
+                sch = dict(self.source.collect_schema() if self.lazy else self.source.schema)
+            self._cache["__schema__"] = sch
         return sch
 
     @property
@@ -72,6 +83,9 @@ class Table:
     def select(self, names) -> pl.DataFrame:
         """The columns ``names`` as an eager frame (read from the file when lazy, once each)."""
         names = list(names)
+        if self.deferred:
+            cols = self._read(names)
+            return pl.DataFrame({c: cols[c] for c in names}) if names else pl.DataFrame()
         if not self.lazy:  # a dict keeps every name (a list of Series would rename "" to column_0)
             return pl.DataFrame({c: self.source.get_column(c) for c in names}) if names else pl.DataFrame()
         todo = [c for c in names if c not in self._cache]
@@ -86,12 +100,23 @@ class Table:
             self._cache.update({c: got.get_column(c) for c in todo})
         return pl.DataFrame({c: self._cache[c] for c in names}) if names else pl.DataFrame()
 
+    def _read(self, names) -> dict[str, pl.Series]:
+        """The columns of a deferred table read so far, ``names`` among them (converted once;
+        a protection method's new columns are kept here too)."""
+        cols = self._cache.setdefault("__cols__", {})
+        todo = [c for c in names if c not in cols]
+        if todo:
+            cols.update(self.source.read(todo))
+        return cols
+
     @property
     def frame(self) -> pl.DataFrame:
         """Every column as an eager frame."""
-        return self.select(self.columns) if self.lazy else self.source
+        return self.select(self.columns) if self.lazy or self.deferred else self.source
 
     def column(self, name: str) -> pl.Series:
+        if self.deferred:
+            return self._read([name])[name]
         if not self.lazy:
             return self.source.get_column(name)
         return self.select([name]).get_column(name)
@@ -135,6 +160,8 @@ class Table:
         whose values mix numbers, text and booleans, or None. Such a column is carried through
         untouched, but no measure or method takes it as a variable: whether ``1`` and ``"1"``
         are one category is the data owner's decision, so one type per column is expected."""
+        if self.deferred:
+            return self.source.mixed(name)
         return self._cache.get("__mixed__", {}).get(name)
 
     def is_numeric(self, name: str) -> bool:
@@ -239,6 +266,8 @@ def as_table(data: Any, param: str = "data") -> Table:
     labels = _native_labels(data)
     if labels is not None:
         check_unique_names(labels, param)
+    if _is_plain_pandas(data):
+        return _pandas_table(data, labels)
     try:
         nwdf = nw.from_native(data, eager_only=True)
     except TypeError:
@@ -281,6 +310,90 @@ def as_table(data: Any, param: str = "data") -> Table:
     if backend == "pyarrow":
         _remember_native(table, data, labels)
     return table
+
+
+def _is_plain_pandas(data) -> bool:
+    """A pandas DataFrame with one level of column labels (read column by column)."""
+    pd = sys.modules.get("pandas")
+    return pd is not None and isinstance(data, pd.DataFrame) and not isinstance(data.columns, pd.MultiIndex)
+
+
+def _pandas_table(pdf, labels) -> Table:
+    """A pandas frame as a :class:`Table` whose columns are converted when first used."""
+    table = Table(_PandasSource(pdf, labels), "pandas", _informative_index(pdf))
+    _remember_native(table, pdf, labels)
+    return table
+
+
+class _PandasSource:
+    """A caller's pandas frame read column by column: a column becomes a Polars Series the
+    first time a measure or method asks for it, as the whole frame would have been converted
+    (NumPy-backed numbers and booleans directly, NaN as null; the other columns through
+    PyArrow, several at once; text categoricals as Enums in their declared order), so that a
+    call on a few columns of a wide frame converts only those."""
+
+    def __init__(self, pdf, labels) -> None:
+        self.pdf = pdf
+        self.labels = {str(c): c for c in labels}
+        self.height = len(pdf)
+        self._mixed: dict[str, str | None] = {}
+
+    def read(self, names) -> dict[str, pl.Series]:
+        """The columns ``names`` (text names) as Polars Series."""
+        out, rest = {}, []
+        for name in names:
+            col = self.pdf[self.labels[name]]
+            dt = col.dtype
+            if isinstance(dt, np.dtype) and dt.isnative and (dt.kind in "biu" or (dt.kind == "f" and dt.itemsize >= 4)):
+                out[name] = pl.Series(name, col.to_numpy(), nan_to_null=True)
+            else:
+                rest.append(name)
+        if rest:
+            out.update(self._convert([self.labels[c] for c in rest]))
+        return out
+
+    def _convert(self, labels) -> dict[str, pl.Series]:
+        """Columns through PyArrow, several at once; a column PyArrow cannot read (Python
+        objects of several types) alone, value by value."""
+        sub = self.pdf[labels]
+        try:
+            frame = nw.from_native(sub, eager_only=True).to_polars()
+        except Exception as exc:
+            if len(labels) > 1:  # each column is read as it would be alone
+                return {k: v for label in labels for k, v in self._convert([label]).items()}
+            frame = _pandas_without_pyarrow(sub)
+            if frame is None:
+                raise SdcError(f"data: could not read the table ({exc})") from None
+        frame.columns = [str(c) for c in labels]  # Polars renames an empty name "" to column_0
+        frame = _keep_pandas_category_order(sub, frame)
+        return {c: frame.get_column(c) for c in frame.columns}
+
+    def mixed(self, name: str) -> str | None:
+        """The Python types of an ``object`` column mixing value kinds, or None."""
+        if name not in self._mixed:
+            self._mixed[name] = _mixed_kinds(self.pdf[self.labels[name]])
+        return self._mixed[name]
+
+
+class _DeferredSchema(Mapping):
+    """The column types of a deferred table: the names at once, a type when asked for."""
+
+    def __init__(self, table: Table) -> None:
+        self._table = table
+
+    def __getitem__(self, name):
+        if name not in self._table.source.labels:
+            raise KeyError(name)
+        return self._table.column(name).dtype
+
+    def __contains__(self, name) -> bool:
+        return name in self._table.source.labels
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table.source.labels)
+
+    def __len__(self) -> int:
+        return len(self._table.source.labels)
 
 
 def _native_labels(data) -> list | None:
@@ -337,18 +450,25 @@ def _mixed_lists(data: dict) -> dict[str, str]:
 def _mixed_object_columns(pdf) -> dict[str, str]:
     """pandas ``object`` columns mixing value kinds (numbers, text, booleans, others):
     column name -> the Python types found."""
-    import pandas as pd
-
     out = {}
     for name, dtype in zip(pdf.columns, pdf.dtypes):
-        if dtype is not np.dtype(object):
-            continue
-        col = pdf[name]
-        if pd.api.types.infer_dtype(col, skipna=True) in ("mixed", "mixed-integer"):
-            kinds = sorted({type(v).__name__ for v in col.dropna().tolist()})
-            if len(kinds) > 1:
-                out[str(name)] = ", ".join(kinds)
+        kinds = _mixed_kinds(pdf[name]) if dtype is np.dtype(object) else None
+        if kinds:
+            out[str(name)] = kinds
     return out
+
+
+def _mixed_kinds(col) -> str | None:
+    """The Python types found in a pandas ``object`` column mixing value kinds, or None."""
+    import pandas as pd
+
+    if col.dtype is not np.dtype(object):
+        return None
+    if pd.api.types.infer_dtype(col, skipna=True) in ("mixed", "mixed-integer"):
+        kinds = sorted({type(v).__name__ for v in col.dropna().tolist()})
+        if len(kinds) > 1:
+            return ", ".join(kinds)
+    return None
 
 
 def _informative_index(pdf):

@@ -10,12 +10,15 @@ import polars as pl
 
 from ._polars_frame import Table, to_native
 
-__all__ = ["native_frame", "with_codes", "with_missing", "with_values"]
+__all__ = ["native_frame", "pandas_column", "with_codes", "with_missing", "with_values"]
 
 
 def _replace(table: Table, columns: dict[str, pl.Series]) -> Table:
-    frame = table.frame.with_columns([s.alias(name) for name, s in columns.items()])
-    out = Table(frame, table.backend, table.index)
+    if table.deferred:  # the caller's pandas frame stays the source; the new columns go on top
+        out = Table(table.source, table.backend, table.index)
+        out._cache["__cols__"] = {**table._cache.get("__cols__", {}), **{n: s.alias(n) for n, s in columns.items()}}
+    else:
+        out = Table(_with_columns(table.frame, columns), table.backend, table.index)
     # the caller's pandas categoricals without an order, the caller's frame, its column labels
     # and the columns of mixed types are the input's; the changed columns accumulate
     for key in ("__unordered__", "__native__", "__labels__", "__mixed__"):
@@ -23,6 +26,18 @@ def _replace(table: Table, columns: dict[str, pl.Series]) -> Table:
             out._cache[key] = table._cache[key]
     if "__native__" in table._cache:
         out._cache["__changed__"] = table._cache.get("__changed__", frozenset()) | set(columns)
+    return out
+
+
+def _with_columns(frame: pl.DataFrame, columns: dict[str, pl.Series]) -> pl.DataFrame:
+    """A new frame with ``columns`` replacing the columns of the same names (no query: the
+    other columns are shared, as Polars shares unchanged columns)."""
+    names = frame.columns
+    if any(name not in names for name in columns):
+        return frame.with_columns([s.alias(name) for name, s in columns.items()])
+    out = frame.clone()
+    for name, s in columns.items():
+        out.replace_column(names.index(name), s.alias(name))
     return out
 
 
@@ -68,7 +83,7 @@ def with_values(table: Table, name: str, values: np.ndarray) -> Table:
     An integer column stays integer when every new value is a whole number."""
     values = np.asarray(values, dtype=np.float64)
     dtype = table.schema[name]
-    s = pl.Series(name, values).fill_nan(None)
+    s = pl.Series(name, values, nan_to_null=True)
     if dtype.is_integer():
         finite = values[~np.isnan(values)]
         if np.all(finite == np.round(finite)):
@@ -76,7 +91,7 @@ def with_values(table: Table, name: str, values: np.ndarray) -> Table:
                 s = s.cast(dtype, strict=True)
             except pl.exceptions.PolarsError:  # out of the type's range: keep the wider type
                 s = s.cast(pl.Int64, strict=False) if np.all(np.abs(finite) < 2**62) else s
-    elif dtype.is_float():
+    elif dtype.is_float() and dtype != pl.Float64:
         s = s.cast(dtype)
     return _replace(table, {name: s})
 
@@ -85,11 +100,13 @@ def native_frame(table: Table):
     """The whole table as the caller's frame type (pandas with the caller's index). A pandas
     frame or PyArrow table read from the caller keeps every column no method changed exactly
     as it was (label, type, values); only the changed columns are converted back."""
+    if "__native__" in table._cache:
+        return _onto_native(table)
     frame = table.frame
     if table.backend == "numpy":
         return frame.to_numpy()
-    if "__native__" in table._cache:
-        return _onto_native(table)
+    if table.backend == "polars":
+        return frame.clone()  # a new frame object; Polars shares the unchanged columns
     out = to_native({c: frame.get_column(c) for c in frame.columns}, table.backend, table.index)
     if table.backend == "pandas":
         _nullable_integers(frame, out)
@@ -123,23 +140,41 @@ def _onto_native(table: Table):
     out = native.copy(deep=not _copy_on_write())  # the result never shares writable memory with the input
     if not changed:
         return out
-    sub = table.select(changed)
-    new = to_native({f"c{i}": sub.get_column(c) for i, c in enumerate(changed)}, "pandas", native.index)
-    _nullable_integers(sub.rename({c: f"c{i}" for i, c in enumerate(changed)}), new)
-    unordered = table._cache.get("__unordered__", ())
-    for i, name in enumerate(changed):
-        col = new[f"c{i}"]
+    for name in changed:
         label = labels.get(name, name)
-        pos = list(native.columns).index(label)
-        # an object column stays object: Python values, None for missing
-        if native.dtypes.iloc[pos] is np.dtype(object):
-            col = _as_object(sub.get_column(name), native.index)
-        elif name in unordered and hasattr(col, "cat"):
-            col = col.cat.as_unordered()
-        elif isinstance(native.dtypes.iloc[pos], pd.CategoricalDtype) and not hasattr(col, "cat"):
-            col = _as_categorical(col, native.dtypes.iloc[pos])
-        out.isetitem(pos, col)
+        dtype = native[label].dtype
+        s = table.column(name)
+        if dtype is np.dtype(object):  # an object column stays object: Python values, None for missing
+            col = _as_object(s, native.index)
+        else:
+            col = pandas_column(s, native.index)
+            if getattr(dtype, "ordered", None) is False and hasattr(col, "cat"):  # an unordered categorical
+                col = col.cat.as_unordered()
+            elif isinstance(dtype, pd.CategoricalDtype) and not hasattr(col, "cat"):
+                col = _as_categorical(col, dtype)
+        out.isetitem(native.columns.get_loc(label), col)
     return out
+
+
+def pandas_column(s: pl.Series, index):
+    """One column as pandas receives it from Polars' ``to_pandas`` (through PyArrow), with
+    the caller's ``index`` and integers with missing values in pandas' nullable types; the
+    common types (numbers, booleans, Enums) are built from NumPy directly."""
+    import pandas as pd
+
+    dt = s.dtype
+    if dt.is_float() or ((dt.is_integer() or dt == pl.Boolean) and not s.null_count()):
+        return pd.Series(s.to_numpy(writable=True), index=index, name=s.name)  # null -> NaN for floats
+    if dt.is_integer():
+        return pd.Series(pd.array(s.to_list(), dtype=str(dt)), index=index, name=s.name)
+    if isinstance(dt, pl.Enum) and s.len():
+        x = s.to_physical().to_numpy()  # float with NaN when there are nulls
+        codes = np.where(np.isnan(x), -1, x).astype(np.int64) if x.dtype.kind == "f" else x.astype(np.int64)
+        cats = pd.Categorical.from_codes(codes, categories=list(dt.categories), ordered=True)
+        return pd.Series(cats, index=index, name=s.name)
+    out = to_native({"c": s}, "pandas", index)
+    _nullable_integers(pl.DataFrame({"c": s}), out)
+    return out["c"].rename(s.name)
 
 
 def _as_categorical(col, dtype):
