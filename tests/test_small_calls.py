@@ -197,3 +197,60 @@ def test_result_frame_is_independent_of_the_input(testdata):
     assert res.data["age"].equals(kept)
     res.data.loc[1, "age"] = -7
     assert pdf.loc[1, "age"] == testdata.loc[1, "age"]
+
+
+def _encoded(frame: pl.DataFrame, monkeypatch, numpy: bool):
+    import sdckit.engines._polars_encode as enc
+
+    monkeypatch.setattr(enc, "_NUMPY_MAX_N", 10**9 if numpy else -1)
+    return enc.encode_keys(frame, frame.columns, None)
+
+
+def test_small_columns_encoded_by_numpy_as_by_the_polars_query(monkeypatch):
+    """Columns without a compact range (fractions, wide integers) on a small table: NumPy's
+    sort gives the codes and labels of the Polars query (sorted labels, -1 for missing)."""
+    rng = np.random.default_rng(3)
+    n = 500
+    f = rng.normal(size=n).round(2)
+    f[rng.random(n) < 0.1] = np.nan
+    frame = pl.DataFrame(
+        {
+            "frac": f,  # NaN becomes missing
+            "frac_null": pl.Series(np.where(np.isnan(f), 1.5, f)).scatter([0, 7], None),
+            "f32": (f * 3).astype(np.float32),
+            "wide": rng.integers(-(2**60), 2**60, size=n),
+            "wide_u": rng.integers(0, 2**63, size=n, dtype=np.uint64),
+            "signed_zero": np.where(rng.random(n) < 0.5, -0.0, 0.0) + rng.integers(0, 2, n) * 0.5,
+            "wide_with_null": pl.Series(rng.integers(-(2**60), 2**60, size=n)).scatter([3], None),
+            "text": [f"t{v}" for v in rng.integers(0, 50, n)],
+        }
+    )
+    fast, slow = _encoded(frame, monkeypatch, True), _encoded(frame, monkeypatch, False)
+    np.testing.assert_array_equal(fast.codes, slow.codes)
+    for a, b in zip(fast.labels, slow.labels):
+        assert a.dtype == b.dtype and a.equals(b), a.name
+    assert (fast.codes[:, 0] == -1).sum() == np.isnan(f).sum()
+    labels = fast.labels[0].to_numpy()
+    assert np.all(np.diff(labels) > 0)  # sorted, distinct
+    ok = fast.codes[:, 0] >= 0
+    np.testing.assert_array_equal(labels[fast.codes[ok, 0]], f[ok])  # each record's label is its value
+
+
+@pytest.mark.parametrize("span", [1, 7, 1000, 2**17, 2**40])
+def test_dense_ids_equal_numpy_unique(span):
+    """Compact keys go through a look-up table, wide ones through a sort: both give
+    ``np.unique``'s distinct keys and inverse."""
+    from sdckit._core.grouping import dense_ids, group_rows
+
+    rng = np.random.default_rng(span % 1000)
+    key = rng.integers(0, span, size=3000).astype(np.int64)
+    ids, uniq = dense_ids(key)
+    u, inv = np.unique(key, return_inverse=True)
+    np.testing.assert_array_equal(uniq, u)
+    np.testing.assert_array_equal(ids, inv)
+    assert ids.dtype == np.int64
+    codes = np.column_stack([key % 5, key % 3])
+    g, n_g = group_rows(codes)
+    u2, inv2 = np.unique(codes, axis=0, return_inverse=True)
+    assert n_g == len(u2)
+    np.testing.assert_array_equal(g, inv2.reshape(-1))

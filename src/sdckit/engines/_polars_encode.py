@@ -28,7 +28,9 @@ def _missing_expr(s: pl.Series, missing, found: set | None = None) -> pl.Series:
     (positions in ``missing``), so that the caller can say which never occur.
     """
     if s.dtype.is_float():
-        s = s.fill_nan(None)
+        x = s.to_numpy()  # nulls come back as NaN; made null together (no query)
+        if np.isnan(x).any():
+            s = pl.Series(s.name, x, dtype=s.dtype, nan_to_null=True)
     if not missing:
         return s
     dt = s.dtype
@@ -129,6 +131,33 @@ def _int_codes(s: pl.Series, n: int):
     return codes, labels
 
 
+#: below this many records a column without a compact range is encoded by NumPy's sort (no
+#: query to start); above it by Polars' parallel hashing
+_NUMPY_MAX_N = 20_000
+
+
+def _sorted_codes(s: pl.Series, n: int):
+    """Codes of a numeric column by NumPy's sort (small tables): labels in sorted order as the
+    Polars query gives them. None for text, for integers with missing values (NumPy would see
+    them as floats) and for floats holding both 0.0 and -0.0 (one label, whichever sign)."""
+    nulls = s.null_count()
+    numeric = s.dtype.is_integer() or s.dtype.is_float()
+    if n > _NUMPY_MAX_N or not numeric or nulls == n or (nulls and not s.dtype.is_float()):
+        return None
+    x = s.to_numpy()  # floats: nulls (NaN was made null before) come back as NaN
+    valid = ~np.isnan(x) if nulls else None
+    xv = x if valid is None else x[valid]
+    if s.dtype.is_float() and np.signbit(xv[xv == 0]).any():
+        return None
+    uniq, inv = np.unique(xv, return_inverse=True)
+    if valid is None:
+        codes = inv.astype(np.int32)
+    else:
+        codes = np.full(n, -1, dtype=np.int32)
+        codes[valid] = inv
+    return codes, pl.Series(s.name, uniq, dtype=s.dtype)
+
+
 def encode_keys(frame: pl.DataFrame, keys, missing=None) -> EncodedKeys:
     """Encode the columns ``keys`` of ``frame`` (validated beforehand).
 
@@ -157,6 +186,8 @@ def encode_keys(frame: pl.DataFrame, keys, missing=None) -> EncodedKeys:
             observed[j] = tuple(np.flatnonzero(np.bincount(cj[cj >= 0], minlength=len(labels[j]))).tolist())
             continue
         fast = _int_codes(s, n)
+        if fast is None:
+            fast = _sorted_codes(s, n)
         if fast is not None:
             codes[:, j], lab = fast
             labels[j] = lab.alias(k)
