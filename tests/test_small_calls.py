@@ -254,3 +254,42 @@ def test_dense_ids_equal_numpy_unique(span):
     u2, inv2 = np.unique(codes, axis=0, return_inverse=True)
     assert n_g == len(u2)
     np.testing.assert_array_equal(g, inv2.reshape(-1))
+
+
+def _with_codes_by_query(table, name, codes, labels, categories=None):
+    """with_codes as it was written before: a gather, a query setting the missing codes to
+    null, then a cast to the Enum."""
+    lab = labels if isinstance(labels, pl.Series) else pl.Series(name, list(labels), strict=False)
+    idx = pl.Series("i", np.where(codes < 0, 0, codes), dtype=pl.Int64)
+    out = lab.gather(idx)
+    out = pl.select(pl.when(pl.lit(pl.Series(codes < 0))).then(None).otherwise(pl.lit(out))).to_series()
+    if categories is not None:
+        out = out.cast(pl.String).cast(pl.Enum([str(c) for c in categories]))
+    return out.alias(name)
+
+
+@pytest.mark.parametrize(
+    "labels, categories",
+    [
+        ([10, 20, 30], None),
+        (["a", "b", "c"], None),
+        ([1.5, 2.5, 3.5], None),
+        (pl.Series("x", [True, False]), None),
+        (["(0,1]", "(1,2]", "(2,3]"], ["(0,1]", "(1,2]", "(2,3]"]),
+        ([3, 1, 2], [1, 2, 3, 4]),  # numbers as text categories, one unused
+    ],
+)
+@pytest.mark.parametrize("backend", ["polars", "pandas"])
+def test_with_codes_equals_the_query_route(labels, categories, backend):
+    from sdckit.engines._polars_output import with_codes
+
+    rng = np.random.default_rng(1)
+    n_lab = len(labels)
+    codes = rng.integers(-1, n_lab, size=200)
+    frame = pl.DataFrame({"x": rng.integers(0, 5, 200), "y": np.arange(200)})
+    table = as_table(frame.to_pandas() if backend == "pandas" else frame)
+    got = with_codes(table, "x", codes, labels, categories).column("x")
+    expected = _with_codes_by_query(table, "x", codes, labels, categories)
+    assert got.dtype == expected.dtype and got.equals(expected, null_equal=True)
+    assert got.null_count() == int((codes < 0).sum())
+    assert table.column("x").equals(pl.Series("x", frame["x"]))  # the input table is unchanged

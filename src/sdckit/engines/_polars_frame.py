@@ -263,11 +263,13 @@ def as_table(data: Any, param: str = "data") -> Table:
         table = Table(_dict_frame(data, param, mixed), "polars")
         table._cache["__mixed__"] = mixed
         return table
+    if _is_plain_pandas(data):  # first: asking a pandas frame for attributes costs (hasattr(df, "dtypes"))
+        labels = data.columns.tolist()
+        check_unique_names(labels, param)
+        return _pandas_table(data, labels)
     labels = _native_labels(data)
     if labels is not None:
         check_unique_names(labels, param)
-    if _is_plain_pandas(data):
-        return _pandas_table(data, labels)
     try:
         nwdf = nw.from_native(data, eager_only=True)
     except TypeError:
@@ -337,12 +339,20 @@ class _PandasSource:
         self.labels = {str(c): c for c in labels}
         self.height = len(pdf)
         self._mixed: dict[str, str | None] = {}
+        self._columns: dict = {}
+
+    def pandas(self, name: str):
+        """The caller's column ``name`` (a pandas Series, looked up once)."""
+        col = self._columns.get(name)
+        if col is None:
+            col = self._columns[name] = self.pdf[self.labels[name]]
+        return col
 
     def read(self, names) -> dict[str, pl.Series]:
         """The columns ``names`` (text names) as Polars Series."""
         out, rest = {}, []
         for name in names:
-            col = self.pdf[self.labels[name]]
+            col = self.pandas(name)
             dt = col.dtype
             if isinstance(dt, np.dtype) and dt.isnative and (dt.kind in "biu" or (dt.kind == "f" and dt.itemsize >= 4)):
                 out[name] = pl.Series(name, col.to_numpy(), nan_to_null=True)
@@ -371,7 +381,7 @@ class _PandasSource:
     def mixed(self, name: str) -> str | None:
         """The Python types of an ``object`` column mixing value kinds, or None."""
         if name not in self._mixed:
-            self._mixed[name] = _mixed_kinds(self.pdf[self.labels[name]])
+            self._mixed[name] = _mixed_kinds(self.pandas(name))
         return self._mixed[name]
 
 

@@ -5,6 +5,8 @@ type (a pandas result keeps the caller's index)."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import polars as pl
 
@@ -67,15 +69,25 @@ def with_codes(table: Table, name: str, codes: np.ndarray, labels, categories: l
     if lab.dtype == pl.Null:
         lab = lab.cast(table.column(name).dtype if table.column(name).dtype != pl.Null else pl.String)
     codes = np.asarray(codes, dtype=np.int64)
-    idx = pl.Series("i", np.where(codes < 0, 0, codes), dtype=pl.Int64)
+    enum = pl.Enum([str(c) for c in categories]) if categories is not None else None
     if len(lab) == 0:
         out = pl.Series(name, [None] * len(codes), dtype=lab.dtype)
     else:
-        out = lab.gather(idx)
-        out = pl.select(pl.when(pl.lit(pl.Series(codes < 0))).then(None).otherwise(pl.lit(out))).to_series()
-    if categories is not None:
-        out = out.cast(pl.String).cast(pl.Enum([str(c) for c in categories]))
+        if enum is not None and _within(lab, enum):  # the few labels made Enum before the gather
+            lab, enum = lab.cast(pl.String).cast(enum), None
+        miss = codes < 0
+        out = lab[pl.Series("i", np.where(miss, 0, codes), dtype=pl.UInt32)]  # a gather, without a query
+        if miss.any():
+            out = out.scatter(np.flatnonzero(miss), None)
+    if enum is not None:
+        out = out.cast(pl.String).cast(enum)
     return _replace(table, {name: out.alias(name)})
+
+
+def _within(labels: pl.Series, enum: pl.Enum) -> bool:
+    """Whether every label, as text, is one of the Enum's categories."""
+    cats = set(enum.categories.to_list())
+    return all(v is None or v in cats for v in labels.cast(pl.String).to_list())
 
 
 def with_values(table: Table, name: str, values: np.ndarray) -> Table:
@@ -142,7 +154,7 @@ def _onto_native(table: Table):
         return out
     for name in changed:
         label = labels.get(name, name)
-        dtype = native[label].dtype
+        dtype = (table.source.pandas(name) if table.deferred else native[label]).dtype
         s = table.column(name)
         if dtype is np.dtype(object):  # an object column stays object: Python values, None for missing
             col = _as_object(s, native.index)
@@ -168,13 +180,26 @@ def pandas_column(s: pl.Series, index):
     if dt.is_integer():
         return pd.Series(pd.array(s.to_list(), dtype=str(dt)), index=index, name=s.name)
     if isinstance(dt, pl.Enum) and s.len():
-        x = s.to_physical().to_numpy()  # float with NaN when there are nulls
-        codes = np.where(np.isnan(x), -1, x).astype(np.int64) if x.dtype.kind == "f" else x.astype(np.int64)
-        cats = pd.Categorical.from_codes(codes, categories=list(dt.categories), ordered=True)
-        return pd.Series(cats, index=index, name=s.name)
+        arrow = s.to_arrow()  # a dictionary array: PyArrow's categories and codes, as to_pandas reads them
+        if hasattr(arrow, "indices"):
+            x = arrow.indices.to_numpy(zero_copy_only=False)  # float with NaN when there are nulls
+            codes = np.where(np.isnan(x), -1, x).astype(np.int64) if x.dtype.kind == "f" else x.astype(np.int64)
+            cats = pd.Categorical.from_codes(codes, dtype=_categorical_dtype(tuple(arrow.dictionary.to_pylist())))
+            return pd.Series(cats, index=index, name=s.name)
     out = to_native({"c": s}, "pandas", index)
     _nullable_integers(pl.DataFrame({"c": s}), out)
     return out["c"].rename(s.name)
+
+
+@functools.lru_cache(maxsize=256)
+def _categorical_dtype(categories: tuple):
+    """pandas' ordered categorical type of these categories, made once (building the type
+    checks its categories: a fixed cost of about 0.1 ms that repeated calls with the same
+    categories, a recode with the same breaks, say, need not pay again; the type is
+    immutable)."""
+    import pandas as pd
+
+    return pd.CategoricalDtype(list(categories), ordered=True)
 
 
 def _as_categorical(col, dtype):
