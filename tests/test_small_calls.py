@@ -293,3 +293,20 @@ def test_with_codes_equals_the_query_route(labels, categories, backend):
     assert got.dtype == expected.dtype and got.equals(expected, null_equal=True)
     assert got.null_count() == int((codes < 0).sum())
     assert table.column("x").equals(pl.Series("x", frame["x"]))  # the input table is unchanged
+
+
+@pytest.mark.parametrize("dtype", [pl.Int8, pl.Int64, pl.UInt16])
+def test_compact_integers_encoded_by_look_up_table(dtype):
+    """A compact integer column, with missing values: labels are the distinct values in
+    order, each record's code the position of its value, -1 when missing."""
+    from sdckit.engines._polars_encode import encode_keys
+
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 60, size=400)
+    s = pl.Series("k", x, dtype=dtype).scatter([0, 9, 17], None)
+    enc = encode_keys(pl.DataFrame([s]), ["k"])
+    valid = s.is_not_null().to_numpy()
+    u, inv = np.unique(x[valid], return_inverse=True)
+    assert enc.labels[0].dtype == dtype and enc.labels[0].to_list() == u.tolist()
+    np.testing.assert_array_equal(enc.codes[valid, 0], inv)
+    assert (enc.codes[~valid, 0] == -1).all()

@@ -122,12 +122,15 @@ def _int_codes(s: pl.Series, n: int):
     has_nulls = s.null_count() > 0
     x = (s.fill_null(lo) if has_nulls else s).to_numpy().astype(np.int64, copy=False) - int(lo)
     nulls = s.is_null().to_numpy() if has_nulls else None
-    present = np.bincount(x if nulls is None else x[~nulls], minlength=span) > 0
-    lut = (np.cumsum(present, dtype=np.int64) - 1).astype(np.int32)
+    present = np.zeros(span, dtype=bool)
+    present[x if nulls is None else x[~nulls]] = True
+    values = np.flatnonzero(present)
+    lut = np.empty(span, dtype=np.int32)
+    lut[values] = np.arange(values.size, dtype=np.int32)
     codes = lut[x]
     if nulls is not None:
         codes[nulls] = -1
-    labels = pl.Series(s.name, np.flatnonzero(present) + int(lo)).cast(s.dtype)
+    labels = pl.Series(s.name, values + int(lo)).cast(s.dtype)
     return codes, labels
 
 
@@ -149,13 +152,19 @@ def _sorted_codes(s: pl.Series, n: int):
     xv = x if valid is None else x[valid]
     if s.dtype.is_float() and np.signbit(xv[xv == 0]).any():
         return None
-    uniq, inv = np.unique(xv, return_inverse=True)
+    order = np.argsort(xv)  # np.unique(xv, return_inverse=True), without its extra passes
+    sx = xv[order]
+    first = np.empty(sx.size, dtype=bool)
+    first[:1] = True
+    np.not_equal(sx[1:], sx[:-1], out=first[1:])
+    inv = np.empty(sx.size, dtype=np.int32)
+    inv[order] = np.cumsum(first, dtype=np.int32) - 1
     if valid is None:
-        codes = inv.astype(np.int32)
+        codes = inv
     else:
         codes = np.full(n, -1, dtype=np.int32)
         codes[valid] = inv
-    return codes, pl.Series(s.name, uniq, dtype=s.dtype)
+    return codes, pl.Series(s.name, sx[first], dtype=s.dtype)
 
 
 def encode_keys(frame: pl.DataFrame, keys, missing=None) -> EncodedKeys:
@@ -168,17 +177,13 @@ def encode_keys(frame: pl.DataFrame, keys, missing=None) -> EncodedKeys:
     keys = tuple(keys)
     n = frame.height
     found: set = set()
-    pre = (
-        pl.DataFrame([_prepared(frame.get_column(k), missing, found).alias(f"_{j}") for j, k in enumerate(keys)])
-        if keys
-        else None
-    )
+    prepared = [_prepared(frame.get_column(k), missing, found).alias(f"_{j}") for j, k in enumerate(keys)]
     codes = np.empty((n, len(keys)), dtype=np.int32, order="F")
     labels: list = [None] * len(keys)
     observed: list = [None] * len(keys)
     plain = []
     for j, k in enumerate(keys):
-        s = pre.get_column(f"_{j}")
+        s = prepared[j]
         if isinstance(s.dtype, pl.Enum):
             labels[j] = pl.Series(k, s.dtype.categories)
             codes[:, j] = s.to_physical().cast(pl.Int32).fill_null(-1).to_numpy()
@@ -194,6 +199,7 @@ def encode_keys(frame: pl.DataFrame, keys, missing=None) -> EncodedKeys:
         else:
             plain.append(j)
     if plain:
+        pre = pl.DataFrame(prepared)
         uniq = pre.select([pl.col(f"_{j}").drop_nulls().unique().sort().implode() for j in plain]).row(0)
         for j, u in zip(plain, uniq):
             labels[j] = pl.Series(keys[j], u, dtype=pre.get_column(f"_{j}").dtype)

@@ -85,8 +85,13 @@ class Table:
         names = list(names)
         if self.deferred:
             cols = self._read(names)
+            if names and "" not in names and len(set(names)) == len(names):
+                return pl.DataFrame([cols[c] for c in names])  # Series named as their columns
             return pl.DataFrame({c: cols[c] for c in names}) if names else pl.DataFrame()
-        if not self.lazy:  # a dict keeps every name (a list of Series would rename "" to column_0)
+        if not self.lazy:
+            if names and len(set(names)) == len(names):
+                return self.source[names]  # columns by name: no copy, no query
+            # a dict keeps every name (a list of Series would rename "" to column_0)
             return pl.DataFrame({c: self.source.get_column(c) for c in names}) if names else pl.DataFrame()
         todo = [c for c in names if c not in self._cache]
         if todo:
