@@ -78,7 +78,7 @@ class Table:
 
     @property
     def columns(self) -> list[str]:
-        return list(self.schema)
+        return self.source.columns if isinstance(self.source, pl.DataFrame) else list(self.schema)
 
     def select(self, names) -> pl.DataFrame:
         """The columns ``names`` as an eager frame (read from the file when lazy, once each)."""
@@ -126,9 +126,16 @@ class Table:
             return self.source.get_column(name)
         return self.select([name]).get_column(name)
 
+    def dtype(self, name: str):
+        """The Polars type of column ``name`` (of an eager frame without building its schema)."""
+        if "__schema__" not in self._cache and isinstance(self.source, pl.DataFrame):
+            return self.source.get_column(name).dtype
+        return self.schema[name]
+
     def require(self, names, param: str) -> None:
         """Raise :class:`MissingColumnError` naming every absent column and the available ones."""
-        missing = [c for c in names if c not in self.schema]
+        present = self.source.columns if isinstance(self.source, pl.DataFrame) else self.schema
+        missing = [c for c in names if c not in present]
         if missing:
             raise MissingColumnError(missing_columns_message(param, missing, self.columns))
 
@@ -137,7 +144,7 @@ class Table:
         """The column's kind: ``"integer"``, ``"float"``, ``"boolean"``, ``"text"``,
         ``"categorical"`` (declared categories, possibly ordered), ``"temporal"``, ``"null"``
         (no type: every value missing), ``"nested"`` (lists, structs, objects) or ``"other"``."""
-        dt = self.schema[name]
+        dt = self.dtype(name)
         if dt == pl.Boolean:
             return "boolean"
         if dt.is_integer():
@@ -158,7 +165,7 @@ class Table:
 
     def dtype_name(self, name: str) -> str:
         """The column's type as text, for messages."""
-        return str(self.schema[name])
+        return str(self.dtype(name))
 
     def mixed_types(self, name: str) -> str | None:
         """The Python types (``"int, str"``) of a pandas ``object`` column (or a list in a dict)
@@ -175,7 +182,7 @@ class Table:
 
     def categories(self, name: str) -> list | None:
         """The declared categories, in order, of a categorical column with an order (Enum)."""
-        dt = self.schema[name]
+        dt = self.dtype(name)
         return list(dt.categories) if isinstance(dt, pl.Enum) else None
 
     def n_missing(self, name: str) -> int:
@@ -195,7 +202,7 @@ class Table:
         exprs = []
         for c in names:
             e = pl.col(c).is_null()
-            if self.schema[c].is_float():
+            if self.dtype(c).is_float():
                 e = e | pl.col(c).is_nan().fill_null(True)
             exprs.append(e.all().alias(c))
         row = self.select(names).select(exprs).row(0)

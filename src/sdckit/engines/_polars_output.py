@@ -94,7 +94,7 @@ def with_values(table: Table, name: str, values: np.ndarray) -> Table:
     """A copy of ``table`` whose numeric column ``name`` holds ``values`` (float, NaN = missing).
     An integer column stays integer when every new value is a whole number."""
     values = np.asarray(values, dtype=np.float64)
-    dtype = table.schema[name]
+    dtype = table.dtype(name)
     s = pl.Series(name, values, nan_to_null=True)
     if dtype.is_integer():
         finite = values[~np.isnan(values)]
