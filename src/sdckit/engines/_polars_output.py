@@ -156,8 +156,11 @@ def _onto_native(table: Table):
         label = labels.get(name, name)
         dtype = (table.source.pandas(name) if table.deferred else native[label]).dtype
         s = table.column(name)
+        values = None if isinstance(dtype, pd.CategoricalDtype) else _pandas_values(s)
         if dtype is np.dtype(object):  # an object column stays object: Python values, None for missing
             col = _as_object(s, native.index)
+        elif values is not None:  # the values alone: isetitem puts them under the caller's index
+            col = values
         else:
             col = pandas_column(s, native.index)
             if getattr(dtype, "ordered", None) is False and hasattr(col, "cat"):  # an unordered categorical
@@ -174,21 +177,32 @@ def pandas_column(s: pl.Series, index):
     common types (numbers, booleans, Enums) are built from NumPy directly."""
     import pandas as pd
 
+    values = _pandas_values(s)
+    if values is not None:
+        return pd.Series(values, index=index, name=s.name)
+    out = to_native({"c": s}, "pandas", index)
+    _nullable_integers(pl.DataFrame({"c": s}), out)
+    return out["c"].rename(s.name)
+
+
+def _pandas_values(s: pl.Series):
+    """The values of a column of a common type (numbers, booleans, Enums) as pandas stores
+    them after Polars' ``to_pandas``: a NumPy array (null -> NaN for floats), a nullable
+    integer array, or a Categorical; None for the other types."""
+    import pandas as pd
+
     dt = s.dtype
     if dt.is_float() or ((dt.is_integer() or dt == pl.Boolean) and not s.null_count()):
-        return pd.Series(s.to_numpy(writable=True), index=index, name=s.name)  # null -> NaN for floats
+        return s.to_numpy(writable=True)
     if dt.is_integer():
-        return pd.Series(pd.array(s.to_list(), dtype=str(dt)), index=index, name=s.name)
+        return pd.array(s.to_list(), dtype=str(dt))
     if isinstance(dt, pl.Enum) and s.len():
         arrow = s.to_arrow()  # a dictionary array: PyArrow's categories and codes, as to_pandas reads them
         if hasattr(arrow, "indices"):
             x = arrow.indices.to_numpy(zero_copy_only=False)  # float with NaN when there are nulls
             codes = np.where(np.isnan(x), -1, x).astype(np.int64) if x.dtype.kind == "f" else x.astype(np.int64)
-            cats = pd.Categorical.from_codes(codes, dtype=_categorical_dtype(tuple(arrow.dictionary.to_pylist())))
-            return pd.Series(cats, index=index, name=s.name)
-    out = to_native({"c": s}, "pandas", index)
-    _nullable_integers(pl.DataFrame({"c": s}), out)
-    return out["c"].rename(s.name)
+            return pd.Categorical.from_codes(codes, dtype=_categorical_dtype(tuple(arrow.dictionary.to_pylist())))
+    return None
 
 
 @functools.lru_cache(maxsize=256)
