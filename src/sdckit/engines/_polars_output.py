@@ -156,7 +156,8 @@ def _onto_native(table: Table):
         label = labels.get(name, name)
         dtype = (table.source.pandas(name) if table.deferred else native[label]).dtype
         s = table.column(name)
-        values = None if isinstance(dtype, pd.CategoricalDtype) else _pandas_values(s)
+        plain = dtype is not np.dtype(object) and not isinstance(dtype, pd.CategoricalDtype)
+        values = _pandas_values(s) if plain else None
         if dtype is np.dtype(object):  # an object column stays object: Python values, None for missing
             col = _as_object(s, native.index)
         elif values is not None:  # the values alone: isetitem puts them under the caller's index
