@@ -65,7 +65,11 @@ def with_codes(table: Table, name: str, codes: np.ndarray, labels, categories: l
     column a Polars ``Enum`` with that category order (ordered variables keep their order);
     otherwise the column takes the labels' type.
     """
-    lab = labels if isinstance(labels, pl.Series) else pl.Series(name, list(labels), strict=False)
+    if categories is not None and not isinstance(labels, pl.Series) and _same_text(labels, categories):
+        lab = pl.Series(name, list(labels), dtype=_enum(tuple(categories)))  # the labels are the categories
+        categories = None
+    else:
+        lab = labels if isinstance(labels, pl.Series) else pl.Series(name, list(labels), strict=False)
     if lab.dtype == pl.Null:
         lab = lab.cast(table.column(name).dtype if table.column(name).dtype != pl.Null else pl.String)
     codes = np.asarray(codes, dtype=np.int64)
@@ -82,6 +86,18 @@ def with_codes(table: Table, name: str, codes: np.ndarray, labels, categories: l
     if enum is not None:
         out = out.cast(pl.String).cast(enum)
     return _replace(table, {name: out.alias(name)})
+
+
+def _same_text(labels, categories) -> bool:
+    """Whether ``labels`` are the texts ``categories``, in the same order."""
+    labels, categories = list(labels), list(categories)
+    return len(labels) == len(categories) and all(isinstance(v, str) for v in labels) and labels == categories
+
+
+@functools.lru_cache(maxsize=256)
+def _enum(categories: tuple) -> pl.Enum:
+    """The Polars Enum of these text categories (a type; made once)."""
+    return pl.Enum(list(categories))
 
 
 def _within(labels: pl.Series, enum: pl.Enum) -> bool:
