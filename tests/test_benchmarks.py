@@ -27,6 +27,7 @@ CASES = {
     "microaggregation.py": ["--quick"],  # 10^4 records, one run
     "report.py": ["--quick"],  # testdata with two recipes and 10^5 synthetic records, one run
     "scale.py": ["--quick", "--engines", "duckdb,polars"],  # 10^5 records; Spark runs in test_engines_outofcore
+    "small_calls.py": ["--quick"],  # testdata, three calls, pandas and Polars, a few timings each
 }
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .grouping import group_rows
+from .grouping import dense_ids, group_rows
 
 __all__ = [
     "equivalence_classes",
@@ -56,8 +56,7 @@ def _class_category_counts(class_ids: np.ndarray, n_classes: int, s_codes: np.nd
         return empty, empty, np.zeros(0, dtype=np.float64 if weights is not None else np.int64)
     q = int(cat.max()) + 1
     pair = cls * q + cat  # class < n, q <= n: no overflow for any realistic n
-    uniq, inv = np.unique(pair, return_inverse=True)
-    inv = inv.reshape(-1)
+    inv, uniq = dense_ids(pair)
     if weights is None:
         counts = np.bincount(inv, minlength=len(uniq))
     else:

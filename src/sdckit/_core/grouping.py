@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["distinct_per_group", "group_rows", "lookup_sums", "row_keys"]
+__all__ = ["dense_ids", "distinct_per_group", "group_rows", "lookup_sums", "row_keys"]
 
 _LIMIT = np.int64(2) ** 62
 
@@ -47,8 +47,25 @@ def group_rows(codes: np.ndarray, radix=None) -> tuple[np.ndarray, int]:
     key = row_keys(codes, radix)
     if key.size == 0:
         return np.zeros(0, dtype=np.int64), 0
+    ids, uniq = dense_ids(key)
+    return ids, len(uniq)
+
+
+def dense_ids(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(key, return_inverse=True)`` reversed: the dense id (0..G-1, in sorted key
+    order) of every int64 key, and the G distinct keys in order. Non-negative keys within a
+    compact range (below max(4 n, 2^16)) go through a look-up table of the keys present
+    (linear passes instead of a sort)."""
+    top = int(key.max()) if key.size else 0
+    if key.size and int(key.min()) >= 0 and top < max(4 * key.size, 1 << 16):
+        present = np.zeros(top + 1, dtype=bool)
+        present[key] = True
+        uniq = np.flatnonzero(present)
+        lut = np.empty(top + 1, dtype=np.int64)
+        lut[uniq] = np.arange(uniq.size)
+        return lut[key], uniq
     uniq, ids = np.unique(key, return_inverse=True)
-    return ids.reshape(-1), len(uniq)
+    return ids.reshape(-1).astype(np.int64, copy=False), uniq
 
 
 def lookup_sums(ref_rows: np.ndarray, ref_values: np.ndarray, query_rows: np.ndarray) -> np.ndarray:

@@ -97,13 +97,14 @@ def interval_codes(x: np.ndarray, breaks: np.ndarray, closed_left: bool) -> np.n
     value (NaN) and -2 for a value outside every interval."""
     x = np.asarray(x, dtype=np.float64)
     b = np.asarray(breaks, dtype=np.float64)
-    idx = np.searchsorted(b, x, side="left").astype(np.int64) - 1  # b[idx] < x <= b[idx + 1]
+    codes = np.searchsorted(b, x, side="left").astype(np.int32)
+    codes -= 1  # b[codes] < x <= b[codes + 1]
     if closed_left:
-        idx[x == b[0]] = 0
+        codes[x == b[0]] = 0
     n_int = max(b.size - 1, 1)
-    codes = np.where((idx < 0) | (idx >= n_int), -2, idx)
+    codes[(codes < 0) | (codes >= n_int)] = -2
     codes[np.isnan(x)] = -1
-    return codes.astype(np.int32)
+    return codes
 
 
 def _format_one(v: float, digits: int) -> str:

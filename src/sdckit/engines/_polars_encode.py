@@ -28,7 +28,9 @@ def _missing_expr(s: pl.Series, missing, found: set | None = None) -> pl.Series:
     (positions in ``missing``), so that the caller can say which never occur.
     """
     if s.dtype.is_float():
-        s = s.fill_nan(None)
+        x = s.to_numpy()  # nulls come back as NaN; made null together (no query)
+        if np.isnan(x).any():
+            s = pl.Series(s.name, x, dtype=s.dtype, nan_to_null=True)
     if not missing:
         return s
     dt = s.dtype
@@ -120,13 +122,49 @@ def _int_codes(s: pl.Series, n: int):
     has_nulls = s.null_count() > 0
     x = (s.fill_null(lo) if has_nulls else s).to_numpy().astype(np.int64, copy=False) - int(lo)
     nulls = s.is_null().to_numpy() if has_nulls else None
-    present = np.bincount(x if nulls is None else x[~nulls], minlength=span) > 0
-    lut = (np.cumsum(present, dtype=np.int64) - 1).astype(np.int32)
+    present = np.zeros(span, dtype=bool)
+    present[x if nulls is None else x[~nulls]] = True
+    values = np.flatnonzero(present)
+    lut = np.empty(span, dtype=np.int32)
+    lut[values] = np.arange(values.size, dtype=np.int32)
     codes = lut[x]
     if nulls is not None:
         codes[nulls] = -1
-    labels = pl.Series(s.name, np.flatnonzero(present) + int(lo)).cast(s.dtype)
+    labels = pl.Series(s.name, values + int(lo)).cast(s.dtype)
     return codes, labels
+
+
+#: below this many records a column without a compact range is encoded by NumPy's sort (no
+#: query to start); above it by Polars' parallel hashing
+_NUMPY_MAX_N = 20_000
+
+
+def _sorted_codes(s: pl.Series, n: int):
+    """Codes of a numeric column by NumPy's sort (small tables): labels in sorted order as the
+    Polars query gives them. None for text, for integers with missing values (NumPy would see
+    them as floats) and for floats holding both 0.0 and -0.0 (one label, whichever sign)."""
+    nulls = s.null_count()
+    numeric = s.dtype.is_integer() or s.dtype.is_float()
+    if n > _NUMPY_MAX_N or not numeric or nulls == n or (nulls and not s.dtype.is_float()):
+        return None
+    x = s.to_numpy()  # floats: nulls (NaN was made null before) come back as NaN
+    valid = ~np.isnan(x) if nulls else None
+    xv = x if valid is None else x[valid]
+    if s.dtype.is_float() and np.signbit(xv[xv == 0]).any():
+        return None
+    order = np.argsort(xv)  # np.unique(xv, return_inverse=True), without its extra passes
+    sx = xv[order]
+    first = np.empty(sx.size, dtype=bool)
+    first[:1] = True
+    np.not_equal(sx[1:], sx[:-1], out=first[1:])
+    inv = np.empty(sx.size, dtype=np.int32)
+    inv[order] = np.cumsum(first, dtype=np.int32) - 1
+    if valid is None:
+        codes = inv
+    else:
+        codes = np.full(n, -1, dtype=np.int32)
+        codes[valid] = inv
+    return codes, pl.Series(s.name, sx[first], dtype=s.dtype)
 
 
 def encode_keys(frame: pl.DataFrame, keys, missing=None) -> EncodedKeys:
@@ -139,17 +177,13 @@ def encode_keys(frame: pl.DataFrame, keys, missing=None) -> EncodedKeys:
     keys = tuple(keys)
     n = frame.height
     found: set = set()
-    pre = (
-        pl.DataFrame([_prepared(frame.get_column(k), missing, found).alias(f"_{j}") for j, k in enumerate(keys)])
-        if keys
-        else None
-    )
+    prepared = [_prepared(frame.get_column(k), missing, found).alias(f"_{j}") for j, k in enumerate(keys)]
     codes = np.empty((n, len(keys)), dtype=np.int32, order="F")
     labels: list = [None] * len(keys)
     observed: list = [None] * len(keys)
     plain = []
     for j, k in enumerate(keys):
-        s = pre.get_column(f"_{j}")
+        s = prepared[j]
         if isinstance(s.dtype, pl.Enum):
             labels[j] = pl.Series(k, s.dtype.categories)
             codes[:, j] = s.to_physical().cast(pl.Int32).fill_null(-1).to_numpy()
@@ -157,12 +191,15 @@ def encode_keys(frame: pl.DataFrame, keys, missing=None) -> EncodedKeys:
             observed[j] = tuple(np.flatnonzero(np.bincount(cj[cj >= 0], minlength=len(labels[j]))).tolist())
             continue
         fast = _int_codes(s, n)
+        if fast is None:
+            fast = _sorted_codes(s, n)
         if fast is not None:
             codes[:, j], lab = fast
             labels[j] = lab.alias(k)
         else:
             plain.append(j)
     if plain:
+        pre = pl.DataFrame(prepared)
         uniq = pre.select([pl.col(f"_{j}").drop_nulls().unique().sort().implode() for j in plain]).row(0)
         for j, u in zip(plain, uniq):
             labels[j] = pl.Series(keys[j], u, dtype=pre.get_column(f"_{j}").dtype)

@@ -9,6 +9,8 @@ eagerly; Polars is a base dependency and is the in-memory engine for the big gro
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -50,10 +52,19 @@ class Table:
         return isinstance(self.source, pl.LazyFrame)
 
     @property
-    def schema(self) -> dict:
+    def deferred(self) -> bool:
+        """Whether the columns are a caller's pandas frame read column by column."""
+        return isinstance(self.source, _PandasSource)
+
+    @property
+    def schema(self) -> Mapping:
         sch = self._cache.get("__schema__")
         if sch is None:
-            sch = self._cache["__schema__"] = dict(self.source.collect_schema() if self.lazy else self.source.schema)
+            if self.deferred:
+                sch = _DeferredSchema(self)
+            else:
+                sch = dict(self.source.collect_schema() if self.lazy else self.source.schema)
+            self._cache["__schema__"] = sch
         return sch
 
     @property
@@ -66,12 +77,20 @@ class Table:
 
     @property
     def columns(self) -> list[str]:
-        return list(self.schema)
+        return self.source.columns if isinstance(self.source, pl.DataFrame) else list(self.schema)
 
     def select(self, names) -> pl.DataFrame:
         """The columns ``names`` as an eager frame (read from the file when lazy, once each)."""
         names = list(names)
-        if not self.lazy:  # a dict keeps every name (a list of Series would rename "" to column_0)
+        if self.deferred:
+            cols = self._read(names)
+            if names and "" not in names and len(set(names)) == len(names):
+                return pl.DataFrame([cols[c] for c in names])  # Series named as their columns
+            return pl.DataFrame({c: cols[c] for c in names}) if names else pl.DataFrame()
+        if not self.lazy:
+            if names and len(set(names)) == len(names):
+                return self.source[names]  # columns by name: no copy, no query
+            # a dict keeps every name (a list of Series would rename "" to column_0)
             return pl.DataFrame({c: self.source.get_column(c) for c in names}) if names else pl.DataFrame()
         todo = [c for c in names if c not in self._cache]
         if todo:
@@ -85,19 +104,37 @@ class Table:
             self._cache.update({c: got.get_column(c) for c in todo})
         return pl.DataFrame({c: self._cache[c] for c in names}) if names else pl.DataFrame()
 
+    def _read(self, names) -> dict[str, pl.Series]:
+        """The columns of a deferred table read so far, ``names`` among them (converted once;
+        a protection method's new columns are kept here too)."""
+        cols = self._cache.setdefault("__cols__", {})
+        todo = [c for c in names if c not in cols]
+        if todo:
+            cols.update(self.source.read(todo))
+        return cols
+
     @property
     def frame(self) -> pl.DataFrame:
         """Every column as an eager frame."""
-        return self.select(self.columns) if self.lazy else self.source
+        return self.select(self.columns) if self.lazy or self.deferred else self.source
 
     def column(self, name: str) -> pl.Series:
+        if self.deferred:
+            return self._read([name])[name]
         if not self.lazy:
             return self.source.get_column(name)
         return self.select([name]).get_column(name)
 
+    def dtype(self, name: str):
+        """The Polars type of column ``name`` (of an eager frame without building its schema)."""
+        if "__schema__" not in self._cache and isinstance(self.source, pl.DataFrame):
+            return self.source.get_column(name).dtype
+        return self.schema[name]
+
     def require(self, names, param: str) -> None:
         """Raise :class:`MissingColumnError` naming every absent column and the available ones."""
-        missing = [c for c in names if c not in self.schema]
+        present = self.source.columns if isinstance(self.source, pl.DataFrame) else self.schema
+        missing = [c for c in names if c not in present]
         if missing:
             raise MissingColumnError(missing_columns_message(param, missing, self.columns))
 
@@ -106,7 +143,7 @@ class Table:
         """The column's kind: ``"integer"``, ``"float"``, ``"boolean"``, ``"text"``,
         ``"categorical"`` (declared categories, possibly ordered), ``"temporal"``, ``"null"``
         (no type: every value missing), ``"nested"`` (lists, structs, objects) or ``"other"``."""
-        dt = self.schema[name]
+        dt = self.dtype(name)
         if dt == pl.Boolean:
             return "boolean"
         if dt.is_integer():
@@ -127,13 +164,15 @@ class Table:
 
     def dtype_name(self, name: str) -> str:
         """The column's type as text, for messages."""
-        return str(self.schema[name])
+        return str(self.dtype(name))
 
     def mixed_types(self, name: str) -> str | None:
         """The Python types (``"int, str"``) of a pandas ``object`` column (or a list in a dict)
         whose values mix numbers, text and booleans, or None. Such a column is carried through
         untouched, but no measure or method takes it as a variable: whether ``1`` and ``"1"``
         are one category is the data owner's decision, so one type per column is expected."""
+        if self.deferred:
+            return self.source.mixed(name)
         return self._cache.get("__mixed__", {}).get(name)
 
     def is_numeric(self, name: str) -> bool:
@@ -142,7 +181,7 @@ class Table:
 
     def categories(self, name: str) -> list | None:
         """The declared categories, in order, of a categorical column with an order (Enum)."""
-        dt = self.schema[name]
+        dt = self.dtype(name)
         return list(dt.categories) if isinstance(dt, pl.Enum) else None
 
     def n_missing(self, name: str) -> int:
@@ -162,7 +201,7 @@ class Table:
         exprs = []
         for c in names:
             e = pl.col(c).is_null()
-            if self.schema[c].is_float():
+            if self.dtype(c).is_float():
                 e = e | pl.col(c).is_nan().fill_null(True)
             exprs.append(e.all().alias(c))
         row = self.select(names).select(exprs).row(0)
@@ -231,6 +270,10 @@ def as_table(data: Any, param: str = "data") -> Table:
         table = Table(_dict_frame(data, param, mixed), "polars")
         table._cache["__mixed__"] = mixed
         return table
+    if _is_plain_pandas(data):  # first: asking a pandas frame for attributes costs (hasattr(df, "dtypes"))
+        labels = data.columns.tolist()
+        check_unique_names(labels, param)
+        return _pandas_table(data, labels)
     labels = _native_labels(data)
     if labels is not None:
         check_unique_names(labels, param)
@@ -276,6 +319,98 @@ def as_table(data: Any, param: str = "data") -> Table:
     if backend == "pyarrow":
         _remember_native(table, data, labels)
     return table
+
+
+def _is_plain_pandas(data) -> bool:
+    """A pandas DataFrame with one level of column labels (read column by column)."""
+    pd = sys.modules.get("pandas")
+    return pd is not None and isinstance(data, pd.DataFrame) and not isinstance(data.columns, pd.MultiIndex)
+
+
+def _pandas_table(pdf, labels) -> Table:
+    """A pandas frame as a :class:`Table` whose columns are converted when first used."""
+    table = Table(_PandasSource(pdf, labels), "pandas", _informative_index(pdf))
+    _remember_native(table, pdf, labels)
+    return table
+
+
+class _PandasSource:
+    """A caller's pandas frame read column by column: a column becomes a Polars Series the
+    first time a measure or method asks for it, as the whole frame would have been converted
+    (NumPy-backed numbers and booleans directly, NaN as null; the other columns through
+    PyArrow, several at once; text categoricals as Enums in their declared order), so that a
+    call on a few columns of a wide frame converts only those."""
+
+    def __init__(self, pdf, labels) -> None:
+        self.pdf = pdf
+        self.labels = {str(c): c for c in labels}
+        self.height = len(pdf)
+        self._mixed: dict[str, str | None] = {}
+        self._columns: dict = {}
+
+    def pandas(self, name: str):
+        """The caller's column ``name`` (a pandas Series, looked up once)."""
+        col = self._columns.get(name)
+        if col is None:
+            col = self._columns[name] = self.pdf[self.labels[name]]
+        return col
+
+    def read(self, names) -> dict[str, pl.Series]:
+        """The columns ``names`` (text names) as Polars Series."""
+        out, rest = {}, []
+        for name in names:
+            col = self.pandas(name)
+            dt = col.dtype
+            if isinstance(dt, np.dtype) and dt.isnative and (dt.kind in "biu" or (dt.kind == "f" and dt.itemsize >= 4)):
+                out[name] = pl.Series(name, col.to_numpy(), nan_to_null=True)
+            else:
+                rest.append(name)
+        if rest:
+            out.update(self._convert([self.labels[c] for c in rest]))
+        return out
+
+    def _convert(self, labels) -> dict[str, pl.Series]:
+        """Columns through PyArrow, several at once; a column PyArrow cannot read (Python
+        objects of several types) alone, value by value."""
+        sub = self.pdf[labels]
+        try:
+            frame = nw.from_native(sub, eager_only=True).to_polars()
+        except Exception as exc:
+            if len(labels) > 1:  # each column is read as it would be alone
+                return {k: v for label in labels for k, v in self._convert([label]).items()}
+            frame = _pandas_without_pyarrow(sub)
+            if frame is None:
+                raise SdcError(f"data: could not read the table ({exc})") from None
+        frame.columns = [str(c) for c in labels]  # Polars renames an empty name "" to column_0
+        frame = _keep_pandas_category_order(sub, frame)
+        return {c: frame.get_column(c) for c in frame.columns}
+
+    def mixed(self, name: str) -> str | None:
+        """The Python types of an ``object`` column mixing value kinds, or None."""
+        if name not in self._mixed:
+            self._mixed[name] = _mixed_kinds(self.pandas(name))
+        return self._mixed[name]
+
+
+class _DeferredSchema(Mapping):
+    """The column types of a deferred table: the names at once, a type when asked for."""
+
+    def __init__(self, table: Table) -> None:
+        self._table = table
+
+    def __getitem__(self, name):
+        if name not in self._table.source.labels:
+            raise KeyError(name)
+        return self._table.column(name).dtype
+
+    def __contains__(self, name) -> bool:
+        return name in self._table.source.labels
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table.source.labels)
+
+    def __len__(self) -> int:
+        return len(self._table.source.labels)
 
 
 def _native_labels(data) -> list | None:
@@ -332,18 +467,25 @@ def _mixed_lists(data: dict) -> dict[str, str]:
 def _mixed_object_columns(pdf) -> dict[str, str]:
     """pandas ``object`` columns mixing value kinds (numbers, text, booleans, others):
     column name -> the Python types found."""
-    import pandas as pd
-
     out = {}
     for name, dtype in zip(pdf.columns, pdf.dtypes):
-        if dtype is not np.dtype(object):
-            continue
-        col = pdf[name]
-        if pd.api.types.infer_dtype(col, skipna=True) in ("mixed", "mixed-integer"):
-            kinds = sorted({type(v).__name__ for v in col.dropna().tolist()})
-            if len(kinds) > 1:
-                out[str(name)] = ", ".join(kinds)
+        kinds = _mixed_kinds(pdf[name]) if dtype is np.dtype(object) else None
+        if kinds:
+            out[str(name)] = kinds
     return out
+
+
+def _mixed_kinds(col) -> str | None:
+    """The Python types found in a pandas ``object`` column mixing value kinds, or None."""
+    import pandas as pd
+
+    if col.dtype is not np.dtype(object):
+        return None
+    if pd.api.types.infer_dtype(col, skipna=True) in ("mixed", "mixed-integer"):
+        kinds = sorted({type(v).__name__ for v in col.dropna().tolist()})
+        if len(kinds) > 1:
+            return ", ".join(kinds)
+    return None
 
 
 def _informative_index(pdf):

@@ -5,17 +5,22 @@ type (a pandas result keeps the caller's index)."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import polars as pl
 
 from ._polars_frame import Table, to_native
 
-__all__ = ["native_frame", "with_codes", "with_missing", "with_values"]
+__all__ = ["native_frame", "pandas_column", "with_codes", "with_missing", "with_values"]
 
 
 def _replace(table: Table, columns: dict[str, pl.Series]) -> Table:
-    frame = table.frame.with_columns([s.alias(name) for name, s in columns.items()])
-    out = Table(frame, table.backend, table.index)
+    if table.deferred:  # the caller's pandas frame stays the source; the new columns go on top
+        out = Table(table.source, table.backend, table.index)
+        out._cache["__cols__"] = {**table._cache.get("__cols__", {}), **{n: s.alias(n) for n, s in columns.items()}}
+    else:
+        out = Table(_with_columns(table.frame, columns), table.backend, table.index)
     # the caller's pandas categoricals without an order, the caller's frame, its column labels
     # and the columns of mixed types are the input's; the changed columns accumulate
     for key in ("__unordered__", "__native__", "__labels__", "__mixed__"):
@@ -23,6 +28,18 @@ def _replace(table: Table, columns: dict[str, pl.Series]) -> Table:
             out._cache[key] = table._cache[key]
     if "__native__" in table._cache:
         out._cache["__changed__"] = table._cache.get("__changed__", frozenset()) | set(columns)
+    return out
+
+
+def _with_columns(frame: pl.DataFrame, columns: dict[str, pl.Series]) -> pl.DataFrame:
+    """A new frame with ``columns`` replacing the columns of the same names (no query: the
+    other columns are shared, as Polars shares unchanged columns)."""
+    names = frame.columns
+    if any(name not in names for name in columns):
+        return frame.with_columns([s.alias(name) for name, s in columns.items()])
+    out = frame.clone()
+    for name, s in columns.items():
+        out.replace_column(names.index(name), s.alias(name))
     return out
 
 
@@ -48,27 +65,53 @@ def with_codes(table: Table, name: str, codes: np.ndarray, labels, categories: l
     column a Polars ``Enum`` with that category order (ordered variables keep their order);
     otherwise the column takes the labels' type.
     """
-    lab = labels if isinstance(labels, pl.Series) else pl.Series(name, list(labels), strict=False)
+    if categories is not None and not isinstance(labels, pl.Series) and _same_text(labels, categories):
+        lab = pl.Series(name, list(labels), dtype=_enum(tuple(categories)))  # the labels are the categories
+        categories = None
+    else:
+        lab = labels if isinstance(labels, pl.Series) else pl.Series(name, list(labels), strict=False)
     if lab.dtype == pl.Null:
         lab = lab.cast(table.column(name).dtype if table.column(name).dtype != pl.Null else pl.String)
     codes = np.asarray(codes, dtype=np.int64)
-    idx = pl.Series("i", np.where(codes < 0, 0, codes), dtype=pl.Int64)
+    enum = pl.Enum([str(c) for c in categories]) if categories is not None else None
     if len(lab) == 0:
         out = pl.Series(name, [None] * len(codes), dtype=lab.dtype)
     else:
-        out = lab.gather(idx)
-        out = pl.select(pl.when(pl.lit(pl.Series(codes < 0))).then(None).otherwise(pl.lit(out))).to_series()
-    if categories is not None:
-        out = out.cast(pl.String).cast(pl.Enum([str(c) for c in categories]))
+        if enum is not None and _within(lab, enum):  # the few labels made Enum before the gather
+            lab, enum = lab.cast(pl.String).cast(enum), None
+        miss = codes < 0
+        out = lab[pl.Series("i", np.where(miss, 0, codes), dtype=pl.UInt32)]  # a gather, without a query
+        if miss.any():
+            out = out.scatter(np.flatnonzero(miss), None)
+    if enum is not None:
+        out = out.cast(pl.String).cast(enum)
     return _replace(table, {name: out.alias(name)})
+
+
+def _same_text(labels, categories) -> bool:
+    """Whether ``labels`` are the texts ``categories``, in the same order."""
+    labels, categories = list(labels), list(categories)
+    return len(labels) == len(categories) and all(isinstance(v, str) for v in labels) and labels == categories
+
+
+@functools.lru_cache(maxsize=256)
+def _enum(categories: tuple) -> pl.Enum:
+    """The Polars Enum of these text categories (a type; made once)."""
+    return pl.Enum(list(categories))
+
+
+def _within(labels: pl.Series, enum: pl.Enum) -> bool:
+    """Whether every label, as text, is one of the Enum's categories."""
+    cats = set(enum.categories.to_list())
+    return all(v is None or v in cats for v in labels.cast(pl.String).to_list())
 
 
 def with_values(table: Table, name: str, values: np.ndarray) -> Table:
     """A copy of ``table`` whose numeric column ``name`` holds ``values`` (float, NaN = missing).
     An integer column stays integer when every new value is a whole number."""
     values = np.asarray(values, dtype=np.float64)
-    dtype = table.schema[name]
-    s = pl.Series(name, values).fill_nan(None)
+    dtype = table.dtype(name)
+    s = pl.Series(name, values, nan_to_null=True)
     if dtype.is_integer():
         finite = values[~np.isnan(values)]
         if np.all(finite == np.round(finite)):
@@ -76,7 +119,7 @@ def with_values(table: Table, name: str, values: np.ndarray) -> Table:
                 s = s.cast(dtype, strict=True)
             except pl.exceptions.PolarsError:  # out of the type's range: keep the wider type
                 s = s.cast(pl.Int64, strict=False) if np.all(np.abs(finite) < 2**62) else s
-    elif dtype.is_float():
+    elif dtype.is_float() and dtype != pl.Float64:
         s = s.cast(dtype)
     return _replace(table, {name: s})
 
@@ -85,11 +128,13 @@ def native_frame(table: Table):
     """The whole table as the caller's frame type (pandas with the caller's index). A pandas
     frame or PyArrow table read from the caller keeps every column no method changed exactly
     as it was (label, type, values); only the changed columns are converted back."""
+    if "__native__" in table._cache:
+        return _onto_native(table)
     frame = table.frame
     if table.backend == "numpy":
         return frame.to_numpy()
-    if "__native__" in table._cache:
-        return _onto_native(table)
+    if table.backend == "polars":
+        return frame.clone()  # a new frame object; Polars shares the unchanged columns
     out = to_native({c: frame.get_column(c) for c in frame.columns}, table.backend, table.index)
     if table.backend == "pandas":
         _nullable_integers(frame, out)
@@ -123,23 +168,69 @@ def _onto_native(table: Table):
     out = native.copy(deep=not _copy_on_write())  # the result never shares writable memory with the input
     if not changed:
         return out
-    sub = table.select(changed)
-    new = to_native({f"c{i}": sub.get_column(c) for i, c in enumerate(changed)}, "pandas", native.index)
-    _nullable_integers(sub.rename({c: f"c{i}" for i, c in enumerate(changed)}), new)
-    unordered = table._cache.get("__unordered__", ())
-    for i, name in enumerate(changed):
-        col = new[f"c{i}"]
+    for name in changed:
         label = labels.get(name, name)
-        pos = list(native.columns).index(label)
-        # an object column stays object: Python values, None for missing
-        if native.dtypes.iloc[pos] is np.dtype(object):
-            col = _as_object(sub.get_column(name), native.index)
-        elif name in unordered and hasattr(col, "cat"):
-            col = col.cat.as_unordered()
-        elif isinstance(native.dtypes.iloc[pos], pd.CategoricalDtype) and not hasattr(col, "cat"):
-            col = _as_categorical(col, native.dtypes.iloc[pos])
-        out.isetitem(pos, col)
+        dtype = (table.source.pandas(name) if table.deferred else native[label]).dtype
+        s = table.column(name)
+        plain = dtype is not np.dtype(object) and not isinstance(dtype, pd.CategoricalDtype)
+        values = _pandas_values(s) if plain else None
+        if dtype is np.dtype(object):  # an object column stays object: Python values, None for missing
+            col = _as_object(s, native.index)
+        elif values is not None:  # the values alone: isetitem puts them under the caller's index
+            col = values
+        else:
+            col = pandas_column(s, native.index)
+            if getattr(dtype, "ordered", None) is False and hasattr(col, "cat"):  # an unordered categorical
+                col = col.cat.as_unordered()
+            elif isinstance(dtype, pd.CategoricalDtype) and not hasattr(col, "cat"):
+                col = _as_categorical(col, dtype)
+        out.isetitem(native.columns.get_loc(label), col)
     return out
+
+
+def pandas_column(s: pl.Series, index):
+    """One column as pandas receives it from Polars' ``to_pandas`` (through PyArrow), with
+    the caller's ``index`` and integers with missing values in pandas' nullable types; the
+    common types (numbers, booleans, Enums) are built from NumPy directly."""
+    import pandas as pd
+
+    values = _pandas_values(s)
+    if values is not None:
+        return pd.Series(values, index=index, name=s.name)
+    out = to_native({"c": s}, "pandas", index)
+    _nullable_integers(pl.DataFrame({"c": s}), out)
+    return out["c"].rename(s.name)
+
+
+def _pandas_values(s: pl.Series):
+    """The values of a column of a common type (numbers, booleans, Enums) as pandas stores
+    them after Polars' ``to_pandas``: a NumPy array (null -> NaN for floats), a nullable
+    integer array, or a Categorical; None for the other types."""
+    import pandas as pd
+
+    dt = s.dtype
+    if dt.is_float() or ((dt.is_integer() or dt == pl.Boolean) and not s.null_count()):
+        return s.to_numpy(writable=True)
+    if dt.is_integer():
+        return pd.array(s.to_list(), dtype=str(dt))
+    if isinstance(dt, pl.Enum) and s.len():
+        arrow = s.to_arrow()  # a dictionary array: PyArrow's categories and codes, as to_pandas reads them
+        if hasattr(arrow, "indices"):
+            x = arrow.indices.to_numpy(zero_copy_only=False)  # float with NaN when there are nulls
+            codes = np.where(np.isnan(x), -1, x).astype(np.int64) if x.dtype.kind == "f" else x.astype(np.int64)
+            return pd.Categorical.from_codes(codes, dtype=_categorical_dtype(tuple(arrow.dictionary.to_pylist())))
+    return None
+
+
+@functools.lru_cache(maxsize=256)
+def _categorical_dtype(categories: tuple):
+    """pandas' ordered categorical type of these categories, made once (building the type
+    checks its categories: a fixed cost of about 0.1 ms that repeated calls with the same
+    categories, a recode with the same breaks, say, need not pay again; the type is
+    immutable)."""
+    import pandas as pd
+
+    return pd.CategoricalDtype(list(categories), ordered=True)
 
 
 def _as_categorical(col, dtype):

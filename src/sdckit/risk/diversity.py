@@ -98,7 +98,7 @@ def sensitive_codes(prep: Prepared, names) -> SensitiveCodes:
             f"({', '.join(prep.keys.names + tuple(names))}); check the code and its type (-999 and '-999' differ "
             "for a text column)"
         )
-    return SensitiveCodes(enc.codes, tuple(list(lab) for lab in enc.labels))
+    return SensitiveCodes(enc.codes, tuple(lab.to_list() for lab in enc.labels))
 
 
 def class_ids(prep: Prepared) -> tuple[np.ndarray, int]:
