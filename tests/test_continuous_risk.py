@@ -575,7 +575,7 @@ def test_relative_interval_cli(tmp_path, capsys):
         [
             "interval",
             str(path),
-            "--vars",
+            "--variables",
             "inc,exp",
             "--p",
             "0.5",
@@ -596,12 +596,12 @@ def test_relative_interval_cli(tmp_path, capsys):
     assert payload == json.loads(json.dumps(direct.to_dict()))
     assert pl.read_csv(rec)["count_inc"].to_list() == [2, 3, 5, 4, 5, 3, 2, 2]  # test_relative_interval_hand_example
     # within keys, and one-line errors naming the option
-    assert main(["interval", str(path), "--vars", "inc", "--keys", "g", "--no-progress"]) == 0
+    assert main(["interval", str(path), "--variables", "inc", "--keys", "g", "--no-progress"]) == 0
     capsys.readouterr()
-    assert main(["interval", str(path), "--vars", "inc", "--p", "1.5"]) == 2
+    assert main(["interval", str(path), "--variables", "inc", "--p", "1.5"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("sdckit: error: p: got 1.5") and err.count("\n") == 1
-    assert main(["interval", str(path), "--vars", "inc", "--keys", "region"]) == 2
+    assert main(["interval", str(path), "--variables", "inc", "--keys", "region"]) == 2
     assert "region" in capsys.readouterr().err
     # --missing: codes of the keys read as missing (key g = "b" made missing joins the null group)
     O8.with_columns(pl.Series("g", ["a", "a", "b", "b", None, None, "c", "c"])).write_csv(path)
@@ -610,7 +610,7 @@ def test_relative_interval_cli(tmp_path, capsys):
             [
                 "interval",
                 str(path),
-                "--vars",
+                "--variables",
                 "inc",
                 "--keys",
                 "g",
@@ -622,6 +622,7 @@ def test_relative_interval_cli(tmp_path, capsys):
                 "2",
                 "--json",
                 str(out),
+                "--overwrite",
                 "--no-progress",
             ]
         )

@@ -377,7 +377,7 @@ def test_cli_external(tmp_path, capsys):
             "external",
             str(d),
             str(a),
-            "--vars",
+            "--variables",
             "sex,age,income",
             "--scales",
             "age=1<2<3<4<5",
@@ -404,7 +404,7 @@ def test_cli_external(tmp_path, capsys):
             "external",
             str(d),
             str(a),
-            "--vars",
+            "--variables",
             "sex,age,income",
             "--scales",
             "age=ordinal",
@@ -412,6 +412,7 @@ def test_cli_external(tmp_path, capsys):
             "income=0",
             "--json",
             str(out),
+            "--overwrite",
         ]
     )
     assert code == 0 and json.loads(out.read_text())["external_risk"]["share_paired"] == 0.75
@@ -422,7 +423,7 @@ def test_cli_external(tmp_path, capsys):
     [
         (["--scales", "age"], "--scales: 'age' has no '='"),
         (["--availability", "age=high"], "--availability: age=high is not a number"),
-        (["--scales", "zz=nominal"], "--scales: zz not in --vars"),
+        (["--scales", "zz=nominal"], "--scales: zz not in --variables"),
         (["--tolerance", "-1"], "tolerance"),
     ],
 )
@@ -430,6 +431,6 @@ def test_cli_external_errors(tmp_path, capsys, args, fragment):
     d, a = tmp_path / "d.csv", tmp_path / "a.csv"
     D.write_csv(d)
     A.write_csv(a)
-    assert main(["external", str(d), str(a), "--vars", "sex,age,income", *args]) == 2
+    assert main(["external", str(d), str(a), "--variables", "sex,age,income", *args]) == 2
     err = capsys.readouterr().err
     assert err.startswith("sdckit: error: ") and fragment in err and err.count("\n") == 1

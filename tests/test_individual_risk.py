@@ -796,9 +796,10 @@ def test_cli_risk_bad_method(hh_csv):
     assert info.value.code == 2
 
 
-def test_demo_includes_household_risk(tmp_path, capsys):
+def test_demo_includes_household_risk(tmp_path, capsys, monkeypatch):
     """sdckit demo runs frequencies, k-anonymity and the individual / household risk on the bundled
     survey (1,915 persons in 800 households)."""
+    monkeypatch.chdir(tmp_path)  # the demo writes its report in the current folder
     out = tmp_path / "demo.json"
     assert main(["demo", "--json", str(out), "--no-progress"]) == 0
     printed = capsys.readouterr().out

@@ -845,6 +845,7 @@ def test_cli_options(s002_csv, tmp_path):
                 "weights",
                 "--json",
                 str(out_json),
+                "--overwrite",
             ]
         )
         == 0

@@ -13,7 +13,7 @@ import numpy as np
 
 from .._core import microaggregation as core
 from .._errors import SdcError
-from .._validation import as_missing_codes, check_choice, check_int, raise_problems
+from .._validation import as_missing_codes, check_choice, check_group_size, raise_problems
 from ._common import Change, Input, common_scale, finish, read_input
 from ._result import ProtectionResult
 
@@ -137,7 +137,7 @@ def microaggregation(
     inp = read_input(data, variables, "variables", strata=strata, engine=engine)
     names = list(inp.variables)
     method = check_choice(method, "method", _METHODS)
-    k = int(check_int(group_size, "group_size", low=1))  # type: ignore[arg-type]
+    k = check_group_size(group_size)
     statistic = check_choice(statistic, "statistic", _STATISTICS)
     sort_by = _sort_by(inp, sort_by, method, names)
     codes = as_missing_codes(missing)

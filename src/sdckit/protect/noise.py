@@ -10,7 +10,7 @@ import numpy as np
 
 from .._core import noise as core
 from .._errors import SdcError
-from .._validation import as_missing_codes, check_choice, check_number, raise_problems
+from .._validation import as_missing_codes, check_choice, check_rule, raise_problems
 from ._common import Change, Input, common_scale, finish, read_input, resolve_seed
 from ._result import ProtectionResult
 
@@ -218,14 +218,9 @@ def _options(inp: Input, method, noise, delta, perturbation) -> dict:
     method = check_choice(method, "method", METHODS)
     problems: list[str] = []
     opts: dict[str, Any] = {"method": method}
-    checks: tuple[tuple[str, Any, dict[str, Any]], ...] = (
-        ("noise", noise, {"low": 0.0}),
-        ("delta", delta, {"low": 0.0, "high": 1.0, "low_open": True, "high_open": True}),
-        ("perturbation", perturbation, {"low": 0.0}),
-    )
-    for param, value, kw in checks:
+    for param, value in (("noise", noise), ("delta", delta), ("perturbation", perturbation)):
         try:
-            opts[param] = check_number(value, param, **kw)
+            opts[param] = check_rule(param, value)
         except SdcError as err:
             problems.append(str(err))
     raise_problems(problems)

@@ -9,7 +9,7 @@ import numpy as np
 
 from .._core import rank_swap as core
 from .._errors import SdcError
-from .._validation import as_missing_codes, check_number, raise_problems
+from .._validation import as_missing_codes, check_rule, raise_problems
 from ._common import Change, Input, common_scale, finish, read_input, resolve_seed
 from ._result import ProtectionResult
 from .noise import per_variable, require_finite, require_numeric, stratum_groups
@@ -150,18 +150,18 @@ def _options(inp: Input, swap_range, r0, k0, top_percent, bottom_percent) -> dic
         raise SdcError(f"{', '.join(given)}: {len(given)} given; expected at most one of swap_range, r0 and k0")
     problems: list[str] = []
     opts: dict[str, Any] = {"swap_range": None, "r0": None, "k0": None}
-    checks: dict[str, tuple[Any, dict[str, Any]]] = {
-        "swap_range": (swap_range, {"low": 0.0, "high": 100.0}),
-        "r0": (r0 if given else DEFAULT_R0, {"low": 0.0, "high": 1.0}),
-        "k0": (k0, {"low": 0.0}),
-        "top_percent": (top_percent, {"low": 0.0, "high": 100.0}),
-        "bottom_percent": (bottom_percent, {"low": 0.0, "high": 100.0}),
+    checks: dict[str, Any] = {
+        "swap_range": swap_range,
+        "r0": r0 if given else DEFAULT_R0,
+        "k0": k0,
+        "top_percent": top_percent,
+        "bottom_percent": bottom_percent,
     }
-    for param, (value, bounds) in checks.items():
+    for param, value in checks.items():
         if value is None:
             continue
         try:
-            opts[param] = check_number(value, param, **bounds)
+            opts[param] = check_rule(param, value)
         except SdcError as err:
             problems.append(str(err))
     raise_problems(problems)

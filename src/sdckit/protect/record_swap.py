@@ -18,12 +18,14 @@ from .._core.record_swap import (
     source_rows,
     split_units,
 )
+from .._deprecation import renamed_parameters
 from .._errors import SdcError
 from .._validation import (
     as_missing_codes,
     as_name_list,
-    check_int,
-    check_number,
+    check_k,
+    check_risk_threshold,
+    check_swap_rate,
     mixed_type_problems,
     raise_problems,
 )
@@ -45,7 +47,7 @@ class _Options:
     similar: list | None
     k: int
     risk: list | None
-    threshold: float | None
+    risk_threshold: float | None
     swap_rate: float
     carry_along: list
     seed: int
@@ -66,6 +68,7 @@ class _Households:
         return int(self.size.size)
 
 
+@renamed_parameters(threshold="risk_threshold")
 def record_swap(
     data,
     keys,
@@ -75,7 +78,7 @@ def record_swap(
     similar=None,
     k=3,
     risk=None,
-    threshold=None,
+    risk_threshold=None,
     swap_rate=0.05,
     carry_along=None,
     seed=None,
@@ -90,7 +93,7 @@ def record_swap(
 
     1. household risk per level: rho_{h,l} = max_{r in h} 1 / c_{r,l}; h is risky at level l
        when min_{r in h} c_{r,l} < k (with ``risk``: rho_{h,l} = max_{r in h} risk_r, risky
-       when rho_{h,l} > ``threshold``); it is swapped across the first (coarsest) such level;
+       when rho_{h,l} > ``risk_threshold``); it is swapped across the first (coarsest) such level;
     2. target: P = H * swap_rate / 2 swaps (each swap moves two households), rounded up with
        probability equal to its fraction, shared among the finest units in proportion to
        their households (the remainders by systematic sampling);
@@ -133,8 +136,11 @@ def record_swap(
         Per-record risk column(s) used instead of ``keys``: one column for every level, or
         one per geography level (coarsest first). Non-negative numbers; a household takes its
         members' maximum. A household of risk 0 at a level is never drawn there.
-    threshold : float >= 0, optional
-        With ``risk``: households above it are risky (required with ``risk``).
+    risk_threshold : float >= 0, optional
+        With ``risk``: households whose risk is above it are risky (required with ``risk``).
+        It is on the scale of the ``risk`` column, whatever that is (sdcMicro's
+        ``risk_threshold``), so it is not the ``threshold`` of the other functions, a
+        re-identification probability in (0, 1]; ``threshold=`` is its old name.
     swap_rate : float in [0, 1], default 0.05
         Share of households to swap (risky households are swapped whatever the rate).
     carry_along : str or list of str, optional
@@ -184,7 +190,7 @@ def record_swap(
     Efraimidis, P. S. & Spirakis, P. G. (2006), Weighted random sampling with a reservoir,
     Information Processing Letters 97(5), 181-185.
     """
-    opts = _options(keys, household, geography, similar, k, risk, threshold, swap_rate, carry_along, seed, missing)
+    opts = _options(keys, household, geography, similar, k, risk, risk_threshold, swap_rate, carry_along, seed, missing)
     inp = read_input(data, opts.geography, "geography", engine=engine)
     _require(inp.table, opts)
     hh = _households(inp, opts.household)
@@ -205,19 +211,19 @@ def record_swap(
 # ----------------------------------------------------------------------------------------------
 # options
 # ----------------------------------------------------------------------------------------------
-def _options(keys, household, geography, similar, k, risk, threshold, swap_rate, carry_along, seed, missing):
+def _options(keys, household, geography, similar, k, risk, risk_threshold, swap_rate, carry_along, seed, missing):
     """Check the parameters (not yet against the data)."""
     key_list = as_name_list(keys, "keys") if keys is not None else None
     risk_list = as_name_list(risk, "risk") if risk is not None else None
     problems = []
     if key_list is None and risk_list is None:
-        problems.append("keys: no columns given; expected the key variables (or risk with threshold)")
+        problems.append("keys: no columns given; expected the key variables (or risk with risk_threshold)")
     if key_list is not None and risk_list is not None:
         problems.append("keys: given together with risk; expected one of them (risk replaces the k-anonymity rule)")
-    if risk_list is not None and threshold is None:
-        problems.append("threshold: missing; expected a number >= 0 above which a household is risky")
-    if risk_list is None and threshold is not None:
-        problems.append("threshold: given without risk; expected threshold only with a risk column")
+    if risk_list is not None and risk_threshold is None:
+        problems.append("risk_threshold: missing; expected a number >= 0 above which a household is risky")
+    if risk_list is None and risk_threshold is not None:
+        problems.append("risk_threshold: given without risk; expected risk_threshold only with a risk column")
     raise_problems(problems)
     hh_list = as_name_list(household, "household")
     if len(hh_list) != 1:
@@ -227,10 +233,10 @@ def _options(keys, household, geography, similar, k, risk, threshold, swap_rate,
         household=hh_list[0],
         geography=as_name_list(geography, "geography"),
         similar=_similar(similar),
-        k=int(check_int(k, "k", low=1)),  # type: ignore[arg-type]
+        k=check_k(k),
         risk=risk_list,
-        threshold=check_number(threshold, "threshold", low=0.0, allow_none=True),
-        swap_rate=float(check_number(swap_rate, "swap_rate", low=0.0, high=1.0)),  # type: ignore[arg-type]
+        risk_threshold=check_risk_threshold(risk_threshold),
+        swap_rate=check_swap_rate(swap_rate),
         carry_along=as_name_list(carry_along, "carry_along", allow_empty=True),
         seed=resolve_seed(seed),
         missing=as_missing_codes(missing),
@@ -297,7 +303,7 @@ def _parameters(opts: _Options) -> dict:
         "similar": opts.similar,
         "k": opts.k,
         "risk": opts.risk,
-        "threshold": opts.threshold,
+        "risk_threshold": opts.risk_threshold,
         "swap_rate": opts.swap_rate,
         "carry_along": list(opts.carry_along) or None,
         "seed": opts.seed,
@@ -367,12 +373,12 @@ def _not_nested(inp, opts: _Options, geo: dict, hh: _Households, lev: int, units
 
 def _risk(inp, opts: _Options, hh: _Households, geo: dict) -> tuple[np.ndarray, np.ndarray]:
     """(weight, risky) per household and level: the inverse counts and count < k, or the
-    user's risk and risk > threshold."""
+    user's risk and risk > risk_threshold."""
     L = len(opts.geography)
     if opts.risk is not None:
         rho = household_reduce(hh.of_record, _risk_values(inp, opts), hh.n, "max")
         rho = np.repeat(rho, L, axis=1) if rho.shape[1] == 1 else rho
-        return rho, rho > opts.threshold
+        return rho, rho > opts.risk_threshold
     keys = np.column_stack([inp.engine.encode_column(inp.table, c, list(opts.missing))[0] for c in opts.keys])
     counts = np.empty((hh.of_record.size, L))
     for lev, g in enumerate(opts.geography):

@@ -16,7 +16,8 @@ from .._validation import (
     as_name_list,
     check_alpha,
     check_choice,
-    check_number,
+    check_max_global_risk,
+    check_threshold,
     missing_columns_message,
     raise_problems,
 )
@@ -218,10 +219,8 @@ def _plan(inp, weight, threshold, max_global_risk, variables, importance, strate
             "threshold: give exactly one of threshold and max_global_risk; expected a risk level in (0, 1] or a "
             "target re-identification rate in (0, 1)"
         )
-    thr = check_number(threshold, "threshold", low=0.0, high=1.0, low_open=True, allow_none=True)
-    xi = check_number(
-        max_global_risk, "max_global_risk", low=0.0, high=1.0, low_open=True, high_open=True, allow_none=True
-    )
+    thr = check_threshold(threshold, allow_none=True)
+    xi = check_max_global_risk(max_global_risk, allow_none=True)
     keys = list(inp.variables)
     names = keys if variables is None else as_name_list(variables, "variables")
     problems = [

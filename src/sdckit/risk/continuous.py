@@ -24,9 +24,9 @@ from .._validation import (
     as_name_list,
     check_bool,
     check_choice,
-    check_int,
-    check_number,
+    check_rule,
     check_seed,
+    check_width,
     raise_problems,
 )
 from ..engines import get_engine
@@ -214,7 +214,7 @@ def interval_disclosure(original, protected, variables, *, width: float = 0.05) 
     Mateo-Sanz, J. M., Sebé, F. and Domingo-Ferrer, J. (2004), Outlier protection in continuous
     microdata masking, *Privacy in Statistical Databases*, LNCS 3050 (SDID); sdcMicro ``dRisk``.
     """
-    w = check_number(width, "width", low=0.0)
+    w = check_width(width)
     pair = numeric_pair(original, protected, variables)
     at_risk, sd = _core().interval_at_risk(pair.X, pair.Y, w)
     with np.errstate(invalid="ignore"):
@@ -244,8 +244,8 @@ class _RelativeInput:
 
 
 def _relative_input(data, variables, *, p, c_min, joint, keys, missing) -> _RelativeInput:
-    pp = check_number(p, "p", low=0.0, high=1.0, low_open=True, high_open=True)
-    cm = check_int(c_min, "c_min", low=1)
+    pp = check_rule("p", p)
+    cm = check_rule("c_min", c_min)
     jt = check_bool(joint, "joint")
     key_names = tuple(as_name_list(keys, "keys", allow_empty=True))
     codes = Roles.of(missing=missing).missing  # a value or a list of values, as for the key-based measures
@@ -402,7 +402,7 @@ def robust_fit(Z: np.ndarray, raw: np.ndarray, names, fraction: float, seed):
 
 
 def _mcd_fraction(value) -> float:
-    return check_number(value, "mcd_fraction", low=0.5, high=1.0, high_open=True)
+    return check_rule("mcd_fraction", value)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -445,8 +445,8 @@ def _user_covariance(covariance, p: int) -> np.ndarray | None:
 def _rmd_input(
     original, protected, variables, *, width, width2, center, weighting, covariance, mcd_fraction, seed
 ) -> _RMDInput:
-    w1 = check_number(width, "width", low=0.0)
-    w2 = check_number(width2, "width2", low=0.0)
+    w1 = check_width(width)
+    w2 = check_width(width2, "width2")
     ce = check_choice(center, "center", ("mean", "mcd"))
     wt = check_choice(weighting, "weighting", ("sdcmicro", "sum"))
     fr = _mcd_fraction(mcd_fraction)
@@ -657,7 +657,7 @@ def outliers(
     Templ, M. (2017), *Statistical Disclosure Control for Microdata*, Springer (outliers as a
     risk of continuous variables); Rousseeuw & Van Driessen (1999).
     """
-    q = check_number(quantile, "quantile", low=0.0, high=1.0, low_open=True, high_open=True)
+    q = check_rule("quantile", quantile)
     mv = check_bool(multivariate, "multivariate")
     fr, sd = _mcd_fraction(mcd_fraction), check_seed(seed)
     d = numeric_data(data, variables)
@@ -734,7 +734,7 @@ def confidentiality_plot(
     Seri, G. (2004), the confidentiality plot: a tool for assessing the disclosure risk of
     continuous microdata after perturbation.
     """
-    s = check_number(significance, "significance", low=0.0, high=1.0, low_open=True, high_open=True)
+    s = check_rule("significance", significance)
     lg, sd = check_bool(log, "log"), check_seed(seed)
     pair = numeric_pair(original, protected, variables, allow_missing=False)
     if pair.X.shape[0] < 2:

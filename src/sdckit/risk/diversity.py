@@ -23,7 +23,7 @@ from .._core.diversity import (
 from .._deprecation import renamed_parameters
 from .._errors import SdcError, SdcWarning, warn
 from .._prepare import Prepared, prepare
-from .._validation import as_name_list, check_bool, check_number, raise_problems
+from .._validation import as_name_list, check_bool, check_rule, raise_problems
 from ..engines import get_engine
 from ..results.diversity import LDiversityResult, TClosenessResult
 from ..scenario import accepts_scenario
@@ -145,7 +145,7 @@ def _ldiversity_input(
     data, keys, sensitive, *, c, strata, missing, allow_degenerate_keys, engine=None
 ) -> _LDiversityInput:
     names = _sensitive_names(sensitive)
-    cc = check_number(c, "c", low=0.0, low_open=True)  # sdcMicro's silent c <= 0 -> 1 is an error here
+    cc = check_rule("c", c)  # sdcMicro's silent c <= 0 -> 1 is an error here
     prep = prepared_roles(
         data, keys, names, strata=strata, missing=missing, allow_degenerate_keys=allow_degenerate_keys, engine=engine
     )

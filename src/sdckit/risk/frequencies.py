@@ -441,7 +441,7 @@ def k_anonymity(
         ``strata`` and ``alpha`` are taken from it and nothing is recomputed).
     keys : str or list of str
     k : int or sequence of int, default (2, 3, 5)
-        Rounded half-up to integers, as sdcMicro does.
+        Integers >= 1 (a value such as 2.5 is refused; sdcMicro rounds it).
     weight, alpha, strata, missing, na_rule, allow_degenerate_keys, zero_weight, engine
         As in :func:`frequencies`.
     scenario : Scenario, optional

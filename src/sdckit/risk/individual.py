@@ -13,7 +13,7 @@ from .._deprecation import deprecated_alias, renamed_parameters
 from .._errors import SdcError, warn
 from .._prepare import Prepared, prepare, role_conflicts
 from .._progress import step
-from .._validation import as_name_list, check_alpha, check_choice, check_number, raise_problems
+from .._validation import as_name_list, check_alpha, check_choice, check_max_global_risk, check_rule, raise_problems
 from ..engines import get_engine, is_out_of_core
 from ..results._base import Result, Summary, fmt_share, new_axes, weighted_quantiles
 from ..scenario import accepts_scenario
@@ -34,11 +34,6 @@ __all__ = ["IndividualRiskResult", "RiskThreshold", "individual_risk"]
 _METHODS = ("approx", "exact")
 #: absolute risk levels whose exceedances the summary counts
 RISK_LEVELS = (0.01, 0.05, 0.1, 0.2, 0.5)
-
-
-def _check_rate(value, param: str) -> float:
-    """A target re-identification rate: a number strictly between 0 and 1."""
-    return check_number(value, param, low=0.0, high=1.0, low_open=True, high_open=True)
 
 
 def _quantiles(x: np.ndarray, counts=None) -> dict:
@@ -414,14 +409,14 @@ class IndividualRiskResult(Result):
         safe when every member has r_i < delta_g = r^h* / |g|; the rule over-protects and
         depends on household size.
         """
-        xi = _check_rate(max_global_risk, "max_global_risk")
+        xi = check_max_global_risk(max_global_risk)
         r_star = risk_threshold(self.pattern_risk, self.pattern_counts, xi, self.n)
         unsafe = self.risk > r_star if r_star is not None else np.zeros(len(self.risk), dtype=bool)
         h_star = h_delta = h_unsafe = h_count = None
         given = household_risk is not None
         if self.household is not None:
             if given:
-                h_star = _check_level(household_risk, "household_risk")
+                h_star = check_rule("household_risk", household_risk)
             elif self.household_store is not None:
                 h_star = self.household_store.threshold(xi, self.n)
             else:
@@ -860,10 +855,6 @@ def _household_fields_engine(inp: _IndividualInput, risk: np.ndarray) -> dict:
 # ----------------------------------------------------------------------------------------------
 # helpers
 # ----------------------------------------------------------------------------------------------
-def _check_level(value, param: str) -> float:
-    return check_number(value, param, low=0.0, high=1.0)
-
-
 def _check_household(roles, table, household: str) -> None:
     """The household column has no other role and holds ids (numbers or labels)."""
     raise_problems(role_conflicts(replace(roles, household=household)))

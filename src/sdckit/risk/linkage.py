@@ -32,6 +32,7 @@ from .._validation import (
     check_choice,
     check_int,
     check_number,
+    check_rule,
     check_scales,
     raise_problems,
 )
@@ -190,7 +191,7 @@ def _check_bins(value, param: str):
 def _check_em_start(em_start) -> tuple:
     if not isinstance(em_start, (list, tuple)) or len(em_start) != 3:
         raise SdcError(f"em_start: got {type(em_start).__name__}; expected three starting values (m, u, p)")
-    return tuple(check_number(v, "em_start", low=0, high=1, low_open=True, high_open=True) for v in em_start)
+    return tuple(check_rule("em_start", v) for v in em_start)
 
 
 def _validate_linkage(
@@ -212,7 +213,7 @@ def _validate_linkage(
     method = check_choice(method, "method", _METHODS)
     standardize = check_choice(standardize, "standardize", _STANDARDIZE)
     metric = check_choice(metric, "metric", _METRICS)
-    sw = check_number(second_weight, "second_weight", low=0, high=1)
+    sw = check_rule("second_weight", second_weight)
     names = as_name_list(variables, "variables")
     t1, t2 = _tables(original, protected, names, "original", "protected", same_records=True)
     weights = None
@@ -222,7 +223,7 @@ def _validate_linkage(
                 "variable_weights: variable weights apply to the Euclidean distance; expected metric='euclidean'"
             )
         weights = _per_variable(
-            variable_weights, names, "variable_weights", 1.0, lambda v, p: check_number(v, p, low=0)
+            variable_weights, names, "variable_weights", 1.0, lambda v, p: check_rule("variable_weights", v, p)
         )
     cat = as_name_list(categorical, "categorical", allow_empty=True)
     raise_problems(
@@ -249,8 +250,8 @@ def _validate_linkage(
         sw,
         frozenset(cat),
         b,
-        check_number(mu, "mu", low=0, high=1),
-        check_number(lam, "lam", low=0, high=1),
+        check_rule("mu", mu),
+        check_rule("lam", lam),
         _check_em_start(em_start),
         as_missing_codes(missing),
     )
@@ -652,9 +653,9 @@ def _validate_external(
     missing,
 ) -> _ExternalArgs:
     method = check_choice(method, "method", ("exact", "pairwise"))
-    tol = check_number(tolerance, "tolerance", low=0, low_open=True)
-    ptol = check_number(pair_tol, "pair_tol", low=0)
-    r_int = check_number(internal_risk, "internal_risk", low=0, high=1, allow_none=True)
+    tol = check_rule("tolerance", tolerance)
+    ptol = check_rule("pair_tol", pair_tol)
+    r_int = check_rule("internal_risk", internal_risk, allow_none=True)
     names = as_name_list(variables, "variables")
     tD, tA = _tables(released, external, names, "released", "external", same_records=False)
     if id is not None:
@@ -663,7 +664,7 @@ def _validate_external(
         _require_id(tD, tA, id, "released", "external")
     cats = _external_categories(categories, names)
     sc = _external_scales(scales, names, cats, tD)
-    av = _per_variable(availability, names, "availability", 1.0, lambda v, p: check_number(v, p, low=0, high=1))
+    av = _per_variable(availability, names, "availability", 1.0, lambda v, p: check_rule("availability", v, p))
     used = tuple(v for v in names if av[v] > 0)
     if not used:
         raise SdcError("availability: every variable has p_j = 0; expected at least one available variable")

@@ -17,7 +17,7 @@ from .._core import uniqueness as uq
 from .._errors import SdcError, warn
 from .._prepare import prepare
 from .._progress import step
-from .._validation import check_choice, check_fraction, check_number
+from .._validation import check_choice, check_rule, check_sampling_fraction
 from ..engines import get_engine
 from ..results.uniqueness import PopulationUniquesResult
 from ..scenario import accepts_scenario
@@ -164,10 +164,8 @@ def population_uniques(
 
 def _validate(data, keys, sampling_fraction, weight, population_size, missing, allow_degenerate_keys, engine):
     """Check the parameters, group the complete records into classes, find pi and N."""
-    pi = check_fraction(sampling_fraction, "sampling_fraction", allow_none=True)
-    N = check_number(
-        population_size, "population_size", low=0.0, low_open=True, allow_none=True, what="a positive number"
-    )
+    pi = check_sampling_fraction(sampling_fraction)
+    N = check_rule("population_size", population_size, allow_none=True)
     if pi is not None and N is not None:
         raise SdcError(
             "population_size: given together with sampling_fraction; expected one of them (N = n / sampling_fraction)"

@@ -28,10 +28,11 @@ from .._validation import (
     as_missing_codes,
     as_name_list,
     check_bool,
+    check_bound,
     check_choice,
-    check_int,
-    check_number,
+    check_rule,
     check_scales,
+    check_seed,
     raise_problems,
 )
 from ..scenario import accepts_scenario
@@ -400,15 +401,13 @@ def _check_options(
         "continuous_distance": check_choice(
             continuous_distance, "continuous_distance", ("arctan", "max_abs", "max_squared")
         ),
-        "bound": check_number(bound, "bound", low=0.0, low_open=True),
+        "bound": check_bound(bound),
         "zero_sd": check_choice(zero_sd, "zero_sd", ("exclude", "inf")),
-        "ctbil_dim": check_int(ctbil_dim, "ctbil_dim", low=0),
-        "ebil_base": check_number(
-            ebil_base, "ebil_base", low=1.0, low_open=True, allow_none=True, what="a logarithm base"
-        ),
+        "ctbil_dim": check_rule("ctbil_dim", ctbil_dim),
+        "ebil_base": check_rule("ebil_base", ebil_base, allow_none=True),
         "gamma_method": check_choice(gamma_method, "gamma_method", ("pearson", "kendall")),
         "robust": check_bool(robust, "robust"),
-        "seed": check_int(seed, "seed", low=0),
+        "seed": check_seed(seed),
         "new_categories": check_choice(new_categories, "new_categories", ("error", "allow")),
         "records": check_bool(records, "records"),
     }
