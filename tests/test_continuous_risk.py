@@ -375,7 +375,7 @@ def test_confidentiality_plot_draws_safety_rules():
 
     matplotlib.use("Agg")
     res = sdckit.confidentiality_plot(frame(XS, ["a", "b"]), frame(YS, ["a", "b"]), ["a", "b"], significance=0.2)
-    ax = res.plot(perturbation=0.051, neighbours=2)
+    ax = res.plot(min_perturbation=0.051, min_neighbours=2)
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert "unsafe" in labels and "perturbation 0.051" in labels and "2 neighbours" in labels
     ax = res.plot(curve=lambda nb: 0.06 - 0.01 * nb)
@@ -384,8 +384,8 @@ def test_confidentiality_plot_draws_safety_rules():
     assert res.unsafe(curve=lambda nb: 0.06 - 0.01 * nb).tolist() == [True, False, True, False, False, False]
     # unsafe = perturbation < 0.045 and nb < 2 and perturbation < 0.06 - 0.01 nb: none (records 4, 6
     # have nb = 1 but perturbations 0.05, 0.0501)
-    assert res.unsafe(perturbation=0.045, neighbours=2).sum() == 0
-    assert res.unsafe(perturbation=0.051, neighbours=2).tolist() == [False, False, False, True, False, True]
+    assert res.unsafe(min_perturbation=0.045, min_neighbours=2).sum() == 0
+    assert res.unsafe(min_perturbation=0.051, min_neighbours=2).tolist() == [False, False, False, True, False, True]
     assert res.unsafe().sum() == 0
     import matplotlib.pyplot as plt
 

@@ -26,11 +26,13 @@ KEYS = ["a", "b", "c"]
 
 
 def _glossary_parameters() -> set[str]:
+    """The parameter names of the glossary (of functions and of result methods)."""
     text = (ROOT / "docs" / "glossary.md").read_text()
-    part = text.split("## Parameters", 1)[1].split("\n## ", 1)[0]
     names: set[str] = set()
-    for row in re.findall(r"^\|\s*(`[^|]+)\|", part, flags=re.M):
-        names |= set(re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)`", row))
+    for section in ("Parameters", "Parameters of result methods"):
+        part = text.split(f"## {section}\n", 1)[1].split("\n## ", 1)[0]
+        for row in re.findall(r"^\|\s*(`[^|]+)\|", part, flags=re.M):
+            names |= set(re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)`", row))
     return names
 
 
@@ -279,3 +281,27 @@ def test_rules_bounds_are_the_documented_ones():
     assert check_rule("max_size", 3, high=3) == 3
     with pytest.raises(SdcError, match=r"max_size: got 4; expected an integer in \[1, 3\]"):
         check_rule("max_size", 4, high=3)
+
+
+def test_confidentiality_rules_renamed_and_checked():
+    """ConfidentialityResult.unsafe's perturbation= / neighbours= (thresholds of the user's
+    safety rule, not ROMM's perturbation size) are min_perturbation= / min_neighbours=; the old
+    names warn and give the same flags; the values are checked by the toolkit."""
+    rng = np.random.default_rng(0)
+    o = pl.DataFrame({"x": rng.normal(10, 2, 60), "y": rng.normal(5, 1, 60)})
+    p = o.with_columns(pl.col("x") + rng.normal(0, 0.3, 60), pl.col("y") + rng.normal(0, 0.3, 60))
+    res = sdckit.confidentiality_plot(o, p, ["x", "y"], seed=1)
+    new = res.unsafe(min_perturbation=0.05, min_neighbours=3)
+    # by hand: perturbation below 0.05 and fewer than 3 neighbours
+    np.testing.assert_array_equal(new, (res.perturbation < 0.05) & (res.neighbours < 3))
+    with pytest.warns(DeprecationWarning) as caught:
+        old = res.unsafe(perturbation=0.05, neighbours=3)
+    said = " ".join(str(w.message) for w in caught)
+    assert (
+        "perturbation= is now called min_perturbation=" in said and "neighbours= is now called min_neighbours=" in said
+    )
+    np.testing.assert_array_equal(old, new)
+    with pytest.raises(SdcError, match=r"^min_neighbours: got 2\.5; expected an integer >= 0$"):
+        res.unsafe(min_neighbours=2.5)
+    with pytest.raises(SdcError, match=r"^min_perturbation: got -1; expected a number >= 0$"):
+        res.unsafe(min_perturbation=-1)
