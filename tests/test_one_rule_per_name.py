@@ -89,9 +89,6 @@ def test_every_rule_is_a_glossary_name():
 #: glossary name by itself (they check a function's own structure, or data against parameters)
 LOCAL_CHECKS = {
     "risk/_linkage_engine.py:_check_ids": "the id column's values against the engine's table (data)",
-    "risk/linkage.py:_check_bins": "bins is a number or bin edges: the structure of one function's option; "
-    "the numbers in it go through the toolkit",
-    "risk/linkage.py:_check_em_start": "em_start is a triple (p, m, u): its length; each value by the toolkit",
     "risk/individual.py:_check_household": "the household column's roles and type (data)",
     "risk/individual.py:_check_household_keys_engine": "household_keys constant within households (data)",
     "risk/individual.py:_check_household_keys": "household_keys constant within households (data)",
@@ -305,3 +302,17 @@ def test_confidentiality_rules_renamed_and_checked():
         res.unsafe(min_neighbours=2.5)
     with pytest.raises(SdcError, match=r"^min_perturbation: got -1; expected a number >= 0$"):
         res.unsafe(min_perturbation=-1)
+
+
+def test_bins_and_em_start_by_the_toolkit():
+    from sdckit._validation import check_bins, check_em_start
+
+    assert check_bins(4) == 4 and check_bins([3, 1, 2]).tolist() == [1.0, 2.0, 3.0]
+    for bad, text in ((1, "bins: got 1; expected an integer >= 2"), ([], "bins: empty list")):
+        with pytest.raises(SdcError, match=re.escape(text)):
+            check_bins(bad)
+    assert check_em_start((0.9, 0.1, 0.2)) == (0.9, 0.1, 0.2)
+    with pytest.raises(SdcError, match=re.escape("em_start: got (0.9, 0.1); expected three starting values")):
+        check_em_start((0.9, 0.1))
+    with pytest.raises(SdcError, match=re.escape("em_start: got 1; expected a number in (0, 1)")):
+        check_em_start((1, 0.1, 0.2))

@@ -25,9 +25,11 @@ __all__ = [
     "as_missing_codes",
     "as_name_list",
     "check_alpha",
+    "check_bins",
     "check_bool",
     "check_bound",
     "check_choice",
+    "check_em_start",
     "check_fraction",
     "check_group_size",
     "check_int",
@@ -369,6 +371,26 @@ def check_width(value, param: str = "width") -> float:
     """``width`` (and ``width2``), the half-width of a disclosure interval in standard
     deviations: a number >= 0."""
     return check_rule("width2" if param == "width2" else "width", value, param)
+
+
+def check_bins(value, param: str = "bins"):
+    """``bins``: a number of quantile bins (an integer >= 2) or a list of finite bin edges
+    (returned sorted, as an array)."""
+    if isinstance(value, (list, tuple)) or hasattr(value, "__array__"):
+        import numpy as np
+
+        edges = [check_number(v, param) for v in np.asarray(value, dtype=object).ravel()]
+        if not edges:
+            raise SdcError(f"{param}: empty list; expected an integer >= 2 or a list of bin edges")
+        return np.sort(np.array(edges, dtype=float))
+    return check_int(value, param, low=2)
+
+
+def check_em_start(value, param: str = "em_start") -> tuple:
+    """``em_start``: three starting values (m, u, p) of the EM algorithm, each in (0, 1)."""
+    if not isinstance(value, (list, tuple)) or len(value) != 3:
+        raise SdcError(f"{param}: got {_show(value)}; expected three starting values (m, u, p)")
+    return tuple(check_rule("em_start", v, param) for v in value)
 
 
 def check_k_list(k, param: str = "k") -> list[int]:

@@ -28,10 +28,10 @@ from .._progress import step
 from .._validation import (
     as_missing_codes,
     as_name_list,
+    check_bins,
     check_bool,
     check_choice,
-    check_int,
-    check_number,
+    check_em_start,
     check_rule,
     check_scales,
     raise_problems,
@@ -178,22 +178,6 @@ class _LinkageArgs:
     missing: tuple
 
 
-def _check_bins(value, param: str):
-    """A number of quantile bins (an integer >= 2) or a list of finite bin edges."""
-    if isinstance(value, (list, tuple, np.ndarray)):
-        edges = [check_number(v, param) for v in np.asarray(value, dtype=object).ravel()]
-        if not edges:
-            raise SdcError(f"{param}: empty list; expected an integer >= 2 or a list of bin edges")
-        return np.sort(np.array(edges, dtype=float))
-    return check_int(value, param, low=2)
-
-
-def _check_em_start(em_start) -> tuple:
-    if not isinstance(em_start, (list, tuple)) or len(em_start) != 3:
-        raise SdcError(f"em_start: got {type(em_start).__name__}; expected three starting values (m, u, p)")
-    return tuple(check_rule("em_start", v) for v in em_start)
-
-
 def _validate_linkage(
     original,
     protected,
@@ -235,9 +219,9 @@ def _validate_linkage(
     )
     numeric = [v for v in names if v not in cat and _is_numeric(t1, v)]
     if isinstance(bins, Mapping):
-        b = _per_variable(bins, numeric, "bins", 10, _check_bins)
+        b = _per_variable(bins, numeric, "bins", 10, check_bins)
     else:  # one setting (a number of bins or a list of edges) for every numeric variable
-        one = _check_bins(bins, "bins")
+        one = check_bins(bins)
         b = {v: one for v in numeric}
     return _LinkageArgs(
         t1,
@@ -252,7 +236,7 @@ def _validate_linkage(
         b,
         check_rule("mu", mu),
         check_rule("lam", lam),
-        _check_em_start(em_start),
+        check_em_start(em_start),
         as_missing_codes(missing),
     )
 
