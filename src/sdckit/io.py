@@ -33,7 +33,7 @@ from typing import Any
 import polars as pl
 
 from ._errors import MissingColumnError, SdcError
-from ._validation import check_new_file, missing_columns_message
+from ._validation import check_bool, check_new_file, missing_columns_message
 from .engines._polars_frame import as_table
 
 __all__ = ["read_data", "read_metadata", "write_data", "write_records"]
@@ -809,8 +809,7 @@ def _write_target(path, overwrite) -> tuple[Path, str]:
         p = Path(os.fspath(path))
     except TypeError:
         raise SdcError(f"path: got {type(path).__name__}; expected a file path (str or os.PathLike)") from None
-    if not isinstance(overwrite, bool):
-        raise SdcError(f"overwrite: got {type(overwrite).__name__}; expected True or False")
+    check_bool(overwrite, "overwrite")
     ext = p.suffix.lower()
     if ext not in _OUT:
         raise SdcError(
@@ -820,8 +819,7 @@ def _write_target(path, overwrite) -> tuple[Path, str]:
         raise SdcError(f"path: cannot write {p}: directory {p.parent} does not exist; expected an existing directory")
     if p.is_dir():
         raise SdcError(f"path: {p} is a directory; expected a file name")
-    if os.path.lexists(p) and not overwrite:
-        raise SdcError(f"path: {p} already exists; expected a new file, or overwrite=True to replace it")
+    check_new_file(p, overwrite)
     return p, ext
 
 
