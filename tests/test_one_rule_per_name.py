@@ -316,3 +316,127 @@ def test_bins_and_em_start_by_the_toolkit():
         check_em_start((0.9, 0.1))
     with pytest.raises(SdcError, match=re.escape("em_start: got 1; expected a number in (0, 1)")):
         check_em_start((1, 0.1, 0.2))
+
+
+# ----------------------------------------------------------------------------------------------
+# every public function refuses an out-of-rule value of each numeric name it takes, with the
+# toolkit's message
+# ----------------------------------------------------------------------------------------------
+def _calls():
+    """``name -> (function, positional arguments, keyword arguments)``: a valid call of every
+    public function, on a small seeded table."""
+    d = _data()
+    noisy = d.with_columns(pl.col("x") * 1.01, pl.col("y") + 0.1)
+    xy = ["x", "y"]
+    register = d.filter(pl.col("c") == 1).select(KEYS)
+    return {
+        "frequencies": (sdckit.frequencies, (d, KEYS), {}),
+        "k_anonymity": (sdckit.k_anonymity, (d, KEYS), {}),
+        "l_diversity": (sdckit.l_diversity, (d, KEYS, "s"), {}),
+        "t_closeness": (sdckit.t_closeness, (d, KEYS, "s"), {}),
+        "individual_risk": (sdckit.individual_risk, (d, KEYS), {"weight": "w"}),
+        "suda": (sdckit.suda, (d, KEYS), {}),
+        "loglinear_risk": (sdckit.loglinear_risk, (d, KEYS), {"weight": "w", "model": "a+b+c"}),
+        "population_uniques": (sdckit.population_uniques, (d, KEYS), {"sampling_fraction": 0.2}),
+        "register_risk": (sdckit.register_risk, (register, d.select(KEYS), KEYS), {"sampling_fraction": 0.1}),
+        "interval_disclosure": (sdckit.interval_disclosure, (d, noisy, xy), {}),
+        "relative_interval_risk": (sdckit.relative_interval_risk, (d, xy), {}),
+        "rmd_interval_disclosure": (sdckit.rmd_interval_disclosure, (d, noisy, xy), {}),
+        "outliers": (sdckit.outliers, (d, xy), {}),
+        "record_linkage_risk": (sdckit.record_linkage_risk, (d, noisy, xy), {}),
+        "external_risk": (sdckit.external_risk, (noisy, d, xy), {}),
+        "confidentiality_plot": (sdckit.confidentiality_plot, (d, noisy, xy), {}),
+        "information_loss": (sdckit.information_loss, (d, noisy, xy), {}),
+        "assess": (sdckit.assess, (d, sdckit.Scenario(keys=KEYS, weight="w")), {}),
+        "global_recode": (sdckit.global_recode, (d, ["x"]), {"breaks": 3}),
+        "top_bottom_coding": (sdckit.top_bottom_coding, (d, ["x"]), {"value": 60.0, "kind": "top"}),
+        "local_suppression": (sdckit.local_suppression, (d, KEYS), {"k": 2}),
+        "suppress_by_risk": (sdckit.suppress_by_risk, (d, KEYS), {"weight": "w", "threshold": 0.2}),
+        "pram": (sdckit.pram, (d, ["a"]), {"seed": 1}),
+        "add_noise": (sdckit.add_noise, (d, xy), {"seed": 1}),
+        "microaggregation": (sdckit.microaggregation, (d, xy), {}),
+        "rank_swap": (sdckit.rank_swap, (d, xy), {"seed": 1}),
+        "record_swap": (sdckit.record_swap, (d, KEYS), {"household": "hh", "geography": ["region"], "seed": 1}),
+    }
+
+
+def _data() -> pl.DataFrame:
+    rng = np.random.default_rng(5)
+    n = 240
+    return pl.DataFrame(
+        {
+            "a": rng.integers(0, 3, n),
+            "b": rng.integers(0, 3, n),
+            "c": rng.integers(0, 2, n),
+            "s": rng.integers(0, 4, n),
+            "w": rng.uniform(5, 20, n),
+            "hh": np.arange(n) // 2,
+            "region": np.arange(n) // 2 % 3,
+            "x": rng.normal(50, 10, n),
+            "y": rng.normal(20, 5, n),
+        }
+    )
+
+
+#: parameters whose test call changes the base call: (drop these keywords, add these)
+ADJUST = {
+    ("population_uniques", "population_size"): (("sampling_fraction",), {}),
+    ("suppress_by_risk", "max_global_risk"): (("threshold",), {}),
+    ("record_swap", "risk_threshold"): ((), {"risk": "w"}),
+}
+#: names whose range the data narrow (the message gives the narrower range)
+DATA_BOUNDED = {"max_size", "level"}
+#: left out, with the reason
+NOT_HERE = {("global_recode", "level"): "needs a hierarchy table; checked in test_protect_recode"}
+
+
+def _bad(name):
+    """A value outside the rule of ``name`` and the toolkit's message for it."""
+    rule = RULES[name]
+    if rule.low is not None:
+        value = int(rule.low) - 1 if rule.integer else rule.low - 1.0
+    elif rule.high is not None:
+        value = rule.high + 1.0
+    else:
+        value = float("nan")
+    with pytest.raises(SdcError) as err:
+        check_rule(name, value)
+    if name == "em_start":
+        return (value, 0.5, 0.5), str(err.value)
+    return value, str(err.value)
+
+
+def _cases():
+    import inspect
+
+    out = []
+    for fname, (func, _, _) in _calls().items():
+        for p in inspect.signature(func).parameters:
+            if p in RULES and (fname, p) not in NOT_HERE:
+                out.append((fname, p))
+    return out
+
+
+def test_the_cases_cover_the_shared_names():
+    names = {p for _, p in _cases()}
+    assert {"alpha", "k", "threshold", "max_global_risk", "seed", "sampling_fraction", "tol", "bound"} <= names
+    assert len(_cases()) >= 60
+
+
+@pytest.mark.parametrize("fname, name", _cases(), ids=[f"{f}-{p}" for f, p in _cases()])
+def test_out_of_rule_value_is_refused_with_the_toolkit_message(fname, name):
+    func, args, kwargs = _calls()[fname]
+    drop, add = ADJUST.get((fname, name), ((), {}))
+    kwargs = {k: v for k, v in kwargs.items() if k not in drop} | add
+    if (fname, name) == ("record_swap", "risk_threshold"):
+        args = (args[0], None)
+    value, message = _bad(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(SdcError) as err:
+            func(*args, **{**kwargs, name: value})
+    text = str(err.value)
+    if name in DATA_BOUNDED:
+        assert f"{name}: got {value!r}; expected an integer in [" in text
+    else:
+        assert message in text

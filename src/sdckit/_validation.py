@@ -128,7 +128,7 @@ def _range_text(low, high, low_open, high_open) -> str:
         return f"{'>' if low_open else '>='} {low:g}"
     if high is not None:
         return f"{'<' if high_open else '<='} {high:g}"
-    return "finite"
+    return "(finite)"
 
 
 def check_number(
@@ -176,7 +176,7 @@ def check_int(
     """A whole number (an ``int``, or a float with an integer value) within [low, high]."""
     if value is None and allow_none:
         return None
-    expected = f"an integer {_range_text(low, high, False, False)}".replace(" finite", "")
+    expected = f"an integer {_range_text(low, high, False, False)}".replace(" (finite)", "")
     if isinstance(value, bool) or type(value).__name__ == "bool_" or not isinstance(value, numbers.Real):
         raise SdcError(f"{param}: got {_show(value)}; expected {expected}")
     if isinstance(value, numbers.Integral):  # exact, however large (seeds of 128 bits)
