@@ -321,7 +321,8 @@ def test_first_found_kernel_against_sequential_loop():
         (dict(scales=["nominal"]), SdcError, "scales: got 1 values for 3 variables"),
         (dict(categories={"zz": [1]}), SdcError, "categories: variable zz is not among the variables"),
         (dict(categories=[1, 2]), SdcError, "categories: got list; expected a dict"),
-        (dict(id=3), SdcError, "id: got int; expected a column name"),
+        (dict(id=3), MissingColumnError, "id (released): column(s) 3 not found"),  # a position, as everywhere
+        (dict(id=["a"]), SdcError, "id: got list of 1 columns; expected a single column name"),
         (dict(id="zz"), MissingColumnError, "id (released): column(s) zz not found"),
         (dict(one_to_one=1), SdcError, "one_to_one: got 1; expected True or False"),
         (dict(availability={"sex": 2}), SdcError, "availability['sex']: got 2; expected a number in [0, 1]"),

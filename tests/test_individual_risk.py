@@ -544,7 +544,7 @@ def test_household_role_conflicts_and_missing_column():
         sdckit.individual_risk(
             d2.with_columns(pl.col("hh").alias("Gender2")), S002_KEYS + ["Gender2"], weight="w", household="Gender2"
         )
-    with pytest.raises(SdcError, match="household: got 2 columns"):
+    with pytest.raises(SdcError, match="household: got list of 2 columns; expected a single column name"):
         sdckit.individual_risk(d, S002_KEYS, household=["hh", "w"])
 
 

@@ -440,3 +440,19 @@ def test_out_of_rule_value_is_refused_with_the_toolkit_message(fname, name):
         assert f"{name}: got {value!r}; expected an integer in [" in text
     else:
         assert message in text
+
+
+def test_one_column_names_follow_one_rule(table):
+    """weight, household, id and sort_by name one column each: a list is refused alike."""
+    calls = {
+        "weight": lambda v: sdckit.frequencies(table, KEYS, weight=v),
+        "household": lambda v: sdckit.record_swap(table, KEYS, household=v, geography=["region"], seed=1),
+        "id": lambda v: sdckit.frequencies(table, KEYS, id=v),
+        "sort_by": lambda v: sdckit.microaggregation(table, ["w"], method="single", sort_by=v),
+    }
+    for name, call in calls.items():
+        with pytest.raises(SdcError) as err:
+            call(["a", "b"])
+        assert str(err.value) == f"{name}: got list of 2 columns; expected a single column name"
+    with pytest.raises(SdcError, match="^household: got list of 2 columns; expected a single column name$"):
+        sdckit.individual_risk(table, KEYS, household=["hh", "a"])

@@ -441,7 +441,7 @@ def test_empty_data():
         ({"similar": [["district"]]}, "similar[0]: district in geography"),
         ({"carry_along": ["income"]}, "carry_along: income varies within"),
         ({"similar": ["gender"]}, "similar: gender varies within"),
-        ({"household": ["hid", "tenure"]}, "household: 2 columns given"),
+        ({"household": ["hid", "tenure"]}, "household: got list of 2 columns; expected a single column name"),
         ({"geography": ["region", "nope"]}, "geography: column(s) nope not found"),
     ],
 )

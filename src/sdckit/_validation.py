@@ -29,6 +29,7 @@ __all__ = [
     "check_bool",
     "check_bound",
     "check_choice",
+    "check_column",
     "check_em_start",
     "check_fraction",
     "check_group_size",
@@ -447,6 +448,18 @@ def as_name_list(value, param: str, *, allow_empty: bool = False) -> list[str]:
     if dup:
         raise SdcError(f"{param}: column(s) {', '.join(dup)} listed more than once")
     return str_names
+
+
+def check_column(value, param: str, *, allow_none: bool = True) -> str | None:
+    """One column name (``weight``, ``household``, ``id``, ``sort_by``, ...): a string, or an
+    integer position (NumPy input has columns ``"0"``, ``"1"``, ...); None when allowed."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, (list, tuple)):
+        raise SdcError(f"{param}: got {type(value).__name__} of {len(value)} columns; expected a single column name")
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise SdcError(f"{param}: got {type(value).__name__}; expected a column name")
+    return str(value)
 
 
 def as_missing_codes(missing) -> tuple:

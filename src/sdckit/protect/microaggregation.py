@@ -13,7 +13,7 @@ import numpy as np
 
 from .._core import microaggregation as core
 from .._errors import SdcError
-from .._validation import as_missing_codes, check_choice, check_group_size, raise_problems
+from .._validation import as_missing_codes, check_choice, check_column, check_group_size, raise_problems
 from ._common import Change, Input, common_scale, finish, read_input
 from ._result import ProtectionResult
 
@@ -178,8 +178,7 @@ def _sort_by(inp: Input, sort_by, method: str, names: list[str]) -> str | None:
         return None
     if sort_by is None:
         return names[0]
-    if not isinstance(sort_by, str):
-        raise SdcError(f"sort_by: got {type(sort_by).__name__}; expected a column name")
+    sort_by = check_column(sort_by, "sort_by")
     inp.table.require([sort_by], "sort_by")
     return sort_by
 

@@ -23,6 +23,7 @@ from .._errors import SdcError
 from .._validation import (
     as_missing_codes,
     as_name_list,
+    check_column,
     check_k,
     check_risk_threshold,
     check_swap_rate,
@@ -225,12 +226,10 @@ def _options(keys, household, geography, similar, k, risk, risk_threshold, swap_
     if risk_list is None and risk_threshold is not None:
         problems.append("risk_threshold: given without risk; expected risk_threshold only with a risk column")
     raise_problems(problems)
-    hh_list = as_name_list(household, "household")
-    if len(hh_list) != 1:
-        raise SdcError(f"household: {len(hh_list)} columns given; expected one household id column")
+    hh = check_column(household, "household", allow_none=False)
     opts = _Options(
         keys=key_list,
-        household=hh_list[0],
+        household=hh,
         geography=as_name_list(geography, "geography"),
         similar=_similar(similar),
         k=check_k(k),

@@ -16,6 +16,7 @@ from .._validation import (
     as_name_list,
     check_alpha,
     check_choice,
+    check_column,
     check_max_global_risk,
     check_threshold,
     missing_columns_message,
@@ -243,9 +244,10 @@ def _plan(inp, weight, threshold, max_global_risk, variables, importance, strate
 def _weight_problems(table, keys: list, weight) -> list[str]:
     if weight is None:
         return []
-    if isinstance(weight, (list, tuple)) or not isinstance(weight, (str, int)) or isinstance(weight, bool):
-        return [f"weight: got {type(weight).__name__}; expected a single column name"]
-    name = str(weight)
+    try:
+        name = str(check_column(weight, "weight"))
+    except SdcError as err:
+        return [str(err)]
     if name not in table.columns:
         return [missing_columns_message("weight", [name], table.columns)]
     return role_conflicts(Roles(keys=tuple(keys), weight=name)) + weight_problems(table, name)

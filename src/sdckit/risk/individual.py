@@ -13,7 +13,15 @@ from .._deprecation import deprecated_alias, renamed_parameters
 from .._errors import SdcError, warn
 from .._prepare import Prepared, prepare, role_conflicts
 from .._progress import step
-from .._validation import as_name_list, check_alpha, check_choice, check_max_global_risk, check_rule, raise_problems
+from .._validation import (
+    as_name_list,
+    check_alpha,
+    check_choice,
+    check_column,
+    check_max_global_risk,
+    check_rule,
+    raise_problems,
+)
 from ..engines import get_engine, is_out_of_core
 from ..results._base import Result, Summary, fmt_share, new_axes, weighted_quantiles
 from ..scenario import accepts_scenario
@@ -784,10 +792,7 @@ def _validate_individual(
     a = check_alpha(alpha)
     check_choice(method, "method", _METHODS)
     check_choice(na_rule, "na_rule", NA_RULES)
-    if isinstance(household, (list, tuple)):
-        raise SdcError(f"household: got {len(household)} columns; expected a single column name")
-    if isinstance(household, int) and not isinstance(household, bool):
-        household = str(household)
+    household = check_column(household, "household")
     if household_keys is not None and household is None:
         raise SdcError("household_keys: no household column given; expected household=<column>")
     eng = get_engine(engine, data)

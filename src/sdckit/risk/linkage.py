@@ -31,6 +31,7 @@ from .._validation import (
     check_bins,
     check_bool,
     check_choice,
+    check_column,
     check_em_start,
     check_rule,
     check_scales,
@@ -643,8 +644,7 @@ def _validate_external(
     names = as_name_list(variables, "variables")
     tD, tA = _tables(released, external, names, "released", "external", same_records=False)
     if id is not None:
-        if not isinstance(id, str):
-            raise SdcError(f"id: got {type(id).__name__}; expected a column name")
+        id = check_column(id, "id")
         _require_id(tD, tA, id, "released", "external")
     cats = _external_categories(categories, names)
     sc = _external_scales(scales, names, cats, tD)
