@@ -262,7 +262,7 @@ def test_public_function_bodies_are_short(name, func):
 
 def _glossary_names(section: str) -> set[str]:
     text = (ROOT / "docs" / "glossary.md").read_text()
-    part = text.split(f"## {section}", 1)[1].split("\n## ", 1)[0]
+    part = text.split(f"## {section}\n", 1)[1].split("\n## ", 1)[0]
     names = set()
     for row in re.findall(r"^\|\s*(`[^|]+)\|", part, flags=re.M):
         names |= set(re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)`", row))
@@ -279,6 +279,56 @@ def test_parameter_names_follow_the_glossary(name, func):
     params = _glossary_names("Parameters")
     sig = inspect.signature(getattr(sdckit, name))
     unknown = [p for p in sig.parameters if p not in params and p not in ("args", "kwargs")]
+    assert unknown == [], f"{name}: parameters {unknown} are not in docs/glossary.md"
+
+
+def _public_class_signatures():
+    """``(name, callable)`` for the constructor and every public method of the public classes.
+
+    Left out: the constructors of result classes (the library builds results; their fields are
+    the result names of the glossary) and, of the engines, everything but the constructor (the
+    engine protocol's methods are called by the measures, not by users)."""
+    from sdckit import engines
+    from sdckit.results import Result
+
+    classes = {n: getattr(sdckit, n) for n in sdckit.__all__ if inspect.isclass(getattr(sdckit, n))}
+    classes = {n: c for n, c in classes.items() if not issubclass(c, BaseException)}
+    engine_classes = {f"engines.{n}": getattr(engines, n) for n in ("PolarsEngine", "DuckDBEngine", "SparkEngine")}
+    out = []
+    for name, cls in {**classes, **engine_classes}.items():
+        if not issubclass(cls, Result) and cls.__init__ is not object.__init__:
+            out.append((f"{name}.__init__", cls.__init__))
+        if name in engine_classes:
+            continue
+        for m, f in inspect.getmembers(cls, inspect.isfunction):
+            if not m.startswith("_") and (f.__module__ or "").startswith("sdckit"):
+                out.append((f"{name}.{m}", f))
+    return out
+
+
+def test_class_signatures_are_found():
+    names = {n for n, _ in _public_class_signatures()}
+    for expected in (
+        "SdcProblem.__init__",
+        "Scenario.__init__",
+        "engines.DuckDBEngine.__init__",
+        "FrequencyResult.plot",
+        "SudaResult.to_frame",
+        "SdcProblem.to_recipe",
+    ):
+        assert expected in names
+
+
+@pytest.mark.parametrize("name, func", _public_class_signatures(), ids=[n for n, _ in _public_class_signatures()])
+def test_class_parameter_names_follow_the_glossary(name, func):
+    """Constructors and methods of the public classes name their parameters from the glossary
+    (a result method also from its own table there)."""
+    params = _glossary_names("Parameters") | _glossary_names("Parameters of result methods")
+    sig = inspect.signature(func)
+    kinds = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    unknown = [
+        p for p, v in sig.parameters.items() if p not in params and p not in ("self", "cls") and v.kind not in kinds
+    ]
     assert unknown == [], f"{name}: parameters {unknown} are not in docs/glossary.md"
 
 

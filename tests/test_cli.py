@@ -86,7 +86,8 @@ def test_progress_bar(s002_csv, capsys):
     assert "4/4" in capsys.readouterr().err
 
 
-def test_demo(tmp_path, capsys):
+def test_demo(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the demo writes its report in the current folder
     out = tmp_path / "demo.json"
     assert main(["demo", "--json", str(out), "--no-progress"]) == 0
     payload = json.loads(out.read_text())

@@ -70,7 +70,7 @@ def test_existing_output_replaced_only_by_a_complete_file(data_csv, tmp_path, mo
         raise OSError("disk full")
 
     monkeypatch.setattr(pl.DataFrame, "write_csv", fail)
-    assert main(["freq", str(data_csv), "--keys", KEYS, "--records", str(out)]) == 2
+    assert main(["freq", str(data_csv), "--keys", KEYS, "--records", str(out), "--overwrite"]) == 2
     assert out.read_text() == "old,complete\n1,2\n"
 
 

@@ -375,7 +375,7 @@ def test_confidentiality_plot_draws_safety_rules():
 
     matplotlib.use("Agg")
     res = sdckit.confidentiality_plot(frame(XS, ["a", "b"]), frame(YS, ["a", "b"]), ["a", "b"], significance=0.2)
-    ax = res.plot(perturbation=0.051, neighbours=2)
+    ax = res.plot(min_perturbation=0.051, min_neighbours=2)
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert "unsafe" in labels and "perturbation 0.051" in labels and "2 neighbours" in labels
     ax = res.plot(curve=lambda nb: 0.06 - 0.01 * nb)
@@ -384,8 +384,8 @@ def test_confidentiality_plot_draws_safety_rules():
     assert res.unsafe(curve=lambda nb: 0.06 - 0.01 * nb).tolist() == [True, False, True, False, False, False]
     # unsafe = perturbation < 0.045 and nb < 2 and perturbation < 0.06 - 0.01 nb: none (records 4, 6
     # have nb = 1 but perturbations 0.05, 0.0501)
-    assert res.unsafe(perturbation=0.045, neighbours=2).sum() == 0
-    assert res.unsafe(perturbation=0.051, neighbours=2).tolist() == [False, False, False, True, False, True]
+    assert res.unsafe(min_perturbation=0.045, min_neighbours=2).sum() == 0
+    assert res.unsafe(min_perturbation=0.051, min_neighbours=2).tolist() == [False, False, False, True, False, True]
     assert res.unsafe().sum() == 0
     import matplotlib.pyplot as plt
 
@@ -575,7 +575,7 @@ def test_relative_interval_cli(tmp_path, capsys):
         [
             "interval",
             str(path),
-            "--vars",
+            "--variables",
             "inc,exp",
             "--p",
             "0.5",
@@ -596,12 +596,12 @@ def test_relative_interval_cli(tmp_path, capsys):
     assert payload == json.loads(json.dumps(direct.to_dict()))
     assert pl.read_csv(rec)["count_inc"].to_list() == [2, 3, 5, 4, 5, 3, 2, 2]  # test_relative_interval_hand_example
     # within keys, and one-line errors naming the option
-    assert main(["interval", str(path), "--vars", "inc", "--keys", "g", "--no-progress"]) == 0
+    assert main(["interval", str(path), "--variables", "inc", "--keys", "g", "--no-progress"]) == 0
     capsys.readouterr()
-    assert main(["interval", str(path), "--vars", "inc", "--p", "1.5"]) == 2
+    assert main(["interval", str(path), "--variables", "inc", "--p", "1.5"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("sdckit: error: p: got 1.5") and err.count("\n") == 1
-    assert main(["interval", str(path), "--vars", "inc", "--keys", "region"]) == 2
+    assert main(["interval", str(path), "--variables", "inc", "--keys", "region"]) == 2
     assert "region" in capsys.readouterr().err
     # --missing: codes of the keys read as missing (key g = "b" made missing joins the null group)
     O8.with_columns(pl.Series("g", ["a", "a", "b", "b", None, None, "c", "c"])).write_csv(path)
@@ -610,7 +610,7 @@ def test_relative_interval_cli(tmp_path, capsys):
             [
                 "interval",
                 str(path),
-                "--vars",
+                "--variables",
                 "inc",
                 "--keys",
                 "g",
@@ -622,6 +622,7 @@ def test_relative_interval_cli(tmp_path, capsys):
                 "2",
                 "--json",
                 str(out),
+                "--overwrite",
                 "--no-progress",
             ]
         )

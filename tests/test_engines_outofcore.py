@@ -211,7 +211,7 @@ def test_write_records_to_parquet(engine, tmp_path):
     written = pl.read_parquet(path)  # in input order, the in-memory result's columns
     mem = sdckit.individual_risk(d, KEYS, weight="sampling_weight", household="ori_hid")
     assert_records(mem, written, ["risk", "household_risk"])
-    with pytest.raises(sdckit.SdcError, match="exists; pass overwrite=True"):
+    with pytest.raises(sdckit.SdcError, match="already exists; expected a new file, or overwrite=True"):
         out.write_records(path)
     assert not list(tmp_path.glob(".*tmp*"))  # no temporary file left beside it
 
@@ -1180,7 +1180,7 @@ def test_spark_writes_records_as_a_parquet_dataset(spark_engine, tmp_path):
     by_duckdb = duckdb.sql(f"SELECT * FROM read_parquet('{folder}/*.parquet')").pl()  # it reads Fk as Fk_1
     assert by_duckdb.columns == ["pid", "risk", "fk", "Fk_1", "household_risk"]
     assert by_duckdb.sort("pid").rename({"Fk_1": "Fk"}).equals(ref)
-    with pytest.raises(sdckit.SdcError, match="exists; pass overwrite=True"):
+    with pytest.raises(sdckit.SdcError, match="already exists; expected a new file, or overwrite=True"):
         out.write_records(folder)
     out2 = sdckit.individual_risk(path, KEYS[:3], id="pid", engine=spark_engine)
     out2.write_records(folder, overwrite=True)  # the folder replaced by the new dataset

@@ -321,7 +321,8 @@ def test_first_found_kernel_against_sequential_loop():
         (dict(scales=["nominal"]), SdcError, "scales: got 1 values for 3 variables"),
         (dict(categories={"zz": [1]}), SdcError, "categories: variable zz is not among the variables"),
         (dict(categories=[1, 2]), SdcError, "categories: got list; expected a dict"),
-        (dict(id=3), SdcError, "id: got int; expected a column name"),
+        (dict(id=3), MissingColumnError, "id (released): column(s) 3 not found"),  # a position, as everywhere
+        (dict(id=["a"]), SdcError, "id: got list of 1 columns; expected a single column name"),
         (dict(id="zz"), MissingColumnError, "id (released): column(s) zz not found"),
         (dict(one_to_one=1), SdcError, "one_to_one: got 1; expected True or False"),
         (dict(availability={"sex": 2}), SdcError, "availability['sex']: got 2; expected a number in [0, 1]"),
@@ -377,7 +378,7 @@ def test_cli_external(tmp_path, capsys):
             "external",
             str(d),
             str(a),
-            "--vars",
+            "--variables",
             "sex,age,income",
             "--scales",
             "age=1<2<3<4<5",
@@ -404,7 +405,7 @@ def test_cli_external(tmp_path, capsys):
             "external",
             str(d),
             str(a),
-            "--vars",
+            "--variables",
             "sex,age,income",
             "--scales",
             "age=ordinal",
@@ -412,6 +413,7 @@ def test_cli_external(tmp_path, capsys):
             "income=0",
             "--json",
             str(out),
+            "--overwrite",
         ]
     )
     assert code == 0 and json.loads(out.read_text())["external_risk"]["share_paired"] == 0.75
@@ -422,7 +424,7 @@ def test_cli_external(tmp_path, capsys):
     [
         (["--scales", "age"], "--scales: 'age' has no '='"),
         (["--availability", "age=high"], "--availability: age=high is not a number"),
-        (["--scales", "zz=nominal"], "--scales: zz not in --vars"),
+        (["--scales", "zz=nominal"], "--scales: zz not in --variables"),
         (["--tolerance", "-1"], "tolerance"),
     ],
 )
@@ -430,6 +432,6 @@ def test_cli_external_errors(tmp_path, capsys, args, fragment):
     d, a = tmp_path / "d.csv", tmp_path / "a.csv"
     D.write_csv(d)
     A.write_csv(a)
-    assert main(["external", str(d), str(a), "--vars", "sex,age,income", *args]) == 2
+    assert main(["external", str(d), str(a), "--variables", "sex,age,income", *args]) == 2
     err = capsys.readouterr().err
     assert err.startswith("sdckit: error: ") and fragment in err and err.count("\n") == 1

@@ -177,9 +177,12 @@ def test_input_not_mutated(s002):
     assert s002.equals(before)
 
 
-def test_k_rounding_and_single_k(s002):
-    """k is rounded half-up like sdcMicro (2.5 -> 3); a single int is accepted."""
-    r = sdckit.k_anonymity(s002, S002_KEYS, k=2.5)
+def test_k_integral_only_and_single_k(s002):
+    """k is an integer >= 1, as everywhere k is taken: 2.5 is refused (sdcMicro rounds it to 3),
+    3.0 is 3; a single int is accepted."""
+    with pytest.raises(sdckit.SdcError, match=r"^k: got 2\.5; expected an integer >= 1$"):
+        sdckit.k_anonymity(s002, S002_KEYS, k=2.5)
+    r = sdckit.k_anonymity(s002, S002_KEYS, k=3.0)
     assert r.k == (3,) and r.n_violations[3] == 10
 
 

@@ -278,7 +278,7 @@ def test_bad_input(tmp_path):
         write_data({"a": [1]}, tmp_path / "out.sav", metadata=[])
     with pytest.raises(sdckit.SdcError, match="metadata: 'value_labels' is a list"):
         write_data({"a": [1]}, tmp_path / "out.sav", metadata={"value_labels": []})
-    with pytest.raises(sdckit.SdcError, match="overwrite: got str"):
+    with pytest.raises(sdckit.SdcError, match="^overwrite: got 'yes'; expected True or False$"):
         write_data({"a": [1]}, tmp_path / "out.csv", overwrite="yes")
     (tmp_path / "folder.csv").mkdir()
     with pytest.raises(sdckit.SdcError, match="is a directory"):

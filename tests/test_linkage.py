@@ -348,7 +348,18 @@ def test_cli_linkage(pair_csv, tmp_path, capsys):
     o, p = pair_csv
     out, rec = tmp_path / "l.json", tmp_path / "l.csv"
     code = main(
-        ["linkage", str(o), str(p), "--vars", "inc,exp,age", "--json", str(out), "--records", str(rec), "--no-progress"]
+        [
+            "linkage",
+            str(o),
+            str(p),
+            "--variables",
+            "inc,exp,age",
+            "--json",
+            str(out),
+            "--records",
+            str(rec),
+            "--no-progress",
+        ]
     )
     assert code == 0
     printed = capsys.readouterr().out
@@ -362,7 +373,7 @@ def test_cli_linkage(pair_csv, tmp_path, capsys):
             "linkage",
             str(o),
             str(p),
-            "--vars",
+            "--variables",
             "inc,exp,age",
             "--method",
             "probabilistic",
@@ -370,14 +381,30 @@ def test_cli_linkage(pair_csv, tmp_path, capsys):
             "3",
             "--json",
             str(out),
+            "--overwrite",
         ]
     )
     assert code == 0
     assert json.loads(out.read_text())["linkage"]["method"] == "probabilistic"
-    code = main(["linkage", str(o), str(p), "--vars", "inc,exp,age", "--standardize", "separate", "--json", str(out)])
+    code = main(
+        [
+            "linkage",
+            str(o),
+            str(p),
+            "--variables",
+            "inc,exp,age",
+            "--standardize",
+            "separate",
+            "--json",
+            str(out),
+            "--overwrite",
+        ]
+    )
     assert code == 0 and json.loads(out.read_text())["linkage"]["standardize"] == "separate"
     capsys.readouterr()
-    code = main(["linkage", str(o), str(p), "--vars", "inc,exp,age", "--scale", "none", "--json", str(out)])
+    code = main(
+        ["linkage", str(o), str(p), "--variables", "inc,exp,age", "--scale", "none", "--json", str(out), "--overwrite"]
+    )
     assert code == 0 and json.loads(out.read_text())["linkage"]["standardize"] == "none"
     assert "--scale is now called --standardize" in capsys.readouterr().err
 
@@ -385,13 +412,13 @@ def test_cli_linkage(pair_csv, tmp_path, capsys):
 def test_cli_linkage_errors(pair_csv, tmp_path, capsys):
     o, p = pair_csv
     P8.head(5).write_csv(tmp_path / "short.csv")
-    assert main(["linkage", str(o), str(tmp_path / "short.csv"), "--vars", "inc,exp"]) == 2
+    assert main(["linkage", str(o), str(tmp_path / "short.csv"), "--variables", "inc,exp"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("sdckit: error: protected: has 5 records") and err.count("\n") == 1
-    assert main(["linkage", str(o), str(p), "--vars", "inc,zz"]) == 2
+    assert main(["linkage", str(o), str(p), "--variables", "inc,zz"]) == 2
     assert "zz" in capsys.readouterr().err
-    assert main(["linkage", str(o), str(p), "--vars", ","]) == 2
-    assert "--vars" in capsys.readouterr().err
+    assert main(["linkage", str(o), str(p), "--variables", ","]) == 2
+    assert "--variables" in capsys.readouterr().err
 
 
 # ----------------------------------------------------------------------------------------------

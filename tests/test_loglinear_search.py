@@ -436,7 +436,7 @@ def test_cli_search_options(tmp_path, capsys):
     assert main([*args, "--candidates", "0"]) != 0
     assert "candidates" in capsys.readouterr().err
     # the default search stops at the true model (a:b) without a blend
-    rc = main([*args, "--json", str(out)])
+    rc = main([*args, "--json", str(out), "--overwrite"])
     assert rc == 0 and json.loads(out.read_text())["loglinear_risk"]["search"]["blend"] is None
 
 

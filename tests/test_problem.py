@@ -183,9 +183,9 @@ def test_suda_on_request(testdata, scenario):
 def test_cli_recode_and_pram_steps(tmp_path, capsys):
     base = ["--keys", ",".join(KEYS), "--weight", "sampling_weight"]
     out = tmp_path / "recoded.csv"
-    # --map keys arrive as text and match the integer codes of water
+    # --mapping keys arrive as text and match the integer codes of water
     mapping = "1=1,2=2,3=3,4=4,5=5,6=9,7=9,9=9"
-    assert main(["recode", str(TESTDATA), *base, "--variable", "water", "--map", mapping, "--out", str(out)]) == 0
+    assert main(["recode", str(TESTDATA), *base, "--variables", "water", "--mapping", mapping, "--out", str(out)]) == 0
     recoded = pl.read_csv(out)
     assert set(recoded["water"].to_list()) == {1, 2, 3, 4, 5, 9}
     assert "global_recode" in capsys.readouterr().out

@@ -347,7 +347,7 @@ def test_single_level_and_user_risk():
     rng = np.random.default_rng(0)
     hh_risk = rng.choice([0.0, 0.01, 0.5], p=[0.3, 0.6, 0.1], size=df["hid"].max() + 1)
     df = df.with_columns(r=pl.Series(hh_risk[df["hid"].to_numpy()]))
-    res = record_swap(df, None, household="hid", geography=["region"], risk="r", threshold=0.1, seed=3)
+    res = record_swap(df, None, household="hid", geography=["region"], risk="r", risk_threshold=0.1, seed=3)
     before, after = by_household(df, ["region", "r"]), by_household(res.data, ["region"])
     risky = {h for h, (_, r) in before.items() if r > 0.1}
     assert res.details["risky_by_level"] == {"region": len(risky)} and res.details["n_risky_without_donor"] == 0
@@ -364,7 +364,7 @@ def test_user_risk_per_level_takes_the_household_maximum():
     chosen = set(np.unique(hid)[::25].tolist())
     flag = np.array([h in chosen for h in hid]) & first_member.to_numpy()
     df = df.with_columns(r0=pl.lit(0.01), r1=pl.Series(np.where(flag, 0.9, 0.01)))
-    res = record_swap(df, None, household="hid", geography=GEO, risk=["r0", "r1"], threshold=0.5, seed=1)
+    res = record_swap(df, None, household="hid", geography=GEO, risk=["r0", "r1"], risk_threshold=0.5, seed=1)
     assert res.details["risky_by_level"] == {"region": 0, "district": len(chosen)}
     before, after = by_household(df, GEO), by_household(res.data, GEO)
     assert all(after[h][1] != before[h][1] for h in chosen)
@@ -435,13 +435,13 @@ def test_empty_data():
         ({"swap_rate": 1.5}, "swap_rate: got 1.5; expected a number in [0, 1]"),
         ({"swap_rate": -0.1}, "swap_rate: got -0.1"),
         ({"k": 0}, "k: got 0; expected an integer >= 1"),
-        ({"threshold": 0.1}, "threshold: given without risk"),
-        ({"risk": "income", "threshold": 0.1}, "keys: given together with risk"),
+        ({"risk_threshold": 0.1}, "risk_threshold: given without risk"),
+        ({"risk": "income", "risk_threshold": 0.1}, "keys: given together with risk"),
         ({"carry_along": ["region"]}, "carry_along: region also in geography"),
         ({"similar": [["district"]]}, "similar[0]: district in geography"),
         ({"carry_along": ["income"]}, "carry_along: income varies within"),
         ({"similar": ["gender"]}, "similar: gender varies within"),
-        ({"household": ["hid", "tenure"]}, "household: 2 columns given"),
+        ({"household": ["hid", "tenure"]}, "household: got list of 2 columns; expected a single column name"),
         ({"geography": ["region", "nope"]}, "geography: column(s) nope not found"),
     ],
 )
@@ -455,15 +455,17 @@ def test_bad_parameters(pop, kwargs, message):
 def test_keys_or_risk_required_and_threshold_with_risk(pop):
     with pytest.raises(SdcError, match="keys: no columns given"):
         record_swap(pop, None, household="hid", geography=GEO)
-    with pytest.raises(SdcError, match="threshold: missing"):
+    with pytest.raises(SdcError, match="risk_threshold: missing"):
         record_swap(pop, None, household="hid", geography=GEO, risk="income")
     with pytest.raises(SdcError, match="risk: region not numeric"):
-        record_swap(pop, None, household="hid", geography=GEO, risk="region", threshold=0.1)
+        record_swap(pop, None, household="hid", geography=GEO, risk="region", risk_threshold=0.1)
     with pytest.raises(SdcError, match="risk: 3 columns for 2 geography levels"):
-        record_swap(pop, None, household="hid", geography=GEO, risk=["income"] * 1 + ["hh_income", "hid"], threshold=1)
+        record_swap(
+            pop, None, household="hid", geography=GEO, risk=["income"] * 1 + ["hh_income", "hid"], risk_threshold=1
+        )
     neg = pop.with_columns(r=pl.when(pl.col("hid") < 1010).then(-1.0).otherwise(0.1))
     with pytest.raises(SdcError, match="records without a finite risk >= 0"):
-        record_swap(neg, None, household="hid", geography=GEO, risk="r", threshold=0.5)
+        record_swap(neg, None, household="hid", geography=GEO, risk="r", risk_threshold=0.5)
 
 
 def test_non_nested_hierarchy_names_the_units():

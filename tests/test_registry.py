@@ -4,6 +4,7 @@ derived from the declarations."""
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import inspect
 import json
@@ -400,7 +401,7 @@ def test_the_one_off_commands_take_defaults_and_choices_from_the_declarations(co
     decl = registry.get(method)
     checked = 0
     for action in sub._actions:
-        if action.dest not in decl.names:
+        if action.dest not in decl.names or action.help == argparse.SUPPRESS:  # an old spelling, hidden
             continue
         p = decl.param(action.dest)
         if action.choices:

@@ -430,7 +430,9 @@ def test_report_path_errors_leave_nothing_behind(result, tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
     text = result.to_html(target)
     assert target.read_text(encoding="utf-8") == text
-    result.to_html(target)  # a report already there is replaced
+    with pytest.raises(sdckit.SdcError, match="already exists; expected a new file, or overwrite=True"):
+        result.to_html(target)  # a report already there is not replaced silently
+    assert result.to_html(target, overwrite=True) == target.read_text(encoding="utf-8")
 
 
 def test_result_is_immutable_and_json(result):

@@ -688,10 +688,14 @@ def test_plot(s002):
     assert [t.get_text() for t in axes[1].get_xticklabels()] == S002_KEYS
     assert sum(p.get_height() for p in axes[0].patches) == 4  # the four records with a score
     _, ax = plt.subplots()
-    assert r.plot(ax=ax, kind="contributions") is ax
+    assert r.plot(ax=ax, measure="contributions") is ax
     assert [p.get_height() for p in ax.patches] == pytest.approx([23.529, 17.647, 64.706, 23.529], abs=1e-3)
-    with pytest.raises(SdcError, match="kind"):
-        r.plot(kind="pie")
+    with pytest.raises(SdcError, match="^measure: got 'pie'; expected one of 'both', 'dis', 'contributions'$"):
+        r.plot(measure="pie")
+    _, old = plt.subplots()
+    with pytest.warns(DeprecationWarning, match="kind= is now called measure="):  # the old name
+        assert r.plot(ax=old, kind="contributions") is old
+    assert [p.get_height() for p in old.patches] == [p.get_height() for p in ax.patches]
     with pytest.raises(SdcError, match="pair of Axes"):
         r.plot(ax=ax)
     plt.close("all")
@@ -845,6 +849,7 @@ def test_cli_options(s002_csv, tmp_path):
                 "weights",
                 "--json",
                 str(out_json),
+                "--overwrite",
             ]
         )
         == 0

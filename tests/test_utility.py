@@ -746,7 +746,7 @@ def test_cli_utility(g4_csv, tmp_path, capsys):
             "utility",
             str(po),
             str(pp),
-            "--vars",
+            "--variables",
             "sex,edu,inc",
             "--scales",
             "edu=low<mid<high",
@@ -775,7 +775,7 @@ def test_cli_integer_scales(tmp_path, capsys):
     po, pp = tmp_path / "o.csv", tmp_path / "p.csv"
     o.write_csv(po)
     p.write_csv(pp)
-    assert main(["utility", str(po), str(pp), "--vars", "age,inc"]) == 2
+    assert main(["utility", str(po), str(pp), "--variables", "age,inc"]) == 2
     assert "age holds integers" in capsys.readouterr().err
     out = tmp_path / "r.json"
     assert (
@@ -784,7 +784,7 @@ def test_cli_integer_scales(tmp_path, capsys):
                 "utility",
                 str(po),
                 str(pp),
-                "--vars",
+                "--variables",
                 "age,inc",
                 "--scales",
                 "age=ordinal",
@@ -799,7 +799,23 @@ def test_cli_integer_scales(tmp_path, capsys):
     assert d["lambda_j"]["age"] == pytest.approx((1 / 3) / 4)  # ranks 1..4, one step of R - 1 = 3
     assert d["robust_eigen"] is None
     # a bare scale name applies to every variable
-    assert main(["utility", str(po), str(pp), "--vars", "age,inc", "--scales", "continuous", "--json", str(out)]) == 0
+    assert (
+        main(
+            [
+                "utility",
+                str(po),
+                str(pp),
+                "--variables",
+                "age,inc",
+                "--scales",
+                "continuous",
+                "--json",
+                str(out),
+                "--overwrite",
+            ]
+        )
+        == 0
+    )
     d = json.loads(out.read_text())["information_loss"]
     assert d["scales"] == {"age": "continuous", "inc": "continuous"}
     assert d["lambda_j"]["age"] == pytest.approx((2 / math.pi) * math.atan(10) / 4)  # 50 -> 40
@@ -808,11 +824,11 @@ def test_cli_integer_scales(tmp_path, capsys):
 @pytest.mark.parametrize(
     "args, fragment",
     [
-        (["--vars", "sex,age"], "age"),
-        (["--vars", ","], "--vars"),
-        (["--vars", "sex", "--scales", "sex"], "--scales"),
-        (["--vars", "sex", "--scales", "edu=ordinal"], "not in --vars"),
-        (["--vars", "edu", "--scales", "edu=ordinal"], "order"),
+        (["--variables", "sex,age"], "age"),
+        (["--variables", ","], "--variables"),
+        (["--variables", "sex", "--scales", "sex"], "--scales"),
+        (["--variables", "sex", "--scales", "edu=ordinal"], "not in --variables"),
+        (["--variables", "edu", "--scales", "edu=ordinal"], "order"),
     ],
 )
 def test_cli_bad_input_one_line(g4_csv, capsys, args, fragment):
@@ -828,7 +844,7 @@ def test_cli_mismatched_rows(tmp_path, capsys):
     po, pp = tmp_path / "o.csv", tmp_path / "p.csv"
     o.write_csv(po)
     p.head(5).write_csv(pp)
-    assert main(["utility", str(po), str(pp), "--vars", "sex"]) == 2
+    assert main(["utility", str(po), str(pp), "--variables", "sex"]) == 2
     assert "5 records" in capsys.readouterr().err
 
 
@@ -999,10 +1015,23 @@ def test_cli_robust_option(g4_csv, tmp_path):
     po, pp, out = tmp_path / "o.csv", tmp_path / "p.csv", tmp_path / "r.json"
     o.write_csv(po)
     p.write_csv(pp)
-    assert main(["utility", str(po), str(pp), "--vars", "inc,exp,age", "--json", str(out), "--no-progress"]) == 0
+    assert main(["utility", str(po), str(pp), "--variables", "inc,exp,age", "--json", str(out), "--no-progress"]) == 0
     assert json.loads(out.read_text())["information_loss"]["robust_eigen"] is None  # off by default
     assert (
-        main(["utility", str(po), str(pp), "--vars", "inc,exp,age", "--robust", "--json", str(out), "--no-progress"])
+        main(
+            [
+                "utility",
+                str(po),
+                str(pp),
+                "--variables",
+                "inc,exp,age",
+                "--robust",
+                "--json",
+                str(out),
+                "--overwrite",
+                "--no-progress",
+            ]
+        )
         == 0
     )
     expected = sdckit.information_loss(o, p, G_VARS, robust=True).robust_eigen

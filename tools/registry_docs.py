@@ -17,8 +17,8 @@ DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 def pages() -> dict[Path, str]:
     """Path -> content of every generated page."""
-    from sdckit.workflow.problem import recipe_schema
     from sdckit.registry import parameter_tables
+    from sdckit.workflow.problem import recipe_schema
 
     return {
         DOCS / "parameters.md": parameter_tables(),

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ._errors import SdcError
-from ._validation import as_name_list, check_bool, check_choice, check_int, check_number, check_seed
+from ._validation import RULES, as_name_list, check_bool, check_choice, check_int, check_number, check_seed
 
 __all__ = [
     "COMMON",
@@ -52,6 +52,8 @@ TYPES = ("column", "columns", "column_sets", "int", "number", "numbers", "bool",
 COMMON = ("engine", "scenario", "progress", "id")
 #: separates the items of a list inside one ``--step`` value (``,`` separates the parameters)
 LIST_SEPARATOR = ";"
+#: the numeric types, whose range a glossary name's rule gives
+_NUMERIC = ("int", "number")
 #: the attribute holding a function's declaration
 ATTRIBUTE = "__sdckit_declaration__"
 
@@ -96,6 +98,25 @@ class Param:
         if self.type == "choice" and not self.choices:
             raise SdcError(f"{self.name}: a choice parameter needs its choices")
         object.__setattr__(self, "choices", tuple(self.choices))
+        if self.type in _NUMERIC and self.name in RULES:
+            self._take_rule(RULES[self.name])
+
+    def _take_rule(self, rule) -> None:
+        """A glossary name's range is written once, in the validation toolkit's ``RULES``: the
+        declaration takes it from there (a declaration that writes another range is an error)."""
+        bounds = ("low", "high", "low_open", "high_open", "allow_inf")
+        unset = (None, None, False, False, False)
+        mine = tuple(getattr(self, b) for b in bounds)
+        theirs = tuple(getattr(rule, b) for b in bounds)
+        if mine != unset and mine != theirs:
+            raise SdcError(
+                f"{self.name}: declared with the range {mine}; its rule in the validation toolkit is {theirs} "
+                "(declare no range: the rule is taken from there)"
+            )
+        if rule.integer != (self.type == "int"):
+            raise SdcError(f"{self.name}: declared as {self.type}; its rule says integer={rule.integer}")
+        for b, v in zip(bounds, theirs):
+            object.__setattr__(self, b, v)
 
     @property
     def required(self) -> bool:
@@ -203,9 +224,12 @@ class Declaration:
         return {p.name: p.role for p in self.params if p.role}
 
     def check_names(self, parameters: Mapping) -> None:
-        """Every given parameter is one the function takes (its declared ones and ``common``)."""
+        """Every given parameter is one the function takes (its declared ones and ``common``;
+        a name the function renamed is accepted too, so that a recipe saved before the rename
+        replays, with the function's deprecation warning)."""
         accepted = (*self.names, *self.common)
-        unknown = [str(p) for p in parameters if p not in accepted]
+        old_names = getattr(self.func, "renamed_parameters", {})
+        unknown = [str(p) for p in parameters if p not in accepted and p not in old_names]
         if unknown:
             raise SdcError(
                 f"{', '.join(unknown)}: not a parameter of {self.name}; expected some of {', '.join(accepted)}"
@@ -336,7 +360,16 @@ def _first_sentence(text: str) -> str:
 # ---------------------------------------------------------------------------------------------
 # checks (the validation toolkit), command-line parsing, JSON Schema, per type
 # ---------------------------------------------------------------------------------------------
+def _rule(p: Param):
+    """The toolkit's rule of ``p``'s glossary name (``pd['x']``: one variable's value of ``pd``)
+    for a single number; a list of numbers (``breaks`` as interval edges) is checked as declared."""
+    return RULES.get(p.name.split("[")[0]) if p.type in _NUMERIC else None
+
+
 def _number(p: Param, value):
+    rule = _rule(p)
+    if rule is not None:
+        return rule.check(value, p.name)
     return check_number(
         value, p.name, low=p.low, high=p.high, low_open=p.low_open, high_open=p.high_open, allow_inf=p.allow_inf
     )
@@ -386,7 +419,7 @@ _CHECKS: dict[str, Callable] = {
     "column": _column,
     "columns": lambda p, v: as_name_list(v, p.name),
     "column_sets": _column_sets,
-    "int": lambda p, v: check_int(v, p.name, low=p.low, high=p.high),  # type: ignore[arg-type]
+    "int": lambda p, v: _rule(p).check(v, p.name) if _rule(p) else check_int(v, p.name, low=p.low, high=p.high),  # type: ignore[arg-type,union-attr]
     "number": _number,
     "numbers": _numbers,
     "bool": lambda p, v: check_bool(v, p.name),

@@ -57,6 +57,7 @@ def renamed_parameters(*, positional: tuple[str, ...] = (), **renames: str):
             return func(*args, **kwargs)
 
         wrapper.__signature__ = sig  # type: ignore[attr-defined]
+        wrapper.renamed_parameters = dict(renames)  # type: ignore[attr-defined]  # old -> new, for recipes
         return wrapper
 
     return decorate

@@ -14,6 +14,7 @@ from ._validation import (
     as_missing_codes,
     as_name_list,
     check_choice,
+    check_column,
     missing_columns_message,
     mixed_type_problems,
     raise_problems,
@@ -21,16 +22,6 @@ from ._validation import (
 from .engines import STORED, EncodedKeys, get_engine
 
 __all__ = ["Prepared", "Roles", "prepare", "role_conflicts", "validate_roles"]
-
-
-def _one_column(value, role: str) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, (list, tuple)):
-        raise_problems([f"{role}: got {len(value)} columns; expected a single column name"])
-    if isinstance(value, bool) or not isinstance(value, (str, int)):
-        raise_problems([f"{role}: got {type(value).__name__}; expected a column name"])
-    return str(value)
 
 
 @dataclass(frozen=True)
@@ -53,8 +44,8 @@ class Roles:
         return cls(
             names(keys, "keys"),
             names(numeric_keys, "numeric_keys"),
-            _one_column(weight, "weight"),
-            _one_column(household, "household"),
+            check_column(weight, "weight"),
+            check_column(household, "household"),
             names(strata, "strata"),
             names(sensitive, "sensitive"),
             as_missing_codes(missing),

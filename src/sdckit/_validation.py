@@ -12,23 +12,43 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ._errors import MissingColumnError, SdcError
 
 __all__ = [
+    "RULES",
+    "NumberRule",
     "as_missing_codes",
     "as_name_list",
     "check_alpha",
+    "check_bins",
     "check_bool",
+    "check_bound",
     "check_choice",
+    "check_column",
+    "check_em_start",
     "check_fraction",
+    "check_group_size",
     "check_int",
+    "check_k",
     "check_k_list",
+    "check_max_global_risk",
+    "check_max_iter",
+    "check_new_file",
     "check_number",
-    "check_seed",
+    "check_risk_threshold",
+    "check_rule",
+    "check_sampling_fraction",
     "check_scales",
+    "check_seed",
+    "check_swap_rate",
+    "check_threshold",
+    "check_tol",
+    "check_width",
     "missing_columns_message",
     "mixed_type_problems",
     "raise_problems",
@@ -82,6 +102,15 @@ def check_bool(value, param: str) -> bool:
     raise SdcError(f"{param}: got {_show(value)}; expected True or False")
 
 
+def check_new_file(path, overwrite, param: str = "path", *, how: str = "overwrite=True") -> None:
+    """An output file may be written: it does not exist yet, or ``overwrite`` is True (a real
+    bool). ``how`` is what the caller types to replace it (``"--overwrite"`` on the command
+    line)."""
+    check_bool(overwrite, "overwrite")
+    if not overwrite and os.path.lexists(os.fspath(path)):
+        raise SdcError(f"{param}: {os.fspath(path)} already exists; expected a new file, or {how} to replace it")
+
+
 def check_choice(value, param: str, choices: Iterable[str], *, allow_none: bool = False):
     """One of ``choices`` (exact string match)."""
     choices = tuple(choices)
@@ -100,7 +129,7 @@ def _range_text(low, high, low_open, high_open) -> str:
         return f"{'>' if low_open else '>='} {low:g}"
     if high is not None:
         return f"{'<' if high_open else '<='} {high:g}"
-    return "finite"
+    return "(finite)"
 
 
 def check_number(
@@ -148,7 +177,7 @@ def check_int(
     """A whole number (an ``int``, or a float with an integer value) within [low, high]."""
     if value is None and allow_none:
         return None
-    expected = f"an integer {_range_text(low, high, False, False)}".replace(" finite", "")
+    expected = f"an integer {_range_text(low, high, False, False)}".replace(" (finite)", "")
     if isinstance(value, bool) or type(value).__name__ == "bool_" or not isinstance(value, numbers.Real):
         raise SdcError(f"{param}: got {_show(value)}; expected {expected}")
     if isinstance(value, numbers.Integral):  # exact, however large (seeds of 128 bits)
@@ -163,36 +192,235 @@ def check_int(
     return i
 
 
+@dataclass(frozen=True)
+class NumberRule:
+    """The one rule of a numeric glossary name: a number (or an integer) in a range.
+
+    ``low_open`` / ``high_open`` exclude the bound itself; ``allow_inf`` accepts an infinite
+    value (``bound=inf``: no bound). :data:`RULES` holds the rule of every numeric name, and
+    every public function checks the name by it (through ``check_<name>`` or :func:`check_rule`).
+    """
+
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+    integer: bool = False
+    allow_inf: bool = False
+    what: str | None = None
+
+    def check(self, value, param: str, *, allow_none: bool = False, high: float | None = None):
+        """``value`` checked against the rule (``high``: a tighter upper bound the data sets,
+        such as the number of keys); an int for an integer rule, else a float."""
+        top = self.high if high is None else high if self.high is None else min(self.high, high)
+        if self.integer:
+            low = None if self.low is None else int(self.low)
+            return check_int(value, param, low=low, high=None if top is None else int(top), allow_none=allow_none)
+        return check_number(
+            value,
+            param,
+            low=self.low,
+            high=top,
+            low_open=self.low_open,
+            high_open=self.high_open,
+            allow_inf=self.allow_inf,
+            allow_none=allow_none,
+            what=self.what or "a number",
+        )
+
+
+_UNIT = NumberRule(low=0.0, high=1.0)
+_OPEN_UNIT = NumberRule(low=0.0, high=1.0, low_open=True, high_open=True)
+_PERCENT = NumberRule(low=0.0, high=100.0)
+
+#: the rule of each numeric parameter name of the glossary (docs/glossary.md): the one place
+#: where its range is written
+RULES: dict[str, NumberRule] = {
+    "alpha": _UNIT,
+    "k": NumberRule(low=1, integer=True),
+    "threshold": NumberRule(low=0.0, high=1.0, low_open=True),
+    "risk_threshold": NumberRule(low=0.0),
+    "max_global_risk": _OPEN_UNIT,
+    "household_risk": _UNIT,
+    "seed": NumberRule(low=0, integer=True),
+    "sampling_fraction": NumberRule(low=0.0, high=1.0, low_open=True),
+    "population_size": NumberRule(low=0.0, low_open=True, what="a positive number"),
+    "swap_rate": _UNIT,
+    "width": NumberRule(low=0.0),
+    "width2": NumberRule(low=0.0),
+    "quantile": _OPEN_UNIT,
+    "significance": _OPEN_UNIT,
+    "mcd_fraction": NumberRule(low=0.5, high=1.0, high_open=True),
+    "p": _OPEN_UNIT,
+    "c_min": NumberRule(low=1, integer=True),
+    "c": NumberRule(low=0.0, low_open=True),
+    "tol": NumberRule(low=0.0, low_open=True, what="a positive number"),
+    "max_iter": NumberRule(low=1, integer=True),
+    "bound": NumberRule(low=0.0, low_open=True, allow_inf=True),
+    "group_size": NumberRule(low=1, integer=True),
+    "max_size": NumberRule(low=1, integer=True),
+    "dis_fraction": NumberRule(low=0.0, high=1.0, low_open=True, what="'weights' or a number"),
+    "second_weight": _UNIT,
+    "variable_weights": NumberRule(low=0.0),
+    "mu": _UNIT,
+    "lam": _UNIT,
+    "em_start": _OPEN_UNIT,
+    "tolerance": NumberRule(low=0.0, low_open=True),
+    "pair_tol": NumberRule(low=0.0),
+    "internal_risk": _UNIT,
+    "availability": _UNIT,
+    "z_target": NumberRule(),
+    "z_crit": NumberRule(low=0.0, low_open=True, what="a positive number"),
+    "candidates": NumberRule(low=1, integer=True),
+    "term_test": NumberRule(),
+    "stability": NumberRule(low=0, integer=True),
+    "max_steps": NumberRule(low=0, integer=True),
+    "ctbil_dim": NumberRule(low=0, integer=True),
+    "ebil_base": NumberRule(low=1.0, low_open=True, what="a logarithm base"),
+    "breaks": NumberRule(low=1, integer=True),
+    "level": NumberRule(low=1, integer=True),
+    "value": NumberRule(),
+    "replacement": NumberRule(),
+    "pd": _UNIT,
+    "strength": _UNIT,
+    "noise": NumberRule(low=0.0),
+    "delta": _OPEN_UNIT,
+    "perturbation": NumberRule(low=0.0),
+    "min_perturbation": NumberRule(low=0.0),
+    "min_neighbours": NumberRule(low=0, integer=True),
+    "t": NumberRule(low=0.0, allow_inf=True),
+    "swap_range": _PERCENT,
+    "r0": _UNIT,
+    "k0": NumberRule(low=0.0),
+    "top_percent": _PERCENT,
+    "bottom_percent": _PERCENT,
+}
+
+
+def check_rule(name: str, value, param: str | None = None, *, allow_none: bool = False, high=None):
+    """``value`` of the glossary name ``name`` checked by its one rule (:data:`RULES`);
+    ``param`` names it in the message when it differs (``"pd['x']"``: one variable's value);
+    ``high`` a tighter upper bound set by the data (the number of keys, say)."""
+    return RULES[name].check(value, param or name, allow_none=allow_none, high=high)
+
+
 def check_seed(value, param: str = "seed") -> int | None:
-    """A random seed: None or a non-negative integer."""
-    return check_int(value, param, low=0, allow_none=True)
+    """A random seed: None or an integer >= 0 (large integers exactly)."""
+    return check_rule("seed", value, param, allow_none=True)
 
 
 def check_alpha(alpha, param: str = "alpha") -> float:
     """``alpha``, the weight of matches through missing key values: a number in [0, 1]."""
-    return check_number(alpha, param, low=0.0, high=1.0)
+    return check_rule("alpha", alpha, param)
+
+
+def check_k(k, param: str = "k") -> int:
+    """k of k-anonymity: one integer >= 1.
+
+    An integral float (``3.0``) is taken as that integer; any other number (``2.5``), a
+    bool or text is refused: every function that takes ``k`` follows this one rule.
+    """
+    return check_rule("k", k, param)
+
+
+def check_threshold(threshold, param: str = "threshold", *, allow_none: bool = False) -> float | None:
+    """``threshold``, a risk level above which a record is unsafe: a number in (0, 1]."""
+    return check_rule("threshold", threshold, param, allow_none=allow_none)
+
+
+def check_risk_threshold(value, param: str = "risk_threshold") -> float | None:
+    """``risk_threshold``, a level of the user's own risk column: None or a number >= 0."""
+    return check_rule("risk_threshold", value, param, allow_none=True)
+
+
+def check_max_global_risk(value, param: str = "max_global_risk", *, allow_none: bool = False) -> float | None:
+    """``max_global_risk``, a target share of records re-identified: a number in (0, 1)."""
+    return check_rule("max_global_risk", value, param, allow_none=allow_none)
+
+
+def check_sampling_fraction(value, param: str = "sampling_fraction", *, allow_none: bool = True) -> float | None:
+    """``sampling_fraction``, pi of a Bernoulli sample: None or a number in (0, 1]."""
+    return check_rule("sampling_fraction", value, param, allow_none=allow_none)
+
+
+def check_tol(value, param: str = "tol", *, allow_none: bool = False) -> float | None:
+    """``tol``, a convergence tolerance: a number > 0."""
+    return check_rule("tol", value, param, allow_none=allow_none)
+
+
+def check_max_iter(value, param: str = "max_iter") -> int:
+    """``max_iter``, the most iterations of a fit: an integer >= 1."""
+    return check_rule("max_iter", value, param)
+
+
+def check_bound(value, param: str = "bound") -> float:
+    """``bound``, an upper bound on distances or losses: a number > 0 (``inf``: none)."""
+    return check_rule("bound", value, param)
+
+
+def check_swap_rate(value, param: str = "swap_rate") -> float:
+    """``swap_rate``, the share of households swapped: a number in [0, 1]."""
+    return check_rule("swap_rate", value, param)
+
+
+def check_group_size(value, param: str = "group_size") -> int:
+    """``group_size``, records per microaggregation group: an integer >= 1."""
+    return check_rule("group_size", value, param)
+
+
+def check_width(value, param: str = "width") -> float:
+    """``width`` (and ``width2``), the half-width of a disclosure interval in standard
+    deviations: a number >= 0."""
+    return check_rule("width2" if param == "width2" else "width", value, param)
+
+
+def check_bins(value, param: str = "bins"):
+    """``bins``: a number of quantile bins (an integer >= 2) or a list of finite bin edges
+    (returned sorted, as an array)."""
+    if isinstance(value, (list, tuple)) or hasattr(value, "__array__"):
+        import numpy as np
+
+        edges = [check_number(v, param) for v in np.asarray(value, dtype=object).ravel()]
+        if not edges:
+            raise SdcError(f"{param}: empty list; expected an integer >= 2 or a list of bin edges")
+        return np.sort(np.array(edges, dtype=float))
+    return check_int(value, param, low=2)
+
+
+def check_em_start(value, param: str = "em_start") -> tuple:
+    """``em_start``: three starting values (m, u, p) of the EM algorithm, each in (0, 1)."""
+    if not isinstance(value, (list, tuple)) or len(value) != 3:
+        raise SdcError(f"{param}: got {_show(value)}; expected three starting values (m, u, p)")
+    return tuple(check_rule("em_start", v, param) for v in value)
 
 
 def check_k_list(k, param: str = "k") -> list[int]:
-    """k of k-anonymity: one number >= 1 or a sequence (or comma-separated text) of them.
+    """k of k-anonymity, one or several: each value follows :func:`check_k`.
 
-    Values are rounded half-up to integers, as sdcMicro rounds k (Python's ``round`` would
-    round half to even). Booleans are refused.
+    ``k`` is one value, a sequence (or a 1-D array) of them, or comma-separated text
+    (``"2,3,5"``, as typed on the command line). Returns the distinct values, sorted.
     """
     if isinstance(k, str):
-        items: list = [p.strip() for p in k.split(",") if p.strip()]
-        try:
-            items = [float(p) for p in items]
-        except ValueError:
-            raise SdcError(f"{param}: got {k!r}; expected integers >= 1") from None
+        items: list = [_number_text(p.strip()) for p in k.split(",") if p.strip()]
     elif isinstance(k, (list, tuple, set, frozenset)) or hasattr(k, "__array__"):
         items = list(k) if not hasattr(k, "tolist") else list(k.tolist()) if getattr(k, "ndim", 1) else [k.item()]
     else:
         items = [k]
     if not items:
         raise SdcError(f"{param}: empty; expected one or more integers >= 1")
-    out = [check_number(v, param, low=1.0, what="an integer") for v in items]
-    return sorted({int(math.floor(v + 0.5)) for v in out})
+    return sorted({check_k(v, param) for v in items})
+
+
+def _number_text(text: str):
+    """A number typed as text (``"3"`` -> 3, ``"2.5"`` -> 2.5); other text is returned as is
+    (and then refused by the check that follows, which shows it)."""
+    try:
+        return int(text)
+    except ValueError:
+        try:
+            return float(text)
+        except ValueError:
+            return text
 
 
 def as_name_list(value, param: str, *, allow_empty: bool = False) -> list[str]:
@@ -220,6 +448,18 @@ def as_name_list(value, param: str, *, allow_empty: bool = False) -> list[str]:
     if dup:
         raise SdcError(f"{param}: column(s) {', '.join(dup)} listed more than once")
     return str_names
+
+
+def check_column(value, param: str, *, allow_none: bool = True) -> str | None:
+    """One column name (``weight``, ``household``, ``id``, ``sort_by``, ...): a string, or an
+    integer position (NumPy input has columns ``"0"``, ``"1"``, ...); None when allowed."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, (list, tuple)):
+        raise SdcError(f"{param}: got {type(value).__name__} of {len(value)} columns; expected a single column name")
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise SdcError(f"{param}: got {type(value).__name__}; expected a column name")
+    return str(value)
 
 
 def as_missing_codes(missing) -> tuple:

@@ -9,9 +9,9 @@ Each command lives in its own module under ``sdckit.commands`` (listed in ``COMM
     Individual, global and household re-identification risk and the mu-ARGUS threshold.
 ``sdckit demo``
     The assessment on the bundled synthetic survey sample.
-``sdckit utility ORIGINAL PROTECTED --vars a,b,c [--scales a=ordinal,...] [--json OUT]``
+``sdckit utility ORIGINAL PROTECTED --variables a,b,c [--scales a=ordinal,...] [--json OUT]``
     Information loss of a protected file against its original.
-``sdckit interval DATA --vars a,b [--keys k] [--p 0.2] [--c-min 3] [--joint] [--json OUT] [--records OUT]``
+``sdckit interval DATA --variables a,b [--keys k] [--p 0.2] [--c-min 3] [--joint] [--json OUT] [--records OUT]``
     The a-priori relative-interval rule for continuous variables.
 
 Bad input exits with status 2 and a one-line ``sdckit: error: ...`` message.
@@ -24,6 +24,7 @@ import importlib
 import sys
 
 from ._errors import SdcError
+from ._validation import check_new_file
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -122,14 +123,22 @@ def check_output_paths(args) -> None:
         for in_name, in_path in inputs:
             if same(path, in_path):
                 raise SdcError(
-                    f"--{name}: {path} is the input file {in_name}; expected a new file name (sdckit never "
+                    f"{_option(name)}: {path} is the input file {in_name}; expected a new file name (sdckit never "
                     "writes over its input)"
                 )
         for other, other_path in outputs[:i]:
             if same(path, other_path):
                 raise SdcError(
-                    f"--{name}: {path} is also the --{other} file; expected a different file for each output"
+                    f"{_option(name)}: {path} is also the {_option(other)} file; expected a different file for each "
+                    "output"
                 )
+    for name, path in outputs:  # then: an existing file only with --overwrite
+        check_new_file(path, bool(getattr(args, "overwrite", False)), _option(name), how="--overwrite")
+
+
+def _option(dest: str) -> str:
+    """The option as typed: ``save_recipe`` -> ``--save-recipe``."""
+    return "--" + dest.replace("_", "-")
 
 
 if __name__ == "__main__":  # pragma: no cover

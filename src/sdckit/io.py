@@ -33,7 +33,7 @@ from typing import Any
 import polars as pl
 
 from ._errors import MissingColumnError, SdcError
-from ._validation import missing_columns_message
+from ._validation import check_bool, check_new_file, missing_columns_message
 from .engines._polars_frame import as_table
 
 __all__ = ["read_data", "read_metadata", "write_data", "write_records"]
@@ -223,7 +223,7 @@ def read_metadata(path, *, encoding: str | None = None) -> dict[str, Any]:
     return out
 
 
-def write_records(data, path) -> Path:
+def write_records(data, path, *, overwrite: bool = False) -> Path:
     """Write per-record output (for example ``result.to_frame()``) to CSV or Parquet.
 
     Parameters
@@ -234,6 +234,9 @@ def write_records(data, path) -> Path:
         ``.pq``. The directory must exist. The file is written atomically: to a temporary
         file beside it, then renamed, so an interrupted write leaves no half file (and an
         existing file is replaced only by a complete one).
+    overwrite : bool, default False
+        Replace an existing file; without it an existing file is an error and nothing is
+        written.
 
     Returns
     -------
@@ -243,13 +246,15 @@ def write_records(data, path) -> Path:
     Raises
     ------
     SdcError
-        Unsupported extension, missing directory, or a column that cannot be written.
+        Unsupported extension, missing directory, an existing file without
+        ``overwrite=True``, or a column that cannot be written.
 
     Notes
     -----
     Record-level output is as confidential as the microdata it was computed from.
     """
     p = Path(os.fspath(path))
+    check_new_file(p, overwrite)
     ext = p.suffix.lower()
     if ext not in _WRITABLE:
         raise SdcError(
@@ -260,11 +265,13 @@ def write_records(data, path) -> Path:
     frame = _frame(data, "records")
     try:
         if _WRITABLE[ext] is None:
-            atomic_write(p, frame.write_parquet)
+            atomic_write(p, frame.write_parquet, overwrite=overwrite)
         else:
-            atomic_write(p, lambda tmp: frame.write_csv(tmp, separator=_WRITABLE[ext]))
+            atomic_write(p, lambda tmp: frame.write_csv(tmp, separator=_WRITABLE[ext]), overwrite=overwrite)
     except SdcError:
         raise
+    except FileExistsError:
+        raise SdcError(f"path: {p} already exists; expected a new file, or overwrite=True to replace it") from None
     except Exception as exc:
         raise SdcError(
             f"path: could not write {p} ({_short(exc)}); expected a writable "
@@ -809,8 +816,7 @@ def _write_target(path, overwrite) -> tuple[Path, str]:
         p = Path(os.fspath(path))
     except TypeError:
         raise SdcError(f"path: got {type(path).__name__}; expected a file path (str or os.PathLike)") from None
-    if not isinstance(overwrite, bool):
-        raise SdcError(f"overwrite: got {type(overwrite).__name__}; expected True or False")
+    check_bool(overwrite, "overwrite")
     ext = p.suffix.lower()
     if ext not in _OUT:
         raise SdcError(
@@ -820,8 +826,7 @@ def _write_target(path, overwrite) -> tuple[Path, str]:
         raise SdcError(f"path: cannot write {p}: directory {p.parent} does not exist; expected an existing directory")
     if p.is_dir():
         raise SdcError(f"path: {p} is a directory; expected a file name")
-    if os.path.lexists(p) and not overwrite:
-        raise SdcError(f"path: {p} already exists; expected a new file, or overwrite=True to replace it")
+    check_new_file(p, overwrite)
     return p, ext
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from ._prepare import Roles, validate_roles
 from ._progress import measure_progress
-from ._validation import raise_problems
+from ._validation import check_column, raise_problems
 from .engines import STORED, get_engine
 
 __all__ = ["Scenario", "accepts_scenario"]
@@ -159,9 +159,7 @@ def _engine_ids(res, id_column):
     """An out-of-core result names its identifier column; the engine writes its values."""
     from ._validation import missing_columns_message
 
-    if isinstance(id_column, bool) or not isinstance(id_column, (str, int)):
-        raise_problems([f"id: got {type(id_column).__name__}; expected a column name"])
-    name = str(id_column)
+    name = str(check_column(id_column, "id", allow_none=False))
     columns = res.records_source[1].source.columns
     if name not in columns:
         raise_problems([missing_columns_message("id", [name], columns)], missing_column=True)
@@ -173,9 +171,7 @@ def _id_values(data, id_column, engine=None):
     """The identifier column of ``data`` (the first data argument): ``(name, values)``."""
     from ._validation import missing_columns_message
 
-    if isinstance(id_column, bool) or not isinstance(id_column, (str, int)):
-        raise_problems([f"id: got {type(id_column).__name__}; expected a column name"])
-    name = str(id_column)
+    name = str(check_column(id_column, "id", allow_none=False))
     table = get_engine(engine).table(data)
     if name not in table.columns:
         raise_problems([missing_columns_message("id", [name], table.columns)], missing_column=True)

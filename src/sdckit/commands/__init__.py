@@ -7,6 +7,7 @@ Shared helpers for the handlers live here.
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -18,7 +19,10 @@ __all__ = [
     "Progress",
     "add_key_options",
     "add_missing_options",
+    "add_old_spelling",
     "add_output_options",
+    "add_overwrite_option",
+    "add_variables_option",
     "key_list",
     "name_list",
     "parse_pairs",
@@ -116,8 +120,8 @@ _ENGINE_RECORDS = (
 
 
 def add_output_options(sp, records: str = "per-record results", id_option: bool = True, engines: bool = False) -> None:
-    """--json, --records, --id and --progress / --no-progress (``engines``: the command also
-    takes --engine, and --records says what each engine writes)."""
+    """--json, --records, --overwrite, --id and --progress / --no-progress (``engines``: the
+    command also takes --engine, and --records says what each engine writes)."""
     sp.add_argument("--json", metavar="OUT", help="write the aggregate results as JSON to OUT")
     sp.add_argument(
         "--records",
@@ -125,6 +129,7 @@ def add_output_options(sp, records: str = "per-record results", id_option: bool 
         help=f"write {records} to OUT (.csv or .parquet); record-level, keep it confidential"
         + (_ENGINE_RECORDS if engines else ""),
     )
+    add_overwrite_option(sp)
     if id_option:
         sp.add_argument(
             "--id",
@@ -134,6 +139,51 @@ def add_output_options(sp, records: str = "per-record results", id_option: bool 
     g = sp.add_mutually_exclusive_group()
     g.add_argument("--progress", dest="progress", action="store_true", default=None, help="always show progress")
     g.add_argument("--no-progress", dest="progress", action="store_false", help="never show progress")
+
+
+class _OldSpelling(argparse.Action):
+    """A hidden old spelling of an option: it stores into the new option's destination and
+    warns on stderr (kept for one release)."""
+
+    def __init__(self, option_strings, dest, *, new: str, **kwargs):
+        super().__init__(option_strings, dest, **kwargs)
+        self.new = new
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from .._deprecation import REMOVED_IN
+
+        print(
+            f"sdckit: warning: {option_string} is now called {self.new}; the old spelling will be removed in "
+            f"sdckit {REMOVED_IN}",
+            file=sys.stderr,
+        )
+        setattr(namespace, self.dest, values)
+
+
+def add_old_spelling(sp, old: str, new: str, **kwargs) -> None:
+    """Accept ``old`` (hidden from --help) as a deprecated spelling of the option ``new``
+    (``kwargs``: ``choices``, ``type`` as ``new`` has them). The new option must not be
+    ``required``: the handler checks that a value came by either spelling."""
+    dest = new.lstrip("-").replace("-", "_")
+    sp.add_argument(
+        old, dest=dest, action=_OldSpelling, new=new, default=argparse.SUPPRESS, help=argparse.SUPPRESS, **kwargs
+    )
+
+
+def add_variables_option(sp, help: str) -> None:
+    """--variables (comma-separated column names; --vars is its old spelling)."""
+    sp.add_argument("--variables", help=help)
+    add_old_spelling(sp, "--vars", "--variables")
+
+
+def add_overwrite_option(sp) -> None:
+    """--overwrite, on every command that writes a file: without it an existing output file is
+    an error (checked before any work) and nothing is written."""
+    sp.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace output files that exist (default: an existing output file is an error and nothing is written)",
+    )
 
 
 def add_engine_options(sp) -> None:
@@ -231,15 +281,20 @@ def read_input(path, keys=(), na_values=None, option: str = "--keys"):
         raise MissingColumnError(missing_columns_message(option, missing, present)) from None
 
 
-def write_json(path, payload: dict) -> None:
-    """Write ``payload`` as JSON, atomically (no half file if interrupted)."""
+def write_json(path, payload: dict, *, overwrite: bool = False) -> None:
+    """Write ``payload`` as JSON, atomically (no half file if interrupted); an existing file
+    only with ``overwrite`` (``--overwrite``)."""
+    from .._validation import check_new_file
     from ..io import atomic_write
 
     text = json.dumps(payload, indent=2) + "\n"
     if not Path(path).parent.is_dir():
         raise SdcError(f"--json: cannot write {path}: directory {Path(path).parent} does not exist")
+    check_new_file(path, overwrite, "--json", how="--overwrite")
     try:
-        atomic_write(path, lambda tmp: Path(tmp).write_text(text))
+        atomic_write(path, lambda tmp: Path(tmp).write_text(text), overwrite=overwrite)
+    except FileExistsError:
+        raise SdcError(f"--json: {path} already exists; expected a new file, or --overwrite to replace it") from None
     except OSError as exc:
         raise SdcError(f"--json: cannot write {path} ({exc.strerror or exc})") from None
 
@@ -251,9 +306,11 @@ def report(args, res, name: str, **sources) -> int:
 
     print(res.summary())
     if args.json:
-        write_json(args.json, {**{k: str(v) for k, v in sources.items()}, name: res.to_dict()})
+        write_json(
+            args.json, {**{k: str(v) for k, v in sources.items()}, name: res.to_dict()}, overwrite=args.overwrite
+        )
     if args.records:
-        write_records(res.to_frame(), args.records)
+        write_records(res.to_frame(), args.records, overwrite=args.overwrite)
     return 0
 
 

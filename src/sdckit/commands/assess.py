@@ -4,7 +4,7 @@ HTML report (and JSON)."""
 from __future__ import annotations
 
 from .._errors import SdcError
-from . import progress_enabled, split_list, write_json
+from . import add_old_spelling, add_overwrite_option, progress_enabled, split_list, write_json
 
 
 def register(sub) -> None:
@@ -17,7 +17,8 @@ def register(sub) -> None:
     )
     a.add_argument("data", help="data file: .csv, .tsv, .parquet, .sav, .dta, .sas7bdat, .xpt")
     a.add_argument("--keys", help="comma-separated categorical key variables")
-    a.add_argument("--numeric", help="comma-separated continuous key variables")
+    a.add_argument("--numeric-keys", dest="numeric_keys", help="comma-separated continuous key variables")
+    add_old_spelling(a, "--numeric", "--numeric-keys")
     a.add_argument("--weight", help="sampling weight column")
     a.add_argument("--household", help="household identifier column")
     a.add_argument("--strata", help="stratification columns, comma-separated")
@@ -48,6 +49,7 @@ def register(sub) -> None:
     )
     a.add_argument("--report", required=True, help="the HTML report to write")
     a.add_argument("--json", metavar="OUT", help="write the aggregate results as JSON to OUT")
+    add_overwrite_option(a)
     a.add_argument("--na-values", dest="na_values", help="strings read as missing from text files")
     g = a.add_mutually_exclusive_group()
     g.add_argument("--progress", dest="progress", action="store_true", default=None, help="always show progress")
@@ -63,7 +65,7 @@ def scenario_from(args):
     roles: dict = dict(read_recipe_file(args.config, "--config")) if args.config else {}
     given = {
         "keys": split_list(args.keys),
-        "numeric_keys": split_list(args.numeric),
+        "numeric_keys": split_list(args.numeric_keys),
         "weight": args.weight,
         "household": args.household,
         "strata": split_list(args.strata),
@@ -100,9 +102,9 @@ def run(args) -> int:
         register_sample_weight=args.register_sample_weight,
         register_sampling_fraction=args.register_sampling_fraction,
     )
-    result.to_html(args.report)
+    result.to_html(args.report, overwrite=args.overwrite)
     print(result.summary())
     print(f"\nReport written to {args.report}")
     if args.json:
-        write_json(args.json, {"data": str(args.data), "assessment": result.to_dict()})
+        write_json(args.json, {"data": str(args.data), "assessment": result.to_dict()}, overwrite=args.overwrite)
     return 0

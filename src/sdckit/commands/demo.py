@@ -12,7 +12,8 @@ def register(sub) -> None:
     d.add_argument(
         "--report",
         default="sdckit-demo-report.html",
-        help="the HTML report to write (default sdckit-demo-report.html in the current folder; replaced if there)",
+        help="the HTML report to write (default sdckit-demo-report.html in the current folder; an existing one "
+        "only with --overwrite)",
     )
     d.set_defaults(func=run)
 
@@ -37,7 +38,7 @@ def run(args) -> int:
     res, thr, kan, messages = risk.assess(data, keys, weight="weight", household="household")
     prog.step("the HTML report")
     try:
-        report = _report(args.report, keys)
+        report = _report(args.report, keys, args.overwrite)
     except SdcError as exc:  # e.g. matplotlib not installed: the text results still stand
         report = None
         note = " ".join(str(exc).split())
@@ -55,9 +56,10 @@ def run(args) -> int:
                 "k_anonymity": kan.to_dict(),
                 "risk": risk.payload(res, thr, kan),
             },
+            overwrite=args.overwrite,
         )
     if args.records:
-        write_records(risk.records(res, thr, kan), args.records)
+        write_records(risk.records(res, thr, kan), args.records, overwrite=args.overwrite)
     if report is None:
         print(f"\nNo HTML report: {note}")
     else:
@@ -65,9 +67,9 @@ def run(args) -> int:
     return 0
 
 
-def _report(path: str, keys) -> str:
-    """The assessment report of the example, written to ``path`` (an older demo report there is
-    replaced, atomically)."""
+def _report(path: str, keys, overwrite: bool) -> str:
+    """The assessment report of the example, written to ``path`` atomically (an older report
+    there only with --overwrite)."""
     from pathlib import Path
 
     from ..datasets import load_example
@@ -78,5 +80,5 @@ def _report(path: str, keys) -> str:
     out = Path(path)
     if out.exists() and out.is_dir():
         raise SdcError(f"--report: {out} is a folder; expected a file name")
-    assess(load_example(), scenario, progress=False).to_html(out)
+    assess(load_example(), scenario, progress=False).to_html(out, overwrite=overwrite)
     return str(out.resolve())

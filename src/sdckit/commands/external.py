@@ -7,6 +7,7 @@ from . import (
     Progress,
     add_missing_options,
     add_output_options,
+    add_variables_option,
     name_list,
     parse_pairs,
     progress_enabled,
@@ -27,7 +28,7 @@ def register(sub) -> None:
     )
     p.add_argument("released", help="released (protected) data file")
     p.add_argument("external", help="alternative source the intruder may hold")
-    p.add_argument("--vars", required=True, help="comma-separated variables in both files")
+    add_variables_option(p, "comma-separated variables in both files")
     p.add_argument(
         "--scales",
         help="comma-separated NAME=SCALE with SCALE nominal, ordinal or continuous, or the "
@@ -61,7 +62,7 @@ def register(sub) -> None:
 def run(args) -> int:
     from ..risk.linkage import external_risk
 
-    names = name_list(args.vars, "--vars")
+    names = name_list(args.variables, "--variables")
     raw_scales = parse_pairs(args.scales, "--scales")
     scales, categories = {}, {}
     for v, s in raw_scales.items():
@@ -79,13 +80,13 @@ def run(args) -> int:
     for opt, d in (("--scales", scales), ("--availability", avail)):
         unknown = [v for v in d if v not in names]
         if unknown:
-            raise SdcError(f"{opt}: {', '.join(unknown)} not in --vars")
+            raise SdcError(f"{opt}: {', '.join(unknown)} not in --variables")
     text = [v for v, s in scales.items() if s == "nominal" or v in categories] + ([args.id] if args.id else [])
     prog = Progress(3, progress_enabled(args))
     prog.step("reading released")
-    released = read_input(args.released, text, args.na_values, "--vars")
+    released = read_input(args.released, text, args.na_values, "--variables")
     prog.step("reading external")
-    external = read_input(args.external, text, args.na_values, "--vars")
+    external = read_input(args.external, text, args.na_values, "--variables")
     prog.step("pairing")
     res = external_risk(
         released,

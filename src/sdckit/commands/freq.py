@@ -62,9 +62,13 @@ def run(args) -> int:
     print()
     print(kan.summary())
     if args.json:
-        write_json(args.json, {"data": str(args.data), "frequencies": freq.to_dict(), "k_anonymity": kan.to_dict()})
+        write_json(
+            args.json,
+            {"data": str(args.data), "frequencies": freq.to_dict(), "k_anonymity": kan.to_dict()},
+            overwrite=args.overwrite,
+        )
     if args.records and kan.records_source is not None:
-        kan.write_records(args.records, overwrite=True)
+        kan.write_records(args.records, overwrite=args.overwrite)
     elif args.records:
-        write_records(kan.to_frame(), args.records)
+        write_records(kan.to_frame(), args.records, overwrite=args.overwrite)
     return 0

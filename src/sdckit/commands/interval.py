@@ -6,6 +6,7 @@ from . import (
     Progress,
     add_missing_options,
     add_output_options,
+    add_variables_option,
     name_list,
     progress_enabled,
     read_input,
@@ -22,7 +23,7 @@ def register(sub) -> None:
         "value are unsafe (a relative interval around each value; no protected file needed).",
     )
     f.add_argument("data", help="data file: .csv, .tsv, .parquet, .sav, .dta, .sas7bdat, .xpt")
-    f.add_argument("--vars", required=True, help="comma-separated numeric variables")
+    add_variables_option(f, "comma-separated numeric variables")
     f.add_argument("--keys", help="count only within the same combination of these categorical keys")
     f.add_argument("--p", type=float, default=0.2, help="relative half-width of the interval, in (0, 1) (default 0.2)")
     f.add_argument(
@@ -41,7 +42,7 @@ def register(sub) -> None:
 def run(args) -> int:
     from ..risk.continuous import relative_interval_risk
 
-    names = name_list(args.vars, "--vars")
+    names = name_list(args.variables, "--variables")
     keys = split_list(args.keys)
     prog = Progress(3, progress_enabled(args))
     prog.step("reading data")

@@ -9,6 +9,7 @@ from . import (
     Progress,
     add_missing_options,
     add_output_options,
+    add_variables_option,
     name_list,
     progress_enabled,
     read_input,
@@ -28,7 +29,7 @@ def register(sub) -> None:
     )
     p.add_argument("original", help="original data file (.csv, .tsv, .parquet, .sav, .dta, .sas7bdat, .xpt)")
     p.add_argument("protected", help="protected data file, same records in the same order")
-    p.add_argument("--vars", required=True, help="comma-separated variables to link on")
+    add_variables_option(p, "comma-separated variables to link on")
     p.add_argument(
         "--method",
         choices=("distance", "probabilistic", "assignment"),
@@ -62,7 +63,7 @@ def register(sub) -> None:
 def run(args) -> int:
     from ..risk.linkage import record_linkage_risk
 
-    names = name_list(args.vars, "--vars")
+    names = name_list(args.variables, "--variables")
     standardize = args.standardize or args.scale_old or "original"
     if args.scale_old:
         print(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from . import (
     add_key_options,
     add_missing_options,
+    add_old_spelling,
     add_output_options,
     run_measure,
     split_list,
@@ -70,14 +71,15 @@ def register(sub) -> None:
     )
     f.add_argument("--seed", type=int, help="seed of the stability subsamples")
     f.add_argument("--compat", choices=["sdcMicro"], help="reproduce sdcMicro modRisk (needs --weight and a formula)")
+    methods = ["default", "CE", "PML", "weightedLLM", "IPF"]
     f.add_argument(
         "--compat-method",
-        "--modrisk-method",
         dest="compat_method",
         default="default",
-        choices=["default", "CE", "PML", "weightedLLM", "IPF"],
-        help="sdcMicro modRisk method with --compat (--modrisk-method is its old name)",
+        choices=methods,
+        help="sdcMicro modRisk method with --compat",
     )
+    add_old_spelling(f, "--modrisk-method", "--compat-method", choices=methods)
     f.add_argument(
         "--method",
         choices=["auto", "ipf", "irls"],

@@ -4,7 +4,17 @@ and ``sdckit pram``: each writes the protected file and prints the before/after 
 from __future__ import annotations
 
 from .._errors import SdcError
-from . import Progress, add_missing_options, name_list, parse_pairs, progress_enabled, split_list, write_json
+from . import (
+    Progress,
+    add_missing_options,
+    add_old_spelling,
+    add_overwrite_option,
+    name_list,
+    parse_pairs,
+    progress_enabled,
+    split_list,
+    write_json,
+)
 
 
 def register(sub) -> None:
@@ -39,9 +49,11 @@ def register(sub) -> None:
     p.set_defaults(func=run_protect)
 
     r = _step_parser(sub, "recode", "global recoding of one variable (category map, intervals or a hierarchy)")
-    r.add_argument("--variable", required=True, help="the variable to recode")
+    r.add_argument("--variables", help="the variables to recode, comma-separated")
+    add_old_spelling(r, "--variable", "--variables")
     g = r.add_mutually_exclusive_group(required=True)
-    g.add_argument("--map", dest="mapping", help="category map OLD=NEW, comma-separated (every category once)")
+    g.add_argument("--mapping", help="category map OLD=NEW, comma-separated (every category once)")
+    add_old_spelling(g, "--map", "--mapping")
     g.add_argument("--breaks", help="interval breaks, comma-separated (sorted), or one number of intervals")
     g.add_argument("--hierarchy", help="a hierarchy table (CSV: first column the categories, then coarser levels)")
     r.add_argument(
@@ -203,6 +215,7 @@ def _add_common(sp, roles: bool) -> None:
     sp.add_argument("--out", required=True, help="the protected file to write (.csv, .parquet, .sav, .dta)")
     sp.add_argument("--save-recipe", dest="save_recipe", help="also write the steps as a recipe (.yaml or .json)")
     sp.add_argument("--json", metavar="OUT", help="write the before/after measures as JSON to OUT")
+    add_overwrite_option(sp)
     g = sp.add_mutually_exclusive_group()
     g.add_argument("--progress", dest="progress", action="store_true", default=None, help="always show progress")
     g.add_argument("--no-progress", dest="progress", action="store_false", help="never show progress")
@@ -233,9 +246,9 @@ def _finish(args, problem, prog) -> int:
 
     prog.step("writing the protected file")
     meta = read_metadata(args.data) if str(args.data).lower().endswith((".sav", ".zsav", ".dta")) else None
-    problem.write(args.out, metadata=meta)
+    problem.write(args.out, metadata=meta, overwrite=args.overwrite)
     if args.save_recipe:
-        problem.to_recipe(args.save_recipe)
+        problem.to_recipe(args.save_recipe, overwrite=args.overwrite)
     prog.close()
     print(problem.summary())
     print(f"\nProtected file written to {args.out}")
@@ -247,7 +260,7 @@ def _finish(args, problem, prog) -> int:
             "original": problem.baseline,
             "steps": [{"method": s.method, "log": s.result.to_dict(), "measures": s.measures} for s in problem.history],
         }
-        write_json(args.json, payload)
+        write_json(args.json, payload, overwrite=args.overwrite)
     return 0
 
 
@@ -351,9 +364,9 @@ def _run_step(args, step: str, /, numeric_keys=None, **parameters) -> int:
 
 
 def run_recode(args) -> int:
-    params: dict = {"variables": [args.variable], "method": args.method}
+    params: dict = {"variables": name_list(args.variables, "--variables"), "method": args.method}
     if args.mapping:
-        params["mapping"] = _typed_map(args, parse_pairs(args.mapping, "--map"))
+        params["mapping"] = _typed_map(args, params["variables"], parse_pairs(args.mapping, "--mapping"))
     elif args.breaks:
         parts = split_list(args.breaks)
         try:
@@ -369,13 +382,13 @@ def run_recode(args) -> int:
     return _run_step(args, "global_recode", **params)
 
 
-def _typed_map(args, pairs: dict[str, str]) -> dict:
-    """The --map pairs with numbers as numbers when the variable is numeric (so that a recoded
-    integer code stays an integer)."""
+def _typed_map(args, variables: list[str], pairs: dict[str, str]) -> dict:
+    """The --mapping pairs with numbers as numbers when the variables are numeric (so that a
+    recoded integer code stays an integer)."""
     from ..io import read_data
 
     schema = read_data(args.data, lazy=True).collect_schema()
-    if args.variable not in schema or not schema[args.variable].is_numeric():
+    if not all(v in schema and schema[v].is_numeric() for v in variables):
         return pairs
 
     def number(text: str):

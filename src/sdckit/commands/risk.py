@@ -91,11 +91,11 @@ def assess(
     Returns ``(risk_result, threshold_result, k_anonymity_result, warnings)``; the warnings
     (documented :class:`SdcWarning` messages) are returned to be printed, not raised.
     """
-    from ..results.individual import _check_rate
+    from .._validation import check_max_global_risk
     from ..risk.frequencies import k_anonymity
     from ..risk.individual import individual_risk
 
-    _check_rate(max_global_risk, "--max-global-risk")
+    check_max_global_risk(max_global_risk, "--max-global-risk")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         res = individual_risk(
@@ -193,10 +193,12 @@ def run(args) -> int:
     prog.close()
     print_results(res, thr, kan, messages)
     if args.json:
-        write_json(args.json, {"data": str(args.data), **payload(res, thr, kan)})
+        write_json(args.json, {"data": str(args.data), **payload(res, thr, kan)}, overwrite=args.overwrite)
     if args.records and res.records_source is not None:  # written by the engine, nothing collected
         engine, comp, household, _, ident = res._engine_records()
-        engine.write_records(comp, records(res, thr, kan), args.records, household=household, id=ident, overwrite=True)
+        engine.write_records(
+            comp, records(res, thr, kan), args.records, household=household, id=ident, overwrite=args.overwrite
+        )
     elif args.records:
-        write_records(records(res, thr, kan), args.records)
+        write_records(records(res, thr, kan), args.records, overwrite=args.overwrite)
     return 0

@@ -88,7 +88,11 @@ def run(args) -> int:
     prog.close()
     print(res.summary())
     if args.json:
-        write_json(args.json, {"data": str(args.data), "suda": res.to_dict(include_levels=args.levels)})
+        write_json(
+            args.json,
+            {"data": str(args.data), "suda": res.to_dict(include_levels=args.levels)},
+            overwrite=args.overwrite,
+        )
     if args.records:
-        write_records(res.to_frame(msus=args.msus), args.records)
+        write_records(res.to_frame(msus=args.msus), args.records, overwrite=args.overwrite)
     return 0

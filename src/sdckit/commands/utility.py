@@ -9,6 +9,7 @@ from .._errors import SdcError, SdcWarning
 from . import (
     Progress,
     add_output_options,
+    add_variables_option,
     name_list,
     parse_pairs,
     progress_enabled,
@@ -28,7 +29,7 @@ def register(sub) -> None:
     )
     u.add_argument("original", help="original data file (.csv, .tsv, .parquet, .sav, .dta, .sas7bdat, .xpt)")
     u.add_argument("protected", help="protected data file, same records in the same order")
-    u.add_argument("--vars", required=True, help="comma-separated variables to compare")
+    add_variables_option(u, "comma-separated variables to compare")
     u.add_argument(
         "--scales",
         help="scales, comma-separated NAME=SCALE with SCALE nominal, ordinal or continuous, "
@@ -88,13 +89,15 @@ def parse_scales(text: str | None):
 def run(args) -> int:
     from ..utility import information_loss
 
-    names = name_list(args.vars, "--vars")
+    names = name_list(args.variables, "--variables")
     scales = parse_scales(args.scales)
     if isinstance(scales, str):
         scales = {v: scales for v in names}
     unknown = [v for v in scales if v not in names]
     if unknown:
-        raise SdcError(f"--scales: {', '.join(unknown)} not in --vars; declare scales for the compared variables only")
+        raise SdcError(
+            f"--scales: {', '.join(unknown)} not in --variables; declare scales for the compared variables only"
+        )
     # categorical variables are read as text, so "01" and "1" stay different labels
     text = [v for v, s in scales.items() if isinstance(s, list) or s in ("nominal", "categorical")]
     prog = Progress(4, progress_enabled(args))

@@ -14,7 +14,7 @@ import numpy as np
 from .._core import microaggregation as core
 from .._declare import Param, check_declared, declare
 from .._errors import SdcError
-from .._validation import as_missing_codes, raise_problems
+from .._validation import as_missing_codes, check_column, raise_problems
 from ..results.protection import ProtectionResult
 from ._common import Change, Input, common_scale, finish, read_input
 
@@ -30,7 +30,7 @@ _BLOCK = 256
     "method",
     Param("variables", "columns", role="numeric_keys"),
     Param("method", "choice", choices=_METHODS),
-    Param("group_size", "int", low=1),
+    Param("group_size", "int"),
     Param("statistic", "choice", choices=_STATISTICS),
     Param("sort_by", "column"),
     Param("strata", "columns", role="strata"),
@@ -193,8 +193,7 @@ def _sort_by(inp: Input, sort_by, method: str, names: list[str]) -> str | None:
         return None
     if sort_by is None:
         return names[0]
-    if not isinstance(sort_by, str):
-        raise SdcError(f"sort_by: got {type(sort_by).__name__}; expected a column name")
+    sort_by = check_column(sort_by, "sort_by")
     inp.table.require([sort_by], "sort_by")
     return sort_by
 

@@ -10,7 +10,7 @@ import numpy as np
 from .._core.pram import apply_matrix, blend, draw_diagonal, invariant_of_base, row_sum_errors
 from .._declare import Param, declare
 from .._errors import SdcError
-from .._validation import as_missing_codes, check_number, raise_problems
+from .._validation import as_missing_codes, check_rule, raise_problems
 from ..results.protection import ProtectionResult
 from ._common import Change, finish, read_input, resolve_seed
 
@@ -40,8 +40,8 @@ class _Variable:
 @declare(
     "method",
     Param("variables", "columns"),
-    Param("pd", "number", low=0.0, high=1.0, per_variable=True),
-    Param("strength", "number", low=0.0, high=1.0, per_variable=True),
+    Param("pd", "number", per_variable=True),
+    Param("strength", "number", per_variable=True),
     Param("matrix", "any"),
     Param("strata", "columns", role="strata"),
     Param("missing", "any", role="missing"),
@@ -173,9 +173,9 @@ def _per_variable(value, param: str, names: list[str], default: float) -> dict[s
         if unknown:
             raise SdcError(f"{param}: {', '.join(unknown)} not among variables; expected some of {', '.join(names)}")
         out = dict.fromkeys(names, default)
-        out.update({k: check_number(v, f"{param}[{k!r}]", low=0.0, high=1.0) for k, v in value.items()})
+        out.update({k: check_rule(param, v, f"{param}[{k!r}]") for k, v in value.items()})
         return out
-    x = check_number(value, param, low=0.0, high=1.0)
+    x = check_rule(param, value)
     return dict.fromkeys(names, x)
 
 

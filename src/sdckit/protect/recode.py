@@ -25,7 +25,7 @@ import numpy as np
 from .._core import recode as core
 from .._declare import Param, declare
 from .._errors import SdcError
-from .._validation import check_choice, check_int, check_number, raise_problems
+from .._validation import check_choice, check_rule, raise_problems
 from ..results.protection import ProtectionResult
 from ._common import Change, Input, finish, read_input
 
@@ -103,7 +103,7 @@ def _per_variable(value: Mapping, variables, param: str) -> dict:
 def _breaks_spec(breaks) -> int | np.ndarray:
     """A number of intervals B >= 1, or a vector of at least two strictly increasing breaks."""
     if isinstance(breaks, numbers.Real) and not isinstance(breaks, (bool, np.bool_)):
-        return int(check_int(breaks, "breaks", low=1))  # type: ignore[arg-type]
+        return check_rule("breaks", breaks)
     expected = "a number of intervals (an integer >= 1) or a sorted vector of at least two breaks"
     if isinstance(breaks, (str, bytes, Mapping)) or not hasattr(breaks, "__len__"):
         raise SdcError(f"breaks: got a {type(breaks).__name__}; expected {expected}")
@@ -223,7 +223,7 @@ def _hierarchy_map(rows: list[list], level) -> dict:
     width = max((len(r) for r in rows), default=0)
     if width < 2:
         raise SdcError("hierarchy: fewer than two columns; expected the categories and at least one coarser level")
-    lev = int(check_int(level, "level", low=1, high=width - 1))  # type: ignore[arg-type]
+    lev = check_rule("level", level, high=width - 1)
     out: dict = {}
     conflicts: list = []
     empty = 0
@@ -416,7 +416,7 @@ def _check_recode_options(mapping, breaks, hierarchy, method, labels, level) -> 
     Param("method", "choice", choices=tuple(_METHODS)),
     Param("labels", "texts"),
     Param("hierarchy", "any"),
-    Param("level", "int", low=1),
+    Param("level", "int"),
     changes="the categories of the variables (merged, generalised, or numbers cut into intervals)",
     aliases=("recode",),
 )
@@ -673,8 +673,8 @@ def top_bottom_coding(
     table, changes = inp.table, {}
     numeric = [v for v in inp.variables if v not in orders]
     if numeric:
-        cut = float(check_number(value, "value"))  # type: ignore[arg-type]
-        rep = cut if replacement is None else float(check_number(replacement, "replacement"))  # type: ignore[arg-type]
+        cut = check_rule("value", value)
+        rep = cut if replacement is None else check_rule("replacement", replacement)
         for var in numeric:
             table, changes[var] = _tail_numeric(inp, table, var, cut, rep, top)
     details: dict = {"kind": kind, "categories": {}}

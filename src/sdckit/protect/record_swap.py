@@ -19,12 +19,15 @@ from .._core.record_swap import (
     split_units,
 )
 from .._declare import Param, declare
+from .._deprecation import renamed_parameters
 from .._errors import SdcError
 from .._validation import (
     as_missing_codes,
     as_name_list,
-    check_int,
-    check_number,
+    check_column,
+    check_k,
+    check_risk_threshold,
+    check_swap_rate,
     mixed_type_problems,
     raise_problems,
 )
@@ -46,7 +49,7 @@ class _Options:
     similar: list | None
     k: int
     risk: list | None
-    threshold: float | None
+    risk_threshold: float | None
     swap_rate: float
     carry_along: list
     seed: int
@@ -67,16 +70,17 @@ class _Households:
         return int(self.size.size)
 
 
+@renamed_parameters(threshold="risk_threshold")
 @declare(
     "method",
     Param("keys", "columns", role="keys"),
     Param("household", "column", role="household"),
     Param("geography", "columns"),
     Param("similar", "column_sets"),
-    Param("k", "int", low=1),
+    Param("k", "int"),
     Param("risk", "columns"),
-    Param("threshold", "number", low=0.0),
-    Param("swap_rate", "number", low=0.0, high=1.0),
+    Param("risk_threshold", "number"),
+    Param("swap_rate", "number"),
     Param("carry_along", "columns"),
     Param("seed", "seed"),
     Param("missing", "any", role="missing"),
@@ -93,7 +97,7 @@ def record_swap(
     similar=None,
     k=3,
     risk=None,
-    threshold=None,
+    risk_threshold=None,
     swap_rate=0.05,
     carry_along=None,
     seed=None,
@@ -108,7 +112,7 @@ def record_swap(
 
     1. household risk per level: rho_{h,l} = max_{r in h} 1 / c_{r,l}; h is risky at level l
        when min_{r in h} c_{r,l} < k (with ``risk``: rho_{h,l} = max_{r in h} risk_r, risky
-       when rho_{h,l} > ``threshold``); it is swapped across the first (coarsest) such level;
+       when rho_{h,l} > ``risk_threshold``); it is swapped across the first (coarsest) such level;
     2. target: P = H * swap_rate / 2 swaps (each swap moves two households), rounded up with
        probability equal to its fraction, shared among the finest units in proportion to
        their households (the remainders by systematic sampling);
@@ -151,8 +155,11 @@ def record_swap(
         Per-record risk column(s) used instead of ``keys``: one column for every level, or
         one per geography level (coarsest first). Non-negative numbers; a household takes its
         members' maximum. A household of risk 0 at a level is never drawn there.
-    threshold : float >= 0, optional
-        With ``risk``: households above it are risky (required with ``risk``).
+    risk_threshold : float >= 0, optional
+        With ``risk``: households whose risk is above it are risky (required with ``risk``).
+        It is on the scale of the ``risk`` column, whatever that is (sdcMicro's
+        ``risk_threshold``), so it is not the ``threshold`` of the other functions, a
+        re-identification probability in (0, 1]; ``threshold=`` is its old name.
     swap_rate : float in [0, 1], default 0.05
         Share of households to swap (risky households are swapped whatever the rate).
     carry_along : str or list of str, optional
@@ -202,7 +209,7 @@ def record_swap(
     Efraimidis, P. S. & Spirakis, P. G. (2006), Weighted random sampling with a reservoir,
     Information Processing Letters 97(5), 181-185.
     """
-    opts = _options(keys, household, geography, similar, k, risk, threshold, swap_rate, carry_along, seed, missing)
+    opts = _options(keys, household, geography, similar, k, risk, risk_threshold, swap_rate, carry_along, seed, missing)
     inp = read_input(data, opts.geography, "geography", engine=engine, method="record_swap")
     _require(inp.table, opts)
     hh = _households(inp, opts.household)
@@ -223,32 +230,30 @@ def record_swap(
 # ----------------------------------------------------------------------------------------------
 # options
 # ----------------------------------------------------------------------------------------------
-def _options(keys, household, geography, similar, k, risk, threshold, swap_rate, carry_along, seed, missing):
+def _options(keys, household, geography, similar, k, risk, risk_threshold, swap_rate, carry_along, seed, missing):
     """Check the parameters (not yet against the data)."""
     key_list = as_name_list(keys, "keys") if keys is not None else None
     risk_list = as_name_list(risk, "risk") if risk is not None else None
     problems = []
     if key_list is None and risk_list is None:
-        problems.append("keys: no columns given; expected the key variables (or risk with threshold)")
+        problems.append("keys: no columns given; expected the key variables (or risk with risk_threshold)")
     if key_list is not None and risk_list is not None:
         problems.append("keys: given together with risk; expected one of them (risk replaces the k-anonymity rule)")
-    if risk_list is not None and threshold is None:
-        problems.append("threshold: missing; expected a number >= 0 above which a household is risky")
-    if risk_list is None and threshold is not None:
-        problems.append("threshold: given without risk; expected threshold only with a risk column")
+    if risk_list is not None and risk_threshold is None:
+        problems.append("risk_threshold: missing; expected a number >= 0 above which a household is risky")
+    if risk_list is None and risk_threshold is not None:
+        problems.append("risk_threshold: given without risk; expected risk_threshold only with a risk column")
     raise_problems(problems)
-    hh_list = as_name_list(household, "household")
-    if len(hh_list) != 1:
-        raise SdcError(f"household: {len(hh_list)} columns given; expected one household id column")
+    hh = check_column(household, "household", allow_none=False)
     opts = _Options(
         keys=key_list,
-        household=hh_list[0],
+        household=hh,
         geography=as_name_list(geography, "geography"),
         similar=_similar(similar),
-        k=int(check_int(k, "k", low=1)),  # type: ignore[arg-type]
+        k=check_k(k),
         risk=risk_list,
-        threshold=check_number(threshold, "threshold", low=0.0, allow_none=True),
-        swap_rate=float(check_number(swap_rate, "swap_rate", low=0.0, high=1.0)),  # type: ignore[arg-type]
+        risk_threshold=check_risk_threshold(risk_threshold),
+        swap_rate=check_swap_rate(swap_rate),
         carry_along=as_name_list(carry_along, "carry_along", allow_empty=True),
         seed=resolve_seed(seed),
         missing=as_missing_codes(missing),
@@ -315,7 +320,7 @@ def _parameters(opts: _Options) -> dict:
         "similar": opts.similar,
         "k": opts.k,
         "risk": opts.risk,
-        "threshold": opts.threshold,
+        "risk_threshold": opts.risk_threshold,
         "swap_rate": opts.swap_rate,
         "carry_along": list(opts.carry_along) or None,
         "seed": opts.seed,
@@ -385,12 +390,12 @@ def _not_nested(inp, opts: _Options, geo: dict, hh: _Households, lev: int, units
 
 def _risk(inp, opts: _Options, hh: _Households, geo: dict) -> tuple[np.ndarray, np.ndarray]:
     """(weight, risky) per household and level: the inverse counts and count < k, or the
-    user's risk and risk > threshold."""
+    user's risk and risk > risk_threshold."""
     L = len(opts.geography)
     if opts.risk is not None:
         rho = household_reduce(hh.of_record, _risk_values(inp, opts), hh.n, "max")
         rho = np.repeat(rho, L, axis=1) if rho.shape[1] == 1 else rho
-        return rho, rho > opts.threshold
+        return rho, rho > opts.risk_threshold
     keys = np.column_stack([inp.engine.encode_column(inp.table, c, list(opts.missing))[0] for c in opts.keys])
     counts = np.empty((hh.of_record.size, L))
     for lev, g in enumerate(opts.geography):

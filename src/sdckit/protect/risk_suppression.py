@@ -23,7 +23,9 @@ from .._validation import (
     as_name_list,
     check_alpha,
     check_choice,
-    check_number,
+    check_column,
+    check_max_global_risk,
+    check_threshold,
     missing_columns_message,
     raise_problems,
 )
@@ -62,12 +64,12 @@ class _Plan:
     "method",
     Param("keys", "columns", role="keys"),
     Param("weight", "column", role="weight"),
-    Param("threshold", "number", low=0.0, high=1.0, low_open=True),
-    Param("max_global_risk", "number", low=0.0, high=1.0, low_open=True, high_open=True),
+    Param("threshold", "number"),
+    Param("max_global_risk", "number"),
     Param("variables", "columns"),
     Param("importance", "any"),
     Param("strategy", "choice", "How the next key value to suppress is chosen", choices=_STRATEGIES),
-    Param("alpha", "number", low=0.0, high=1.0),
+    Param("alpha", "number"),
     Param("method", "choice", "The algorithm: sdckit's iterative one or sdcMicro's", choices=_METHODS),
     Param("strata", "columns", role="strata"),
     Param("missing", "any", role="missing"),
@@ -240,10 +242,8 @@ def _plan(inp, weight, threshold, max_global_risk, variables, importance, strate
             "threshold: give exactly one of threshold and max_global_risk; expected a risk level in (0, 1] or a "
             "target re-identification rate in (0, 1)"
         )
-    thr = check_number(threshold, "threshold", low=0.0, high=1.0, low_open=True, allow_none=True)
-    xi = check_number(
-        max_global_risk, "max_global_risk", low=0.0, high=1.0, low_open=True, high_open=True, allow_none=True
-    )
+    thr = check_threshold(threshold, allow_none=True)
+    xi = check_max_global_risk(max_global_risk, allow_none=True)
     keys = list(inp.variables)
     names = keys if variables is None else as_name_list(variables, "variables")
     problems = [
@@ -266,9 +266,10 @@ def _plan(inp, weight, threshold, max_global_risk, variables, importance, strate
 def _weight_problems(table, keys: list, weight) -> list[str]:
     if weight is None:
         return []
-    if isinstance(weight, (list, tuple)) or not isinstance(weight, (str, int)) or isinstance(weight, bool):
-        return [f"weight: got {type(weight).__name__}; expected a single column name"]
-    name = str(weight)
+    try:
+        name = str(check_column(weight, "weight"))
+    except SdcError as err:
+        return [str(err)]
     if name not in table.columns:
         return [missing_columns_message("weight", [name], table.columns)]
     return role_conflicts(Roles(keys=tuple(keys), weight=name)) + weight_problems(table, name)

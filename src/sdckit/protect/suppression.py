@@ -6,7 +6,7 @@ import numpy as np
 
 from .._core.suppression import default_importance, suppress_to_k
 from .._declare import Param, declare
-from .._validation import _show, as_missing_codes, check_alpha, check_choice, raise_problems
+from .._validation import as_missing_codes, check_alpha, check_choice, check_k, raise_problems
 from ..engines import STORED, get_engine
 from ..results.protection import ProtectionResult
 from ._common import Change, finish, read_input
@@ -24,7 +24,7 @@ _METHODS = ("greedy", "sdcmicro")
     Param("importance", "any"),
     Param("combs", "any"),
     Param("strata", "columns", role="strata"),
-    Param("alpha", "number", low=0.0, high=1.0),
+    Param("alpha", "number"),
     Param("method", "choice", choices=_METHODS),
     Param("missing", "any", role="missing"),
     changes="key values (set missing) until every record is k-anonymous",
@@ -175,13 +175,14 @@ def _unresolved_notes(n_unresolved: int, method: str) -> tuple:
 
 
 def _check_k(k, combs, n: int, m: int) -> list[int]:
-    ks = list(np.atleast_1d(k)) if not isinstance(k, (int, np.integer)) else [k]
+    """k (the toolkit's rule: integers >= 1; several only with ``combs``, one per size) and
+    ``combs``, checked against the data: k at most the number of records, sizes at most the
+    number of keys."""
+    ks = [check_k(v) for v in k] if isinstance(k, (list, tuple, np.ndarray)) else [check_k(k)]
     problems = []
     for v in ks:
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
-            problems.append(f"k: got {_show(v.item() if isinstance(v, np.generic) else v)}; expected an integer >= 1")
-        elif v < 1 or v > max(n, 1):
-            problems.append(f"k: got {int(v)}; expected an integer from 1 to the number of records ({n})")
+        if v > max(n, 1):
+            problems.append(f"k: got {v}; expected an integer from 1 to the number of records ({n})")
     if combs is not None:
         sizes = list(np.atleast_1d(combs))
         bad = [s for s in sizes if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or not 1 <= s <= m]

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from .._errors import SdcError
+from .._validation import check_new_file
 from ..results._base import Result, Summary, fmt_share
 from ._frozen import deep_freeze, plain
 from .combinations import KeySubsets
@@ -197,19 +198,27 @@ class AssessmentResult(Result):
         )
 
     # -- the report --------------------------------------------------------------------------
-    def to_html(self, path=None) -> str:
+    def to_html(self, path=None, *, overwrite: bool = False) -> str:
         """The self-contained HTML report (inline SVG figures and styles, no script, no network).
 
         With ``path`` (a file name ending in ``.html`` or ``.htm`` in an existing directory) the
-        report is also written there, atomically: a report already at ``path`` is replaced, and
-        nothing is left behind when writing fails.
+        report is also written there, atomically: a file already at ``path`` is an error unless
+        ``overwrite=True`` (then it is replaced by the complete report), and nothing is left
+        behind when writing fails.
         """
         target = _report_path(path) if path is not None else None
+        if target is not None:
+            check_new_file(target, overwrite)
         text = self._rendered(document=True)
         if target is not None:
             from ..io import atomic_write
 
-            atomic_write(target, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+            try:
+                atomic_write(target, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"), overwrite=overwrite)
+            except FileExistsError:  # appeared while the report was drawn
+                raise SdcError(
+                    f"path: {target} already exists; expected a new file, or overwrite=True to replace it"
+                ) from None
         return text
 
     def _repr_html_(self) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .._progress import measure_progress
-from .._validation import check_bool, check_k_list, check_number, raise_problems
+from .._validation import check_bool, check_k_list, check_max_global_risk, raise_problems
 from ..engines import in_memory_engine
 from ..scenario import Scenario
 from . import measures as M
@@ -87,7 +87,7 @@ def _options(scenario, k, max_global_risk, include_records) -> _Options:
         raise_problems([f"scenario: got {type(scenario).__name__}; expected an sdckit.Scenario"])
     if not scenario.keys and not scenario.numeric_keys:
         raise_problems(["scenario: no key variables; expected Scenario(keys=[...]) and/or numeric_keys=[...]"])
-    xi = check_number(max_global_risk, "max_global_risk", low=0.0, high=1.0, low_open=True, high_open=True)
+    xi = check_max_global_risk(max_global_risk)
     return _Options(tuple(check_k_list(k)), xi, check_bool(include_records, "include_records"))
 
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-__all__ = ["FrozenDict", "Result", "Summary", "fmt", "fmt_percent", "fmt_share"]
+__all__ = ["FrozenDict", "FrozenList", "Result", "Summary", "fmt", "fmt_percent", "fmt_share", "freeze"]
 
 
 def fmt(value: Any) -> str:
@@ -133,30 +133,63 @@ class FrozenDict(dict):
         return (FrozenDict, (dict(self),))
 
 
-def _freeze(value):
-    """Read-only view of a result field: arrays lose their write flag, dicts become read-only
-    mappings (recursively for nested containers of arrays)."""
+class FrozenList(list):
+    """A list that cannot be changed (still a ``list``: equal to the same list, JSON-serialisable,
+    picklable)."""
+
+    def _readonly(self, *args, **kwargs):
+        raise TypeError("result fields are read-only")
+
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _readonly  # type: ignore[assignment]
+    append = extend = insert = pop = remove = clear = sort = reverse = _readonly  # type: ignore[assignment]
+
+    def __reduce__(self):
+        return (FrozenList, (list(self),))
+
+
+def freeze(value):
+    """A read-only form of a result field, at every depth: arrays lose their write flag (a
+    read-only view: the caller's array keeps its own), dicts become :class:`FrozenDict`, lists
+    :class:`FrozenList`, sets frozensets, and tuples hold frozen items. Other objects (numbers,
+    text, frames, nested results, which freeze themselves) are returned as they are."""
     if isinstance(value, np.ndarray):
         if value.flags.writeable:
             value = value.view()
             value.flags.writeable = False
         return value
+    if isinstance(value, FrozenDict):  # its subclasses keep their type: freeze the values in place
+        for k, v in list(value.items()):
+            if (f := freeze(v)) is not v:
+                dict.__setitem__(value, k, f)
+        return value
     if isinstance(value, dict):
-        return value if isinstance(value, FrozenDict) else FrozenDict({k: _freeze(v) for k, v in value.items()})
-    if isinstance(value, list) and any(isinstance(v, np.ndarray) for v in value):
-        return tuple(_freeze(v) for v in value)
-    if isinstance(value, tuple) and any(isinstance(v, np.ndarray) for v in value):
-        return tuple(_freeze(v) for v in value)
+        return FrozenDict({k: freeze(v) for k, v in value.items()})
+    if isinstance(value, FrozenList):
+        for i, v in enumerate(list(value)):
+            if (f := freeze(v)) is not v:
+                list.__setitem__(value, i, f)
+        return value
+    if isinstance(value, list):
+        return FrozenList(freeze(v) for v in value)
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):  # a named tuple keeps its type
+        items = [freeze(v) for v in value]
+        return value if all(a is b for a, b in zip(items, value)) else tuple(items)
+    if isinstance(value, set):
+        return frozenset(value)
     return value
+
+
+_freeze = freeze  # the name used before
 
 
 @dataclass(frozen=True, eq=False)
 class Result:
     """Common behaviour of every result; subclasses define the fields and ``_records()``.
 
-    Results are immutable: array fields are read-only (``res.risk[:] = 0`` raises) and dict
-    fields are read-only mappings, so that a headline number can never disagree with the
-    per-record values it was computed from.
+    Results are immutable: array fields are read-only (``res.risk[:] = 0`` raises), dict fields
+    read-only mappings and list fields read-only lists, at every depth (``res.details["x"] = 1``
+    and ``res.parameters["keys"].append(...)`` raise), so that a headline number can never
+    disagree with the per-record values it was computed from.
     """
 
     backend: str = field(default="polars", repr=False, kw_only=True)
@@ -268,17 +301,15 @@ class Result:
         ``read_parquet('path/*.parquet')``. This is record-level output: treat it as
         confidential as the microdata.
         """
-        from pathlib import Path
+        from .._validation import check_new_file
 
+        check_new_file(path, overwrite)  # before any work, with every engine
         if self.records_source is not None:
             engine, comp, household, values, ident = self._engine_records()
             return engine.write_records(comp, values, path, household=household, id=ident, overwrite=overwrite)
-        from .._errors import SdcError
         from ..io import write_records
 
-        if Path(path).exists() and not overwrite:
-            raise SdcError(f"path: {path} exists; pass overwrite=True to replace it")
-        return write_records(self.to_frame(), path)
+        return write_records(self.to_frame(), path, overwrite=overwrite)
 
     def _native(self, columns: dict):
         """Per-record ``columns`` as the caller's frame type, with the identifier column (``id=``)

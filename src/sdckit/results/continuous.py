@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._deprecation import deprecated_alias
+from .._deprecation import deprecated_alias, renamed_parameters
+from .._validation import check_rule
 from ._base import Result, Summary, fmt_percent, fmt_share, new_axes
 
 __all__ = [
@@ -618,18 +619,24 @@ class ConfidentialityResult(Result):
             "perturbation_quartiles": [float(v) for v in np.quantile(pert, [0.25, 0.5, 0.75])] if pert.size else None,
         }
 
-    def unsafe(self, perturbation: float | None = None, neighbours: int | None = None, curve=None) -> np.ndarray:
-        """Records below the user's safety rule: perturbation below ``perturbation`` and/or fewer
-        than ``neighbours`` neighbours, and/or below ``curve(nb)`` (a function of the number of
-        neighbours giving the minimal safe perturbation). Rules given are combined with AND."""
+    @renamed_parameters(perturbation="min_perturbation", neighbours="min_neighbours")
+    def unsafe(
+        self, min_perturbation: float | None = None, min_neighbours: int | None = None, curve=None
+    ) -> np.ndarray:
+        """Records below the user's safety rule: perturbation below ``min_perturbation`` and/or
+        fewer than ``min_neighbours`` neighbours, and/or below ``curve(nb)`` (a function of the
+        number of neighbours giving the minimal safe perturbation). Rules given are combined
+        with AND. (``perturbation=`` and ``neighbours=`` are the old names.)"""
+        min_perturbation = check_rule("min_perturbation", min_perturbation, allow_none=True)
+        min_neighbours = check_rule("min_neighbours", min_neighbours, allow_none=True)
         flag = np.ones(self.n, dtype=bool)
-        if perturbation is not None:
-            flag &= self.perturbation < float(perturbation)
-        if neighbours is not None:
-            flag &= self.neighbours < int(neighbours)
+        if min_perturbation is not None:
+            flag &= self.perturbation < min_perturbation
+        if min_neighbours is not None:
+            flag &= self.neighbours < min_neighbours
         if curve is not None:
             flag &= self.perturbation < np.asarray(curve(self.neighbours.astype(float)), dtype=float)
-        if perturbation is None and neighbours is None and curve is None:
+        if min_perturbation is None and min_neighbours is None and curve is None:
             flag[:] = False
         return flag
 
@@ -675,12 +682,13 @@ class ConfidentialityResult(Result):
                     nb[uns], self.perturbation[uns], s=40, facecolors="none", edgecolors="k", lw=0.8, label="unsafe"
                 )
 
+    @renamed_parameters(perturbation="min_perturbation", neighbours="min_neighbours")
     def plot(
         self,
         ax=None,
         *,
-        perturbation: float | None = None,
-        neighbours: int | None = None,
+        min_perturbation: float | None = None,
+        min_neighbours: int | None = None,
         curve=None,
         log_x: bool = False,
     ):
@@ -688,9 +696,10 @@ class ConfidentialityResult(Result):
 
         Marks records whose nearest original is the true partner and records whose partner is
         inside the neighbourhood. Safety rules drawn when given: a horizontal line at
-        ``perturbation``, a vertical line at ``neighbours``, and ``curve`` (a function of the
-        number of neighbours returning the minimal safe perturbation). Records below the rules
-        (:meth:`unsafe`) are circled.
+        ``min_perturbation``, a vertical line at ``min_neighbours``, and ``curve`` (a function
+        of the number of neighbours returning the minimal safe perturbation). Records below the
+        rules (:meth:`unsafe`) are circled. (``perturbation=`` and ``neighbours=`` are the old
+        names.)
         """
         ax = new_axes(ax)
         nb = self.neighbours.astype(float)
@@ -703,7 +712,7 @@ class ConfidentialityResult(Result):
         for mask, label, color, marker in cats:
             if mask.any():
                 ax.scatter(nb[mask], il[mask], s=10, c=color, marker=marker, label=label, alpha=0.7)
-        self._draw_rules(ax, nb, perturbation, neighbours, curve)
+        self._draw_rules(ax, nb, min_perturbation, min_neighbours, curve)
         if log_x:
             ax.set_xscale("symlog")
         ax.set_xlabel("number of neighbours within delta")

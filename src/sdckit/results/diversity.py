@@ -15,7 +15,7 @@ import numpy as np
 
 from .._deprecation import _warn, deprecated_alias
 from .._errors import SdcError
-from .._validation import check_choice, check_number
+from .._validation import check_choice, check_rule
 from ._base import Result, Summary, new_axes, weighted_quantiles
 
 __all__ = ["LDiversityResult", "TClosenessResult"]
@@ -278,7 +278,7 @@ class TClosenessResult(Result):
     def is_t_close(self, t: float, variable: str | None = None) -> bool:
         """Whether every class has D(P, Q_E) <= t for ``variable`` (all sensitive variables when
         None). Classes whose sensitive values are all missing are ignored."""
-        tt = check_number(t, "t", low=0.0, allow_inf=True)
+        tt = check_rule("t", t)
         names = _check_variable(variable, self.sensitive)
         mx = self.max
         return all(math.isnan(mx[v]) or mx[v] <= tt for v in names)

@@ -11,7 +11,7 @@ import numpy as np
 from .._core.individual import risk_threshold
 from .._deprecation import deprecated_alias
 from .._errors import SdcError
-from .._validation import check_number
+from .._validation import check_max_global_risk, check_rule
 from ._base import Result, Summary, fmt_share, new_axes, weighted_quantiles
 from .frequencies import FrequencyResult
 
@@ -29,11 +29,6 @@ CALIBRATION_NOTE = (
 
 #: absolute risk levels whose exceedances the summary counts
 RISK_LEVELS = (0.01, 0.05, 0.1, 0.2, 0.5)
-
-
-def _check_rate(value, param: str) -> float:
-    """A target re-identification rate: a number strictly between 0 and 1."""
-    return check_number(value, param, low=0.0, high=1.0, low_open=True, high_open=True)
 
 
 def _quantiles(x: np.ndarray, counts=None) -> dict:
@@ -409,14 +404,14 @@ class IndividualRiskResult(Result):
         safe when every member has r_i < delta_g = r^h* / |g|; the rule over-protects and
         depends on household size.
         """
-        xi = _check_rate(max_global_risk, "max_global_risk")
+        xi = check_max_global_risk(max_global_risk)
         r_star = risk_threshold(self.pattern_risk, self.pattern_counts, xi, self.n)
         unsafe = self.risk > r_star if r_star is not None else np.zeros(len(self.risk), dtype=bool)
         h_star = h_delta = h_unsafe = h_count = None
         given = household_risk is not None
         if self.household is not None:
             if given:
-                h_star = _check_level(household_risk, "household_risk")
+                h_star = check_rule("household_risk", household_risk)
             elif self.household_store is not None:
                 h_star = self.household_store.threshold(xi, self.n)
             else:
@@ -597,7 +592,3 @@ class IndividualRiskResult(Result):
         ax.set_ylabel("records")
         ax.set_title("Individual risk")
         return ax
-
-
-def _check_level(value, param: str) -> float:
-    return check_number(value, param, low=0.0, high=1.0)

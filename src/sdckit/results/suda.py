@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._core.suda import msu_search, suda_q
-from .._deprecation import REMOVED_IN, deprecated_alias
+from .._deprecation import REMOVED_IN, deprecated_alias, renamed_parameters
 from .._errors import SdcError, warn
+from .._validation import check_choice
 from ._base import Result, Summary
 from ._suda_access import label_at, msu_text
 
@@ -363,36 +364,37 @@ class SudaResult(Result):
         )
         return self._native(cols)
 
-    def plot(self, ax=None, kind: str = "both"):
+    @renamed_parameters(kind="measure")
+    def plot(self, ax=None, measure: str = "both"):
         """DIS-SUDA distribution and/or variable contributions.
 
         Parameters
         ----------
-        ax : matplotlib Axes, or a pair of them for ``kind="both"``; created when omitted
-        kind : {"both", "dis", "contributions"}
+        ax : matplotlib Axes, or a pair of them for ``measure="both"``; created when omitted
+        measure : {"both", "dis", "contributions"}
             ``"dis"``: histogram of DIS-SUDA over the records with a positive score (the others
             are 0); ``"contributions"``: bar chart of the variable contributions (%).
+            (``kind=`` is its old name.)
 
         Returns
         -------
-        the Axes (a list of two for ``kind="both"``)
+        the Axes (a list of two for ``measure="both"``)
         """
-        if kind not in ("both", "dis", "contributions"):
-            raise SdcError(f"kind: got {kind!r}; expected 'both', 'dis' or 'contributions'")
-        if kind == "both":
+        check_choice(measure, "measure", ("both", "dis", "contributions"))
+        if measure == "both":
             if ax is None:
                 plt = _pyplot()
                 _, axes = plt.subplots(1, 2, figsize=(11, 4))
             else:
                 axes = list(ax) if isinstance(ax, (list, tuple, np.ndarray)) else None
                 if axes is None or len(axes) != 2:
-                    raise SdcError("ax: kind='both' draws two panels; expected a pair of Axes or None")
+                    raise SdcError("ax: measure='both' draws two panels; expected a pair of Axes or None")
             self._plot_dis(axes[0])
             self._plot_contributions(axes[1])
             return list(axes)
         if ax is None:
             _, ax = _pyplot().subplots(figsize=(6, 4))
-        (self._plot_dis if kind == "dis" else self._plot_contributions)(ax)
+        (self._plot_dis if measure == "dis" else self._plot_contributions)(ax)
         return ax
 
     def _plot_dis(self, ax):

@@ -15,7 +15,7 @@ import numpy as np
 
 from .._core.linkage_external import AdmissibleClasses, _Classes, admissible_classes, class_links
 from .._errors import SdcError
-from .._validation import as_name_list
+from .._validation import as_name_list, check_column
 from ..results.linkage import ExternalRiskResult
 
 
@@ -98,8 +98,7 @@ def _links(eng, cD, cA, oD, oA, adm: AdmissibleClasses, one_to_one: bool):
 
 def _check_ids(eng, tD, tA, id_: str) -> None:
     """The identifier exists in both files and is complete and unique in the released file."""
-    if not isinstance(id_, str):
-        raise SdcError(f"id: got {type(id_).__name__}; expected a column name")
+    id_ = str(check_column(id_, "id", allow_none=False))
     tD.require([id_], "id")
     tA.require([id_], "id")
     if tD.n_missing(id_):

@@ -25,7 +25,16 @@ from .._core import loglinear as ll
 from .._errors import SdcError, warn
 from .._prepare import prepare
 from .._progress import step
-from .._validation import check_choice, check_fraction, check_int, check_number, check_seed
+from .._validation import (
+    check_bound,
+    check_choice,
+    check_fraction,
+    check_max_iter,
+    check_rule,
+    check_sampling_fraction,
+    check_seed,
+    check_tol,
+)
 from ..results.loglinear import LoglinearRiskResult, ModriskNumbers
 from ._loglinear_access import label_numbers, label_values
 
@@ -250,26 +259,24 @@ def validate_loglinear(
         compat = "sdcMicro"
     by_stratum = isinstance(sampling_fraction, dict)
     params = dict(
-        sampling_fraction=None
-        if by_stratum
-        else check_fraction(sampling_fraction, "sampling_fraction", allow_none=True),
+        sampling_fraction=None if by_stratum else check_sampling_fraction(sampling_fraction),
         search=check_choice(search, "search", ("bracket", "skinner-shlomo")),
-        z_target=check_number(z_target, "z_target"),
-        candidates=check_int(candidates, "candidates", low=1, allow_none=True),
-        term_test=check_number(term_test, "term_test", allow_none=True),
-        stability=check_int(stability, "stability", low=0),
+        z_target=check_rule("z_target", z_target),
+        candidates=check_rule("candidates", candidates, allow_none=True),
+        term_test=check_rule("term_test", term_test, allow_none=True),
+        stability=check_rule("stability", stability),
         seed=check_seed(seed),
         sampling=check_choice(sampling, "sampling", ("pml", "constant")),
         criterion=check_choice(criterion, "criterion", ("tau1", "tau2")),
-        z_crit=check_number(z_crit, "z_crit", low=0.0, low_open=True, what="a positive number"),
-        max_steps=check_int(max_steps, "max_steps", low=0, allow_none=True),
+        z_crit=check_rule("z_crit", z_crit),
+        max_steps=check_rule("max_steps", max_steps, allow_none=True),
         method=check_choice(method, "method", METHODS),
-        tol=check_number(tol, "tol", low=0.0, low_open=True, allow_none=True),
-        max_iter=check_int(max_iter, "max_iter", low=1),
+        tol=check_tol(tol, allow_none=True),
+        max_iter=check_max_iter(max_iter),
         smoothing=check_choice(smoothing, "smoothing", ("nb",), allow_none=True),
         compat=check_choice(compat, "compat", ("sdcMicro",), allow_none=True),
         compat_method=check_choice(compat_method, "compat_method", COMPAT_METHODS),
-        bound=check_number(bound, "bound", low=0.0, low_open=True, allow_inf=True),
+        bound=check_bound(bound),
     )
     prep = prepare(
         data, keys, weight=weight, missing=missing, allow_degenerate_keys=allow_degenerate_keys, engine=engine
@@ -371,7 +378,10 @@ def _stratum_fractions(spec: dict, enc) -> tuple:
         raise SdcError(
             f"sampling_fraction: {var}: got {type(fractions).__name__}; expected a dict category -> fraction"
         )
-    given = {str(k): check_fraction(v, f"sampling_fraction[{var!r}]") for k, v in fractions.items()}
+    given = {
+        str(k): check_sampling_fraction(v, f"sampling_fraction[{var!r}]", allow_none=False)
+        for k, v in fractions.items()
+    }
     labels = [str(x) for x in label_values(enc.labels[j])]
     unknown = set(given) - set(labels)
     missing = [lab for lab in labels if lab not in given]

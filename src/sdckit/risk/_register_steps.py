@@ -26,7 +26,7 @@ from .._core import register as rk
 from .._errors import SdcError, SdcWarning, warn
 from .._prepare import prepare
 from .._progress import step
-from .._validation import as_name_list, check_choice, check_fraction, check_int, check_number
+from .._validation import as_name_list, check_choice, check_max_iter, check_sampling_fraction, check_tol
 from ..engines import get_engine
 from ._loglinear_access import label_values
 from ._loglinear_steps import MAX_CELLS, MAX_IRLS_PARAMETERS, _named_model, parse_model, term_names
@@ -113,9 +113,9 @@ def validate_register(
     params = dict(
         approach=check_choice(approach, "approach", APPROACHES),
         method=check_choice(method, "method", ("newton", "fisher")),
-        tol=check_number(tol, "tol", low=0.0, low_open=True, what="a positive number"),
-        max_iter=check_int(max_iter, "max_iter", low=1),
-        sampling_fraction=check_fraction(sampling_fraction, "sampling_fraction", allow_none=True),
+        tol=check_tol(tol),
+        max_iter=check_max_iter(max_iter),
+        sampling_fraction=check_sampling_fraction(sampling_fraction),
     )
     if params["sampling_fraction"] is None and sample_weight is None:
         raise SdcError(

@@ -25,9 +25,9 @@ from .._validation import (
     as_name_list,
     check_bool,
     check_choice,
-    check_int,
-    check_number,
+    check_rule,
     check_seed,
+    check_width,
     raise_problems,
 )
 from ..engines import get_engine, in_memory_engine
@@ -187,7 +187,7 @@ def _core():
 @declare(
     "measure",
     Param("variables", "columns", role="numeric_keys"),
-    Param("width", "number", low=0.0),
+    Param("width", "number"),
     inputs=("original", "protected"),
 )
 def interval_disclosure(
@@ -227,7 +227,7 @@ def interval_disclosure(
     microdata masking, *Privacy in Statistical Databases*, LNCS 3050 (SDID); sdcMicro ``dRisk``.
     """
     eng = in_memory_engine(engine, "interval_disclosure", original)
-    w = check_number(width, "width", low=0.0)
+    w = check_width(width)
     pair = numeric_pair(original, protected, variables, engine=eng)
     at_risk, sd = _core().interval_at_risk(pair.X, pair.Y, w)
     with np.errstate(invalid="ignore"):
@@ -257,8 +257,8 @@ class _RelativeInput:
 
 
 def _relative_input(data, variables, *, p, c_min, joint, keys, missing, engine) -> _RelativeInput:
-    pp = check_number(p, "p", low=0.0, high=1.0, low_open=True, high_open=True)
-    cm = check_int(c_min, "c_min", low=1)
+    pp = check_rule("p", p)
+    cm = check_rule("c_min", c_min)
     jt = check_bool(joint, "joint")
     key_names = tuple(as_name_list(keys, "keys", allow_empty=True))
     codes = Roles.of(missing=missing).missing  # a value or a list of values, as for the key-based measures
@@ -297,8 +297,8 @@ def _relative_counts(inp: _RelativeInput):
 @declare(
     "measure",
     Param("variables", "columns", role="numeric_keys"),
-    Param("p", "number", low=0.0, high=1.0, low_open=True, high_open=True),
-    Param("c_min", "int", "The smallest number of records an interval must hold to be safe", low=1),
+    Param("p", "number"),
+    Param("c_min", "int", "The smallest number of records an interval must hold to be safe"),
     Param("joint", "bool", "Apply the rule to all variables jointly instead of one by one"),
     Param("keys", "columns"),
     Param("missing", "any", role="missing"),
@@ -430,7 +430,7 @@ def robust_fit(Z: np.ndarray, raw: np.ndarray, names, fraction: float, seed):
 
 
 def _mcd_fraction(value) -> float:
-    return check_number(value, "mcd_fraction", low=0.5, high=1.0, high_open=True)
+    return check_rule("mcd_fraction", value)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -473,8 +473,8 @@ def _user_covariance(covariance, p: int) -> np.ndarray | None:
 def _rmd_input(
     original, protected, variables, *, width, width2, center, weighting, covariance, mcd_fraction, seed, engine
 ) -> _RMDInput:
-    w1 = check_number(width, "width", low=0.0)
-    w2 = check_number(width2, "width2", low=0.0)
+    w1 = check_width(width)
+    w2 = check_width(width2, "width2")
     ce = check_choice(center, "center", ("mean", "mcd"))
     wt = check_choice(weighting, "weighting", ("sdcmicro", "sum"))
     fr = _mcd_fraction(mcd_fraction)
@@ -524,8 +524,8 @@ def _rmd_covariance(inp: _RMDInput):
 @declare(
     "measure",
     Param("variables", "columns", "Numeric variables present in both files", role="numeric_keys"),
-    Param("width", "number", low=0.0),
-    Param("width2", "number", low=0.0),
+    Param("width", "number"),
+    Param("width2", "number"),
     Param(
         "center", "choice", "The centre of the robust distance: the mean or the MCD estimate", choices=("mean", "mcd")
     ),
@@ -536,7 +536,7 @@ def _rmd_covariance(inp: _RMDInput):
         choices=("sdcmicro", "sum"),
     ),
     Param("covariance", "any"),
-    Param("mcd_fraction", "number", low=0.5, high=1.0, high_open=True),
+    Param("mcd_fraction", "number"),
     Param("seed", "seed"),
     inputs=("original", "protected"),
     random=True,
@@ -681,9 +681,9 @@ def _robust_distances(X: np.ndarray, names, fraction: float, seed):
 @declare(
     "measure",
     Param("variables", "columns", "Numeric variables", role="numeric_keys"),
-    Param("quantile", "number", low=0.0, high=1.0, low_open=True, high_open=True),
+    Param("quantile", "number"),
     Param("multivariate", "bool", "Also find robust Mahalanobis-distance outliers over all variables"),
-    Param("mcd_fraction", "number", low=0.5, high=1.0, high_open=True),
+    Param("mcd_fraction", "number"),
     Param("seed", "seed"),
     random=True,
 )
@@ -731,7 +731,7 @@ def outliers(
     risk of continuous variables); Rousseeuw & Van Driessen (1999).
     """
     eng = in_memory_engine(engine, "outliers", data)
-    q = check_number(quantile, "quantile", low=0.0, high=1.0, low_open=True, high_open=True)
+    q = check_rule("quantile", quantile)
     mv = check_bool(multivariate, "multivariate")
     fr, sd = _mcd_fraction(mcd_fraction), check_seed(seed)
     d = numeric_data(data, variables, engine=eng)
@@ -765,7 +765,7 @@ def _log_values(pair: NumericPair):
 @declare(
     "measure",
     Param("variables", "columns", "Numeric variables present in both files", role="numeric_keys"),
-    Param("significance", "number", low=0.0, high=1.0, low_open=True, high_open=True),
+    Param("significance", "number"),
     Param("log", "bool"),
     Param("seed", "seed"),
     inputs=("original", "protected"),
@@ -821,7 +821,7 @@ def confidentiality_plot(
     continuous microdata after perturbation.
     """
     eng = in_memory_engine(engine, "confidentiality_plot", original)
-    s = check_number(significance, "significance", low=0.0, high=1.0, low_open=True, high_open=True)
+    s = check_rule("significance", significance)
     lg, sd = check_bool(log, "log"), check_seed(seed)
     pair = numeric_pair(original, protected, variables, allow_missing=False, engine=eng)
     if pair.X.shape[0] < 2:

@@ -24,7 +24,7 @@ from .._declare import Param, declare
 from .._deprecation import renamed_parameters
 from .._errors import SdcError, SdcWarning, warn
 from .._prepare import Prepared, prepare
-from .._validation import as_name_list, check_bool, check_number, raise_problems
+from .._validation import as_name_list, check_bool, check_rule, raise_problems
 from ..results.diversity import LDiversityResult, TClosenessResult
 from ..scenario import accepts_scenario
 from .frequencies import records_fields
@@ -145,7 +145,7 @@ def _ldiversity_input(
     data, keys, sensitive, *, c, strata, missing, allow_degenerate_keys, engine=None
 ) -> _LDiversityInput:
     names = _sensitive_names(sensitive)
-    cc = check_number(c, "c", low=0.0, low_open=True)  # sdcMicro's silent c <= 0 -> 1 is an error here
+    cc = check_rule("c", c)  # sdcMicro's silent c <= 0 -> 1 is an error here
     prep = prepared_roles(
         data, keys, names, strata=strata, missing=missing, allow_degenerate_keys=allow_degenerate_keys, engine=engine
     )
@@ -169,7 +169,7 @@ def _ldiversity_values(ids, G, s: SensitiveCodes, names, c: float, counts=None):
     "measure",
     Param("keys", "columns", role="keys"),
     Param("sensitive", "columns", role="sensitive"),
-    Param("c", "number", low=0.0, low_open=True),
+    Param("c", "number"),
     Param("strata", "columns", role="strata"),
     Param("missing", "any", role="missing"),
     Param("allow_degenerate_keys", "bool"),

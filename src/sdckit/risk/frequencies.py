@@ -29,7 +29,7 @@ NA_RULES = ("sdcmicro", "own_category")
     "measure",
     Param("keys", "columns", role="keys"),
     Param("weight", "column", role="weight"),
-    Param("alpha", "number", low=0.0, high=1.0),
+    Param("alpha", "number"),
     Param("strata", "columns", role="strata"),
     Param("missing", "any", role="missing"),
     Param("na_rule", "choice", choices=NA_RULES),
@@ -218,7 +218,7 @@ def records_fields(prep: Prepared, household=None) -> dict:
     Param("keys", "columns", "Categorical key variables", role="keys"),
     Param("k", "numbers", low=1),
     Param("weight", "column", role="weight"),
-    Param("alpha", "number", low=0.0, high=1.0),
+    Param("alpha", "number"),
     Param("strata", "columns", role="strata"),
     Param("missing", "any", role="missing"),
     Param("na_rule", "choice", choices=NA_RULES),
@@ -248,7 +248,7 @@ def k_anonymity(
         ``strata`` and ``alpha`` are taken from it and nothing is recomputed).
     keys : str or list of str
     k : int or sequence of int, default (2, 3, 5)
-        Rounded half-up to integers, as sdcMicro does.
+        Integers >= 1 (a value such as 2.5 is refused; sdcMicro rounds it).
     weight, alpha, strata, missing, na_rule, allow_degenerate_keys, zero_weight, engine
         As in :func:`frequencies`.
     scenario : Scenario, optional

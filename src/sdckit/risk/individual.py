@@ -13,7 +13,7 @@ from .._deprecation import renamed_parameters
 from .._errors import SdcError, warn
 from .._prepare import Prepared, prepare, role_conflicts
 from .._progress import step
-from .._validation import as_name_list, check_alpha, check_choice, raise_problems
+from .._validation import as_name_list, check_alpha, check_choice, check_column, raise_problems
 from ..engines import STORED, get_engine
 from ..results.individual import IndividualRiskResult, RiskThreshold
 from ..scenario import accepts_scenario
@@ -34,7 +34,7 @@ _METHODS = ("approx", "exact")
     Param("keys", "columns", role="keys"),
     Param("weight", "column", role="weight"),
     Param("household", "column", role="household"),
-    Param("alpha", "number", low=0.0, high=1.0),
+    Param("alpha", "number"),
     Param(
         "method", "choice", "`approx` (sdcMicro's approximation) or `exact` (the exact expectation)", choices=_METHODS
     ),
@@ -229,10 +229,7 @@ def _validate_individual(
     a = check_alpha(alpha)
     check_choice(method, "method", _METHODS)
     check_choice(na_rule, "na_rule", NA_RULES)
-    if isinstance(household, (list, tuple)):
-        raise SdcError(f"household: got {len(household)} columns; expected a single column name")
-    if isinstance(household, int) and not isinstance(household, bool):
-        household = str(household)
+    household = check_column(household, "household")
     if household_keys is not None and household is None:
         raise SdcError("household_keys: no household column given; expected household=<column>")
     eng = get_engine(engine, data)

@@ -29,10 +29,12 @@ from .._progress import step
 from .._validation import (
     as_missing_codes,
     as_name_list,
+    check_bins,
     check_bool,
     check_choice,
-    check_int,
-    check_number,
+    check_column,
+    check_em_start,
+    check_rule,
     check_scales,
     raise_problems,
 )
@@ -179,22 +181,6 @@ class _LinkageArgs:
     engine: Any = None  # the engine that holds both tables
 
 
-def _check_bins(value, param: str):
-    """A number of quantile bins (an integer >= 2) or a list of finite bin edges."""
-    if isinstance(value, (list, tuple, np.ndarray)):
-        edges = [check_number(v, param) for v in np.asarray(value, dtype=object).ravel()]
-        if not edges:
-            raise SdcError(f"{param}: empty list; expected an integer >= 2 or a list of bin edges")
-        return np.sort(np.array(edges, dtype=float))
-    return check_int(value, param, low=2)
-
-
-def _check_em_start(em_start) -> tuple:
-    if not isinstance(em_start, (list, tuple)) or len(em_start) != 3:
-        raise SdcError(f"em_start: got {type(em_start).__name__}; expected three starting values (m, u, p)")
-    return tuple(check_number(v, "em_start", low=0, high=1, low_open=True, high_open=True) for v in em_start)
-
-
 def _validate_linkage(
     original,
     protected,
@@ -215,7 +201,7 @@ def _validate_linkage(
     method = check_choice(method, "method", _METHODS)
     standardize = check_choice(standardize, "standardize", _STANDARDIZE)
     metric = check_choice(metric, "metric", _METRICS)
-    sw = check_number(second_weight, "second_weight", low=0, high=1)
+    sw = check_rule("second_weight", second_weight)
     names = as_name_list(variables, "variables")
     t1, t2 = _tables(original, protected, names, "original", "protected", same_records=True, engine=engine)
     weights = None
@@ -225,7 +211,7 @@ def _validate_linkage(
                 "variable_weights: variable weights apply to the Euclidean distance; expected metric='euclidean'"
             )
         weights = _per_variable(
-            variable_weights, names, "variable_weights", 1.0, lambda v, p: check_number(v, p, low=0)
+            variable_weights, names, "variable_weights", 1.0, lambda v, p: check_rule("variable_weights", v, p)
         )
     cat = as_name_list(categorical, "categorical", allow_empty=True)
     raise_problems(
@@ -237,9 +223,9 @@ def _validate_linkage(
     )
     numeric = [v for v in names if v not in cat and _is_numeric(t1, v)]
     if isinstance(bins, Mapping):
-        b = _per_variable(bins, numeric, "bins", 10, _check_bins)
+        b = _per_variable(bins, numeric, "bins", 10, check_bins)
     else:  # one setting (a number of bins or a list of edges) for every numeric variable
-        one = _check_bins(bins, "bins")
+        one = check_bins(bins)
         b = {v: one for v in numeric}
     return _LinkageArgs(
         t1,
@@ -252,9 +238,9 @@ def _validate_linkage(
         sw,
         frozenset(cat),
         b,
-        check_number(mu, "mu", low=0, high=1),
-        check_number(lam, "lam", low=0, high=1),
-        _check_em_start(em_start),
+        check_rule("mu", mu),
+        check_rule("lam", lam),
+        check_em_start(em_start),
         as_missing_codes(missing),
         get_engine(engine),
     )
@@ -475,12 +461,12 @@ def _distance_linkage(inp: _LinkageArgs, Xs, Ys, used) -> LinkageResult:
     ),
     Param("standardize", "choice", choices=_STANDARDIZE),
     Param("metric", "choice", "The distance of the distance-based linkage", choices=_METRICS),
-    Param("variable_weights", "number", low=0.0, per_variable=True),
-    Param("second_weight", "number", low=0.0, high=1.0),
+    Param("variable_weights", "number", per_variable=True),
+    Param("second_weight", "number"),
     Param("categorical", "columns"),
     Param("bins", "any"),
-    Param("mu", "number", low=0.0, high=1.0),
-    Param("lam", "number", low=0.0, high=1.0),
+    Param("mu", "number"),
+    Param("lam", "number"),
     Param("em_start", "any", "Starting values of the EM algorithm of probabilistic linkage"),
     Param("missing", "any", role="missing"),
     inputs=("original", "protected"),
@@ -688,18 +674,17 @@ def _validate_external(
     engine=None,
 ) -> _ExternalArgs:
     method = check_choice(method, "method", ("exact", "pairwise"))
-    tol = check_number(tolerance, "tolerance", low=0, low_open=True)
-    ptol = check_number(pair_tol, "pair_tol", low=0)
-    r_int = check_number(internal_risk, "internal_risk", low=0, high=1, allow_none=True)
+    tol = check_rule("tolerance", tolerance)
+    ptol = check_rule("pair_tol", pair_tol)
+    r_int = check_rule("internal_risk", internal_risk, allow_none=True)
     names = as_name_list(variables, "variables")
     tD, tA = _tables(released, external, names, "released", "external", same_records=False, engine=engine)
     if id is not None:
-        if not isinstance(id, str):
-            raise SdcError(f"id: got {type(id).__name__}; expected a column name")
+        id = check_column(id, "id")
         _require_id(tD, tA, id, "released", "external")
     cats = _external_categories(categories, names)
     sc = _external_scales(scales, names, cats, tD)
-    av = _per_variable(availability, names, "availability", 1.0, lambda v, p: check_number(v, p, low=0, high=1))
+    av = _per_variable(availability, names, "availability", 1.0, lambda v, p: check_rule("availability", v, p))
     used = tuple(v for v in names if av[v] > 0)
     if not used:
         raise SdcError("availability: every variable has p_j = 0; expected at least one available variable")
@@ -828,13 +813,13 @@ def _true_partners(a: _ExternalArgs, e, link):
     "measure",
     Param("variables", "columns"),
     Param("scales", "any"),
-    Param("availability", "number", low=0.0, high=1.0, per_variable=True),
-    Param("tolerance", "number", low=0.0, low_open=True),
+    Param("availability", "number", per_variable=True),
+    Param("tolerance", "number"),
     Param("categories", "any"),
-    Param("pair_tol", "number", "Tolerance of a pairing on a continuous variable, besides `tolerance`", low=0.0),
+    Param("pair_tol", "number", "Tolerance of a pairing on a continuous variable, besides `tolerance`"),
     Param("normalize", "bool"),
     Param("one_to_one", "bool"),
-    Param("internal_risk", "number", low=0.0, high=1.0),
+    Param("internal_risk", "number"),
     Param("missing", "any", role="missing"),
     Param("method", "choice", "`exact` (every pair) or `pairwise`", choices=("exact", "pairwise")),
     inputs=("released", "external"),

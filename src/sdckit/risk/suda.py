@@ -20,7 +20,7 @@ from .._deprecation import renamed_parameters
 from .._errors import SdcError, warn
 from .._prepare import Prepared, prepare
 from .._progress import step
-from .._validation import check_bool, check_int, check_number
+from .._validation import check_bool, check_rule
 from ..results._suda_access import label_values
 from ..results.suda import MSU, SudaResult
 from ..scenario import accepts_scenario
@@ -37,7 +37,7 @@ _KEEP_DEFAULT = 1 << 23  # MSUs kept for explanation by default (8 bytes each)
 @declare(
     "measure",
     Param("keys", "columns", role="keys"),
-    Param("max_size", "int", low=1),
+    Param("max_size", "int"),
     Param("dis_fraction", "any"),
     Param("original_scores", "bool"),
     Param("missing", "any", role="missing"),
@@ -190,7 +190,7 @@ def _validate_suda(
     frac = (
         dis_fraction
         if isinstance(dis_fraction, str) and dis_fraction == "weights"
-        else check_number(dis_fraction, "dis_fraction", low=0.0, high=1.0, low_open=True, what="'weights' or a number")
+        else check_rule("dis_fraction", dis_fraction)
     )
     orig = check_bool(original_scores, "original_scores")
     keep = _KEEP_DEFAULT if keep_msus is None else check_bool(keep_msus, "keep_msus")
@@ -201,7 +201,7 @@ def _validate_suda(
     )
     enc = prep.keys
     n, m = prep.n, enc.codes.shape[1]
-    msize = m if max_size is None else check_int(max_size, "max_size", low=1, high=m)
+    msize = m if max_size is None else check_rule("max_size", max_size, high=m)
     if prep.weights is not None:
         implied = n / float(prep.weights.sum())
         if frac == "weights":

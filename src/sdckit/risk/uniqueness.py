@@ -18,7 +18,7 @@ from .._declare import Param, declare
 from .._errors import SdcError, warn
 from .._prepare import prepare
 from .._progress import step
-from .._validation import check_choice, check_fraction, check_number
+from .._validation import check_choice, check_rule, check_sampling_fraction
 from ..results.uniqueness import PopulationUniquesResult
 from ..scenario import accepts_scenario
 
@@ -45,9 +45,9 @@ class _Sample:
 @declare(
     "measure",
     Param("keys", "columns", role="keys"),
-    Param("sampling_fraction", "number", low=0.0, high=1.0, low_open=True),
+    Param("sampling_fraction", "number"),
     Param("weight", "column", role="weight"),
-    Param("population_size", "number", low=0.0, low_open=True),
+    Param("population_size", "number"),
     Param("method", "choice", "The estimator of the number of population uniques (`all`: every one)", choices=METHODS),
     Param("missing", "any", role="missing"),
     Param("allow_degenerate_keys", "bool"),
@@ -174,10 +174,8 @@ def population_uniques(
 
 def _validate(data, keys, sampling_fraction, weight, population_size, missing, allow_degenerate_keys, engine):
     """Check the parameters, group the complete records into classes, find pi and N."""
-    pi = check_fraction(sampling_fraction, "sampling_fraction", allow_none=True)
-    N = check_number(
-        population_size, "population_size", low=0.0, low_open=True, allow_none=True, what="a positive number"
-    )
+    pi = check_sampling_fraction(sampling_fraction)
+    N = check_rule("population_size", population_size, allow_none=True)
     if pi is not None and N is not None:
         raise SdcError(
             "population_size: given together with sampling_fraction; expected one of them (N = n / sampling_fraction)"

@@ -30,10 +30,11 @@ from .._validation import (
     as_missing_codes,
     as_name_list,
     check_bool,
+    check_bound,
     check_choice,
-    check_int,
-    check_number,
+    check_rule,
     check_scales,
+    check_seed,
     raise_problems,
 )
 from ..engines import in_memory_engine
@@ -119,11 +120,11 @@ class ValidatedInput:
     Param("missing", "any", role="missing"),
     Param("suppressed", "choice", choices=("mlodak", "sdcmicro")),
     Param("continuous_distance", "choice", choices=("arctan", "max_abs", "max_squared")),
-    Param("bound", "number", low=0.0, low_open=True),
+    Param("bound", "number"),
     Param("zero_sd", "choice", choices=("exclude", "inf")),
-    Param("ctbil_dim", "int", low=0),
+    Param("ctbil_dim", "int"),
     Param("pram", "any"),
-    Param("ebil_base", "number", low=1.0, low_open=True),
+    Param("ebil_base", "number"),
     Param("anova", "any"),
     Param("gamma_method", "choice", choices=("pearson", "kendall")),
     Param("robust", "bool"),
@@ -432,15 +433,13 @@ def _check_options(
         "continuous_distance": check_choice(
             continuous_distance, "continuous_distance", ("arctan", "max_abs", "max_squared")
         ),
-        "bound": check_number(bound, "bound", low=0.0, low_open=True),
+        "bound": check_bound(bound),
         "zero_sd": check_choice(zero_sd, "zero_sd", ("exclude", "inf")),
-        "ctbil_dim": check_int(ctbil_dim, "ctbil_dim", low=0),
-        "ebil_base": check_number(
-            ebil_base, "ebil_base", low=1.0, low_open=True, allow_none=True, what="a logarithm base"
-        ),
+        "ctbil_dim": check_rule("ctbil_dim", ctbil_dim),
+        "ebil_base": check_rule("ebil_base", ebil_base, allow_none=True),
         "gamma_method": check_choice(gamma_method, "gamma_method", ("pearson", "kendall")),
         "robust": check_bool(robust, "robust"),
-        "seed": check_int(seed, "seed", low=0),
+        "seed": check_seed(seed),
         "new_categories": check_choice(new_categories, "new_categories", ("error", "allow")),
         "records": check_bool(records, "records"),
     }

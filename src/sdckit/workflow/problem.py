@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import SdcError
-from .._validation import check_bool, raise_problems
+from .._validation import check_bool, check_k_list, check_new_file, raise_problems
 from ..engines import in_memory_engine
 from ..results._base import Summary, fmt
 from ..scenario import Scenario
@@ -77,7 +77,7 @@ class SdcProblem:
         self._original = self._engine.table(data)
         scenario.validate(self._original, require_keys=bool(scenario.keys), engine=self._engine)
         self.scenario = scenario
-        self._k = tuple(int(v) for v in k)
+        self._k = tuple(check_k_list(k))
         self._suda = check_bool(suda, "suda")
         self._steps: list[Step] = []
         self._baseline = self._measure(self._original, ())
@@ -170,17 +170,18 @@ class SdcProblem:
         return self.summary().to_html()
 
     # -- recipes -----------------------------------------------------------------------------
-    def to_recipe(self, path=None) -> dict:
+    def to_recipe(self, path=None, *, overwrite: bool = False) -> dict:
         """Every step with its parameters and seeds, and the scenario: a dict, also written to
-        ``path`` (``.yaml``/``.yml`` or ``.json``; written atomically) when given.
-        :meth:`from_recipe` replays it with identical output."""
+        ``path`` (``.yaml``/``.yml`` or ``.json``; written atomically) when given. An existing
+        file is an error unless ``overwrite=True``. :meth:`from_recipe` replays it with
+        identical output."""
         recipe = {
             "sdckit_recipe": RECIPE_VERSION,
             "scenario": _scenario_dict(self.scenario),
             "steps": [{"method": s.method, "parameters": _jsonable(s.parameters)} for s in self._steps],
         }
         if path is not None:
-            write_recipe(recipe, path)
+            write_recipe(recipe, path, overwrite=overwrite)
         return recipe
 
     @classmethod
@@ -197,11 +198,12 @@ class SdcProblem:
                 raise SdcError(f"recipe: step {i + 1} ({step['method']}): {exc}") from None
         return problem
 
-    def report(self, path=None, **options):
+    def report(self, path=None, *, overwrite: bool = False, **options):
         """The assessment report of this release: the original and, as variants, the data after
         each step (step 1, steps 1-2, ...), with their risk and loss side by side. Returns the
         :class:`sdckit.report.AssessmentResult`; with ``path``, also writes the HTML report
-        (atomically). ``options`` are passed to :func:`sdckit.assess`."""
+        (atomically; an existing file only with ``overwrite=True``). ``options`` are passed to
+        :func:`sdckit.assess`."""
         from ..report import assess_variants
 
         steps = self._steps
@@ -217,7 +219,7 @@ class SdcProblem:
         options.setdefault("k", self._k)
         result = assess_variants(self._original, self.scenario, variants, **options)
         if path is not None:
-            result.to_html(path)
+            result.to_html(path, overwrite=overwrite)
         return result
 
     def write(self, path, *, metadata=None, overwrite: bool = False):
@@ -398,8 +400,9 @@ def _load_json(text: str, p: Path, param: str = "recipe"):
         raise SdcError(f"{param}: {p.name} is not valid JSON ({exc.msg} at line {exc.lineno})") from None
 
 
-def write_recipe(recipe: dict, path) -> Path:
-    """Write a recipe as YAML (``.yaml``/``.yml``) or JSON (``.json``), atomically."""
+def write_recipe(recipe: dict, path, *, overwrite: bool = False) -> Path:
+    """Write a recipe as YAML (``.yaml``/``.yml``) or JSON (``.json``), atomically; an existing
+    file only with ``overwrite=True``."""
     from ..io import atomic_write
 
     p = Path(os.fspath(path))
@@ -416,4 +419,8 @@ def write_recipe(recipe: dict, path) -> Path:
         raise SdcError(f"path: cannot write a recipe to {p.name}; expected a .yaml, .yml or .json file")
     if not p.parent.is_dir():
         raise SdcError(f"path: directory {p.parent} does not exist; expected an existing directory")
-    return atomic_write(p, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+    check_new_file(p, overwrite)
+    try:
+        return atomic_write(p, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"), overwrite=overwrite)
+    except FileExistsError:  # appeared while writing
+        raise SdcError(f"path: {p} already exists; expected a new file, or overwrite=True to replace it") from None

@@ -1,0 +1,239 @@
+"""Every writing command takes --overwrite and none replaces an existing file without it (the
+Python writers likewise take ``overwrite=``); every CLI option has one spelling, the old
+spellings being hidden aliases that warn."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import sdckit
+from conftest import DATA, s002_table
+from sdckit.cli import OUTPUTS, build_parser, main
+
+KEYS = "Residence,Gender,Education,Labor"
+TESTDATA = DATA / "sdcmicro" / "testdata.csv"
+SDC_KEYS = "urbrur,roof,walls,water,electcon,relat,sex"
+OLD = "already exists; expected a new file, or --overwrite to replace it"
+
+
+def _commands() -> dict[str, argparse.ArgumentParser]:
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(sub.choices)
+
+
+def _options(parser) -> dict[str, argparse.Action]:
+    return {o: a for a in parser._actions for o in a.option_strings}
+
+
+@pytest.fixture
+def data_csv(tmp_path) -> Path:
+    path = tmp_path / "data.csv"
+    s002_table().write_csv(path)
+    return path
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _old_file(path: Path) -> str:
+    path.write_text("an older output\n")
+    return _digest(path)
+
+
+# ----------------------------------------------------------------------------------------------
+# --overwrite everywhere a file is written
+# ----------------------------------------------------------------------------------------------
+def test_every_writing_command_takes_overwrite():
+    writing = {}
+    for name, parser in _commands().items():
+        dests = {a.dest for a in parser._actions}
+        if dests & set(OUTPUTS):
+            writing[name] = "--overwrite" in _options(parser)
+    assert len(writing) == len(_commands())  # every command writes something (json at least)
+    assert [n for n, ok in writing.items() if not ok] == []
+
+
+@pytest.mark.parametrize("option", ["--json", "--records"])
+def test_existing_output_is_refused_before_any_work(data_csv, tmp_path, option, capsys):
+    out = tmp_path / ("out.json" if option == "--json" else "out.csv")
+    before = _old_file(out)
+    assert main(["freq", str(data_csv), "--keys", KEYS, option, str(out)]) == 2
+    err = capsys.readouterr()
+    assert f"{option}: {out} {OLD}" in err.err and err.out == ""  # nothing computed or printed
+    assert _digest(out) == before
+
+
+@pytest.mark.parametrize("option", ["--json", "--records"])
+def test_overwrite_replaces_an_existing_output(data_csv, tmp_path, option):
+    out = tmp_path / ("out.json" if option == "--json" else "out.csv")
+    _old_file(out)
+    assert main(["freq", str(data_csv), "--keys", KEYS, option, str(out), "--overwrite", "--no-progress"]) == 0
+    if option == "--json":
+        assert json.loads(out.read_text())["k_anonymity"]["n"] == 10
+    else:
+        assert pl.read_csv(out).height == 10
+
+
+def test_measure_commands_refuse_too(tmp_path, capsys):
+    """A command that ends with the common report (utility, via run_measure or report)."""
+    o, p = tmp_path / "o.csv", tmp_path / "p.csv"
+    frame = pl.DataFrame({"age": [1.0, 2.0, 3.0, 4.0, 5.0], "inc": [3.0, 1.0, 4.0, 1.0, 5.0]})
+    frame.write_csv(o)
+    frame.with_columns(pl.col("inc") + 0.5).write_csv(p)
+    out = tmp_path / "u.json"
+    before = _old_file(out)
+    args = ["utility", str(o), str(p), "--variables", "age,inc", "--json", str(out), "--no-progress"]
+    assert main(args) == 2 and f"--json: {out} {OLD}" in capsys.readouterr().err
+    assert _digest(out) == before
+    assert main([*args, "--overwrite"]) == 0 and json.loads(out.read_text())["information_loss"]["n"] == 5
+
+
+def test_assess_report_is_not_overwritten_silently(tmp_path, capsys):
+    report = tmp_path / "report.html"
+    before = _old_file(report)
+    args = ["assess", str(TESTDATA), "--keys", SDC_KEYS, "--report", str(report), "--no-progress"]
+    assert main(args) == 2 and f"--report: {report} {OLD}" in capsys.readouterr().err
+    assert _digest(report) == before
+    assert main([*args, "--overwrite"]) == 0
+    assert report.read_text().lstrip().lower().startswith("<!doctype html")
+
+
+def test_protect_out_and_save_recipe(tmp_path, capsys):
+    out, recipe = tmp_path / "out.csv", tmp_path / "recipe.json"
+    base = ["suppress", str(TESTDATA), "--keys", SDC_KEYS, "--k", "2", "--no-progress"]
+    assert main([*base, "--out", str(out), "--save-recipe", str(recipe)]) == 0
+    first = _digest(recipe)
+    capsys.readouterr()
+    out2 = tmp_path / "out2.csv"
+    assert main([*base, "--out", str(out2), "--save-recipe", str(recipe)]) == 2
+    assert f"--save-recipe: {recipe} {OLD}" in capsys.readouterr().err and not out2.exists()
+    assert main([*base, "--out", str(out), "--save-recipe", str(tmp_path / "r2.json")]) == 2
+    assert f"--out: {out} {OLD}" in capsys.readouterr().err
+    assert main([*base, "--out", str(out), "--save-recipe", str(recipe), "--overwrite"]) == 0
+    assert _digest(recipe) == first  # the same deterministic steps, written again
+
+
+def test_demo_report_needs_overwrite_the_second_time(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["demo", "--no-progress"]) == 0
+    report = tmp_path / "sdckit-demo-report.html"
+    before = _digest(report)
+    capsys.readouterr()
+    assert main(["demo", "--no-progress"]) == 2
+    assert f"--report: sdckit-demo-report.html {OLD}" in capsys.readouterr().err
+    assert main(["demo", "--no-progress", "--overwrite"]) == 0 and _digest(report) == before
+
+
+# ----------------------------------------------------------------------------------------------
+# the Python writers
+# ----------------------------------------------------------------------------------------------
+PY_OLD = "already exists; expected a new file, or overwrite=True to replace it"
+
+
+def _problem():
+    df = pl.read_csv(TESTDATA)
+    p = sdckit.SdcProblem(df, sdckit.Scenario(keys=SDC_KEYS.split(",")))
+    return p.apply("local_suppression", k=2)
+
+
+def test_to_recipe_refuses_an_existing_file(tmp_path):
+    p = _problem()
+    path = tmp_path / "r.json"
+    before = _old_file(path)
+    with pytest.raises(sdckit.SdcError, match=f"^path: .*r.json {PY_OLD}$"):
+        p.to_recipe(path)
+    assert _digest(path) == before
+    recipe = p.to_recipe(path, overwrite=True)
+    assert json.loads(path.read_text())["steps"] == recipe["steps"]
+    with pytest.raises(sdckit.SdcError, match="^overwrite: got 1; expected True or False$"):
+        p.to_recipe(path, overwrite=1)
+
+
+def test_report_html_refuses_an_existing_file(tmp_path):
+    p = _problem()
+    path = tmp_path / "report.html"
+    before = _old_file(path)
+    with pytest.raises(sdckit.SdcError, match=f"^path: .*report.html {PY_OLD}$"):
+        p.report(path)
+    result = sdckit.assess(pl.read_csv(TESTDATA), sdckit.Scenario(keys=SDC_KEYS.split(",")))
+    with pytest.raises(sdckit.SdcError, match=PY_OLD):
+        result.to_html(path)
+    assert _digest(path) == before
+    assert result.to_html(path, overwrite=True) == path.read_text(encoding="utf-8")
+
+
+def test_write_records_refuses_an_existing_file(tmp_path):
+    from sdckit.io import write_records
+
+    res = sdckit.frequencies(s002_table(), KEYS.split(","))
+    path = tmp_path / "rec.csv"
+    before = _old_file(path)
+    with pytest.raises(sdckit.SdcError, match=PY_OLD):
+        res.write_records(path)
+    with pytest.raises(sdckit.SdcError, match=PY_OLD):
+        write_records(res.to_frame(), path)
+    assert _digest(path) == before
+    res.write_records(path, overwrite=True)
+    assert pl.read_csv(path)["fk"].to_list() == res.fk.tolist()
+
+
+# ----------------------------------------------------------------------------------------------
+# one spelling per option
+# ----------------------------------------------------------------------------------------------
+#: options that name the same thing must be spelled the same way in every command
+def test_options_are_spelled_with_dashes_only():
+    for name, parser in _commands().items():
+        for option in _options(parser):
+            assert "_" not in option, f"{name} {option}"
+
+
+def test_no_command_shows_an_old_spelling():
+    old = {"--vars", "--variable", "--map", "--numeric", "--modrisk-method", "--scale"}
+    for name, parser in _commands().items():
+        visible = {o for a in parser._actions if a.help != argparse.SUPPRESS for o in a.option_strings}
+        assert visible & old == set(), name
+        assert not (old & set(parser.format_help().split())), name
+
+
+@pytest.mark.parametrize("command", ["utility", "linkage", "external", "interval"])
+def test_variables_is_the_one_spelling(command):
+    options = _options(_commands()[command])
+    assert "--variables" in options and options["--vars"].help == argparse.SUPPRESS
+
+
+def test_old_spelling_still_works_and_warns(tmp_path, capsys):
+    o = tmp_path / "o.csv"
+    pl.DataFrame({"inc": [10.0, 20.0, 30.0, 40.0, 50.0, 60.0]}).write_csv(o)
+    new_out, old_out = tmp_path / "new.json", tmp_path / "old.json"
+    assert main(["interval", str(o), "--variables", "inc", "--json", str(new_out), "--no-progress"]) == 0
+    assert "warning" not in capsys.readouterr().err
+    assert main(["interval", str(o), "--vars", "inc", "--json", str(old_out), "--no-progress"]) == 0
+    assert "sdckit: warning: --vars is now called --variables" in capsys.readouterr().err
+    new, old = json.loads(new_out.read_text()), json.loads(old_out.read_text())
+    assert new == old
+
+
+def test_missing_variables_names_the_new_option(tmp_path, capsys):
+    o = tmp_path / "o.csv"
+    pl.DataFrame({"inc": [1.0, 2.0]}).write_csv(o)
+    assert main(["interval", str(o), "--no-progress"]) == 2
+    assert "--variables: no variables given" in capsys.readouterr().err
+
+
+def test_recode_old_spellings(tmp_path, capsys):
+    base = ["recode", str(TESTDATA), "--keys", SDC_KEYS, "--no-progress"]
+    mapping = "1=1,2=2,3=3,4=4,5=5,6=9,7=9,9=9"
+    new, old = tmp_path / "new.csv", tmp_path / "old.csv"
+    assert main([*base, "--variables", "water", "--mapping", mapping, "--out", str(new)]) == 0
+    capsys.readouterr()
+    assert main([*base, "--variable", "water", "--map", mapping, "--out", str(old)]) == 0
+    err = capsys.readouterr().err
+    assert "--variable is now called --variables" in err and "--map is now called --mapping" in err
+    assert pl.read_csv(new).equals(pl.read_csv(old))
