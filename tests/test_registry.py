@@ -17,7 +17,7 @@ import pytest
 
 import sdckit
 from conftest import DATA
-from sdckit import protect, registry, risk, utility
+from sdckit import SdcError, protect, registry, risk, utility
 from sdckit._declare import COMMON, REQUIRED, Param, declare, docstring_params, with_help
 from sdckit.cli import main
 from sdckit.commands.protect import parse_step
@@ -426,3 +426,26 @@ def test_the_recipes_in_the_docs_follow_the_schema_and_replay_alike(testdata, tm
         tmp_path / "json.csv"
     )
     assert (tmp_path / "yaml.csv").read_bytes() == (tmp_path / "json.csv").read_bytes()
+
+
+def test_a_declared_range_is_the_toolkits_rule():
+    """A numeric glossary name's range is written once (the validation toolkit's RULES): every
+    declaration carries exactly that range, and one that writes another is refused."""
+    from sdckit._declare import Param
+    from sdckit._validation import RULES
+
+    seen = 0
+    for decl in (*registry.methods(), *registry.measures()):
+        for p in decl.params:
+            if p.type in ("int", "number") and p.name in RULES:
+                rule = RULES[p.name]
+                assert (p.low, p.high, p.low_open, p.high_open) == (rule.low, rule.high, rule.low_open, rule.high_open)
+                seen += 1
+    assert seen >= 40
+    with pytest.raises(SdcError, match="alpha: declared with the range"):
+        Param("alpha", "number", low=0.0, high=0.5)
+    with pytest.raises(SdcError, match="k: declared as number"):
+        Param("k", "number")
+    assert Param("alpha", "number").check(0.0) == 0.0  # [0, 1] from the rule
+    with pytest.raises(SdcError, match=r"alpha: got 1\.5"):
+        Param("alpha", "number").check(1.5)
