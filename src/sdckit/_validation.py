@@ -151,16 +151,20 @@ def check_number(
     """
     if value is None and allow_none:
         return None
-    expected = f"{what} {_range_text(low, high, low_open, high_open)}"
-    if isinstance(value, bool) or type(value).__name__ == "bool_" or not isinstance(value, numbers.Real):
-        raise SdcError(f"{param}: got {_show(value)}; expected {expected}")
-    x = float(value)
-    if math.isnan(x) or (math.isinf(x) and not allow_inf):
-        raise SdcError(f"{param}: got {_show(value)}; expected {expected}")
-    if (low is not None and (x < low or (low_open and x == low))) or (
-        high is not None and (x > high or (high_open and x == high))
+    t = type(value)
+    if t is float or t is int:  # the common case, without the checks for the other types
+        x = float(value)
+    elif isinstance(value, bool) or t.__name__ == "bool_" or not isinstance(value, numbers.Real):
+        raise SdcError(f"{param}: got {_show(value)}; expected {what} {_range_text(low, high, low_open, high_open)}")
+    else:
+        x = float(value)
+    if (
+        math.isnan(x)
+        or (math.isinf(x) and not allow_inf)
+        or (low is not None and (x < low or (low_open and x == low)))
+        or (high is not None and (x > high or (high_open and x == high)))
     ):
-        raise SdcError(f"{param}: got {_show(value)}; expected {expected}")
+        raise SdcError(f"{param}: got {_show(value)}; expected {what} {_range_text(low, high, low_open, high_open)}")
     return x
 
 
@@ -177,19 +181,24 @@ def check_int(
     """A whole number (an ``int``, or a float with an integer value) within [low, high]."""
     if value is None and allow_none:
         return None
-    expected = f"an integer {_range_text(low, high, False, False)}".replace(" (finite)", "")
-    if isinstance(value, bool) or type(value).__name__ == "bool_" or not isinstance(value, numbers.Real):
-        raise SdcError(f"{param}: got {_show(value)}; expected {expected}")
-    if isinstance(value, numbers.Integral):  # exact, however large (seeds of 128 bits)
+    if type(value) is int:  # the common case, without the checks for the other types
+        i = value
+    elif isinstance(value, bool) or type(value).__name__ == "bool_" or not isinstance(value, numbers.Real):
+        raise SdcError(f"{param}: got {_show(value)}; expected {_int_text(low, high)}")
+    elif isinstance(value, numbers.Integral):  # exact, however large (seeds of 128 bits)
         i = int(value)
     else:
         x = float(value)
         if not math.isfinite(x) or not x.is_integer():
-            raise SdcError(f"{param}: got {_show(value)}; expected {expected}")
+            raise SdcError(f"{param}: got {_show(value)}; expected {_int_text(low, high)}")
         i = int(x)
     if (low is not None and i < low) or (high is not None and i > high):
-        raise SdcError(f"{param}: got {_show(value)}; expected {expected}")
+        raise SdcError(f"{param}: got {_show(value)}; expected {_int_text(low, high)}")
     return i
+
+
+def _int_text(low, high) -> str:
+    return f"an integer {_range_text(low, high, False, False)}".replace(" (finite)", "")
 
 
 @dataclass(frozen=True)
@@ -428,6 +437,8 @@ def as_name_list(value, param: str, *, allow_empty: bool = False) -> list[str]:
 
     Integer positions are accepted as names (NumPy input has columns ``"0"``, ``"1"``, ...).
     """
+    if type(value) is str:  # one name: the common case
+        return [value]
     if value is None:
         if allow_empty:
             return []

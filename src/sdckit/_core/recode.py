@@ -10,6 +10,7 @@ functions ``globalRecode`` and ``topBotCoding``).
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -86,9 +87,18 @@ def equal_amount_breaks(x: np.ndarray, n_intervals: int) -> np.ndarray:
 
 
 def strictly_increasing(breaks: np.ndarray) -> int:
-    """-1 when the breaks increase strictly, else the first position i with b_{i+1} <= b_i."""
-    bad = np.flatnonzero(np.diff(breaks) <= 0)
-    return int(bad[0]) if bad.size else -1
+    """-1 when the breaks increase strictly, else the first position i with b_{i+1} <= b_i
+    (b_{i+1} - b_i <= 0, as NumPy's ``diff`` computes it: a difference of two equal infinite
+    breaks is NaN, not <= 0)."""
+    b = np.asarray(breaks, dtype=np.float64)
+    if b.size > _FEW_BREAKS:
+        bad = np.flatnonzero(np.diff(b) <= 0)
+        return int(bad[0]) if bad.size else -1
+    values = b.tolist()  # a few breaks: Python floats, the same IEEE arithmetic without array calls
+    for i in range(len(values) - 1):
+        if values[i + 1] - values[i] <= 0:
+            return i
+    return -1
 
 
 def interval_codes(x: np.ndarray, breaks: np.ndarray, closed_left: bool) -> np.ndarray:
@@ -97,14 +107,28 @@ def interval_codes(x: np.ndarray, breaks: np.ndarray, closed_left: bool) -> np.n
     value (NaN) and -2 for a value outside every interval."""
     x = np.asarray(x, dtype=np.float64)
     b = np.asarray(breaks, dtype=np.float64)
-    codes = np.searchsorted(b, x, side="left").astype(np.int32)
-    codes -= 1  # b[codes] < x <= b[codes + 1]
+    if b.size <= _FEW_BREAKS:
+        # the number of breaks below each value (np.searchsorted's side="left"), counted by one
+        # comparison per break: faster than a binary search per value when the breaks are few
+        # (a NaN counts 0 here and len(b) there; it becomes -1 below either way)
+        bs = b.tolist()
+        below = (x > bs[0]).view(np.uint8)
+        for v in bs[1:]:
+            np.add(below, (x > v).view(np.uint8), out=below)
+        codes = np.subtract(below, 1, dtype=np.int32)  # b[codes] < x <= b[codes + 1]
+    else:
+        codes = np.searchsorted(b, x, side="left").astype(np.int32)
+        codes -= 1  # b[codes] < x <= b[codes + 1]
     if closed_left:
-        codes[x == b[0]] = 0
+        np.putmask(codes, x == b[0], 0)
     n_int = max(b.size - 1, 1)
-    codes[(codes < 0) | (codes >= n_int)] = -2
-    codes[np.isnan(x)] = -1
+    np.putmask(codes, codes.view(np.uint32) >= n_int, -2)  # below 0 (as unsigned: huge) or beyond the last
+    np.putmask(codes, np.isnan(x), -1)
     return codes
+
+
+#: up to this many breaks, :func:`interval_codes` counts comparisons (the count fits a byte)
+_FEW_BREAKS = 32
 
 
 def _format_one(v: float, digits: int) -> str:
@@ -128,13 +152,20 @@ def format_breaks(breaks, digits: int = 8) -> list[str]:
 def interval_labels(breaks, closed_left: bool) -> list[str]:
     """R's ``cut`` labels: ``"(a,b]"`` per interval, the first ``"[a,b]"`` when it is closed on
     the left. One break v gives the single closed interval ``"[v,v]"``."""
+    return list(_interval_labels(tuple(np.asarray(breaks, dtype=np.float64).tolist()), bool(closed_left)))
+
+
+@functools.lru_cache(maxsize=256)
+def _interval_labels(breaks: tuple, closed_left: bool) -> tuple[str, ...]:
+    """:func:`interval_labels` of a tuple of breaks, made once per set of breaks (0.0 and -0.0,
+    which the cache does not tell apart, are written alike)."""
     text = format_breaks(breaks)
     if len(text) == 1:
-        return [f"[{text[0]},{text[0]}]"]
+        return (f"[{text[0]},{text[0]}]",)
     labels = [f"({a},{b}]" for a, b in zip(text[:-1], text[1:])]
     if closed_left:
         labels[0] = "[" + labels[0][1:]
-    return labels
+    return tuple(labels)
 
 
 def recode_codes(codes: np.ndarray, lut: np.ndarray, renamed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -144,12 +144,12 @@ class Table:
         ``"categorical"`` (declared categories, possibly ordered), ``"temporal"``, ``"null"``
         (no type: every value missing), ``"nested"`` (lists, structs, objects) or ``"other"``."""
         dt = self.dtype(name)
-        if dt == pl.Boolean:
-            return "boolean"
-        if dt.is_integer():
+        if dt.is_integer():  # numbers first (no Polars type is both a number and a boolean)
             return "integer"
         if dt.is_float() or dt.is_decimal():
             return "float"
+        if dt == pl.Boolean:
+            return "boolean"
         if dt == pl.String:
             return "text"
         if isinstance(dt, (pl.Enum, pl.Categorical)):
@@ -217,6 +217,14 @@ class Table:
             for v in (missing or ())
             if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
         ]
+        if len(names) == 1 and not codes:  # one column: its own copy, shaped (n, 1) (C and Fortran order)
+            s = self.column(names[0])
+            dt = s.dtype
+            if dt.is_integer() and not s.null_count():  # NumPy rounds as Polars' cast does
+                return s.to_numpy().astype(np.float64).reshape(-1, 1)
+            if not isinstance(dt, pl.Float64):
+                s = s.cast(pl.Float64)
+            return s.to_numpy(writable=True).reshape(-1, 1)
         out = np.empty((self.n, len(names)), dtype=np.float64, order=order)
         for j, c in enumerate(names):
             x = self.column(c).cast(pl.Float64).to_numpy()  # nulls come back as NaN
@@ -271,9 +279,7 @@ def as_table(data: Any, param: str = "data") -> Table:
         table._cache["__mixed__"] = mixed
         return table
     if _is_plain_pandas(data):  # first: asking a pandas frame for attributes costs (hasattr(df, "dtypes"))
-        labels = data.columns.tolist()
-        check_unique_names(labels, param)
-        return _pandas_table(data, labels)
+        return _pandas_table(data, _pandas_labels(data.columns, param))
     labels = _native_labels(data)
     if labels is not None:
         check_unique_names(labels, param)
@@ -327,11 +333,34 @@ def _is_plain_pandas(data) -> bool:
     return pd is not None and isinstance(data, pd.DataFrame) and not isinstance(data.columns, pd.MultiIndex)
 
 
-def _pandas_table(pdf, labels) -> Table:
-    """A pandas frame as a :class:`Table` whose columns are converted when first used."""
+def _pandas_table(pdf, labels: Mapping) -> Table:
+    """A pandas frame as a :class:`Table` whose columns are converted when first used
+    (``labels``: the column labels by their text, from :func:`_pandas_labels`)."""
     table = Table(_PandasSource(pdf, labels), "pandas", _informative_index(pdf))
-    _remember_native(table, pdf, labels)
+    table._cache["__native__"] = pdf
+    table._cache["__labels__"] = labels
+    table._cache["__changed__"] = frozenset()
     return table
+
+
+#: the last pandas column index read and its labels by their text (a pandas ``Index`` is
+#: immutable: the same object has the same labels, checked once)
+_LAST_LABELS: tuple = (None, None)
+
+
+def _pandas_labels(columns, param: str) -> Mapping:
+    """``{text: label}`` of a pandas frame's column labels, which must be unique as text; the
+    labels of the same column index as the call before are not read again (the dict is shared
+    by the tables of that index: never changed)."""
+    global _LAST_LABELS
+    last, labels = _LAST_LABELS
+    if columns is last:
+        return labels
+    found = columns.tolist()
+    check_unique_names(found, param)
+    labels = {str(c): c for c in found}
+    _LAST_LABELS = (columns, labels)
+    return labels
 
 
 class _PandasSource:
@@ -341,9 +370,9 @@ class _PandasSource:
     PyArrow, several at once; text categoricals as Enums in their declared order), so that a
     call on a few columns of a wide frame converts only those."""
 
-    def __init__(self, pdf, labels) -> None:
+    def __init__(self, pdf, labels: Mapping) -> None:
         self.pdf = pdf
-        self.labels = {str(c): c for c in labels}
+        self.labels = labels  # text -> the caller's label (read-only)
         self.height = len(pdf)
         self._mixed: dict[str, str | None] = {}
         self._columns: dict = {}

@@ -15,7 +15,10 @@ from ._polars_frame import Table, to_native
 __all__ = ["native_frame", "pandas_column", "with_codes", "with_missing", "with_values"]
 
 
-def _replace(table: Table, columns: dict[str, pl.Series]) -> Table:
+def _replace(table: Table, columns: dict[str, pl.Series], codes: dict | None = None) -> Table:
+    """A new table with ``columns`` replacing the columns of the same names; ``codes`` holds,
+    for a column written as an Enum from category codes, its codes and categories (a pandas
+    result builds its categorical from them)."""
     if table.deferred:  # the caller's pandas frame stays the source; the new columns go on top
         out = Table(table.source, table.backend, table.index)
         out._cache["__cols__"] = {**table._cache.get("__cols__", {}), **{n: s.alias(n) for n, s in columns.items()}}
@@ -23,23 +26,30 @@ def _replace(table: Table, columns: dict[str, pl.Series]) -> Table:
         out = Table(_with_columns(table.frame, columns), table.backend, table.index)
     # the caller's pandas categoricals without an order, the caller's frame, its column labels
     # and the columns of mixed types are the input's; the changed columns accumulate
+    cache = table._cache
     for key in ("__unordered__", "__native__", "__labels__", "__mixed__"):
-        if key in table._cache:
-            out._cache[key] = table._cache[key]
-    if "__native__" in table._cache:
-        out._cache["__changed__"] = table._cache.get("__changed__", frozenset()) | set(columns)
+        if key in cache:
+            out._cache[key] = cache[key]
+    if "__native__" in cache:
+        out._cache["__changed__"] = cache.get("__changed__", frozenset()) | set(columns)
+        known = {k: v for k, v in cache.get("__codes__", {}).items() if k not in columns}
+        if codes:
+            known.update(codes)
+        if known:
+            out._cache["__codes__"] = known
     return out
 
 
 def _with_columns(frame: pl.DataFrame, columns: dict[str, pl.Series]) -> pl.DataFrame:
     """A new frame with ``columns`` replacing the columns of the same names (no query: the
     other columns are shared, as Polars shares unchanged columns)."""
-    names = frame.columns
-    if any(name not in names for name in columns):
+    try:
+        positions = [frame.get_column_index(name) for name in columns]
+    except pl.exceptions.ColumnNotFoundError:
         return frame.with_columns([s.alias(name) for name, s in columns.items()])
     out = frame.clone()
-    for name, s in columns.items():
-        out.replace_column(names.index(name), s.alias(name))
+    for i, (name, s) in zip(positions, columns.items()):
+        out.replace_column(i, s if s.name == name else s.alias(name))
     return out
 
 
@@ -66,10 +76,9 @@ def with_codes(table: Table, name: str, codes: np.ndarray, labels, categories: l
     otherwise the column takes the labels' type.
     """
     if categories is not None and not isinstance(labels, pl.Series) and _same_text(labels, categories):
-        lab = pl.Series(name, list(labels), dtype=_enum(tuple(categories)))  # the labels are the categories
-        categories = None
-    else:
-        lab = labels if isinstance(labels, pl.Series) else pl.Series(name, list(labels), strict=False)
+        # the labels are the categories: the codes index them as they are (the Enum's own codes)
+        return _enum_from_codes(table, name, np.asarray(codes, dtype=np.int64), tuple(categories))
+    lab = labels if isinstance(labels, pl.Series) else pl.Series(name, list(labels), strict=False)
     if lab.dtype == pl.Null:
         lab = lab.cast(table.column(name).dtype if table.column(name).dtype != pl.Null else pl.String)
     codes = np.asarray(codes, dtype=np.int64)
@@ -86,6 +95,29 @@ def with_codes(table: Table, name: str, codes: np.ndarray, labels, categories: l
     if enum is not None:
         out = out.cast(pl.String).cast(enum)
     return _replace(table, {name: out.alias(name)})
+
+
+def _enum_from_codes(table: Table, name: str, codes: np.ndarray, categories: tuple) -> Table:
+    """``with_codes`` when the labels are the text categories: the Enum column gathered from
+    the categories (made once per set of categories) by the codes (-1 = missing)."""
+    if not categories:  # no category: every value missing
+        out = pl.Series(name, [None] * len(codes), dtype=_enum(categories))
+        return _replace(table, {name: out})
+    if codes.size and codes.min() < 0:  # missing values: gathered as the first category, then set missing
+        miss = codes < 0
+        out = _enum_labels(categories)[pl.Series("i", np.where(miss, 0, codes).astype(np.uint32))]
+        out = out.scatter(np.flatnonzero(miss), None)
+        codes = np.where(miss, -1, codes)
+    else:  # a gather, without a query (an index beyond the categories raises)
+        out = _enum_labels(categories)[pl.Series("i", codes.astype(np.uint32))]
+    return _replace(table, {name: out.alias(name)}, {name: (codes, categories)})
+
+
+@functools.lru_cache(maxsize=256)
+def _enum_labels(categories: tuple) -> pl.Series:
+    """The text categories as a Polars Enum Series of themselves (made once; never changed:
+    only gathered from)."""
+    return pl.Series("", list(categories), dtype=_enum(categories))
 
 
 def _same_text(labels, categories) -> bool:
@@ -119,7 +151,7 @@ def with_values(table: Table, name: str, values: np.ndarray) -> Table:
                 s = s.cast(dtype, strict=True)
             except pl.exceptions.PolarsError:  # out of the type's range: keep the wider type
                 s = s.cast(pl.Int64, strict=False) if np.all(np.abs(finite) < 2**62) else s
-    elif dtype.is_float() and dtype != pl.Float64:
+    elif dtype.is_float() and not isinstance(dtype, pl.Float64):
         s = s.cast(dtype)
     return _replace(table, {name: s})
 
@@ -158,9 +190,11 @@ def _nullable_integers(frame: pl.DataFrame, out) -> None:
 
 def _onto_native(table: Table):
     """The caller's frame with the changed columns replaced, in place and under their labels."""
-    native = table._cache["__native__"]
-    labels = table._cache.get("__labels__", {})
-    changed = [c for c in table.columns if c in table._cache.get("__changed__", ())]
+    cache = table._cache
+    native = cache["__native__"]
+    labels = cache.get("__labels__", {})
+    changed_set = cache.get("__changed__", ())
+    changed = list(changed_set) if len(changed_set) <= 1 else [c for c in table.columns if c in changed_set]
     if table.backend == "pyarrow":
         return _onto_arrow(native, table, changed, labels)
     import pandas as pd
@@ -168,12 +202,18 @@ def _onto_native(table: Table):
     out = native.copy(deep=not _copy_on_write())  # the result never shares writable memory with the input
     if not changed:
         return out
+    known = cache.get("__codes__", {})
     for name in changed:
         label = labels.get(name, name)
         dtype = (table.source.pandas(name) if table.deferred else native[label]).dtype
         s = table.column(name)
         plain = dtype is not np.dtype(object) and not isinstance(dtype, pd.CategoricalDtype)
-        values = _pandas_values(s) if plain else None
+        if plain and name in known and len(known[name][0]):  # an Enum written from its codes
+            codes, categories = known[name]
+            # codes checked when the column was written (-1 = missing, the others index a category)
+            values = pd.Categorical.from_codes(codes, dtype=_categorical_dtype(categories), validate=False)
+        else:
+            values = _pandas_values(s) if plain else None
         if dtype is np.dtype(object):  # an object column stays object: Python values, None for missing
             col = _as_object(s, native.index)
         elif values is not None:  # the values alone: isetitem puts them under the caller's index
@@ -278,4 +318,11 @@ def _copy_on_write() -> bool:
     """pandas copies on write (always from pandas 3): a shallow copy is then independent."""
     import pandas as pd
 
-    return int(pd.__version__.split(".")[0]) >= 3 or bool(pd.get_option("mode.copy_on_write"))
+    return _pandas_major() >= 3 or bool(pd.get_option("mode.copy_on_write"))
+
+
+@functools.lru_cache(maxsize=1)
+def _pandas_major() -> int:
+    import pandas as pd
+
+    return int(pd.__version__.split(".")[0])

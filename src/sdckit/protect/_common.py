@@ -57,6 +57,8 @@ def read_input(
         if both:
             raise_problems([f"strata: {', '.join(both)} also in {param}; expected separate columns"])
     raise_problems(mixed_type_problems(table, names, param) + mixed_type_problems(table, st, "strata"))
+    if not st:
+        return Input(eng, table, names)
     codes, labels = strata_of(eng, table, st)
     return Input(eng, table, names, codes, labels)
 

@@ -40,6 +40,7 @@ _METHODS = {
     "equalAmount": "equal_amount",
 }
 _LIST_LIMIT = 20  # categories named in one message
+_FLOAT_SAFE = 2**1000  # integers below this magnitude convert to float without overflow
 
 
 # ----------------------------------------------------------------------------------------------
@@ -111,7 +112,9 @@ def _breaks_spec(breaks) -> int | np.ndarray:
     bad = [
         i
         for i, v in enumerate(vals)
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) or math.isnan(float(v))
+        # plain numbers at once (not NaN; an integer far below float's overflow)
+        if not ((type(v) is float and v == v) or (type(v) is int and -_FLOAT_SAFE < v < _FLOAT_SAFE))
+        and (isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) or math.isnan(float(v)))
     ]
     if bad or len(vals) < 2:
         what = f"{len(bad)} entr(y/ies) that are not numbers" if bad else f"{len(vals)} break(s)"
@@ -370,13 +373,13 @@ def _recode_intervals(inp: Input, spec, method: str, labels):
             problems.append(f"{var}: {problem}")
             continue
         codes = core.interval_codes(x, breaks, closed)
-        if np.any(codes == -2):
+        if (codes == -2).any():
             problems.append(_outside_problem(var, x, codes, breaks))
             continue
         names = _interval_names(breaks, closed, labels, var)
         table = inp.engine.with_codes(table, var, codes, names, categories=names)
         changes[var] = Change(codes >= 0)
-        used["breaks"][var] = [float(b) for b in breaks]
+        used["breaks"][var] = breaks.tolist()  # Python floats
         used["labels"][var] = names
     raise_problems(problems)
     used["closed_left"] = closed
@@ -534,11 +537,13 @@ def global_recode(
 # ----------------------------------------------------------------------------------------------
 def _tail_numeric(inp: Input, table, var: str, value: float, replacement: float, top: bool):
     """x := replacement where x > value (top) or x < value (bottom); NaN untouched."""
-    x = inp.table.floats([var])[:, 0]
+    x = inp.table.floats([var])[:, 0]  # this call's own copy: coded in place
     beyond = core.tail_mask(x, value, top)
-    changed = beyond & (x != replacement)
+    # a replacement on the kept side of the cut (or on it) differs from every value beyond it
+    changed = beyond if (replacement <= value if top else replacement >= value) else beyond & (x != replacement)
     if changed.any():
-        table = inp.engine.with_values(table, var, np.where(beyond, replacement, x))
+        np.putmask(x, beyond, replacement)
+        table = inp.engine.with_values(table, var, x)
     return table, Change(changed)
 
 
@@ -570,7 +575,7 @@ def _category_orders(inp: Input, categories) -> dict[str, list]:
     """The declared order of each non-numeric variable: ``categories`` or the column's own."""
     per = (
         _per_variable(categories, inp.variables, "categories")
-        if isinstance(categories, Mapping)
+        if categories is not None and isinstance(categories, Mapping)
         else {v: categories for v in inp.variables}
     )
     orders, problems = {}, []

@@ -152,6 +152,35 @@ def freeze(value):
     read-only view: the caller's array keeps its own), dicts become :class:`FrozenDict`, lists
     :class:`FrozenList`, sets frozensets, and tuples hold frozen items. Other objects (numbers,
     text, frames, nested results, which freeze themselves) are returned as they are."""
+    t = type(value)
+    try:
+        if t in _AS_IS:  # numbers, text, None, frames, tables: the common case, one look-up
+            return value
+    except TypeError:  # a type made unhashable by its metaclass: not one of them
+        return _freeze_other(value, t)
+    if t is dict:
+        out = FrozenDict(value)  # a copy: the caller's dict stays as it is
+        for k, v in value.items():
+            if (f := freeze(v)) is not v:
+                dict.__setitem__(out, k, f)
+        return out
+    if t is list:
+        return FrozenList([freeze(v) for v in value])
+    if t is tuple:  # a plain tuple (a named tuple keeps its type: below)
+        for i, v in enumerate(value):
+            if (f := freeze(v)) is not v:
+                return (*value[:i], f, *[freeze(w) for w in value[i + 1 :]])
+        return value
+    return _freeze_other(value, t)
+
+
+#: types that :func:`freeze` returns as they are (no array, dict, list, tuple or set): the
+#: built-in scalars from the start, any other such type once met (at most ``_AS_IS_LIMIT``)
+_AS_IS: set = {type(None), bool, int, float, complex, str, bytes, frozenset}
+_AS_IS_LIMIT = 512
+
+
+def _freeze_other(value, t: type):
     if isinstance(value, np.ndarray):
         if value.flags.writeable:
             value = value.view()
@@ -176,10 +205,17 @@ def freeze(value):
         return value if all(a is b for a, b in zip(items, value)) else tuple(items)
     if isinstance(value, set):
         return frozenset(value)
+    if value.__class__ is t and not isinstance(value, tuple) and len(_AS_IS) < _AS_IS_LIMIT:
+        try:
+            _AS_IS.add(t)  # never a container: the next value of this type is returned at once
+        except TypeError:  # an unhashable type: looked at each time
+            pass
     return value
 
 
 _freeze = freeze  # the name used before
+#: the field names of each result class (``dataclasses.fields`` builds its tuple at every call)
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 
 @dataclass(frozen=True, eq=False)
@@ -218,11 +254,20 @@ class Result:
             cls.__repr__ = Result.__repr__  # type: ignore[method-assign]
 
     def __post_init__(self):
-        for f in fields(self):
-            value = getattr(self, f.name)
-            frozen = _freeze(value)
+        names = _FIELD_NAMES.get(type(self))
+        if names is None:
+            names = _FIELD_NAMES[type(self)] = tuple(f.name for f in fields(self))
+        values = self.__dict__
+        for name in names:
+            value = values[name] if name in values else getattr(self, name)
+            try:
+                if type(value) in _AS_IS:  # numbers, text, None, frames: nothing to freeze
+                    continue
+            except TypeError:  # a type made unhashable by its metaclass
+                pass
+            frozen = freeze(value)
             if frozen is not value:
-                object.__setattr__(self, f.name, frozen)
+                object.__setattr__(self, name, frozen)
 
     # -- to override -------------------------------------------------------------------------
     def summary(self) -> Summary:  # pragma: no cover - abstract
