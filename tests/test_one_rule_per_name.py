@@ -455,3 +455,26 @@ def test_one_column_names_follow_one_rule(table):
         assert str(err.value) == f"{name}: got list of 2 columns; expected a single column name"
     with pytest.raises(SdcError, match="^household: got list of 2 columns; expected a single column name$"):
         sdckit.individual_risk(table, KEYS, household=["hh", "a"])
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["suppress", "--keys", "urbrur,roof", "--k", "2.5"], "k: got 2.5; expected an integer >= 1"),
+        (["suppress", "--keys", "urbrur,roof", "--k", "0"], "k: got 0; expected an integer >= 1"),
+        (["suppress", "--keys", "urbrur,roof", "--k", "two"], "k: got 'two'; expected an integer"),
+        (["microaggregate", "--variables", "income", "--group-size", "2.5"], "group_size: got 2.5; expected an"),
+        (["noise", "--variables", "income", "--noise", "-3"], "noise: got -3; expected a number >= 0"),
+    ],
+)
+def test_the_one_off_commands_check_a_name_by_its_one_rule(argv, message, tmp_path, capsys):
+    # the option is read as the declaration reads it and checked by the toolkit's rule before any
+    # work: the same message as the Python call, not argparse's "invalid int value"
+    from sdckit.cli import main
+
+    data = Path(__file__).resolve().parent / "data" / "sdcmicro" / "testdata.csv"
+    with pytest.raises(SystemExit):
+        main([argv[0], str(data), *argv[1:], "--out", str(tmp_path / "out.csv")])
+    err = capsys.readouterr().err
+    assert message in err and "invalid" not in err
+    assert not (tmp_path / "out.csv").exists()

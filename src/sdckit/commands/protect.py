@@ -3,6 +3,9 @@ and ``sdckit pram``: each writes the protected file and prints the before/after 
 
 from __future__ import annotations
 
+import argparse
+
+from .._declare import Param
 from .._errors import SdcError
 from . import (
     Progress,
@@ -72,7 +75,7 @@ def register(sub) -> None:
     )
     s.add_argument(
         "--k",
-        type=int,
+        type=_option_type(Param("k", "int")),
         default=_spec("local_suppression", "k")["default"],
         help="k of k-anonymity (default %(default)s)",
     )
@@ -122,12 +125,37 @@ def _spec(method: str, param: str) -> dict:
     p = declaration(getattr(protect, method)).param(param)  # type: ignore[union-attr]
     out: dict = {}
     if p.type in ("int", "seed", "number"):
-        out["type"] = float if p.type == "number" else int
+        out["type"] = _option_type(p)
     if p.default not in (None, REQUIRED):
         out["default"] = p.default
     if p.choices:
         out["choices"] = list(p.choices)
     return out
+
+
+def _option_type(p):
+    """An argparse ``type`` that reads the option as the declaration does and checks it by the
+    name's one rule (``--k 2.5``: the toolkit's message, not argparse's "invalid int value")."""
+
+    def convert(text: str):
+        try:
+            return p.check(p.parse(text) if p.type == "number" else _integer_text(text, p.name))
+        except SdcError as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
+
+    convert.__name__ = "an integer" if p.type in ("int", "seed") else "a number"
+    return convert
+
+
+def _integer_text(text: str, name: str):
+    """An integer option's text as a number (2.5 stays 2.5, for the rule to refuse with its own
+    message); text that is no number is refused here."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    raise SdcError(f"{name}: got {text!r}; expected an integer")
 
 
 def _step_parser(sub, name: str, text: str, keys_required: bool = True):
