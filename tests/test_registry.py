@@ -449,3 +449,23 @@ def test_a_declared_range_is_the_toolkits_rule():
     assert Param("alpha", "number").check(0.0) == 0.0  # [0, 1] from the rule
     with pytest.raises(SdcError, match=r"alpha: got 1\.5"):
         Param("alpha", "number").check(1.5)
+
+
+def test_a_standard_name_is_declared_once():
+    """Roles and the names every function shares take their type, role and choices from
+    ``_declare.STANDARD``: ``Param("keys")`` is the key columns filled from the scenario's keys,
+    another type is refused, and a function may say a standard name fills no role."""
+    from sdckit._declare import STANDARD
+
+    keys = Param("keys")
+    assert (keys.type, keys.role) == ("columns", "keys")
+    assert Param("keys", role=None).role is None
+    assert Param("zero_weight").choices == ("error", "drop")
+    with pytest.raises(SdcError, match="weight: declared as columns; every function takes it as column"):
+        Param("weight", "columns")
+    with pytest.raises(SdcError, match="declared without a type"):
+        Param("not_a_standard_name")
+    for decl in (*registry.methods(), *registry.measures()):
+        for p in decl.params:
+            if p.name in STANDARD:
+                assert p.type == STANDARD[p.name][0], (decl.name, p.name)

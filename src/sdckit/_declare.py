@@ -52,6 +52,20 @@ TYPES = ("column", "columns", "column_sets", "int", "number", "numbers", "bool",
 COMMON = ("engine", "scenario", "progress", "id")
 #: separates the items of a list inside one ``--step`` value (``,`` separates the parameters)
 LIST_SEPARATOR = ";"
+#: the names every function declares alike: their type, the scenario role that fills them, and
+#: their choices (a declaration writes just ``Param("keys")``)
+STANDARD: dict[str, tuple[str, str | None, tuple]] = {
+    "keys": ("columns", "keys", ()),
+    "weight": ("column", "weight", ()),
+    "household": ("column", "household", ()),
+    "strata": ("columns", "strata", ()),
+    "sensitive": ("columns", "sensitive", ()),
+    "missing": ("any", "missing", ()),
+    "alpha": ("number", None, ()),
+    "allow_degenerate_keys": ("bool", None, ()),
+    "seed": ("seed", None, ()),
+    "zero_weight": ("choice", None, ("error", "drop")),
+}
 #: the numeric types, whose range a glossary name's rule gives
 _NUMERIC = ("int", "number")
 #: the attribute holding a function's declaration
@@ -67,6 +81,7 @@ class _Required:
 
 REQUIRED: Any = _Required()
 _FROM_SIGNATURE: Any = object()
+_FROM_NAME: Any = object()
 
 
 @dataclass(frozen=True)
@@ -77,11 +92,13 @@ class Param:
     number, ``choices`` lists the values of a ``"choice"``; ``role`` names the scenario role a
     workflow fills the parameter from when it is not given (``"keys"``, ``"weight"``,
     ``"numeric_keys"``, ...); ``per_variable`` allows a mapping variable -> value as well as one
-    value. ``default`` and ``help`` come from the function when left out.
+    value. ``default`` and ``help`` come from the function when left out; a name of
+    :data:`STANDARD` takes its type, role and choices from there, and a numeric name of the
+    toolkit's ``RULES`` its range.
     """
 
     name: str
-    type: str
+    type: str | None = None
     help: str = ""
     default: Any = _FROM_SIGNATURE
     low: float | None = None
@@ -90,16 +107,33 @@ class Param:
     high_open: bool = False
     allow_inf: bool = False
     choices: tuple = ()
-    role: str | None = None
+    role: str | None = _FROM_NAME
     per_variable: bool = False
 
     def __post_init__(self) -> None:
+        self._take_standard()
         check_choice(self.type, f"{self.name}: type", TYPES)
         if self.type == "choice" and not self.choices:
             raise SdcError(f"{self.name}: a choice parameter needs its choices")
         object.__setattr__(self, "choices", tuple(self.choices))
         if self.type in _NUMERIC and self.name in RULES:
             self._take_rule(RULES[self.name])
+
+    def _take_standard(self) -> None:
+        """A role or a name every function shares (:data:`STANDARD`) is declared once, there:
+        its type, its role and its choices come from it (another type is an error; a function
+        may still say that a standard name fills no role, ``role=None``)."""
+        kind, role, choices = STANDARD.get(self.name, (None, None, ()))
+        if self.type is None:
+            if kind is None:
+                raise SdcError(f"{self.name}: declared without a type; expected one of {', '.join(TYPES)}")
+            object.__setattr__(self, "type", kind)
+        elif kind is not None and self.type != kind:
+            raise SdcError(f"{self.name}: declared as {self.type}; every function takes it as {kind}")
+        if self.role is _FROM_NAME:
+            object.__setattr__(self, "role", role)
+        if not self.choices:
+            object.__setattr__(self, "choices", choices)
 
     def _take_rule(self, rule) -> None:
         """A glossary name's range is written once, in the validation toolkit's ``RULES``: the

@@ -33,8 +33,8 @@ _BLOCK = 256
     Param("group_size", "int"),
     Param("statistic", "choice", choices=_STATISTICS),
     Param("sort_by", "column"),
-    Param("strata", "columns", role="strata"),
-    Param("missing", "any", role="missing"),
+    Param("strata"),
+    Param("missing"),
     changes="the values of the continuous variables (replaced by their group's mean or median)",
     aliases=("microaggregate",),
 )

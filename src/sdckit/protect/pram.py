@@ -43,9 +43,9 @@ class _Variable:
     Param("pd", "number", per_variable=True),
     Param("strength", "number", per_variable=True),
     Param("matrix", "any"),
-    Param("strata", "columns", role="strata"),
-    Param("missing", "any", role="missing"),
-    Param("seed", "seed"),
+    Param("strata"),
+    Param("missing"),
+    Param("seed"),
     random=True,
     changes="the categories of the variables (drawn from a transition matrix)",
 )

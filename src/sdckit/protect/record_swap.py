@@ -73,8 +73,8 @@ class _Households:
 @renamed_parameters(threshold="risk_threshold")
 @declare(
     "method",
-    Param("keys", "columns", role="keys"),
-    Param("household", "column", role="household"),
+    Param("keys"),
+    Param("household"),
     Param("geography", "columns"),
     Param("similar", "column_sets"),
     Param("k", "int"),
@@ -82,8 +82,8 @@ class _Households:
     Param("risk_threshold", "number"),
     Param("swap_rate", "number"),
     Param("carry_along", "columns"),
-    Param("seed", "seed"),
-    Param("missing", "any", role="missing"),
+    Param("seed"),
+    Param("missing"),
     random=True,
     changes="the geography (and carried-along variables) of the swapped households",
     aliases=("swap",),

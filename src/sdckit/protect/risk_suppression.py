@@ -62,17 +62,17 @@ class _Plan:
 
 @declare(
     "method",
-    Param("keys", "columns", role="keys"),
-    Param("weight", "column", role="weight"),
+    Param("keys"),
+    Param("weight"),
     Param("threshold", "number"),
     Param("max_global_risk", "number"),
     Param("variables", "columns"),
     Param("importance", "any"),
     Param("strategy", "choice", "How the next key value to suppress is chosen", choices=_STRATEGIES),
-    Param("alpha", "number"),
+    Param("alpha"),
     Param("method", "choice", "The algorithm: sdckit's iterative one or sdcMicro's", choices=_METHODS),
-    Param("strata", "columns", role="strata"),
-    Param("missing", "any", role="missing"),
+    Param("strata"),
+    Param("missing"),
     changes="key values (set missing) until no individual risk is above the threshold",
     aliases=("suppress",),
 )

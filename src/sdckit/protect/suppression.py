@@ -19,14 +19,14 @@ _METHODS = ("greedy", "sdcmicro")
 
 @declare(
     "method",
-    Param("keys", "columns", role="keys"),
+    Param("keys"),
     Param("k", "numbers", low=1),
     Param("importance", "any"),
     Param("combs", "any"),
-    Param("strata", "columns", role="strata"),
-    Param("alpha", "number"),
+    Param("strata"),
+    Param("alpha"),
     Param("method", "choice", choices=_METHODS),
-    Param("missing", "any", role="missing"),
+    Param("missing"),
     changes="key values (set missing) until every record is k-anonymous",
     aliases=("suppress",),
 )

@@ -1,4 +1,5 @@
-"""Read-only nested containers for the assessment's aggregates, and their JSON form."""
+"""The JSON form of the assessment's aggregates (they are made read-only by
+:func:`sdckit.results._base.freeze`, as every result is)."""
 
 from __future__ import annotations
 
@@ -6,18 +7,7 @@ import math
 
 import numpy as np
 
-from ..results._base import FrozenDict
-
-__all__ = ["deep_freeze", "plain"]
-
-
-def deep_freeze(value):
-    """Dicts become read-only mappings and lists tuples, at every depth."""
-    if isinstance(value, dict):
-        return value if isinstance(value, FrozenDict) else FrozenDict({k: deep_freeze(v) for k, v in value.items()})
-    if isinstance(value, (list, tuple)):
-        return tuple(deep_freeze(v) for v in value)
-    return value
+__all__ = ["plain"]
 
 
 def plain(value):

@@ -21,8 +21,8 @@ from .._core.nafreq import pattern_frequencies
 from .._prepare import prepare
 from .._progress import step
 from ..engines import in_memory_engine
+from ..results._base import freeze
 from ..risk.frequencies import _strata_correction
-from ._frozen import deep_freeze
 
 __all__ = ["MAX_SIZE", "MAX_SUBSETS", "KeySubsets", "key_subsets"]
 
@@ -55,7 +55,7 @@ class KeySubsets:
 
     def __post_init__(self):
         for name in ("counts", "top", "cells"):
-            object.__setattr__(self, name, deep_freeze(getattr(self, name)))
+            object.__setattr__(self, name, freeze(getattr(self, name)))
 
     def to_dict(self) -> dict:
         out = {

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from .._errors import SdcError
 from .._validation import check_new_file
-from ..results._base import Result, Summary, fmt_share
-from ._frozen import deep_freeze, plain
+from ..results._base import Result, Summary, fmt_share, freeze
+from ._frozen import plain
 from .combinations import KeySubsets
 from .measures import NEIGHBOUR_EDGES, PERTURBATION_EDGES, RISK_EDGES
 from .table import variant_table
@@ -60,7 +60,7 @@ class VariantAssessment:
 
     def __post_init__(self):
         for f in fields(self):
-            object.__setattr__(self, f.name, deep_freeze(getattr(self, f.name)))
+            object.__setattr__(self, f.name, freeze(getattr(self, f.name)))
 
     def to_dict(self) -> dict:
         return {f.name: plain(getattr(self, f.name)) for f in fields(self)}
@@ -109,7 +109,7 @@ class AssessmentResult(Result):
     def __post_init__(self):
         super().__post_init__()
         for name in ("scenario", "key_info", "notes"):
-            object.__setattr__(self, name, deep_freeze(getattr(self, name)))
+            object.__setattr__(self, name, freeze(getattr(self, name)))
 
     # -- headline ----------------------------------------------------------------------------
     @property

@@ -300,8 +300,8 @@ def _relative_counts(inp: _RelativeInput):
     Param("p", "number"),
     Param("c_min", "int", "The smallest number of records an interval must hold to be safe"),
     Param("joint", "bool", "Apply the rule to all variables jointly instead of one by one"),
-    Param("keys", "columns"),
-    Param("missing", "any", role="missing"),
+    Param("keys", role=None),  # optional grouping: no scenario role
+    Param("missing"),
 )
 def relative_interval_risk(
     data, variables, *, p: float = 0.2, c_min: int = 3, joint: bool = False, keys=None, missing=None, engine=None
@@ -537,7 +537,7 @@ def _rmd_covariance(inp: _RMDInput):
     ),
     Param("covariance", "any"),
     Param("mcd_fraction", "number"),
-    Param("seed", "seed"),
+    Param("seed"),
     inputs=("original", "protected"),
     random=True,
 )
@@ -684,7 +684,7 @@ def _robust_distances(X: np.ndarray, names, fraction: float, seed):
     Param("quantile", "number"),
     Param("multivariate", "bool", "Also find robust Mahalanobis-distance outliers over all variables"),
     Param("mcd_fraction", "number"),
-    Param("seed", "seed"),
+    Param("seed"),
     random=True,
 )
 def outliers(
@@ -767,7 +767,7 @@ def _log_values(pair: NumericPair):
     Param("variables", "columns", "Numeric variables present in both files", role="numeric_keys"),
     Param("significance", "number"),
     Param("log", "bool"),
-    Param("seed", "seed"),
+    Param("seed"),
     inputs=("original", "protected"),
     random=True,
 )

@@ -167,12 +167,12 @@ def _ldiversity_values(ids, G, s: SensitiveCodes, names, c: float, counts=None):
 @renamed_parameters(positional=("c",))
 @declare(
     "measure",
-    Param("keys", "columns", role="keys"),
-    Param("sensitive", "columns", role="sensitive"),
+    Param("keys"),
+    Param("sensitive"),
     Param("c", "number"),
-    Param("strata", "columns", role="strata"),
-    Param("missing", "any", role="missing"),
-    Param("allow_degenerate_keys", "bool"),
+    Param("strata"),
+    Param("missing"),
+    Param("allow_degenerate_keys"),
 )
 def l_diversity(
     data,
@@ -389,13 +389,13 @@ def _tcloseness_values(inp: _TClosenessInput, ids, G, s: SensitiveCodes):
 @renamed_parameters(positional=("ordered",))
 @declare(
     "measure",
-    Param("keys", "columns", "Categorical key variables", role="keys"),
-    Param("sensitive", "columns", "Sensitive variables (not key variables)", role="sensitive"),
+    Param("keys", help="Categorical key variables"),
+    Param("sensitive", help="Sensitive variables (not key variables)"),
     Param("ordered", "columns"),
-    Param("weight", "column", role="weight"),
+    Param("weight"),
     Param("weighted", "bool"),
-    Param("missing", "any", role="missing"),
-    Param("allow_degenerate_keys", "bool", "Accept key variables that are entirely missing or have a single category"),
+    Param("missing"),
+    Param("allow_degenerate_keys", help="Accept key variables that are entirely missing or have a single category"),
 )
 def t_closeness(
     data,

@@ -27,14 +27,14 @@ NA_RULES = ("sdcmicro", "own_category")
 @renamed_parameters(positional=("weight", "alpha"))
 @declare(
     "measure",
-    Param("keys", "columns", role="keys"),
-    Param("weight", "column", role="weight"),
-    Param("alpha", "number"),
-    Param("strata", "columns", role="strata"),
-    Param("missing", "any", role="missing"),
+    Param("keys"),
+    Param("weight"),
+    Param("alpha"),
+    Param("strata"),
+    Param("missing"),
     Param("na_rule", "choice", choices=NA_RULES),
-    Param("allow_degenerate_keys", "bool"),
-    Param("zero_weight", "choice", choices=("error", "drop")),
+    Param("allow_degenerate_keys"),
+    Param("zero_weight"),
 )
 def frequencies(
     data,
@@ -215,15 +215,15 @@ def records_fields(prep: Prepared, household=None) -> dict:
 @renamed_parameters(positional=("weight", "alpha"))
 @declare(
     "measure",
-    Param("keys", "columns", "Categorical key variables", role="keys"),
+    Param("keys", help="Categorical key variables"),
     Param("k", "numbers", low=1),
-    Param("weight", "column", role="weight"),
-    Param("alpha", "number"),
-    Param("strata", "columns", role="strata"),
-    Param("missing", "any", role="missing"),
+    Param("weight"),
+    Param("alpha"),
+    Param("strata"),
+    Param("missing"),
     Param("na_rule", "choice", choices=NA_RULES),
-    Param("allow_degenerate_keys", "bool"),
-    Param("zero_weight", "choice", choices=("error", "drop")),
+    Param("allow_degenerate_keys"),
+    Param("zero_weight"),
 )
 def k_anonymity(
     data,

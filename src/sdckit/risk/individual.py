@@ -31,23 +31,23 @@ _METHODS = ("approx", "exact")
 @renamed_parameters(positional=("weight", "household", "alpha", "method"))
 @declare(
     "measure",
-    Param("keys", "columns", role="keys"),
-    Param("weight", "column", role="weight"),
-    Param("household", "column", role="household"),
-    Param("alpha", "number"),
+    Param("keys"),
+    Param("weight"),
+    Param("household"),
+    Param("alpha"),
     Param(
         "method", "choice", "`approx` (sdcMicro's approximation) or `exact` (the exact expectation)", choices=_METHODS
     ),
-    Param("strata", "columns", role="strata"),
+    Param("strata"),
     Param("household_keys", "columns"),
-    Param("missing", "any", role="missing"),
+    Param("missing"),
     Param(
         "na_rule",
         "choice",
         "How missing key values match: `sdcmicro` (a missing value matches every category) or `own_category`",
         choices=NA_RULES,
     ),
-    Param("allow_degenerate_keys", "bool"),
+    Param("allow_degenerate_keys"),
 )
 def individual_risk(
     data,

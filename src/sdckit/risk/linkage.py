@@ -468,7 +468,7 @@ def _distance_linkage(inp: _LinkageArgs, Xs, Ys, used) -> LinkageResult:
     Param("mu", "number"),
     Param("lam", "number"),
     Param("em_start", "any", "Starting values of the EM algorithm of probabilistic linkage"),
-    Param("missing", "any", role="missing"),
+    Param("missing"),
     inputs=("original", "protected"),
 )
 def record_linkage_risk(
@@ -820,7 +820,7 @@ def _true_partners(a: _ExternalArgs, e, link):
     Param("normalize", "bool"),
     Param("one_to_one", "bool"),
     Param("internal_risk", "number"),
-    Param("missing", "any", role="missing"),
+    Param("missing"),
     Param("method", "choice", "`exact` (every pair) or `pairwise`", choices=("exact", "pairwise")),
     inputs=("released", "external"),
 )

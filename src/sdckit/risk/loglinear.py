@@ -49,8 +49,8 @@ def _fractions_by_label(inp) -> dict | None:
 )
 @declare(
     "measure",
-    Param("keys", "columns", role="keys"),
-    Param("weight", "column", role="weight"),
+    Param("keys"),
+    Param("weight"),
     Param("sampling_fraction", "number", per_variable=True),
     Param("model", "any"),
     Param("sampling", "choice", choices=("pml", "constant")),
@@ -61,7 +61,7 @@ def _fractions_by_label(inp) -> dict | None:
     Param("candidates", "int"),
     Param("term_test", "number"),
     Param("stability", "int"),
-    Param("seed", "seed"),
+    Param("seed"),
     Param("max_steps", "int"),
     Param("method", "choice", choices=METHODS),
     Param("tol", "number"),
@@ -71,8 +71,8 @@ def _fractions_by_label(inp) -> dict | None:
     Param("compat", "choice", choices=("sdcMicro",)),
     Param("compat_method", "choice", choices=COMPAT_METHODS),
     Param("bound", "number"),
-    Param("missing", "any", role="missing"),
-    Param("allow_degenerate_keys", "bool"),
+    Param("missing"),
+    Param("allow_degenerate_keys"),
     random=True,
 )
 def loglinear_risk(

@@ -21,7 +21,7 @@ __all__ = ["RegisterRiskResult", "register_risk"]
 @accepts_scenario
 @declare(
     "measure",
-    Param("keys", "columns", role="keys"),
+    Param("keys"),
     Param("sample_weight", "column"),
     Param("sampling_fraction", "number"),
     Param("approach", "choice", choices=APPROACHES),
@@ -30,7 +30,7 @@ __all__ = ["RegisterRiskResult", "register_risk"]
     Param("method", "choice", choices=("newton", "fisher")),
     Param("tol", "number"),
     Param("max_iter", "int"),
-    Param("missing", "any", role="missing"),
+    Param("missing"),
     inputs=("register", "sample"),
 )
 def register_risk(

@@ -36,13 +36,13 @@ _KEEP_DEFAULT = 1 << 23  # MSUs kept for explanation by default (8 bytes each)
 @renamed_parameters(positional=("max_size", "dis_fraction", "original_scores"))
 @declare(
     "measure",
-    Param("keys", "columns", role="keys"),
+    Param("keys"),
     Param("max_size", "int"),
     Param("dis_fraction", "any"),
     Param("original_scores", "bool"),
-    Param("missing", "any", role="missing"),
-    Param("weight", "column", role="weight"),
-    Param("allow_degenerate_keys", "bool"),
+    Param("missing"),
+    Param("weight"),
+    Param("allow_degenerate_keys"),
     Param("keep_msus", "bool"),
 )
 def suda(

@@ -44,13 +44,13 @@ class _Sample:
 @accepts_scenario
 @declare(
     "measure",
-    Param("keys", "columns", role="keys"),
+    Param("keys"),
     Param("sampling_fraction", "number"),
-    Param("weight", "column", role="weight"),
+    Param("weight"),
     Param("population_size", "number"),
     Param("method", "choice", "The estimator of the number of population uniques (`all`: every one)", choices=METHODS),
-    Param("missing", "any", role="missing"),
-    Param("allow_degenerate_keys", "bool"),
+    Param("missing"),
+    Param("allow_degenerate_keys"),
 )
 def population_uniques(
     data,
