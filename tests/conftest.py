@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -132,7 +133,6 @@ S002_KEYS = ["Residence", "Gender", "Education", "Labor"]
 def _cli_inputs_unchanged(monkeypatch):
     """Every CLI command run by any test: its input files have the same checksum afterwards
     (the command line never writes over the microdata it reads)."""
-    import hashlib
 
     import sdckit.cli as cli
 
@@ -143,10 +143,23 @@ def _cli_inputs_unchanged(monkeypatch):
         for name in cli.INPUTS:
             path = getattr(args, name, None)
             if isinstance(path, str) and Path(path).is_file():
-                seen[path] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+                seen[path] = file_digest(path)
         return original(args)
 
     monkeypatch.setattr(cli, "check_output_paths", recording)
     yield
     for path, digest in seen.items():
-        assert hashlib.sha256(Path(path).read_bytes()).hexdigest() == digest, f"{path} changed"
+        assert file_digest(path) == digest, f"{path} changed"
+
+
+@pytest.fixture
+def data_csv(tmp_path) -> Path:
+    """The S002 example table written as a CSV file (for command-line tests)."""
+    path = tmp_path / "data.csv"
+    s002_table().write_csv(path)
+    return path
+
+
+def file_digest(path: Path) -> str:
+    """SHA-256 of a file's bytes: a file left untouched has the same digest."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()

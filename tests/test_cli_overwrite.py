@@ -5,7 +5,6 @@ spellings being hidden aliases that warn."""
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import polars as pl
 import pytest
 
 import sdckit
-from conftest import DATA, s002_table
+from conftest import DATA, file_digest, s002_table
 from sdckit.cli import OUTPUTS, build_parser, main
 
 KEYS = "Residence,Gender,Education,Labor"
@@ -31,20 +30,9 @@ def _options(parser) -> dict[str, argparse.Action]:
     return {o: a for a in parser._actions for o in a.option_strings}
 
 
-@pytest.fixture
-def data_csv(tmp_path) -> Path:
-    path = tmp_path / "data.csv"
-    s002_table().write_csv(path)
-    return path
-
-
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def _old_file(path: Path) -> str:
     path.write_text("an older output\n")
-    return _digest(path)
+    return file_digest(path)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -67,7 +55,7 @@ def test_existing_output_is_refused_before_any_work(data_csv, tmp_path, option, 
     assert main(["freq", str(data_csv), "--keys", KEYS, option, str(out)]) == 2
     err = capsys.readouterr()
     assert f"{option}: {out} {OLD}" in err.err and err.out == ""  # nothing computed or printed
-    assert _digest(out) == before
+    assert file_digest(out) == before
 
 
 @pytest.mark.parametrize("option", ["--json", "--records"])
@@ -91,7 +79,7 @@ def test_measure_commands_refuse_too(tmp_path, capsys):
     before = _old_file(out)
     args = ["utility", str(o), str(p), "--variables", "age,inc", "--json", str(out), "--no-progress"]
     assert main(args) == 2 and f"--json: {out} {OLD}" in capsys.readouterr().err
-    assert _digest(out) == before
+    assert file_digest(out) == before
     assert main([*args, "--overwrite"]) == 0 and json.loads(out.read_text())["information_loss"]["n"] == 5
 
 
@@ -100,7 +88,7 @@ def test_assess_report_is_not_overwritten_silently(tmp_path, capsys):
     before = _old_file(report)
     args = ["assess", str(TESTDATA), "--keys", SDC_KEYS, "--report", str(report), "--no-progress"]
     assert main(args) == 2 and f"--report: {report} {OLD}" in capsys.readouterr().err
-    assert _digest(report) == before
+    assert file_digest(report) == before
     assert main([*args, "--overwrite"]) == 0
     assert report.read_text().lstrip().lower().startswith("<!doctype html")
 
@@ -109,7 +97,7 @@ def test_protect_out_and_save_recipe(tmp_path, capsys):
     out, recipe = tmp_path / "out.csv", tmp_path / "recipe.json"
     base = ["suppress", str(TESTDATA), "--keys", SDC_KEYS, "--k", "2", "--no-progress"]
     assert main([*base, "--out", str(out), "--save-recipe", str(recipe)]) == 0
-    first = _digest(recipe)
+    first = file_digest(recipe)
     capsys.readouterr()
     out2 = tmp_path / "out2.csv"
     assert main([*base, "--out", str(out2), "--save-recipe", str(recipe)]) == 2
@@ -117,18 +105,18 @@ def test_protect_out_and_save_recipe(tmp_path, capsys):
     assert main([*base, "--out", str(out), "--save-recipe", str(tmp_path / "r2.json")]) == 2
     assert f"--out: {out} {OLD}" in capsys.readouterr().err
     assert main([*base, "--out", str(out), "--save-recipe", str(recipe), "--overwrite"]) == 0
-    assert _digest(recipe) == first  # the same deterministic steps, written again
+    assert file_digest(recipe) == first  # the same deterministic steps, written again
 
 
 def test_demo_report_needs_overwrite_the_second_time(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert main(["demo", "--no-progress"]) == 0
     report = tmp_path / "sdckit-demo-report.html"
-    before = _digest(report)
+    before = file_digest(report)
     capsys.readouterr()
     assert main(["demo", "--no-progress"]) == 2
     assert f"--report: sdckit-demo-report.html {OLD}" in capsys.readouterr().err
-    assert main(["demo", "--no-progress", "--overwrite"]) == 0 and _digest(report) == before
+    assert main(["demo", "--no-progress", "--overwrite"]) == 0 and file_digest(report) == before
 
 
 # ----------------------------------------------------------------------------------------------
@@ -149,7 +137,7 @@ def test_to_recipe_refuses_an_existing_file(tmp_path):
     before = _old_file(path)
     with pytest.raises(sdckit.SdcError, match=f"^path: .*r.json {PY_OLD}$"):
         p.to_recipe(path)
-    assert _digest(path) == before
+    assert file_digest(path) == before
     recipe = p.to_recipe(path, overwrite=True)
     assert json.loads(path.read_text())["steps"] == recipe["steps"]
     with pytest.raises(sdckit.SdcError, match="^overwrite: got 1; expected True or False$"):
@@ -165,7 +153,7 @@ def test_report_html_refuses_an_existing_file(tmp_path):
     result = sdckit.assess(pl.read_csv(TESTDATA), sdckit.Scenario(keys=SDC_KEYS.split(",")))
     with pytest.raises(sdckit.SdcError, match=PY_OLD):
         result.to_html(path)
-    assert _digest(path) == before
+    assert file_digest(path) == before
     assert result.to_html(path, overwrite=True) == path.read_text(encoding="utf-8")
 
 
@@ -179,7 +167,7 @@ def test_write_records_refuses_an_existing_file(tmp_path):
         res.write_records(path)
     with pytest.raises(sdckit.SdcError, match=PY_OLD):
         write_records(res.to_frame(), path)
-    assert _digest(path) == before
+    assert file_digest(path) == before
     res.write_records(path, overwrite=True)
     assert pl.read_csv(path)["fk"].to_list() == res.fk.tolist()
 

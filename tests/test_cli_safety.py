@@ -3,36 +3,24 @@ outputs atomically."""
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import polars as pl
 import pytest
 
-from conftest import s002_table
+from conftest import file_digest
 from sdckit.cli import main
 
 KEYS = "Residence,Gender,Education,Labor"
 
 
-@pytest.fixture
-def data_csv(tmp_path) -> Path:
-    path = tmp_path / "data.csv"
-    s002_table().write_csv(path)
-    return path
-
-
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 @pytest.mark.parametrize("option", ["--records", "--json"])
 def test_output_over_the_input_is_refused(data_csv, option, capsys):
-    before = _digest(data_csv)
+    before = file_digest(data_csv)
     rc = main(["freq", str(data_csv), "--keys", KEYS, option, str(data_csv)])
     assert rc == 2
     assert "is the input file" in capsys.readouterr().err
-    assert _digest(data_csv) == before
+    assert file_digest(data_csv) == before
 
 
 def test_output_over_the_input_by_another_path_is_refused(data_csv, capsys):
