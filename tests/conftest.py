@@ -7,6 +7,7 @@ import hashlib
 import json
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -163,3 +164,23 @@ def data_csv(tmp_path) -> Path:
 def file_digest(path: Path) -> str:
     """SHA-256 of a file's bytes: a file left untouched has the same digest."""
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def survey_table(n: int, seed: int, household_size: int) -> pl.DataFrame:
+    """A small seeded survey for property and bad-input tests: keys a, b, c, a stratum s, a
+    weight w, households hh of ``household_size`` consecutive records, a region constant within
+    each household, and two continuous variables x, y."""
+    rng = np.random.default_rng(seed)
+    return pl.DataFrame(
+        {
+            "a": rng.integers(0, 3, n),
+            "b": rng.integers(0, 3, n),
+            "c": rng.integers(0, 2, n),
+            "s": rng.integers(0, 4, n),
+            "w": rng.uniform(5, 20, n),
+            "hh": np.arange(n) // household_size,
+            "region": np.arange(n) // household_size % 3,
+            "x": rng.normal(50, 10, n),
+            "y": rng.normal(20, 5, n),
+        }
+    )

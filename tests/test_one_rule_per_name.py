@@ -17,6 +17,7 @@ import polars as pl
 import pytest
 
 import sdckit
+from conftest import survey_table
 from sdckit import SdcError
 from sdckit._validation import RULES, check_k_list, check_rule
 
@@ -360,21 +361,7 @@ def _calls():
 
 
 def _data() -> pl.DataFrame:
-    rng = np.random.default_rng(5)
-    n = 240
-    return pl.DataFrame(
-        {
-            "a": rng.integers(0, 3, n),
-            "b": rng.integers(0, 3, n),
-            "c": rng.integers(0, 2, n),
-            "s": rng.integers(0, 4, n),
-            "w": rng.uniform(5, 20, n),
-            "hh": np.arange(n) // 2,
-            "region": np.arange(n) // 2 % 3,
-            "x": rng.normal(50, 10, n),
-            "y": rng.normal(20, 5, n),
-        }
-    )
+    return survey_table(240, seed=5, household_size=2)
 
 
 #: parameters whose test call changes the base call: (drop these keywords, add these)

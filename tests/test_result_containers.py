@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import sdckit
+from conftest import survey_table
 from sdckit.results import Result
 from sdckit.results._base import FrozenDict, FrozenList, freeze
 
@@ -27,20 +28,7 @@ KEYS = ["a", "b", "c"]
 
 
 def _table(n: int = 300, seed: int = 3) -> pl.DataFrame:
-    rng = np.random.default_rng(seed)
-    return pl.DataFrame(
-        {
-            "a": rng.integers(0, 3, n),
-            "b": rng.integers(0, 3, n),
-            "c": rng.integers(0, 2, n),
-            "s": rng.integers(0, 4, n),
-            "w": rng.uniform(5, 20, n),
-            "hh": np.arange(n) // 3,
-            "region": np.arange(n) // 3 % 3,  # constant within a household (hh = row // 3)
-            "x": rng.normal(50, 10, n),
-            "y": rng.normal(20, 5, n),
-        }
-    )
+    return survey_table(n, seed, household_size=3)  # region constant within a household
 
 
 def _results() -> list:
