@@ -465,3 +465,13 @@ def test_the_one_off_commands_check_a_name_by_its_one_rule(argv, message, tmp_pa
     err = capsys.readouterr().err
     assert message in err and "invalid" not in err
     assert not (tmp_path / "out.csv").exists()
+
+
+def test_a_step_on_the_command_line_is_checked_by_the_same_rule(tmp_path, capsys):
+    # --step reads k=2.5 as the number it is, and the rule of k refuses it (not the parser)
+    from sdckit.cli import main
+
+    data = Path(__file__).resolve().parent / "data" / "sdcmicro" / "testdata.csv"
+    argv = ["protect", str(data), "--keys", "urbrur,roof", "--step", "suppress:k=2.5", "--out", str(tmp_path / "o.csv")]
+    assert main(argv) != 0
+    assert "--step 1 (suppress): k: got 2.5; expected an integer >= 1" in capsys.readouterr().err

@@ -487,10 +487,14 @@ def _parse_number(p: Param, text: str):
 
 
 def _parse_int(p: Param, text: str):
-    try:
-        return int(text)
-    except ValueError:
-        raise SdcError(f"{p.name}: got {text!r}; expected an integer") from None
+    """An integer's text; another number is read as that number, for the name's rule to refuse
+    with its own message (``k=2.5``: "k: got 2.5; expected an integer >= 1")."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    raise SdcError(f"{p.name}: got {text!r}; expected an integer")
 
 
 def _parse_bool(p: Param, text: str):

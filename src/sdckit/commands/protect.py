@@ -139,23 +139,12 @@ def _option_type(p):
 
     def convert(text: str):
         try:
-            return p.check(p.parse(text) if p.type == "number" else _integer_text(text, p.name))
+            return p.check(p.parse(text))
         except SdcError as err:
             raise argparse.ArgumentTypeError(str(err)) from None
 
     convert.__name__ = "an integer" if p.type in ("int", "seed") else "a number"
     return convert
-
-
-def _integer_text(text: str, name: str):
-    """An integer option's text as a number (2.5 stays 2.5, for the rule to refuse with its own
-    message); text that is no number is refused here."""
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    raise SdcError(f"{name}: got {text!r}; expected an integer")
 
 
 def _step_parser(sub, name: str, text: str, keys_required: bool = True):
