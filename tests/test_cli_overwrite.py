@@ -225,3 +225,30 @@ def test_recode_old_spellings(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "--variable is now called --variables" in err and "--map is now called --mapping" in err
     assert pl.read_csv(new).equals(pl.read_csv(old))
+
+
+@pytest.mark.parametrize(
+    "recipe,message",
+    [
+        ("steps.txt", "--save-recipe: cannot write a recipe to steps.txt; expected a .yaml, .yml or .json file"),
+        ("no_such_folder/r.json", "--save-recipe: directory"),
+    ],
+)
+def test_a_recipe_that_cannot_be_written_stops_before_any_work(data_csv, tmp_path, recipe, message, capsys):
+    # the protected file is not written when the recipe asked for cannot be: nothing half done
+    out = tmp_path / "out.csv"
+    argv = ["suppress", str(data_csv), "--keys", "Residence,Gender", "--k", "2", "--out", str(out)]
+    assert main([*argv, "--save-recipe", str(tmp_path / recipe)]) != 0
+    assert message in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_a_yaml_recipe_without_pyyaml_stops_before_any_work(data_csv, tmp_path, monkeypatch, capsys):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "yaml", None)  # pyyaml not installed
+    out = tmp_path / "out.csv"
+    argv = ["suppress", str(data_csv), "--keys", "Residence,Gender", "--k", "2", "--out", str(out)]
+    assert main([*argv, "--save-recipe", str(tmp_path / "r.yaml")]) != 0
+    assert "--save-recipe: writing YAML needs pyyaml" in capsys.readouterr().err
+    assert not out.exists()

@@ -188,7 +188,7 @@ def test_step_names_resolve_by_the_parameters_given():
 @pytest.mark.parametrize(
     "text, message",
     [
-        ("suppress:k=0", r"^--step 2 \(suppress\): k: got 0; expected a number >= 1$"),
+        ("suppress:k=0", r"^--step 2 \(suppress\): k: got 0; expected an integer >= 1$"),
         ("suppress:k", r"^--step 2 \(suppress\): 'k' is not PARAM=VALUE"),
         ("suppress:k=3,k=4", r"^--step 2 \(suppress\): k: given twice"),
         ("microaggregate:group_size=x", r"^--step 2 \(microaggregate\): group_size: got 'x'; expected an integer"),
@@ -447,6 +447,11 @@ def test_a_declared_range_is_the_toolkits_rule():
     with pytest.raises(SdcError, match="k: declared as number"):
         Param("k", "number")
     assert Param("alpha", "number").check(0.0) == 0.0  # [0, 1] from the rule
+    # a list of a rule's numbers is checked item by item by the rule (k: integers >= 1) ...
+    with pytest.raises(SdcError, match=r"k: got 2\.5; expected an integer >= 1"):
+        Param("k", "numbers").check([2, 2.5])
+    # ... but a list with a range of its own keeps it (breaks as edges, not a number of intervals)
+    assert Param("breaks", "numbers", allow_inf=True).check([-math.inf, 0.5, math.inf]) == [-math.inf, 0.5, math.inf]
     with pytest.raises(SdcError, match=r"alpha: got 1\.5"):
         Param("alpha", "number").check(1.5)
 

@@ -66,6 +66,9 @@ STANDARD: dict[str, tuple[str, str | None, tuple]] = {
     "seed": ("seed", None, ()),
     "zero_weight": ("choice", None, ("error", "drop")),
 }
+#: the attributes of a numeric range, and their values when none is declared
+_BOUNDS = ("low", "high", "low_open", "high_open", "allow_inf")
+_UNSET = (None, None, False, False, False)
 #: the numeric types, whose range a glossary name's rule gives
 _NUMERIC = ("int", "number")
 #: the attribute holding a function's declaration
@@ -116,8 +119,14 @@ class Param:
         if self.type == "choice" and not self.choices:
             raise SdcError(f"{self.name}: a choice parameter needs its choices")
         object.__setattr__(self, "choices", tuple(self.choices))
-        if self.type in _NUMERIC and self.name in RULES:
-            self._take_rule(RULES[self.name])
+        rule = RULES.get(self.name)
+        if rule is not None and (self.type in _NUMERIC or (self.type == "numbers" and self.bounds == _UNSET)):
+            self._take_rule(rule)  # a list of numbers with a range of its own (breaks' edges) keeps it
+
+    @property
+    def bounds(self) -> tuple:
+        """``(low, high, low_open, high_open, allow_inf)``."""
+        return tuple(getattr(self, b) for b in _BOUNDS)
 
     def _take_standard(self) -> None:
         """A role or a name every function shares (:data:`STANDARD`) is declared once, there:
@@ -138,18 +147,15 @@ class Param:
     def _take_rule(self, rule) -> None:
         """A glossary name's range is written once, in the validation toolkit's ``RULES``: the
         declaration takes it from there (a declaration that writes another range is an error)."""
-        bounds = ("low", "high", "low_open", "high_open", "allow_inf")
-        unset = (None, None, False, False, False)
-        mine = tuple(getattr(self, b) for b in bounds)
-        theirs = tuple(getattr(rule, b) for b in bounds)
-        if mine != unset and mine != theirs:
+        mine, theirs = self.bounds, tuple(getattr(rule, b) for b in _BOUNDS)
+        if mine != _UNSET and mine != theirs:
             raise SdcError(
                 f"{self.name}: declared with the range {mine}; its rule in the validation toolkit is {theirs} "
                 "(declare no range: the rule is taken from there)"
             )
-        if rule.integer != (self.type == "int"):
+        if self.type != "numbers" and rule.integer != (self.type == "int"):
             raise SdcError(f"{self.name}: declared as {self.type}; its rule says integer={rule.integer}")
-        for b, v in zip(bounds, theirs):
+        for b, v in zip(_BOUNDS, theirs):
             object.__setattr__(self, b, v)
 
     @property
@@ -395,9 +401,13 @@ def _first_sentence(text: str) -> str:
 # checks (the validation toolkit), command-line parsing, JSON Schema, per type
 # ---------------------------------------------------------------------------------------------
 def _rule(p: Param):
-    """The toolkit's rule of ``p``'s glossary name (``pd['x']``: one variable's value of ``pd``)
-    for a single number; a list of numbers (``breaks`` as interval edges) is checked as declared."""
-    return RULES.get(p.name.split("[")[0]) if p.type in _NUMERIC else None
+    """The toolkit's rule of ``p``'s glossary name (``pd['x']``: one variable's value of ``pd``),
+    for a number and for each of a list of them (``k=[2, 3]``); a list with a range of its own
+    (``breaks`` as interval edges, not a number of intervals) is checked as declared."""
+    rule = RULES.get(p.name.split("[")[0])
+    if rule is None or (p.type == "numbers" and p.bounds != tuple(getattr(rule, b) for b in _BOUNDS)):
+        return None
+    return rule
 
 
 def _number(p: Param, value):

@@ -240,6 +240,10 @@ def _add_common(sp, roles: bool) -> None:
 
 def _read(args):
     from ..io import read_data
+    from ..workflow.problem import check_recipe_path
+
+    if args.save_recipe:  # before any work: the recipe can be written where asked
+        check_recipe_path(args.save_recipe, args.overwrite, "--save-recipe")
 
     nav = tuple(args.na_values.split(",")) if args.na_values is not None else ("", "NA")
     return read_data(args.data, na_values=nav)

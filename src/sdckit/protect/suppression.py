@@ -20,7 +20,7 @@ _METHODS = ("greedy", "sdcmicro")
 @declare(
     "method",
     Param("keys"),
-    Param("k", "numbers", low=1),
+    Param("k", "numbers"),
     Param("importance", "any"),
     Param("combs", "any"),
     Param("strata"),

@@ -216,7 +216,7 @@ def records_fields(prep: Prepared, household=None) -> dict:
 @declare(
     "measure",
     Param("keys", help="Categorical key variables"),
-    Param("k", "numbers", low=1),
+    Param("k", "numbers"),
     Param("weight"),
     Param("alpha"),
     Param("strata"),

@@ -400,26 +400,36 @@ def _load_json(text: str, p: Path, param: str = "recipe"):
         raise SdcError(f"{param}: {p.name} is not valid JSON ({exc.msg} at line {exc.lineno})") from None
 
 
+def check_recipe_path(path, overwrite: bool = False, param: str = "path") -> Path:
+    """A recipe can be written to ``path``: a .yaml/.yml (pyyaml installed) or .json file in an
+    existing folder, new unless ``overwrite``. The command line checks it before any work."""
+    p = Path(os.fspath(path))
+    ext = p.suffix.lower()
+    if ext in (".yaml", ".yml"):
+        try:
+            import yaml  # noqa: F401
+        except ImportError:
+            raise SdcError(f"{param}: writing YAML needs pyyaml (pip install sdckit[yaml]); or use .json") from None
+    elif ext != ".json":
+        raise SdcError(f"{param}: cannot write a recipe to {p.name}; expected a .yaml, .yml or .json file")
+    if not p.parent.is_dir():
+        raise SdcError(f"{param}: directory {p.parent} does not exist; expected an existing directory")
+    check_new_file(p, overwrite)
+    return p
+
+
 def write_recipe(recipe: dict, path, *, overwrite: bool = False) -> Path:
     """Write a recipe as YAML (``.yaml``/``.yml``) or JSON (``.json``), atomically; an existing
     file only with ``overwrite=True``."""
     from ..io import atomic_write
 
-    p = Path(os.fspath(path))
-    ext = p.suffix.lower()
-    if ext in (".yaml", ".yml"):
-        try:
-            import yaml
-        except ImportError:
-            raise SdcError("path: writing YAML needs pyyaml (pip install sdckit[yaml]); or use .json") from None
-        text = yaml.safe_dump(recipe, sort_keys=False, allow_unicode=True)
-    elif ext == ".json":
+    p = check_recipe_path(path, overwrite)
+    if p.suffix.lower() == ".json":
         text = json.dumps(_encode_floats(recipe), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     else:
-        raise SdcError(f"path: cannot write a recipe to {p.name}; expected a .yaml, .yml or .json file")
-    if not p.parent.is_dir():
-        raise SdcError(f"path: directory {p.parent} does not exist; expected an existing directory")
-    check_new_file(p, overwrite)
+        import yaml
+
+        text = yaml.safe_dump(recipe, sort_keys=False, allow_unicode=True)
     try:
         return atomic_write(p, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"), overwrite=overwrite)
     except FileExistsError:  # appeared while writing
