@@ -24,6 +24,7 @@ __all__ = [
     "exact_risk",
     "household_risk",
     "individual_risk_values",
+    "keep_probability",
     "risk_threshold",
 ]
 
@@ -239,6 +240,33 @@ def household_risk(risk: np.ndarray, household: np.ndarray, n_households: int) -
     acc = np.bincount(household, weights=logs, minlength=n_households)
     size = np.bincount(household, minlength=n_households)
     return -np.expm1(acc), size
+
+
+def keep_probability(codes: np.ndarray, keep: dict[int, np.ndarray]) -> np.ndarray:
+    """Probability that PRAM kept every released category of a key pattern.
+
+    M_kk = prod_v P^(v)[k_v, k_v] over the PRAMed variables v (Shlomo & Skinner 2010); a
+    variable that was not PRAMed, or a missing value (code -1, which PRAM leaves missing),
+    contributes 1.
+
+    Parameters
+    ----------
+    codes : ndarray (P, m) of int
+        Category codes of each pattern (or record); -1 = missing.
+    keep : dict column index -> ndarray (L_j,)
+        For each PRAMed column j, the keep probability of every code of that column.
+
+    Returns
+    -------
+    ndarray (P,)
+        M_kk of each row of ``codes``, in [0, 1].
+    """
+    out = np.ones(codes.shape[0])
+    for j, diag in keep.items():
+        c = codes[:, j]
+        seen = c >= 0
+        out[seen] *= diag[c[seen]]
+    return out
 
 
 def risk_threshold(values: np.ndarray, counts: np.ndarray, max_global_risk: float, n: float | None = None):

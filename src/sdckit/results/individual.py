@@ -266,6 +266,10 @@ class IndividualRiskResult(Result):
         Records with fractional f_k (alpha < 1): exact risk (sdcMicro: 0 for 1 < f_k < 2).
     n_missing_household : int
         Records without a household id (each forms its own household).
+    pram_adjusted : tuple of str
+        The PRAMed key variables the risk accounts for (``pram=``): each risk is
+        M_kk E(1/F_k | f_k), M_kk the probability that PRAM kept the record's released
+        categories of these variables. Empty: no adjustment.
     """
 
     keys: tuple = ()
@@ -284,6 +288,7 @@ class IndividualRiskResult(Result):
     n_clamped: int = 0
     n_fractional: int = 0
     n_missing_household: int = 0
+    pram_adjusted: tuple = ()
     #: household aggregates computed by an out-of-core engine (the households stay there)
     household_store: Any = field(default=None, repr=False)
 
@@ -476,6 +481,7 @@ class IndividualRiskResult(Result):
             "n_clamped": self.n_clamped,
             "n_fractional": self.n_fractional,
             "n_missing_household": self.n_missing_household,
+            "pram_adjusted": list(self.pram_adjusted),
         }
         if self.household_store is not None:
             hs = self.household_store
@@ -496,6 +502,10 @@ class IndividualRiskResult(Result):
             ("weights", "yes" if self.weighted else "no (census: risk = 1/f_k)"),
             ("method", self.method),
             ("alpha (missing-value matching)", self.alpha),
+        ]
+        if self.pram_adjusted:
+            rows.append(("PRAM-adjusted for", ", ".join(self.pram_adjusted)))
+        rows += [
             ("sample uniques (f_k = 1)", self.n_sample_uniques),
             ("expected re-identifications (records)", self.expected_reidentifications),
             ("global risk (expected re-identification rate)", fmt_share(self.global_risk)),
@@ -546,6 +556,12 @@ class IndividualRiskResult(Result):
                 )
             )
         notes = ["risk = E(1/F_k | f_k) under the negative-binomial model (Benedetti-Franconi, mu-ARGUS)"]
+        if self.pram_adjusted:
+            notes.append(
+                "PRAM-adjusted: each risk is multiplied by M_kk, the probability that PRAM kept the record's released "
+                f"categories of {', '.join(self.pram_adjusted)} (a changed value gives no correct match; Shlomo & "
+                "Skinner 2010); f_k and F_k are those of the released file"
+            )
         if self.weighted:
             notes.append(CALIBRATION_NOTE)
         if self.frequencies.n_with_missing and self.frequencies.na_rule == "sdcmicro":

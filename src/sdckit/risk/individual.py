@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .._core.individual import household_risk as _household_risk
-from .._core.individual import individual_risk_values
+from .._core.individual import individual_risk_values, keep_probability
 from .._declare import Param, declare
 from .._deprecation import renamed_parameters
 from .._errors import SdcError, warn
@@ -17,6 +17,7 @@ from .._validation import as_name_list, check_alpha, check_choice, check_column,
 from ..engines import STORED, get_engine
 from ..results.individual import IndividualRiskResult, RiskThreshold
 from ..scenario import accepts_scenario
+from ._pram import keep_by_code
 from .frequencies import NA_RULES, frequency_result, pattern_frequencies_of, records_fields
 
 __all__ = ["IndividualRiskResult", "RiskThreshold", "individual_risk"]
@@ -48,6 +49,7 @@ _METHODS = ("approx", "exact")
         choices=NA_RULES,
     ),
     Param("allow_degenerate_keys"),
+    Param("pram", "mapping"),
 )
 def individual_risk(
     data,
@@ -62,6 +64,7 @@ def individual_risk(
     missing=None,
     na_rule: str = "sdcmicro",
     allow_degenerate_keys: bool = False,
+    pram=None,
     engine=None,
 ) -> IndividualRiskResult:
     r"""Individual re-identification risk, global risk and household risk.
@@ -84,6 +87,19 @@ def individual_risk(
     Global risk: ER = sum_i r_i expected re-identifications, xi = ER / n. Household risk
     (independent re-identification of members): r^h_g = 1 - prod_{i in g} (1 - r_i), given to
     every member; ER^h = sum_i r^h_{g(i)}, xi^h = ER^h / n.
+
+    A PRAM-protected file (``pram``): a released record is a correct match only if PRAM kept
+    its released categories, so its risk is
+
+    .. math::
+
+        r_i = M_{kk} \, E(1/F_k \mid f_k), \qquad M_{kk} = \prod_v P^{(v)}_{k_v k_v}
+
+    on the released key k of record i, with P^(v) the transition matrix of PRAMed key v
+    (rows: original category, columns: released one; a key that was not PRAMed, or a missing
+    value, contributes 1). The global and household risks and :meth:`threshold` use these r_i
+    (Shlomo & Skinner 2010 for the misclassification factor; M_kk / F~_k approximates the
+    probability of a correct match for small sampling fractions and little change).
 
     Parameters
     ----------
@@ -110,6 +126,14 @@ def individual_risk(
     na_rule : {"sdcmicro", "own_category"}, default "sdcmicro"
     allow_degenerate_keys : bool, default False
         Accept key variables that are entirely missing or have a single category.
+    pram : dict, optional
+        The published PRAM matrices of PRAMed key variables: key variable -> the probability
+        that PRAM keeps each category, as a number (the same for every category), a dict
+        category -> probability (``details["pram_diagonal"]`` of :func:`sdckit.pram`) or a
+        transition matrix whose diagonal is taken (``details["pram"]``: ``{from: {to:
+        probability}}``; a ``(square matrix, categories)`` pair; a labelled pandas DataFrame).
+        Every category of the released data must have a probability. ``{}`` or None: no
+        adjustment.
     engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
         Where the record-level work runs (see :func:`frequencies`). With DuckDB or Spark the
         household risk is computed in the engine and only its aggregates come back
@@ -123,7 +147,8 @@ def individual_risk(
         ``risk``, ``fk``, ``Fk``, ``household_risk`` per record; ``expected_reidentifications``,
         ``global_risk``, ``household_expected_reidentifications``, ``household_global_risk``,
         ``n_sample_uniques``; ``threshold(max_global_risk)`` for the mu-ARGUS threshold, whose
-        ``safe`` and ``verdict`` consider the household rule too.
+        ``safe`` and ``verdict`` consider the household rule too; ``pram_adjusted``: the key
+        variables whose PRAM the risk accounts for.
 
     Warns
     -----
@@ -145,7 +170,9 @@ def individual_risk(
     Benedetti, R. & Franconi, L. (1998), Statistical
     and technological solutions for controlled data dissemination; Franconi, L. & Polettini, S.
     (2004), Individual risk estimation in mu-Argus: a review, PSD 2004, LNCS 3050, 262-272;
-    mu-ARGUS 4.1 manual, section 2.3.4.1; sdcMicro ``measure_risk`` / ``indivRisk``.
+    mu-ARGUS 4.1 manual, section 2.3.4.1; sdcMicro ``measure_risk`` / ``indivRisk``. Shlomo, N. &
+    Skinner, C.J. (2010), Assessing the protection provided by misclassification-based disclosure
+    limitation methods for survey microdata, Annals of Applied Statistics 4(3), 1291-1310.
 
     Examples
     --------
@@ -165,11 +192,14 @@ def individual_risk(
         missing=missing,
         na_rule=na_rule,
         allow_degenerate_keys=allow_degenerate_keys,
+        pram=pram,
         engine=engine,
     )
     prep = inp.prep
     pf = pattern_frequencies_of(prep, inp.alpha, inp.na_rule)
     rp, clamped = individual_risk_values(pf.fp, pf.Fp, inp.method)
+    if inp.pram_keep:
+        rp = rp * keep_probability(pf.patterns[:, : pf.m], inp.pram_keep)
     fk, Fk, risk = prep.mem.gather(pf.ids, pf.fp, pf.Fp, rp)
     freq = frequency_result(prep, pf, inp.alpha, inp.na_rule, fk, Fk)
     n_clamped = int(pf.counts[clamped].sum())
@@ -190,6 +220,7 @@ def individual_risk(
         n_fractional=int(pf.counts[frac].sum()),
         backend=prep.table.backend,
         row_index=prep.table.index,
+        pram_adjusted=tuple(prep.keys.names[j] for j in sorted(inp.pram_keep)),
         **records_fields(prep, hh.get("household_store")),
         **hh,
     )
@@ -207,6 +238,7 @@ class _IndividualInput:
     hh_codes: np.ndarray | None  # household code per record (records without an id: their own)
     n_households: int
     n_missing_household: int
+    pram_keep: dict  # PRAMed key column -> keep probability of each category code
 
 
 def _validate_individual(
@@ -222,6 +254,7 @@ def _validate_individual(
     missing,
     na_rule,
     allow_degenerate_keys,
+    pram=None,
     engine=None,
 ) -> _IndividualInput:
     """Check every parameter and role (one error for all column problems) and encode keys,
@@ -257,7 +290,30 @@ def _validate_individual(
         hh, n_hh = _household_codes(prep, household, hh_missing)
         if household_keys is not None:
             _check_household_keys(household_keys, prep, hh)
-    return _IndividualInput(prep, a, method, na_rule, household, hh, n_hh or 0, hh_missing)
+    keep = _pram_keep(pram, prep)
+    return _IndividualInput(prep, a, method, na_rule, household, hh, n_hh or 0, hh_missing, keep)
+
+
+def _pram_keep(pram, prep: Prepared) -> dict:
+    """Keep probability of each category code of every PRAMed key; every category that occurs
+    in the data must have one (the message counts them: a category label is a value)."""
+    if pram is None:
+        return {}
+    keys = prep.keys
+    labels = [prep.mem.label_values(lab) for lab in keys.labels]
+    keep = keep_by_code(pram, keys.names, labels)
+    problems = []
+    for j, diag in keep.items():
+        c = keys.codes[:, j]
+        seen = np.unique(c[c >= 0])
+        n_lacking = int(np.count_nonzero(np.isnan(diag[seen])))
+        if n_lacking:
+            problems.append(
+                f"pram: {keys.names[j]}: {n_lacking} categor{'y' if n_lacking == 1 else 'ies'} of the data have no "
+                "keep probability; expected one for every category of the released data"
+            )
+    raise_problems(problems)
+    return keep
 
 
 def _household_fields(inp: _IndividualInput, risk: np.ndarray) -> dict:
