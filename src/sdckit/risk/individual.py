@@ -309,8 +309,9 @@ def _pram_keep(pram, prep: Prepared) -> dict:
         n_lacking = int(np.count_nonzero(np.isnan(diag[seen])))
         if n_lacking:
             problems.append(
-                f"pram: {keys.names[j]}: {n_lacking} categor{'y' if n_lacking == 1 else 'ies'} of the data have no "
-                "keep probability; expected one for every category of the released data"
+                f"pram: {keys.names[j]}: {n_lacking} "
+                f"{'category of the data has' if n_lacking == 1 else 'categories of the data have'} no keep "
+                "probability; expected one for every category of the released data"
             )
     raise_problems(problems)
     return keep
