@@ -422,8 +422,9 @@ def test_pram_adjusted_tau2():
     # spec C.5: tau2_adj = sum_SU M_kk E(1/F|f=1), M_kk = prod of kept probabilities
     d = s002_table()
     base = sdckit.loglinear_risk(d, S002_KEYS, weight="w", model="independence")
+    education = dict.fromkeys(d["Education"].unique().to_list(), 1.0) | {"Post-secondary": 0.5}
     r = sdckit.loglinear_risk(
-        d, S002_KEYS, weight="w", model="independence", pram={"Labor": 0.9, "Education": {"Post-secondary": 0.5}}
+        d, S002_KEYS, weight="w", model="independence", pram={"Labor": 0.9, "Education": education}
     )
     # record 8 (Post-secondary): 0.9 * 0.5; other sample uniques: 0.9
     su = ~np.isnan(base.risk)
@@ -434,6 +435,18 @@ def test_pram_adjusted_tau2():
         sdckit.loglinear_risk(d, S002_KEYS, weight="w", model="independence", pram={"Labor": 1.5})
     with pytest.raises(SdcError, match="pram"):
         sdckit.loglinear_risk(d, S002_KEYS, weight="w", model="independence", pram={"Nope": 0.9})
+    # a category of the data without a keep probability: an error that counts them (as individual_risk)
+    with pytest.raises(SdcError, match=r"^pram: Education: 4 categories of the data have no keep probability"):
+        sdckit.loglinear_risk(
+            d, S002_KEYS, weight="w", model="independence", pram={"Education": {"Post-secondary": 0.5}}
+        )
+    # the full matrix of details["pram"] gives its diagonal; pram={} adjusts nothing
+    labor = ["Employed", "Non-LF", "Unemployed"]
+    matrix = {a: {b: 0.9 if a == b else 0.05 for b in labor} for a in labor}
+    by_matrix = sdckit.loglinear_risk(d, S002_KEYS, weight="w", model="independence", pram={"Labor": matrix})
+    by_number = sdckit.loglinear_risk(d, S002_KEYS, weight="w", model="independence", pram={"Labor": 0.9})
+    assert by_matrix.pram["tau2"] == by_number.pram["tau2"] == pytest.approx(0.9 * base.tau2, rel=1e-12)
+    assert sdckit.loglinear_risk(d, S002_KEYS, weight="w", model="independence", pram={}).pram is None
 
 
 def test_nb_smoothing_experimental_and_poisson_limit():

@@ -22,21 +22,23 @@ from typing import Any
 import numpy as np
 
 from .._core import loglinear as ll
+from .._core.individual import keep_probability
 from .._errors import SdcError, warn
 from .._prepare import prepare
 from .._progress import step
 from .._validation import (
     check_bound,
     check_choice,
-    check_fraction,
     check_max_iter,
     check_rule,
     check_sampling_fraction,
     check_seed,
     check_tol,
+    raise_problems,
 )
 from ..results.loglinear import LoglinearRiskResult, ModriskNumbers
 from ._loglinear_access import label_numbers, label_values
+from ._pram import keep_by_code, lacking_categories
 
 __all__ = [
     "CellTable",
@@ -311,7 +313,9 @@ def validate_loglinear(
     if params["compat"] is not None and params["compat_method"] != "IPF":
         numbers = tuple(label_numbers(lab) for lab in enc.labels)
     pram_m, pram_vars = (
-        (None, ()) if pram is None else (_pram_diagonal(pram, enc, complete), tuple(sorted(map(str, pram))))
+        (None, ())
+        if pram is None or pram == {}
+        else (_pram_diagonal(pram, enc, complete), tuple(sorted(map(str, pram))))
     )
     return LoglinearInput(
         names=names,
@@ -425,30 +429,13 @@ def _check_weights_match(weights, counts, codes, fraction, strata, names) -> Non
 
 
 def _pram_diagonal(pram, enc, complete) -> np.ndarray:
-    """M_kk per complete record: product over PRAMed variables of P(category kept)."""
-    if not isinstance(pram, dict) or not pram:
-        raise SdcError("pram: expected a dict key variable -> diagonal of its transition matrix")
-    names = list(enc.names)
-    M = np.ones(int(complete.sum()))
-    for var, diag in pram.items():
-        j = names.index(check_choice(var, "pram", names))
-        labels = label_values(enc.labels[j])
-        if isinstance(diag, dict):
-            lookup = {str(k): check_fraction(v, f"pram[{var!r}]") for k, v in diag.items()}
-            unknown = set(lookup) - {str(x) for x in labels}
-            if unknown:
-                raise SdcError(
-                    f"pram: categories {', '.join(sorted(unknown))} of {var} do not occur; expected its labels"
-                )
-            vals = np.array([lookup.get(str(lab), 1.0) for lab in labels], float)
-        elif isinstance(diag, (int, float, np.number)) and not isinstance(diag, bool):
-            vals = np.full(len(labels), check_fraction(diag, f"pram[{var!r}]"))
-        else:
-            raise SdcError(
-                f"pram: {var}: got {type(diag).__name__}; expected a probability or a dict label -> probability"
-            )
-        M *= vals[enc.codes[complete, j]]
-    return M
+    """M_kk per complete record: product over PRAMed variables of P(category kept) (the forms
+    of :mod:`sdckit.risk._pram`; every category of the complete records must have one)."""
+    labels = [label_values(lab) for lab in enc.labels]
+    keep = keep_by_code(pram, enc.names, labels)
+    codes = enc.codes[complete]
+    raise_problems(lacking_categories(keep, codes, list(enc.names)))
+    return keep_probability(codes, keep)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ import numpy as np
 from .._errors import SdcError
 from .._validation import check_choice, check_fraction
 
-__all__ = ["keep_by_code"]
+__all__ = ["keep_by_code", "lacking_categories"]
 
 #: row sums of a transition matrix may differ from 1 by this much (rounding of a published matrix)
 _ROW_SUM_TOLERANCE = 1e-6
@@ -57,6 +57,23 @@ def keep_by_code(pram, names, labels) -> dict[int, np.ndarray]:
         lookup.update({str(k): v for k, v in diag.items() if str(k) not in lookup})
         out[j] = np.array([lookup.get(lab, lookup.get(str(lab), np.nan)) for lab in labels[j]], dtype=float)
     return out
+
+
+def lacking_categories(keep: dict[int, np.ndarray], codes: np.ndarray, names) -> list[str]:
+    """One problem per PRAMed key some of whose categories that occur in ``codes`` (records x
+    keys, -1 = missing) have no keep probability. The message counts them: a category label
+    is a record value."""
+    problems = []
+    for j, diag in keep.items():
+        c = codes[:, j]
+        n_lacking = int(np.count_nonzero(np.isnan(diag[np.unique(c[c >= 0])])))
+        if n_lacking:
+            what = "category of the data has" if n_lacking == 1 else "categories of the data have"
+            problems.append(
+                f"pram: {names[j]}: {n_lacking} {what} no keep probability; expected one for every category "
+                "of the released data"
+            )
+    return problems
 
 
 def _diagonal(var: str, spec) -> float | dict:

@@ -17,7 +17,7 @@ from .._validation import as_name_list, check_alpha, check_choice, check_column,
 from ..engines import STORED, get_engine
 from ..results.individual import IndividualRiskResult, RiskThreshold
 from ..scenario import accepts_scenario
-from ._pram import keep_by_code
+from ._pram import keep_by_code, lacking_categories
 from .frequencies import NA_RULES, frequency_result, pattern_frequencies_of, records_fields
 
 __all__ = ["IndividualRiskResult", "RiskThreshold", "individual_risk"]
@@ -296,24 +296,12 @@ def _validate_individual(
 
 def _pram_keep(pram, prep: Prepared) -> dict:
     """Keep probability of each category code of every PRAMed key; every category that occurs
-    in the data must have one (the message counts them: a category label is a value)."""
+    in the data must have one."""
     if pram is None:
         return {}
     keys = prep.keys
-    labels = [prep.mem.label_values(lab) for lab in keys.labels]
-    keep = keep_by_code(pram, keys.names, labels)
-    problems = []
-    for j, diag in keep.items():
-        c = keys.codes[:, j]
-        seen = np.unique(c[c >= 0])
-        n_lacking = int(np.count_nonzero(np.isnan(diag[seen])))
-        if n_lacking:
-            problems.append(
-                f"pram: {keys.names[j]}: {n_lacking} "
-                f"{'category of the data has' if n_lacking == 1 else 'categories of the data have'} no keep "
-                "probability; expected one for every category of the released data"
-            )
-    raise_problems(problems)
+    keep = keep_by_code(pram, keys.names, [prep.mem.label_values(lab) for lab in keys.labels])
+    raise_problems(lacking_categories(keep, keys.codes, keys.names))
     return keep
 
 

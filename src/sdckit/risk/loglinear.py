@@ -203,9 +203,13 @@ def loglinear_risk(
         by < 1e-4 relative.
     pram : dict, optional
         Key variable -> diagonal of its PRAM transition matrix (probability that a category is
-        kept): a number (same for every category) or a dict label -> probability. Adds the
-        misclassification-adjusted \hat\tau_2 = \sum_{SU} M_kk \hat E(1/F_k | f_k = 1),
-        M_kk = \prod_v P^{(v)}_{k_v k_v} (Shlomo & Skinner 2010).
+        kept): a number (same for every category), a dict label -> probability
+        (``details["pram_diagonal"]`` of :func:`sdckit.pram`) or a transition matrix whose
+        diagonal is taken (``details["pram"]``, a ``(matrix, categories)`` pair, a labelled
+        pandas DataFrame), as in :func:`sdckit.individual_risk`; every category of the data
+        needs one. Adds the misclassification-adjusted
+        \hat\tau_2 = \sum_{SU} M_kk \hat E(1/F_k | f_k = 1), M_kk = \prod_v P^{(v)}_{k_v k_v}
+        (Shlomo & Skinner 2010). ``{}``: no adjustment.
     smoothing : {"nb"}, optional
         Negative-binomial smoothing (Rinott & Shlomo 2006), moment estimator over the cells
         within one step on every key. Experimental: emits an SdcWarning.
