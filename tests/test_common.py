@@ -28,6 +28,7 @@ REGISTRY = {
     "suda": lambda d: sdckit.suda(d, S002_KEYS),
     # original vs itself (the common checks need one table); tests/test_utility.py has its own pairs
     "information_loss": lambda d: sdckit.information_loss(d, d, S002_KEYS + ["w"]),
+    "variant_loss": lambda d: sdckit.variant_loss(d, d, S002_KEYS + ["w"], records=True),
     # continuous-variable risk, original vs itself on the numeric column
     "interval_disclosure": lambda d: sdckit.interval_disclosure(d, d, ["w"]),
     "outliers": lambda d: sdckit.outliers(d, ["w"], quantile=0.8),

@@ -111,6 +111,10 @@ MEASURE_EXAMPLES = {
         "scales": {"urbrur": "nominal", "roof": "nominal", "income": "continuous", "expend": "continuous"},
     },
     "external_risk": {"variables": NUMERIC},
+    "variant_loss": {
+        "variables": ["urbrur", "roof", *NUMERIC],
+        "scales": {"urbrur": "nominal", "roof": "nominal", "income": "numeric", "expend": "numeric"},
+    },
     "register_risk": {"sample_weight": "sampling_weight"},
 }
 

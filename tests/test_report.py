@@ -471,8 +471,11 @@ def test_variants_given_as_tables(data, scenario, result):
     res = assess_variants(data, scenario, variants)
     assert res.variants[1].risk["global_risk"] == result.variant("k3").risk["global_risk"]
     # hhcivil (a number outside the roles, so continuous, as in SdcProblem's measures): the 194
-    # records of category 4 moved by 1, Mlodak's distance (2/pi) arctan|4 - 3| = 1/2 each
-    assert res.variants[2].loss["lambda_j"]["hhcivil"] == pytest.approx(194 * 0.5 / len(data), rel=1e-12)
+    # records of category 4 moved by 1, the unit-free distance (2/pi) arctan(|4 - 3| / S) each,
+    # S the standard deviation of the original hhcivil
+    S = float(data["hhcivil"].drop_nulls().std())
+    d = (2 / np.pi) * np.arctan(1 / S)
+    assert res.variants[2].loss["lambda_j"]["hhcivil"] == pytest.approx(194 * d / len(data), rel=1e-12)
     assert "hhcivil" not in res.variants[1].loss["lambda_j"]
     with pytest.raises(sdckit.SdcError, match=r"protected: 10 records and 4,580 in data.*variant 'short'"):
         assess_variants(data, scenario, [("short", data.head(10))])

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import sdckit
 from conftest import REFERENCE, reference_cases
@@ -115,13 +118,18 @@ def test_il_variables_reference(ilv):
     x, xm = ilv
     out = CASES["IL_variables_help_example"]["outputs"]
     r = sdckit.information_loss(
-        x, xm, ["v1", "v2", "v3", "v4"], scales={"v1": "nominal", "v4": ["A", "B", "C"]}, suppressed="sdcmicro"
+        x,
+        xm,
+        ["v1", "v2", "v3", "v4"],
+        scales={"v1": "nominal", "v4": ["A", "B", "C"]},
+        suppressed="sdcmicro",
+        continuous_distance="arctan",
     )
     assert r.lambda_ == pytest.approx(out["IL_variables"], rel=RTOL)
     for v, expected in out["indiv_distances"].items():
         assert r.lambda_j[v] == pytest.approx(expected, rel=RTOL, abs=1e-15), v
     # the text and float columns need no declaration except the ordinal's order
-    r2 = sdckit.information_loss(x, xm, ["v1", "v2", "v3"])
+    r2 = sdckit.information_loss(x, xm, ["v1", "v2", "v3"], continuous_distance="arctan")
     assert r2.scales == {"v1": "nominal", "v2": "continuous", "v3": "continuous"}
     assert r2.lambda_j["v2"] == pytest.approx(out["indiv_distances"]["v2"], rel=RTOL)
 
@@ -148,8 +156,12 @@ def test_il_variables_scale_is_declared_not_read_from_dtype(ilv):
     assert sdckit.information_loss(xi, xmi, "k", scales={"k": "ordinal"}).lambda_j["k"] == pytest.approx(
         (1 / 3) / 4
     )  # ranks 1..4 of the values 1..4: record 3 moves 1 rank of R - 1 = 3
+    assert sdckit.information_loss(xi, xmi, "k", scales={"k": "continuous"}, continuous_distance="arctan").lambda_j[
+        "k"
+    ] == pytest.approx((2 / math.pi) * math.atan(1) / 4)
+    # the unit-free default divides by S = sd(1, 2, 3, 4) = sqrt((2.25 + 0.25 + 0.25 + 2.25) / 3) = sqrt(5/3)
     assert sdckit.information_loss(xi, xmi, "k", scales={"k": "continuous"}).lambda_j["k"] == pytest.approx(
-        (2 / math.pi) * math.atan(1) / 4
+        (2 / math.pi) * math.atan(1 / math.sqrt(5 / 3)) / 4
     )
 
 
@@ -215,7 +227,9 @@ def test_g4_lambda_sdcmicro_convention():
     """Spec G.4 example [V], sdcMicro convention: lambda_sex 0.25, lambda_edu 0.25, lambda_inc
     0.5712426 (D = 69), lambda 0.3570809; per-record inc distances quoted in the spec."""
     o, p = g4_frames()
-    r = sdckit.information_loss(o, p, ["sex", "edu", "inc"], scales=G4_SCALES, suppressed="sdcmicro", records=True)
+    r = sdckit.information_loss(
+        o, p, ["sex", "edu", "inc"], scales=G4_SCALES, suppressed="sdcmicro", continuous_distance="arctan", records=True
+    )
     assert r.lambda_j["sex"] == pytest.approx(0.25)
     assert r.lambda_j["edu"] == pytest.approx(0.25)
     assert r.lambda_j["inc"] == pytest.approx(0.5712426, rel=1e-7)
@@ -230,7 +244,9 @@ def test_g4_lambda_mlodak_convention():
     replaced by the minimum 10: d = (2/pi) arctan 12 = 0.94707; the suppressed edu of record 4
     (mid, R = 3): d = max(1, 1) / 2 = 0.5."""
     o, p = g4_frames()
-    r = sdckit.information_loss(o, p, ["sex", "edu", "inc"], scales=G4_SCALES, records=True)
+    r = sdckit.information_loss(
+        o, p, ["sex", "edu", "inc"], scales=G4_SCALES, continuous_distance="arctan", records=True
+    )
     assert r.distances[4, 2] == pytest.approx(0.94707, abs=5e-6)
     assert r.distances[3, 1] == 0.5
     # everything else as in the sdcMicro convention
@@ -669,7 +685,7 @@ def test_pandas_ordered_categorical_is_ordinal():
     cat = pd.CategoricalDtype(["low", "mid", "high"], ordered=True)
     po = o.to_pandas().astype({"edu": cat})
     pp = p.to_pandas().astype({"edu": cat})
-    r = sdckit.information_loss(po, pp, ["sex", "edu", "inc"], suppressed="sdcmicro")
+    r = sdckit.information_loss(po, pp, ["sex", "edu", "inc"], suppressed="sdcmicro", continuous_distance="arctan")
     assert r.scales["edu"] == "ordinal"
     assert r.lambda_ == pytest.approx(0.3570809, rel=1e-7)
 
@@ -692,7 +708,9 @@ def test_polars_enum_gives_the_order():
 # ---------------------------------------------------------------------------------------------
 def test_result_summary_dict_frame_plot(tmp_path):
     o, p = g4_frames()
-    r = sdckit.information_loss(o, p, ["sex", "edu", "inc"], scales=G4_SCALES, suppressed="sdcmicro", records=True)
+    r = sdckit.information_loss(
+        o, p, ["sex", "edu", "inc"], scales=G4_SCALES, suppressed="sdcmicro", continuous_distance="arctan", records=True
+    )
     text = str(r.summary())
     assert "Per variable" in text and "lambda_j (%)" in text and "35.7081" in text  # lambda in percent
     assert "<table>" in r.summary().to_html()
@@ -752,6 +770,8 @@ def test_cli_utility(g4_csv, tmp_path, capsys):
             "edu=low<mid<high",
             "--suppressed",
             "sdcmicro",
+            "--continuous-distance",
+            "arctan",
             "--json",
             str(out),
             "--records",
@@ -809,6 +829,8 @@ def test_cli_integer_scales(tmp_path, capsys):
                 "age,inc",
                 "--scales",
                 "continuous",
+                "--continuous-distance",
+                "arctan",
                 "--json",
                 str(out),
                 "--overwrite",
@@ -993,7 +1015,9 @@ def test_deprecated_names_warn_and_still_work():
 def test_no_percentages_in_to_dict():
     """Fractions stay fractions in to_dict(); the summary shows percentages with their unit."""
     o, p = g4_frames()
-    r = sdckit.information_loss(o, p, ["sex", "edu", "inc"], scales=G4_SCALES, suppressed="sdcmicro")
+    r = sdckit.information_loss(
+        o, p, ["sex", "edu", "inc"], scales=G4_SCALES, suppressed="sdcmicro", continuous_distance="arctan"
+    )
     d = r.to_dict()
     assert d["lambda"] == pytest.approx(0.3570809, rel=1e-7)  # spec G.4 example, a fraction
     assert 0 < d["mean_relative_error"] < 1 and "mean" not in d["il1"]
@@ -1086,3 +1110,86 @@ def test_utility_functions_are_short():
                     if ln.strip() and not ln.strip().startswith("#")
                 ]
                 assert len(code) <= 80, (path.name, node.name, len(code))
+
+
+# ---------------------------------------------------------------------------------------------
+# the unit-free default distance (2/pi) arctan(|x - x'| / S_j)
+# ---------------------------------------------------------------------------------------------
+def test_arctan_sd_default_by_hand():
+    """G.4 example with the default distance. inc original 10, 12, 15, 20, 22, 30, 45, 80:
+    S = statistics.stdev = 23.26... Per record |x - x'| = 1, 0, 1, 1, (suppressed), 1, 2, 5.
+    Mlodak: the suppressed 22 (> median 21) is replaced by the minimum 10, difference 12;
+    sdcMicro: D = max(|11 - 80|, |75 - 10|) = 69. Every difference is divided by S."""
+    import statistics
+
+    o, p = g4_frames()
+    S = statistics.stdev([10, 12, 15, 20, 22, 30, 45, 80])
+    diffs = {"mlodak": [1, 0, 1, 1, 12, 1, 2, 5], "sdcmicro": [1, 0, 1, 1, 69, 1, 2, 5]}
+    for conv, dd in diffs.items():
+        r = sdckit.information_loss(o, p, ["inc"], suppressed=conv, records=True)
+        want = [(2 / math.pi) * math.atan(d / S) for d in dd]
+        np.testing.assert_allclose(r.distances[:, 0], want, rtol=1e-12)
+        assert r.lambda_j["inc"] == pytest.approx(sum(want) / 8, rel=1e-12)
+        assert r.continuous_distance == "arctan_sd" and r.to_dict()["continuous_distance"] == "arctan_sd"
+
+
+def test_arctan_sd_constant_original():
+    """S_j = 0 (a constant original): an unchanged value costs 0, a changed one 1; with one
+    observed value S_j is 0 too."""
+    o = pl.DataFrame({"x": [5.0, 5.0, 5.0]})
+    p = pl.DataFrame({"x": [5.0, 6.0, 5.0]})
+    with pytest.warns(SdcWarning, match="standard deviation 0"):  # IL1s's own warning
+        r = sdckit.information_loss(o, p, "x", records=True)
+    np.testing.assert_array_equal(r.distances[:, 0], [0.0, 1.0, 0.0])
+    o1 = pl.DataFrame({"x": [5.0, None, None]})
+    p1 = pl.DataFrame({"x": [5.0, 2.0, None]})
+    with pytest.warns(SdcWarning, match="standard deviation 0"):
+        r1 = sdckit.information_loss(o1, p1, "x", records=True, suppressed="sdcmicro")
+    np.testing.assert_array_equal(r1.distances[:, 0], [0.0, 1.0, 0.0])
+
+
+def test_arctan_sd_is_unit_free_and_arctan_is_not():
+    o, p = g4_frames()
+    big_o = o.with_columns(pl.col("inc") * 1000)
+    big_p = p.with_columns(pl.col("inc") * 1000)
+    a = sdckit.information_loss(o, p, ["sex", "edu", "inc"], scales=G4_SCALES)
+    b = sdckit.information_loss(big_o, big_p, ["sex", "edu", "inc"], scales=G4_SCALES)
+    assert b.lambda_ == pytest.approx(a.lambda_, rel=1e-12)
+    raw = {"continuous_distance": "arctan"}
+    a = sdckit.information_loss(o, p, ["inc"], **raw)
+    b = sdckit.information_loss(big_o, big_p, ["inc"], **raw)
+    assert b.lambda_j["inc"] > a.lambda_j["inc"] + 0.2  # the raw form moves with the unit
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(-(10**6), 10**6).map(lambda v: v / 100),
+            st.integers(-5000, 5000).map(lambda v: v / 100),
+            st.booleans(),
+        ),
+        min_size=2,
+        max_size=30,
+    ),
+    st.floats(1e-3, 1e4),
+    st.sampled_from(["mlodak", "sdcmicro"]),
+)
+def test_arctan_sd_unit_invariance_property(rows, factor, conv):
+    """Multiplying a variable by a positive constant in both files leaves every distance of the
+    default form unchanged (up to rounding), suppressions included."""
+    x = [r[0] for r in rows]
+    y = [None if r[2] else r[0] + r[1] for r in rows]
+    o, p = pl.DataFrame({"x": x}), pl.DataFrame({"x": y}, schema={"x": pl.Float64})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SdcWarning)  # IL1s warns about a constant original; not tested here
+        a = sdckit.information_loss(o, p, "x", suppressed=conv, records=True)
+        b = sdckit.information_loss(
+            o.with_columns(pl.col("x") * factor),
+            p.with_columns(pl.col("x") * factor),
+            "x",
+            suppressed=conv,
+            records=True,
+        )
+    np.testing.assert_allclose(b.distances, a.distances, rtol=1e-7, atol=1e-9)
+    assert 0.0 <= a.lambda_ <= 1.0

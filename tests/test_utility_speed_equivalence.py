@@ -83,7 +83,7 @@ def test_shared_differences_change_nothing(missing):
         np.testing.assert_array_equal(a[key], b[key])
     for j in range(X.shape[1]):
         for conv in ("mlodak", "sdcmicro"):
-            for kind in ("arctan", "max_abs", "max_squared"):
+            for kind in ("arctan", "arctan_sd", "max_abs", "max_squared"):
                 np.testing.assert_array_equal(
                     K.continuous_distance(X[:, j], Y[:, j], conv, kind, D[:, j]),
                     K.continuous_distance(X[:, j], Y[:, j], conv, kind),
@@ -143,7 +143,7 @@ def test_public_function_matches_the_general_paths(n, monkeypatch):
     X, Y = _pair(11, n=n, p=5)
     names = [f"x{j}" for j in range(5)]
     o, p = pl.DataFrame(X, schema=names), pl.DataFrame(Y, schema=names)
-    r = sdckit.information_loss(o, p, names)
+    r = sdckit.information_loss(o, p, names, continuous_distance="arctan")
     want = _oracle(X, Y)
     for key in ("il1", "il1s", "eigen", "gamma"):
         assert getattr(r, key) == pytest.approx(want[key], rel=1e-10), key

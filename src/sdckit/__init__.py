@@ -27,7 +27,7 @@ from .report import AssessmentResult
 from .risk import *  # noqa: F403  (every risk measure and its result class; see risk.__all__)
 from .risk import __all__ as _risk_all
 from .scenario import Scenario
-from .utility import InformationLossResult, information_loss
+from .utility import InformationLossResult, VariantLossResult, information_loss, variant_loss
 from .workflow import SdcProblem, assess
 
 __all__ = [
@@ -42,6 +42,8 @@ __all__ = [
     # information loss
     "information_loss",
     "InformationLossResult",
+    "variant_loss",
+    "VariantLossResult",
     # the one-command assessment and its report
     "assess",
     "AssessmentResult",

@@ -35,6 +35,7 @@ __all__ = [
     "nominal_distance",
     "ordinal_distance",
     "continuous_distance",
+    "original_sd",
     "contingency_loss",
     "entropy_loss",
     "joint_entropy_loss",
@@ -453,19 +454,31 @@ def ordinal_distance(
 
 
 def continuous_distance(
-    x: np.ndarray, y: np.ndarray, suppressed: str = "mlodak", kind: str = "arctan", absdiff: np.ndarray | None = None
+    x: np.ndarray,
+    y: np.ndarray,
+    suppressed: str = "mlodak",
+    kind: str = "arctan",
+    absdiff: np.ndarray | None = None,
+    sd: float | None = None,
 ) -> np.ndarray:
     """Mlodak's distance for a continuous variable.
 
-    ``kind``: ``"arctan"`` (2/pi) arctan|x' - x| (default), ``"max_abs"``
-    |x' - x| / max|x' - x| (3.5.11), ``"max_squared"`` (x' - x)^2 / max (x' - x)^2 (3.5.12).
+    ``kind``: ``"arctan"`` (2/pi) arctan|x' - x| (sdcMicro ``IL_variables``, in the variable's
+    own units), ``"arctan_sd"`` (2/pi) arctan(|x' - x| / S_j) with S_j the standard deviation
+    (n - 1) of the original's observed values (unit-free; S_j = 0, or fewer than two observed
+    values: 0 when x' = x, else 1), ``"max_abs"`` |x' - x| / max|x' - x| (3.5.11),
+    ``"max_squared"`` (x' - x)^2 / max (x' - x)^2 (3.5.12).
     One side missing: ``"sdcmicro"`` uses D = max(|min x' - max x|, |max x' - min x|);
     ``"mlodak"`` replaces the missing value by the original variable's maximum when the observed
-    value is <= the original median, by its minimum otherwise. Both missing -> 0.
-    ``absdiff``: |x - y| when already computed (not modified).
+    value is <= the original median, by its minimum otherwise; with ``"arctan_sd"`` either
+    difference is divided by S_j too. Both missing -> 0.
+    ``absdiff``: |x - y| when already computed (not modified). ``sd``: S_j when already
+    computed (``"arctan_sd"`` only).
     """
     diff = np.abs(x - y) if absdiff is None else absdiff
-    if kind == "arctan" and not math.isnan(float(diff.sum())):  # nothing missing (x, y finite)
+    if kind in ("arctan", "arctan_sd") and not math.isnan(float(diff.sum())):  # nothing missing
+        if kind == "arctan_sd":
+            return _arctan_sd(diff, x, sd)
         d = np.arctan(diff, out=diff if absdiff is None else None)
         d *= 2.0 / math.pi
         return d
@@ -492,6 +505,8 @@ def continuous_distance(
     diff[mx & my] = 0.0
     if kind == "arctan":
         return (2.0 / math.pi) * np.arctan(diff)
+    if kind == "arctan_sd":
+        return _arctan_sd(diff, x, sd)
     if kind == "max_squared":
         diff = diff**2
     top = float(np.max(diff)) if diff.size else 0.0
@@ -500,6 +515,24 @@ def continuous_distance(
     if math.isinf(top):
         return np.where(np.isinf(diff), 1.0, 0.0)
     return diff / top
+
+
+def original_sd(x: np.ndarray) -> float:
+    """S_j: the standard deviation (n - 1) of the observed (non-NaN) values of x; 0 with fewer
+    than two observed values."""
+    xs = x[~np.isnan(x)]
+    if xs.size < 2:
+        return 0.0
+    s = float(np.std(xs, ddof=1))
+    return s if math.isfinite(s) else 0.0
+
+
+def _arctan_sd(diff: np.ndarray, x: np.ndarray, sd: float | None) -> np.ndarray:
+    """(2/pi) arctan(diff / S_j) (a new array); S_j = 0: 0 where diff = 0, else 1."""
+    S = original_sd(x) if sd is None else (float(sd) if sd > 0 else 0.0)
+    if S > 0:
+        return (2.0 / math.pi) * np.arctan(diff / S)
+    return (diff > 0).astype(np.float64)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -44,6 +44,14 @@ def register(sub) -> None:
         help="distance when one of the two values is missing (default mlodak)",
     )
     u.add_argument(
+        "--continuous-distance",
+        dest="continuous_distance",
+        choices=("arctan_sd", "arctan", "max_abs", "max_squared"),
+        default="arctan_sd",
+        help="distance of a continuous variable: arctan_sd (default, (2/pi) arctan(|x - x'| / S), "
+        "unit-free), arctan (sdcMicro's IL_variables, raw differences), max_abs or max_squared",
+    )
+    u.add_argument(
         "--ctbil-dim",
         dest="ctbil_dim",
         type=int,
@@ -118,6 +126,7 @@ def run(args) -> int:
             scales=scales or None,
             missing=missing,
             suppressed=args.suppressed,
+            continuous_distance=args.continuous_distance,
             ctbil_dim=args.ctbil_dim,
             bound=args.bound,
             robust=args.robust,

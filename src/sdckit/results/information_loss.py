@@ -161,7 +161,7 @@ class InformationLossResult(Result):
     scales: dict = field(default_factory=dict)
     n: int = 0
     suppressed: str = "mlodak"
-    continuous_distance: str = "arctan"
+    continuous_distance: str = "arctan_sd"
     lambda_: float | None = None
     lambda_j: dict = field(default_factory=dict)
     il1: float | None = None

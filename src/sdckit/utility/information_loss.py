@@ -119,7 +119,7 @@ class ValidatedInput:
     Param("scales", "any"),
     Param("missing"),
     Param("suppressed", "choice", choices=("mlodak", "sdcmicro")),
-    Param("continuous_distance", "choice", choices=("arctan", "max_abs", "max_squared")),
+    Param("continuous_distance", "choice", choices=("arctan_sd", "arctan", "max_abs", "max_squared")),
     Param("bound", "number"),
     Param("zero_sd", "choice", choices=("exclude", "inf")),
     Param("ctbil_dim", "int"),
@@ -142,7 +142,7 @@ def information_loss(
     scales=None,
     missing=None,
     suppressed: str = "mlodak",
-    continuous_distance: str = "arctan",
+    continuous_distance: str = "arctan_sd",
     bound: float = 1.0,
     zero_sd: str = "exclude",
     ctbil_dim: int = 2,
@@ -165,8 +165,9 @@ def information_loss(
       .. math:: \lambda = \frac{1}{m n}\sum_{j=1}^m \sum_{i=1}^n d(x_{ij}, x'_{ij}), \qquad
                 \lambda_j = \frac{1}{n}\sum_{i=1}^n d(x_{ij}, x'_{ij}),
 
-      d = 0/1 for nominal, |r - r'| / (R_j - 1) for ordinal ranks, (2/pi) arctan|x - x'| for
-      continuous values;
+      d = 0/1 for nominal, |r - r'| / (R_j - 1) for ordinal ranks, (2/pi) arctan(|x - x'| / S_j)
+      for continuous values (S_j the standard deviation of the original variable; see
+      ``continuous_distance``);
     * continuous variables: sdcMicro's IL1 = 100 sum |x - x'| / |x| and IL1s =
       sum |x - x'| / (sqrt 2 S_j) with their per-value means, the eigenvalue loss (and, with
       ``robust=True``, the robust MCD eigenvalue loss), the Domingo-Ferrer, Mateo-Sanz & Torra
@@ -203,10 +204,19 @@ def information_loss(
         distance to the extreme category farthest from the observed value; continuous the
         distance to the original maximum (observed value <= original median) or minimum.
         ``"sdcmicro"`` (``IL_variables``): nominal 1, ordinal 1, continuous
-        (2/pi) arctan max(|min x' - max x|, |max x' - min x|). Both missing: 0.
-    continuous_distance : {"arctan", "max_abs", "max_squared"}
-        (2/pi) arctan|x' - x| (default), |x' - x| / max|x' - x| or
-        (x' - x)^2 / max (x' - x)^2 (Mlodak 2020).
+        (2/pi) arctan max(|min x' - max x|, |max x' - min x|). Both missing: 0. With
+        ``continuous_distance="arctan_sd"`` the continuous differences of both conventions are
+        divided by S_j as well.
+    continuous_distance : {"arctan_sd", "arctan", "max_abs", "max_squared"}
+        ``"arctan_sd"`` (default): (2/pi) arctan(|x' - x| / S_j), S_j the standard deviation
+        (n - 1) of the original's observed values of variable j (S_j = 0: 0 when x' = x, else
+        1). It does not depend on the unit: multiply a variable by 1,000 in both files and its
+        lambda_j does not move. ``"arctan"``: (2/pi) arctan|x' - x|, sdcMicro's
+        ``IL_variables`` form on raw differences; it is in the variable's own units, so any
+        change of a variable measured in large units (income in euros) counts almost fully
+        (lambda_j near 1 even for a light perturbation), which is why it is no longer the
+        default; pass it by name to reproduce sdcMicro. ``"max_abs"``: |x' - x| / max|x' - x|;
+        ``"max_squared"``: (x' - x)^2 / max (x' - x)^2 (Mlodak 2020).
     bound : float, default 1
         Trottini's cap B on each mean-variation cell.
     zero_sd : {"exclude", "inf"}
@@ -431,7 +441,7 @@ def _check_options(
     return {
         "suppressed": check_choice(suppressed, "suppressed", ("mlodak", "sdcmicro")),
         "continuous_distance": check_choice(
-            continuous_distance, "continuous_distance", ("arctan", "max_abs", "max_squared")
+            continuous_distance, "continuous_distance", ("arctan_sd", "arctan", "max_abs", "max_squared")
         ),
         "bound": check_bound(bound),
         "zero_sd": check_choice(zero_sd, "zero_sd", ("exclude", "inf")),
