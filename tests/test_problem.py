@@ -146,12 +146,14 @@ def test_seed000_worked_flow(testdata, scenario, tmp_path):
     assert suppressed["n_violations"][3] == 0
     assert suppressed["global_risk"] < recoded["global_risk"] < base["global_risk"]
     assert suppressed["household_global_risk"] < base["household_global_risk"]
-    # PRAM changes walls only, and its lambda is the share of records whose walls changed
-    changed = p.history[-1].result.n_changed["walls"]
-    # (PRAM draws only for observed values, so its changes and the suppressions are disjoint)
-    assert prammed["lambda_j"]["walls"] == pytest.approx(
-        suppressed["lambda_j"]["walls"] + changed / len(testdata), abs=1e-12
-    )
+    # PRAM changes walls only, and its lambda is its expected change under the published matrix:
+    # the suppressed cells cost 1 each as before, every other record 1 - P[x, x] (the chance that
+    # PRAM changes its walls), whatever the one draw did
+    matrix = p.history[-1].result.details["pram"]["walls"]
+    before = p.history[-2].result.data["walls"]
+    kept = before.notna() & testdata["walls"].notna()
+    expected_change = sum(1.0 - matrix[x][x] for x in before[kept]) / len(testdata)
+    assert prammed["lambda_j"]["walls"] == pytest.approx(suppressed["lambda_j"]["walls"] + expected_change, abs=1e-12)
     final = p.data
     for col in testdata.columns:
         if col not in KEYS:
@@ -161,8 +163,11 @@ def test_seed000_worked_flow(testdata, scenario, tmp_path):
     assert columns[0] == "measure" and len(columns) == 1 + 1 + 4
     assert [r[0] for r in rows][:3] == ["f_k < 2", "f_k < 3", "f_k < 5"]
     # the numbers in the table are the public measures' numbers on the protected file
-    risk = sdckit.individual_risk(final, KEYS, weight="sampling_weight", household="ori_hid")
-    assert prammed["global_risk"] == pytest.approx(risk.global_risk, rel=1e-12)
+    # (after PRAM, PRAM-adjusted with the published keep probabilities; below the naive risk)
+    diagonal = p.history[-1].result.details["pram_diagonal"]
+    risk = sdckit.individual_risk(final, KEYS, weight="sampling_weight", household="ori_hid", pram=diagonal)
+    naive = sdckit.individual_risk(final, KEYS, weight="sampling_weight", household="ori_hid")
+    assert prammed["global_risk"] == pytest.approx(risk.global_risk, rel=1e-12) and risk.global_risk < naive.global_risk
     path = tmp_path / "recipe.yaml"
     p.to_recipe(path)
     again = sdckit.SdcProblem.from_recipe(testdata, path)
@@ -239,13 +244,21 @@ def test_cli_risk_threshold_suppression(tmp_path, capsys):
 
 
 def test_numbers_recoded_to_intervals_in_the_workflow(testdata):
-    """A key made from a number (age in intervals): the step runs, its lambda is left out (no
-    value-by-value distance between a number and an interval) and the others are kept."""
+    """A key made from a number (age in intervals): the step runs and its loss counts: each age
+    against the mean age of its interval, in standard deviations of age (age has 96 values, so
+    it is read as a number)."""
     sc = sdckit.Scenario(keys=["urbrur", "sex", "age"], weight="sampling_weight")
     data = testdata.assign(age=testdata["age"] + 1)  # ages 1..96: every value inside (0, 100]
     p = sdckit.SdcProblem(data, sc).apply("global_recode", variables=["age"], breaks=[0, 15, 30, 45, 60, 100])
     p.apply("local_suppression", k=3)
-    assert "age" not in p.history[0].measures.get("lambda_j", {})
+    lam = p.history[0].measures["lambda_j"]
+    assert lam["urbrur"] == lam["sex"] == 0.0
+    # by hand: d_i = (2/pi) arctan(|age_i - mean of its interval| / sd(age)), averaged
+    age = data["age"].to_numpy(dtype=float)
+    group = np.digitize(age, [15, 30, 45, 60], right=True)
+    means = np.array([age[group == g].mean() for g in range(5)])
+    expected = np.mean(2 / np.pi * np.arctan(np.abs(age - means[group]) / age.std(ddof=1)))
+    assert lam["age"] == pytest.approx(expected, rel=1e-12)
     assert p.measures["n_violations"][3] == 0
     assert p.history[0].measures["n_violations"][3] < p.baseline["n_violations"][3]
     assert "None" not in str(p.summary())  # a missing lambda prints as "-"

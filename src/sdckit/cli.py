@@ -99,7 +99,7 @@ def _for_command_line(msg: str) -> str:
 #: positional file arguments that a command reads, and options naming files it writes
 INPUTS: tuple[str, ...] = ("data", "original", "protected", "released", "external", "recipe", "hierarchy", "config")
 INPUTS += ("register", "sample", "register_sample")  # sdckit register; sdckit assess --register-sample
-OUTPUTS = ("json", "records", "out", "save_recipe", "report")
+OUTPUTS = ("json", "records", "out", "save_recipe", "report", "external_report")
 
 
 def check_output_paths(args) -> None:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import functools
 import inspect
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ._prepare import Roles, validate_roles
 from ._progress import measure_progress
-from ._validation import check_column, raise_problems
+from ._validation import as_name_list, check_column, missing_columns_message, raise_problems
 from .engines import STORED, get_engine
 
 __all__ = ["Scenario", "accepts_scenario"]
@@ -38,6 +39,16 @@ class Scenario:
         Sensitive variables (l-diversity, t-closeness).
     missing : value or sequence of values, optional
         Extra missing-value codes of the categorical columns (e.g. ``-999``).
+    domains : str or sequence of str, optional
+        Categorical variables whose categories are the domains of the estimates that data users
+        publish (totals, means, shares and a regression by domain), compared between the
+        original and each protected version. Default: the keys with at most 12 categories.
+    scales : mapping, optional
+        Measurement scale of variables for the information loss: ``{"age": "numeric"}``.
+        ``"nominal"`` (categories: a change costs the chance of a wrong category) or
+        ``"numeric"`` (numbers: a change costs by how many standard deviations it moves the
+        value, whatever the unit). Default: text columns nominal; the numeric keys and other
+        floating-point columns numeric; integer-coded keys nominal.
 
     Examples
     --------
@@ -53,6 +64,8 @@ class Scenario:
     strata: tuple[str, ...] = ()
     sensitive: tuple[str, ...] = ()
     missing: tuple = field(default=())
+    domains: tuple[str, ...] = ()
+    scales: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self):
         r = Roles.of(
@@ -66,6 +79,8 @@ class Scenario:
         )
         for name in ("keys", "numeric_keys", "weight", "household", "strata", "sensitive", "missing"):
             object.__setattr__(self, name, getattr(r, name))
+        object.__setattr__(self, "domains", tuple(as_name_list(self.domains, "domains", allow_empty=True)))
+        object.__setattr__(self, "scales", _scales(self.scales))
 
     def _roles(self) -> Roles:
         return Roles(
@@ -88,8 +103,16 @@ class Scenario:
         """Check every role against ``data`` at once (every problem in one error) and return the
         engine's view of the table."""
         eng = get_engine(engine)
+        table = eng.table(data)
+        problems = [
+            missing_columns_message(param, absent, table.columns)
+            for param, names in (("domains", self.domains), ("scales", tuple(self.scales)))
+            if (absent := [c for c in names if c not in table.columns])
+        ]
+        if problems:
+            raise_problems(problems, missing_column=True)
         return validate_roles(
-            eng.table(data),
+            table,
             self._roles(),
             require_keys=require_keys,
             allow_degenerate_keys=allow_degenerate_keys,
@@ -107,7 +130,45 @@ _PARAMETER_OF_ROLE = {
     "strata": "strata",
     "sensitive": "sensitive",
     "missing": "missing",
+    "domains": "domains",
+    "scales": "scales",
 }
+
+#: accepted scale names of ``Scenario(scales=...)`` and their aliases
+SCENARIO_SCALES = {"nominal": "nominal", "categorical": "nominal", "numeric": "numeric", "continuous": "numeric"}
+
+
+class _Scales(dict):
+    """A read-only, hashable mapping variable -> scale (a Scenario is frozen and hashable)."""
+
+    def _readonly(self, *args, **kwargs):
+        raise TypeError("Scenario.scales is read-only; make a new Scenario")
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _readonly  # type: ignore[assignment]
+
+    def __hash__(self):  # type: ignore[override]
+        return hash(tuple(sorted(self.items())))
+
+    def __reduce__(self):
+        return (_Scales, (dict(self),))
+
+
+def _scales(value) -> _Scales:
+    """``scales`` checked: a mapping of column names to a scale name (aliases normalised)."""
+    if value is None:
+        return _Scales()
+    if not isinstance(value, Mapping):
+        raise_problems([f"scales: got {type(value).__name__}; expected a mapping such as {{'age': 'numeric'}}"])
+    problems, out = [], {}
+    for name, scale in value.items():
+        check_column(name, "scales")
+        if not isinstance(scale, str) or scale.lower() not in SCENARIO_SCALES:
+            problems.append(f"scales: the scale of {name!r} is not one of {', '.join(SCENARIO_SCALES)}")
+        else:
+            out[name] = SCENARIO_SCALES[scale.lower()]
+    if problems:
+        raise_problems(problems)
+    return _Scales(out)
 
 
 def accepts_scenario(func):

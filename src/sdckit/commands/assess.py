@@ -24,6 +24,16 @@ def register(sub) -> None:
     a.add_argument("--strata", help="stratification columns, comma-separated")
     a.add_argument("--sensitive", help="sensitive variables (l-diversity), comma-separated")
     a.add_argument("--missing", help="extra missing-value codes of the key variables, comma-separated")
+    a.add_argument(
+        "--domains",
+        help="categorical variables whose categories are the domains of the compared estimates, comma-separated "
+        "(default: the keys with at most 12 categories)",
+    )
+    a.add_argument(
+        "--scales",
+        help="measurement scale of variables for the information loss, e.g. age=numeric,hsize=numeric "
+        "(nominal or numeric; default: text and integer-coded keys nominal, numeric keys numeric)",
+    )
     a.add_argument("--config", help="a scenario file (YAML or JSON) with the same roles; options given here win")
     a.add_argument("--protected", help="a protected version of the data (same rows and columns) to compare")
     a.add_argument("--recipe", action="append", default=[], help="a protection recipe to compare (repeatable)")
@@ -47,7 +57,12 @@ def register(sub) -> None:
         action="store_true",
         help="show key values of the riskiest cells (record-level: keep the report confidential)",
     )
-    a.add_argument("--report", required=True, help="the HTML report to write")
+    a.add_argument("--report", required=True, help="the HTML report to write (internal: every measure)")
+    a.add_argument(
+        "--external-report",
+        dest="external_report",
+        help="also write the report for data users: what was done and how it moves their estimates, no risk figures",
+    )
     a.add_argument("--json", metavar="OUT", help="write the aggregate results as JSON to OUT")
     add_overwrite_option(a)
     a.add_argument("--na-values", dest="na_values", help="strings read as missing from text files")
@@ -71,6 +86,8 @@ def scenario_from(args):
         "strata": split_list(args.strata),
         "sensitive": split_list(args.sensitive),
         "missing": split_list(args.missing),
+        "domains": split_list(args.domains),
+        "scales": _scales_option(args.scales),
     }
     roles.update({k: v for k, v in given.items() if v})
     unknown = sorted(set(roles) - set(given))
@@ -79,6 +96,19 @@ def scenario_from(args):
     if not roles.get("keys") and not roles.get("numeric_keys"):
         raise SdcError("--keys: no key variables; expected --keys and/or --numeric (or a --config with keys)")
     return Scenario(**roles)
+
+
+def _scales_option(text: str | None) -> dict | None:
+    """``age=numeric,hsize=numeric`` -> {"age": "numeric", "hsize": "numeric"}."""
+    if not text:
+        return None
+    out = {}
+    for item in split_list(text):
+        name, sep, scale = item.partition("=")
+        if not sep or not name.strip() or not scale.strip():
+            raise SdcError(f"--scales: {item!r} is not VARIABLE=SCALE; expected e.g. age=numeric,hsize=numeric")
+        out[name.strip()] = scale.strip()
+    return out
 
 
 def run(args) -> int:
@@ -103,8 +133,12 @@ def run(args) -> int:
         register_sampling_fraction=args.register_sampling_fraction,
     )
     result.to_html(args.report, overwrite=args.overwrite)
+    if args.external_report:
+        result.to_html(args.external_report, audience="external", overwrite=args.overwrite)
     print(result.summary())
     print(f"\nReport written to {args.report}")
+    if args.external_report:
+        print(f"Report for data users written to {args.external_report}")
     if args.json:
         write_json(args.json, {"data": str(args.data), "assessment": result.to_dict()}, overwrite=args.overwrite)
     return 0

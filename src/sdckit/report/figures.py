@@ -233,7 +233,7 @@ def risk_utility(fig_id: str, points: Sequence[tuple[str, float, float]], *, yla
             )
         if target is not None:
             ax.axhline(100.0 * target, color="#C44E52", linestyle="--", linewidth=1.1, label="target")
-        ax.set_xlabel("information loss (mean lambda over the roles' variables)")
+        ax.set_xlabel("loss of every change (mean lambda_j, unit-free)")
         ax.set_ylabel(_t(ylabel))
         ax.margins(x=0.1, y=0.15)
         ax.set_ylim(bottom=0)

@@ -16,7 +16,7 @@ import numpy as np
 from ..results._base import fmt, fmt_percent, fmt_share
 from . import figures as F
 from .measures import NEIGHBOUR_EDGES, PERTURBATION_EDGES, RISK_EDGES
-from .table import variant_table
+from .table import decision_text, loss_table, tradeoff_table, variant_table
 
 __all__ = ["CSS", "render"]
 
@@ -59,9 +59,12 @@ color:#1f2328;background:#fff;max-width:980px;margin:0 auto;padding:1.5rem 1.25r
 e = _html.escape
 
 
-def render(res, *, document: bool) -> str:
+def render(res, *, document: bool, audience: str = "internal") -> str:
     """The report of an :class:`AssessmentResult`: a whole page (``document=True``) or a
-    ``<div>`` with its own styles for Jupyter."""
+    ``<div>`` with its own styles for Jupyter. ``audience="external"`` gives the report for
+    data users: what was done and how it moves their estimates, no risk figures."""
+    if audience == "external":
+        return _render(res, document, _EXTERNAL, _external_header, "Protection of the released file")
     sections = [
         ("data", "Data and scenario", _data),
         ("k-anonymity", "k-anonymity", _kanonymity),
@@ -72,23 +75,31 @@ def render(res, *, document: bool) -> str:
         ("l-diversity", "l-diversity of the sensitive variables", _ldiversity),
         ("loglinear", "Log-linear risk", _loglinear),
         ("register", "Register of a subpopulation", _register),
-        ("information-loss", "Information loss per variable", _information_loss),
+        ("tradeoff", "Which variant to release: risk against loss", _tradeoff),
         ("variants", "Protection variants: risk against utility", _variants),
+        ("information-loss", "Information loss per variable", _information_loss),
+        ("estimates", "How the published estimates move", _estimates),
+        ("recodes", "Recoded variables: categories before and after", _recodes),
+        ("pram", "PRAM transition matrices", _pram),
         ("continuous", "Continuous keys", _continuous),
     ]
+    return _render(res, document, sections, _header, "Disclosure risk assessment")
+
+
+def _render(res, document: bool, sections, header, title: str) -> str:
     parts = [(sid, title, fn(res)) for sid, title, fn in sections]
     parts = [(sid, title, body) for sid, title, body in parts if body]
     nav = "".join(f'<li><a href="#{sid}">{e(title)}</a></li>' for sid, title, _ in parts)
-    body = [_header(res), f"<nav><strong>Contents</strong><ol>{nav}</ol></nav>"]
-    body += [f'<section id="{sid}"><h2>{e(title)}</h2>{content}</section>' for sid, title, content in parts]
-    body.append(_notes(res))
+    body = [header(res), f"<nav><strong>Contents</strong><ol>{nav}</ol></nav>"]
+    body += [f'<section id="{sid}"><h2>{e(name)}</h2>{content}</section>' for sid, name, content in parts]
+    body.append(_notes(res, external=header is _external_header))
     inner = "\n".join(body)
     if not document:
         return f'<div class="sdckit-report"><style>{CSS}</style>\n{inner}\n</div>'
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>Disclosure risk assessment</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
+        f"<title>{e(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
         f'<div class="sdckit-report">\n{inner}\n</div>\n</body>\n</html>\n'
     )
 
@@ -138,7 +149,7 @@ def _header(res) -> str:
     if variants:
         lede += f"; {len(variants)} protection variant(s) compared: " + ", ".join(e(v.name) for v in variants)
     out = [f'<header><h1>Disclosure risk assessment</h1><p class="lede">{lede}. Made by sdckit {e(__version__)}.</p>']
-    risk = res.original.risk
+    risk = res.original.categorical_risk
     if risk is not None:
         cls = "ok" if risk["safe"] else "fail"
         out.append(f'<p class="verdict {cls}">{e(risk["verdict"])}</p>')
@@ -174,16 +185,19 @@ def _data(res) -> str:
 
 
 def _kanonymity(res) -> str:
-    vs = [v for v in res.variants if v.risk is not None]
+    vs = [v for v in res.variants if v.categorical_risk is not None]
     if not vs:
         return ""
-    o = vs[0].risk
+    o = vs[0].categorical_risk
     n = res.n
     cols = ["k", *[f"{v.name}: records with f_k < k" for v in vs], "key patterns violating (original)"]
     rows = [
         (
             kk,
-            *[f"{fmt(v.risk['n_violations'][str(kk)])} ({_share(v.risk['n_violations'][str(kk)], n)})" for v in vs],
+            *[
+                f"{fmt(v.categorical_risk['n_violations'][str(kk)])} ({_share(v.categorical_risk['n_violations'][str(kk)], n)})"
+                for v in vs
+            ],
             o["n_patterns_violating"][str(kk)],
         )
         for kk in res.k
@@ -191,7 +205,7 @@ def _kanonymity(res) -> str:
     svg = F.grouped_bars(
         "fig-k-anonymity",
         [f"k = {kk}" for kk in res.k],
-        [(v.name, [v.risk["n_violations"][str(kk)] for kk in res.k]) for v in vs],
+        [(v.name, [v.categorical_risk["n_violations"][str(kk)] for kk in res.k]) for v in vs],
         xlabel="k-anonymity level",
         ylabel="records with f_k < k",
     )
@@ -203,8 +217,8 @@ def _kanonymity(res) -> str:
         f"{k_last - 1} other record(s) ({k_last}-anonymity is violated)."
     )
     if len(vs) > 1:
-        best = min(vs[1:], key=lambda v: v.risk["n_violations"][str(k_last)])
-        reading += f" After {best.name}: {fmt(best.risk['n_violations'][str(k_last)])}."
+        best = min(vs[1:], key=lambda v: v.categorical_risk["n_violations"][str(k_last)])
+        reading += f" After {best.name}: {fmt(best.categorical_risk['n_violations'][str(k_last)])}."
     intro = (
         "<p>A record violates k-anonymity when fewer than k records in the file share its values of "
         "all key variables (f_k &lt; k).</p>"
@@ -213,15 +227,15 @@ def _kanonymity(res) -> str:
 
 
 def _risk(res) -> str:
-    vs = [v for v in res.variants if v.risk is not None]
+    vs = [v for v in res.variants if v.categorical_risk is not None]
     if not vs:
         return ""
-    o = vs[0].risk
+    o = vs[0].categorical_risk
     thr = o["threshold"]
     svg = F.histogram(
         "fig-risk-distribution",
         RISK_EDGES,
-        [(v.name, v.risk["risk_histogram"]) for v in vs],
+        [(v.name, v.categorical_risk["risk_histogram"]) for v in vs],
         xlabel="individual re-identification risk (log scale)",
         ylabel="records",
         threshold=thr,
@@ -229,14 +243,17 @@ def _risk(res) -> str:
     )
     reading = _risk_reading(o, res)
     rows = [
-        ("global risk (expected share re-identified)", *[fmt_share(v.risk["global_risk"]) for v in vs]),
-        ("highest individual risk", *[fmt(v.risk["max_risk"]) for v in vs]),
+        ("global risk (expected share re-identified)", *[fmt_share(v.categorical_risk["global_risk"]) for v in vs]),
+        ("highest individual risk", *[fmt(v.categorical_risk["max_risk"]) for v in vs]),
         (
             "threshold r* for the target",
-            *[fmt(v.risk["threshold"]) if v.risk["threshold"] is not None else "none needed" for v in vs],
+            *[
+                fmt(v.categorical_risk["threshold"]) if v.categorical_risk["threshold"] is not None else "none needed"
+                for v in vs
+            ],
         ),
-        ("records above r*", *[fmt(v.risk["n_unsafe"]) for v in vs]),
-        ("meets the target", *["yes" if v.risk["safe"] else "no" for v in vs]),
+        ("records above r*", *[fmt(v.categorical_risk["n_unsafe"]) for v in vs]),
+        ("meets the target", *["yes" if v.categorical_risk["safe"] else "no" for v in vs]),
     ]
     intro = (
         "<p>The individual risk of a record is the probability that an intruder who matches it on the key "
@@ -282,33 +299,33 @@ def _risk_reading(o, res) -> str:
 
 
 def _reidentifications(res) -> str:
-    vs = [v for v in res.variants if v.risk is not None]
+    vs = [v for v in res.variants if v.categorical_risk is not None]
     if not vs:
         return ""
-    has_hh = "household" in vs[0].risk
+    has_hh = "household" in vs[0].categorical_risk
     rows = [
-        ("expected re-identifications (records)", *[fmt(v.risk["expected_reidentifications"]) for v in vs]),
-        ("global risk", *[fmt_share(v.risk["global_risk"]) for v in vs]),
+        ("expected re-identifications (records)", *[fmt(v.categorical_risk["expected_reidentifications"]) for v in vs]),
+        ("global risk", *[fmt_share(v.categorical_risk["global_risk"]) for v in vs]),
     ]
     if has_hh:
         rows += [
             (
                 "expected re-identifications, household risk",
-                *[fmt(v.risk["household"]["expected_reidentifications"]) for v in vs],
+                *[fmt(v.categorical_risk["household"]["expected_reidentifications"]) for v in vs],
             ),
-            ("household global risk", *[fmt_share(v.risk["household"]["global_risk"]) for v in vs]),
-            ("households", *[fmt(v.risk["household"]["n_households"]) for v in vs]),
-            ("highest household risk", *[fmt(v.risk["household"]["max_risk"]) for v in vs]),
+            ("household global risk", *[fmt_share(v.categorical_risk["household"]["global_risk"]) for v in vs]),
+            ("households", *[fmt(v.categorical_risk["household"]["n_households"]) for v in vs]),
+            ("highest household risk", *[fmt(v.categorical_risk["household"]["max_risk"]) for v in vs]),
         ]
     out = _table(["", *[v.name for v in vs]], rows)
-    o = vs[0].risk
+    o = vs[0].categorical_risk
     if not has_hh:
         return out + "<p>No household variable was declared: the household risk is not computed.</p>"
     h = o["household"]
     svg = F.histogram(
         "fig-household-risk",
         RISK_EDGES,
-        [(v.name, v.risk["household"]["risk_histogram"]) for v in vs],
+        [(v.name, v.categorical_risk["household"]["risk_histogram"]) for v in vs],
         xlabel="household re-identification risk (log scale)",
         ylabel="households",
     )
@@ -497,39 +514,51 @@ def _information_loss(res) -> str:
             "<p>No protection variant was given (a protected file or recipes): there is no information loss to "
             "show.</p>"
         )
-    variables = list(dict.fromkeys(x for v in vs for x in v.loss["lambda_j"]))
-    rows = [(x, *[v.loss["lambda_j"].get(x) for v in vs]) for x in variables]
-    table = _table(["variable", *[f"{v.name}: lambda" for v in vs]], rows)
-    il1 = [x for x in res.scenario.get("numeric_keys", ())]
-    if il1:
-        table += _table(
-            ["continuous key", *[f"{v.name}: IL1s" for v in vs]],
-            [(x, *[v.loss["il1s_by_variable"].get(x) for v in vs]) for x in il1],
-        )
+    columns, rows = loss_table(res)
+    variables = list(res.loss_scales)
     svg = F.grouped_bars(
         "fig-information-loss",
         variables,
-        [(v.name, [v.loss["lambda_j"].get(x, 0.0) for x in variables]) for v in vs],
-        xlabel="Mlodak's lambda_j (share of values changed, or their scaled distance)",
+        [(v.name, [v.loss_by_variable.get(x, 0.0) for x in variables]) for v in vs],
+        xlabel="lambda_j: share of values changed (categories) or scaled distance (numbers), 0 to 1",
         ylabel="",
         horizontal=True,
     )
-    v0, x0 = max(((v, x) for v in vs for x in v.loss["lambda_j"]), key=lambda t: t[0].loss["lambda_j"][t[1]])
-    lam = v0.loss["lambda_j"][x0]
-    reading = f"{v0.name} changes {x0} the most (lambda = {fmt(lam)}" + (
-        f": about {fmt_percent(lam)} of its values for a categorical variable)." if x0 not in il1 else ")."
-    )
-    excluded = sorted({x for v in vs for x in v.loss["excluded"]})
-    note = (
-        f"<p>Left out (their type changed, e.g. numbers recoded to intervals): {e(', '.join(excluded))}.</p>"
-        if excluded
-        else ""
+    v0, x0 = max(((v, x) for v in vs for x in v.loss_by_variable), key=lambda t: t[0].loss_by_variable[t[1]])
+    lam = v0.loss_by_variable[x0]
+    kind = v0.change_by_variable.get(x0, {}).get("kind", "changed")
+    reading = (
+        f"{v0.name} costs {x0} the most (lambda_j = {fmt(lam)}, {kind}; "
+        f"{fmt_percent(v0.share_by_variable.get(x0, 0.0))} of that variant's loss)."
     )
     intro = (
-        "<p>Mlodak's lambda_j is the mean distance between original and protected values of variable j: the "
-        "share of changed values for a categorical variable, (2/pi) arctan|x - x'| for a continuous one.</p>"
+        "<p>Every variable a variant changes counts, whatever its type became. Per record, a category costs the "
+        "chance that the released value stands for another category (1 for a suppressed or swapped value; for a "
+        "recoded value, the share of its group that had another category); a number costs (2/pi) arctan of its "
+        "change in standard deviations of the original variable (a recoded number: its distance to the mean of "
+        "its interval; a suppressed one: to the farthest end of the range), so that units do not matter; a "
+        "PRAMed category costs its expected change under the published matrix. lambda_j is the mean over records "
+        "and lies in [0, 1]; the variant's loss is the mean of lambda_j over the variables below.</p>"
     )
-    return intro + table + note + _figure("fig-information-loss", svg, "Information loss per variable", reading)
+    sup_rows = [(x, *[fmt(v.suppressed_by_variable.get(x, 0)) for v in vs]) for x in variables]
+    out = intro + _table(columns, rows)
+    out += "<h3>Cells suppressed per variable</h3>" + _table(["variable", *[v.name for v in vs]], sup_rows)
+    il1 = [x for x in res.scenario.get("numeric_keys", ())]
+    if il1 and any(v.il1s for v in vs):
+        out += "<h3>IL1s of the continuous keys</h3>" + _table(
+            ["continuous key", *[f"{v.name}: IL1s" for v in vs]],
+            [(x, *[(v.il1s or {}).get("il1s_by_variable", {}).get(x) for v in vs]) for x in il1],
+        )
+    return out + _figure("fig-information-loss", svg, "Information loss per variable", reading)
+
+
+def _tradeoff(res) -> str:
+    vs = _protected(res)
+    if not vs:
+        return ""
+    columns, rows = tradeoff_table(res)
+    text = decision_text(res)
+    return (f"<p><strong>{e(text)}</strong></p>" if text else "") + _table(columns, rows)
 
 
 def _variants(res) -> str:
@@ -538,32 +567,127 @@ def _variants(res) -> str:
     vs = _protected(res)
     if not vs:
         return out + "<p>Give a protected file or protection recipes to compare variants on the risk-utility map.</p>"
-    cat = res.original.risk is not None
-    risk_of = (lambda v: v.risk["global_risk"]) if cat else (lambda v: (v.continuous or {}).get("share_interval_risk"))
-    points = [("original", 0.0, risk_of(res.original) if cat else 1.0)]
-    points += [(v.name, v.loss["lambda"] or 0.0, risk_of(v)) for v in vs if risk_of(v) is not None]
-    if len(points) < 2:
-        return out + "<p>No variant could be measured on the risk-utility map (see the notes).</p>"
-    ylabel = "global risk (%)" if cat else "records in the 5 % sd interval (%)"
-    svg = F.risk_utility("fig-risk-utility", points, ylabel=ylabel, target=res.max_global_risk if cat else None)
-    best = min(points[1:], key=lambda p: (p[2], p[1]))
-    if best[2] < points[0][2]:
-        reading = (
-            f"{best[0]} has the lowest risk ({fmt_percent(best[2])}, against {fmt_percent(points[0][2])} for the "
-            f"original) for an information loss of lambda = {fmt(best[1])}."
-        )
-    else:
-        reading = f"No variant lowers the risk of the original ({fmt_percent(points[0][2])})."
-    if cat:
-        meeting = [v.name for v in vs if v.risk["safe"]]
-        reading += (
-            f" Meeting the target of {fmt_percent(res.max_global_risk)}: {_names(meeting)}."
-            if meeting
-            else f" No variant meets the target of {fmt_percent(res.max_global_risk)}."
-        )
-    steps = [(v.name, v.kind, ", ".join(v.steps) if v.steps else "-") for v in vs]
+    o = res.original.risk
+    if o is None or o.get("value") is None:
+        return out + "<p>No risk measure decides the verdict of this scenario: the variants are not mapped.</p>"
+    points = [("original", 0.0, o["value"])]
+    points += [(v.name, v.loss or 0.0, v.risk["value"]) for v in vs if v.risk and v.risk.get("value") is not None]
+    measure, target = o["measure"], o["target"]
+    svg = F.risk_utility("fig-risk-utility", points, ylabel=f"{measure} (%)", target=target)
+    reading = _map_reading(res, vs, measure, target)
+    steps = [(v.name, v.kind, "; ".join(v.step_texts) if v.step_texts else ", ".join(v.steps) or "-") for v in vs]
     out += "<h3>Variants</h3>" + _table(["variant", "source", "protection steps"], steps)
-    return out + _figure("fig-risk-utility", svg, "Risk against information loss, one point per variant", reading)
+    caption = f"The {measure} against the loss of every change, one point per variant"
+    return out + _figure("fig-risk-utility", svg, caption, reading)
+
+
+def _map_reading(res, vs, measure: str, target) -> str:
+    o = res.original.risk
+    others = [r["measure"] for r in o["rules"] if r["measure"] != measure]
+    why = (
+        f"The map shows the {measure}: the original {'fails' if o['meets_target'] is False else 'meets'} its "
+        f"target there"
+        + (f" (the {', '.join(others)} {'is' if len(others) == 1 else 'are'} in the table above)" if others else "")
+        + "."
+    )
+    if target is None:
+        return why
+    meeting = [v for v in vs if v.risk and v.risk.get("meets_target")]
+    if not meeting:
+        return why + f" No variant meets the target of {fmt_percent(target)}."
+    best = min(meeting, key=lambda v: v.loss or 0.0)
+    return why + (
+        f" Meeting the target of {fmt_percent(target)}: {_names([v.name for v in meeting])}; of these {best.name} "
+        f"loses the least (loss {fmt(best.loss)})."
+    )
+
+
+def _recodes(res) -> str:
+    vs = [v for v in _protected(res) if v.recodes]
+    out = ""
+    for v in vs:
+        for x, t in v.recodes.items():
+            rows = [
+                (
+                    r["category"],
+                    fmt(r["records"]),
+                    fmt(r["n_original_categories"]),
+                    ", ".join(r["original_categories"]) if "original_categories" in r else "-",
+                )
+                for r in t["rows"]
+            ]
+            title = (
+                f"{v.name}: {x} ({t['n_categories_before']} categories before, {t['n_categories_after']} after"
+                + (f"; {fmt(t['n_suppressed'])} values suppressed" if t["n_suppressed"] else "")
+                + ")"
+            )
+            out += f"<h3>{e(title)}</h3>" + _table(
+                ["released category", "records", "original categories merged", "which"], rows
+            )
+    return out
+
+
+def _pram(res) -> str:
+    out = ""
+    for v in _protected(res):
+        for x, t in v.pram.items():
+            cats = t["categories"]
+            rows = [(f"{a}", *[f"{p:.4f}" for p in row]) for a, row in zip(cats, t["matrix"])]
+            out += f"<h3>{e(v.name)}: {e(x)}</h3>" + _table(["original \\ released", *cats], rows)
+            if x in v.ebil:
+                out += f"<p>EBIL (expected entropy of the original value given the released one): {fmt(v.ebil[x])} nats.</p>"
+    if out:
+        out = (
+            "<p>Each row gives, for an original category, the probability of each released category. Data users "
+            "can correct their estimates with these matrices.</p>" + out
+        )
+    return out
+
+
+def _estimates(res) -> str:
+    vs = [v for v in _protected(res) if v.estimates is not None]
+    if not vs:
+        return ""
+    out = (
+        "<p>The estimates data users will publish, computed on the original and on each variant as a user would "
+        "(records whose domain value is missing left out): relative change, and whether the protected estimate "
+        "lies in the original estimate's 95 % confidence interval (linearised standard errors, households as "
+        "clusters).</p>"
+    )
+    for v in vs:
+        est = v.estimates
+        if "skipped" in est:
+            out += f"<h3>{e(v.name)}</h3><p>Skipped: {e(est['skipped'])}.</p>"
+            continue
+        rows = [
+            (
+                r["kind"],
+                r.get("variable") or "-",
+                f"{r.get('domain') or '-'}" + (f" = {r['category']}" if r.get("category") is not None else ""),
+                fmt(r["original"]),
+                "not estimable" if r.get("protected") is None else fmt(r["protected"]),
+                "-" if r.get("relative_change") is None else fmt_percent(r["relative_change"]),
+                {True: "yes", False: "no"}.get(r.get("covered"), "-"),
+            )
+            for r in est["rows"]
+        ]
+        head = (
+            f"{fmt(est['n_estimates'])} estimates; mean absolute change "
+            f"{'-' if est.get('mean_abs_relative_change') is None else fmt_percent(est['mean_abs_relative_change'])}; "
+            f"outside the original CI: "
+            f"{'-' if est.get('share_not_covered') is None else fmt_percent(est['share_not_covered'])}; "
+            f"not estimable: {fmt(est['n_not_estimable'])}."
+        )
+        out += (
+            f"<h3>{e(v.name)}</h3><p>{e(head)}</p>"
+            + '<div class="wide">'
+            + _table(
+                ["estimate", "variable", "domain", "original", "protected", "relative change", "in the original CI"],
+                rows,
+            )
+            + "</div>"
+        )
+    return out
 
 
 def _continuous(res) -> str:
@@ -611,10 +735,77 @@ def _continuous(res) -> str:
     return out
 
 
-def _notes(res) -> str:
-    items = "".join(f"<li>{e(n)}</li>" for n in res.notes)
-    notes = f'<section id="notes"><h2>Notes</h2><ul class="notes">{items}</ul></section>' if items else ""
-    privacy = "This report holds aggregates only: counts, shares and risks, and the names of variables" + (
-        " (and, as asked, key values of unique cells)." if res.include_records else "; no record values."
+def _notes(res, external: bool = False) -> str:
+    notes = [n for n in res.notes if not external or _for_users(n)]
+    items = "".join(f"<li>{e(n)}</li>" for n in notes)
+    notes_html = f'<section id="notes"><h2>Notes</h2><ul class="notes">{items}</ul></section>' if items else ""
+    if external:
+        privacy = "This report describes the protection of the released file and its effect on estimates; it holds no record values."
+    else:
+        privacy = "This report holds aggregates only: counts, shares and risks, and the names of variables" + (
+            " (and, as asked, key values of unique cells)." if res.include_records else "; no record values."
+        )
+    return notes_html + f"<footer><p>{privacy}</p></footer>"
+
+
+def _for_users(note: str) -> bool:
+    """A note a data user needs (about the estimates or the loss), not one about the risk."""
+    text = note.lower()
+    return ("estimate" in text or "loss" in text) and "risk" not in text
+
+
+# ----------------------------------------------------------------------------------------------
+# the report for data users
+# ----------------------------------------------------------------------------------------------
+def _external_header(res) -> str:
+    from .._version import __version__
+
+    variants = _protected(res)
+    lede = f"{fmt(res.n)} records, {fmt(res.n_columns)} variables"
+    if variants:
+        lede += "; protected version(s): " + ", ".join(e(v.name) for v in variants)
+    return (
+        f'<header><h1>Protection of the released file</h1><p class="lede">{lede}. Made by sdckit '
+        f"{e(__version__)}.</p><p>What was done to the file before its release and how it affects the estimates "
+        "users compute from it.</p></header>"
     )
-    return notes + f"<footer><p>{privacy}</p></footer>"
+
+
+def _what_was_done(res) -> str:
+    vs = _protected(res)
+    if not vs:
+        return "<p>No protection variant was given.</p>"
+    rows = [(v.name, "; ".join(v.step_texts) if v.step_texts else ", ".join(v.steps) or "a protected file") for v in vs]
+    changed = [
+        (
+            v.name,
+            ", ".join(f"{x} ({c['kind']})" for x, c in v.change_by_variable.items() if c["kind"] != "unchanged") or "-",
+        )
+        for v in vs
+    ]
+    return _table(["version", "protection steps"], rows) + _table(["version", "variables changed"], changed)
+
+
+def _external_loss(res) -> str:
+    vs = [v for v in _protected(res) if v.loss is not None]
+    if not vs:
+        return ""
+    columns, rows = loss_table(res)
+    sup_rows = [(x, *[fmt(v.suppressed_by_variable.get(x, 0)) for v in vs]) for x in res.loss_scales]
+    return (
+        "<p>lambda_j is the mean loss of variable j per record, from 0 (unchanged) to 1 (every value lost): for a "
+        "category the chance that the released value stands for another one, for a number its change in "
+        "standard deviations on a bounded scale.</p>"
+        + _table(columns, rows)
+        + "<h3>Values suppressed (set to missing) per variable</h3>"
+        + _table(["variable", *[v.name for v in vs]], sup_rows)
+    )
+
+
+_EXTERNAL = [
+    ("done", "What was done", _what_was_done),
+    ("information-loss", "Information loss per variable", _external_loss),
+    ("estimates", "How the published estimates move", _estimates),
+    ("recodes", "Recoded variables: categories before and after", _recodes),
+    ("pram", "PRAM transition matrices", _pram),
+]

@@ -23,7 +23,7 @@ __all__ = [
     "capture",
     "categorical_risk",
     "continuous_risk",
-    "information_loss_of",
+    "il1s_of",
     "l_diversity_of",
     "loglinear_of",
     "register_of",
@@ -70,14 +70,23 @@ def _roles(sc) -> dict:
     return {"strata": list(sc.strata) or None, "missing": list(sc.missing) or None}
 
 
-def categorical_risk(table, sc, ks, max_global_risk: float) -> dict:
+def categorical_risk(table, sc, ks, max_global_risk: float, pram=None) -> dict:
     """k-anonymity, individual and household risk and the threshold for ``max_global_risk``
-    (the mu-ARGUS rule), as aggregates."""
+    (the mu-ARGUS rule), as aggregates; with ``pram`` (the keep probabilities of the PRAMed
+    keys) the individual and household risks are PRAM-adjusted (``pram_adjusted`` names the
+    variables)."""
     from ..risk import individual_risk, k_anonymity
 
     step("individual and household risk")
+    extra = {"pram": pram} if pram else {}
     ir = individual_risk(
-        table, list(sc.keys), weight=sc.weight, household=sc.household, allow_degenerate_keys=True, **_roles(sc)
+        table,
+        list(sc.keys),
+        weight=sc.weight,
+        household=sc.household,
+        allow_degenerate_keys=True,
+        **_roles(sc),
+        **extra,
     )
     kan = k_anonymity(ir.frequencies, k=list(ks))
     thr = ir.threshold(max_global_risk)
@@ -104,6 +113,7 @@ def categorical_risk(table, sc, ks, max_global_risk: float) -> dict:
         "verdict": thr.verdict,
         "expected_reidentifications_capped": thr.expected_reidentifications_capped,
         "risk_histogram": histogram(ir.risk, RISK_EDGES),
+        "pram_adjusted": list(getattr(ir, "pram_adjusted", ()) or ()),
     }
     if ir.household is not None:
         out["household"] = {
@@ -160,10 +170,11 @@ def l_diversity_of(table, sc) -> dict:
     }
 
 
-def loglinear_of(table, sc, cards: tuple[int, ...]) -> dict:
+def loglinear_of(table, sc, cards: tuple[int, ...], pram=None) -> dict:
     """tau_1 and tau_2 of the log-linear model (automatic model search) when the design
     weights give the sampling fractions and the full table of the keys is small enough;
-    otherwise the reason it was left out."""
+    otherwise the reason it was left out. With ``pram`` (the keep probabilities of the PRAMed
+    keys) tau_2 is the PRAM-adjusted estimate (``pram_adjusted`` names the variables)."""
     from ..risk import loglinear_risk
 
     if sc.weight is None:
@@ -176,18 +187,22 @@ def loglinear_of(table, sc, cards: tuple[int, ...]) -> dict:
         }
     step("log-linear risk (tau1, tau2)")
     try:
-        res = loglinear_risk(table, list(sc.keys), weight=sc.weight, missing=list(sc.missing) or None)
+        used = {v: d for v, d in (pram or {}).items() if v in sc.keys}
+        extra = {"pram": used} if used else {}
+        res = loglinear_risk(table, list(sc.keys), weight=sc.weight, missing=list(sc.missing) or None, **extra)
     except (SdcError, ArithmeticError, np.linalg.LinAlgError) as exc:
         return {"skipped": f"the model could not be fitted ({exc})"}
     return {
+        "pram_adjusted": sorted(used),
         "n_cells": res.n_cells,
         "n_used": res.n_used,
         "n_excluded": res.n_excluded,
         "n_sample_uniques": res.n_sample_uniques,
         "tau1": _finite(res.tau1),
-        "tau2": _finite(res.tau2),
+        "tau2": _finite(res.pram["tau2"] if res.pram else res.tau2),
+        "tau2_unadjusted": _finite(res.tau2) if res.pram else None,
         "share_tau1_uniques": _finite(res.share_tau1_uniques),
-        "share_tau2_uniques": _finite(res.share_tau2_uniques),
+        "share_tau2_uniques": _finite(res.pram["share_tau2_uniques"] if res.pram else res.share_tau2_uniques),
         "model": res.model_choice,
     }
 
@@ -234,33 +249,27 @@ def _kind(table, name: str) -> str:
     return "text" if kind in ("text", "categorical") else "number" if kind in ("integer", "float") else kind
 
 
-def information_loss_of(original, table, sc, changed: tuple = ()) -> dict:
-    """Mlodak's lambda_j of the key, continuous-key and sensitive variables and of every
-    variable a recipe changed, IL1s of the continuous keys; ``lambda`` is the mean lambda_j
-    over the roles' variables (the same set for every variant: the x of the risk-utility map).
-    A variable whose type changed (numbers recoded to intervals) has no value-by-value
-    distance and is listed under ``excluded``."""
+def il1s_of(original, table, sc) -> dict:
+    """IL1s of the continuous keys (sum |x - x'| / (sqrt 2 S_j), unit-free; sdcMicro's
+    ``dUtility``) in total and per variable; a continuous key whose type changed (recoded to
+    intervals) is left out with its name."""
     from ..utility import information_loss
 
-    step("information loss")
-    roles = list(dict.fromkeys([*sc.keys, *sc.numeric_keys, *sc.sensitive]))
-    wanted = list(dict.fromkeys([*roles, *changed]))
-    variables = [v for v in wanted if v in table.columns and _kind(original, v) == _kind(table, v)]
-    excluded = [v for v in wanted if v not in variables]
+    variables = [v for v in sc.numeric_keys if _kind(original, v) == _kind(table, v) == "number"]
+    excluded = [v for v in sc.numeric_keys if v not in variables]
     if not variables:
-        return {"lambda": None, "lambda_j": {}, "il1s": None, "il1s_by_variable": {}, "excluded": excluded}
-    scales = {
-        v: "continuous" if v in sc.numeric_keys or (v not in sc.keys and table.is_numeric(v)) else "nominal"
-        for v in variables
-    }
+        return {"il1s": None, "il1s_by_variable": {}, "excluded": excluded}
+    step("IL1s of the continuous keys")
     il = information_loss(
-        original, table, variables, scales=scales, missing=list(sc.missing) or None, new_categories="allow"
+        original,
+        table,
+        variables,
+        scales="continuous",
+        missing=list(sc.missing) or None,
+        ctbil_dim=0,
+        anova=None,
     )
-    lam = {v: float(il.lambda_j[v]) for v in variables if v in il.lambda_j}
-    on_roles = [lam[v] for v in roles if v in lam]
     return {
-        "lambda": float(np.mean(on_roles)) if on_roles else None,
-        "lambda_j": lam,
         "il1s": None if il.il1s is None else float(il.il1s),
         "il1s_by_variable": {v: float(x) for v, x in il.il1s_by_variable.items()},
         "excluded": excluded,

@@ -8,12 +8,12 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from .._errors import SdcError
-from .._validation import check_new_file
+from .._validation import check_choice, check_new_file
 from ..results._base import Result, Summary, fmt_share, freeze
 from ._frozen import plain
 from .combinations import KeySubsets
 from .measures import NEIGHBOUR_EDGES, PERTURBATION_EDGES, RISK_EDGES
-from .table import variant_table
+from .table import decision_text, loss_table, tradeoff_table, variant_table
 
 __all__ = ["AssessmentResult", "VariantAssessment"]
 
@@ -28,17 +28,49 @@ class VariantAssessment:
     kind : {"original", "recipe", "protected"}
     steps : tuple of str
         The protection methods of a recipe, in order.
+    step_texts : tuple of str
+        Each step with the parameters it was given (roles and seeds left out).
     risk : mapping or None
-        k-anonymity, individual and household risk and the threshold (categorical keys).
+        The risk measure the verdict is decided on, the y of the risk-utility map: ``measure``
+        (its name: "individual rate", "household rate", ...), ``value``, ``target``,
+        ``meets_target``, and ``rules``: every release rule with its value and target. The
+        measure is the same for every variant: the rule the original fails furthest above its
+        target (or, if it fails none, the one closest to its target).
+    loss : float or None
+        The loss of every change (variants only): the mean over the loss variables of lambda_j,
+        each in [0, 1] and unit-free (the x of the risk-utility map).
+    loss_by_variable, share_by_variable : mapping
+        lambda_j of every loss variable, and its share of the variant's total.
+    suppressed_by_variable : mapping
+        Cells suppressed (a value made missing) per loss variable.
+    change_by_variable : mapping
+        Per loss variable: ``kind`` of change ("unchanged", "suppressed", "recoded", "perturbed",
+        "pram", or a "+"-combination), ``n_suppressed``, ``n_changed``, the categories before and
+        after, and lambda_j split into ``loss_suppressed`` and ``loss_changed``.
+    ebil : mapping
+        Entropy-based information loss (nats) of each PRAMed variable.
+    estimates : mapping or None
+        The estimates data users publish (totals, shares, means by domain, regression
+        coefficients): original and protected value, relative change, the original confidence
+        interval and whether it covers the protected value, with aggregates; or
+        ``{"skipped": reason}``.
+    recodes : mapping
+        Per recoded variable, its released categories with their records and the original
+        categories merged into each.
+    pram : mapping
+        Per PRAMed variable, the published transition matrix (``categories``, ``matrix``).
+    il1s : mapping or None
+        IL1s of the continuous keys, total and per variable.
+    categorical_risk : mapping or None
+        k-anonymity, individual and household risk and the threshold (categorical keys);
+        ``pram_adjusted`` names the PRAMed keys the risk accounts for.
     suda, l_diversity, loglinear : mapping or None
         SUDA's aggregates; l-diversity per sensitive variable; the log-linear tau1/tau2 (or
-        ``{"skipped": reason}``).
+        ``{"skipped": reason}``; tau2 PRAM-adjusted for a PRAM variant, ``tau2_unadjusted``
+        beside it).
     register : mapping or None
         With ``register_sample``: the register measures tau1*, tau2*, tau1, tau2 and theta-hat
         (Shlomo & Skinner 2022, approach B), or ``{"skipped": reason}``.
-    loss : mapping or None
-        Information loss against the original (variants only): ``lambda``, ``lambda_j``,
-        ``il1s``, ``il1s_by_variable``.
     continuous : mapping or None
         Interval disclosure and the confidentiality plot's 2-D histogram (continuous keys):
         ``grid[r][c]`` records, rows by number of neighbours (``to_dict()["bins"]["neighbours"]``,
@@ -50,12 +82,23 @@ class VariantAssessment:
     name: str
     kind: str
     steps: tuple = ()
+    step_texts: tuple = ()
     risk: dict | None = None
+    loss: float | None = None
+    loss_by_variable: dict = field(default_factory=dict)
+    share_by_variable: dict = field(default_factory=dict)
+    suppressed_by_variable: dict = field(default_factory=dict)
+    change_by_variable: dict = field(default_factory=dict)
+    ebil: dict = field(default_factory=dict)
+    estimates: dict | None = None
+    recodes: dict = field(default_factory=dict)
+    pram: dict = field(default_factory=dict)
+    il1s: dict | None = None
+    categorical_risk: dict | None = None
     suda: dict | None = None
     l_diversity: dict | None = None
     loglinear: dict | None = None
     register: dict | None = None
-    loss: dict | None = None
     continuous: dict | None = None
 
     def __post_init__(self):
@@ -91,6 +134,9 @@ class AssessmentResult(Result):
         Records unique on each subset of 1..3 key variables.
     notes : tuple of str
         What was left out and why, and the measures' warnings.
+    loss_scales : mapping
+        The variables every variant's loss is measured on, with the scale of each ("nominal"
+        or "numeric").
     """
 
     n: int = 0
@@ -103,12 +149,13 @@ class AssessmentResult(Result):
     variants: tuple = ()
     combinations: KeySubsets | None = None
     notes: tuple = ()
+    loss_scales: dict = field(default_factory=dict)
 
     _headline = ("n", "n_variants", "global_risk", "safe")
 
     def __post_init__(self):
         super().__post_init__()
-        for name in ("scenario", "key_info", "notes"):
+        for name in ("scenario", "key_info", "notes", "loss_scales"):
             object.__setattr__(self, name, freeze(getattr(self, name)))
 
     # -- headline ----------------------------------------------------------------------------
@@ -125,12 +172,14 @@ class AssessmentResult(Result):
     @property
     def global_risk(self) -> float | None:
         """The original's global risk (expected share of records re-identified)."""
-        return None if self.original.risk is None else self.original.risk["global_risk"]
+        cr = self.original.categorical_risk
+        return None if cr is None else cr["global_risk"]
 
     @property
     def safe(self) -> bool | None:
         """Whether the original meets ``max_global_risk`` (and the household rule)."""
-        return None if self.original.risk is None else bool(self.original.risk["safe"])
+        cr = self.original.categorical_risk
+        return None if cr is None else bool(cr["safe"])
 
     def variant(self, name: str) -> VariantAssessment:
         """The variant called ``name``."""
@@ -157,6 +206,7 @@ class AssessmentResult(Result):
             "include_records": self.include_records,
             "key_info": plain(self.key_info),
             "variants": [v.to_dict() for v in self.variants],
+            "loss_scales": plain(self.loss_scales),
             "combinations": None if self.combinations is None else plain(self.combinations.to_dict()),
             "notes": list(self.notes),
             "bins": {
@@ -175,6 +225,13 @@ class AssessmentResult(Result):
         rows.append(("target re-identification rate", fmt_share(self.max_global_risk)))
         columns, table = variant_table(self)
         sections: list = [("Data and scenario", rows), ("Measures", {"columns": columns, "rows": table})]
+        if self.n_variants:
+            columns, table = tradeoff_table(self)
+            sections.append(("Risk against loss", {"columns": columns, "rows": table}))
+            columns, table = loss_table(self)
+            sections.append(
+                ("Loss per variable: lambda_j (share of the total; change)", {"columns": columns, "rows": table})
+            )
         if self.combinations is not None and self.combinations.top:
             sections.append(
                 (
@@ -188,7 +245,11 @@ class AssessmentResult(Result):
                     },
                 )
             )
-        headline = self.original.risk["verdict"] if self.original.risk is not None else None
+        cr = self.original.categorical_risk
+        headline = cr["verdict"] if cr is not None else None
+        decision = decision_text(self)
+        if decision:
+            headline = f"{headline}\n{decision}" if headline else decision
         return Summary("Disclosure risk assessment", tuple(sections), tuple(self.notes), headline=headline)
 
     def _records(self):
@@ -198,18 +259,23 @@ class AssessmentResult(Result):
         )
 
     # -- the report --------------------------------------------------------------------------
-    def to_html(self, path=None, *, overwrite: bool = False) -> str:
+    def to_html(self, path=None, *, audience: str = "internal", overwrite: bool = False) -> str:
         """The self-contained HTML report (inline SVG figures and styles, no script, no network).
+
+        ``audience="internal"`` (default) gives every measure; ``"external"`` the report for data
+        users: what was done to the file (steps, variables changed, suppressions, recoded
+        categories, PRAM matrices) and how it moves their estimates, with no risk figure.
 
         With ``path`` (a file name ending in ``.html`` or ``.htm`` in an existing directory) the
         report is also written there, atomically: a file already at ``path`` is an error unless
         ``overwrite=True`` (then it is replaced by the complete report), and nothing is left
         behind when writing fails.
         """
+        audience = check_choice(audience, "audience", ("internal", "external"))
         target = _report_path(path) if path is not None else None
         if target is not None:
             check_new_file(target, overwrite)
-        text = self._rendered(document=True)
+        text = self._rendered(document=True, audience=audience)
         if target is not None:
             from ..io import atomic_write
 
@@ -224,14 +290,14 @@ class AssessmentResult(Result):
     def _repr_html_(self) -> str:
         return self._rendered(document=False)
 
-    def _rendered(self, document: bool) -> str:
+    def _rendered(self, document: bool, audience: str = "internal") -> str:
         """The page (or the Jupyter fragment), drawn once: the result is immutable."""
         from .html import render
 
         cache = self.__dict__.setdefault("_rendered_cache", {})
-        if document not in cache:
-            cache[document] = render(self, document=document)
-        return cache[document]
+        if (document, audience) not in cache:
+            cache[(document, audience)] = render(self, document=document, audience=audience)
+        return cache[(document, audience)]
 
 
 def _report_path(path) -> Path:

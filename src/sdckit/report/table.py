@@ -3,13 +3,26 @@ of its HTML page."""
 
 from __future__ import annotations
 
-from ..results._base import fmt, fmt_share
+from ..results._base import fmt, fmt_percent, fmt_share
 
-__all__ = ["variant_table"]
+__all__ = ["decision_text", "loss_table", "split_loss", "tradeoff_table", "variant_table"]
 
 
 def _pct(v) -> str:
     return "-" if v is None else fmt_share(v)
+
+
+def _ll(v, key: str):
+    """A log-linear figure, "skipped (see notes)" when the model was left out, "adjusted" marks
+    a PRAM-adjusted tau2."""
+    if v.loglinear is None:
+        return None
+    if "skipped" in v.loglinear:
+        return "skipped (see notes)"
+    value = v.loglinear.get(key)
+    if key == "tau2" and value is not None and v.loglinear.get("pram_adjusted"):
+        return f"{fmt(value)} (PRAM-adjusted)"
+    return value
 
 
 def variant_table(res) -> tuple[list[str], list[tuple]]:
@@ -23,21 +36,25 @@ def variant_table(res) -> tuple[list[str], list[tuple]]:
         if any(x is not None for x in values):
             rows.append((label, *[fmt(x) if not isinstance(x, str) else x for x in values]))
 
-    risk = lambda v, key: None if v.risk is None else v.risk[key]  # noqa: E731
+    cr = lambda v: v.categorical_risk  # noqa: E731
+    risk = lambda v, key: None if cr(v) is None else cr(v)[key]  # noqa: E731
     for kk in res.k:
-        row(f"records with f_k < {kk}", lambda v, kk=kk: None if v.risk is None else v.risk["n_violations"][str(kk)])
+        row(f"records with f_k < {kk}", lambda v, kk=kk: None if cr(v) is None else cr(v)["n_violations"][str(kk)])
     row("sample uniques (f_k = 1)", lambda v: risk(v, "n_sample_uniques"))
     row("expected re-identifications", lambda v: risk(v, "expected_reidentifications"))
-    row("global risk", lambda v: None if v.risk is None else _pct(v.risk["global_risk"]))
+    row("global risk", lambda v: None if cr(v) is None else _pct(cr(v)["global_risk"]))
     row("records above the threshold r*", lambda v: risk(v, "n_unsafe"))
-    row("meets the target", lambda v: None if v.risk is None else ("yes" if v.risk["safe"] else "no"))
-    hh = lambda v, key: None if v.risk is None or "household" not in v.risk else v.risk["household"][key]  # noqa: E731
+    row("meets the target", lambda v: None if cr(v) is None else ("yes" if cr(v)["safe"] else "no"))
+    hh = lambda v, key: None if cr(v) is None or "household" not in cr(v) else cr(v)["household"][key]  # noqa: E731
     row("household global risk", lambda v: None if hh(v, "global_risk") is None else _pct(hh(v, "global_risk")))
+    row(
+        "risk PRAM-adjusted for",
+        lambda v: None if cr(v) is None else (", ".join(cr(v).get("pram_adjusted") or ()) or "-"),
+    )
     row("records with an MSU (SUDA)", lambda v: None if v.suda is None else v.suda["n_with_msu"])
-    ll = lambda v, key: None if v.loglinear is None else v.loglinear.get(key)  # noqa: E731
-    row("log-linear tau1 (population uniques)", lambda v: ll(v, "tau1"))
-    row("log-linear tau2 (expected correct matches)", lambda v: ll(v, "tau2"))
-    reg = lambda v, key: None if v.register is None else v.register.get(key)  # noqa: E731
+    row("log-linear tau1 (population uniques)", lambda v: _ll(v, "tau1"))
+    row("log-linear tau2 (expected correct matches)", lambda v: _ll(v, "tau2"))
+    reg = lambda v, key: None if v.register is None else ("skipped" if "skipped" in v.register else v.register.get(key))  # noqa: E731
     row("register tau1* (register uniques unique in the population)", lambda v: reg(v, "tau1_star"))
     row("register theta-hat (a match is correct)", lambda v: reg(v, "theta_hat"))
     for s in res.scenario.get("sensitive", ()):
@@ -50,6 +67,109 @@ def variant_table(res) -> tuple[list[str], list[tuple]]:
         "share in the 5 % sd interval",
         lambda v: None if cont(v, "share_interval_risk") is None else _pct(cont(v, "share_interval_risk")),
     )
-    row("information loss lambda", lambda v: None if v.loss is None else v.loss["lambda"])
-    row("IL1s (continuous keys)", lambda v: None if v.loss is None else v.loss["il1s"])
+    row("loss (every change, unit-free)", lambda v: v.loss)
+    row("cells suppressed", lambda v: None if v.kind == "original" else sum(v.suppressed_by_variable.values()))
+    row("IL1s (continuous keys)", lambda v: None if v.il1s is None else v.il1s["il1s"])
     return ["measure", *[v.name for v in vs]], rows
+
+
+def split_loss(v) -> tuple[float, float]:
+    """A variant's loss split into the part from suppressed cells and the part from every other
+    change (recoding, perturbation, PRAM): they add up to ``v.loss``."""
+    cb = v.change_by_variable
+    m = len(v.loss_by_variable) or 1
+    sup = sum(c.get("loss_suppressed") or 0.0 for c in cb.values()) / m
+    return sup, (v.loss or 0.0) - sup
+
+
+def _changes_text(v) -> str:
+    """``age recoded, pl030 pram`` (the variables a variant changed other than by suppression)."""
+    parts = [
+        f"{x} {c['kind'].replace('+suppressed', '').replace('suppressed+', '')}"
+        for x, c in v.change_by_variable.items()
+        if c["kind"] not in ("unchanged", "suppressed")
+    ]
+    return ", ".join(parts) or "-"
+
+
+def tradeoff_table(res) -> tuple[list[str], list[tuple]]:
+    """The trade-off side by side (one column per variant): the deciding risk measure and
+    whether it meets its target, the total loss split into suppressions and other changes, the
+    cells suppressed, the variables changed otherwise, and how far the published estimates
+    move."""
+    vs = res.variants
+    measure = next((v.risk["measure"] for v in vs if v.risk), None)
+    rows: list[tuple] = []
+
+    def row(label, get) -> None:
+        rows.append((label, *[get(v) for v in vs]))
+
+    row(measure or "risk", lambda v: "-" if (v.risk or {}).get("value") is None else _pct(v.risk["value"]))
+    row("meets the target", lambda v: {True: "yes", False: "no"}.get((v.risk or {}).get("meets_target"), "-"))
+    protected = lambda get: lambda v: "-" if v.kind == "original" or v.loss is None else get(v)  # noqa: E731
+    row("loss (every change)", protected(lambda v: fmt(v.loss)))
+    row("  from suppressions", protected(lambda v: fmt(split_loss(v)[0])))
+    row("  from other changes", protected(lambda v: fmt(split_loss(v)[1])))
+    row("cells suppressed", protected(lambda v: f"{sum(v.suppressed_by_variable.values()):,}"))
+    row("changed otherwise", protected(_changes_text))
+    row("mean change of the estimates", protected(lambda v: _estimates_cell(v, "mean_abs_relative_change")))
+    row("estimates outside the original CI", protected(lambda v: _estimates_cell(v, "share_not_covered")))
+    return ["", *[v.name for v in vs]], rows
+
+
+def _estimates_cell(v, key: str) -> str:
+    est = v.estimates or {}
+    if "skipped" in est:
+        return "skipped (see notes)"
+    value = est.get(key)
+    return "-" if value is None else fmt_percent(value)
+
+
+def _g(x: float) -> str:
+    return f"{x:.3g}"
+
+
+def decision_text(res) -> str:
+    """The numbers that decide between the variants: of those that meet the target (else of
+    all), the one with the least loss, split into suppressions and other changes, and for each
+    other variant what its other changes cost and the suppressions they save against it."""
+    vs = [v for v in res.variants if v.kind != "original" and v.loss is not None]
+    if not vs:
+        return ""
+    meeting = [v for v in vs if (v.risk or {}).get("meets_target")]
+    pool = meeting or vs
+    best = min(pool, key=lambda v: v.loss)
+    sup, other = split_loss(best)
+    cells = sum(best.suppressed_by_variable.values())
+    measure = (best.risk or {}).get("measure", "the risk")
+    where = f"of the variants that meet the target on the {measure}" if meeting else "(no variant meets the target)"
+    rest = f"{_g(other)} from other changes ({_changes_text(best)})" if other > 0 else "nothing from other changes"
+    text = f"{best.name} has the least loss {where}: {_g(best.loss)}, of which {_g(sup)} from {cells:,} suppressed cells and {rest}."
+    for v in pool:
+        if v is best:
+            continue
+        s2, o2 = split_loss(v)
+        c2 = sum(v.suppressed_by_variable.values())
+        text += f" {v.name}: {_g(v.loss)}"
+        if c2 < cells:
+            text += f"; its other changes ({_changes_text(v)}) cost {_g(o2 - other)} more and save {cells - c2:,} suppressed cells worth {_g(sup - s2)}."
+        else:
+            text += f" ({_g(s2)} from {c2:,} suppressed cells, {_g(o2)} from other changes: {_changes_text(v)})."
+    return text
+
+
+def loss_table(res) -> tuple[list[str], list[tuple]]:
+    """lambda_j of every loss variable per variant, with its share of the variant's total and
+    its kind of change."""
+    vs = [v for v in res.variants if v.kind != "original" and v.loss is not None]
+    columns = ["variable", "scale", *[f"{v.name}" for v in vs]]
+    rows = []
+    for x, scale in res.loss_scales.items():
+        cells = []
+        for v in vs:
+            lam = v.loss_by_variable.get(x)
+            share = v.share_by_variable.get(x)
+            kind = v.change_by_variable.get(x, {}).get("kind", "unchanged")
+            cells.append("0" if not lam else f"{fmt(lam)} ({fmt_percent(share or 0.0)}; {kind})")
+        rows.append((x, scale, *cells))
+    return columns, rows

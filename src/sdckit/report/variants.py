@@ -9,11 +9,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from .._progress import measure_progress
 from .._validation import check_bool, check_k_list, check_max_global_risk, raise_problems
 from ..engines import in_memory_engine
 from ..scenario import Scenario
 from . import measures as M
+from . import tradeoff as T
 from .result import AssessmentResult, VariantAssessment
 
 __all__ = ["assess_variants"]
@@ -38,6 +41,10 @@ class Variant:
     table: Any
     steps: tuple[str, ...] = ()
     changed: tuple[str, ...] = ()
+    #: the published PRAM matrices of its PRAM steps (see workflow.assess._pram_of), or None
+    pram: dict | None = None
+    #: each step as a readable line: the method and its parameters
+    step_texts: tuple[str, ...] = ()
 
 
 def assess_variants(
@@ -140,9 +147,15 @@ def _assess(table, scenario, variants: list[Variant], opts: _Options, eng) -> As
         if combos.skipped_sizes:
             sizes = ", ".join(map(str, combos.skipped_sizes))
             notes.append(f"key combinations of size {sizes} left out: more than {combos.n_subsets:,} subsets")
-    results = [_measure(table, Variant("original", "original", table), scenario, opts, cards, notes, eng)]
+    variants = [
+        v if v.kind == "recipe" else replace(v, changed=_changed_columns(table, v.table, eng)) for v in variants
+    ]
+    loss_vars = T.loss_variables(scenario, [v.changed for v in variants])
+    loss = (loss_vars, T.loss_scales(table, scenario, loss_vars, eng)) if variants else None
+    results = [_measure(table, Variant("original", "original", table), scenario, opts, cards, notes, eng, None)]
     for v in variants:
-        results.append(_measure(table, v, scenario, opts, None, notes, eng))
+        results.append(_measure(table, v, scenario, opts, None, notes, eng, loss))
+    results = _with_deciding_risk(results, opts.max_global_risk)
     if scenario.keys and scenario.strata:
         notes.append("SUDA and the log-linear model ignore the strata (every other measure is within strata)")
     return AssessmentResult(
@@ -156,7 +169,33 @@ def _assess(table, scenario, variants: list[Variant], opts: _Options, eng) -> As
         variants=tuple(results),
         combinations=combos,
         notes=tuple(notes),
+        loss_scales=loss[1] if loss else {},
     )
+
+
+def _changed_columns(table, other, eng) -> tuple[str, ...]:
+    """The columns of a protected file whose values differ from the original's (a value
+    suppressed, recoded or perturbed)."""
+    out = []
+    for c in table.columns:
+        (a, b), _ = eng.encode_joint([table, other], c)
+        if not np.array_equal(np.asarray(a), np.asarray(b)):
+            out.append(c)
+    return tuple(out)
+
+
+def _with_deciding_risk(results: list[VariantAssessment], xi: float) -> list[VariantAssessment]:
+    """Each variant with ``risk``: the measure the original's verdict is decided on (the rule it
+    fails furthest, or else the one closest to its target), its value, target and whether the
+    variant meets it, and every rule with its value (``rules``)."""
+    rules = [T.risk_rules(v.categorical_risk, v.continuous, xi) for v in results]
+    name = T.deciding_rule(rules[0]) or next((T.deciding_rule(r) for r in rules if r), None)
+    out = []
+    for v, rs in zip(results, rules):
+        chosen = next((r for r in rs if r["measure"] == name), None)
+        risk = None if chosen is None else {**chosen, "rules": rs}
+        out.append(replace(v, risk=risk))
+    return out
 
 
 def _key_info(table, scenario, eng) -> tuple[dict, tuple]:
@@ -173,34 +212,80 @@ def _key_info(table, scenario, eng) -> tuple[dict, tuple]:
     return info, tuple(enc.cardinalities)
 
 
-def _measure(original, v: Variant, sc, opts: _Options, cards, notes: list, eng) -> VariantAssessment:
-    """Every measure of one variant that the roles allow (warnings become notes naming it)."""
+def _measure(original, v: Variant, sc, opts: _Options, cards, notes: list, eng, loss) -> VariantAssessment:
+    """Every measure of one variant that the roles allow (warnings become notes naming it);
+    ``loss`` = (the variables of the loss, their scales) for a variant."""
     prefix = "" if v.kind == "original" else f"{v.name}: "
     parts: dict = {}
+    pram = _usable_pram(v, notes, prefix)
     with M.capture(notes, prefix):
         if sc.keys:
-            parts["risk"] = M.categorical_risk(v.table, sc, opts.k, opts.max_global_risk)
+            parts["categorical_risk"] = M.categorical_risk(v.table, sc, opts.k, opts.max_global_risk, pram=pram)
             parts["suda"] = M.suda_of(v.table, sc)
             if sc.sensitive:
                 parts["l_diversity"] = M.l_diversity_of(v.table, sc)
             if cards is None:
                 cards = tuple(eng.encode(v.table, list(sc.keys), list(sc.missing) or None).cardinalities)
-            parts["loglinear"] = M.loglinear_of(v.table, sc, cards)
+            parts["loglinear"] = M.loglinear_of(v.table, sc, cards, pram=pram)
             if opts.register is not None:
                 parts["register"] = M.register_of(v.table, sc, opts.register)
         if v.kind != "original":
-            parts["loss"] = M.information_loss_of(original, v.table, sc, v.changed)
+            parts.update(_tradeoff(original, v, sc, loss, notes, prefix, eng))
             if sc.numeric_keys:
                 local: list[str] = []
                 parts["continuous"] = M.continuous_risk(original, v.table, sc, local)
                 notes.extend(prefix + n for n in local if prefix + n not in notes)
-    return VariantAssessment(v.name, v.kind, v.steps, **parts)
+    _gap_notes(parts, notes, prefix)
+    return VariantAssessment(v.name, v.kind, v.steps, step_texts=v.step_texts, **parts)
+
+
+def _usable_pram(v: Variant, notes: list, prefix: str) -> dict | None:
+    """The keep probabilities of the PRAMed keys (for the PRAM-adjusted risk), with notes on
+    what cannot be adjusted."""
+    if v.pram is None:
+        if v.kind == "protected":
+            notes.append(
+                f"{prefix}if this file was protected with PRAM, its risk is measured as if the released values "
+                "were true (the matrices are not known from a file)"
+            )
+        return None
+    if v.pram["stratified"]:
+        notes.append(
+            f"{prefix}{', '.join(v.pram['stratified'])} PRAMed within strata: the matrices differ by stratum, so "
+            "their risk is not PRAM-adjusted"
+        )
+    return v.pram["diagonal"] or None
+
+
+def _tradeoff(original, v: Variant, sc, loss, notes: list, prefix: str, eng) -> dict:
+    """The loss of every change, the estimates, the category tables of recoded variables and
+    the PRAM matrices of one variant."""
+    variables, scales = loss
+    lo = T.loss_of(original, v.table, variables, scales, sc, v.pram)
+    notes.extend(prefix + n for n in lo.pop("notes") if prefix + n not in notes)
+    recoded = [x for x, c in lo["change_by_variable"].items() if "recoded" in c["kind"]]
+    out = {**lo, "estimates": T.estimates_of(original, v.table, sc)}
+    out["recodes"] = T.recode_tables(original, v.table, recoded, list(sc.missing) or None, eng)
+    out["pram"] = T.pram_tables(v.pram)
+    if sc.numeric_keys:
+        out["il1s"] = M.il1s_of(original, v.table, sc)
+    return out
+
+
+def _gap_notes(parts: dict, notes: list, prefix: str) -> None:
+    """Every measure that was skipped says why (the tables show "skipped" and point here)."""
+    for key, label in (("loglinear", "log-linear risk"), ("register", "register risk"), ("estimates", "estimates")):
+        block = parts.get(key)
+        if isinstance(block, dict) and "skipped" in block:
+            text = f"{prefix}{label} skipped: {block['skipped']}"
+            if text not in notes:
+                notes.append(text)
 
 
 def _scenario_dict(sc: Scenario) -> dict:
     out = {}
-    for name in ("keys", "numeric_keys", "weight", "household", "strata", "sensitive", "missing"):
+    for name in ("keys", "numeric_keys", "weight", "household", "strata", "sensitive", "missing", "domains", "scales"):
         value = getattr(sc, name)
-        if value not in (None, ()):
-            out[name] = tuple(value) if isinstance(value, tuple) else value
+        if value not in (None, (), {}):
+            out[name] = tuple(value) if isinstance(value, tuple) else dict(value) if name == "scales" else value
     return out

@@ -108,11 +108,13 @@ def assess(
         return _assess(table, scenario, variants, opts, eng)
 
 
-def _recipe_label(recipe, i: int) -> str:
+def _recipe_label(recipe, rec: dict | None, i: int) -> str:
+    """The variant's name: the recipe's ``name`` entry, else its file name, else "recipe i"."""
+    for r in (recipe, rec):
+        if isinstance(r, dict) and isinstance(r.get("name"), str) and r["name"].strip():
+            return r["name"].strip()
     if isinstance(recipe, (str, os.PathLike)):
         return Path(os.fspath(recipe)).name
-    if isinstance(recipe, dict) and isinstance(recipe.get("name"), str) and recipe["name"].strip():
-        return recipe["name"].strip()
     return f"recipe {i + 1}"
 
 
@@ -127,12 +129,14 @@ def _recipe_variants(table, scenario, recipes, opts: _Options, eng) -> list[Vari
     problem = _Replay(table, scenario, k=opts.k, engine=eng)
     out, names = [], set()
     for i, recipe in enumerate(items):
-        label = _recipe_label(recipe, i)
-        where = f"recipes: recipe {i + 1} ({label})" if label != f"recipe {i + 1}" else f"recipes: recipe {i + 1}"
         try:
             rec = read_recipe(recipe)
         except SdcError as exc:
+            label = _recipe_label(recipe, None, i)
+            where = f"recipes: recipe {i + 1} ({label})" if label != f"recipe {i + 1}" else f"recipes: recipe {i + 1}"
             raise SdcError(f"{where}: {exc}") from None
+        label = _recipe_label(recipe, rec, i)
+        where = f"recipes: recipe {i + 1} ({label})" if label != f"recipe {i + 1}" else f"recipes: recipe {i + 1}"
         step(f"replaying {label}")
         _replay(problem, rec, where)
         history = problem.history
@@ -140,17 +144,58 @@ def _recipe_variants(table, scenario, recipes, opts: _Options, eng) -> list[Vari
         changed = tuple(dict.fromkeys(v for s in history for v, c in s.result.n_changed.items() if c))
         name = label if label not in names else f"{label} ({i + 1})"
         names.add(name)
-        out.append(Variant(name, "recipe", current, tuple(s.method for s in history), changed))
+        steps = tuple(s.method for s in history)
+        out.append(Variant(name, "recipe", current, steps, changed, _pram_of(history), _step_texts(history)))
         while problem.history:
             problem.undo()
     return out
+
+
+def _pram_of(history) -> dict | None:
+    """The published PRAM matrices of a recipe's PRAM steps (without strata): ``matrices``
+    {variable: {from: {to: p}}} and ``diagonal`` {variable: {category: keep probability}};
+    ``stratified`` names the variables PRAMed within strata (their matrices differ by stratum)."""
+    matrices: dict = {}
+    diagonal: dict = {}
+    stratified: list = []
+    for s in history:
+        if s.method != "pram":
+            continue
+        details = s.result.details
+        if "pram" in details:
+            matrices.update(details["pram"])
+            diagonal.update(details.get("pram_diagonal", {}))
+        else:
+            stratified += [m["variable"] for m in details.get("matrices", ())]
+    if not matrices and not stratified:
+        return None
+    return {"matrices": matrices, "diagonal": diagonal, "stratified": sorted(set(stratified))}
+
+
+def _step_texts(history) -> tuple[str, ...]:
+    """Each step as a line a data user can read: the method and the parameters it was given
+    (roles and seeds left out)."""
+    out = []
+    for s in history:
+        params = {k: v for k, v in s.parameters.items() if k not in _ROLE_PARAMETERS and v is not None}
+        text = ", ".join(f"{k}={_short(v)}" for k, v in params.items())
+        out.append(f"{s.method}({text})")
+    return tuple(out)
+
+
+_ROLE_PARAMETERS = {"keys", "weight", "household", "strata", "missing", "seed", "sensitive"}
+
+
+def _short(value) -> str:
+    text = repr(list(value) if isinstance(value, tuple) else value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 class _Replay(SdcProblem):
     """A workflow that only protects: the assessment measures each variant itself, so the
     workflow's own measures after every step are skipped."""
 
-    def _measure(self, table, changed: tuple) -> dict:
+    def _measure(self, table, changed: tuple, pram=None) -> dict:
         return {}
 
 

@@ -123,7 +123,8 @@ class SdcProblem:
         params = self._with_roles(decl, parameters)
         result = decl.func(self._current, **params)
         changed = tuple(sorted({v for s in self._steps for v in s.result.n_changed} | set(result.n_changed)))
-        self._steps.append(Step(method, dict(result.parameters), result, self._measure(result.table, changed)))
+        pram = _published_pram([*(st.result for st in self._steps), result])
+        self._steps.append(Step(method, dict(result.parameters), result, self._measure(result.table, changed, pram)))
         return self
 
     def undo(self) -> SdcProblem:
@@ -144,10 +145,10 @@ class SdcProblem:
         return out
 
     # -- measures ----------------------------------------------------------------------------
-    def _measure(self, table, changed: tuple) -> dict:
+    def _measure(self, table, changed: tuple, pram=None) -> dict:
         from .problem_measures import measure_step
 
-        return measure_step(self, table, changed)
+        return measure_step(self, table, changed, pram)
 
     def summary(self) -> Summary:
         """A before/after table: one row for the original and one per step."""
@@ -239,6 +240,18 @@ def _method(name):
     return decls[name]
 
 
+def _published_pram(results) -> dict | None:
+    """The PRAM matrices of the steps so far (without strata): ``matrices`` {variable: {from:
+    {to: p}}} and ``diagonal`` {variable: {category: keep probability}}; None without PRAM."""
+    matrices: dict = {}
+    diagonal: dict = {}
+    for r in results:
+        if "pram" in r.details:
+            matrices.update(r.details["pram"])
+            diagonal.update(r.details.get("pram_diagonal") or {})
+    return {"matrices": matrices, "diagonal": diagonal} if matrices else None
+
+
 #: the scenario roles a recipe records, with the JSON Schema of each
 _SCENARIO_SCHEMA = {
     "keys": ("columns", "categorical key variables"),
@@ -248,6 +261,8 @@ _SCENARIO_SCHEMA = {
     "strata": ("columns", "stratification columns"),
     "sensitive": ("columns", "sensitive variables"),
     "missing": ("any", "extra missing-value codes"),
+    "domains": ("columns", "domains of the estimates compared in the assessment"),
+    "scales": ("mapping", "measurement scale per variable for the information loss: nominal or numeric"),
 }
 
 
@@ -288,6 +303,7 @@ def recipe_schema() -> dict:
                 "enum": list(SUPPORTED_RECIPE_VERSIONS),
                 "description": "the recipe format version; a newer one is refused",
             },
+            "name": {"type": "string", "description": "the variant's name in an assessment (sdckit assess --recipe)"},
             "scenario": {"type": "object", "properties": scenario, "additionalProperties": False},
             "steps": {"type": "array", "items": {"oneOf": steps}},
         },
@@ -300,8 +316,8 @@ def _scenario_dict(sc: Scenario) -> dict:
     out = {}
     for name in _SCENARIO_SCHEMA:
         value = getattr(sc, name)
-        if value not in (None, ()):
-            out[name] = list(value) if isinstance(value, tuple) else value
+        if value not in (None, (), {}):
+            out[name] = list(value) if isinstance(value, tuple) else dict(value) if name == "scales" else value
     return out
 
 

@@ -10,32 +10,40 @@ from .._errors import SdcWarning
 __all__ = ["measure_step", "summary_rows"]
 
 
-def measure_step(problem, table, changed: tuple) -> dict:
+def measure_step(problem, table, changed: tuple, pram=None) -> dict:
     """The measures of ``table`` (aggregates only): for categorical keys, k-anonymity violations,
     individual and household risk and SUDA (if asked); for continuous keys, interval disclosure,
-    distance-based linkage and IL1s against the original; after a step, Mlodak's lambda per key
-    and changed variable."""
+    distance-based linkage and IL1s against the original; after a step, the loss lambda_j of
+    every key and changed variable. ``pram`` (the published matrices of the PRAM steps so far)
+    makes the risk PRAM-adjusted and the loss of a PRAMed variable its expected change."""
     sc = problem.scenario
     out: dict = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SdcWarning)  # the scenario was checked once, at the start
         if sc.keys:
-            out.update(_categorical(problem, table))
+            out.update(_categorical(problem, table, (pram or {}).get("diagonal")))
         if sc.numeric_keys:
             out.update(_continuous(problem, table))
         if changed:
-            out["lambda_j"] = _lambda(problem, table, changed)
+            out["lambda_j"] = _lambda(problem, table, changed, (pram or {}).get("matrices"))
     return out
 
 
-def _categorical(problem, table) -> dict:
+def _categorical(problem, table, diagonal=None) -> dict:
     from ..risk import individual_risk, k_anonymity, suda
 
     sc = problem.scenario
     roles = {"strata": list(sc.strata) or None, "missing": list(sc.missing) or None}
     kan = k_anonymity(table, list(sc.keys), k=list(problem._k), allow_degenerate_keys=True, **roles)
+    adjust = {v: d for v, d in (diagonal or {}).items() if v in sc.keys}
     risk = individual_risk(
-        table, list(sc.keys), weight=sc.weight, household=sc.household, allow_degenerate_keys=True, **roles
+        table,
+        list(sc.keys),
+        weight=sc.weight,
+        household=sc.household,
+        allow_degenerate_keys=True,
+        pram=adjust or None,
+        **roles,
     )
     out = {
         "n_violations": {int(k): int(v) for k, v in kan.n_violations.items()},
@@ -66,32 +74,22 @@ def _continuous(problem, table) -> dict:
     }
 
 
-def _lambda(problem, table, changed: tuple) -> dict:
-    """Mlodak's lambda_j of the key variables and of every variable a step changed."""
-    from ..utility import information_loss
+def _lambda(problem, table, changed: tuple, matrices=None) -> dict:
+    """lambda_j of the key variables and of every variable a step changed: the loss of every
+    change (:func:`sdckit.variant_loss`; a recoded number counts against its interval), on the
+    scales the assessment uses."""
+    from ..report.tradeoff import loss_scales
+    from ..utility import variant_loss
 
     sc = problem.scenario
     original = problem._original
-    # a variable whose type a step changed (numbers recoded to intervals) has no value-by-value
-    # distance to its original: it is left out of lambda
-    variables = [v for v in dict.fromkeys([*sc.keys, *changed]) if _kind(original, v) == _kind(table, v)]
+    variables = list(dict.fromkeys([*sc.keys, *changed]))
     if not variables:
         return {}
-    scales = {v: ("continuous" if table.is_numeric(v) and v not in sc.keys else "nominal") for v in variables}
-    il = information_loss(
-        problem._original,
-        table,
-        variables,
-        scales=scales,
-        missing=list(sc.missing) or None,
-        new_categories="allow",
-    )
-    return {v: float(il.lambda_j[v]) for v in variables if v in il.lambda_j}
-
-
-def _kind(table, name: str) -> str:
-    kind = table.kind(name)
-    return "text" if kind in ("text", "categorical") else "number" if kind in ("integer", "float") else kind
+    scales = loss_scales(original, sc, variables, problem._engine)
+    pram = {v: m for v, m in (matrices or {}).items() if v in variables} or None
+    res = variant_loss(original, table, variables, scales=scales, missing=list(sc.missing) or None, pram=pram)
+    return {v: float(res.loss_by_variable[v]) for v in variables}
 
 
 def summary_rows(problem) -> tuple[list, list]:

@@ -1,0 +1,204 @@
+"""The trade-off of each variant, as aggregates: its loss for every change (per variable, split
+into suppressions and other changes), how the estimates data users publish move, the category
+tables of recoded variables, the PRAM matrices, and the risk measure its verdict is decided on.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._progress import step
+
+__all__ = [
+    "MAX_LISTED_CATEGORIES",
+    "NUMERIC_KEY_MIN_VALUES",
+    "deciding_rule",
+    "estimates_of",
+    "loss_of",
+    "loss_scales",
+    "loss_variables",
+    "pram_tables",
+    "recode_tables",
+    "risk_rules",
+]
+
+#: an integer-coded key with more distinct values than this is read as a number (an age, a
+#: year), with fewer as category codes (a region, a status), unless the scenario says otherwise
+NUMERIC_KEY_MIN_VALUES = 20
+#: a recoded variable's table names the original categories merged into a group up to this many
+MAX_LISTED_CATEGORIES = 12
+
+
+# ----------------------------------------------------------------------------------------------
+# loss
+# ----------------------------------------------------------------------------------------------
+def loss_variables(sc, changed_by_variant) -> list[str]:
+    """The variables every variant's loss is measured on: the roles' variables (keys, numeric
+    keys, sensitive) and every variable any variant changed (one set for all variants, so that
+    their losses compare)."""
+    roles = [*sc.keys, *sc.numeric_keys, *sc.sensitive]
+    return list(dict.fromkeys([*roles, *(v for changed in changed_by_variant for v in changed)]))
+
+
+def loss_scales(table, sc, variables, eng) -> dict[str, str]:
+    """The measurement scale of each variable: the scenario's, else numeric for numeric keys,
+    floating-point columns and integer-coded keys with more than NUMERIC_KEY_MIN_VALUES
+    values; nominal for the rest."""
+    out = {}
+    for v in variables:
+        if v in sc.scales:
+            out[v] = sc.scales[v]
+        elif v in sc.numeric_keys or table.kind(v) == "float":
+            out[v] = "numeric"
+        elif table.kind(v) == "integer" and _n_values(table, v, sc, eng) > NUMERIC_KEY_MIN_VALUES:
+            out[v] = "numeric"
+        else:
+            out[v] = "nominal"
+    return out
+
+
+def _n_values(table, v, sc, eng) -> int:
+    _, labels = eng.encode_column(table, v, list(sc.missing) or None)
+    return len(eng.label_values(labels))
+
+
+def loss_of(original, table, variables, scales, sc, pram) -> dict:
+    """The loss of every change of one variant (:func:`sdckit.variant_loss`): ``loss`` (the mean
+    of the per-variable losses, the x of the risk-utility map), ``loss_by_variable``,
+    ``share_by_variable``, ``suppressed_by_variable``, ``change_by_variable``, ``ebil``."""
+    from ..utility import variant_loss
+
+    step("information loss of every change")
+    matrices = {v: m for v, m in (pram or {}).get("matrices", {}).items() if v in variables}
+    res = variant_loss(
+        original,
+        table,
+        list(variables),
+        scales=dict(scales),
+        missing=list(sc.missing) or None,
+        pram=matrices or None,
+    )
+    d = res.to_dict()
+    keep = ("loss", "loss_by_variable", "share_by_variable", "suppressed_by_variable", "change_by_variable", "ebil")
+    return {k: d.get(k) for k in keep} | {"notes": list(d.get("notes", ()))}
+
+
+# ----------------------------------------------------------------------------------------------
+# estimates
+# ----------------------------------------------------------------------------------------------
+def estimates_of(original, table, sc) -> dict:
+    """How the estimates data users publish move (:func:`sdckit.estimates_change`): the rows
+    and the aggregates, or ``{"skipped": reason}``."""
+    from .._errors import SdcError
+    from ..utility import estimates_change
+
+    step("estimates by domain")
+    try:
+        res = estimates_change(
+            original,
+            table,
+            keys=list(sc.keys) or None,
+            variables=list(sc.numeric_keys) or None,
+            weight=sc.weight,
+            household=sc.household,
+            domains=list(sc.domains) or None,
+            missing=list(sc.missing) or None,
+        )
+    except SdcError as exc:
+        return {"skipped": f"the estimates could not be compared ({exc})"}
+    return res.to_dict()
+
+
+# ----------------------------------------------------------------------------------------------
+# reviewer tables
+# ----------------------------------------------------------------------------------------------
+def recode_tables(original, table, variables, missing, eng) -> dict:
+    """For each recoded variable, one row per released category: its records, the number of
+    original categories merged into it and (up to MAX_LISTED_CATEGORIES, for categories that are
+    not numbers) their labels; and the records whose value was suppressed. Counts only."""
+    out = {}
+    for v in variables:
+        codes_o, labels_o = eng.encode_column(original, v, missing)
+        codes_p, labels_p = eng.encode_column(table, v, missing)
+        out[v] = _recode_table(codes_o, eng.label_values(labels_o), codes_p, eng.label_values(labels_p), original, v)
+    return out
+
+
+def _recode_table(codes_o, labels_o, codes_p, labels_p, original, v) -> dict:
+    co, cp = np.asarray(codes_o), np.asarray(codes_p)
+    kept = cp >= 0
+    numeric = original.is_numeric(v)
+    rows = []
+    for j, label in enumerate(labels_p):
+        members = np.unique(co[kept & (cp == j)])
+        members = members[members >= 0]
+        n_j = int(np.count_nonzero(cp == j))
+        if n_j == 0:
+            continue
+        row = {"category": _text(label), "records": n_j, "n_original_categories": int(members.size)}
+        if not numeric and members.size <= MAX_LISTED_CATEGORIES:
+            row["original_categories"] = [_text(labels_o[m]) for m in members]
+        rows.append(row)
+    before = np.bincount(co[co >= 0], minlength=len(labels_o)) if co.size else np.zeros(0, dtype=int)
+    return {
+        "rows": rows,
+        "n_categories_before": int(np.count_nonzero(before)),
+        "n_categories_after": len(rows),
+        "n_suppressed": int(np.count_nonzero((co >= 0) & (cp < 0))),
+        "original_is_numeric": bool(numeric),
+    }
+
+
+def _text(label) -> str:
+    if isinstance(label, float) and label.is_integer():
+        return str(int(label))
+    return str(label)
+
+
+def pram_tables(pram) -> dict:
+    """The published PRAM matrices of a variant, per variable: the categories and the rows
+    P(released = column | original = row)."""
+    out = {}
+    for v, matrix in ((pram or {}).get("matrices") or {}).items():
+        cats = list(matrix)
+        out[v] = {
+            "categories": [_text(c) for c in cats],
+            "matrix": [[float(matrix[a].get(b, 0.0)) for b in cats] for a in cats],
+        }
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# the risk that decides
+# ----------------------------------------------------------------------------------------------
+def risk_rules(risk: dict | None, continuous: dict | None, xi: float) -> list[dict]:
+    """The release rules of one variant with their values: the individual rate (global risk
+    against the target), the household rate (with households) and, with continuous keys only,
+    the share of records in the interval-disclosure range (no target)."""
+    rules = []
+    if risk is not None:
+        failing = set(risk["failing"])
+        rules.append(_rule("individual rate", risk["global_risk"], xi, "individual risk" not in failing))
+        if "household" in risk:
+            rules.append(_rule("household rate", risk["household"]["global_risk"], xi, "household rule" not in failing))
+    elif continuous and continuous.get("share_interval_risk") is not None:
+        rules.append(_rule("records in the 5 % sd interval", continuous["share_interval_risk"], None, None))
+    return rules
+
+
+def _rule(name: str, value, target, meets) -> dict:
+    value = None if value is None or not math.isfinite(float(value)) else float(value)
+    return {"measure": name, "value": value, "target": target, "meets_target": meets}
+
+
+def deciding_rule(rules: list[dict]) -> str | None:
+    """The rule a file's verdict is decided on: of the rules it fails, the one furthest above its
+    target (value / target); if it fails none, the one closest to its target; without targets,
+    the first."""
+    scored = [r for r in rules if r["target"] and r["value"] is not None]
+    if not scored:
+        return rules[0]["measure"] if rules else None
+    failing = [r for r in scored if not r["meets_target"]]
+    return max(failing or scored, key=lambda r: r["value"] / r["target"])["measure"]

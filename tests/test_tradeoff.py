@@ -1,0 +1,338 @@
+"""The risk-utility comparison of an assessment: every change counted in the loss, a loss that
+does not depend on units, the risk that decides on the map, PRAM counted as PRAM, the reviewer's
+tables and the report for data users.
+
+The bundled example (1,915 records, 800 households) with four variants like a new user would try:
+k = 3 by local suppression; age groups merged to 20-year groups then k = 3; the same plus MDAV on
+income; the same plus PRAM of the economic status. The EU-SILC acceptance case (../shared) is
+at the end.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import polars as pl
+import pytest
+
+import sdckit
+from sdckit.datasets import EXAMPLE_KEYS, load_example
+
+from .conftest import shared_file
+
+#: 5-year age groups merged into 20-year groups (the last open)
+AGE20 = {
+    **{g: "0-19" for g in ("0-4", "5-9", "10-14", "15-19")},
+    **{g: "20-39" for g in ("20-24", "25-29", "30-34", "35-39")},
+    **{g: "40-59" for g in ("40-44", "45-49", "50-54", "55-59")},
+    **{g: "60+" for g in ("60-64", "65-69", "70-74", "75-79", "80-84", "85+")},
+}
+RECODE = {"method": "global_recode", "parameters": {"variables": ["age_group"], "mapping": AGE20}}
+K3 = {"method": "local_suppression", "parameters": {"k": 3}}
+MDAV = {"method": "microaggregation", "parameters": {"variables": ["income"], "group_size": 3}}
+PRAM = {"method": "pram", "parameters": {"variables": ["econ_status"], "seed": 7}}
+RECIPES = [
+    {"name": "k3", "steps": [K3]},
+    {"name": "recode, k3", "steps": [RECODE, K3]},
+    {"name": "recode, k3, mdav", "steps": [RECODE, K3, MDAV]},
+    {"name": "recode, k3, mdav, pram", "steps": [RECODE, K3, MDAV, PRAM]},
+]
+
+
+def _scenario(**extra):
+    return sdckit.Scenario(
+        keys=list(EXAMPLE_KEYS), numeric_keys=["income"], weight="weight", household="household", **extra
+    )
+
+
+@pytest.fixture(scope="module")
+def data():
+    return load_example()
+
+
+@pytest.fixture(scope="module")
+def result(data):
+    return sdckit.assess(data, _scenario(), recipes=RECIPES, progress=False)
+
+
+def _loss_view(res) -> dict:
+    """What the comparison shows: per variant the loss, its parts, the risk on the map, and the
+    relative changes of the estimates (everything a unit could move)."""
+    out = {}
+    for v in res.variants[1:]:
+        est = v.estimates
+        out[v.name] = (
+            round(v.loss, 12),
+            {x: round(lam, 12) for x, lam in v.loss_by_variable.items()},
+            v.risk["measure"],
+            round(v.risk["value"], 15),
+            None if "skipped" in est else [None if r["relative_change"] is None else round(r["relative_change"], 9) for r in est["rows"]],
+            None if "skipped" in est else [r["covered"] for r in est["rows"]],
+        )
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# 1. every change counted
+# ----------------------------------------------------------------------------------------------
+def test_recoding_is_counted_in_the_loss(result):
+    k3, rk3 = result.variant("k3"), result.variant("recode, k3")
+    assert rk3.change_by_variable["age_group"]["kind"].startswith("recoded")
+    assert rk3.loss_by_variable["age_group"] > 0
+    # 18 age groups became 4: the recode table says which went where
+    table = rk3.recodes["age_group"]
+    assert table["n_categories_before"] == 18 and table["n_categories_after"] == 4
+    assert sorted(r["category"] for r in table["rows"]) == ["0-19", "20-39", "40-59", "60+"]
+    assert sum(r["records"] for r in table["rows"]) + table["n_suppressed"] == result.n
+    # every variable a variant changes is in its loss, with its share of the total
+    for v in result.variants[1:]:
+        changed = {x for x, c in v.change_by_variable.items() if c["kind"] != "unchanged"}
+        assert changed <= {x for x, lam in v.loss_by_variable.items() if lam > 0}
+        assert sum(v.share_by_variable.values()) == pytest.approx(1.0)
+        assert v.loss == pytest.approx(np.mean(list(v.loss_by_variable.values())), abs=1e-15)
+    # the decision: the loss split into suppressions and other changes adds up
+    from sdckit.report.table import split_loss
+
+    for v in (k3, rk3):
+        sup, other = split_loss(v)
+        assert sup + other == pytest.approx(v.loss, abs=1e-15)
+    # suppression only changes nothing but suppressed cells
+    assert split_loss(k3)[1] == pytest.approx(0.0, abs=1e-15)
+    text = str(result.summary())
+    assert f"{sum(k3.suppressed_by_variable.values()):,} suppressed cells" in text
+    assert "Risk against loss" in text and "from suppressions" in text
+
+
+def test_suppressions_per_variable_match_the_data(result, data):
+    v = result.variant("k3")
+    # a cell is suppressed when the original has a value and the variant has none: recount it
+    replayed = sdckit.SdcProblem.from_recipe(data, {"steps": [K3], "scenario": {"keys": list(EXAMPLE_KEYS)}})
+    out = replayed.history[-1].result.table
+    for key in EXAMPLE_KEYS:
+        expected = int((data[key].is_not_null() & out[key].is_null()).sum())
+        assert v.suppressed_by_variable[key] == expected
+
+
+# ----------------------------------------------------------------------------------------------
+# 2. units do not matter
+# ----------------------------------------------------------------------------------------------
+def test_income_in_thousandths_changes_nothing(data, result):
+    scaled = data.with_columns(pl.col("income") * 1000)
+    res = sdckit.assess(scaled, _scenario(), recipes=RECIPES, progress=False)
+    assert _loss_view(res) == _loss_view(result)
+    assert res.variant("recode, k3, mdav").loss_by_variable["income"] > 0
+
+
+# ----------------------------------------------------------------------------------------------
+# 3. the risk that decides is on the map
+# ----------------------------------------------------------------------------------------------
+def test_map_shows_the_household_rate_when_that_rule_fails(result):
+    o = result.original
+    assert o.categorical_risk["failing"] == ["household rule"] or "household rule" in o.categorical_risk["failing"]
+    assert o.risk["measure"] == "household rate"
+    assert o.risk["value"] == o.categorical_risk["household"]["global_risk"]
+    assert o.risk["value"] > o.risk["target"] == result.max_global_risk
+    assert [r["measure"] for r in o.risk["rules"]] == ["individual rate", "household rate"]
+    for v in result.variants[1:]:
+        assert v.risk["measure"] == "household rate"
+        assert v.risk["value"] == v.categorical_risk["household"]["global_risk"]
+    page = result.to_html()
+    assert "household rate (%)" in page
+
+
+def test_deciding_rule():
+    from sdckit.report.tradeoff import deciding_rule
+
+    rule = lambda m, v, t, ok: {"measure": m, "value": v, "target": t, "meets_target": ok}  # noqa: E731
+    # fails both: the one furthest above its target (0.03/0.01 = 3 > 0.02/0.01)
+    assert deciding_rule([rule("individual rate", 0.02, 0.01, False), rule("household rate", 0.03, 0.01, False)]) == (
+        "household rate"
+    )
+    # fails one: that one, even if the other is closer to its target by ratio
+    assert deciding_rule([rule("individual rate", 0.011, 0.01, False), rule("household rate", 0.009, 0.01, True)]) == (
+        "individual rate"
+    )
+    # fails none: the one closest to its target
+    assert deciding_rule([rule("individual rate", 0.002, 0.01, True), rule("household rate", 0.008, 0.01, True)]) == (
+        "household rate"
+    )
+    assert deciding_rule([rule("records in the 5 % sd interval", 0.4, None, None)]) == "records in the 5 % sd interval"
+    assert deciding_rule([]) is None
+
+
+# ----------------------------------------------------------------------------------------------
+# 4. PRAM counted as PRAM
+# ----------------------------------------------------------------------------------------------
+def test_pram_variant_is_adjusted(result, data):
+    v = result.variant("recode, k3, mdav, pram")
+    assert v.categorical_risk["pram_adjusted"] == ["econ_status"]
+    assert v.change_by_variable["econ_status"]["kind"].startswith("pram")
+    assert "econ_status" in v.pram and "econ_status" in v.ebil
+    matrix = np.array(v.pram["econ_status"]["matrix"])
+    np.testing.assert_allclose(matrix.sum(axis=1), 1.0, atol=1e-12)
+    # its tau2 is the PRAM-adjusted log-linear estimate on the released file, with the diagonal
+    problem = sdckit.SdcProblem.from_recipe(data, {"steps": RECIPES[3]["steps"]}, _scenario())
+    released = problem.history[-1].result.table
+    diagonal = problem.history[-1].result.details["pram_diagonal"]
+    ll = sdckit.loglinear_risk(released, list(EXAMPLE_KEYS), weight="weight", pram=diagonal)
+    if "skipped" in v.loglinear:
+        pytest.fail(f"log-linear skipped: {v.loglinear['skipped']}")
+    assert v.loglinear["tau2"] == pytest.approx(ll.pram["tau2"], rel=1e-12)
+    assert v.loglinear["tau2_unadjusted"] == pytest.approx(ll.tau2, rel=1e-12)
+    # the individual risk too: below the naive risk of the same released file
+    naive = sdckit.individual_risk(released, list(EXAMPLE_KEYS), weight="weight", household="household")
+    assert v.categorical_risk["global_risk"] < naive.global_risk
+
+
+# ----------------------------------------------------------------------------------------------
+# 5. what a reviewer asks to see, and the JSON
+# ----------------------------------------------------------------------------------------------
+def test_to_dict_variants_hold_the_tradeoff(result):
+    d = result.to_dict()
+    for v in d["variants"][1:]:
+        assert {"risk", "loss", "loss_by_variable", "suppressed_by_variable", "estimates"} <= set(v)
+        assert v["risk"]["measure"] == "household rate" and isinstance(v["risk"]["value"], float)
+        assert isinstance(v["loss"], float)
+        assert set(v["loss_by_variable"]) == set(d["loss_scales"])
+        assert v["estimates"]["rows"], v["estimates"]
+    import json
+
+    json.dumps(d)
+
+
+def test_estimates_table_has_the_users_estimates(result):
+    est = result.variant("recode, k3, mdav").estimates
+    kinds = {r["kind"] for r in est["rows"]}
+    assert {"total", "share", "mean", "coefficient"} <= kinds
+    # MDAV moves mean incomes only a little: every domain mean within 5 %
+    means = [r for r in est["rows"] if r["kind"] == "mean" and r["relative_change"] is not None]
+    assert means and max(abs(r["relative_change"]) for r in means) < 0.05
+
+
+def test_external_report_has_no_risk_and_no_records(result, data, tmp_path):
+    page = result.to_html(tmp_path / "users.html", audience="external")
+    text = re.sub(r"<[^>]+>", " ", page)
+    for word in ("re-identification", "global risk", "household rate", "tau", "k-anonymity", "SUDA", "threshold"):
+        assert word not in text, word
+    assert "How the published estimates move" in text and "PRAM transition matrices" in text
+    assert "What was done" in text and "age_group" in text
+    # no record values: no income of the file appears in the page
+    incomes = {f"{x:.1f}" for x in data["income"].drop_nulls().to_list()[:200]}
+    assert not any(f">{x}<" in page for x in incomes)
+    internal = result.to_html()
+    assert "household rate" in internal and "How the published estimates move" in internal
+
+
+def test_cli_writes_both_reports(tmp_path, data):
+    import json
+
+    from sdckit.cli import main
+
+    path = tmp_path / "d.csv"
+    data.write_csv(path)
+    recipe = tmp_path / "r.json"
+    recipe.write_text(json.dumps(RECIPES[1]))
+    rc = main(
+        [
+            "assess",
+            str(path),
+            "--keys",
+            ",".join(EXAMPLE_KEYS),
+            "--numeric-keys",
+            "income",
+            "--weight",
+            "weight",
+            "--household",
+            "household",
+            "--recipe",
+            str(recipe),
+            "--report",
+            str(tmp_path / "in.html"),
+            "--external-report",
+            str(tmp_path / "out.html"),
+            "--domains",
+            "region,sex",
+            "--json",
+            str(tmp_path / "a.json"),
+        ]
+    )
+    assert rc == 0
+    d = json.loads((tmp_path / "a.json").read_text())
+    v = d["assessment"]["variants"][1]
+    assert v["name"] == "recode, k3"  # the recipe's own name
+    assert {r["domain"] for r in v["estimates"]["rows"] if r.get("domain")} <= {"region", "sex"}
+    assert "household rate" not in (tmp_path / "out.html").read_text()
+
+
+# ----------------------------------------------------------------------------------------------
+# 6. no silent gaps
+# ----------------------------------------------------------------------------------------------
+def test_skipped_loglinear_says_why_everywhere(result):
+    # the example's full key table is small enough; force a skip by a tiny limit
+    from sdckit.report import measures as M
+
+    old = M.LOGLINEAR_MAX_CELLS
+    M.LOGLINEAR_MAX_CELLS = 10
+    try:
+        res = sdckit.assess(load_example(), _scenario(), progress=False)
+    finally:
+        M.LOGLINEAR_MAX_CELLS = old
+    assert "skipped" in res.original.loglinear
+    text = str(res.summary())
+    assert "skipped (see notes)" in text
+    assert any(n.startswith("log-linear risk skipped: the full table of the keys has") for n in res.notes)
+    assert "log-linear risk skipped" in res.to_html()
+    assert any("log-linear risk skipped" in n for n in res.to_dict()["notes"])
+
+
+# ----------------------------------------------------------------------------------------------
+# the acceptance case: EU-SILC (../shared)
+# ----------------------------------------------------------------------------------------------
+SILC_KEYS = ["db040", "hsize", "age", "rb090", "pl030", "pb220a"]
+SILC_RECODE = {
+    "method": "global_recode",
+    "parameters": {"variables": ["age"], "breaks": [-2, 15, 25, 35, 45, 55, 65, 75, 120]},
+}
+SILC_RECIPES = [
+    {"name": "k3", "steps": [K3]},
+    {"name": "recode age, k3", "steps": [SILC_RECODE, K3]},
+    {
+        "name": "recode age, k3, mdav",
+        "steps": [SILC_RECODE, K3, {"method": "microaggregation", "parameters": {"variables": ["eqIncome"]}}],
+    },
+    {
+        "name": "recode age, k3, mdav, pram",
+        "steps": [
+            SILC_RECODE,
+            K3,
+            {"method": "microaggregation", "parameters": {"variables": ["eqIncome"]}},
+            {"method": "pram", "parameters": {"variables": ["pl030"], "seed": 1}},
+        ],
+    },
+]
+
+
+@pytest.mark.shared_data
+def test_eusilc_four_variants():
+    data = pl.read_csv(shared_file("laeken", "eusilc.csv"))
+    sc = sdckit.Scenario(keys=SILC_KEYS, numeric_keys=["eqIncome"], weight="rb050", household="db030")
+    res = sdckit.assess(data, sc, recipes=SILC_RECIPES, progress=False)
+    from sdckit.report.table import split_loss
+
+    k3, rk3 = res.variant("k3"), res.variant("recode age, k3")
+    assert rk3.loss_by_variable["age"] > 0
+    # less loss for suppression only, unless the recode saves more suppression loss than it costs
+    saved = split_loss(k3)[0] - split_loss(rk3)[0]
+    cost = split_loss(rk3)[1]
+    assert (k3.loss < rk3.loss) == (saved < cost)
+    # the household rule decides and the original fails it
+    assert res.original.risk["measure"] == "household rate" and res.original.risk["meets_target"] is False
+    # MDAV on income: small, unit-free loss
+    assert res.variant("recode age, k3, mdav").loss_by_variable["eqIncome"] < 0.05
+    # income x 1000: the same comparison
+    scaled = data.with_columns(pl.col("eqIncome") * 1000)
+    again = sdckit.assess(scaled, sc, recipes=SILC_RECIPES, progress=False)
+    assert _loss_view(again) == _loss_view(res)
+    text = str(res.summary())
+    assert "has the least loss" in text
