@@ -28,6 +28,7 @@ from .risk import *  # noqa: F403  (every risk measure and its result class; see
 from .risk import __all__ as _risk_all
 from .scenario import Scenario
 from .utility import InformationLossResult, information_loss
+from .utility import EstimatesResult, estimates_change
 from .workflow import SdcProblem, assess
 
 __all__ = [
@@ -42,6 +43,9 @@ __all__ = [
     # information loss
     "information_loss",
     "InformationLossResult",
+    # the estimates a data user publishes, original against protected
+    "estimates_change",
+    "EstimatesResult",
     # the one-command assessment and its report
     "assess",
     "AssessmentResult",
