@@ -27,8 +27,7 @@ from .report import AssessmentResult
 from .risk import *  # noqa: F403  (every risk measure and its result class; see risk.__all__)
 from .risk import __all__ as _risk_all
 from .scenario import Scenario
-from .utility import InformationLossResult, information_loss
-from .utility import EstimatesResult, estimates_change
+from .utility import EstimatesResult, InformationLossResult, estimates_change, information_loss
 from .workflow import SdcProblem, assess
 
 __all__ = [
