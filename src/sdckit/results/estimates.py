@@ -58,7 +58,7 @@ class EstimatesResult(Result):
         ``"mean"``, ``"coefficient"``), ``variable`` (the numeric variable of a mean or
         coefficient, else None), ``domain`` and ``category`` (the domain variable and its
         category as text; None for an overall mean), ``original``, ``protected`` (None when not
-        estimable), ``relative_change`` = (protected - original) / \\|original\\| (None when the
+        estimable), ``relative_change`` = (protected - original) / |original| (None when the
         original is 0 or either is not estimable), ``se``, ``ci_low``, ``ci_high`` (the original
         estimate's standard error and normal confidence interval), ``covered`` (the protected
         estimate lies in that interval) and ``reason`` (why an estimate is not estimable).
@@ -73,14 +73,14 @@ class EstimatesResult(Result):
     n_estimates, n_not_estimable : int
         Estimates, and those that cannot be compared (not estimable in either file).
     mean_abs_relative_change : float or None
-        Mean over the compared estimates of min(\\|relative change\\|, 1).
+        Mean over the compared estimates of min(|relative change|, 1).
     median_abs_relative_change : float or None
-        Median over the compared estimates of \\|relative change\\| (not capped).
+        Median over the compared estimates of |relative change| (not capped).
     share_not_covered : float or None
         Share of the compared estimates whose protected value lies outside the original
         confidence interval.
     worst : tuple of dict
-        The five rows with the largest \\|relative change\\|.
+        The five rows with the largest |relative change|.
     """
 
     n: int = 0

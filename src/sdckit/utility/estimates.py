@@ -69,17 +69,17 @@ def estimates_change(
     protected value.
 
     Rows are paired by position. For each domain variable D and each category c of D in the
-    original, with design weights w_i:
+    original, with design weights :math:`w_i`:
 
-    * ``total``: the estimated population \hat N_c = \sum_i w_i [D_i = c];
-    * ``share``: \hat N_c / \sum_i w_i [D_i observed];
-    * ``mean`` of each numeric variable y: \sum_i w_i y_i [D_i = c] / \sum_i w_i [D_i = c] over
-      the records with y observed;
+    * ``total``: the estimated population :math:`\hat N_c = \sum_i w_i [D_i = c]`;
+    * ``share``: :math:`\hat N_c / \sum_i w_i [D_i \text{ observed}]`;
+    * ``mean`` of each numeric variable y:
+      :math:`\sum_i w_i y_i [D_i = c] / \sum_i w_i [D_i = c]` over the records with y observed;
 
     and the overall ``mean`` of each y, and ``coefficient``: the weighted least-squares fit of
-    the first numeric variable on an intercept and the indicators of the domain variables' categories
-    (main effects, each variable against its most frequent category among the original's
-    complete cases), one estimate per indicator (the intercept left out).
+    the first numeric variable on an intercept and the indicators of the domain variables'
+    categories (main effects, each variable against its most frequent category among the
+    original's complete cases), one estimate per indicator (the intercept left out).
 
     The protected file is read the way a data user reads it: a record whose domain value is
     missing (suppressed) is left out of that domain's estimates (complete cases for the
@@ -88,12 +88,16 @@ def estimates_change(
     None, with the reason). The relative change is (protected - original) / |original|.
 
     Standard errors of the original estimates come from linearisation: each estimate's
-    influence values z_i (total: w_i [D_i = c]; ratio \hat R = \sum w a / \sum w b:
-    w_i (a_i - \hat R b_i) / \sum w b; WLS: (X'WX)^{-1} x_i w_i e_i) are summed within
-    households (the ultimate clusters; each record is its own cluster without ``household``),
-    and var = G/(G - 1) \sum_h (z_h - \bar z)^2 over the G clusters of the file. This is the
-    with-replacement approximation of a one-stage cluster design: no finite-population
-    correction, no strata. The interval is the estimate ± z_{(1+confidence)/2} SE.
+    influence values :math:`z_i` (total: :math:`w_i [D_i = c]`; a ratio
+    :math:`\hat R = \sum w a / \sum w b`: :math:`w_i (a_i - \hat R b_i) / \sum w b`; WLS:
+    :math:`(X'WX)^{-1} x_i w_i e_i`) are summed within households (the ultimate clusters; each
+    record is its own cluster without ``household``), and
+
+    .. math:: \widehat{\mathrm{var}} = \frac{G}{G - 1} \sum_h (z_h - \bar z)^2
+
+    over the G clusters of the file. This is the with-replacement approximation of a one-stage
+    cluster design: no finite-population correction, no strata. The interval is the estimate
+    :math:`\pm z_{(1 + \text{confidence})/2}` SE.
 
     Parameters
     ----------
