@@ -188,6 +188,54 @@ def test_the_kernel_drops_an_aliased_column():
     assert fit.beta[0] == pytest.approx(2.0, abs=0.1) and math.isnan(fit.beta[1])
 
 
+@SETTINGS
+@given(seed=st.integers(0, 10_000))
+def test_the_per_category_kernels_follow_the_one_formula(seed):
+    """The kernels visit only the (household, category) pairs that occur; the same standard
+    errors come from the direct formula G/(G-1) sum_h (z_h - zbar)^2 with every influence value
+    written out (n values per category)."""
+    rng = np.random.default_rng(seed)
+    n, C = 80, 4
+    G = int(rng.integers(2, 40))
+    cluster = rng.integers(0, G, n)
+    codes = rng.integers(-1, C, n).astype(np.int32)  # -1: missing
+    w = rng.uniform(1, 10, n)
+    y = np.where(rng.random(n) < 0.1, np.nan, rng.normal(5, 2, n))
+    totals, shares = K.domain_totals(codes, C, w, cluster, G)
+    means = K.domain_means(codes, C, y, w, cluster, G)
+    obs, base = codes >= 0, w[codes >= 0].sum()
+    for c in range(C):
+        in_c = np.where(codes == c, w, 0.0)
+        se_total = math.sqrt(K.cluster_variance(cluster, G, in_c))
+        se_share = math.sqrt(K.cluster_variance(cluster, G, (in_c - shares.estimate[c] * np.where(obs, w, 0)) / base))
+        assert totals.se[c] == pytest.approx(se_total, rel=1e-9, abs=1e-12)
+        assert shares.se[c] == pytest.approx(se_share, rel=1e-9, abs=1e-12)
+        d = (codes == c) & ~np.isnan(y)
+        if d.any():
+            z = np.where(d, w * (np.nan_to_num(y) - means.estimate[c]), 0.0) / w[d].sum()
+            assert means.se[c] == pytest.approx(math.sqrt(K.cluster_variance(cluster, G, z)), rel=1e-9, abs=1e-12)
+        else:
+            assert math.isnan(means.se[c])
+
+
+@SETTINGS
+@given(seed=st.integers(0, 10_000))
+def test_shares_add_up_and_aggregates_stay_in_range(seed):
+    o = _survey(n=120, seed=seed)
+    p = _perturbed(o, seed + 1)
+    res = _call(o, p)
+    for dom in ("a", "b"):
+        shares = [r for r in res.rows if r["kind"] == "share" and r["domain"] == dom]
+        assert sum(r["original"] for r in shares) == pytest.approx(1.0)
+        assert sum(r["protected"] for r in shares if r["protected"] is not None) == pytest.approx(1.0)
+        totals = [r["original"] for r in res.rows if r["kind"] == "total" and r["domain"] == dom]
+        assert sum(totals) == pytest.approx(o.drop_nulls(dom)["w"].sum())
+    assert 0.0 <= res.mean_abs_relative_change <= 1.0
+    assert 0.0 <= res.share_not_covered <= 1.0
+    assert res.median_abs_relative_change >= 0.0
+    assert all(r["ci_low"] <= r["original"] <= r["ci_high"] for r in res.rows if r["se"] is not None)
+
+
 # ----------------------------------------------------------------------------------------------
 # standard error of a mean: the textbook formula, and a simulation
 # ----------------------------------------------------------------------------------------------

@@ -31,7 +31,6 @@ import numpy as np
 __all__ = [
     "DomainEstimates",
     "Regression",
-    "cluster_covariance",
     "cluster_variance",
     "domain_means",
     "domain_totals",
@@ -55,22 +54,21 @@ def cluster_variance(cluster: np.ndarray, n_clusters: int, z: np.ndarray) -> flo
     return float(n_clusters / (n_clusters - 1) * max(float(zh @ zh) - s * s / n_clusters, 0.0))
 
 
-def cluster_covariance(cluster: np.ndarray, n_clusters: int, Z: np.ndarray) -> np.ndarray:
-    """The (p, p) form of :func:`cluster_variance` for influence vectors ``Z`` (n, p)."""
-    p = Z.shape[1]
-    if n_clusters < 2:
-        return np.full((p, p), np.nan)
-    U = np.empty((n_clusters, p))
-    for j in range(p):
-        U[:, j] = np.bincount(cluster, weights=Z[:, j], minlength=n_clusters)
-    return _centred_cross(U)
+def _cluster_pairs(cluster: np.ndarray, codes: np.ndarray, n_categories: int):
+    """The distinct (cluster, category) pairs of the records: ``(pair of each record, category
+    of each pair, cluster of each pair)`` (one sort; a cluster meets only the categories of its
+    own records)."""
+    key = cluster.astype(np.int64) * n_categories + codes
+    uniq, inverse = np.unique(key, return_inverse=True)
+    return inverse.reshape(-1), uniq % n_categories, uniq // n_categories
 
 
-def _centred_cross(U: np.ndarray) -> np.ndarray:
-    """G/(G - 1) sum_h (u_h - ubar)(u_h - ubar)' of the cluster sums U (G, p)."""
-    G = U.shape[0]
-    U = U - U.mean(axis=0)
-    return G / (G - 1) * (U.T @ U)
+def _by_category(pair_category, pair_sums, n_categories: int, n_clusters: int) -> np.ndarray:
+    """Per category c, G/(G-1) sum_h (z_hc - zbar_c)^2 from the cluster sums z_hc of the pairs
+    (clusters without a record in c have z_hc = 0)."""
+    ss = np.bincount(pair_category, weights=pair_sums * pair_sums, minlength=n_categories)
+    s = np.bincount(pair_category, weights=pair_sums, minlength=n_categories)
+    return n_clusters / (n_clusters - 1) * np.clip(ss - s * s / n_clusters, 0.0, None)
 
 
 class DomainEstimates(NamedTuple):
@@ -83,28 +81,39 @@ class DomainEstimates(NamedTuple):
 
 
 def domain_totals(codes, n_categories, w, cluster=None, n_clusters=0):
-    """Totals N^_c = sum w_i [D_i = c] and shares N^_c / sum_{D_i observed} w_i of the
-    categories 0..C-1 of ``codes``: ``(totals, shares)``, each :class:`DomainEstimates`
-    (standard errors with ``cluster`` given)."""
+    """Totals N^_c = sum w_i [D_i = c] and shares p_c = N^_c / X, X = sum_{D_i observed} w_i,
+    of the categories 0..C-1 of ``codes``: ``(totals, shares)``, each :class:`DomainEstimates`
+    (standard errors with ``cluster`` given and at least two clusters).
+
+    With S_hc = sum_{i in h, D_i = c} w_i and B_h = sum_{i in h, D_i observed} w_i, the cluster
+    sums of the influence values are S_hc (total) and (S_hc - p_c B_h) / X (share); the share's
+    sum of squares over all clusters is sum_pairs [(S_hc - p_c B_h)^2 - (p_c B_h)^2] +
+    p_c^2 sum_h B_h^2, so only the pairs that occur are visited."""
     obs = codes >= 0
-    n = np.bincount(codes[obs], minlength=n_categories)
-    totals = np.bincount(codes[obs], weights=w[obs], minlength=n_categories).astype(float)
+    co, wo = codes[obs], w[obs]
+    n = np.bincount(co, minlength=n_categories)
+    totals = np.bincount(co, weights=wo, minlength=n_categories).astype(float)
     base = totals.sum()
     shares = totals / base if base > 0 else np.full(n_categories, np.nan)
     se_t = np.full(n_categories, np.nan)
     se_s = np.full(n_categories, np.nan)
-    if cluster is not None:
-        wo = np.where(obs, w, 0.0)
-        for c in range(n_categories):
-            in_c = np.where(codes == c, w, 0.0)
-            se_t[c] = np.sqrt(cluster_variance(cluster, n_clusters, in_c))
-            se_s[c] = np.sqrt(cluster_variance(cluster, n_clusters, (in_c - shares[c] * wo) / base))
+    if cluster is not None and n_clusters >= 2 and base > 0:
+        g = n_clusters / (n_clusters - 1)
+        pair, pc, ph = _cluster_pairs(cluster[obs], co, n_categories)
+        S = np.bincount(pair, weights=wo)
+        se_t = np.sqrt(_by_category(pc, S, n_categories, n_clusters))
+        B = np.bincount(cluster[obs], weights=wo, minlength=n_clusters)
+        pB = shares[pc] * B[ph]
+        ss = np.bincount(pc, weights=(S - pB) ** 2 - pB**2, minlength=n_categories) + shares**2 * (B @ B)
+        mean = (totals - shares * base) / n_clusters
+        se_s = np.sqrt(g * np.clip(ss - n_clusters * mean * mean, 0.0, None)) / base
     return DomainEstimates(totals, se_t, n), DomainEstimates(shares, se_s, n)
 
 
 def domain_means(codes, n_categories, y, w, cluster=None, n_clusters=0) -> DomainEstimates:
     """Weighted means R^_c = sum w_i y_i [D_i = c] / sum w_i [D_i = c] over the records with y
-    observed (NaN for a category without such a record)."""
+    observed (NaN for a category without such a record); influence values
+    w_i (y_i - R^_c) / sum w_i [D_i = c] in category c."""
     use = (codes >= 0) & ~np.isnan(y)
     cu, wu, yu = codes[use], w[use], y[use]
     n = np.bincount(cu, minlength=n_categories)
@@ -113,13 +122,10 @@ def domain_means(codes, n_categories, y, w, cluster=None, n_clusters=0) -> Domai
     with np.errstate(invalid="ignore", divide="ignore"):
         means = num / den
     se = np.full(n_categories, np.nan)
-    if cluster is not None:
-        cl = cluster[use]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            z = wu * (yu - means[cu]) / den[cu]
-        for c in range(n_categories):
-            if n[c]:
-                se[c] = np.sqrt(cluster_variance(cl, n_clusters, np.where(cu == c, z, 0.0)))
+    if cluster is not None and n_clusters >= 2 and cu.size:
+        pair, pc, _ = _cluster_pairs(cluster[use], cu, n_categories)
+        T = np.bincount(pair, weights=wu * (yu - means[cu]) / den[cu])
+        se = np.where(n > 0, np.sqrt(_by_category(pc, T, n_categories, n_clusters)), np.nan)
     return DomainEstimates(means, se, n)
 
 
@@ -203,21 +209,46 @@ def _independent(A: np.ndarray) -> np.ndarray:
 
 
 def _fitted(beta_all, factors, columns, n: int) -> np.ndarray:
-    """x_i' beta for every record (beta_all[0] the intercept)."""
+    """x_i' beta for every record (beta_all[0] the intercept), by one look-up per factor."""
     out = np.full(n, beta_all[0])
-    for a, (j, c) in enumerate(columns, start=1):
-        if beta_all[a]:
-            out += np.where(factors[j] == c, beta_all[a], 0.0)
+    for j, f in enumerate(factors):
+        effect = np.zeros(int(f.max(initial=0)) + 1)
+        for a, (k, c) in enumerate(columns, start=1):
+            if k == j and c < effect.size:
+                effect[c] = beta_all[a]
+        out += effect[f]
     return out
 
 
 def _score_covariance(cluster, n_clusters, factors, columns, ix, we) -> np.ndarray:
-    """:func:`cluster_covariance` of the scores x_i w_i e_i (``we`` = w_i e_i) on the design
-    columns ``ix`` (0 = intercept), one column at a time (the design matrix is never formed)."""
+    """G/(G-1) sum_h (u_h - ubar)(u_h - ubar)' of the cluster sums u_h of the scores
+    x_i w_i e_i (``we`` = w_i e_i) on the design columns ``ix`` (0 = intercept). The (G, q)
+    matrix of cluster sums is sparse (a cluster meets few categories): it is built as such and
+    only U'U is formed."""
+    from scipy import sparse
+
+    q = len(ix)
     if n_clusters < 2:
-        return np.full((len(ix), len(ix)), np.nan)
-    U = np.empty((n_clusters, len(ix)))
-    for k, a in enumerate(ix):
-        z = we if a == 0 else np.where(factors[columns[a - 1][0]] == columns[a - 1][1], we, 0.0)
-        U[:, k] = np.bincount(cluster, weights=z, minlength=n_clusters)
-    return _centred_cross(U)
+        return np.full((q, q), np.nan)
+    where = {a: k for k, a in enumerate(ix)}
+    rows, cols, vals = [], [], []
+    if 0 in where:
+        rows.append(cluster)
+        cols.append(np.full(cluster.size, where[0]))
+        vals.append(we)
+    for j, f in enumerate(factors):
+        pos = np.full(int(f.max(initial=0)) + 1, -1)
+        for a, (k, c) in enumerate(columns, start=1):
+            if k == j and a in where and c < pos.size:
+                pos[c] = where[a]
+        col = pos[f]
+        m = col >= 0
+        rows.append(cluster[m])
+        cols.append(col[m])
+        vals.append(we[m])
+    U = sparse.csr_matrix(
+        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(n_clusters, q)
+    )  # duplicates (records of one cluster) are summed
+    ubar = np.asarray(U.sum(axis=0)).ravel() / n_clusters
+    M = (U.T @ U).toarray() - n_clusters * np.outer(ubar, ubar)
+    return n_clusters / (n_clusters - 1) * M
