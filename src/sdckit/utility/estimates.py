@@ -199,57 +199,39 @@ def _validated(
     original, protected, keys, variables, weight, household, domains, max_categories, confidence, missing, eng
 ) -> _Input:
     """Check every argument and both files once; read and code the columns."""
-    problems: list[str] = []
     conf = check_rule("confidence", confidence)
     max_cat = check_rule("max_categories", max_categories)
-    key_names = as_name_list(keys, "keys", allow_empty=True)
-    var_names = as_name_list(variables, "variables", allow_empty=True)
-    dom_names = None if domains is None else as_name_list(domains, "domains")
-    w_name, hh_name = check_column(weight, "weight"), check_column(household, "household")
+    roles = {
+        "keys": as_name_list(keys, "keys", allow_empty=True),
+        "variables": as_name_list(variables, "variables", allow_empty=True),
+        "domains": [] if domains is None else as_name_list(domains, "domains"),
+        "weight": [c] if (c := check_column(weight, "weight")) else [],
+        "household": [c] if (c := check_column(household, "household")) else [],
+    }
     miss = as_missing_codes(missing)
     t_o, t_p = access.read_pair(original, protected, eng)
-    roles = {
-        "keys": key_names,
-        "variables": var_names,
-        "domains": dom_names or [],
-        "weight": [w_name] if w_name else [],
-        "household": [hh_name] if hh_name else [],
-    }
-    absent = [
-        m
-        for label, t in (("original", t_o), ("protected", t_p))
-        for param, names in roles.items()
-        if (m := access.absent_columns(t, names, f"{param} ({label} file)"))
-    ]
-    raise_problems(absent, missing_column=True)
-    if t_o.n != t_p.n:
-        problems.append(
-            f"protected: the file has {t_p.n} records and the original {t_o.n}; expected the same records in "
-            "the same order (rows are paired by position)"
-        )
-    elif t_o.n == 0:
-        problems.append("original: the file has no records; expected at least one")
-    raise_problems(problems)
-    problems += _column_problems(t_o, t_p, roles, w_name, hh_name)
-    raise_problems(problems)
+    _require_pair(t_o, t_p, roles)
     notes: list[str] = []
-    labels_ok = dom_names if dom_names is not None else key_names
-    coded = {v: access.encode_pair(v, t_o, t_p, miss, eng) for v in labels_ok}
-    chosen = dom_names if dom_names is not None else _auto_domains(key_names, coded, max_cat, notes)
+    coded = {
+        v: access.encode_pair(v, t_o, t_p, miss, eng)
+        for v in (roles["domains"] if domains is not None else roles["keys"])
+    }
+    chosen = roles["domains"] if domains is not None else _auto_domains(roles["keys"], coded, max_cat, notes)
+    var_names = roles["variables"]
     Y_o, Y_p = access.float_matrix(t_o, var_names, miss), access.float_matrix(t_p, var_names, miss)
-    for label, Y in (("original", Y_o), ("protected", Y_p)):
-        for j in np.flatnonzero(np.isinf(Y).any(axis=0)):
-            problems.append(
-                f"variables: column {var_names[j]} of the {label} file holds infinite values; expected "
-                "finite numbers (a missing value as null or NaN)"
-            )
+    problems = [
+        f"variables: column {var_names[j]} of the {label} file holds infinite values; expected finite numbers "
+        "(a missing value as null or NaN)"
+        for label, Y in (("original", Y_o), ("protected", Y_p))
+        for j in np.flatnonzero(np.isinf(Y).any(axis=0))
+    ]
     if not chosen and not var_names:
         problems.append(
             "domains: no domain variable and no numeric variable; expected domains=, keys= with 2 to "
             f"{max_cat} categories, or variables="
         )
     raise_problems(problems)
-    notes += _new_category_notes(chosen, coded)
+    w_name, hh_name = (roles[r][0] if roles[r] else None for r in ("weight", "household"))
     cluster, n_cl = _clusters(t_o, hh_name, eng)
     return _Input(
         n=t_o.n,
@@ -266,12 +248,33 @@ def _validated(
         n_clusters=n_cl,
         weighted=w_name is not None,
         confidence=conf,
-        notes=notes,
+        notes=notes + _new_category_notes(chosen, coded),
         backend=t_o.backend,
     )
 
 
-def _column_problems(t_o, t_p, roles, w_name, hh_name) -> list[str]:
+def _require_pair(t_o, t_p, roles) -> None:
+    """The two files pair by position and hold every named column with a usable type."""
+    absent = [
+        m
+        for label, t in (("original", t_o), ("protected", t_p))
+        for param, names in roles.items()
+        if (m := access.absent_columns(t, names, f"{param} ({label} file)"))
+    ]
+    raise_problems(absent, missing_column=True)
+    if t_o.n != t_p.n:
+        raise_problems(
+            [
+                f"protected: the file has {t_p.n} records and the original {t_o.n}; expected the same records "
+                "in the same order (rows are paired by position)"
+            ]
+        )
+    if t_o.n == 0:
+        raise_problems(["original: the file has no records; expected at least one"])
+    raise_problems(_column_problems(t_o, t_p, roles))
+
+
+def _column_problems(t_o, t_p, roles) -> list[str]:
     """Types of the columns in both files (counts and types only, never values)."""
     out: list[str] = []
     for label, t in (("original", t_o), ("protected", t_p)):
@@ -287,13 +290,24 @@ def _column_problems(t_o, t_p, roles, w_name, hh_name) -> list[str]:
                     )
         for param in ("keys", "domains", "variables"):
             out += [f"{m} ({label} file)" for m in mixed_type_problems(t, roles[param], param)]
-        if w_name is not None:
-            out += [f"{m} ({label} file)" for m in weight_problems(t, w_name, allow_zero=False)]
-    if hh_name is not None and t_o.n_missing(hh_name):
-        out.append(
-            f"household: column {hh_name} is missing for {t_o.n_missing(hh_name)} record(s) of the original "
-            "file; every record needs a household id"
-        )
+        for w in roles["weight"]:
+            out += [f"{m} ({label} file)" for m in _weight_problems(t, w)]
+    for h in roles["household"]:
+        if t_o.n_missing(h):
+            out.append(
+                f"household: column {h} is missing for {t_o.n_missing(h)} record(s) of the original file; every "
+                "record needs a household id"
+            )
+    return out
+
+
+def _weight_problems(table, name) -> list[str]:
+    """The weight column's problems: missing, infinite, negative (the roles' own check) or zero
+    (a record with weight 0 represents nobody)."""
+    out = weight_problems(table, name, allow_zero=True)
+    if not out and table.float_summary(name)["n_zero"]:
+        k = table.float_summary(name)["n_zero"]
+        out.append(f"weight: column {name} has {k} zero value(s); expected design weights > 0")
     return out
 
 
