@@ -236,6 +236,30 @@ def test_shares_add_up_and_aggregates_stay_in_range(seed):
     assert all(r["ci_low"] <= r["original"] <= r["ci_high"] for r in res.rows if r["se"] is not None)
 
 
+def test_a_small_category_with_small_weights_is_kept():
+    """Aliasing is judged on the scaled cross-products: a category of one record of weight 1
+    among weights of 10^9 is a column of its own, not an aliased one."""
+    rng = np.random.default_rng(4)
+    f = np.zeros(1000, np.int32)
+    f[:500], f[0] = 1, 2
+    w = np.full(1000, 1e9)
+    w[0] = 1.0
+    y = 3.0 + f + rng.normal(0, 0.1, 1000)
+    fit = K.wls(y, [f], [(0, 1), (0, 2)], w, np.arange(1000), 1000)
+    assert fit.kept.tolist() == [True, True]
+    assert fit.beta[1] == pytest.approx(2.0, abs=0.5)
+
+
+def test_a_domain_that_repeats_another_has_aliased_coefficients():
+    o = _survey(seed=20, missing=False).with_columns(pl.col("a").replace_strict({"p": 1, "q": 2, "r": 3}).alias("a2"))
+    res = sdckit.estimates_change(o, o, domains=["a", "a2"], variables="y", weight="w")
+    coef = _rows(res, "coefficient")
+    assert [k[2] for k, r in coef.items() if r["original"] is not None] == ["a", "a"]
+    for (_, _, d, _), r in coef.items():
+        if d == "a2":
+            assert r["original"] is None and r["reason"] == "aliased with other indicators in the original"
+
+
 # ----------------------------------------------------------------------------------------------
 # standard error of a mean: the textbook formula, and a simulation
 # ----------------------------------------------------------------------------------------------

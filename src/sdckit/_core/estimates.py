@@ -194,17 +194,23 @@ def _normal_equations(y, factors, columns, w):
     return A, b
 
 
-def _independent(A: np.ndarray) -> np.ndarray:
-    """Which columns of the Gram matrix ``A`` to keep: in order, each that is not a linear
-    combination of the kept ones before it (an empty column is never kept)."""
+def _independent(A: np.ndarray, tol: float = 1e-10) -> np.ndarray:
+    """Which columns of the Gram matrix ``A`` to keep: in order, each that is not (within
+    ``tol``) a linear combination of the kept ones before it; an empty column is never kept.
+    The test is on the scaled matrix D^-1/2 A D^-1/2 (unit diagonal), so it does not depend on
+    the size of the weights or of a category: column j is kept when the share of it that the
+    kept columns do not explain, 1 - c_jK C_KK^-1 c_Kj, exceeds ``tol``."""
+    d = np.sqrt(np.clip(np.diag(A), 0.0, None))
     p = A.shape[0]
     keep = np.zeros(p, dtype=bool)
-    scale = max(float(np.max(np.abs(np.diag(A)))), 1e-300)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        C = A / np.outer(d, d)
     for j in range(p):
-        trial = np.flatnonzero(keep).tolist() + [j]
-        sub = A[np.ix_(trial, trial)] / scale
-        if A[j, j] > 0 and np.linalg.matrix_rank(sub, tol=1e-10) == len(trial):
-            keep[j] = True
+        if d[j] == 0:
+            continue
+        K = np.flatnonzero(keep)
+        left = 1.0 - (C[j, K] @ np.linalg.solve(C[np.ix_(K, K)], C[K, j]) if K.size else 0.0)
+        keep[j] = left > tol
     return keep
 
 
