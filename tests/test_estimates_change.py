@@ -558,7 +558,7 @@ EUSILC_KEYS = ["db040", "hsize", "age", "rb090", "pl030", "pb220a"]
 def test_eusilc_domains_chosen_from_the_keys_and_fast():
     d = pl.read_csv(shared_file("laeken", "eusilc.csv"))
     sc = sdckit.Scenario(keys=EUSILC_KEYS, numeric_keys=["eqIncome"], weight="rb050", household="db030")
-    protected = sdckit.local_suppression(d, EUSILC_KEYS, k=3).table
+    protected = sdckit.local_suppression(d, EUSILC_KEYS, k=3).data
     start = time.perf_counter()
     res = sdckit.estimates_change(d, protected, scenario=sc)
     elapsed = time.perf_counter() - start
