@@ -428,6 +428,23 @@ def test_unweighted_totals_are_counts():
         assert row["original"] == counts[int(c)]
 
 
+def test_missing_codes_count_as_suppressed():
+    o = _survey(seed=21, missing=False)
+    p = o.with_columns(pl.when(pl.int_range(o.height) < 10).then(-999).otherwise(pl.col("b")).alias("b"))
+    coded = _rows(sdckit.estimates_change(o, p, domains="b", missing=-999))
+    nulls = _rows(sdckit.estimates_change(o, p.with_columns(pl.col("b").replace(-999, None)), domains="b"))
+    assert coded == nulls
+    assert ("total", None, "b", "-999") not in coded
+
+
+def test_one_household_gives_no_standard_error():
+    """G = 1: the with-replacement variance G/(G-1) ... is undefined; no interval, no coverage."""
+    o = _survey(seed=22, missing=False).with_columns(pl.lit(1).alias("hh"))
+    res = sdckit.estimates_change(o, o, domains="a", variables="y", weight="w", household="hh")
+    assert all(r["se"] is None and r["ci_low"] is None and r["covered"] is None for r in res.rows)
+    assert res.share_not_covered is None and res.mean_abs_relative_change == 0.0
+
+
 # ----------------------------------------------------------------------------------------------
 # domains chosen automatically, scenario, inputs
 # ----------------------------------------------------------------------------------------------
