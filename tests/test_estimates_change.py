@@ -462,9 +462,10 @@ def test_the_scenario_fills_the_roles():
     p = _perturbed(o, 14)
     sc = sdckit.Scenario(keys=["a", "b"], numeric_keys=["y"], weight="w", household="hh")
     auto, explicit = sdckit.estimates_change(o, p, scenario=sc).to_dict(), _call(o, p).to_dict()
-    assert auto["notes"] == ["domains chosen automatically: the keys with 2 to 12 categories (a, b)"]
-    assert explicit["notes"] == []
-    assert {**auto, "notes": []} == explicit
+    reference = "coefficients of y: each domain against its most frequent category (a=p, b=3)"
+    assert auto["notes"] == ["domains chosen automatically: the keys with 2 to 12 categories (a, b)", reference]
+    assert explicit["notes"] == [reference]
+    assert {**auto, "notes": []} == {**explicit, "notes": []}
 
 
 def test_inputs_are_not_mutated_and_pandas_works():

@@ -155,7 +155,8 @@ def estimates_change(
     inp = _validated(
         original, protected, keys, variables, weight, household, domains, max_categories, confidence, missing, eng
     )
-    rows = _domain_rows(inp) + _mean_rows(inp) + _coefficient_rows(inp)
+    notes = list(inp.notes)
+    rows = _domain_rows(inp) + _mean_rows(inp) + _coefficient_rows(inp, notes)
     z = K.normal_quantile(inp.confidence)
     return EstimatesResult(
         n=inp.n,
@@ -164,7 +165,7 @@ def estimates_change(
         variables=tuple(inp.variables),
         weighted=inp.weighted,
         confidence=inp.confidence,
-        notes=tuple(inp.notes),
+        notes=tuple(notes),
         backend=inp.backend,
     )
 
@@ -431,23 +432,30 @@ def _mean_rows(inp: _Input) -> list[dict]:
     return rows
 
 
-def _coefficient_rows(inp: _Input) -> list[dict]:
-    """WLS of the first numeric variable on the domains' indicators, in both files."""
+def _coefficient_rows(inp: _Input, notes: list) -> list[dict]:
+    """WLS of the first numeric variable on the domains' indicators, in both files (a note
+    names each domain's reference category)."""
     if not inp.variables or not inp.domains:
         return []
     y = inp.variables[0]
-    columns = _design_columns(inp)
+    refs = _references(inp)
+    columns = _design_columns(inp, refs)
     fit_o = K.wls(inp.Y_o[:, 0], inp.codes_o, columns, inp.w_o, inp.cluster, inp.n_clusters)
-    fit_p, where_p, lost = _protected_fit(inp, columns)
+    fit_p, where_p, lost = _protected_fit(inp, columns, refs)
+    notes.append(
+        f"coefficients of {y}: each domain against its most frequent category ("
+        + ", ".join(f"{d}={_text(lab[r])}" for d, lab, r in zip(inp.domains, inp.labels, refs))
+        + ")"
+    )
     rows = []
     for a, (j, c) in enumerate(columns):
         d, cat = inp.domains[j], _text(inp.labels[j][c])
+        b = where_p.get((j, c))
         if not fit_o.kept[a]:
             rows.append(
                 _row("coefficient", y, d, cat, None, None, None, "aliased with other indicators in the original")
             )
             continue
-        b = where_p.get((j, c))
         if j in lost:
             why = f"the reference category of {d} does not occur in the protected complete cases"
         elif fit_p is None or not fit_p.kept[b]:
@@ -458,46 +466,47 @@ def _coefficient_rows(inp: _Input) -> list[dict]:
     return rows
 
 
-def _protected_fit(inp: _Input, columns):
-    """The same regression in the protected file: ``(fit or None, {column: its index in the
-    fit}, domains whose reference category is lost)``. A domain whose reference category does
-    not occur among the protected complete cases is left out of the model (its coefficients
-    would change meaning), but its missing values still exclude records (complete cases)."""
-    refs = {j: r for j, r in enumerate(_references(inp))}
-    y = inp.Y_p[:, 0].copy()
-    for cp in inp.codes_p:
-        y[cp < 0] = np.nan
+def _complete(y, codes) -> np.ndarray:
+    """The complete cases: y and every domain observed."""
     cc = ~np.isnan(y)
-    lost = {j for j, cp in enumerate(inp.codes_p) if not np.any(cp[cc] == refs[j])}
-    kept = [j for j in range(len(inp.domains)) if j not in lost]
-    index = {j: k for k, j in enumerate(kept)}
-    cols_p = [(index[j], c) for j, c in columns if j not in lost]
-    if not cols_p:
-        return None, {}, lost
-    fit = K.wls(y, [inp.codes_p[j] for j in kept], cols_p, inp.w_p)
-    return fit, {(j, c): b for b, (j, c) in enumerate((j, c) for j, c in columns if j not in lost)}, lost
+    for co in codes:
+        cc &= co >= 0
+    return cc
 
 
 def _references(inp: _Input) -> list[int]:
     """Each domain's reference category: its most frequent category among the original's
-    complete cases (ties: the first label)."""
-    cc = ~np.isnan(inp.Y_o[:, 0])
-    for co in inp.codes_o:
-        cc &= co >= 0
+    complete cases, by records (ties: the first label)."""
+    cc = _complete(inp.Y_o[:, 0], inp.codes_o)
     return [int(np.argmax(np.bincount(co[cc], minlength=len(lab)))) for co, lab in zip(inp.codes_o, inp.labels)]
 
 
-def _design_columns(inp: _Input) -> list:
+def _design_columns(inp: _Input, refs) -> list:
     """The indicator columns (domain index, category code): every category of each domain that
     occurs among the original's complete cases, except the domain's reference."""
-    cc = ~np.isnan(inp.Y_o[:, 0])
-    for co in inp.codes_o:
-        cc &= co >= 0
+    cc = _complete(inp.Y_o[:, 0], inp.codes_o)
     columns = []
-    for j, (co, ref) in enumerate(zip(inp.codes_o, _references(inp))):
+    for j, (co, ref) in enumerate(zip(inp.codes_o, refs)):
         present = np.bincount(co[cc], minlength=len(inp.labels[j])) > 0
         columns += [(j, int(c)) for c in np.flatnonzero(present) if c != ref]
     return columns
+
+
+def _protected_fit(inp: _Input, columns, refs):
+    """The same regression in the protected file: ``(fit or None, {column: its index in the
+    fit}, domains whose reference category is lost)``. A domain whose reference category does
+    not occur among the protected complete cases is left out of the model (its coefficients
+    would change meaning), but its missing values still exclude records (complete cases)."""
+    cc = _complete(inp.Y_p[:, 0], inp.codes_p)
+    y = np.where(cc, inp.Y_p[:, 0], np.nan)
+    lost = {j for j, cp in enumerate(inp.codes_p) if not np.any(cp[cc] == refs[j])}
+    kept = [j for j in range(len(inp.domains)) if j not in lost]
+    position = {j: k for k, j in enumerate(kept)}
+    mine = [(j, c) for j, c in columns if j not in lost]
+    if not mine:
+        return None, {}, lost
+    fit = K.wls(y, [inp.codes_p[j] for j in kept], [(position[j], c) for j, c in mine], inp.w_p)
+    return fit, {col: b for b, col in enumerate(mine)}, lost
 
 
 def _finish(r: dict, z: float) -> dict:
