@@ -8,7 +8,6 @@ an aggregate: no record-level value is kept.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -187,18 +186,17 @@ class EstimatesResult(Result):
         return Summary("Estimates, original against protected", tuple(sections), tuple(notes + list(self.notes)))
 
     def plot(self, ax=None):
-        """Relative change (%) of each estimate, horizontal, with the original confidence
-        interval's half-width relative to the original (%) as a band around 0."""
+        """Relative change (%) of each compared estimate, horizontal, over a grey band: the
+        original confidence interval's half-width relative to the original (%), drawn up to
+        ±100 % (the interval of a coefficient close to 0 is far wider)."""
         ax = new_axes(ax)
-        rows = [r for r in self.rows if r["relative_change"] is not None]
+        rows = self._compared
         ys = list(range(len(rows)))
         half = [
-            100.0 * (r["ci_high"] - r["original"]) / abs(r["original"])
-            if r["ci_high"] is not None and math.isfinite(r["ci_high"])
-            else 0.0
+            min(100.0 * (r["ci_high"] - r["original"]) / abs(r["original"]), 100.0) if r["ci_high"] is not None else 0.0
             for r in rows
         ]
-        ax.barh(ys, [2 * h for h in half], left=[-h for h in half], color="#DDDDDD", label="original CI")
+        ax.barh(ys, [2 * h for h in half], left=[-h for h in half], color="#DDDDDD", label="original CI (to ±100 %)")
         ax.scatter([100.0 * r["relative_change"] for r in rows], ys, color="#C44E52", zorder=3, label="change")
         ax.axvline(0.0, color="black", linewidth=0.8)
         ax.set_yticks(ys)
