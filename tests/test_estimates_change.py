@@ -513,6 +513,9 @@ def test_plot_draws_one_point_per_compared_estimate(hand):
     assert hand.plot(ax=ax) is ax
     assert len(ax.get_yticklabels()) == 8
     assert ax.collections[0].get_offsets()[0][0] == pytest.approx(100 * hand.rows[0]["relative_change"])
+    # the coefficient's interval, 2 -+ 1.96 * 16/15, is wider than +-100 % of 2: its band stops at 100 %
+    widths = [bar.get_width() for bar in ax.patches]
+    assert max(widths) == pytest.approx(200.0) and widths[0] == pytest.approx(200 * Z95 * 1 / 5)
     plt.close(fig)
 
 
