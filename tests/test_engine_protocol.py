@@ -209,6 +209,9 @@ CASES = {
         d, x, NUM, scales=dict.fromkeys(NUM, "continuous"), engine=e
     ),
     "variant_loss": lambda d, x, e: sdckit.variant_loss(d, x, NUM, scales=dict.fromkeys(NUM, "numeric"), engine=e),
+    "estimates_change": lambda d, x, e: sdckit.estimates_change(
+        d, x, keys=["urbrur", "roof", "sex"], variables=NUM, weight=W, household="ori_hid", engine=e
+    ),
     "add_noise": lambda d, x, e: sdckit.add_noise(d, NUM, seed=1, engine=e),
     "global_recode": lambda d, x, e: sdckit.global_recode(d, "age", breaks=[-1, 20, 40, 60, 200], engine=e),
     "local_suppression": lambda d, x, e: sdckit.local_suppression(d, KEYS, k=3, engine=e),

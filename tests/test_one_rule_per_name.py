@@ -347,6 +347,7 @@ def _calls():
         "external_risk": (sdckit.external_risk, (noisy, d, xy), {}),
         "confidentiality_plot": (sdckit.confidentiality_plot, (d, noisy, xy), {}),
         "information_loss": (sdckit.information_loss, (d, noisy, xy), {}),
+        "estimates_change": (sdckit.estimates_change, (d, noisy), {"keys": KEYS, "variables": xy, "weight": "w"}),
         "assess": (sdckit.assess, (d, sdckit.Scenario(keys=KEYS, weight="w")), {}),
         "global_recode": (sdckit.global_recode, (d, ["x"]), {"breaks": 3}),
         "top_bottom_coding": (sdckit.top_bottom_coding, (d, ["x"]), {"value": 60.0, "kind": "top"}),

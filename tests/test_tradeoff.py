@@ -67,7 +67,9 @@ def _loss_view(res) -> dict:
             {x: round(lam, 12) for x, lam in v.loss_by_variable.items()},
             v.risk["measure"],
             round(v.risk["value"], 15),
-            None if "skipped" in est else [None if r["relative_change"] is None else round(r["relative_change"], 9) for r in est["rows"]],
+            None
+            if "skipped" in est
+            else [None if r["relative_change"] is None else round(r["relative_change"], 9) for r in est["rows"]],
             None if "skipped" in est else [r["covered"] for r in est["rows"]],
         )
     return out

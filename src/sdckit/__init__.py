@@ -27,7 +27,14 @@ from .report import AssessmentResult
 from .risk import *  # noqa: F403  (every risk measure and its result class; see risk.__all__)
 from .risk import __all__ as _risk_all
 from .scenario import Scenario
-from .utility import InformationLossResult, VariantLossResult, information_loss, variant_loss
+from .utility import (
+    EstimatesResult,
+    InformationLossResult,
+    VariantLossResult,
+    estimates_change,
+    information_loss,
+    variant_loss,
+)
 from .workflow import SdcProblem, assess
 
 __all__ = [
@@ -44,6 +51,9 @@ __all__ = [
     "InformationLossResult",
     "variant_loss",
     "VariantLossResult",
+    # the estimates a data user publishes, original against protected
+    "estimates_change",
+    "EstimatesResult",
     # the one-command assessment and its report
     "assess",
     "AssessmentResult",

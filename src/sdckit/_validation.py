@@ -286,6 +286,8 @@ RULES: dict[str, NumberRule] = {
     "max_steps": NumberRule(low=0, integer=True),
     "ctbil_dim": NumberRule(low=0, integer=True),
     "ebil_base": NumberRule(low=1.0, low_open=True, what="a logarithm base"),
+    "confidence": _OPEN_UNIT,
+    "max_categories": NumberRule(low=2, integer=True),
     "breaks": NumberRule(low=1, integer=True),
     "level": NumberRule(low=1, integer=True),
     "value": NumberRule(),

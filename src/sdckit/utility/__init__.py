@@ -1,8 +1,19 @@
-"""Information loss (data utility) of a protected file against its original."""
+"""Information loss (data utility) of a protected file against its original, and how the
+estimates a data user publishes move."""
 
+from ..results.estimates import EstimatesResult
 from ..results.information_loss import InformationLossResult
 from ..results.variant_loss import VariantLossResult
+from .estimates import estimates_change
 from .information_loss import SCALES, information_loss
 from .variant_loss import variant_loss
 
-__all__ = ["SCALES", "InformationLossResult", "VariantLossResult", "information_loss", "variant_loss"]
+__all__ = [
+    "SCALES",
+    "EstimatesResult",
+    "InformationLossResult",
+    "VariantLossResult",
+    "estimates_change",
+    "information_loss",
+    "variant_loss",
+]
