@@ -72,9 +72,16 @@ HAND_P = HAND.with_columns(
 )
 
 
+
+def _estimates(*args, **kwargs):
+    """estimates_change on the small hand-worked files, whose domains hold fewer than the default
+    5 records: every estimate shown (min_records=1; the withholding has its own test)."""
+    kwargs.setdefault("min_records", 1)
+    return sdckit.estimates_change(*args, **kwargs)
+
 @pytest.fixture(scope="module")
 def hand():
-    return sdckit.estimates_change(HAND, HAND_P, domains="D", variables="y", weight="w", household="hh")
+    return _estimates(HAND, HAND_P, domains="D", variables="y", weight="w", household="hh")
 
 
 @pytest.mark.parametrize(
@@ -161,7 +168,7 @@ def _brute_force_wls(frame: pl.DataFrame, columns):
 
 def test_coefficients_and_cluster_robust_se_match_the_brute_force_sandwich():
     frame = _survey()
-    res = sdckit.estimates_change(frame, frame, domains=["a", "b"], variables="y", weight="w", household="hh")
+    res = _estimates(frame, frame, domains=["a", "b"], variables="y", weight="w", household="hh")
     coef = [r for r in res.rows if r["kind"] == "coefficient"]
     # references: the most frequent category among complete cases (a: "p", b: whichever)
     d = frame.drop_nulls(["y", "a", "b"])
@@ -252,7 +259,7 @@ def test_a_small_category_with_small_weights_is_kept():
 
 def test_a_domain_that_repeats_another_has_aliased_coefficients():
     o = _survey(seed=20, missing=False).with_columns(pl.col("a").replace_strict({"p": 1, "q": 2, "r": 3}).alias("a2"))
-    res = sdckit.estimates_change(o, o, domains=["a", "a2"], variables="y", weight="w")
+    res = _estimates(o, o, domains=["a", "a2"], variables="y", weight="w")
     coef = _rows(res, "coefficient")
     assert [k[2] for k, r in coef.items() if r["original"] is not None] == ["a", "a"]
     for (_, _, d, _), r in coef.items():
@@ -267,7 +274,7 @@ def test_unweighted_mean_se_is_s_over_root_n():
     """No weights, no households: var = n/(n-1) sum ((y_i - ybar)/n)^2 = s^2 / n."""
     y = np.random.default_rng(1).gamma(2.0, 10.0, 400)
     frame = pl.DataFrame({"y": y})
-    res = sdckit.estimates_change(frame, frame, variables="y")
+    res = _estimates(frame, frame, variables="y")
     (row,) = res.rows
     assert row["original"] == pytest.approx(y.mean())
     assert row["se"] == pytest.approx(y.std(ddof=1) / math.sqrt(y.size), rel=1e-12)
@@ -298,7 +305,7 @@ def test_weighted_mean_se_by_simulation():
 # ----------------------------------------------------------------------------------------------
 def test_identical_files_change_nothing():
     frame = _survey(seed=4)
-    res = sdckit.estimates_change(frame, frame, domains=["a", "b"], variables="y", weight="w", household="hh")
+    res = _estimates(frame, frame, domains=["a", "b"], variables="y", weight="w", household="hh")
     assert res.n_not_estimable == 0 and res.n_estimates == len(res.rows) > 20
     assert all(r["relative_change"] == 0.0 and r["covered"] is True for r in res.rows)
     assert res.mean_abs_relative_change == 0.0 and res.share_not_covered == 0.0
@@ -315,7 +322,7 @@ def _perturbed(frame: pl.DataFrame, seed: int) -> pl.DataFrame:
 
 
 def _call(o, p):
-    return sdckit.estimates_change(o, p, domains=["a", "b"], variables="y", weight="w", household="hh")
+    return _estimates(o, p, domains=["a", "b"], variables="y", weight="w", household="hh")
 
 
 @SETTINGS
@@ -420,7 +427,7 @@ def test_a_variable_suppressed_in_a_domain_makes_its_mean_not_estimable():
 
 def test_unweighted_totals_are_counts():
     o = _survey(seed=11, missing=False)
-    res = sdckit.estimates_change(o, o, domains="b")
+    res = _estimates(o, o, domains="b")
     assert not res.weighted
     vc = o["b"].value_counts()
     counts = dict(zip(vc["b"].to_list(), vc["count"].to_list()))
@@ -431,8 +438,8 @@ def test_unweighted_totals_are_counts():
 def test_missing_codes_count_as_suppressed():
     o = _survey(seed=21, missing=False)
     p = o.with_columns(pl.when(pl.int_range(o.height) < 10).then(-999).otherwise(pl.col("b")).alias("b"))
-    coded = _rows(sdckit.estimates_change(o, p, domains="b", missing=-999))
-    nulls = _rows(sdckit.estimates_change(o, p.with_columns(pl.col("b").replace(-999, None)), domains="b"))
+    coded = _rows(_estimates(o, p, domains="b", missing=-999))
+    nulls = _rows(_estimates(o, p.with_columns(pl.col("b").replace(-999, None)), domains="b"))
     assert coded == nulls
     assert ("total", None, "b", "-999") not in coded
 
@@ -440,7 +447,7 @@ def test_missing_codes_count_as_suppressed():
 def test_one_household_gives_no_standard_error():
     """G = 1: the with-replacement variance G/(G-1) ... is undefined; no interval, no coverage."""
     o = _survey(seed=22, missing=False).with_columns(pl.lit(1).alias("hh"))
-    res = sdckit.estimates_change(o, o, domains="a", variables="y", weight="w", household="hh")
+    res = _estimates(o, o, domains="a", variables="y", weight="w", household="hh")
     assert all(r["se"] is None and r["ci_low"] is None and r["covered"] is None for r in res.rows)
     assert res.share_not_covered is None and res.mean_abs_relative_change == 0.0
 
@@ -450,18 +457,18 @@ def test_one_household_gives_no_standard_error():
 # ----------------------------------------------------------------------------------------------
 def test_domains_are_the_keys_with_few_categories():
     o = _survey(seed=12).with_columns(pl.Series("id", np.arange(300)), pl.lit(1).alias("one"))
-    res = sdckit.estimates_change(o, o, keys=["id", "a", "one", "b"], max_categories=4)
+    res = _estimates(o, o, keys=["id", "a", "one", "b"], max_categories=4)
     assert res.domains == ("a", "b")
     assert any("more than 4 categories: id (300)" in n for n in res.notes)
     assert any("fewer than 2 categories: one" in n for n in res.notes)
-    assert sdckit.estimates_change(o, o, keys=["id", "a", "b"], max_categories=3).domains == ("a",)
+    assert _estimates(o, o, keys=["id", "a", "b"], max_categories=3).domains == ("a",)
 
 
 def test_the_scenario_fills_the_roles():
     o = _survey(seed=13)
     p = _perturbed(o, 14)
     sc = sdckit.Scenario(keys=["a", "b"], numeric_keys=["y"], weight="w", household="hh")
-    auto, explicit = sdckit.estimates_change(o, p, scenario=sc).to_dict(), _call(o, p).to_dict()
+    auto, explicit = _estimates(o, p, scenario=sc).to_dict(), _call(o, p).to_dict()
     reference = "coefficients of y: each domain against its most frequent category (a=p, b=3)"
     assert auto["notes"] == ["domains chosen automatically: the keys with 2 to 12 categories (a, b)", reference]
     assert explicit["notes"] == [reference]
@@ -473,7 +480,7 @@ def test_inputs_are_not_mutated_and_pandas_works():
     o = _survey(seed=15).to_pandas()
     p = _perturbed(_survey(seed=15), 16).to_pandas()
     o0, p0 = o.copy(), p.copy()
-    res = sdckit.estimates_change(o, p, domains=["a", "b"], variables="y", weight="w", household="hh")
+    res = _estimates(o, p, domains=["a", "b"], variables="y", weight="w", household="hh")
     pd.testing.assert_frame_equal(o, o0)
     pd.testing.assert_frame_equal(p, p0)
     assert res.to_dict() == _call(_survey(seed=15), _perturbed(_survey(seed=15), 16)).to_dict()
@@ -546,19 +553,19 @@ def test_bad_input_names_the_parameter(kwargs, match):
     )
     call = {"domains": "b", **kwargs}
     with pytest.raises(SdcError, match=match) as err:
-        sdckit.estimates_change(o, o, **call)
+        _estimates(o, o, **call)
     assert "-1.0" not in str(err.value)  # never a record value
 
 
 def test_files_must_pair_and_hold_the_columns():
     o = _survey(n=30, seed=18)
     with pytest.raises(SdcError, match="protected: the file has 29 records and the original 30"):
-        sdckit.estimates_change(o, o[:29], domains="a")
+        _estimates(o, o[:29], domains="a")
     with pytest.raises(MissingColumnError, match=r"domains \(protected file\): column\(s\) a not found"):
-        sdckit.estimates_change(o, o.drop("a"), domains="a")
+        _estimates(o, o.drop("a"), domains="a")
     bad = o.with_columns(pl.when(pl.int_range(30) == 0).then(float("inf")).otherwise(pl.col("y")).alias("y"))
     with pytest.raises(SdcError, match="variables: column y of the protected file holds infinite values"):
-        sdckit.estimates_change(o, bad, domains="a", variables="y")
+        _estimates(o, bad, domains="a", variables="y")
 
 
 def test_an_out_of_core_engine_is_refused_with_the_one_message(tmp_path):
@@ -566,7 +573,7 @@ def test_an_out_of_core_engine_is_refused_with_the_one_message(tmp_path):
     path = tmp_path / "o.parquet"
     o.write_parquet(path)
     with pytest.raises(SdcError, match="engine: estimates_change needs the records in memory"):
-        sdckit.estimates_change(path, path, domains="a", engine="duckdb")
+        _estimates(path, path, domains="a", engine="duckdb")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -581,7 +588,7 @@ def test_eusilc_domains_chosen_from_the_keys_and_fast():
     sc = sdckit.Scenario(keys=EUSILC_KEYS, numeric_keys=["eqIncome"], weight="rb050", household="db030")
     protected = sdckit.local_suppression(d, EUSILC_KEYS, k=3).data
     start = time.perf_counter()
-    res = sdckit.estimates_change(d, protected, scenario=sc)
+    res = _estimates(d, protected, scenario=sc)
     elapsed = time.perf_counter() - start
     assert res.domains == ("db040", "hsize", "rb090", "pl030", "pb220a")
     assert any("more than 12 categories: age" in n for n in res.notes)
@@ -592,3 +599,24 @@ def test_eusilc_domains_chosen_from_the_keys_and_fast():
     # suppression only removes domain values: no total grows
     assert all(r["relative_change"] <= 1e-12 for r in res.rows if r["kind"] == "total")
     assert res.mean_abs_relative_change < 0.2
+
+
+def test_estimates_on_few_records_are_not_shown():
+    """A domain category with fewer than min_records records in the original is not shown at all
+    (a mean over one record is that record's value); one with fewer in the protected file shows
+    the original only."""
+    n = 12
+    orig = pl.DataFrame({"D": ["a"] * 10 + ["b"] * 2, "y": [float(i) for i in range(n)], "w": [1.0] * n})
+    prot = orig.with_columns(pl.when(pl.int_range(n) < 7).then(None).otherwise(pl.col("D")).alias("D"))
+    res = sdckit.estimates_change(orig, prot, domains="D", variables="y", weight="w")
+    rows = {(r["kind"], r["category"]): r for r in res.to_dict()["rows"]}
+    b = rows[("mean", "b")]
+    assert b["original"] is None and b["protected"] is None and b["se"] is None
+    assert b["reason"].startswith("fewer than 5 records in the original")
+    a = rows[("mean", "a")]  # 10 records in the original, 3 left in the protected file
+    assert a["original"] == pytest.approx(4.5) and a["protected"] is None
+    assert a["reason"].startswith("fewer than 5 records in the protected file")
+    shown = sdckit.estimates_change(orig, prot, domains="D", variables="y", weight="w", min_records=1)
+    assert {(r["kind"], r["category"]): r for r in shown.to_dict()["rows"]}[("mean", "b")]["original"] == 10.5
+    with pytest.raises(sdckit.SdcError, match="min_records"):
+        sdckit.estimates_change(orig, prot, domains="D", min_records=0)

@@ -74,3 +74,37 @@ def test_report_renders_offline_in_chromium(tmp_path):
     for fid, visible, area, drawn in figures:
         assert visible and area and area > 1000 and drawn >= 1, f"figure {fid} is not drawn"
     assert screenshot.stat().st_size > 10_000
+
+
+def test_both_reports_of_variants_render_offline_in_chromium(tmp_path):
+    """The internal report and the report for data users of an assessment with variants (a recode
+    then k = 3, and PRAM): no network request, no console error, every figure drawn."""
+    from sdckit.datasets import EXAMPLE_KEYS, load_example
+
+    data = load_example()
+    sc = sdckit.Scenario(keys=list(EXAMPLE_KEYS), numeric_keys=["income"], weight="weight", household="household")
+    merge = {"method": "global_recode", "parameters": {"variables": ["education"], "mapping": EDUCATION}}
+    recipes = [
+        {"name": "recode, k3", "steps": [merge, {"method": "local_suppression", "parameters": {"k": 3}}]},
+        {"name": "pram", "steps": [{"method": "pram", "parameters": {"variables": ["econ_status"], "seed": 3}}]},
+    ]
+    res = sdckit.assess(data, sc, recipes=recipes, progress=False)
+    for audience in ("internal", "external"):
+        report = tmp_path / f"{audience}.html"
+        res.to_html(report, audience=audience)
+        requests, problems, figures = _render(report, tmp_path / f"{audience}.png")
+        assert requests == [report.as_uri()], f"{audience}: network requests besides the file: {requests}"
+        assert problems == [], f"{audience}: console errors: {problems}"
+        for fid, visible, area, drawn in figures:
+            assert visible and area and area > 1000 and drawn >= 1, f"{audience}: figure {fid} is not drawn"
+        assert figures, audience
+
+
+#: the example's education levels merged into two
+EDUCATION = {
+    "none": "up to lower secondary",
+    "primary": "up to lower secondary",
+    "lower secondary": "up to lower secondary",
+    "upper secondary": "upper secondary or more",
+    "tertiary": "upper secondary or more",
+}

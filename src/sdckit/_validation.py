@@ -288,6 +288,7 @@ RULES: dict[str, NumberRule] = {
     "ebil_base": NumberRule(low=1.0, low_open=True, what="a logarithm base"),
     "confidence": _OPEN_UNIT,
     "max_categories": NumberRule(low=2, integer=True),
+    "min_records": NumberRule(low=1, integer=True, what="a number of records"),
     "breaks": NumberRule(low=1, integer=True),
     "level": NumberRule(low=1, integer=True),
     "value": NumberRule(),

@@ -16,7 +16,7 @@ import numpy as np
 from ..results._base import fmt, fmt_percent, fmt_share
 from . import figures as F
 from .measures import NEIGHBOUR_EDGES, PERTURBATION_EDGES, RISK_EDGES
-from .table import decision_text, loss_table, tradeoff_table, variant_table
+from .table import decision_text, loss_table, role_text, tradeoff_table, variant_table
 
 __all__ = ["CSS", "render"]
 
@@ -172,9 +172,11 @@ def _data(res) -> str:
         "strata": "strata",
         "sensitive": "sensitive variables",
         "missing": "extra missing-value codes",
+        "domains": "domains of the compared estimates",
+        "scales": "measurement scales declared",
     }
     rows = [("records", fmt(res.n)), ("variables in the file", fmt(res.n_columns))]
-    rows += [(labels[k], ", ".join(map(str, v)) if isinstance(v, tuple) else str(v)) for k, v in sc.items()]
+    rows += [(labels[k], role_text(v)) for k, v in sc.items()]
     rows.append(("target re-identification rate", fmt_share(res.max_global_risk)))
     rows.append(("k of k-anonymity", ", ".join(map(str, res.k))))
     out = _table(["", ""], rows, first_header=True).replace("<thead><tr><th></th><th></th></tr></thead>", "")
@@ -516,21 +518,6 @@ def _information_loss(res) -> str:
         )
     columns, rows = loss_table(res)
     variables = list(res.loss_scales)
-    svg = F.grouped_bars(
-        "fig-information-loss",
-        variables,
-        [(v.name, [v.loss_by_variable.get(x, 0.0) for x in variables]) for v in vs],
-        xlabel="lambda_j: share of values changed (categories) or scaled distance (numbers), 0 to 1",
-        ylabel="",
-        horizontal=True,
-    )
-    v0, x0 = max(((v, x) for v in vs for x in v.loss_by_variable), key=lambda t: t[0].loss_by_variable[t[1]])
-    lam = v0.loss_by_variable[x0]
-    kind = v0.change_by_variable.get(x0, {}).get("kind", "changed")
-    reading = (
-        f"{v0.name} costs {x0} the most (lambda_j = {fmt(lam)}, {kind}; "
-        f"{fmt_percent(v0.share_by_variable.get(x0, 0.0))} of that variant's loss)."
-    )
     intro = (
         "<p>Every variable a variant changes counts, whatever its type became. Per record, a category costs the "
         "chance that the released value stands for another category (1 for a suppressed or swapped value; for a "
@@ -549,7 +536,26 @@ def _information_loss(res) -> str:
             ["continuous key", *[f"{v.name}: IL1s" for v in vs]],
             [(x, *[(v.il1s or {}).get("il1s_by_variable", {}).get(x) for v in vs]) for x in il1],
         )
-    return out + _figure("fig-information-loss", svg, "Information loss per variable", reading)
+    return out + _loss_figure(vs, variables)
+
+
+def _loss_figure(vs, variables) -> str:
+    svg = F.grouped_bars(
+        "fig-information-loss",
+        variables,
+        [(v.name, [v.loss_by_variable.get(x, 0.0) for x in variables]) for v in vs],
+        xlabel="lambda_j: share of values changed (categories) or scaled distance (numbers), 0 to 1",
+        ylabel="",
+        horizontal=True,
+    )
+    v0, x0 = max(((v, x) for v in vs for x in v.loss_by_variable), key=lambda t: t[0].loss_by_variable[t[1]])
+    lam = v0.loss_by_variable[x0]
+    kind = v0.change_by_variable.get(x0, {}).get("kind", "changed")
+    reading = (
+        f"{v0.name} costs {x0} the most (lambda_j = {fmt(lam)}, {kind}; "
+        f"{fmt_percent(v0.share_by_variable.get(x0, 0.0))} of that variant's loss)."
+    )
+    return _figure("fig-information-loss", svg, "Information loss per variable", reading)
 
 
 def _tradeoff(res) -> str:
@@ -799,6 +805,7 @@ def _external_loss(res) -> str:
         + _table(columns, rows)
         + "<h3>Values suppressed (set to missing) per variable</h3>"
         + _table(["variable", *[v.name for v in vs]], sup_rows)
+        + _loss_figure(vs, list(res.loss_scales))
     )
 
 

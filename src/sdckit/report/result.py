@@ -13,7 +13,7 @@ from ..results._base import Result, Summary, fmt_share, freeze
 from ._frozen import plain
 from .combinations import KeySubsets
 from .measures import NEIGHBOUR_EDGES, PERTURBATION_EDGES, RISK_EDGES
-from .table import decision_text, loss_table, tradeoff_table, variant_table
+from .table import decision_text, loss_table, role_text, tradeoff_table, variant_table
 
 __all__ = ["AssessmentResult", "VariantAssessment"]
 
@@ -219,9 +219,7 @@ class AssessmentResult(Result):
     def summary(self) -> Summary:
         sc = self.scenario
         rows: list[tuple] = [("records", self.n), ("variables in the file", self.n_columns)]
-        rows += [
-            (role.replace("_", " "), ", ".join(map(str, v)) if isinstance(v, tuple) else v) for role, v in sc.items()
-        ]
+        rows += [(role.replace("_", " "), role_text(v)) for role, v in sc.items()]
         rows.append(("target re-identification rate", fmt_share(self.max_global_risk)))
         columns, table = variant_table(self)
         sections: list = [("Data and scenario", rows), ("Measures", {"columns": columns, "rows": table})]

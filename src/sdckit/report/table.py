@@ -5,11 +5,18 @@ from __future__ import annotations
 
 from ..results._base import fmt, fmt_percent, fmt_share
 
-__all__ = ["decision_text", "loss_table", "split_loss", "tradeoff_table", "variant_table"]
+__all__ = ["decision_text", "loss_table", "role_text", "split_loss", "tradeoff_table", "variant_table"]
 
 
 def _pct(v) -> str:
     return "-" if v is None else fmt_share(v)
+
+
+def role_text(value) -> str:
+    """A scenario role as text: ``a, b`` for columns, ``age: numeric`` for scales."""
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {v}" for k, v in value.items())
+    return ", ".join(map(str, value)) if isinstance(value, tuple) else str(value)
 
 
 def _ll(v, key: str):

@@ -184,8 +184,13 @@ def risk_rules(risk: dict | None, continuous: dict | None, xi: float) -> list[di
         if "household" in risk:
             rules.append(_rule("household rate", risk["household"]["global_risk"], xi, "household rule" not in failing))
     elif continuous and continuous.get("share_interval_risk") is not None:
-        rules.append(_rule("records in the 5 % sd interval", continuous["share_interval_risk"], None, None))
+        rules.append(_rule(INTERVAL_RULE, continuous["share_interval_risk"], None, None))
     return rules
+
+
+#: the risk of a file with continuous keys only: records whose released values all lie within 5 %
+#: of a standard deviation of their original ones (the original itself: every record)
+INTERVAL_RULE = "records in the 5 % sd interval"
 
 
 def _rule(name: str, value, target, meets) -> dict:

@@ -189,6 +189,8 @@ def _with_deciding_risk(results: list[VariantAssessment], xi: float) -> list[Var
     fails furthest, or else the one closest to its target), its value, target and whether the
     variant meets it, and every rule with its value (``rules``)."""
     rules = [T.risk_rules(v.categorical_risk, v.continuous, xi) for v in results]
+    if not rules[0] and any(r and r[0]["measure"] == T.INTERVAL_RULE for r in rules):
+        rules[0] = T.risk_rules(None, {"share_interval_risk": 1.0}, xi)  # the original: every record
     name = T.deciding_rule(rules[0]) or next((T.deciding_rule(r) for r in rules if r), None)
     out = []
     for v, rs in zip(results, rules):

@@ -10,7 +10,7 @@ data-access helpers of :mod:`._access`); :func:`_domain_rows`, :func:`_mean_rows
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -47,6 +47,7 @@ _NUMBER_KINDS = ("integer", "float", "null")
     Param("domains", "columns"),
     Param("max_categories", "int"),
     Param("confidence", "number"),
+    Param("min_records", "int"),
     Param("missing"),
     inputs=("original", "protected"),
 )
@@ -61,6 +62,7 @@ def estimates_change(
     domains=None,
     max_categories: int = 12,
     confidence: float = 0.95,
+    min_records: int = 5,
     missing=None,
     engine=None,
 ) -> EstimatesResult:
@@ -120,6 +122,11 @@ def estimates_change(
         The most categories a key may have to be chosen as a domain automatically.
     confidence : float, default 0.95
         Level of the confidence intervals, in (0, 1).
+    min_records : int, default 5
+        An estimate that rests on fewer records than this (a domain category, its observed
+        values of a variable, or its complete cases for a coefficient) is not shown, in the
+        original or the protected file (a mean over one record is that record's value); the row
+        says why.
     missing : value or list of values, optional
         Codes to treat as missing (e.g. ``-999``) in addition to null / NaN, in both files.
     engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
@@ -155,6 +162,7 @@ def estimates_change(
     inp = _validated(
         original, protected, keys, variables, weight, household, domains, max_categories, confidence, missing, eng
     )
+    inp = replace(inp, min_records=check_rule("min_records", min_records))
     notes = list(inp.notes)
     rows = _domain_rows(inp) + _mean_rows(inp) + _coefficient_rows(inp, notes)
     z = K.normal_quantile(inp.confidence)
@@ -194,6 +202,7 @@ class _Input:
     confidence: float
     notes: list
     backend: str
+    min_records: int = 5
 
 
 def _validated(
@@ -406,10 +415,30 @@ def _domain_rows(inp: _Input) -> list[dict]:
             gone = None if tot_p.n[c] else "the category does not occur in the protected file (recoded or suppressed)"
             cat = _text(labels[c])
             for kind, o, p in (("total", tot_o, tot_p), ("share", sh_o, sh_p)):
-                rows.append(_row(kind, None, d, cat, o.estimate[c], o.se[c], None if gone else p.estimate[c], gone))
+                rows.append(
+                    _withheld(
+                        _row(kind, None, d, cat, o.estimate[c], o.se[c], None if gone else p.estimate[c], gone),
+                        o.n[c],
+                        p.n[c],
+                        inp.min_records,
+                    )
+                )
             for v, (o, p) in zip(inp.variables, means):
-                rows.append(_mean_row(v, d, cat, o, p, c, gone))
+                rows.append(_withheld(_mean_row(v, d, cat, o, p, c, gone), o.n[c], p.n[c], inp.min_records))
     return rows
+
+
+def _withheld(row: dict, n_original: int, n_protected: int, m: int) -> dict:
+    """``row`` with its estimates removed where they rest on fewer than ``m`` records (a mean over
+    one record is that record's value): the original's (and then every figure), else the
+    protected file's."""
+    if 0 < n_original < m:
+        why = f"fewer than {m} records in the original: not shown (it could reveal a record's value)"
+        return {**row, "original": None, "se": None, "protected": None, "reason": why}
+    if 0 < n_protected < m and row["protected"] is not None:
+        why = f"fewer than {m} records in the protected file: not shown (it could reveal a record's value)"
+        return {**row, "protected": None, "reason": why}
+    return row
 
 
 def _mean_row(v, d, cat, o, p, c, gone) -> dict:
@@ -447,9 +476,13 @@ def _coefficient_rows(inp: _Input, notes: list) -> list[dict]:
         + ", ".join(f"{d}={_text(lab[r])}" for d, lab, r in zip(inp.domains, inp.labels, refs))
         + ")"
     )
+    cc_o = _complete(inp.Y_o[:, 0], inp.codes_o)
+    cc_p = _complete(inp.Y_p[:, 0], inp.codes_p)
     rows = []
     for a, (j, c) in enumerate(columns):
         d, cat = inp.domains[j], _text(inp.labels[j][c])
+        n_o = int(np.count_nonzero(cc_o & (inp.codes_o[j] == c)))
+        n_p = int(np.count_nonzero(cc_p & (inp.codes_p[j] == c)))
         b = where_p.get((j, c))
         if not fit_o.kept[a]:
             rows.append(
@@ -462,7 +495,8 @@ def _coefficient_rows(inp: _Input, notes: list) -> list[dict]:
             why = "the category does not occur in the protected complete cases (or is aliased there)"
         else:
             why = None
-        rows.append(_row("coefficient", y, d, cat, fit_o.beta[a], fit_o.se[a], None if why else fit_p.beta[b], why))
+        row = _row("coefficient", y, d, cat, fit_o.beta[a], fit_o.se[a], None if why else fit_p.beta[b], why)
+        rows.append(_withheld(row, n_o, n_p, inp.min_records))
     return rows
 
 
