@@ -11,10 +11,11 @@ Cases:
   categories, lognormal weights, households of 1-8 members) plus a lognormal income (a
   continuous key), no variant. Target: under 60 s. (The log-linear model is left out: the key
   table has 1.2e8 cells.)
-* ``synthetic 10^6 + 2 recipes`` -- the same file with two variants: local suppression to k = 3,
-  and a recode of k1 (five categories into three) followed by PRAM of k2. Each variant adds
-  its risk, its loss of every change, the estimates by domain and their confidence intervals,
-  the category tables and the PRAM matrix. Target: under 60 s (issue 26).
+* ``synthetic 10^6 + 2 recipes`` -- the same file with two variants: a recode of k1 (five
+  categories into three) followed by PRAM of k2, and the same recode followed by noise on income.
+  Each variant adds its risk (PRAM-adjusted), its loss of every change, the estimates by domain
+  with their confidence intervals, the category tables and the PRAM matrix. Target: under 60 s
+  (issue 26).
 * ``EU-SILC + 4 recipes`` (with ../shared) -- the laeken EU-SILC sample (14,827 records; keys
   region, household size, age, sex, economic status, citizenship; households; income as a
   continuous key) with the four variants of issue 26 (k = 3; age recoded then k = 3; plus MDAV
@@ -65,15 +66,15 @@ RECIPES = [
     },
 ]
 SLOW_RUN = 30.0  # a case slower than this is not repeated
-#: k1 has five categories (codes 0-4): merged into three
+#: k1 has five categories (2, 12, 22, 32, 42): merged into three. (Suppression is left out at this
+#: size: local suppression and risk-based suppression of 7 Zipf keys take minutes at 10^5 records,
+#: the protection, not the report; the EU-SILC case has it.)
+_K1 = {"method": "global_recode", "parameters": {"variables": ["k1"], "mapping": {2: 2, 12: 2, 22: 22, 32: 22, 42: 42}}}
 SYNTHETIC_RECIPES = [
-    {"name": "k3", "steps": [{"method": "local_suppression", "parameters": {"k": 3}}]},
+    {"name": "recode k1, pram k2", "steps": [_K1, {"method": "pram", "parameters": {"variables": ["k2"], "seed": 1}}]},
     {
-        "name": "recode k1, pram k2",
-        "steps": [
-            {"method": "global_recode", "parameters": {"variables": ["k1"], "mapping": {0: 0, 1: 0, 2: 1, 3: 1, 4: 2}}},
-            {"method": "pram", "parameters": {"variables": ["k2"], "seed": 1}},
-        ],
+        "name": "recode k1, noise on income",
+        "steps": [_K1, {"method": "add_noise", "parameters": {"variables": ["income"], "noise": 50, "seed": 2}}],
     },
 ]
 SILC = ROOT.parent / "shared" / "data" / "laeken" / "eusilc.csv"

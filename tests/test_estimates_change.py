@@ -72,12 +72,12 @@ HAND_P = HAND.with_columns(
 )
 
 
-
 def _estimates(*args, **kwargs):
     """estimates_change on the small hand-worked files, whose domains hold fewer than the default
     5 records: every estimate shown (min_records=1; the withholding has its own test)."""
     kwargs.setdefault("min_records", 1)
     return sdckit.estimates_change(*args, **kwargs)
+
 
 @pytest.fixture(scope="module")
 def hand():

@@ -371,8 +371,8 @@ def test_protected_file_is_a_variant(data, scenario, result, tmp_path):
     sdckit.SdcProblem(pl.read_csv(TESTDATA), sc).apply("local_suppression", k=3).data.write_csv(path)
     from_files = assess(TESTDATA, sc, protected=path)
     assert [v.name for v in from_files.variants] == ["original", "k3.csv"]
-    assert from_files.variants[1].categorical_risk["global_risk"] == (
-        result.variant("k3").categorical_risk["global_risk"]
+    assert (
+        from_files.variants[1].categorical_risk["global_risk"] == (result.variant("k3").categorical_risk["global_risk"])
     )
 
 

@@ -17,9 +17,8 @@ import polars as pl
 import pytest
 
 import sdckit
-from sdckit.datasets import EXAMPLE_KEYS, load_example
-
 from conftest import shared_file
+from sdckit.datasets import EXAMPLE_KEYS, load_example
 
 #: 5-year age groups merged into 20-year groups (the last open)
 AGE20 = {
@@ -181,7 +180,9 @@ def test_pram_variant_is_adjusted(result, data):
     problem = sdckit.SdcProblem.from_recipe(data, {"steps": RECIPES[3]["steps"]}, _scenario())
     released = problem.history[-1].result.table
     diagonal = problem.history[-1].result.details["pram_diagonal"]
-    ll = sdckit.loglinear_risk(released, list(EXAMPLE_KEYS), weight="weight", pram=diagonal)
+    with pytest.warns(sdckit.SdcWarning, match="missing key value are excluded"):  # the suppressed keys
+        ll = sdckit.loglinear_risk(released, list(EXAMPLE_KEYS), weight="weight", pram=diagonal)
+    assert any(n.startswith("recode, k3, mdav, pram: keys:") and "excluded" in n for n in result.notes)
     if "skipped" in v.loglinear:
         pytest.fail(f"log-linear skipped: {v.loglinear['skipped']}")
     assert v.loglinear["tau2"] == pytest.approx(ll.pram["tau2"], rel=1e-12)
@@ -359,3 +360,55 @@ def test_eusilc_four_variants():
     assert _loss_view(again) == _loss_view(res)
     text = str(res.summary())
     assert "has the least loss" in text
+
+
+# ----------------------------------------------------------------------------------------------
+# the scenario's scales and domains
+# ----------------------------------------------------------------------------------------------
+def test_scenario_scales_and_domains(data):
+    sc = _scenario(domains=["region", "sex"], scales={"age_group": "nominal", "income": "continuous"})
+    assert sc.scales == {"age_group": "nominal", "income": "numeric"} and hash(sc) == hash(
+        _scenario(domains=("region", "sex"), scales={"income": "numeric", "age_group": "categorical"})
+    )
+    with pytest.raises(TypeError):
+        sc.scales["x"] = "nominal"
+    with pytest.raises(sdckit.SdcError, match="scales: the scale of 'age' is not one of nominal"):
+        _scenario(scales={"age": "interval"})
+    with pytest.raises(sdckit.SdcError, match="expected a mapping"):
+        _scenario(scales=["age"])
+    with pytest.raises(sdckit.SdcError, match=r"domains: column\(s\) nope not found"):
+        sdckit.assess(data, _scenario(domains=["nope"]), progress=False)
+    res = sdckit.assess(data, sc, recipes=RECIPES[:2], progress=False)
+    assert res.variant("k3").estimates["domains"] == ["region", "sex"]
+    assert res.loss_scales["income"] == "numeric" and res.to_dict()["scenario"]["scales"]["income"] == "numeric"
+    # a recipe keeps them
+    problem = sdckit.SdcProblem(data, sc).apply("local_suppression", k=3)
+    rec = problem.to_recipe()
+    assert rec["scenario"]["domains"] == ["region", "sex"] and rec["scenario"]["scales"]["age_group"] == "nominal"
+    assert sdckit.SdcProblem.from_recipe(data, rec).scenario == sc
+
+
+def test_an_integer_key_with_many_values_is_a_number():
+    """Integer-coded keys: more than 20 values read as a number (an age), up to 20 as codes."""
+    from sdckit.engines import local_engine
+    from sdckit.report.tradeoff import loss_scales
+
+    rng = np.random.default_rng(0)
+    d = pl.DataFrame({"age": rng.integers(0, 90, 500), "status": rng.integers(1, 8, 500), "x": rng.normal(size=500)})
+    eng = local_engine()
+    scales = loss_scales(eng.table(d), sdckit.Scenario(keys=["age", "status"]), ["age", "status", "x"], eng)
+    assert scales == {"age": "numeric", "status": "nominal", "x": "numeric"}
+    scales = loss_scales(eng.table(d), sdckit.Scenario(keys=["age"], scales={"age": "nominal"}), ["age"], eng)
+    assert scales == {"age": "nominal"}
+
+
+def test_cli_scales_option(tmp_path, data, capsys):
+    from sdckit.cli import main
+
+    path = tmp_path / "d.csv"
+    data.write_csv(path)
+    base = ["assess", str(path), "--keys", "region,sex", "--report", str(tmp_path / "r.html")]
+    assert main([*base, "--scales", "income"]) == 2
+    assert "--scales: 'income' is not VARIABLE=SCALE" in capsys.readouterr().err
+    assert main([*base, "--scales", "income=interval"]) == 2
+    assert "the scale of 'income' is not one of" in capsys.readouterr().err

@@ -665,35 +665,42 @@ def _estimates(res) -> str:
         if "skipped" in est:
             out += f"<h3>{e(v.name)}</h3><p>Skipped: {e(est['skipped'])}.</p>"
             continue
-        rows = [
-            (
-                r["kind"],
-                r.get("variable") or "-",
-                f"{r.get('domain') or '-'}" + (f" = {r['category']}" if r.get("category") is not None else ""),
-                fmt(r["original"]),
-                "not estimable" if r.get("protected") is None else fmt(r["protected"]),
-                "-" if r.get("relative_change") is None else fmt_percent(r["relative_change"]),
-                {True: "yes", False: "no"}.get(r.get("covered"), "-"),
-            )
-            for r in est["rows"]
-        ]
+        rows = [_estimate_row(r) for r in est["rows"]]
         head = (
             f"{fmt(est['n_estimates'])} estimates; mean absolute change "
             f"{'-' if est.get('mean_abs_relative_change') is None else fmt_percent(est['mean_abs_relative_change'])}; "
             f"outside the original CI: "
             f"{'-' if est.get('share_not_covered') is None else fmt_percent(est['share_not_covered'])}; "
-            f"not estimable: {fmt(est['n_not_estimable'])}."
+            f"not estimable or not shown: {fmt(est['n_not_estimable'])}."
         )
+        table = _table(_ESTIMATE_COLUMNS, rows)
+        worst = _table(_ESTIMATE_COLUMNS, [_estimate_row(r) for r in est.get("worst", ())])
         out += (
-            f"<h3>{e(v.name)}</h3><p>{e(head)}</p>"
-            + '<div class="wide">'
-            + _table(
-                ["estimate", "variable", "domain", "original", "protected", "relative change", "in the original CI"],
-                rows,
-            )
-            + "</div>"
+            f"<h3>{e(v.name)}</h3><p>{e(head)} The largest changes:</p>{worst}<details><summary>all "
+            f"{fmt(est['n_estimates'])} estimates</summary>{table}</details>"
         )
     return out
+
+
+_ESTIMATE_COLUMNS = ["estimate", "variable", "domain", "original", "protected", "relative change", "in the original CI"]
+
+
+def _estimate_row(r: dict) -> tuple:
+    def value(x, side: str) -> str:
+        if x is not None:
+            return fmt(x)
+        reason = r.get("reason") or ""
+        return "not shown (few records)" if reason.startswith("fewer than") else "-" if side == "o" else "not estimable"
+
+    return (
+        r["kind"],
+        r.get("variable") or "-",
+        f"{r.get('domain') or '-'}" + (f" = {r['category']}" if r.get("category") is not None else ""),
+        value(r["original"], "o"),
+        value(r.get("protected"), "p"),
+        "-" if r.get("relative_change") is None else fmt_percent(r["relative_change"]),
+        {True: "yes", False: "no"}.get(r.get("covered"), "-"),
+    )
 
 
 def _continuous(res) -> str:

@@ -140,6 +140,7 @@ def _recode_table(codes_o, labels_o, codes_p, labels_p, original, v) -> dict:
         row = {"category": _text(label), "records": n_j, "n_original_categories": int(members.size)}
         if not numeric and members.size <= MAX_LISTED_CATEGORIES:
             row["original_categories"] = [_text(labels_o[m]) for m in members]
+            row["original_records"] = [int(np.count_nonzero(kept & (cp == j) & (co == m))) for m in members]
         rows.append(row)
     before = np.bincount(co[co >= 0], minlength=len(labels_o)) if co.size else np.zeros(0, dtype=int)
     return {

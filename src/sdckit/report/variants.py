@@ -256,6 +256,11 @@ def _usable_pram(v: Variant, notes: list, prefix: str) -> dict | None:
             f"{prefix}{', '.join(v.pram['stratified'])} PRAMed within strata: the matrices differ by stratum, so "
             "their risk is not PRAM-adjusted"
         )
+    if v.pram["diagonal"]:
+        notes.append(
+            f"{prefix}risk PRAM-adjusted for {', '.join(v.pram['diagonal'])}: a released key is the true one only "
+            "with the probability that PRAM kept it; the k-anonymity and SUDA counts are of the released values"
+        )
     return v.pram["diagonal"] or None
 
 
