@@ -412,3 +412,20 @@ def test_cli_scales_option(tmp_path, data, capsys):
     assert "--scales: 'income' is not VARIABLE=SCALE" in capsys.readouterr().err
     assert main([*base, "--scales", "income=interval"]) == 2
     assert "the scale of 'income' is not one of" in capsys.readouterr().err
+
+
+def test_pram_within_strata_is_named_not_adjusted(data):
+    """PRAM within strata publishes one matrix per stratum: the variant's risk is not adjusted
+    and a note says why; the SdcProblem report carries the matrices of PRAM without strata."""
+    recipe = {
+        "name": "pram by region",
+        "steps": [{"method": "pram", "parameters": {"variables": ["econ_status"], "strata": ["region"], "seed": 2}}],
+    }
+    res = sdckit.assess(data, _scenario(), recipes=[recipe], progress=False)
+    v = res.variant("pram by region")
+    assert v.categorical_risk["pram_adjusted"] == [] and v.pram == {}
+    assert any("econ_status PRAMed within strata" in n for n in res.notes)
+    p = sdckit.SdcProblem(data, _scenario()).apply("pram", variables=["econ_status"], seed=4)
+    rep = p.report()
+    assert rep.variants[1].categorical_risk["pram_adjusted"] == ["econ_status"]
+    assert p.measures["global_risk"] == rep.variants[1].categorical_risk["global_risk"]

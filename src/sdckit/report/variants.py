@@ -59,8 +59,10 @@ def assess_variants(
     engine=None,
 ) -> AssessmentResult:
     """:func:`assess` with the variants given as tables: ``(name, table)``, ``(name, table,
-    steps)`` or ``(name, table, steps, changed)`` (``steps`` the method names that made the
-    table, ``changed`` the variables they changed, whose loss is shown besides the roles'), e.g.
+    steps)``, ``(name, table, steps, changed)`` or ``(name, table, steps, changed, pram)``
+    (``steps`` the method names that made the table, ``changed`` the variables they changed,
+    whose loss is shown besides the roles', ``pram`` the published PRAM matrices
+    ``{"matrices": {variable: {from: {to: p}}}, "diagonal": {variable: {category: p}}}``), e.g.
     the data after each step of an :class:`SdcProblem`. Each table must have the records and
     columns of ``data``."""
     opts = _options(scenario, k, max_global_risk, include_records)
@@ -72,7 +74,9 @@ def assess_variants(
         for name, other, *rest in variants:
             steps = tuple(rest[0]) if rest else ()
             v = _checked(table, eng.table(other, "protected"), str(name), "recipe", steps)
-            vs.append(replace(v, changed=tuple(rest[1])) if len(rest) > 1 else v)
+            if len(rest) > 1:
+                v = replace(v, changed=tuple(rest[1]))
+            vs.append(replace(v, pram=rest[2]) if len(rest) > 2 else v)
         return _assess(table, scenario, vs, opts, eng)
 
 
@@ -251,7 +255,7 @@ def _usable_pram(v: Variant, notes: list, prefix: str) -> dict | None:
                 "were true (the matrices are not known from a file)"
             )
         return None
-    if v.pram["stratified"]:
+    if v.pram.get("stratified"):
         notes.append(
             f"{prefix}{', '.join(v.pram['stratified'])} PRAMed within strata: the matrices differ by stratum, so "
             "their risk is not PRAM-adjusted"

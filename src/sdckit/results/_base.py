@@ -400,6 +400,23 @@ class Result:
         return f"<{type(self).__name__} {' '.join(parts)}>"
 
 
+def json_safe(obj):
+    """``obj`` for JSON: mappings with text keys, lists for sequences, Python numbers, NaN and
+    infinities as None; text and None unchanged."""
+    if isinstance(obj, Mapping):
+        return {str(k): json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    if obj is None or isinstance(obj, str):
+        return obj
+    if isinstance(obj, (bool, np.bool_)):
+        return bool(obj)
+    if isinstance(obj, (int, np.integer)):
+        return int(obj)
+    v = float(obj)
+    return v if math.isfinite(v) else None
+
+
 def weighted_quantiles(x, counts, probs) -> np.ndarray:
     """``np.quantile(np.repeat(x, counts), probs)`` (linear interpolation) without repeating.
 

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._deprecation import REMOVED_IN
-from ._base import FrozenDict, Result, Summary, new_axes
+from ._base import FrozenDict, Result, Summary, json_safe, new_axes
 
 __all__ = ["InformationLossResult", "RenamedKeys"]
 
@@ -63,31 +63,6 @@ class RenamedKeys(FrozenDict):
 
     def __reduce__(self):
         return (RenamedKeys, (dict(self), self._old))
-
-
-# ----------------------------------------------------------------------------------------------
-# JSON-safe numbers
-# ----------------------------------------------------------------------------------------------
-def _num(v):
-    """JSON-safe number: NaN / inf -> None."""
-    if v is None:
-        return None
-    if isinstance(v, (bool, np.bool_)):
-        return bool(v)
-    if isinstance(v, (int, np.integer)):
-        return int(v)
-    v = float(v)
-    return v if math.isfinite(v) else None
-
-
-def _clean(obj):
-    if isinstance(obj, dict):
-        return {str(k): _clean(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_clean(v) for v in obj]
-    if isinstance(obj, str) or obj is None:
-        return obj
-    return _num(obj)
 
 
 def _pct(v):
@@ -260,7 +235,7 @@ class InformationLossResult(Result):
             "changes": dict(self.changes),
             "notes": list(self.notes),
         }
-        return _clean(out)
+        return json_safe(out)
 
     def summary(self) -> Summary:
         sections: list[tuple[str, Any]] = [("", self._headline_rows())]

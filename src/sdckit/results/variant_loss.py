@@ -6,39 +6,18 @@ Every field is an aggregate except ``record_loss`` and ``distances`` (per record
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
 from .._errors import SdcError
-from ._base import Result, Summary, new_axes
+from ._base import Result, Summary, json_safe, new_axes
 
 __all__ = ["CHANGE_KINDS", "VariantLossResult"]
 
 #: the kinds of change of a variable (a variable may combine several, joined by "+")
 CHANGE_KINDS = ("unchanged", "suppressed", "recoded", "perturbed", "pram")
-
-
-def _num(v):
-    """JSON-safe number: NaN / inf -> None."""
-    if v is None or isinstance(v, str):
-        return v
-    if isinstance(v, (bool, np.bool_)):
-        return bool(v)
-    if isinstance(v, (int, np.integer)):
-        return int(v)
-    v = float(v)
-    return v if math.isfinite(v) else None
-
-
-def _clean(obj):
-    if isinstance(obj, dict):
-        return {str(k): _clean(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_clean(v) for v in obj]
-    return _num(obj)
 
 
 @dataclass(frozen=True, eq=False)
@@ -92,7 +71,7 @@ class VariantLossResult(Result):
 
     def to_dict(self) -> dict:
         """Aggregates only, JSON-serialisable."""
-        return _clean(
+        return json_safe(
             {
                 "measure": "variant_loss",
                 "n": self.n,

@@ -12,7 +12,7 @@ from ..engines import in_memory_engine
 from ..report.result import AssessmentResult
 from ..report.variants import Variant, _assess, _Options, _options, _protected_variant, _with_register
 from ..scenario import Scenario
-from .problem import SdcProblem, read_recipe
+from .problem import SdcProblem, _published_pram, read_recipe
 
 __all__ = ["assess"]
 
@@ -145,31 +145,20 @@ def _recipe_variants(table, scenario, recipes, opts: _Options, eng) -> list[Vari
         name = label if label not in names else f"{label} ({i + 1})"
         names.add(name)
         steps = tuple(s.method for s in history)
-        out.append(Variant(name, "recipe", current, steps, changed, _pram_of(history), _step_texts(history)))
+        out.append(
+            Variant(
+                name,
+                "recipe",
+                current,
+                steps,
+                changed,
+                _published_pram([s.result for s in history]),
+                _step_texts(history),
+            )
+        )
         while problem.history:
             problem.undo()
     return out
-
-
-def _pram_of(history) -> dict | None:
-    """The published PRAM matrices of a recipe's PRAM steps (without strata): ``matrices``
-    {variable: {from: {to: p}}} and ``diagonal`` {variable: {category: keep probability}};
-    ``stratified`` names the variables PRAMed within strata (their matrices differ by stratum)."""
-    matrices: dict = {}
-    diagonal: dict = {}
-    stratified: list = []
-    for s in history:
-        if s.method != "pram":
-            continue
-        details = s.result.details
-        if "pram" in details:
-            matrices.update(details["pram"])
-            diagonal.update(details.get("pram_diagonal", {}))
-        else:
-            stratified += [m["variable"] for m in details.get("matrices", ())]
-    if not matrices and not stratified:
-        return None
-    return {"matrices": matrices, "diagonal": diagonal, "stratified": sorted(set(stratified))}
 
 
 def _step_texts(history) -> tuple[str, ...]:

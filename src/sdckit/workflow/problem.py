@@ -214,6 +214,7 @@ class SdcProblem:
                 s.result.table,
                 [x.method for x in steps[: i + 1]],
                 sorted({v for x in steps[: i + 1] for v, c in x.result.n_changed.items() if c}),
+                _published_pram([x.result for x in steps[: i + 1]]),
             )
             for i, s in enumerate(steps)
         ]
@@ -241,15 +242,22 @@ def _method(name):
 
 
 def _published_pram(results) -> dict | None:
-    """The PRAM matrices of the steps so far (without strata): ``matrices`` {variable: {from:
-    {to: p}}} and ``diagonal`` {variable: {category: keep probability}}; None without PRAM."""
+    """The published PRAM matrices of the steps' results (PRAM without strata): ``matrices``
+    {variable: {from: {to: p}}} and ``diagonal`` {variable: {category: keep probability}};
+    ``stratified`` names the variables PRAMed within strata (their matrices differ by stratum).
+    None without PRAM."""
     matrices: dict = {}
     diagonal: dict = {}
+    stratified: set = set()
     for r in results:
-        if "pram" in r.details:
+        if r.details.get("pram"):
             matrices.update(r.details["pram"])
             diagonal.update(r.details.get("pram_diagonal") or {})
-    return {"matrices": matrices, "diagonal": diagonal} if matrices else None
+        elif r.details.get("pram", False) is None and r.details.get("matrices"):
+            stratified |= {m["variable"] for m in r.details["matrices"]}
+    if not matrices and not stratified:
+        return None
+    return {"matrices": matrices, "diagonal": diagonal, "stratified": sorted(stratified)}
 
 
 #: the scenario roles a recipe records, with the JSON Schema of each
