@@ -1,0 +1,612 @@
+"""ARX's model of anonymisation: full-domain generalisation over a lattice of level vectors,
+record suppression up to a limit, ARX's information-loss metrics and an optimal search.
+
+Pure NumPy. Everything works on integer codes:
+
+* a hierarchy is a set of integer maps, one per level step (level ``l`` code -> level ``l+1``
+  code), with the number of hierarchy rows that each generalised value covers (its share of
+  the domain, for the metrics);
+* the records are compressed once to their distinct rows of base codes with counts, so that a
+  node costs O(distinct rows) and not O(records); a node is evaluated from the smallest table
+  of an already evaluated *specialisation* (a node with every level lower or equal), rolled up
+  through the hierarchies' maps;
+* the search visits the nodes in the order of ARX's lower bound of the metric (the loss
+  without suppression, monotone in the levels) and stops as soon as the bound is not below the
+  best loss found: what is left cannot win, so the answer is the optimum.
+
+References: Prasser F., Kohlmayer F. (2015), *Putting statistical disclosure control into
+practice: the ARX data anonymization tool*; Kohlmayer F. et al. (2012), *Flash: efficient,
+stable and optimal k-anonymity*, IEEE PASSAT; ARX's classes ``MetricMDNMLoss``,
+``MetricMDNMPrecision``, ``ILMultiDimensionalGeometricMean`` (Apache 2.0).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = [
+    "Criteria",
+    "Hierarchy",
+    "Model",
+    "NodeResult",
+    "SearchOutcome",
+    "aggregate",
+    "combine_codes",
+    "hierarchy_from_codes",
+    "lattice_nodes",
+    "make_model",
+    "search",
+    "suppressed_rows",
+]
+
+#: ARX compares information loss on its first ten decimals (``Metric.round``: floor(x * 1e10) / 1e10)
+_FACTOR = 1e10
+#: memory for the class tables of evaluated nodes kept for rolling up (bytes)
+_CACHE_BYTES = 256 * 2**20
+
+
+# ----------------------------------------------------------------------------------------------
+# hierarchies
+# ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Hierarchy:
+    """One key's generalisation hierarchy as integer maps.
+
+    Attributes
+    ----------
+    up : tuple of int64 arrays
+        ``up[l][c]`` is the level-``l+1`` code of the level-``l`` code ``c`` (``height`` maps).
+    counts : tuple of int64 arrays
+        ``counts[l][c]``: the number of hierarchy rows whose level-``l`` value is ``c``; ARX's
+        domain share of a generalised value is ``counts[l][c] / n_rows``.
+    n_rows : int
+        The size of the domain: the rows of the hierarchy (ARX's ``DomainShare.getDomainSize``).
+    """
+
+    up: tuple
+    counts: tuple
+    n_rows: int
+
+    @property
+    def height(self) -> int:
+        return len(self.up)
+
+    def size(self, level: int) -> int:
+        return len(self.counts[level])
+
+    def lift(self, codes: np.ndarray, a: int, b: int) -> np.ndarray:
+        """Level-``a`` codes taken to level ``b`` (``b >= a``)."""
+        for lev in range(a, b):
+            codes = self.up[lev][codes]
+        return codes
+
+
+def hierarchy_from_codes(level_codes: np.ndarray) -> Hierarchy:
+    """A :class:`Hierarchy` from the codes of a hierarchy table: ``level_codes[r, l]`` is the
+    dense code (0..) of row ``r``'s value at level ``l``. Column 0 must hold each base value
+    once and each value of a level must have one parent (checked by the caller)."""
+    lc = np.asarray(level_codes, dtype=np.int64)
+    n_rows, width = lc.shape
+    counts = tuple(np.bincount(lc[:, lev]).astype(np.int64) for lev in range(width))
+    ups = []
+    for lev in range(width - 1):
+        up = np.zeros(len(counts[lev]), dtype=np.int64)
+        up[lc[:, lev]] = lc[:, lev + 1]
+        ups.append(up)
+    return Hierarchy(tuple(ups), counts, int(n_rows))
+
+
+# ----------------------------------------------------------------------------------------------
+# combining codes, the lattice
+# ----------------------------------------------------------------------------------------------
+def combine_codes(cols, sizes) -> np.ndarray:
+    """One int64 key per row from integer columns (mixed radix, the first column most
+    significant; the order of the keys is the lexicographic order of the rows). When the
+    radix would overflow, the partial key is re-ranked first (np.unique keeps the order)."""
+    n = len(cols[0]) if cols else 0
+    key = np.zeros(n, dtype=np.int64)
+    radix = 1
+    for col, size in zip(cols, sizes):
+        size = max(int(size), 1)
+        if radix * size >= 2**62:
+            uniq, key = np.unique(key, return_inverse=True)
+            key = key.reshape(-1).astype(np.int64)
+            radix = len(uniq)
+        key = key * size + col
+        radix *= size
+    return key
+
+
+def lattice_nodes(heights) -> np.ndarray:
+    """Every level vector of the lattice, shape (N, m), in mixed-radix order (the first key
+    most significant): node ``i``'s index is its rank in this order."""
+    grids = np.indices([h + 1 for h in heights]).reshape(len(heights), -1).T
+    return np.ascontiguousarray(grids, dtype=np.int64)
+
+
+# ----------------------------------------------------------------------------------------------
+# criteria and metrics
+# ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Criteria:
+    """The privacy criteria checked per equivalence class (all monotone: a class made of
+    classes that satisfy them satisfies them).
+
+    ``k``: every class has at least ``k`` records. ``l`` with ``diversity``: the sensitive
+    attribute (the model's last column) takes at least ``l`` distinct values (``"distinct"``),
+    has an entropy of at least log2(l) (``"entropy"``), or satisfies recursive (c, l)-diversity
+    ``r_1 < c (r_l + ... + r_m)`` over its value counts in decreasing order (``"recursive"``).
+    """
+
+    k: int = 1
+    l: float | None = None
+    diversity: str = "distinct"
+    c: float = 1.0
+
+
+@dataclass(frozen=True)
+class Model:
+    """The compressed records and what the search needs about them.
+
+    ``rows``: distinct rows of base codes (d, m) plus, with a sensitive attribute, its codes
+    as the last column; ``counts``: records per row; ``inverse``: the row of each record.
+    """
+
+    hierarchies: tuple
+    rows: np.ndarray
+    counts: np.ndarray
+    inverse: np.ndarray
+    n: int
+    sens_size: int
+    criteria: Criteria
+    max_outliers: int
+    metric: str
+    gs_factor: float
+    bound_parts: np.ndarray = field(repr=False)  # (m, max height + 1): per key and level, sum of counts x rows covered
+
+    @property
+    def m(self) -> int:
+        return len(self.hierarchies)
+
+    @property
+    def heights(self) -> list[int]:
+        return [h.height for h in self.hierarchies]
+
+    @property
+    def factors(self) -> tuple[float, float]:
+        """ARX's generalisation and suppression factors of the gs-factor."""
+        gs = self.gs_factor
+        s = 2.0 * gs if gs < 0.5 else 1.0
+        g = 1.0 if gs <= 0.5 else 1.0 - 2.0 * (gs - 0.5)
+        return g, s
+
+
+def make_model(
+    base: np.ndarray,
+    hierarchies,
+    *,
+    sensitive: np.ndarray | None = None,
+    sens_size: int = 0,
+    criteria: Criteria,
+    suppression_limit: float = 0.0,
+    metric: str = "loss",
+    gs_factor: float = 0.5,
+) -> Model:
+    """Compress the records (``base``: (n, m) level-0 codes; ``sensitive``: codes 0..sens_size-1)
+    to their distinct rows with counts and precompute the per-key bound parts.
+
+    ARX's suppression limit is a share of the records: at most ``floor(limit * n)`` records
+    may be suppressed (``ARXConfiguration``)."""
+    base = np.asarray(base, dtype=np.int64)
+    n, m = base.shape
+    cols = [base[:, j] for j in range(m)]
+    sizes = [h.size(0) for h in hierarchies]
+    if sensitive is not None:
+        cols.append(np.asarray(sensitive, dtype=np.int64))
+        sizes.append(sens_size)
+    key = combine_codes(cols, sizes)
+    _, first, inverse, counts = np.unique(key, return_index=True, return_inverse=True, return_counts=True)
+    rows = np.stack([c[first] for c in cols], axis=1) if cols else np.zeros((0, 0), dtype=np.int64)
+    counts = counts.astype(np.int64)
+    width = max((h.height for h in hierarchies), default=0) + 1
+    parts = np.zeros((m, width), dtype=np.int64)
+    for j, h in enumerate(hierarchies):
+        codes = rows[:, j]
+        for lev in range(h.height + 1):
+            parts[j, lev] = int(np.dot(counts, h.counts[lev][codes]))
+            if lev < h.height:
+                codes = h.up[lev][codes]
+    return Model(
+        tuple(hierarchies),
+        rows,
+        counts,
+        inverse.reshape(-1),
+        int(n),
+        int(sens_size if sensitive is not None else 0),
+        criteria,
+        int(math.floor(suppression_limit * n)),
+        metric,
+        float(gs_factor),
+        parts,
+    )
+
+
+def _arx_round(x):
+    """ARX's ``Metric.round``: keep the first ten decimals (floor)."""
+    return np.floor(np.asarray(x, dtype=float) * _FACTOR) / _FACTOR
+
+
+def attribute_values(model: Model, levels: np.ndarray, supp_parts, n_supp) -> np.ndarray:
+    """ARX's per-attribute information loss for nodes ``levels`` (N, m).
+
+    ``supp_parts`` (N, m): per key, the sum over suppressed records of the rows covered by
+    their generalised value; ``n_supp`` (N,): suppressed records. With both zero this is ARX's
+    lower bound (the loss without suppression).
+
+    Loss (``MetricMDNMLoss``): with share(v) = rows covered by v / |D|, g and s the
+    generalisation and suppression factors (both 1 at gs-factor 0.5),
+    ``sum = g * sum_{kept records} share + sum_{suppressed} (s == 1 ? 1 : share + s (1 - share))``
+    and ``value = floor10((sum - g n / |D|) / (n - g n / |D|))`` (at least 0).
+
+    Non-monotonic precision (``MetricMDNMPrecision``):
+    ``value = (kept * level / height * g + suppressed * s) / n``.
+    """
+    g, s = model.factors
+    n = float(model.n)
+    levels = np.atleast_2d(levels)
+    supp_parts = np.atleast_2d(np.asarray(supp_parts, dtype=float))
+    n_supp = np.asarray(n_supp, dtype=float).reshape(-1, 1)
+    out = np.empty(levels.shape, dtype=float)
+    for j, h in enumerate(model.hierarchies):
+        lev = levels[:, j]
+        if model.metric == "precision":
+            rel = lev / h.height if h.height else np.zeros(len(lev))
+            out[:, j] = ((n - n_supp[:, 0]) * rel * g + n_supp[:, 0] * s) / n
+            continue
+        size = float(h.n_rows)
+        total = model.bound_parts[j, lev] / size
+        supp_share = supp_parts[:, j] / size
+        kept = total - supp_share
+        removed = n_supp[:, 0] if s == 1.0 else supp_share + s * (n_supp[:, 0] - supp_share)
+        raw = kept * g + removed
+        low = g * n / size
+        with np.errstate(divide="ignore", invalid="ignore"):
+            v = (raw - low) / (n - low) if n != low else np.zeros(len(lev))
+        out[:, j] = _arx_round(np.maximum(v, 0.0))
+    return out
+
+
+def aggregate(values: np.ndarray, metric: str) -> np.ndarray:
+    """ARX's aggregate of per-attribute values (N, m): the geometric mean of ``1 + v`` minus 1
+    for Loss (``ILMultiDimensionalGeometricMean``), the arithmetic mean for precision."""
+    values = np.atleast_2d(values)
+    m = values.shape[1]
+    if metric == "precision":
+        return values.sum(axis=1) / m
+    result = np.ones(values.shape[0])
+    for j in range(m):
+        result = result * np.power(values[:, j] + 1.0, 1.0 / m)
+    return result - 1.0
+
+
+# ----------------------------------------------------------------------------------------------
+# node evaluation
+# ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class NodeResult:
+    """One evaluated node: its classes' table (for rolling up), whether it satisfies the
+    criteria within the suppression limit, suppressed records and the per-key suppressed parts."""
+
+    rows: np.ndarray
+    counts: np.ndarray
+    satisfies: bool
+    n_supp: int
+    supp_parts: np.ndarray
+    violating_rows: np.ndarray  # bool per row of ``rows``
+
+
+def _class_violations(model: Model, keys: np.ndarray, counts: np.ndarray):
+    """Per distinct row (sorted ``keys``), whether its class violates the criteria."""
+    crit = model.criteria
+    if model.sens_size:
+        prefix = keys // model.sens_size
+        starts = np.flatnonzero(np.r_[True, prefix[1:] != prefix[:-1]])
+    else:
+        starts = np.arange(len(keys))
+    sizes = np.add.reduceat(counts, starts) if len(keys) else counts
+    bad = sizes < crit.k
+    if model.sens_size and crit.l is not None:
+        n_distinct = np.diff(np.r_[starts, len(keys)])
+        if crit.diversity == "distinct":
+            bad |= n_distinct < crit.l
+        elif crit.diversity == "entropy":
+            cls = np.repeat(np.arange(len(starts)), n_distinct)
+            p = counts / sizes[cls]
+            ent = -np.bincount(cls, weights=p * np.log2(p), minlength=len(starts))
+            bad |= ent < math.log2(crit.l)
+        else:
+            bad |= ~_recursive_ok(counts, starts, n_distinct, sizes, crit)
+    return np.repeat(bad, np.diff(np.r_[starts, len(keys)]))
+
+
+def _recursive_ok(counts, starts, n_distinct, sizes, crit: Criteria) -> np.ndarray:
+    """Recursive (c, l)-diversity per class: ``r_1 < c (r_l + ... + r_m)`` with ``r`` the
+    class's sensitive value counts in decreasing order (fewer than l values: violated)."""
+    lvl = int(crit.l)
+    cls = np.repeat(np.arange(len(starts)), n_distinct)
+    order = np.lexsort((-counts, cls))
+    sorted_counts = counts[order]
+    rank = np.arange(len(counts)) - np.repeat(starts, n_distinct)
+    r1 = sorted_counts[starts]
+    head = np.bincount(cls, weights=np.where(rank < lvl - 1, sorted_counts, 0), minlength=len(starts))
+    tail = sizes - head
+    return (n_distinct >= lvl) & (r1 < crit.c * tail)
+
+
+def evaluate(model: Model, src_levels, src_rows, src_counts, levels) -> NodeResult:
+    """The classes of node ``levels`` rolled up from a table at ``src_levels`` (every level
+    lower or equal), the criteria and the suppressed records."""
+    m = model.m
+    cols, sizes = [], []
+    for j, h in enumerate(model.hierarchies):
+        cols.append(h.lift(src_rows[:, j], int(src_levels[j]), int(levels[j])))
+        sizes.append(h.size(int(levels[j])))
+    if model.sens_size:
+        cols.append(src_rows[:, m])
+        sizes.append(model.sens_size)
+    key = combine_codes(cols, sizes)
+    uniq, first, inv = np.unique(key, return_index=True, return_inverse=True)
+    counts = np.bincount(inv.reshape(-1), weights=src_counts, minlength=len(uniq)).astype(np.int64)
+    rows = np.stack([c[first] for c in cols], axis=1)
+    viol = _class_violations(model, uniq, counts)
+    n_supp = int(counts[viol].sum())
+    parts = np.zeros(m)
+    if n_supp and model.metric == "loss":
+        vc = counts[viol]
+        for j, h in enumerate(model.hierarchies):
+            parts[j] = float(np.dot(vc, h.counts[int(levels[j])][rows[viol, j]]))
+    ok = n_supp <= model.max_outliers
+    return NodeResult(rows, counts, bool(ok), n_supp, parts, viol)
+
+
+def suppressed_rows(model: Model, levels) -> np.ndarray:
+    """Per distinct base row of the model, whether node ``levels`` suppresses it (map to the
+    records with ``model.inverse``)."""
+    m = model.m
+    cols, sizes = [], []
+    for j, h in enumerate(model.hierarchies):
+        cols.append(h.lift(model.rows[:, j], 0, int(levels[j])))
+        sizes.append(h.size(int(levels[j])))
+    if model.sens_size:
+        cols.append(model.rows[:, m])
+        sizes.append(model.sens_size)
+    key = combine_codes(cols, sizes)
+    uniq, inv = np.unique(key, return_inverse=True)
+    counts = np.bincount(inv.reshape(-1), weights=model.counts, minlength=len(uniq)).astype(np.int64)
+    return _class_violations(model, uniq, counts)[inv.reshape(-1)]
+
+
+# ----------------------------------------------------------------------------------------------
+# the optimal search
+# ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SearchOutcome:
+    """What :func:`search` found. ``best``: the index of the optimal node in ``nodes`` (None:
+    no node satisfies the criteria); ``evaluated``: (node index, satisfies, loss or None,
+    suppressed records) in the order checked."""
+
+    nodes: np.ndarray
+    best: int | None
+    loss: float
+    values: np.ndarray | None
+    n_checked: int
+    n_pruned: int
+    optimal: bool
+    evaluated: list
+
+
+class _Cache:
+    """Class tables of evaluated nodes, for rolling a new node up from the smallest table of
+    one of its specialisations; the base table always stays."""
+
+    def __init__(self, model: Model, nodes: np.ndarray):
+        self.nodes = nodes
+        self.size = np.full(len(nodes), -1, dtype=np.int64)
+        self.tables: dict[int, tuple] = {}
+        self.bytes = 0
+        self.base = (np.zeros(model.m, dtype=np.int64), model.rows, model.counts)
+
+    def source(self, x: int):
+        held = np.flatnonzero(self.size >= 0)
+        if held.size:
+            below = np.all(self.nodes[held] <= self.nodes[x], axis=1)
+            cand = held[below]
+            if cand.size:
+                best = int(cand[np.argmin(self.size[cand])])
+                if self.size[best] < len(self.base[1]):
+                    return self.tables[best]
+        return self.base
+
+    def add(self, x: int, res: NodeResult) -> None:
+        nbytes = res.rows.nbytes + res.counts.nbytes
+        if nbytes > _CACHE_BYTES // 4:
+            return
+        while self.bytes + nbytes > _CACHE_BYTES and self.tables:
+            drop = max(self.tables, key=lambda i: int(self.size[i]))
+            t = self.tables.pop(drop)
+            self.bytes -= t[1].nbytes + t[2].nbytes
+            self.size[drop] = -1
+        self.tables[x] = (self.nodes[x], res.rows, res.counts)
+        self.size[x] = len(res.counts)
+        self.bytes += nbytes
+
+
+def search(
+    model: Model,
+    *,
+    time_limit: float | None = None,
+    max_nodes: int | None = None,
+    on_check=None,
+    exhaustive: bool = False,
+) -> SearchOutcome:
+    """The node with the least metric among those that satisfy the criteria (with record
+    suppression up to the limit).
+
+    Ties: the lower sum of levels wins (ARX's rule in ``trackOptimum``), then the lower node
+    index (mixed-radix order of :func:`lattice_nodes`).
+
+    Order and pruning: the nodes are visited by increasing (lower bound, sum of levels,
+    index). The loss of a node is never below its bound, and the bound never decreases from a
+    node to its generalisations, so once the next node's key is above the best node's
+    (loss, sum of levels, index), no node left can win and the search stops: the answer is
+    proven optimal. The criteria are monotone, which tags nodes without checking them: a
+    generalisation of a node that satisfies them satisfies them (without suppression its loss
+    is then its bound), a specialisation of one that does not, does not. Before a node of
+    unknown status is checked, a chain from it to the top of the lattice (each step the
+    cheapest generalisation by the bound) is bisected for the highest node that fails, which
+    tags a whole cone of specialisations at once (the idea of FLASH's paths).
+    ``exhaustive=True`` checks every node without pruning or tagging (the test oracle).
+    ``time_limit`` (seconds) or ``max_nodes`` (nodes checked) stop early with the best so far,
+    flagged as not proven optimal.
+    """
+    return _Search(model, time_limit, max_nodes, on_check, exhaustive).run()
+
+
+class _Search:
+    def __init__(self, model: Model, time_limit, max_nodes, on_check, exhaustive: bool):
+        self.t0 = time.perf_counter()
+        self.model, self.time_limit, self.max_nodes = model, time_limit, max_nodes
+        self.on_check, self.exhaustive = on_check, exhaustive
+        nodes = lattice_nodes(model.heights)
+        self.nodes = nodes
+        n_nodes = len(nodes)
+        self.level_sum = nodes.sum(axis=1)
+        self.bound_values = attribute_values(model, nodes, np.zeros(nodes.shape), np.zeros(n_nodes))
+        self.bound = aggregate(self.bound_values, model.metric)
+        radix = [h + 1 for h in model.heights]
+        self.mult = np.array([int(np.prod(radix[j + 1 :])) for j in range(len(radix))], dtype=np.int64)
+        self.state = np.zeros(n_nodes, dtype=np.int8)  # 1 satisfies, -1 violates, 0 unknown
+        self.done = np.zeros(n_nodes, dtype=bool)
+        self.cache = _Cache(model, nodes)
+        self.best: tuple | None = None  # (loss, level sum, index)
+        self.best_values = None
+        self.evaluated: list = []
+        self.n_checked = 0
+
+    # -- one node ----------------------------------------------------------------------------
+    def key(self, x: int) -> tuple:
+        return (float(self.bound[x]), int(self.level_sum[x]), x)
+
+    def record(self, x: int, ok: bool, n_supp: int, values) -> None:
+        self.done[x] = True
+        if not ok:
+            loss = None
+        elif n_supp == 0:  # the loss is the bound: the same float, so ties compare equal
+            loss = float(self.bound[x])
+            values = self.bound_values[x]
+        else:
+            loss = float(aggregate(values, self.model.metric)[0])
+            values = values[0]
+        self.evaluated.append((x, ok, loss, n_supp))
+        if ok and (self.best is None or (loss, int(self.level_sum[x]), x) < self.best):
+            self.best = (loss, int(self.level_sum[x]), x)
+            self.best_values = values
+
+    def check(self, x: int) -> bool:
+        """Compute node ``x``'s classes, record it and tag what monotonicity gives."""
+        src_levels, src_rows, src_counts = self.cache.source(x)
+        res = evaluate(self.model, src_levels, src_rows, src_counts, self.nodes[x])
+        self.n_checked += 1
+        self.cache.add(x, res)
+        if self.on_check is not None:
+            self.on_check()
+        values = None
+        if res.satisfies:
+            values = attribute_values(self.model, self.nodes[x : x + 1], res.supp_parts[None, :], [res.n_supp])
+        self.record(x, res.satisfies, res.n_supp, values)
+        if not self.exhaustive:
+            self.tag(x, res.satisfies)
+        return res.satisfies
+
+    def tag(self, x: int, ok: bool) -> None:
+        if ok:
+            self.state[np.all(self.nodes >= self.nodes[x], axis=1)] = 1
+        else:
+            self.state[np.all(self.nodes <= self.nodes[x], axis=1)] = -1
+
+    # -- bisecting a chain -------------------------------------------------------------------
+    def chain(self, x: int) -> list[int]:
+        """From ``x`` to the top, each step the generalisation of least bound."""
+        heights = np.array(self.model.heights)
+        out = [x]
+        lev = self.nodes[x].copy()
+        while (lev < heights).any():
+            steps = np.flatnonzero(lev < heights)
+            idx = int(lev @ self.mult)
+            nxt = idx + self.mult[steps]
+            j = int(np.lexsort((nxt, self.bound[nxt]))[0])
+            lev[steps[j]] += 1
+            out.append(int(nxt[j]))
+        return out
+
+    def status(self, x: int) -> bool:
+        if self.state[x]:
+            return bool(self.state[x] == 1)
+        return self.check(x)
+
+    def probe(self, x: int) -> None:
+        """Bisect the chain above ``x`` for the boundary between failing and satisfying nodes
+        (monotone along a chain); tags the cone below the last failing node."""
+        path = self.chain(x)
+        lo, hi = -1, len(path)
+        while hi - lo > 1 and not self.out_of_budget():
+            mid = (lo + hi) // 2
+            if self.status(path[mid]):
+                hi = mid
+            else:
+                lo = mid
+
+    def out_of_budget(self) -> bool:
+        if self.time_limit is not None and time.perf_counter() - self.t0 > self.time_limit:
+            return True
+        return self.max_nodes is not None and self.n_checked >= self.max_nodes
+
+    # -- the sweep ---------------------------------------------------------------------------
+    def run(self) -> SearchOutcome:
+        order = np.lexsort((np.arange(len(self.nodes)), self.level_sum, self.bound))
+        optimal = True
+        for x in order.tolist():
+            if not self.exhaustive and self.best is not None and self.key(x) > self.best:
+                break
+            if self.out_of_budget():
+                optimal = False
+                break
+            if self.done[x]:
+                continue
+            if self.exhaustive:
+                self.check(x)
+                continue
+            if self.state[x] == 0:
+                self.probe(x)
+                if self.done[x] or self.state[x] == 0:
+                    continue  # checked by the probe, or the budget ran out (the next turn says so)
+            if self.state[x] == 1:
+                if self.model.max_outliers == 0:
+                    self.record(x, True, 0, None)
+                else:
+                    self.check(x)
+        best = self.best
+        return SearchOutcome(
+            nodes=self.nodes,
+            best=None if best is None else best[2],
+            loss=math.nan if best is None else best[0],
+            values=self.best_values,
+            n_checked=self.n_checked,
+            n_pruned=len(self.nodes) - self.n_checked,
+            optimal=optimal,
+            evaluated=self.evaluated,
+        )

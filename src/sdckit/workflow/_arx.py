@@ -1,0 +1,284 @@
+"""The ``arx`` model of the protection search: ARX's full-domain generalisation with record
+suppression, ARX's metrics and ARX's optimal answer (internal; ``sdckit.search`` calls it).
+
+The kernel is :mod:`sdckit._core.lattice`; this module reads the data through the engine,
+turns each key's hierarchy (an ARX hierarchy CSV or its rows) into integer maps, checks the
+parameters, runs the search and maps the answer back to the records.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._core import lattice as _lat
+from .._errors import SdcError
+from .._progress import progress_bar
+from .._validation import check_choice, check_int, check_number, check_rule
+from ..engines import in_memory_engine
+from ..protect.recode import _hierarchy_rows, _is_missing, _key
+
+__all__ = ["ArxOutcome", "arx_search"]
+
+_METRICS = ("loss", "precision")
+_DIVERSITY = ("distinct", "entropy", "recursive")
+
+
+@dataclass(frozen=True)
+class ArxOutcome:
+    """ARX's optimal answer for one search.
+
+    Attributes
+    ----------
+    levels : dict or None
+        ``{key: level}`` of the optimal node (``None``: no node satisfies the criteria).
+    suppressed : ndarray of bool, shape (n,)
+        The records suppressed, in input order.
+    loss : float
+        ARX's metric value of the answer (Loss, or non-monotonic precision); NaN without one.
+    loss_by_key : dict
+        ARX's per-attribute values (``per_attribute_by_qi``).
+    n_checked, n_pruned, n_nodes : int
+        Nodes whose classes were computed, nodes never computed, nodes of the lattice.
+    optimal : bool
+        Whether the answer is proven optimal (False after ``time_limit`` or ``max_nodes``).
+    evaluated : list of (dict, bool, float or None, int)
+        For each node looked at, in order: its levels, whether it satisfies the criteria
+        within the suppression limit, its metric value (None when it does not) and the records
+        it suppresses (those of its violating classes).
+    seconds : float
+        Wall time of the search (data read to answer).
+    """
+
+    levels: dict | None
+    suppressed: np.ndarray
+    loss: float
+    loss_by_key: dict
+    n_checked: int
+    n_pruned: int
+    n_nodes: int
+    optimal: bool
+    evaluated: list
+    seconds: float
+
+
+def _check_hierarchy_rows(key: str, rows: list) -> list[list[str]]:
+    """The rows as text, all of one width with no empty cell, each base value once, each value
+    of a level with one parent."""
+    if not rows:
+        raise SdcError(f"hierarchies[{key!r}]: empty; expected one row per value of {key!r}")
+    width = len(rows[0])
+    if width < 1 or any(len(r) != width for r in rows):
+        raise SdcError(f"hierarchies[{key!r}]: rows of different lengths; expected one column per level in every row")
+    if any(_is_missing(v) or v == "" for r in rows for v in r):
+        raise SdcError(f"hierarchies[{key!r}]: empty cells; expected a value at every level of every row")
+    text = [[_key(v) for v in r] for r in rows]
+    base = [r[0] for r in text]
+    if len(set(base)) != len(base):
+        raise SdcError(f"hierarchies[{key!r}]: a value appears in several rows; expected each value of the key once")
+    for lev in range(width - 1):
+        parent: dict = {}
+        for r in text:
+            if parent.setdefault(r[lev], r[lev + 1]) != r[lev + 1]:
+                raise SdcError(
+                    f"hierarchies[{key!r}]: a level-{lev} value has two different level-{lev + 1} values; "
+                    "expected one parent per value (a tree)"
+                )
+    return text
+
+
+def _hierarchy(key: str, text: list[list[str]]) -> tuple[_lat.Hierarchy, dict]:
+    """The integer hierarchy and ``{base value: base code}``."""
+    width = len(text[0])
+    codes = np.empty((len(text), width), dtype=np.int64)
+    for lev in range(width):
+        index: dict = {}
+        codes[:, lev] = [index.setdefault(r[lev], len(index)) for r in text]
+    return _lat.hierarchy_from_codes(codes), {r[0]: i for i, r in enumerate(text)}
+
+
+def _base_codes(eng, enc, j: int, key: str, base_of: dict) -> np.ndarray:
+    """The records' level-0 codes of key ``j``; every value must be in the hierarchy."""
+    labels = eng.label_values(enc.labels[j])
+    lookup = np.array([base_of.get(_key(v), -1) for v in labels] + [-1], dtype=np.int64)
+    codes = lookup[enc.codes[:, j]]  # code -1 (missing) picks the trailing -1
+    if (codes < 0).any():
+        n_missing = int((enc.codes[:, j] < 0).sum())
+        n_out = int((codes < 0).sum()) - n_missing
+        raise SdcError(
+            f"hierarchies[{key!r}]: {n_out} record(s) with a value not in the hierarchy's first column and "
+            f"{n_missing} with a missing value; expected every value of {key!r} in its hierarchy"
+        )
+    return codes
+
+
+def _criteria(k, l, sensitive, diversity, c) -> _lat.Criteria:
+    if k is None and l is None:
+        raise SdcError("k, l: both None; expected k (k-anonymity), l with sensitive (l-diversity), or both")
+    kk = 1 if k is None else check_rule("k", k)
+    div = check_choice(diversity, "diversity", _DIVERSITY)
+    if l is None:
+        if sensitive is not None:
+            raise SdcError("sensitive: given without l; expected l with it")
+        return _lat.Criteria(k=kk)
+    if sensitive is None:
+        raise SdcError("sensitive: None; expected the sensitive attribute of l-diversity")
+    ll = check_number(l, "l", low=1.0)
+    if div != "entropy":
+        ll = float(check_int(l, "l", low=1))
+    cc = check_number(c, "c", low=0.0, low_open=True)
+    return _lat.Criteria(k=kk, l=ll, diversity=div, c=float(cc))
+
+
+def arx_search(
+    data,
+    keys,
+    hierarchies,
+    *,
+    k=None,
+    l=None,
+    sensitive=None,
+    diversity="distinct",
+    suppression_limit=0.0,
+    metric="loss",
+    gs_factor=0.5,
+    time_limit=None,
+    progress=None,
+    max_nodes=None,
+    c=1.0,
+    exhaustive=False,
+) -> ArxOutcome:
+    """ARX's optimal full-domain generalisation with record suppression.
+
+    Parameters
+    ----------
+    data : DataFrame or path
+    keys : list of str
+        The quasi-identifiers, each generalised through its hierarchy.
+    hierarchies : dict
+        ``{key: path to an ARX hierarchy CSV, or its rows (list of lists), or a table}``: column
+        0 the key's values, then one column per level, the last usually ``*``.
+    k : int, optional
+        k-anonymity: every equivalence class of at least ``k`` records.
+    l, sensitive, diversity, c : optional
+        l-diversity of ``sensitive`` in every class: ``"distinct"`` (at least ``l`` values),
+        ``"entropy"`` (entropy at least log2 l) or ``"recursive"`` ((c, l)-diversity).
+    suppression_limit : float in [0, 1]
+        The share of records that may be suppressed (ARX: at most floor(limit x n)); the
+        records of the classes that violate the criteria are suppressed.
+    metric : {"loss", "precision"}
+        ARX's ``Loss`` (``MetricMDNMLoss``, geometric mean of 1 + the per-key loss, minus 1)
+        or ARX's non-monotonic precision (``MetricMDNMPrecision``, arithmetic mean).
+    gs_factor : float in [0, 1]
+        ARX's weight of generalisation against suppression (0.5: equal).
+    time_limit : float, optional
+        Seconds; stop with the best node so far (``optimal=False``).
+    progress : bool, optional
+        A bar of the nodes checked.
+    max_nodes : int, optional
+        Nodes checked at most; stop with the best so far (``optimal=False``).
+    exhaustive : bool
+        Check every node, without pruning (a test oracle; slow).
+
+    Returns
+    -------
+    ArxOutcome
+
+    Notes
+    -----
+    Per key j, with share(v) the rows of the hierarchy under the generalised value v over
+    the rows of the hierarchy |D_j|, ARX's Loss is
+    ``L_j = (sum_records share - n/|D_j|) / (n - n/|D_j|)``, a suppressed record counting
+    share 1, floored to ten decimals, and the file's ``Loss = prod_j (1 + L_j)^(1/m) - 1``
+    (Prasser & Kohlmayer 2015; ARX's ``MetricMDNMLoss``). The optimum is the node of least
+    Loss that satisfies the criteria; ties go to the lower sum of levels (as ARX), then to the
+    first node in mixed-radix order of the keys' levels.
+    """
+    t0 = time.perf_counter()
+    keys = [keys] if isinstance(keys, str) else list(keys)
+    if not keys:
+        raise SdcError("keys: empty; expected at least one quasi-identifier")
+    if not isinstance(hierarchies, dict):
+        raise SdcError("hierarchies: expected a mapping {key: hierarchy file or rows}")
+    missing = [kk for kk in keys if kk not in hierarchies]
+    if missing:
+        raise SdcError(f"hierarchies: no hierarchy for key(s) {', '.join(map(repr, missing))}; expected one per key")
+    criteria = _criteria(k, l, sensitive, diversity, c)
+    limit = check_number(suppression_limit, "suppression_limit", low=0.0, high=1.0)
+    metric = check_choice(metric, "metric", _METRICS)
+    gs = check_number(gs_factor, "gs_factor", low=0.0, high=1.0)
+    check_number(time_limit, "time_limit", low=0.0, low_open=True, allow_none=True)
+    check_int(max_nodes, "max_nodes", low=1, allow_none=True)
+    if sensitive is not None and sensitive in keys:
+        raise SdcError(f"sensitive: {sensitive!r} is also a key; expected a column that is not generalised")
+
+    eng = in_memory_engine(None, "search")
+    table = eng.table(data)
+    cols = keys + ([sensitive] if sensitive is not None else [])
+    absent = [v for v in cols if v not in table.columns]
+    if absent:
+        raise SdcError(
+            f"data: no column(s) {', '.join(map(repr, absent))}; expected the keys and the sensitive attribute"
+        )
+    enc = eng.encode(table, cols)
+    hiers, base = [], []
+    for j, key in enumerate(keys):
+        rows, _ = _hierarchy_rows(hierarchies[key], eng)
+        h, base_of = _hierarchy(key, _check_hierarchy_rows(key, rows))
+        hiers.append(h)
+        base.append(_base_codes(eng, enc, j, key, base_of))
+    sens, sens_size = None, 0
+    if sensitive is not None:
+        sens = enc.codes[:, len(keys)].astype(np.int64)
+        if (sens < 0).any():
+            raise SdcError(f"sensitive: {sensitive!r} has missing values; expected a value in every record")
+        sens_size = len(enc.labels[len(keys)])
+    model = _lat.make_model(
+        np.stack(base, axis=1),
+        hiers,
+        sensitive=sens,
+        sens_size=sens_size,
+        criteria=criteria,
+        suppression_limit=limit,
+        metric=metric,
+        gs_factor=gs,
+    )
+    n_nodes = int(np.prod([h.height + 1 for h in hiers]))
+    with progress_bar(progress, n_nodes, "arx search", unit="nodes") as bar:
+        out = _lat.search(
+            model,
+            time_limit=time_limit,
+            max_nodes=max_nodes,
+            on_check=lambda: bar.update(1),
+            exhaustive=bool(exhaustive),
+        )
+    return _outcome(model, out, keys, t0)
+
+
+def _outcome(model, out: _lat.SearchOutcome, keys: list[str], t0: float) -> ArxOutcome:
+    def as_levels(x: int) -> dict:
+        return {key: int(v) for key, v in zip(keys, out.nodes[x])}
+
+    evaluated = [(as_levels(x), ok, loss, n_supp) for x, ok, loss, n_supp in out.evaluated]
+    if out.best is None:
+        suppressed = np.zeros(model.n, dtype=bool)
+        levels, by_key = None, {}
+    else:
+        suppressed = _lat.suppressed_rows(model, out.nodes[out.best])[model.inverse]
+        levels = as_levels(out.best)
+        by_key = {key: float(v) for key, v in zip(keys, out.values)}
+    return ArxOutcome(
+        levels=levels,
+        suppressed=suppressed,
+        loss=float(out.loss) if out.best is not None else math.nan,
+        loss_by_key=by_key,
+        n_checked=out.n_checked,
+        n_pruned=out.n_pruned,
+        n_nodes=len(out.nodes),
+        optimal=out.optimal,
+        evaluated=evaluated,
+        seconds=time.perf_counter() - t0,
+    )
