@@ -293,6 +293,40 @@ def aggregate(values: np.ndarray, metric: str) -> np.ndarray:
     return result - 1.0
 
 
+def node_values(model: Model, levels, supp_parts, n_supp: int) -> list[float]:
+    """:func:`attribute_values` of one node, in plain float arithmetic (the same operations)."""
+    g, s = model.factors
+    n = float(model.n)
+    ns = float(n_supp)
+    out = []
+    for j, h in enumerate(model.hierarchies):
+        lev = int(levels[j])
+        if model.metric == "precision":
+            rel = lev / h.height if h.height else 0.0
+            out.append(((n - ns) * rel * g + ns * s) / n)
+            continue
+        size = float(h.n_rows)
+        total = float(model.bound_parts[j, lev]) / size
+        supp_share = float(supp_parts[j]) / size
+        removed = ns if s == 1.0 else supp_share + s * (ns - supp_share)
+        raw = (total - supp_share) * g + removed
+        low = g * n / size
+        v = (raw - low) / (n - low) if n != low else 0.0
+        out.append(math.floor(max(v, 0.0) * _FACTOR) / _FACTOR)
+    return out
+
+
+def node_aggregate(values, metric: str) -> float:
+    """:func:`aggregate` of one node's values."""
+    m = len(values)
+    if metric == "precision":
+        return float(sum(values) / m)
+    result = 1.0
+    for v in values:
+        result *= math.pow(v + 1.0, 1.0 / m)
+    return result - 1.0
+
+
 # ----------------------------------------------------------------------------------------------
 # node evaluation
 # ----------------------------------------------------------------------------------------------
@@ -347,47 +381,74 @@ def _recursive_ok(counts, starts, n_distinct, sizes, crit: Criteria) -> np.ndarr
     return (n_distinct >= lvl) & (r1 < crit.c * tail)
 
 
-def evaluate(model: Model, src_levels, src_rows, src_counts, levels) -> NodeResult:
-    """The classes of node ``levels`` rolled up from a table at ``src_levels`` (every level
-    lower or equal), the criteria and the suppressed records."""
-    m = model.m
+def _node_columns(model: Model, src_levels, src_rows, levels):
     cols, sizes = [], []
     for j, h in enumerate(model.hierarchies):
         cols.append(h.lift(src_rows[:, j], int(src_levels[j]), int(levels[j])))
         sizes.append(h.size(int(levels[j])))
     if model.sens_size:
-        cols.append(src_rows[:, m])
+        cols.append(src_rows[:, model.m])
         sizes.append(model.sens_size)
+    return cols, sizes
+
+
+def group_rows(cols, sizes, weights):
+    """The distinct rows of integer columns: ``(keys, rows, counts, inverse)`` with ``keys``
+    sorted (mixed radix, so sorted keys list the rows in lexicographic order), ``counts`` the
+    sum of ``weights`` per distinct row and ``inverse`` the distinct row of each input row.
+
+    When the radix product is small the rows are counted on the dense key (bincount, no sort)
+    and decoded from it; otherwise the key is sorted (np.unique)."""
+    n = len(weights)
+    total = 1
+    for size in sizes:
+        total *= max(int(size), 1)
+    if total <= 8 * n + 4096:
+        key = combine_codes(cols, sizes)
+        full = np.bincount(key, weights=weights, minlength=total)
+        keys = np.flatnonzero(full)
+        counts = full[keys].astype(np.int64)
+        rank = np.zeros(total, dtype=np.int64)
+        rank[keys] = np.arange(len(keys))
+        inverse = rank[key]
+        rows = np.empty((len(keys), len(cols)), dtype=np.int64)
+        rest = keys.copy()
+        for j in range(len(cols) - 1, -1, -1):
+            size = max(int(sizes[j]), 1)
+            rows[:, j] = rest % size
+            rest //= size
+        return keys, rows, counts, inverse
     key = combine_codes(cols, sizes)
-    uniq, first, inv = np.unique(key, return_index=True, return_inverse=True)
-    counts = np.bincount(inv.reshape(-1), weights=src_counts, minlength=len(uniq)).astype(np.int64)
+    keys, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    counts = np.bincount(inverse, weights=weights, minlength=len(keys)).astype(np.int64)
     rows = np.stack([c[first] for c in cols], axis=1)
-    viol = _class_violations(model, uniq, counts)
+    return keys, rows, counts, inverse
+
+
+def evaluate(model: Model, src_levels, src_rows, src_counts, levels) -> NodeResult:
+    """The classes of node ``levels`` rolled up from a table at ``src_levels`` (every level
+    lower or equal), the criteria and the suppressed records."""
+    cols, sizes = _node_columns(model, src_levels, src_rows, levels)
+    keys, rows, counts, _ = group_rows(cols, sizes, src_counts)
+    viol = _class_violations(model, keys, counts)
     n_supp = int(counts[viol].sum())
-    parts = np.zeros(m)
-    if n_supp and model.metric == "loss":
-        vc = counts[viol]
-        for j, h in enumerate(model.hierarchies):
-            parts[j] = float(np.dot(vc, h.counts[int(levels[j])][rows[viol, j]]))
     ok = n_supp <= model.max_outliers
+    parts = np.zeros(model.m)
+    if ok and n_supp and model.metric == "loss":
+        vc = counts[viol]
+        vrows = rows[viol]
+        for j, h in enumerate(model.hierarchies):
+            parts[j] = float(np.dot(vc, h.counts[int(levels[j])][vrows[:, j]]))
     return NodeResult(rows, counts, bool(ok), n_supp, parts, viol)
 
 
 def suppressed_rows(model: Model, levels) -> np.ndarray:
     """Per distinct base row of the model, whether node ``levels`` suppresses it (map to the
     records with ``model.inverse``)."""
-    m = model.m
-    cols, sizes = [], []
-    for j, h in enumerate(model.hierarchies):
-        cols.append(h.lift(model.rows[:, j], 0, int(levels[j])))
-        sizes.append(h.size(int(levels[j])))
-    if model.sens_size:
-        cols.append(model.rows[:, m])
-        sizes.append(model.sens_size)
-    key = combine_codes(cols, sizes)
-    uniq, inv = np.unique(key, return_inverse=True)
-    counts = np.bincount(inv.reshape(-1), weights=model.counts, minlength=len(uniq)).astype(np.int64)
-    return _class_violations(model, uniq, counts)[inv.reshape(-1)]
+    cols, sizes = _node_columns(model, np.zeros(model.m, dtype=np.int64), model.rows, levels)
+    keys, _, counts, inverse = group_rows(cols, sizes, model.counts)
+    return _class_violations(model, keys, counts)[inverse]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -413,22 +474,23 @@ class _Cache:
     """Class tables of evaluated nodes, for rolling a new node up from the smallest table of
     one of its specialisations; the base table always stays."""
 
-    def __init__(self, model: Model, nodes: np.ndarray):
+    def __init__(self, model: Model, nodes: np.ndarray, columns: list):
         self.nodes = nodes
+        self.columns = columns
         self.size = np.full(len(nodes), -1, dtype=np.int64)
         self.tables: dict[int, tuple] = {}
         self.bytes = 0
         self.base = (np.zeros(model.m, dtype=np.int64), model.rows, model.counts)
 
     def source(self, x: int):
-        held = np.flatnonzero(self.size >= 0)
-        if held.size:
-            below = np.all(self.nodes[held] <= self.nodes[x], axis=1)
-            cand = held[below]
-            if cand.size:
-                best = int(cand[np.argmin(self.size[cand])])
-                if self.size[best] < len(self.base[1]):
-                    return self.tables[best]
+        below = self.size >= 0
+        for col in self.columns:
+            below &= col <= col[x]
+        cand = np.flatnonzero(below)
+        if cand.size:
+            best = int(cand[np.argmin(self.size[cand])])
+            if self.size[best] < len(self.base[1]):
+                return self.tables[best]
         return self.base
 
     def add(self, x: int, res: NodeResult) -> None:
@@ -491,7 +553,8 @@ class _Search:
         self.mult = np.array([int(np.prod(radix[j + 1 :])) for j in range(len(radix))], dtype=np.int64)
         self.state = np.zeros(n_nodes, dtype=np.int8)  # 1 satisfies, -1 violates, 0 unknown
         self.done = np.zeros(n_nodes, dtype=bool)
-        self.cache = _Cache(model, nodes)
+        self.columns = [np.ascontiguousarray(nodes[:, j], dtype=np.int8) for j in range(nodes.shape[1])]
+        self.cache = _Cache(model, nodes, self.columns)
         self.best: tuple | None = None  # (loss, level sum, index)
         self.best_values = None
         self.evaluated: list = []
@@ -509,8 +572,7 @@ class _Search:
             loss = float(self.bound[x])
             values = self.bound_values[x]
         else:
-            loss = float(aggregate(values, self.model.metric)[0])
-            values = values[0]
+            loss = node_aggregate(values, self.model.metric)
         self.evaluated.append((x, ok, loss, n_supp))
         if ok and (self.best is None or (loss, int(self.level_sum[x]), x) < self.best):
             self.best = (loss, int(self.level_sum[x]), x)
@@ -525,18 +587,18 @@ class _Search:
         if self.on_check is not None:
             self.on_check()
         values = None
-        if res.satisfies:
-            values = attribute_values(self.model, self.nodes[x : x + 1], res.supp_parts[None, :], [res.n_supp])
+        if res.satisfies and res.n_supp:
+            values = node_values(self.model, self.nodes[x], res.supp_parts, res.n_supp)
         self.record(x, res.satisfies, res.n_supp, values)
         if not self.exhaustive:
             self.tag(x, res.satisfies)
         return res.satisfies
 
     def tag(self, x: int, ok: bool) -> None:
-        if ok:
-            self.state[np.all(self.nodes >= self.nodes[x], axis=1)] = 1
-        else:
-            self.state[np.all(self.nodes <= self.nodes[x], axis=1)] = -1
+        mask = np.ones(len(self.nodes), dtype=bool)
+        for col in self.columns:
+            mask &= (col >= col[x]) if ok else (col <= col[x])
+        self.state[mask] = 1 if ok else -1
 
     # -- bisecting a chain -------------------------------------------------------------------
     def chain(self, x: int) -> list[int]:
