@@ -1,0 +1,380 @@
+"""The ``arx`` model of the protection search (sdckit.workflow._arx.arx_search and the kernel
+sdckit._core.lattice): ARX's optimum on ARX's own runs, a brute-force oracle on a bundled
+file and on random data, ARX's Loss worked by hand, and bad inputs."""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import json
+import math
+from collections import Counter, defaultdict
+from fractions import Fraction
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import SHARED, TESTDATA, shared_file
+from sdckit import SdcError
+from sdckit.workflow._arx import ArxOutcome, arx_search
+
+SMALL = TESTDATA / "arx"
+SMALL_KEYS = ["age", "sex", "region", "job"]
+SMALL_H = {key: SMALL / f"small_hierarchy_{key}.csv" for key in SMALL_KEYS}
+
+
+def _small() -> pl.DataFrame:
+    return pl.read_csv(SMALL / "small.csv", separator=";")
+
+
+def _rows(path) -> list[list[str]]:
+    return [line.split(";") for line in path.read_text().splitlines() if line.strip()]
+
+
+# ----------------------------------------------------------------------------------------------
+# the brute-force oracle: every node, on the records, straight from the definitions
+# ----------------------------------------------------------------------------------------------
+def _oracle(
+    records, keys, hier, *, k=1, l=None, sensitive=None, diversity="distinct", c=1.0, limit=0.0, metric="loss", gs=0.5
+):
+    """Evaluate EVERY node of the lattice (no pruning): generalise each record through the
+    hierarchy's rows, group, suppress the violating classes, compute ARX's metric, keep the
+    least (ties: lower sum of levels, then first node in mixed-radix order)."""
+    n = len(records)
+    anc = {key: {row[0]: row for row in hier[key]} for key in keys}
+    covered = {key: [Counter(row[lev] for row in hier[key]) for lev in range(len(hier[key][0]))] for key in keys}
+    heights = [len(hier[key][0]) - 1 for key in keys]
+    s_fac = 2 * gs if gs < 0.5 else 1.0
+    g_fac = 1.0 if gs <= 0.5 else 1.0 - 2.0 * (gs - 0.5)
+    max_out = math.floor(limit * n)
+    best = None
+    for index, levels in enumerate(itertools.product(*[range(h + 1) for h in heights])):
+        gen = [tuple(anc[key][str(rec[key])][lev] for key, lev in zip(keys, levels)) for rec in records]
+        classes = defaultdict(list)
+        for i, g in enumerate(gen):
+            classes[g].append(i)
+        bad = set()
+        for members in classes.values():
+            fails = len(members) < k
+            if l is not None:
+                counts = sorted(Counter(records[i][sensitive] for i in members).values(), reverse=True)
+                if diversity == "distinct":
+                    fails |= len(counts) < l
+                elif diversity == "entropy":
+                    tot = sum(counts)
+                    fails |= -sum(x / tot * math.log2(x / tot) for x in counts) < math.log2(l)
+                else:
+                    fails |= len(counts) < l or not counts[0] < c * sum(counts[int(l) - 1 :])
+            if fails:
+                bad.update(members)
+        if len(bad) > max_out:
+            continue
+        values = []
+        for j, (key, lev) in enumerate(zip(keys, levels)):
+            size = len(hier[key])
+            if metric == "precision":
+                rel = lev / heights[j] if heights[j] else 0.0
+                values.append(((n - len(bad)) * rel * g_fac + len(bad) * s_fac) / n)
+                continue
+            # integer sums of the rows covered, then ARX's formula in floating point
+            total = sum(covered[key][lev][g[j]] for g in gen)
+            supp = sum(covered[key][lev][gen[i][j]] for i in bad)
+            tot_share, supp_share = total / size, supp / size
+            removed = len(bad) if s_fac == 1.0 else supp_share + s_fac * (len(bad) - supp_share)
+            raw = (tot_share - supp_share) * g_fac + removed
+            low = g_fac * n / size
+            v = (raw - low) / (n - low) if n != low else 0.0
+            values.append(math.floor(max(v, 0.0) * 1e10) / 1e10)
+        if metric == "precision":
+            loss = sum(values) / len(values)
+        else:
+            loss = 1.0
+            for v in values:
+                loss *= math.pow(v + 1.0, 1.0 / len(values))
+            loss -= 1.0
+        cand = (loss, sum(levels), index)
+        if best is None or cand < best[0]:
+            mask = np.zeros(n, dtype=bool)
+            mask[list(bad)] = True
+            best = (cand, dict(zip(keys, levels)), mask, dict(zip(keys, values)))
+    return best
+
+
+def _records(df: pl.DataFrame) -> list[dict]:
+    return df.to_dicts()
+
+
+SMALL_CASES = [
+    dict(k=2),
+    dict(k=3, suppression_limit=0.02),
+    dict(k=5, suppression_limit=0.05),
+    dict(k=4, suppression_limit=0.1, metric="precision"),
+    dict(k=3, suppression_limit=0.05, gs_factor=0.2),
+    dict(k=3, suppression_limit=0.05, gs_factor=0.8),
+    dict(k=2, l=2, sensitive="disease"),
+    dict(k=2, l=3, sensitive="disease", suppression_limit=0.04),
+    dict(l=2.2, sensitive="disease", diversity="entropy", suppression_limit=0.05),
+    dict(l=2, sensitive="disease", diversity="recursive", c=3.0, suppression_limit=0.05),
+]
+
+
+@pytest.mark.parametrize("case", SMALL_CASES, ids=lambda c: "-".join(f"{a}={b}" for a, b in c.items()))
+def test_small_file_equals_brute_force_oracle(case):
+    data = _small()
+    out = arx_search(data, SMALL_KEYS, SMALL_H, **case)
+    hier = {key: _rows(SMALL_H[key]) for key in SMALL_KEYS}
+    (loss, _, _), levels, mask, values = _oracle(
+        _records(data), SMALL_KEYS, hier,
+        k=case.get("k", 1), l=case.get("l"), sensitive=case.get("sensitive"),
+        diversity=case.get("diversity", "distinct"), c=case.get("c", 1.0),
+        limit=case.get("suppression_limit", 0.0), metric=case.get("metric", "loss"),
+        gs=case.get("gs_factor", 0.5),
+    )  # fmt: skip
+    assert out.levels == levels
+    assert out.loss == pytest.approx(loss, abs=1e-12)
+    np.testing.assert_array_equal(out.suppressed, mask)
+    for key in SMALL_KEYS:
+        assert out.loss_by_key[key] == pytest.approx(values[key], abs=1e-12)
+    assert out.optimal and out.n_nodes == 72 and out.n_checked + out.n_pruned == 72
+    # the exhaustive mode of the kernel (no pruning, no tagging) agrees, and checks every node
+    full = arx_search(data, SMALL_KEYS, SMALL_H, exhaustive=True, **case)
+    assert full.levels == out.levels and full.loss == out.loss and full.n_checked == 72
+    np.testing.assert_array_equal(full.suppressed, out.suppressed)
+
+
+def test_small_file_pruning_saves_checks_and_evaluated_is_consistent():
+    data = _small()
+    out = arx_search(data, SMALL_KEYS, SMALL_H, k=5, suppression_limit=0.05)
+    assert out.n_checked < 72  # pruning and tagging left nodes unchecked
+    assert isinstance(out, ArxOutcome) and out.seconds > 0
+    chosen = [e for e in out.evaluated if e[0] == out.levels]
+    assert len(chosen) == 1 and chosen[0][1] and chosen[0][2] == out.loss
+    assert chosen[0][3] == int(out.suppressed.sum())
+    for levels, ok, loss, n_supp in out.evaluated:
+        assert set(levels) == set(SMALL_KEYS)
+        assert (loss is None) == (not ok)
+        if ok:
+            assert loss >= out.loss and n_supp <= math.floor(0.05 * 300)
+        else:
+            assert n_supp > math.floor(0.05 * 300)
+
+
+def test_row_order_does_not_change_the_answer():
+    data = _small()
+    perm = np.random.default_rng(3).permutation(data.height)
+    a = arx_search(data, SMALL_KEYS, SMALL_H, k=5, suppression_limit=0.05)
+    b = arx_search(data[perm], SMALL_KEYS, SMALL_H, k=5, suppression_limit=0.05)
+    assert a.levels == b.levels and a.loss == b.loss and a.loss_by_key == b.loss_by_key
+    np.testing.assert_array_equal(a.suppressed[perm], b.suppressed)
+
+
+def test_hierarchy_rows_and_file_give_the_same_answer():
+    rows = {key: _rows(path) for key, path in SMALL_H.items()}
+    a = arx_search(_small(), SMALL_KEYS, SMALL_H, k=3, suppression_limit=0.02)
+    b = arx_search(_small(), SMALL_KEYS, rows, k=3, suppression_limit=0.02)
+    assert a.levels == b.levels and a.loss == b.loss
+
+
+def test_max_nodes_stops_early_and_says_so():
+    out = arx_search(_small(), SMALL_KEYS, SMALL_H, k=5, suppression_limit=0.05, max_nodes=2)
+    assert not out.optimal and out.n_checked <= 2
+    full = arx_search(_small(), SMALL_KEYS, SMALL_H, k=5, suppression_limit=0.05)
+    assert full.optimal
+    if out.levels is not None:
+        assert out.loss >= full.loss
+
+
+def test_no_solution_gives_no_levels():
+    # 5 distinct diseases at most: 6-diversity is impossible, even at the top of the lattice
+    out = arx_search(_small(), SMALL_KEYS, SMALL_H, l=6, sensitive="disease")
+    assert out.levels is None and math.isnan(out.loss) and not out.suppressed.any() and out.optimal
+
+
+# ----------------------------------------------------------------------------------------------
+# ARX's Loss by hand
+# ----------------------------------------------------------------------------------------------
+def test_loss_worked_by_hand():
+    # Four records, keys a (hierarchy a1,a2 -> A; a3 -> B; all -> *) and b (b1, b2 -> *):
+    #   a: a1 a2 a3 a3     b: b1 b1 b2 b2      |D_a| = 3 rows, |D_b| = 2 rows, n = 4.
+    # k = 2 without suppression. Node (a=0, b=0): classes (a1,b1) (a2,b1) (a3,b2)x2 -> sizes 1,1,2
+    # fails. Node (a=1, b=0): (A,b1)x2, (B,b2)x2 -> 2-anonymous.
+    # Per key, sum over records of share = rows covered / |D|:
+    #   a at level 1: A covers 2 of 3 rows, B 1 of 3: 2/3+2/3+1/3+1/3 = 2; min = n/|D| = 4/3;
+    #   L_a = (2 - 4/3) / (4 - 4/3) = (2/3) / (8/3) = 0.25.
+    #   b at level 0: each share 1/2, sum 2 = min -> L_b = 0.
+    # Loss = sqrt((1 + 0.25)(1 + 0)) - 1 = sqrt(1.25) - 1 = 0.118033988...
+    # Node (a=0, b=1): (a1,*) (a2,*) (a3,*)x2 fails; (a=2,b=0): classes (*,b1)x2 (*,b2)x2 is
+    # 2-anonymous with L_a = 1 and a larger Loss; so (1, 0) is the optimum.
+    data = pl.DataFrame({"a": ["a1", "a2", "a3", "a3"], "b": ["b1", "b1", "b2", "b2"]})
+    hier = {"a": [["a1", "A", "*"], ["a2", "A", "*"], ["a3", "B", "*"]], "b": [["b1", "*"], ["b2", "*"]]}
+    out = arx_search(data, ["a", "b"], hier, k=2)
+    assert out.levels == {"a": 1, "b": 0}
+    assert out.loss_by_key == {"a": 0.25, "b": 0.0}
+    assert out.loss == pytest.approx(math.sqrt(1.25) - 1, abs=1e-15)
+    # with one record allowed to go (limit 1/4): node (0, 0) suppresses a1 and a2 -> 2 records,
+    # too many; node (0, 1)... also 2. The answer stays (1, 0).
+    assert arx_search(data, ["a", "b"], hier, k=2, suppression_limit=0.25).levels == {"a": 1, "b": 0}
+    # with two: node (0, 0) keeps (a3, b2)x2 and suppresses 2 records, each counting share 1:
+    #   L_a = (1/3 + 1/3 + 1 + 1 - 4/3) / (8/3) = (4/3) / (8/3) = 0.5; L_b = (1/2+1/2+1+1 - 2)/2 = 0.5
+    #   Loss = sqrt(1.5 * 1.5) - 1 = 0.5 > 0.118..., so (1, 0) still wins. (ARX floors each
+    #   per-key value to ten decimals after floating-point arithmetic, where 4/3 / (8/3) comes
+    #   out just below 0.5: L_a = 0.4999999999, hence the 1e-9.)
+    two = arx_search(data, ["a", "b"], hier, k=2, suppression_limit=0.5)
+    assert two.levels == {"a": 1, "b": 0}
+    node00 = [e for e in two.evaluated if e[0] == {"a": 0, "b": 0}]
+    assert node00 and node00[0][1] and node00[0][2] == pytest.approx(0.5, abs=1e-9) and node00[0][3] == 2
+    assert Fraction(1, 3) + Fraction(1, 3) + 2 - Fraction(4, 3) == Fraction(4, 3)  # the arithmetic above
+
+
+# ----------------------------------------------------------------------------------------------
+# random small data: pruning never changes the answer
+# ----------------------------------------------------------------------------------------------
+@st.composite
+def _problems(draw):
+    n_keys = draw(st.integers(1, 3))
+    hier, data = {}, {}
+    n = draw(st.integers(4, 40))
+    for j in range(n_keys):
+        n_vals = draw(st.integers(1, 6))
+        height = draw(st.integers(1, 3))
+        rows = []
+        for v in range(n_vals):
+            row = [f"v{j}_{v}"]
+            for lev in range(1, height):
+                row.append(f"L{lev}_{v // (2**lev)}")
+            row.append("*")
+            rows.append(row)
+        hier[f"x{j}"] = rows
+        data[f"x{j}"] = [f"v{j}_{draw(st.integers(0, n_vals - 1))}" for _ in range(n)]
+    data["s"] = [f"s{draw(st.integers(0, 3))}" for _ in range(n)]
+    crit = draw(
+        st.sampled_from(
+            [dict(k=2), dict(k=3), dict(k=2, l=2, sensitive="s"), dict(l=2, sensitive="s", diversity="entropy")]
+        )
+    )
+    limit = draw(st.sampled_from([0.0, 0.1, 0.3]))
+    metric = draw(st.sampled_from(["loss", "precision"]))
+    return pl.DataFrame(data), hier, dict(crit, suppression_limit=limit, metric=metric)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_problems())
+def test_pruned_search_equals_oracle_on_random_data(problem):
+    data, hier, params = problem
+    keys = list(hier)
+    out = arx_search(data, keys, hier, **params)
+    best = _oracle(
+        _records(data), keys, hier, k=params.get("k", 1), l=params.get("l"), sensitive=params.get("sensitive"),
+        diversity=params.get("diversity", "distinct"), limit=params["suppression_limit"], metric=params["metric"],
+    )  # fmt: skip
+    if best is None:
+        assert out.levels is None
+        return
+    (loss, _, _), levels, mask, _ = best
+    assert out.levels == levels
+    assert out.loss == pytest.approx(loss, abs=1e-12)
+    np.testing.assert_array_equal(out.suppressed, mask)
+
+
+# ----------------------------------------------------------------------------------------------
+# bad input
+# ----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        (dict(hierarchies={"age": SMALL_H["age"]}), "no hierarchy for key(s) 'sex'"),
+        (dict(k=0), "k: got 0"),
+        (dict(suppression_limit=1.5), "suppression_limit: got 1.5"),
+        (dict(suppression_limit=-0.1), "suppression_limit"),
+        (dict(metric="height"), "metric"),
+        (dict(gs_factor=2), "gs_factor"),
+        (dict(k=None), "k, l: both None"),
+        (dict(l=2), "sensitive: None"),
+        (dict(l=2, sensitive="age"), "also a key"),
+        (dict(l=2, sensitive="nope"), "no column(s) 'nope'"),
+        (dict(keys=["age", "nope"], hierarchies={**SMALL_H, "nope": SMALL_H["sex"]}), "no column(s) 'nope'"),
+        (dict(diversity="alpha", l=2, sensitive="disease"), "diversity"),
+    ],
+)
+def test_bad_input_is_named(change, words):
+    args = dict(keys=["age", "sex"], hierarchies={key: SMALL_H[key] for key in ("age", "sex")}, k=2)
+    args.update(change)
+    with pytest.raises(SdcError, match=None) as err:
+        arx_search(_small(), **args)
+    assert words in str(err.value)
+
+
+def test_value_missing_from_its_hierarchy_is_named_without_the_value():
+    rows = [r for r in _rows(SMALL_H["age"]) if r[0] != "40"]
+    with pytest.raises(SdcError) as err:
+        arx_search(_small(), ["age"], {"age": rows}, k=2)
+    msg = str(err.value)
+    assert "hierarchies['age']" in msg and "not in the hierarchy" in msg and "40" not in msg
+
+
+@pytest.mark.parametrize(
+    ("rows", "words"),
+    [
+        ([["F", "*"], ["M"]], "rows of different lengths"),
+        ([["F", "*"], ["F", "*"], ["M", "*"]], "appears in several rows"),
+        ([["F", "X", "*"], ["M", "X", "**"]], "two different level-2 values"),
+        ([["F", ""], ["M", "*"]], "empty cells"),
+    ],
+)
+def test_malformed_hierarchy_is_named(rows, words):
+    with pytest.raises(SdcError) as err:
+        arx_search(_small(), ["sex"], {"sex": rows}, k=2)
+    assert "hierarchies['sex']" in str(err.value) and words in str(err.value)
+
+
+def test_inputs_are_not_mutated():
+    data = _small()
+    before = data.clone()
+    rows = {key: _rows(path) for key, path in SMALL_H.items()}
+    copy = json.loads(json.dumps(rows))
+    arx_search(data, SMALL_KEYS, rows, k=3, suppression_limit=0.05)
+    assert data.equals(before) and rows == copy
+
+
+# ----------------------------------------------------------------------------------------------
+# ARX's own runs on ARX-Adult
+# ----------------------------------------------------------------------------------------------
+ARX_REF = SHARED / "reference" / "arx"
+
+
+def _arx_runs() -> list[dict]:
+    path = ARX_REF / "adult_flash.json"
+    if not path.exists():
+        return [pytest.param(None, marks=pytest.mark.shared_data, id="arx-reference-missing")]
+    return [pytest.param(r, marks=pytest.mark.shared_data, id=r["id"]) for r in json.loads(path.read_text())["runs"]]
+
+
+@pytest.mark.shared_data
+@pytest.mark.parametrize("run", _arx_runs())
+def test_arx_reference_run(run):
+    assert run is not None, f"the ARX reference file is missing from {ARX_REF}"
+    qi = run["quasi_identifiers"]
+    data = pl.read_csv(shared_file("arx-adult", "adult.csv"), separator=";", infer_schema_length=0)
+    hier = {q: shared_file("arx-adult", f"adult_hierarchy_{q}.csv") for q in qi}
+    params = run["parameters"]
+    out = arx_search(
+        data, qi, hier, k=params.get("k"), l=params.get("l"), sensitive=run["sensitive_attribute"],
+        suppression_limit=run["suppression_limit"],
+        metric="precision" if run["metric"]["class"].endswith("MetricMDNMPrecision") else "loss",
+        gs_factor=run["metric"]["gs_factor"],
+    )  # fmt: skip
+    assert out.optimal and out.n_nodes == run["lattice"]["lattice_virtual_size"]
+    assert out.levels == run["optimal_levels"]
+    loss = run["information_loss"]["highest"]
+    assert abs(out.loss - float(loss["toString"])) <= 1e-9
+    for key, value in loss["per_attribute_by_qi"].items():
+        assert abs(out.loss_by_key[key] - value) <= 1e-9, key
+    with gzip.open(ARX_REF / "outputs" / run["output_csv"], "rb") as f:
+        arx_out = pl.read_csv(f.read(), separator=";", infer_schema_length=0)
+    assert arx_out.height == data.height
+    starred = arx_out.select(pl.all_horizontal([pl.col(q) == "*" for q in qi])).to_series().to_numpy()
+    np.testing.assert_array_equal(out.suppressed, starred)
+    assert int(out.suppressed.sum()) == run["output_equivalence_classes_arx"]["suppressed_records"]
