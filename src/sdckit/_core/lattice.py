@@ -45,6 +45,7 @@ __all__ = [
 
 #: ARX compares information loss on its first ten decimals (``Metric.round``: floor(x * 1e10) / 1e10)
 _FACTOR = 1e10
+_LN2 = math.log(2.0)
 #: memory for the class tables of evaluated nodes kept for rolling up (bytes)
 _CACHE_BYTES = 256 * 2**20
 
@@ -133,13 +134,20 @@ def lattice_nodes(heights) -> np.ndarray:
 # ----------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Criteria:
-    """The privacy criteria checked per equivalence class (all monotone: a class made of
-    classes that satisfy them satisfies them).
+    """The privacy criteria checked per equivalence class (ARX's ``KAnonymity``,
+    ``DistinctLDiversity``, ``EntropyLDiversity``, ``RecursiveCLDiversity``).
 
     ``k``: every class has at least ``k`` records. ``l`` with ``diversity``: the sensitive
-    attribute (the model's last column) takes at least ``l`` distinct values (``"distinct"``),
-    has an entropy of at least log2(l) (``"entropy"``), or satisfies recursive (c, l)-diversity
-    ``r_1 < c (r_l + ... + r_m)`` over its value counts in decreasing order (``"recursive"``).
+    attribute (the model's last column) takes at least ceil(l) distinct values in the class
+    (all three), and ``"entropy"``: ``log2(n) - sum_s n_s log2(n_s) / n >= log2(l)``;
+    ``"recursive"``: ``r_1 < c (r_l + ... + r_m)`` over the value counts in decreasing order.
+
+    Monotonicity: a class made of classes that satisfy a criterion satisfies it (all four).
+    With record suppression the search also needs the converse for the records suppressed: a
+    class that fails k-anonymity or distinct l-diversity is made of classes that all fail, so
+    the records suppressed only shrink from a node to its generalisations. Entropy and
+    recursive diversity lack this (a failing merged class may contain satisfying parts), so
+    with a suppression limit they are not monotone (ARX flags them so) and no tagging is done.
     """
 
     k: int = 1
@@ -171,6 +179,13 @@ class Model:
     @property
     def m(self) -> int:
         return len(self.hierarchies)
+
+    @property
+    def monotone(self) -> bool:
+        """Whether satisfying the criteria within the suppression limit is monotone in the
+        levels (see :class:`Criteria`)."""
+        crit = self.criteria
+        return crit.l is None or crit.diversity == "distinct" or self.max_outliers == 0
 
     @property
     def heights(self) -> list[int]:
@@ -358,10 +373,13 @@ def _class_violations(model: Model, keys: np.ndarray, counts: np.ndarray):
         if crit.diversity == "distinct":
             bad |= n_distinct < crit.l
         elif crit.diversity == "entropy":
+            # ARX's EntropyLDiversity: -(sum f log2 f / n - log2 n) >= log2 l, log2 x = ln x / ln 2
             cls = np.repeat(np.arange(len(starts)), n_distinct)
-            p = counts / sizes[cls]
-            ent = -np.bincount(cls, weights=p * np.log2(p), minlength=len(starts))
-            bad |= ent < math.log2(crit.l)
+            f = counts.astype(float)
+            sum1 = np.bincount(cls, weights=f * (np.log(f) / _LN2), minlength=len(starts))
+            total = sizes.astype(float)
+            ent = -((sum1 / total) - np.log(total) / _LN2)
+            bad |= (n_distinct < math.ceil(crit.l)) | ~(ent >= math.log(crit.l) / math.log(2.0))
         else:
             bad |= ~_recursive_ok(counts, starts, n_distinct, sizes, crit)
     return np.repeat(bad, np.diff(np.r_[starts, len(keys)]))
@@ -525,8 +543,8 @@ def search(
     index). The loss of a node is never below its bound, and the bound never decreases from a
     node to its generalisations, so once the next node's key is above the best node's
     (loss, sum of levels, index), no node left can win and the search stops: the answer is
-    proven optimal. The criteria are monotone, which tags nodes without checking them: a
-    generalisation of a node that satisfies them satisfies them (without suppression its loss
+    proven optimal. Monotone criteria (see :class:`Criteria`) tag nodes without checking them:
+    a generalisation of a node that satisfies them satisfies them (without suppression its loss
     is then its bound), a specialisation of one that does not, does not. Before a node of
     unknown status is checked, a chain from it to the top of the lattice (each step the
     cheapest generalisation by the bound) is bisected for the highest node that fails, which
@@ -543,6 +561,7 @@ class _Search:
         self.t0 = time.perf_counter()
         self.model, self.time_limit, self.max_nodes = model, time_limit, max_nodes
         self.on_check, self.exhaustive = on_check, exhaustive
+        self.tagging = model.monotone and not exhaustive
         nodes = lattice_nodes(model.heights)
         self.nodes = nodes
         n_nodes = len(nodes)
@@ -590,7 +609,7 @@ class _Search:
         if res.satisfies and res.n_supp:
             values = node_values(self.model, self.nodes[x], res.supp_parts, res.n_supp)
         self.record(x, res.satisfies, res.n_supp, values)
-        if not self.exhaustive:
+        if self.tagging:
             self.tag(x, res.satisfies)
         return res.satisfies
 
@@ -649,7 +668,7 @@ class _Search:
                 break
             if self.done[x]:
                 continue
-            if self.exhaustive:
+            if not self.tagging:
                 self.check(x)
                 continue
             if self.state[x] == 0:
