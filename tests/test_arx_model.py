@@ -187,6 +187,18 @@ def test_max_nodes_stops_early_and_says_so():
         assert out.loss >= full.loss
 
 
+def test_time_limit_stops_early_and_says_so():
+    out = arx_search(_small(), SMALL_KEYS, SMALL_H, k=5, suppression_limit=0.05, time_limit=1e-9)
+    assert not out.optimal and out.n_checked == 0 and out.levels is None and math.isnan(out.loss)
+    assert out.n_pruned == out.n_nodes == 72
+
+
+def test_progress_bar_counts_the_nodes_checked(capsys):
+    out = arx_search(_small(), SMALL_KEYS, SMALL_H, k=5, suppression_limit=0.05, progress=True)
+    assert out.optimal
+    assert "arx search" in capsys.readouterr().err
+
+
 def test_no_solution_gives_no_levels():
     # 5 distinct diseases at most: 6-diversity is impossible, even at the top of the lattice
     out = arx_search(_small(), SMALL_KEYS, SMALL_H, l=6, sensitive="disease")
