@@ -346,6 +346,50 @@ def test_entropy_and_recursive_with_suppression_are_not_tagged(diversity):
     np.testing.assert_array_equal(out.suppressed, mask)
 
 
+def _kernel_model(data: pl.DataFrame, hier: dict, params: dict):
+    """The kernel's model of a problem, built by hand from the hierarchy rows (integer codes)."""
+    from sdckit._core import lattice
+
+    hs, base = [], []
+    for key, rows in hier.items():
+        codes = np.array([[sorted({r[lev] for r in rows}).index(r[lev]) for lev in range(len(rows[0]))] for r in rows])
+        hs.append(lattice.hierarchy_from_codes(codes))
+        index = {r[0]: i for i, r in enumerate(rows)}
+        base.append([codes[index[v], 0] for v in data[key].to_list()])
+    sens = None
+    if params.get("sensitive"):
+        sens = np.array([int(v[1:]) for v in data["s"].to_list()])
+    crit = lattice.Criteria(k=params.get("k", 1), l=params.get("l"), diversity=params.get("diversity", "distinct"))
+    model = lattice.make_model(
+        np.array(base).T, hs, sensitive=sens, sens_size=4 if sens is not None else 0, criteria=crit,
+        suppression_limit=params["suppression_limit"], metric=params["metric"],
+    )  # fmt: skip
+    return lattice, model
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_problems())
+def test_bound_is_monotone_and_never_above_the_metric(problem):
+    # the two facts the pruning rests on: ARX's lower bound (the metric without suppression)
+    # never decreases from a node to a generalisation, and no node's metric is below it
+    data, hier, params = problem
+    lattice, model = _kernel_model(data, hier, params)
+    nodes = lattice.lattice_nodes(model.heights)
+    zero = np.zeros(nodes.shape)
+    bound = lattice.aggregate(lattice.attribute_values(model, nodes, zero, np.zeros(len(nodes))), model.metric)
+    index = {tuple(r): i for i, r in enumerate(nodes.tolist())}
+    for i, a in enumerate(nodes.tolist()):
+        for j, h in enumerate(model.heights):
+            if a[j] < h:
+                up = index[tuple(a[:j] + [a[j] + 1] + a[j + 1 :])]
+                assert bound[up] >= bound[i] - 1e-12
+    full = lattice.search(model, exhaustive=True)
+    assert full.n_checked == len(nodes)
+    for x, ok, loss, _ in full.evaluated:
+        if ok:
+            assert loss >= bound[x] - 1e-12
+
+
 # ----------------------------------------------------------------------------------------------
 # bad input
 # ----------------------------------------------------------------------------------------------

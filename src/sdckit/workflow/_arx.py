@@ -25,6 +25,8 @@ __all__ = ["ArxOutcome", "arx_search"]
 
 _METRICS = ("loss", "precision")
 _DIVERSITY = ("distinct", "entropy", "recursive")
+#: the largest lattice searched (its nodes and their bounds are held in memory)
+_MAX_NODES = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -247,6 +249,11 @@ def arx_search(
         gs_factor=gs,
     )
     n_nodes = int(np.prod([h.height + 1 for h in hiers]))
+    if n_nodes > _MAX_NODES:
+        raise SdcError(
+            f"hierarchies: the lattice of the keys' levels has {n_nodes:,} nodes; expected at most "
+            f"{_MAX_NODES:,} (fewer keys or fewer levels)"
+        )
     with progress_bar(progress, n_nodes, "arx search", unit="nodes") as bar:
         out = _lat.search(
             model,
