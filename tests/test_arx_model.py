@@ -441,6 +441,15 @@ def test_malformed_hierarchy_is_named(rows, words):
     assert "hierarchies['sex']" in str(err.value) and words in str(err.value)
 
 
+def test_a_lattice_too_large_is_refused_with_its_size():
+    # 21 binary keys: 2^21 = 2,097,152 nodes, above the 2,000,000 searched
+    keys = [f"b{j}" for j in range(21)]
+    data = pl.DataFrame({key: ["0", "1"] * 5 for key in keys})
+    with pytest.raises(SdcError) as err:
+        arx_search(data, keys, {key: [["0", "*"], ["1", "*"]] for key in keys}, k=2)
+    assert "2,097,152 nodes" in str(err.value) and "hierarchies" in str(err.value)
+
+
 def test_inputs_are_not_mutated():
     data = _small()
     before = data.clone()

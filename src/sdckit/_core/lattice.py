@@ -223,10 +223,7 @@ def make_model(
     if sensitive is not None:
         cols.append(np.asarray(sensitive, dtype=np.int64))
         sizes.append(sens_size)
-    key = combine_codes(cols, sizes)
-    _, first, inverse, counts = np.unique(key, return_index=True, return_inverse=True, return_counts=True)
-    rows = np.stack([c[first] for c in cols], axis=1) if cols else np.zeros((0, 0), dtype=np.int64)
-    counts = counts.astype(np.int64)
+    _, rows, counts, inverse = group_rows(cols, sizes, np.ones(n))
     width = max((h.height for h in hierarchies), default=0) + 1
     parts = np.zeros((m, width), dtype=np.int64)
     for j, h in enumerate(hierarchies):
@@ -437,10 +434,18 @@ def group_rows(cols, sizes, weights):
             rest //= size
         return keys, rows, counts, inverse
     key = combine_codes(cols, sizes)
-    keys, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    inverse = inverse.reshape(-1)
+    order = np.argsort(key)  # quicksort: a member of each group stands for it (same codes)
+    ordered = key[order]
+    starts = np.empty(len(key), dtype=bool)
+    starts[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=starts[1:])
+    ids = np.cumsum(starts) - 1
+    inverse = np.empty(len(key), dtype=np.int64)
+    inverse[order] = ids
+    keys = ordered[starts]
     counts = np.bincount(inverse, weights=weights, minlength=len(keys)).astype(np.int64)
-    rows = np.stack([c[first] for c in cols], axis=1)
+    member = order[starts]
+    rows = np.stack([c[member] for c in cols], axis=1)
     return keys, rows, counts, inverse
 
 
