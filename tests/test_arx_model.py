@@ -176,6 +176,12 @@ def test_hierarchy_rows_and_file_give_the_same_answer():
     a = arx_search(_small(), SMALL_KEYS, SMALL_H, k=3, suppression_limit=0.02)
     b = arx_search(_small(), SMALL_KEYS, rows, k=3, suppression_limit=0.02)
     assert a.levels == b.levels and a.loss == b.loss
+    # numbers in the rows match the data's numbers and their text; a pandas frame reads the same
+    rows["age"] = [[int(r[0])] + r[1:] for r in rows["age"]]
+    text = pl.read_csv(SMALL / "small.csv", separator=";", infer_schema_length=0)
+    c = arx_search(text.to_pandas(), SMALL_KEYS, rows, k=3, suppression_limit=0.02)
+    assert c.levels == a.levels and c.loss == a.loss
+    np.testing.assert_array_equal(c.suppressed, a.suppressed)
 
 
 def test_max_nodes_stops_early_and_says_so():
