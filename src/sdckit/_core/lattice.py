@@ -59,7 +59,7 @@ class Hierarchy:
 
     Attributes
     ----------
-    up : tuple of int64 arrays
+    up : tuple of int32 arrays
         ``up[l][c]`` is the level-``l+1`` code of the level-``l`` code ``c`` (``height`` maps).
     counts : tuple of int64 arrays
         ``counts[l][c]``: the number of hierarchy rows whose level-``l`` value is ``c``; ARX's
@@ -95,7 +95,7 @@ def hierarchy_from_codes(level_codes: np.ndarray) -> Hierarchy:
     counts = tuple(np.bincount(lc[:, lev]).astype(np.int64) for lev in range(width))
     ups = []
     for lev in range(width - 1):
-        up = np.zeros(len(counts[lev]), dtype=np.int64)
+        up = np.zeros(len(counts[lev]), dtype=np.int32)
         up[lc[:, lev]] = lc[:, lev + 1]
         ups.append(up)
     return Hierarchy(tuple(ups), counts, int(n_rows))
@@ -117,7 +117,8 @@ def combine_codes(cols, sizes) -> np.ndarray:
             uniq, key = np.unique(key, return_inverse=True)
             key = key.reshape(-1).astype(np.int64)
             radix = len(uniq)
-        key = key * size + col
+        key *= size
+        key += col
         radix *= size
     return key
 
@@ -216,12 +217,12 @@ def make_model(
 
     ARX's suppression limit is a share of the records: at most ``floor(limit * n)`` records
     may be suppressed (``ARXConfiguration``)."""
-    base = np.asarray(base, dtype=np.int64)
+    base = np.asarray(base, dtype=np.int32)
     n, m = base.shape
     cols = [base[:, j] for j in range(m)]
     sizes = [h.size(0) for h in hierarchies]
     if sensitive is not None:
-        cols.append(np.asarray(sensitive, dtype=np.int64))
+        cols.append(np.asarray(sensitive, dtype=np.int32))
         sizes.append(sens_size)
     _, rows, counts, inverse = group_rows(cols, sizes, np.ones(n))
     width = max((h.height for h in hierarchies), default=0) + 1
@@ -426,7 +427,7 @@ def group_rows(cols, sizes, weights):
         rank = np.zeros(total, dtype=np.int64)
         rank[keys] = np.arange(len(keys))
         inverse = rank[key]
-        rows = np.empty((len(keys), len(cols)), dtype=np.int64)
+        rows = np.empty((len(keys), len(cols)), dtype=np.int32)
         rest = keys.copy()
         for j in range(len(cols) - 1, -1, -1):
             size = max(int(sizes[j]), 1)
@@ -445,7 +446,7 @@ def group_rows(cols, sizes, weights):
     keys = ordered[starts]
     counts = np.bincount(inverse, weights=weights, minlength=len(keys)).astype(np.int64)
     member = order[starts]
-    rows = np.stack([c[member] for c in cols], axis=1)
+    rows = np.stack([c[member] for c in cols], axis=1).astype(np.int32, copy=False)
     return keys, rows, counts, inverse
 
 
@@ -506,10 +507,13 @@ class _Cache:
         self.base = (np.zeros(model.m, dtype=np.int64), model.rows, model.counts)
 
     def source(self, x: int):
-        below = self.size >= 0
+        if not self.tables:
+            return self.base
+        held = np.fromiter(self.tables, dtype=np.int64, count=len(self.tables))
+        below = np.ones(len(held), dtype=bool)
         for col in self.columns:
-            below &= col <= col[x]
-        cand = np.flatnonzero(below)
+            below &= col[held] <= col[x]
+        cand = held[below]
         if cand.size:
             best = int(cand[np.argmin(self.size[cand])])
             if self.size[best] < len(self.base[1]):
