@@ -282,7 +282,8 @@ def _problems(draw):
     )
     limit = draw(st.sampled_from([0.0, 0.1, 0.3]))
     metric = draw(st.sampled_from(["loss", "precision"]))
-    return pl.DataFrame(data), hier, dict(crit, suppression_limit=limit, metric=metric)
+    gs = draw(st.sampled_from([0.5, 0.5, 0.0, 0.3, 0.9]))
+    return pl.DataFrame(data), hier, dict(crit, suppression_limit=limit, metric=metric, gs_factor=gs)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -294,7 +295,7 @@ def test_pruned_search_equals_oracle_on_random_data(problem):
     best = _oracle(
         _records(data), keys, hier, k=params.get("k", 1), l=params.get("l"), sensitive=params.get("sensitive"),
         diversity=params.get("diversity", "distinct"), c=params.get("c", 1.0), limit=params["suppression_limit"],
-        metric=params["metric"],
+        metric=params["metric"], gs=params["gs_factor"],
     )  # fmt: skip
     if best is None:
         assert out.levels is None
@@ -368,7 +369,7 @@ def _kernel_model(data: pl.DataFrame, hier: dict, params: dict):
     crit = lattice.Criteria(k=params.get("k", 1), l=params.get("l"), diversity=params.get("diversity", "distinct"))
     model = lattice.make_model(
         np.array(base).T, hs, sensitive=sens, sens_size=4 if sens is not None else 0, criteria=crit,
-        suppression_limit=params["suppression_limit"], metric=params["metric"],
+        suppression_limit=params["suppression_limit"], metric=params["metric"], gs_factor=params["gs_factor"],
     )  # fmt: skip
     return lattice, model
 
@@ -381,8 +382,8 @@ def test_bound_is_monotone_and_never_above_the_metric(problem):
     data, hier, params = problem
     lattice, model = _kernel_model(data, hier, params)
     nodes = lattice.lattice_nodes(model.heights)
-    zero = np.zeros(nodes.shape)
-    bound = lattice.aggregate(lattice.attribute_values(model, nodes, zero, np.zeros(len(nodes))), model.metric)
+    free_values = lattice.attribute_values(model, nodes, np.zeros(nodes.shape), np.zeros(len(nodes)))
+    bound = lattice.lower_bound(model, free_values, lattice.aggregate(free_values, model.metric))
     index = {tuple(r): i for i, r in enumerate(nodes.tolist())}
     for i, a in enumerate(nodes.tolist()):
         for j, h in enumerate(model.heights):
@@ -394,6 +395,30 @@ def test_bound_is_monotone_and_never_above_the_metric(problem):
     for x, ok, loss, _ in full.evaluated:
         if ok:
             assert loss >= bound[x] - 1e-12
+
+
+def test_precision_below_half_gs_factor_is_bounded_correctly():
+    # Non-monotonic precision with gs-factor 0 counts a suppressed record 0 (s = 0) and a kept
+    # one level/height: a node's value can fall below ARX's bound (level/height alone). Here
+    # node (x=0, y=1) suppresses 2 of 9 records: x: (7 * 0 + 2 * 0) / 9 = 0, y: 7 * 1 / 9 ->
+    # (0 + 7/9) / 2 = 0.3888...; with ARX's bound (0.5 for it) the search stopped at (2, 0), 0.444.
+    data = pl.DataFrame(
+        {
+            "x": ["v3", "v0", "v0", "v0", "v2", "v1", "v0", "v3", "v3"],
+            "y": ["w1", "w2", "w2", "w2", "w2", "w1", "w2", "w0", "w1"],
+        }
+    )
+    hier = {
+        "x": [["v0", "g0", "*"], ["v1", "g0", "*"], ["v2", "g1", "*"], ["v3", "g1", "*"]],
+        "y": [["w0", "*"], ["w1", "*"], ["w2", "*"]],
+    }
+    out = arx_search(data, ["x", "y"], hier, k=2, suppression_limit=0.3, metric="precision", gs_factor=0.0)
+    (loss, _, _), levels, mask, _ = _oracle(
+        _records(data), ["x", "y"], hier, k=2, limit=0.3, metric="precision", gs=0.0
+    )
+    assert levels == out.levels == {"x": 0, "y": 1}
+    assert out.loss == pytest.approx(loss, abs=1e-15) and loss == pytest.approx(7 / 18, abs=1e-15)
+    np.testing.assert_array_equal(out.suppressed, mask)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -306,6 +306,22 @@ def aggregate(values: np.ndarray, metric: str) -> np.ndarray:
     return result - 1.0
 
 
+def lower_bound(model: Model, free_values: np.ndarray, free: np.ndarray) -> np.ndarray:
+    """A lower bound of the metric of each node, whatever it suppresses, that never decreases
+    from a node to its generalisations.
+
+    Loss: the loss without suppression (ARX's ``getLowerBound``): a suppressed record counts
+    at least its share (``share + s (1 - share)`` with s <= 1, or 1 >= g share).
+    Precision: per key, a kept record counts ``g level / height`` and a suppressed one ``s``,
+    so the value is at least ``min(g level / height, s)``. ARX's bound, the first term alone,
+    is too high when s < g level / height (gs-factor below 0.5) and could prune the optimum.
+    """
+    if model.metric != "precision":
+        return free
+    _, s = model.factors
+    return aggregate(np.minimum(free_values, s), model.metric)
+
+
 def node_values(model: Model, levels, supp_parts, n_supp: int) -> list[float]:
     """:func:`attribute_values` of one node, in plain float arithmetic (the same operations)."""
     g, s = model.factors
@@ -575,8 +591,10 @@ class _Search:
         self.nodes = nodes
         n_nodes = len(nodes)
         self.level_sum = nodes.sum(axis=1)
-        self.bound_values = attribute_values(model, nodes, np.zeros(nodes.shape), np.zeros(n_nodes))
-        self.bound = aggregate(self.bound_values, model.metric)
+        # the metric without suppression (``free``) and a lower bound of the metric with it
+        self.free_values = attribute_values(model, nodes, np.zeros(nodes.shape), np.zeros(n_nodes))
+        self.free = aggregate(self.free_values, model.metric)
+        self.bound = lower_bound(model, self.free_values, self.free)
         radix = [h + 1 for h in model.heights]
         self.mult = np.array([int(np.prod(radix[j + 1 :])) for j in range(len(radix))], dtype=np.int64)
         self.state = np.zeros(n_nodes, dtype=np.int8)  # 1 satisfies, -1 violates, 0 unknown
@@ -596,9 +614,9 @@ class _Search:
         self.done[x] = True
         if not ok:
             loss = None
-        elif n_supp == 0:  # the loss is the bound: the same float, so ties compare equal
-            loss = float(self.bound[x])
-            values = self.bound_values[x]
+        elif n_supp == 0:  # the metric without suppression: the same float, so ties compare equal
+            loss = float(self.free[x])
+            values = self.free_values[x]
         else:
             loss = node_aggregate(values, self.model.metric)
         self.evaluated.append((x, ok, loss, n_supp))
