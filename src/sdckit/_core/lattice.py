@@ -161,12 +161,12 @@ class Criteria:
 class Model:
     """The compressed records and what the search needs about them.
 
-    ``rows``: distinct rows of base codes (d, m) plus, with a sensitive attribute, its codes
-    as the last column; ``counts``: records per row; ``inverse``: the row of each record.
+    ``rows``: the columns (m, plus the sensitive attribute's codes last when there is one) of
+    the distinct rows of base codes; ``counts``: records per row; ``inverse``: the row of each record.
     """
 
     hierarchies: tuple
-    rows: np.ndarray
+    rows: tuple
     counts: np.ndarray
     inverse: np.ndarray
     n: int
@@ -228,7 +228,7 @@ def make_model(
     width = max((h.height for h in hierarchies), default=0) + 1
     parts = np.zeros((m, width), dtype=np.int64)
     for j, h in enumerate(hierarchies):
-        codes = rows[:, j]
+        codes = rows[j]
         for lev in range(h.height + 1):
             parts[j, lev] = int(np.dot(counts, h.counts[lev][codes]))
             if lev < h.height:
@@ -364,12 +364,12 @@ class NodeResult:
     """One evaluated node: its classes' table (for rolling up), whether it satisfies the
     criteria within the suppression limit, suppressed records and the per-key suppressed parts."""
 
-    rows: np.ndarray
+    rows: tuple
     counts: np.ndarray
     satisfies: bool
     n_supp: int
     supp_parts: np.ndarray
-    violating_rows: np.ndarray  # bool per row of ``rows``
+    violating_rows: np.ndarray  # bool per distinct row
 
 
 def _class_violations(model: Model, keys: np.ndarray, counts: np.ndarray):
@@ -416,21 +416,22 @@ def _recursive_ok(counts, starts, n_distinct, sizes, crit: Criteria) -> np.ndarr
 def _node_columns(model: Model, src_levels, src_rows, levels):
     cols, sizes = [], []
     for j, h in enumerate(model.hierarchies):
-        cols.append(h.lift(src_rows[:, j], int(src_levels[j]), int(levels[j])))
+        cols.append(h.lift(src_rows[j], int(src_levels[j]), int(levels[j])))
         sizes.append(h.size(int(levels[j])))
     if model.sens_size:
-        cols.append(src_rows[:, model.m])
+        cols.append(src_rows[model.m])
         sizes.append(model.sens_size)
     return cols, sizes
 
 
-def group_rows(cols, sizes, weights):
+def group_rows(cols, sizes, weights, want_inverse: bool = True):
     """The distinct rows of integer columns: ``(keys, rows, counts, inverse)`` with ``keys``
-    sorted (mixed radix, so sorted keys list the rows in lexicographic order), ``counts`` the
-    sum of ``weights`` per distinct row and ``inverse`` the distinct row of each input row.
+    sorted (mixed radix, so sorted keys list the rows in lexicographic order), ``rows`` their
+    columns (int32), ``counts`` the sum of ``weights`` per distinct row and ``inverse`` the
+    distinct row of each input row (None unless ``want_inverse``).
 
     When the radix product is small the rows are counted on the dense key (bincount, no sort)
-    and decoded from it; otherwise the key is sorted (np.unique)."""
+    and decoded from it; otherwise the key is sorted once (quicksort)."""
     n = len(weights)
     total = 1
     for size in sizes:
@@ -440,29 +441,33 @@ def group_rows(cols, sizes, weights):
         full = np.bincount(key, weights=weights, minlength=total)
         keys = np.flatnonzero(full)
         counts = full[keys].astype(np.int64)
-        rank = np.zeros(total, dtype=np.int64)
-        rank[keys] = np.arange(len(keys))
-        inverse = rank[key]
-        rows = np.empty((len(keys), len(cols)), dtype=np.int32)
+        inverse = None
+        if want_inverse:
+            rank = np.zeros(total, dtype=np.int64)
+            rank[keys] = np.arange(len(keys))
+            inverse = rank[key]
+        out = []
         rest = keys.copy()
         for j in range(len(cols) - 1, -1, -1):
             size = max(int(sizes[j]), 1)
-            rows[:, j] = rest % size
+            out.append((rest % size).astype(np.int32))
             rest //= size
-        return keys, rows, counts, inverse
+        return keys, tuple(out[::-1]), counts, inverse
     key = combine_codes(cols, sizes)
     order = np.argsort(key)  # quicksort: a member of each group stands for it (same codes)
     ordered = key[order]
     starts = np.empty(len(key), dtype=bool)
     starts[:1] = True
     np.not_equal(ordered[1:], ordered[:-1], out=starts[1:])
-    ids = np.cumsum(starts) - 1
-    inverse = np.empty(len(key), dtype=np.int64)
-    inverse[order] = ids
-    keys = ordered[starts]
-    counts = np.bincount(inverse, weights=weights, minlength=len(keys)).astype(np.int64)
-    member = order[starts]
-    rows = np.stack([c[member] for c in cols], axis=1).astype(np.int32, copy=False)
+    first = np.flatnonzero(starts)
+    keys = ordered[first]
+    counts = np.add.reduceat(np.asarray(weights)[order], first).astype(np.int64) if len(key) else np.zeros(0, np.int64)
+    inverse = None
+    if want_inverse:
+        inverse = np.empty(len(key), dtype=np.int64)
+        inverse[order] = np.cumsum(starts) - 1
+    member = order[first]
+    rows = tuple(c[member].astype(np.int32, copy=False) for c in cols)
     return keys, rows, counts, inverse
 
 
@@ -470,16 +475,15 @@ def evaluate(model: Model, src_levels, src_rows, src_counts, levels) -> NodeResu
     """The classes of node ``levels`` rolled up from a table at ``src_levels`` (every level
     lower or equal), the criteria and the suppressed records."""
     cols, sizes = _node_columns(model, src_levels, src_rows, levels)
-    keys, rows, counts, _ = group_rows(cols, sizes, src_counts)
+    keys, rows, counts, _ = group_rows(cols, sizes, src_counts, want_inverse=False)
     viol = _class_violations(model, keys, counts)
     n_supp = int(counts[viol].sum())
     ok = n_supp <= model.max_outliers
     parts = np.zeros(model.m)
     if ok and n_supp and model.metric == "loss":
         vc = counts[viol]
-        vrows = rows[viol]
         for j, h in enumerate(model.hierarchies):
-            parts[j] = float(np.dot(vc, h.counts[int(levels[j])][vrows[:, j]]))
+            parts[j] = float(np.dot(vc, h.counts[int(levels[j])][rows[j][viol]]))
     return NodeResult(rows, counts, bool(ok), n_supp, parts, viol)
 
 
@@ -532,18 +536,18 @@ class _Cache:
         cand = held[below]
         if cand.size:
             best = int(cand[np.argmin(self.size[cand])])
-            if self.size[best] < len(self.base[1]):
+            if self.size[best] < len(self.base[2]):
                 return self.tables[best]
         return self.base
 
     def add(self, x: int, res: NodeResult) -> None:
-        nbytes = res.rows.nbytes + res.counts.nbytes
+        nbytes = sum(c.nbytes for c in res.rows) + res.counts.nbytes
         if nbytes > _CACHE_BYTES // 4:
             return
         while self.bytes + nbytes > _CACHE_BYTES and self.tables:
             drop = max(self.tables, key=lambda i: int(self.size[i]))
             t = self.tables.pop(drop)
-            self.bytes -= t[1].nbytes + t[2].nbytes
+            self.bytes -= sum(c.nbytes for c in t[1]) + t[2].nbytes
             self.size[drop] = -1
         self.tables[x] = (self.nodes[x], res.rows, res.counts)
         self.size[x] = len(res.counts)
