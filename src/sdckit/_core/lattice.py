@@ -71,6 +71,7 @@ class Hierarchy:
     up: tuple
     counts: tuple
     n_rows: int
+    _maps: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def height(self) -> int:
@@ -80,10 +81,20 @@ class Hierarchy:
         return len(self.counts[level])
 
     def lift(self, codes: np.ndarray, a: int, b: int) -> np.ndarray:
-        """Level-``a`` codes taken to level ``b`` (``b >= a``)."""
-        for lev in range(a, b):
-            codes = self.up[lev][codes]
-        return codes
+        """Level-``a`` codes taken to level ``b`` (``b >= a``), through one composed map."""
+        if a == b:
+            return codes
+        return self.composed(a, b)[codes]
+
+    def composed(self, a: int, b: int) -> np.ndarray:
+        """The map of level-``a`` codes to level-``b`` codes (``b > a``), composed once."""
+        got = self._maps.get((a, b))
+        if got is None:
+            got = self.up[a]
+            for lev in range(a + 1, b):
+                got = self.up[lev][got]
+            self._maps[(a, b)] = got
+        return got
 
 
 def hierarchy_from_codes(level_codes: np.ndarray) -> Hierarchy:
