@@ -439,6 +439,13 @@ def test_precision_below_half_gs_factor_is_bounded_correctly():
         (dict(l=2, sensitive="nope"), "no column(s) 'nope'"),
         (dict(keys=["age", "nope"], hierarchies={**SMALL_H, "nope": SMALL_H["sex"]}), "no column(s) 'nope'"),
         (dict(diversity="alpha", l=2, sensitive="disease"), "diversity"),
+        (dict(keys=["age", "age"]), "a key named twice"),
+        (dict(keys=[]), "keys: empty"),
+        (dict(hierarchies=[SMALL_H["age"]]), "expected a mapping"),
+        (dict(l=2.5, sensitive="disease"), "l: got 2.5"),
+        (dict(l=2, sensitive="disease", diversity="recursive", c=0), "c: got 0"),
+        (dict(max_nodes=0), "max_nodes"),
+        (dict(time_limit=-1), "time_limit"),
     ],
 )
 def test_bad_input_is_named(change, words):

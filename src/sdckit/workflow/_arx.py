@@ -203,6 +203,8 @@ def arx_search(
     keys = [keys] if isinstance(keys, str) else list(keys)
     if not keys:
         raise SdcError("keys: empty; expected at least one quasi-identifier")
+    if len(set(keys)) != len(keys):
+        raise SdcError("keys: a key named twice; expected each quasi-identifier once")
     if not isinstance(hierarchies, dict):
         raise SdcError("hierarchies: expected a mapping {key: hierarchy file or rows}")
     missing = [kk for kk in keys if kk not in hierarchies]
