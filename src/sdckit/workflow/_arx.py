@@ -264,6 +264,7 @@ def arx_search(
             on_check=lambda: bar.update(1),
             exhaustive=bool(exhaustive),
         )
+        bar.update(out.n_pruned)  # the nodes decided without a check: the bar ends full
     return _outcome(model, out, keys, t0)
 
 
