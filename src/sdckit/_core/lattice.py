@@ -10,9 +10,12 @@ Pure NumPy. Everything works on integer codes:
   node costs O(distinct rows) and not O(records); a node is evaluated from the smallest table
   of an already evaluated *specialisation* (a node with every level lower or equal), rolled up
   through the hierarchies' maps;
-* the search visits the nodes in the order of ARX's lower bound of the metric (the loss
-  without suppression, monotone in the levels) and stops as soon as the bound is not below the
-  best loss found: what is left cannot win, so the answer is the optimum.
+* the search visits the nodes in the order of a lower bound of the metric that never
+  decreases from a node to its generalisations (ARX's: the loss without suppression) and stops
+  as soon as the bound is above the best loss found: what is left cannot win, so the answer is
+  the optimum; monotone criteria tag whole cones of nodes from one check, and a chain from an
+  unknown node to the top is bisected for the boundary between failing and satisfying nodes
+  (the idea of FLASH's paths).
 
 References: Prasser F., Kohlmayer F. (2015), *Putting statistical disclosure control into
 practice: the ARX data anonymization tool*; Kohlmayer F. et al. (2012), *Flash: efficient,
@@ -35,10 +38,16 @@ __all__ = [
     "NodeResult",
     "SearchOutcome",
     "aggregate",
+    "attribute_values",
     "combine_codes",
+    "evaluate",
+    "group_rows",
     "hierarchy_from_codes",
     "lattice_nodes",
+    "lower_bound",
     "make_model",
+    "node_aggregate",
+    "node_values",
     "search",
     "suppressed_rows",
 ]
