@@ -21,6 +21,7 @@ from .protect import (
     rank_swap,
     record_swap,
     suppress_by_risk,
+    suppress_records,
     top_bottom_coding,
 )
 from .report import AssessmentResult
@@ -68,6 +69,7 @@ __all__ = [
     "top_bottom_coding",
     "local_suppression",
     "suppress_by_risk",
+    "suppress_records",
     "pram",
     "add_noise",
     "microaggregation",

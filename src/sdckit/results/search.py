@@ -218,10 +218,10 @@ class SearchResult(Result):
         return ax
 
     # -- the assessment --------------------------------------------------------------------------
-    def variants(self, n: int = 2) -> list[dict]:
+    def variants(self, n_variants: int = 2) -> list[dict]:
         """The winner and the next-best candidates as named recipes for :func:`sdckit.assess`."""
         out = [{"name": "search: winner", "steps": list(self.recipe.get("steps", []))}] if self.found else []
-        for i, r in enumerate(self.runners_up[: max(n - 1, 0)]):
+        for i, r in enumerate(self.runners_up[: max(n_variants - 1, 0)]):
             out.append({"name": f"search: next best {i + 1}", "steps": list(r["recipe"]["steps"])})
         return out
 

@@ -13,7 +13,7 @@ import itertools
 import math
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -31,6 +31,7 @@ from .._validation import (
 from ..engines import in_memory_engine
 from ..results.search import SearchResult
 from ..scenario import Scenario
+from ._candidates import Candidate, Outcome
 from ._hierarchies import read_hierarchies
 
 __all__ = ["SEARCH_TARGETS", "search"]
@@ -148,24 +149,6 @@ def _check_diversity(t: dict, scenario: Scenario, table, problems: list) -> dict
 # ----------------------------------------------------------------------------------------------
 # one candidate
 # ----------------------------------------------------------------------------------------------
-@dataclass
-class Candidate:
-    """One evaluated node: its levels, loss, risk measures and recipe steps."""
-
-    levels: tuple
-    bound: float
-    meets: bool = False
-    within_limit: bool = True
-    loss: float = math.nan
-    loss_by_variable: dict = field(default_factory=dict)
-    risk: dict = field(default_factory=dict)
-    rate: float = math.nan
-    cells: int = 0
-    records: int = 0
-    steps: list = field(default_factory=list)
-    table: object = None
-
-
 class _Search:
     """The state of one search: data, roles, hierarchies, per-level losses, candidates."""
 
@@ -190,8 +173,23 @@ class _Search:
         self.scales = loss_scales(self.table, scenario, self.keys, self.eng)
         self.h = read_hierarchies(hierarchies, self.keys, self._values, self._kind, self.eng)
         self.n = self.table.n
-        self.budget = int(math.floor(self.limit * self.n * len(self.keys) + 1e-9))
+        units = self.n if self.suppression == "records" else self.n * len(self.keys)
+        self.budget = int(math.floor(self.limit * units + 1e-9))
+        self._check_model()
         self.lam = self._level_losses()
+
+    def _check_model(self) -> None:
+        """Whole-record suppression and ARX's objective take the targets of ARX's model."""
+        t = self.target
+        if self.suppression == "records" and (t.risk_based or t.max_suda is not None):
+            raise SdcError(
+                "suppression: 'records' suppresses the records of small key classes (ARX's model) and "
+                "takes the targets k and l; expected suppression='cells' for max_risk, max_global_risk or max_suda"
+            )
+        if self.objective == "arx" and self.suppression != "records":
+            raise SdcError(
+                "objective: 'arx' is ARX's Loss under whole-record suppression; expected suppression='records'"
+            )
 
     # -- hierarchies -------------------------------------------------------------------------
     def _values(self, key: str):
@@ -240,40 +238,48 @@ class _Search:
         return table, steps
 
     def evaluate(self, levels: tuple, tagged: bool = False) -> Candidate:
+        """Recode to ``levels``; when the target is not met, suppress (within the limit); measure."""
         cand = Candidate(levels, self.bound(levels))
         table, steps = self.generalise(levels)
         meets, risk = (True, {}) if tagged else self.check(table)
-        can_suppress = self.target.k is not None or self.target.risk_based
+        can_suppress = self.target.k is not None or (self.target.risk_based and self.suppression == "cells")
+        suppressed = False
         if not meets and self.budget > 0 and can_suppress:
-            table, extra, cells = self.suppress_cells(table)
+            table, extra, units = self.suppress_cells(table)
             steps += extra
-            cand.cells = cells
-            cand.within_limit = cells <= self.budget
-            if cand.within_limit:
+            suppressed = bool(units)
+            cand.within_limit = units <= self.budget
+            if cand.within_limit and suppressed:
                 meets, risk = self.check(table)
         cand.meets, cand.risk, cand.steps, cand.table = meets and cand.within_limit, risk, steps, table
         if not cand.within_limit:
             return cand
-        if extra_loss_needed := bool(cand.cells):
-            cand.loss, cand.loss_by_variable, cand.records = self.loss(table)
-        if not extra_loss_needed:
+        if suppressed:
+            cand.loss, cand.loss_by_variable, cand.cells, cand.records = self.loss(table, levels)
+        else:
             cand.loss = cand.bound
             cand.loss_by_variable = {k: self.lam[k][lv] for k, lv in zip(self.keys, levels)}
         cand.rate = self.rate(table)
         return cand
 
-    def loss(self, table) -> tuple[float, dict, int]:
+    def loss(self, table, levels: tuple) -> tuple[float, dict, int, int]:
+        """The objective of ``table``, lambda_j per key, the cells suppressed and the records
+        with every key suppressed."""
         from ..utility import variant_loss
 
         res = variant_loss(self.table, table, self.keys, scales=dict(self.scales), missing=self.missing)
         by = {k: float(v) for k, v in res.loss_by_variable.items()}
-        records = self._records_all_suppressed(table)
-        return _weighted(self.weights, by), by, records
+        cells = int(sum(res.suppressed_by_variable.values()))
+        return _weighted(self.weights, by), by, cells, self._records_all_suppressed(table, levels)
 
-    def _records_all_suppressed(self, table) -> int:
-        """Records whose every key value was observed in the original and is missing now."""
+    def _records_all_suppressed(self, table, levels: tuple) -> int:
+        """Records whose every key not generalised to ``"*"`` was observed in the original and
+        is missing now."""
         allgone = np.ones(self.n, dtype=bool)
-        for key in self.keys:
+        kept = [k for k, lv in zip(self.keys, levels) if lv < self.h[k].height]
+        if not kept:
+            return 0
+        for key in kept:
             before, _ = self.eng.encode_column(self.table, key, self.missing)
             after, _ = self.eng.encode_column(table, key, self.missing)
             allgone &= (after < 0) & (before >= 0)
@@ -328,6 +334,8 @@ class _Search:
         steps, cells = [], 0
         if not self.active(table):
             return table, steps, cells
+        if self.suppression == "records":
+            return self._suppress_records(table)
         if self.target.k is not None:
             res = local_suppression(table, self.active(table), k=self.target.k, missing=self.missing)
             table, cells = res.table, sum(res.n_changed.values())
@@ -339,6 +347,15 @@ class _Search:
                 cells += sum(res.n_changed.values())
                 steps.append(_step("suppress_by_risk", res))
         return table, steps, cells
+
+    def _suppress_records(self, table):
+        """Whole-record suppression of the classes below k; the count is in records."""
+        from ..protect import suppress_records
+
+        if self.target.k is None:
+            return table, [], 0
+        res = suppress_records(table, self.active(table), k=self.target.k, missing=self.missing)
+        return res.table, [_step("suppress_records", res)], int(res.details["n_records"])
 
     def _suppress_risk(self, table, budget: int):
         """``suppress_by_risk`` at the highest threshold whose result meets the target.
@@ -539,26 +556,13 @@ def search(
     s = _Search(data, scenario, target, hierarchies, suppression_limit, suppression, objective, weights)
     limit_t = check_number(time_limit, "time_limit", low=0.0, allow_none=True) if time_limit is not None else None
     limit_n = check_rule("k", max_candidates, "max_candidates") if max_candidates is not None else None
-    if s.suppression == "records" or s.objective == "arx":
+    if s.objective == "arx":
         from ._search_records import records_search
 
         outcome = records_search(s, limit_t, progress)
     else:
         outcome = _lattice_search(s, limit_t, limit_n, progress, t0)
     return _result(s, outcome, data, time.perf_counter() - t0)
-
-
-@dataclass
-class Outcome:
-    best: Candidate | None
-    evaluated: list
-    n_nodes: int
-    n_checked: int
-    n_pruned: int
-    n_tagged: int
-    optimal: bool
-    stopped: str | None = None
-    extra: dict = field(default_factory=dict)
 
 
 def nodes_in_order(s: _Search) -> list[tuple]:
