@@ -139,6 +139,11 @@ class SearchResult(Result):
         )
 
     def _headline_text(self) -> str:
+        if not self.found and self.stopped:
+            return (
+                f"No candidate meeting the target found before the search stopped at {self.stopped} "
+                f"(best effort; {self.n_checked} of {self.n_candidates} checked)."
+            )
         if not self.found:
             return (
                 f"No candidate meets the target within the suppression limit "

@@ -94,8 +94,9 @@ def auto_hierarchy(values: list, counts: list, kind: str) -> list[list]:
 
     * ``"numeric"``: intervals of growing width. The first width w_1 is the "nice" number
       (1, 2 or 5 times a power of ten; at least 1 for integers) nearest above range / 20; level
-      j has width w_1 2^(j-1), its intervals ``[a, a + w)`` with a a multiple of w; levels stop
-      once one interval holds every value, and the top level is ``"*"``.
+      j has width w = w_1 2^(j-1), its intervals ``[a, a + w)`` with a = o + m w, o the largest
+      multiple of w_1 at most the minimum (so the levels nest); levels stop once one interval
+      holds every value, and the top level is ``"*"``.
     * ``"ordered"``: level j merges neighbouring categories (in the given order) into blocks of
       2^j, labelled ``"first..last"``; then ``"*"``.
     * ``"nominal"``: frequency grouping: level j keeps the floor(C / 2^j) most frequent of the C
@@ -128,9 +129,10 @@ def _numeric_levels(values: list) -> list[list]:
     x = np.asarray([float(v) for v in values])
     integer = all(isinstance(v, numbers.Integral) or float(v).is_integer() for v in values)
     width = _nice_width(float(x.max() - x.min()), integer)
+    origin = math.floor(float(x.min()) / width) * width
     levels = []
     while True:
-        start = np.floor(x / width) * width
+        start = origin + np.floor((x - origin) / width) * width
         if np.unique(start).size <= 1:
             break
         levels.append([f"[{_fmt_bound(a)},{_fmt_bound(a + width)})" for a in start.tolist()])

@@ -164,7 +164,7 @@ class _Search:
         self.keys = list(scenario.keys)
         self.missing = list(scenario.missing) or None
         self.target = check_target(target, scenario, self.table)
-        self.limit = check_fraction(limit, "suppression_limit")
+        self.limit = check_number(limit, "suppression_limit", low=0.0, high=1.0)
         self.suppression = check_choice(suppression, "suppression", SUPPRESSIONS)
         self.objective = check_choice(objective, "objective", OBJECTIVES)
         self.weights = _check_weights(weights, self.keys)
@@ -579,8 +579,8 @@ def _lattice_search(s: _Search, limit_t, limit_n, progress, t0, prune: bool = Tr
     with progress_bar(progress, len(nodes), "search", unit="candidates") as bar:
         for i, node in enumerate(nodes):
             if prune and best is not None and s.bound(node) >= best.loss:
-                return Outcome(best, evaluated, len(nodes), len(evaluated), len(nodes) - i, n_tagged, True)
-            if limit_n is not None and len(evaluated) >= limit_n:
+                return Outcome(best, evaluated, len(nodes), i, len(nodes) - i, n_tagged, True)
+            if limit_n is not None and i >= limit_n:
                 stopped = f"the candidate limit ({limit_n})"
                 break
             if limit_t is not None and time.perf_counter() - t0 > limit_t:
@@ -598,8 +598,8 @@ def _lattice_search(s: _Search, limit_t, limit_n, progress, t0, prune: bool = Tr
                 if cand.meets and (best is None or cand.loss < best.loss):
                     best, best_table = cand, cand_table
                     best.table = best_table
-    pruned = len(nodes) - len(evaluated) if stopped is None else 0
-    return Outcome(best, evaluated, len(nodes), len(evaluated), pruned, n_tagged, stopped is None, stopped)
+    checked = i if stopped is not None else len(nodes)
+    return Outcome(best, evaluated, len(nodes), checked, 0, n_tagged, stopped is None, stopped)
 
 
 def _result(s: _Search, out: Outcome, data, seconds: float) -> SearchResult:
@@ -626,7 +626,7 @@ def _result(s: _Search, out: Outcome, data, seconds: float) -> SearchResult:
         (c for c in out.evaluated if c.meets and c is not best), key=lambda c: (c.loss, sum(c.levels), c.levels)
     )
     notes = list(out.extra.get("notes", ()))
-    if best is None:
+    if best is None and out.stopped is None:
         notes.append(
             "no candidate meets the target within the suppression limit; raise the limit or add coarser levels"
         )
