@@ -19,10 +19,9 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import sdckit
+from conftest import shared_file
 from sdckit.datasets import EXAMPLE_KEYS, load_example
 from sdckit.workflow._hierarchies import auto_hierarchy
-
-from conftest import shared_file
 
 KEYS = list(EXAMPLE_KEYS)
 #: the module (``sdckit.workflow.search`` is the function)
@@ -197,7 +196,7 @@ def test_limits_give_a_best_effort(example, scenario):
 def test_front_is_pareto_and_holds_the_winner(k3):
     pts = [(f["loss"], f["rate"]) for f in k3.front]
     assert pts == sorted(pts)
-    for i, (x, y) in enumerate(pts):  # along the front: loss up, rate strictly down
+    for i, (_x, y) in enumerate(pts):  # along the front: loss up, rate strictly down
         assert all(y < y0 for _, y0 in pts[:i])
     assert dict(k3.front[0]["levels"]) == dict(k3.levels)
     assert k3.front[0]["loss"] == k3.loss
@@ -237,7 +236,9 @@ def test_weights_steer_the_winner(example, scenario):
 # cell against record suppression
 # ----------------------------------------------------------------------------------------------
 def test_cells_beat_records(example, scenario, k3):
-    rec = sdckit.search(example, scenario, target={"k": 3}, suppression_limit=0.05, suppression="records", progress=False)
+    rec = sdckit.search(
+        example, scenario, target={"k": 3}, suppression_limit=0.05, suppression="records", progress=False
+    )
     assert sdckit.k_anonymity(rec.protected, KEYS, k=[3], allow_degenerate_keys=True).n_violations[3] == 0
     scales = _scales(example, scenario)
     cells = sdckit.variant_loss(example, k3.protected, KEYS, scales=scales).loss

@@ -22,7 +22,6 @@ from .._progress import progress_bar
 from .._validation import (
     check_bool,
     check_choice,
-    check_fraction,
     check_max_global_risk,
     check_number,
     check_rule,
