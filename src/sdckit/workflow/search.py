@@ -42,6 +42,8 @@ SUPPRESSIONS = ("cells", "records")
 OBJECTIVES = ("loss", "arx")
 #: at most this many thresholds are tried per node when cells are suppressed for a risk target
 MAX_RISK_TRIES = 24
+#: the next-best candidates the summary shows (evaluated after the proof when pruned)
+RUNNERS_UP = 3
 #: a key generalised to one category is kept in the measures (it splits no class)
 _ANY_KEYS = {"allow_degenerate_keys": True}
 
@@ -571,6 +573,20 @@ def nodes_in_order(s: _Search) -> list[tuple]:
     return sorted(nodes, key=lambda n: (s.bound(n), sum(n), n))
 
 
+def _next_best(s: _Search, rest: list) -> list:
+    """After the proof: the first pruned nodes in bound order, evaluated until RUNNERS_UP of them
+    meet the target (at most 4 RUNNERS_UP tried), to show what the next-best candidates cost."""
+    out: list = []
+    for node in rest[: 4 * RUNNERS_UP]:
+        cand = s.evaluate(node)
+        cand.table = None
+        if cand.within_limit:
+            out.append(cand)
+        if sum(c.meets for c in out) >= RUNNERS_UP:
+            break
+    return out
+
+
 def _lattice_search(s: _Search, limit_t, limit_n, progress, t0, prune: bool = True) -> Outcome:
     nodes = nodes_in_order(s)
     best, evaluated, safe_nodes = None, [], []
@@ -578,6 +594,7 @@ def _lattice_search(s: _Search, limit_t, limit_n, progress, t0, prune: bool = Tr
     with progress_bar(progress, len(nodes), "search", unit="candidates") as bar:
         for i, node in enumerate(nodes):
             if prune and best is not None and s.bound(node) >= best.loss:
+                evaluated += _next_best(s, nodes[i:])
                 return Outcome(best, evaluated, len(nodes), i, len(nodes) - i, n_tagged, True)
             if limit_n is not None and i >= limit_n:
                 stopped = f"the candidate limit ({limit_n})"
