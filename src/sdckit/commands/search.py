@@ -114,10 +114,10 @@ def run_search(args) -> int:
     prog.step("reading data")
     data = read_data(args.data, na_values=("", "NA"))
     sc = Scenario(
-        keys=name_list(args.keys, "--keys", "key variables"),
+        keys=tuple(name_list(args.keys, "--keys", "key variables")),
         weight=args.weight,
         household=args.household,
-        missing=split_list(args.missing) or None,
+        missing=tuple(split_list(args.missing)),
     )
     prog.step("searching")
     res = search(

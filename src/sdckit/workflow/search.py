@@ -297,7 +297,8 @@ class _Search:
         """Whether ``table`` meets every target, measured afresh with the public measures."""
         from ..risk import individual_risk, k_anonymity, l_diversity, suda
 
-        t, risk, ok = self.target, {}, True
+        t, ok = self.target, True
+        risk: dict[str, float | int | None] = {}
         if t.k is not None:
             ka = k_anonymity(table, self.keys, k=[t.k], missing=self.missing, allow_degenerate_keys=True)
             risk["k_violations"] = int(ka.n_violations[t.k])
@@ -430,9 +431,9 @@ class _Search:
 
 
 def _step(method: str, res) -> dict:
-    from .problem import _jsonable
+    from ..results.protection import _plain
 
-    return {"method": method, "parameters": _jsonable(dict(res.parameters))}
+    return {"method": method, "parameters": _plain(dict(res.parameters))}
 
 
 def _weighted(weights: dict | None, by: dict) -> float:
@@ -589,7 +590,8 @@ def _next_best(s: _Search, rest: list) -> list:
 
 def _lattice_search(s: _Search, limit_t, limit_n, progress, t0, prune: bool = True) -> Outcome:
     nodes = nodes_in_order(s)
-    best, evaluated, safe_nodes = None, [], []
+    best, evaluated = None, []
+    safe_nodes: list[tuple] = []
     n_tagged, stopped = 0, None
     with progress_bar(progress, len(nodes), "search", unit="candidates") as bar:
         for i, node in enumerate(nodes):
@@ -621,8 +623,6 @@ def _lattice_search(s: _Search, limit_t, limit_n, progress, t0, prune: bool = Tr
 def _result(s: _Search, out: Outcome, data, seconds: float) -> SearchResult:
     """The :class:`SearchResult` of an outcome: the winner's file and recipe, the front and the
     runners-up."""
-    from .assess import assess
-    from .problem import RECIPE_VERSION, _scenario_dict
 
     def recipe(steps):
         return {"sdckit_recipe": RECIPE_VERSION, "scenario": _scenario_dict(s.sc), "steps": list(steps)}
@@ -665,7 +665,7 @@ def _result(s: _Search, out: Outcome, data, seconds: float) -> SearchResult:
         notes=tuple(notes),
         original=data,
         scenario=s.sc,
-        assessor=assess,
+        assessor=assess_recipes,
         backend=s.table.backend,
     )
     if best is None:
@@ -693,3 +693,49 @@ def pareto_front(cands: list) -> list:
             front.append(c)
             best_rate = c.rate
     return front
+
+
+# ----------------------------------------------------------------------------------------------
+# recipes and their assessment (without the SdcProblem, which offers the search itself)
+# ----------------------------------------------------------------------------------------------
+#: the recipe format written (the version SdcProblem.from_recipe reads)
+RECIPE_VERSION = 1
+
+
+def _scenario_dict(sc: Scenario) -> dict:
+    """The roles a recipe records: every scenario field that is set."""
+    from dataclasses import fields
+
+    out: dict = {}
+    for f in fields(sc):
+        value = getattr(sc, f.name)
+        if value not in (None, (), {}):
+            out[f.name] = (
+                list(value) if isinstance(value, tuple) else dict(value) if isinstance(value, Mapping) else value
+            )
+    return out
+
+
+def replay(data, steps) -> tuple:
+    """The table after the recipe ``steps`` (each ``{"method", "parameters"}``) and the
+    variables they changed."""
+    from ..registry import methods
+
+    funcs = {d.name: d.func for d in methods()}
+    table, changed = data, set()
+    for st in steps:
+        res = funcs[st["method"]](table, **dict(st["parameters"]))
+        table = res.table
+        changed |= {v for v, c in res.n_changed.items() if c}
+    return table, sorted(changed)
+
+
+def assess_recipes(data, scenario: Scenario, *, recipes, **options):
+    """:func:`sdckit.assess` of ``recipes`` (``{"name", "steps"}``) as variants of ``data``."""
+    from ..report import assess_variants
+
+    variants = []
+    for r in recipes:
+        table, changed = replay(data, r["steps"])
+        variants.append((r["name"], table, [st["method"] for st in r["steps"]], changed))
+    return assess_variants(data, scenario, variants, **options)
