@@ -477,3 +477,25 @@ def test_cli_bad_input(tmp_path, capsys):
     ]:
         assert _cli(*base, *extra) != 0
         assert match in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------------------------
+# invariants: row order, units of a numeric key, relabelled categories
+# ----------------------------------------------------------------------------------------------
+@settings(max_examples=5, deadline=None, phases=NO_SHRINK, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), k=st.integers(2, 4))
+def test_invariant_to_row_order_units_and_labels(seed, k):
+    # without suppression the answer is a set of recodes: the row order, the unit of the numeric
+    # key (x 10: the automatic widths scale with it, the loss has no unit) and the names of the
+    # categories do not change the levels or the loss
+    d = _small(seed, 100)
+    sc = sdckit.Scenario(keys=["age", "colour", "town"])
+    base = sdckit.search(d, sc, target={"k": k}, progress=False)
+    perm = np.random.default_rng(seed).permutation(d.height)
+    shuffled = sdckit.search(d[perm], sc, target={"k": k}, progress=False)
+    scaled = sdckit.search(d.with_columns(pl.col("age") * 10), sc, target={"k": k}, progress=False)
+    renamed = d.with_columns(pl.col("colour").replace({"red": "R", "blue": "B", "green": "G", "grey": "Y"}))
+    relabelled = sdckit.search(renamed, sc, target={"k": k}, progress=False)
+    for other in (shuffled, scaled, relabelled):
+        assert other.levels == base.levels
+        assert other.loss == pytest.approx(base.loss, abs=1e-12)
