@@ -174,6 +174,12 @@ class SearchResult(Result):
             ("seconds", round(self.seconds, 3)),
         ]
         sections: list = [("", head)]
+        notes = list(self.notes)
+        if self.runners_up and self.optimal and self.n_pruned:
+            notes.append(
+                "the next-best candidates were evaluated after the proof (they are among the pruned), to show "
+                "what they cost"
+            )
         if self.runners_up:
             rows = [
                 [_levels_text(r["levels"]), r["loss"], r["loss"] - (self.loss or 0.0), r["suppressed_cells"], r["rate"]]
@@ -190,7 +196,7 @@ class SearchResult(Result):
             sections.append(
                 ("Pareto front (loss against rate)", {"columns": ["levels", "loss", "rate", "meets"], "rows": rows})
             )
-        return Summary("Protection search", tuple(sections), tuple(self.notes), headline=self._headline_text())
+        return Summary("Protection search", tuple(sections), tuple(notes), headline=self._headline_text())
 
     def _records(self) -> dict:
         raise SdcError("to_frame: a search result has no per-record values; it gives the front as a table")

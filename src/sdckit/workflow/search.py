@@ -257,6 +257,8 @@ class _Search:
             return cand
         if suppressed:
             cand.loss, cand.loss_by_variable, cand.cells, cand.records = self.loss(table, levels)
+            if self.suppression == "records":
+                cand.records = units
         else:
             cand.loss = cand.bound
             cand.loss_by_variable = {k: self.lam[k][lv] for k, lv in zip(self.keys, levels)}
