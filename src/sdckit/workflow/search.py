@@ -177,6 +177,11 @@ class _Search:
         units = self.n if self.suppression == "records" else self.n * len(self.keys)
         self.budget = int(math.floor(self.limit * units + 1e-9))
         self._check_model()
+        self.arx = None
+        if self.objective == "arx" and self.suppression == "cells":
+            from ._arx_loss import ArxLoss
+
+            self.arx = ArxLoss(self)
         self.lam = self._level_losses()
 
     def _check_model(self) -> None:
@@ -187,10 +192,8 @@ class _Search:
                 "suppression: 'records' suppresses the records of small key classes (ARX's model) and "
                 "takes the targets k and l; expected suppression='cells' for max_risk, max_global_risk or max_suda"
             )
-        if self.objective == "arx" and self.suppression != "records":
-            raise SdcError(
-                "objective: 'arx' is ARX's Loss under whole-record suppression; expected suppression='records'"
-            )
+        if self.objective == "arx" and self.weights is not None:
+            raise SdcError("weights: ARX's Loss weighs the keys equally; expected no weights with objective='arx'")
 
     # -- hierarchies -------------------------------------------------------------------------
     def _values(self, key: str):
@@ -210,6 +213,8 @@ class _Search:
         weighted mean of its keys' lambda_j (each variable's loss depends on its column only)."""
         from ..utility import variant_loss
 
+        if self.arx is not None:
+            return {k: [_arx_one(self.arx, k, lv) for lv in range(self.h[k].height + 1)] for k in self.keys}
         out = {}
         for key in self.keys:
             lam = [0.0]
@@ -221,7 +226,11 @@ class _Search:
         return out
 
     def bound(self, levels: tuple) -> float:
-        return _weighted(self.weights, {k: self.lam[k][lv] for k, lv in zip(self.keys, levels)})
+        return self.combine({k: self.lam[k][lv] for k, lv in zip(self.keys, levels)})
+
+    def combine(self, by: dict) -> float:
+        """The objective from the per-key losses: their (weighted) mean, or ARX's geometric mean."""
+        return self.arx.combine(by) if self.arx is not None else _weighted(self.weights, by)
 
     def _recode(self, table, key: str, level: int):
         from ..protect import global_recode
@@ -270,10 +279,24 @@ class _Search:
         with every key suppressed."""
         from ..utility import variant_loss
 
+        if self.arx is not None:
+            masks = self._suppressed_masks(table)
+            by = self.arx.by_key(levels, masks)
+            cells = int(sum(int(m.sum()) for m in masks.values()))
+            return self.arx.combine(by), by, cells, self._records_all_suppressed(table, levels)
         res = variant_loss(self.table, table, self.keys, scales=dict(self.scales), missing=self.missing)
         by = {k: float(v) for k, v in res.loss_by_variable.items()}
         cells = int(sum(res.suppressed_by_variable.values()))
-        return _weighted(self.weights, by), by, cells, self._records_all_suppressed(table, levels)
+        return self.combine(by), by, cells, self._records_all_suppressed(table, levels)
+
+    def _suppressed_masks(self, table) -> dict:
+        """Per key: observed in the original, missing in ``table``."""
+        out = {}
+        for key in self.keys:
+            before, _ = self.eng.encode_column(self.table, key, self.missing)
+            after, _ = self.eng.encode_column(table, key, self.missing)
+            out[key] = (after < 0) & (before >= 0)
+        return out
 
     def _records_all_suppressed(self, table, levels: tuple) -> int:
         """Records whose every key not generalised to ``"*"`` was observed in the original and
@@ -432,6 +455,13 @@ class _Search:
         return out
 
 
+def _arx_one(arx, key: str, level: int) -> float:
+    """ARX's v_j of one key at one level, without suppression."""
+    share = arx.shares[key][level]
+    low = arx.n / arx.domain[key]
+    return max(0.0, (float(share.sum()) - low) / (arx.n - low)) if arx.n > low else 0.0
+
+
 def _step(method: str, res) -> dict:
     from ..results.protection import _plain
 
@@ -535,7 +565,11 @@ def search(
     suppression : {"cells", "records"}, default "cells"
         Suppress single key values, or whole records (the model of ARX).
     objective : {"loss", "arx"}, default "loss"
-        The loss of :func:`sdckit.variant_loss`, or ARX's Loss (whole-record suppression only).
+        The loss of :func:`sdckit.variant_loss`, or ARX's Loss: per key, the mean share of its
+        domain a released value covers (1 for a suppressed value), rescaled as
+        (S_j - n/|D_j|) / (n - n/|D_j|), aggregated as prod(1 + v_j)^(1/m) - 1. With
+        ``suppression="records"`` the search is ARX's own (its optimal node); with cells it
+        finds what ARX cannot (single suppressed values).
     weights : mapping, optional
         ``{key: weight}`` of the per-variable losses (default 1 each).
     time_limit : float, optional
@@ -560,7 +594,7 @@ def search(
     s = _Search(data, scenario, target, hierarchies, suppression_limit, suppression, objective, weights)
     limit_t = check_number(time_limit, "time_limit", low=0.0, allow_none=True) if time_limit is not None else None
     limit_n = check_rule("k", max_candidates, "max_candidates") if max_candidates is not None else None
-    if s.objective == "arx":
+    if s.objective == "arx" and s.suppression == "records":
         from ._search_records import records_search
 
         outcome = records_search(s, limit_t, progress)
