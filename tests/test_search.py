@@ -569,3 +569,14 @@ def test_arx_loss_hand_worked():
     res = sdckit.search(d, sdckit.Scenario(keys=["u", "w"]), target={"k": 2}, hierarchies=hier, objective="arx")
     # (1, 0): classes {a,b|x} and {c,d|y} have 2 records: 2-anonymous, the least Loss
     assert res.levels == {"u": 1, "w": 0} and res.loss == pytest.approx(math.sqrt(4 / 3) - 1)
+
+
+def test_given_hierarchy_as_mapping():
+    d = _small(9, 120)
+    sc = sdckit.Scenario(keys=["age", "colour", "town"])
+    towns = {"a": ["ab", "*"], "b": ["ab", "*"], "c": ["c", "*"]}
+    res = sdckit.search(d, sc, target={"k": 3}, hierarchies={"town": towns}, suppression_limit=0.1, progress=False)
+    assert set(res.levels) == {"age", "colour", "town"} and 0 <= res.levels["town"] <= 2
+    if res.levels["town"] == 1:  # a and b merged, c kept
+        assert set(res.protected["town"].drop_nulls().unique().to_list()) <= {"ab", "c"}
+    assert _csv(sdckit.SdcProblem.from_recipe(d, res.recipe).data) == _csv(res.protected)
