@@ -632,6 +632,7 @@ def _lattice_search(s: _Search, limit_t, limit_n, progress, t0, prune: bool = Tr
     with progress_bar(progress, len(nodes), "search", unit="candidates") as bar:
         for i, node in enumerate(nodes):
             if prune and best is not None and s.bound(node) >= best.loss:
+                bar.update(len(nodes) - i)  # the pruned candidates: done
                 evaluated += _next_best(s, nodes[i:])
                 return Outcome(best, evaluated, len(nodes), i, len(nodes) - i, n_tagged, True)
             if limit_n is not None and i >= limit_n:
