@@ -223,6 +223,7 @@ CASES = {
     ),
     "suppress_by_risk": lambda d, x, e: sdckit.suppress_by_risk(d, KEYS, weight=W, threshold=0.01, engine=e),
     "top_bottom_coding": lambda d, x, e: sdckit.top_bottom_coding(d, "income", value=1e8, engine=e),
+    "suppress_records": lambda d, x, e: sdckit.suppress_records(d, KEYS, k=3, engine=e),
 }
 #: the second file of a measure that takes two (default: the protected copy)
 EXTRA = {"external_risk": _external, "register_risk": _external}

@@ -37,6 +37,7 @@ METHOD_EXAMPLES = {
     "top_bottom_coding": {"variables": ["income"], "value": 50_000_000},
     "local_suppression": {},
     "suppress_by_risk": {"threshold": 0.005},
+    "suppress_records": {"k": 3},
     "pram": {"variables": ["walls"], "seed": 1},
     "add_noise": {"variables": NUMERIC, "seed": 1},
     "microaggregation": {"variables": NUMERIC},

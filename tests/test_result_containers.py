@@ -63,6 +63,7 @@ def _results() -> list:
         sdckit.local_suppression(d, KEYS, k=3),
         sdckit.record_swap(d, KEYS, household="hh", geography=["region"], seed=2),
         sdckit.assess(d, sc, k=(2, 3)),
+        sdckit.search(d, sc, target={"k": 2}, suppression_limit=0.1, max_candidates=5, progress=False),
     ]
 
 

@@ -21,9 +21,11 @@ from .protect import (
     rank_swap,
     record_swap,
     suppress_by_risk,
+    suppress_records,
     top_bottom_coding,
 )
 from .report import AssessmentResult
+from .results.search import SearchResult
 from .risk import *  # noqa: F403  (every risk measure and its result class; see risk.__all__)
 from .risk import __all__ as _risk_all
 from .scenario import Scenario
@@ -35,7 +37,7 @@ from .utility import (
     information_loss,
     variant_loss,
 )
-from .workflow import SdcProblem, assess
+from .workflow import SdcProblem, assess, search
 
 __all__ = [
     # data and roles
@@ -60,10 +62,14 @@ __all__ = [
     # protection and the protect-then-measure workflow
     "SdcProblem",
     "ProtectionResult",
+    # the protection search: the least loss that meets a risk target
+    "search",
+    "SearchResult",
     "global_recode",
     "top_bottom_coding",
     "local_suppression",
     "suppress_by_risk",
+    "suppress_records",
     "pram",
     "add_noise",
     "microaggregation",

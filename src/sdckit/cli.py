@@ -43,6 +43,7 @@ COMMANDS = [
     "uniques",
     "register",
     "protect",
+    "search",
 ]
 
 

@@ -10,6 +10,7 @@ from .pram import pram as pram
 from .rank_swap import rank_swap as rank_swap
 from .recode import global_recode as global_recode
 from .recode import top_bottom_coding as top_bottom_coding
+from .record_suppression import suppress_records as suppress_records
 from .record_swap import record_swap as record_swap
 from .risk_suppression import suppress_by_risk as suppress_by_risk
 from .suppression import local_suppression as local_suppression

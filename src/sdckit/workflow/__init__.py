@@ -4,5 +4,6 @@ draw the report) and :func:`assess` (the one-command assessment, which replays r
 
 from .assess import assess
 from .problem import SdcProblem, Step, protection_methods
+from .search import search
 
-__all__ = ["SdcProblem", "Step", "assess", "protection_methods"]
+__all__ = ["SdcProblem", "Step", "assess", "protection_methods", "search"]

@@ -144,6 +144,24 @@ class SdcProblem:
                 out[name] = list(value) if isinstance(value, tuple) else value
         return out
 
+    def search(self, **options):
+        """:func:`sdckit.search` on the current data and the scenario: the protection with the
+        least loss that meets ``target``. Returns the :class:`sdckit.SearchResult`; nothing is
+        applied (apply its ``recipe`` with :meth:`apply_recipe`)."""
+        from .search import search
+
+        return search(self.data, self.scenario, **options)
+
+    def apply_recipe(self, recipe) -> SdcProblem:
+        """Apply every step of a recipe (a dict or a recipe file, such as a search result's
+        ``recipe``) to the current data, in order. Returns ``self``."""
+        for i, step in enumerate(read_recipe(recipe)["steps"]):
+            try:
+                self.apply(step["method"], **step.get("parameters", {}))
+            except SdcError as exc:
+                raise SdcError(f"recipe: step {i + 1} ({step['method']}): {exc}") from None
+        return self
+
     # -- measures ----------------------------------------------------------------------------
     def _measure(self, table, changed: tuple, pram=None) -> dict:
         from .problem_measures import measure_step

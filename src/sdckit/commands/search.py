@@ -1,0 +1,147 @@
+"""``sdckit search``: the protection with the least loss that meets a risk target; prints why it
+won and writes the protected file, its recipe, the JSON summary and the assessment report."""
+
+from __future__ import annotations
+
+import json
+
+from .._declare import Param
+from .._errors import SdcError
+from . import Progress, add_missing_options, add_overwrite_option, name_list, progress_enabled, split_list, write_json
+
+
+def register(sub) -> None:
+    from .protect import _option_type
+
+    p = sub.add_parser(
+        "search",
+        help="find the protection with the least loss that meets a risk target",
+        description="Search the generalisation levels of the key variables, with cell or record suppression up to "
+        "a limit, for the protection with the least information loss that meets the target (k-anonymity, "
+        "l-diversity, a largest individual risk, a re-identification rate with the household rule, a SUDA limit). "
+        "Prints why the winner won, what the next-best candidates cost and how many were checked and pruned.",
+        epilog="Example: sdckit search silc.csv --keys db040,hsize,age,rb090,pl030,pb220a --weight rb050 "
+        "--household db030 --max-global-risk 0.01 --household-rule --suppression-limit 0.05 --out safe.csv "
+        "--save-recipe safe.yaml --report search.html",
+    )
+    p.add_argument("data", help="data file: .csv, .tsv, .parquet, .sav, .dta, .sas7bdat, .xpt")
+    p.add_argument("--keys", required=True, help="comma-separated categorical key variables (searched)")
+    p.add_argument("--weight", help="sampling weight column")
+    p.add_argument("--household", help="household identifier column")
+    add_missing_options(p)
+    t = p.add_argument_group("target (any combination)")
+    t.add_argument("--k", type=_option_type(Param("k", "int")), help="k-anonymity")
+    t.add_argument("--l", type=_option_type(Param("k", "int")), help="l-diversity of --sensitive")
+    t.add_argument("--sensitive", help="the sensitive variable of --l")
+    t.add_argument("--diversity", choices=("distinct", "entropy", "recursive"), help="the kind of l-diversity")
+    t.add_argument("--max-risk", dest="max_risk", type=float, help="largest individual risk allowed")
+    t.add_argument(
+        "--max-global-risk", dest="max_global_risk", type=float, help="largest re-identification rate (e.g. 0.01)"
+    )
+    t.add_argument(
+        "--household-rule", dest="household_rule", action="store_true", help="also the household rule (--household)"
+    )
+    t.add_argument("--max-suda", dest="max_suda", type=float, help="largest SUDA score allowed")
+    p.add_argument(
+        "--hierarchy",
+        dest="hierarchies",
+        action="append",
+        metavar="KEY=PATH",
+        help="a key's hierarchy (ARX CSV, ';'-separated, no header); repeat per key (default: automatic)",
+    )
+    p.add_argument(
+        "--suppression-limit", dest="suppression_limit", type=float, default=0.0, help="share of cells (default 0)"
+    )
+    p.add_argument("--suppression", choices=("cells", "records"), default="cells", help="what is suppressed")
+    p.add_argument("--objective", choices=("loss", "arx"), default="loss", help="the loss minimised")
+    p.add_argument("--weights", metavar="KEY=W,...", help="per-key weights of the loss (default 1 each)")
+    p.add_argument("--time-limit", dest="time_limit", type=float, help="stop after this many seconds (best effort)")
+    p.add_argument(
+        "--max-candidates", dest="max_candidates", type=int, help="stop after this many candidates (best effort)"
+    )
+    p.add_argument("--out", help="the protected file to write (.csv, .parquet, .sav, .dta)")
+    p.add_argument("--save-recipe", dest="save_recipe", help="write the winner's recipe (.yaml or .json)")
+    p.add_argument("--json", metavar="OUT", help="write the search result (aggregates) as JSON to OUT")
+    p.add_argument("--report", help="write the assessment of the winner and the next best as HTML")
+    add_overwrite_option(p)
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--progress", dest="progress", action="store_true", default=None, help="always show progress")
+    g.add_argument("--no-progress", dest="progress", action="store_false", help="never show progress")
+    p.set_defaults(func=run_search)
+
+
+def _target(args) -> dict:
+    target: dict = {}
+    for name in ("k", "l", "sensitive", "diversity", "max_risk", "max_global_risk", "max_suda"):
+        value = getattr(args, name)
+        if value is not None:
+            target[name] = value
+    if args.household_rule:
+        target["household"] = True
+    if not target:
+        raise SdcError("target: none given; expected --k, --l, --max-risk, --max-global-risk or --max-suda")
+    return target
+
+
+def _pairs(items, option: str, number: bool = False) -> dict:
+    out: dict = {}
+    for item in items:
+        key, eq, value = (s.strip() for s in item.partition("="))
+        if not eq or not key or not value:
+            raise SdcError(f"{option}: {item!r} is not KEY=VALUE; expected KEY=VALUE")
+        if number:
+            try:
+                out[key] = float(value)
+            except ValueError:
+                raise SdcError(f"{option}: the weight of {key} is not a number; expected KEY=NUMBER") from None
+        else:
+            out[key] = value
+    return out
+
+
+def run_search(args) -> int:
+    from ..io import read_data, write_data
+    from ..scenario import Scenario
+    from ..workflow.problem import check_recipe_path, write_recipe
+    from ..workflow.search import search
+
+    target = _target(args)  # errors before reading
+    hierarchies = _pairs(args.hierarchies or (), "--hierarchy") or None
+    weights = _pairs(split_list(args.weights), "--weights", number=True) if args.weights else None
+    if args.save_recipe:
+        check_recipe_path(args.save_recipe, args.overwrite, "--save-recipe")
+    prog = Progress(2, progress_enabled(args))
+    prog.step("reading data")
+    data = read_data(args.data, na_values=("", "NA"))
+    sc = Scenario(
+        keys=tuple(name_list(args.keys, "--keys", "key variables")),
+        weight=args.weight,
+        household=args.household,
+        missing=tuple(split_list(args.missing)),
+    )
+    prog.step("searching")
+    res = search(
+        data,
+        sc,
+        target=target,
+        hierarchies=hierarchies,
+        suppression_limit=args.suppression_limit,
+        suppression=args.suppression,
+        objective=args.objective,
+        weights=weights,
+        time_limit=args.time_limit,
+        max_candidates=args.max_candidates,
+        progress=args.progress if args.progress is not None else False,
+    )
+    prog.close()
+    print(res.summary())
+    if res.found and args.out:
+        write_data(res.protected, args.out, overwrite=args.overwrite)
+        print(f"\nProtected file written to {args.out}")
+    if res.found and args.save_recipe:
+        write_recipe(json.loads(json.dumps(res.recipe)), args.save_recipe, overwrite=args.overwrite)
+    if args.json:
+        write_json(args.json, {"data": str(args.data), **res.to_dict()}, overwrite=args.overwrite)
+    if res.found and args.report:
+        res.report(args.report, overwrite=args.overwrite)
+    return 0 if res.found else 1

@@ -1,0 +1,246 @@
+"""The result of :func:`sdckit.search`: :class:`SearchResult`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from .._errors import SdcError
+from ._base import Result, Summary, fmt, json_safe, new_axes
+
+__all__ = ["SearchResult"]
+
+
+def _levels_text(levels) -> str:
+    return ", ".join(f"{k}={v}" for k, v in levels.items())
+
+
+@dataclass(frozen=True, eq=False)
+class SearchResult(Result):
+    """The protection a search found, the candidates it weighed and why this one won.
+
+    Attributes
+    ----------
+    keys : tuple of str
+    n : int
+        Records.
+    target : dict
+        The target searched for (``k``, ``l``, ``max_risk``, ``max_global_risk``, ...).
+    levels : dict key -> int
+        The generalisation level of each key (0 = original categories).
+    suppressed_records : int
+        Records whose every key value is suppressed.
+    suppressed_cells : int
+        Key values suppressed (observed in the original, missing in ``protected``).
+    loss : float
+        The objective of the winner: the (weighted) mean of lambda_j of
+        :func:`sdckit.variant_loss`, or ARX's Loss with ``objective="arx"``.
+    loss_by_variable : dict key -> float
+    risk : dict
+        The target measures reached, measured afresh on ``protected`` (``k_violations``,
+        ``l``, ``max_risk``, ``global_risk``, ``household_global_risk``, ``max_suda``) and
+        ``rate``, the expected re-identification rate sum r_i / n.
+    recipe : dict
+        A recipe that :meth:`sdckit.SdcProblem.from_recipe` replays to ``protected``.
+    protected : frame
+        The protected file, as the caller's frame type.
+    front : tuple of dict
+        The Pareto front of the re-identification rate against the loss over the candidates
+        evaluated (within the suppression limit): ``levels``, ``loss``, ``rate``, ``meets``,
+        ``suppressed_cells``, ``recipe``; in increasing loss.
+    runners_up : tuple of dict
+        The next-best candidates that meet the target (up to 3): ``levels``, ``loss``, ``rate``,
+        ``suppressed_cells``, ``recipe``.
+    n_candidates : int
+        The nodes of the lattice.
+    n_checked, n_pruned, n_tagged : int
+        Candidates evaluated; never evaluated because their lower bound was not below the
+        best loss; taken as safe without measuring (a generalisation of a safe node).
+    optimal : bool
+        True when the search was exhaustive (proven optimal); False for a best effort.
+    stopped : str or None
+        What stopped the search early.
+    objective, suppression : str
+    suppression_limit : float
+    seconds : float
+    notes : tuple of str
+    """
+
+    keys: tuple = ()
+    n: int = 0
+    target: dict = field(default_factory=dict)
+    levels: dict = field(default_factory=dict)
+    suppressed_records: int = 0
+    suppressed_cells: int = 0
+    loss: float | None = None
+    loss_by_variable: dict = field(default_factory=dict)
+    risk: dict = field(default_factory=dict)
+    recipe: dict = field(default_factory=dict, repr=False)
+    protected: Any = field(default=None, repr=False)
+    front: tuple = field(default=(), repr=False)
+    runners_up: tuple = field(default=(), repr=False)
+    n_candidates: int = 0
+    n_checked: int = 0
+    n_pruned: int = 0
+    n_tagged: int = 0
+    optimal: bool = True
+    stopped: str | None = None
+    objective: str = "loss"
+    suppression: str = "cells"
+    suppression_limit: float = 0.0
+    seconds: float = 0.0
+    notes: tuple = ()
+    original: Any = field(default=None, repr=False)
+    scenario: Any = field(default=None, repr=False)
+    #: ``assessor(data, scenario, recipes, **options)``: :func:`sdckit.assess`, given by the search
+    #: (a result does not import the workflow above it)
+    assessor: Any = field(default=None, repr=False)
+
+    _headline: ClassVar[tuple] = ("levels", "loss", "suppressed_cells", "optimal")
+
+    @property
+    def found(self) -> bool:
+        """A candidate meeting the target was found."""
+        return self.loss is not None
+
+    # -- Result interface ----------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        """Aggregates only (JSON): the winner, its recipe, the front without recipes."""
+        front = [{k: v for k, v in f.items() if k != "recipe"} for f in self.front]
+        runners = [{k: v for k, v in f.items() if k != "recipe"} for f in self.runners_up]
+        return json_safe(
+            {
+                "measure": "search",
+                "keys": list(self.keys),
+                "n": self.n,
+                "target": dict(self.target),
+                "found": self.found,
+                "levels": dict(self.levels),
+                "suppressed_records": self.suppressed_records,
+                "suppressed_cells": self.suppressed_cells,
+                "loss": self.loss,
+                "loss_by_variable": dict(self.loss_by_variable),
+                "risk": dict(self.risk),
+                "recipe": self.recipe,
+                "front": front,
+                "runners_up": runners,
+                "n_candidates": self.n_candidates,
+                "n_checked": self.n_checked,
+                "n_pruned": self.n_pruned,
+                "n_tagged": self.n_tagged,
+                "optimal": self.optimal,
+                "stopped": self.stopped,
+                "objective": self.objective,
+                "suppression": self.suppression,
+                "suppression_limit": self.suppression_limit,
+                "seconds": self.seconds,
+                "notes": list(self.notes),
+            }
+        )
+
+    def _headline_text(self) -> str:
+        if not self.found and self.stopped:
+            return (
+                f"No candidate meeting the target found before the search stopped at {self.stopped} "
+                f"(best effort; {self.n_checked} of {self.n_candidates} checked)."
+            )
+        if not self.found:
+            return (
+                f"No candidate meets the target within the suppression limit "
+                f"({self.n_checked} of {self.n_candidates} checked)."
+            )
+        proof = (
+            "proven optimal: every candidate not checked has a lower bound at least this loss"
+            if self.optimal
+            else f"best effort: the search stopped at {self.stopped}"
+        )
+        return f"Least loss {fmt(self.loss)} at {_levels_text(self.levels)} ({proof})."
+
+    def summary(self) -> Summary:
+        """Why this candidate won, what the next-best ones cost, how many were checked and pruned."""
+        head = [
+            ("target", ", ".join(f"{k}={fmt(v)}" for k, v in self.target.items())),
+            ("objective", self.objective),
+            ("suppression", f"{self.suppression} (limit {fmt(self.suppression_limit)})"),
+            ("loss", self.loss),
+            ("suppressed cells", self.suppressed_cells),
+            ("suppressed records", self.suppressed_records),
+            *((f"risk: {k}", v) for k, v in self.risk.items()),
+            ("candidates in the lattice", self.n_candidates),
+            ("checked", self.n_checked),
+            ("pruned by the loss bound", self.n_pruned),
+            ("taken as safe (monotone target)", self.n_tagged),
+            ("optimal", self.optimal),
+            ("seconds", round(self.seconds, 3)),
+        ]
+        sections: list = [("", head)]
+        notes = list(self.notes)
+        if self.runners_up and self.optimal and self.n_pruned:
+            notes.append(
+                "the next-best candidates were evaluated after the proof (they are among the pruned), to show "
+                "what they cost"
+            )
+        if self.runners_up:
+            rows = [
+                [_levels_text(r["levels"]), r["loss"], r["loss"] - (self.loss or 0.0), r["suppressed_cells"], r["rate"]]
+                for r in self.runners_up
+            ]
+            sections.append(
+                (
+                    "Next-best candidates that meet the target",
+                    {"columns": ["levels", "loss", "extra loss", "suppressed cells", "rate"], "rows": rows},
+                )
+            )
+        if self.front:
+            rows = [[_levels_text(f["levels"]), f["loss"], f["rate"], f["meets"]] for f in self.front]
+            sections.append(
+                ("Pareto front (loss against rate)", {"columns": ["levels", "loss", "rate", "meets"], "rows": rows})
+            )
+        return Summary("Protection search", tuple(sections), tuple(notes), headline=self._headline_text())
+
+    def _records(self) -> dict:
+        raise SdcError("to_frame: a search result has no per-record values; it gives the front as a table")
+
+    def to_frame(self):
+        """The Pareto front as a table (one row per candidate: levels, loss, rate, meets,
+        suppressed cells), the caller's frame type."""
+        cols: dict[str, list] = {f"level_{k}": [f["levels"][k] for f in self.front] for k in self.keys}
+        for name in ("loss", "rate", "meets", "suppressed_cells"):
+            cols[name] = [f[name] for f in self.front]
+        cols["winner"] = [dict(f["levels"]) == dict(self.levels) for f in self.front]
+        from ..engines import local_engine
+
+        return local_engine().to_native(cols, self.backend, None)
+
+    def plot(self, ax=None):
+        """The front: loss (x) against the re-identification rate (y), the winner marked."""
+        ax = new_axes(ax)
+        xs = [f["loss"] for f in self.front]
+        ys = [f["rate"] for f in self.front]
+        ax.plot(xs, ys, "o-", color="#4C72B0", label="front")
+        if self.found:
+            ax.plot(
+                [self.loss], [self.risk.get("rate", float("nan"))], "*", color="#C44E52", markersize=14, label="winner"
+            )
+        ax.set_xlabel("loss")
+        ax.set_ylabel("re-identification rate")
+        ax.set_title("Protection search: risk against loss")
+        ax.legend(loc="upper right")
+        return ax
+
+    # -- the assessment --------------------------------------------------------------------------
+    def variants(self, n_variants: int = 2) -> list[dict]:
+        """The winner and the next-best candidates as named recipes for :func:`sdckit.assess`."""
+        out = [{"name": "search: winner", "steps": list(self.recipe.get("steps", []))}] if self.found else []
+        for i, r in enumerate(self.runners_up[: max(n_variants - 1, 0)]):
+            out.append({"name": f"search: next best {i + 1}", "steps": list(r["recipe"]["steps"])})
+        return out
+
+    def report(self, path=None, *, overwrite: bool = False, **options):
+        """The assessment of the winner and the next best as variants (:func:`sdckit.assess`);
+        with ``path`` also the HTML report."""
+        options.setdefault("progress", False)
+        res = self.assessor(self.original, self.scenario, recipes=self.variants(), **options)
+        if path is not None:
+            res.to_html(path, overwrite=overwrite)
+        return res

@@ -1,0 +1,40 @@
+"""The candidates of the protection search and the outcome of a search (shared by the lattice
+search and the search under ARX's model)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+__all__ = ["Candidate", "Outcome"]
+
+
+@dataclass
+class Candidate:
+    """One evaluated node: its levels, loss, risk measures and recipe steps."""
+
+    levels: tuple
+    bound: float
+    meets: bool = False
+    within_limit: bool = True
+    loss: float = math.nan
+    loss_by_variable: dict = field(default_factory=dict)
+    risk: dict = field(default_factory=dict)
+    rate: float = math.nan
+    cells: int = 0
+    records: int = 0
+    steps: list = field(default_factory=list)
+    table: object = None
+
+
+@dataclass
+class Outcome:
+    best: Candidate | None
+    evaluated: list
+    n_nodes: int
+    n_checked: int
+    n_pruned: int
+    n_tagged: int
+    optimal: bool
+    stopped: str | None = None
+    extra: dict = field(default_factory=dict)

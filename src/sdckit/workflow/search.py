@@ -1,0 +1,778 @@
+"""The protection search: the least loss that meets a risk target (:func:`search`).
+
+The search space is the lattice of generalisation levels of the key variables (one
+hierarchy per key: the caller's or an automatic one, :mod:`._hierarchies`), each node followed by
+suppression up to a limit. Every candidate is built with the public methods
+(:func:`sdckit.global_recode`, :func:`sdckit.local_suppression`, :func:`sdckit.suppress_by_risk`),
+so that its recipe replays, and measured afresh with the public measures.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._errors import SdcError
+from .._progress import progress_bar
+from .._validation import (
+    check_bool,
+    check_choice,
+    check_max_global_risk,
+    check_number,
+    check_rule,
+    raise_problems,
+)
+from ..engines import in_memory_engine
+from ..results.search import SearchResult
+from ..scenario import Scenario
+from ._candidates import Candidate, Outcome
+from ._hierarchies import read_hierarchies
+
+__all__ = ["SEARCH_TARGETS", "search"]
+
+#: the names a search target may combine
+SEARCH_TARGETS = ("k", "l", "sensitive", "diversity", "c", "max_risk", "max_global_risk", "household", "max_suda")
+DIVERSITIES = ("distinct", "entropy", "recursive")
+SUPPRESSIONS = ("cells", "records")
+OBJECTIVES = ("loss", "arx")
+#: at most this many thresholds are tried per node when cells are suppressed for a risk target
+MAX_RISK_TRIES = 24
+#: the next-best candidates the summary shows (evaluated after the proof when pruned)
+RUNNERS_UP = 3
+#: a key generalised to one category is kept in the measures (it splits no class)
+_ANY_KEYS = {"allow_degenerate_keys": True}
+
+
+# ----------------------------------------------------------------------------------------------
+# the target
+# ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Target:
+    """A checked search target (see :func:`search`)."""
+
+    k: int | None = None
+    l: int | None = None  # noqa: E741
+    sensitive: str | None = None
+    diversity: str = "distinct"
+    c: float = 2.0
+    max_risk: float | None = None
+    max_global_risk: float | None = None
+    household: bool = False
+    max_suda: float | None = None
+
+    @property
+    def risk_based(self) -> bool:
+        return self.max_risk is not None or self.max_global_risk is not None
+
+    @property
+    def monotone(self) -> bool:
+        """Only k-anonymity: a generalisation of a node that meets it meets it too."""
+        return self.k is not None and not self.risk_based and self.l is None and self.max_suda is None
+
+    def to_dict(self) -> dict:
+        out: dict = {}
+        for name in SEARCH_TARGETS:
+            value = getattr(self, name)
+            if name in ("diversity", "c") and self.l is None:
+                continue
+            if name == "household" and not value:
+                continue
+            if value is not None:
+                out[name] = value
+        return out
+
+
+def check_target(target, scenario: Scenario, table) -> Target:
+    """The target mapping checked once: known names, values in range, columns present."""
+    if not isinstance(target, Mapping) or not target:
+        raise SdcError(
+            "target: expected a non-empty mapping such as {'k': 5} or {'max_global_risk': 0.01}; names: "
+            + ", ".join(SEARCH_TARGETS)
+        )
+    unknown = [str(k) for k in target if k not in SEARCH_TARGETS]
+    if unknown:
+        raise SdcError(f"target: unknown name(s) {', '.join(unknown)}; expected some of {', '.join(SEARCH_TARGETS)}")
+    t = dict(target)
+    problems: list[str] = []
+    out: dict = {}
+    for name, check in (
+        ("k", lambda v: check_rule("k", v, "target['k']")),
+        ("max_risk", lambda v: check_rule("threshold", v, "target['max_risk']")),
+        ("max_global_risk", lambda v: check_max_global_risk(v, "target['max_global_risk']")),
+        ("max_suda", lambda v: check_number(v, "target['max_suda']", low=0.0)),
+        ("household", lambda v: check_bool(v, "target['household']")),
+    ):
+        if name in t:
+            try:
+                out[name] = check(t[name])
+            except SdcError as exc:
+                problems.append(str(exc))
+    if "l" in t:
+        out.update(_check_diversity(t, scenario, table, problems))
+    elif any(n in t for n in ("sensitive", "diversity", "c")):
+        problems.append("target: 'sensitive', 'diversity' and 'c' go with 'l'; expected target['l'] too")
+    if out.get("household"):
+        if scenario.household is None:
+            problems.append(
+                "target['household']: the scenario has no household column; expected Scenario(household=...)"
+            )
+        if "max_global_risk" not in t:
+            problems.append("target['household']: the household rule needs target['max_global_risk']")
+    if not any(n in out for n in ("k", "l", "max_risk", "max_global_risk", "max_suda")):
+        problems.append("target: no risk target; expected k, l, max_risk, max_global_risk or max_suda")
+    raise_problems(problems)
+    return Target(**out)
+
+
+def _check_diversity(t: dict, scenario: Scenario, table, problems: list) -> dict:
+    out: dict = {}
+    try:
+        out["l"] = check_rule("k", t["l"], "target['l']")
+        out["diversity"] = check_choice(t.get("diversity", "distinct"), "target['diversity']", DIVERSITIES)
+        out["c"] = check_rule("c", t.get("c", 2.0), "target['c']")
+    except SdcError as exc:
+        problems.append(str(exc))
+    sensitive = t.get("sensitive", scenario.sensitive[0] if scenario.sensitive else None)
+    if sensitive is None:
+        problems.append("target['sensitive']: expected the sensitive column of the l-diversity target")
+    elif not isinstance(sensitive, str) or sensitive not in table.columns:
+        problems.append("target['sensitive']: not a column of the data; expected a column name")
+    else:
+        out["sensitive"] = sensitive
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# one candidate
+# ----------------------------------------------------------------------------------------------
+class _Search:
+    """The state of one search: data, roles, hierarchies, per-level losses, candidates."""
+
+    def __init__(self, data, scenario, target, hierarchies, limit, suppression, objective, weights):
+        self.eng = in_memory_engine(None, "search", data)
+        self.table = self.eng.table(data)
+        if not isinstance(scenario, Scenario):
+            raise_problems([f"scenario: got {type(scenario).__name__}; expected an sdckit.Scenario"])
+        if not scenario.keys:
+            raise SdcError("scenario: no categorical key variables; expected Scenario(keys=[...])")
+        scenario.validate(self.table, require_keys=True, engine=self.eng)
+        self.sc = scenario
+        self.keys = list(scenario.keys)
+        self.missing = list(scenario.missing) or None
+        self.target = check_target(target, scenario, self.table)
+        self.limit = check_number(limit, "suppression_limit", low=0.0, high=1.0)
+        self.suppression = check_choice(suppression, "suppression", SUPPRESSIONS)
+        self.objective = check_choice(objective, "objective", OBJECTIVES)
+        self.weights = _check_weights(weights, self.keys)
+        from ..report.tradeoff import loss_scales
+
+        self.scales = loss_scales(self.table, scenario, self.keys, self.eng)
+        self.h = read_hierarchies(hierarchies, self.keys, self._values, self._kind, self.eng)
+        self.n = self.table.n
+        units = self.n if self.suppression == "records" else self.n * len(self.keys)
+        self.budget = int(math.floor(self.limit * units + 1e-9))
+        self._check_model()
+        self.arx = None
+        if self.objective == "arx" and self.suppression == "cells":
+            from ._arx_loss import ArxLoss
+
+            self.arx = ArxLoss(self)
+        self.lam = self._level_losses()
+
+    def _check_model(self) -> None:
+        """Whole-record suppression and ARX's objective take the targets of ARX's model."""
+        t = self.target
+        if self.suppression == "records" and (t.risk_based or t.max_suda is not None):
+            raise SdcError(
+                "suppression: 'records' suppresses the records of small key classes (ARX's model) and "
+                "takes the targets k and l; expected suppression='cells' for max_risk, max_global_risk or max_suda"
+            )
+        if self.objective == "arx" and self.weights is not None:
+            raise SdcError("weights: ARX's Loss weighs the keys equally; expected no weights with objective='arx'")
+
+    # -- hierarchies -------------------------------------------------------------------------
+    def _values(self, key: str):
+        codes, labels = self.eng.encode_column(self.table, key, self.missing)
+        values = self.eng.label_values(labels)
+        counts = np.bincount(codes[codes >= 0], minlength=len(values)).tolist()
+        return [v.item() if isinstance(v, np.generic) else v for v in values], counts
+
+    def _kind(self, key: str) -> str:
+        if self.table.categories(key) is not None:
+            return "ordered"
+        return "numeric" if self.scales[key] == "numeric" and self.table.is_numeric(key) else "nominal"
+
+    # -- per-level losses: the lower bound of every node ---------------------------------------
+    def _level_losses(self) -> dict[str, list[float]]:
+        """lambda_j at every level of every key: the generalisation-only loss of a node is the
+        weighted mean of its keys' lambda_j (each variable's loss depends on its column only)."""
+        from ..utility import variant_loss
+
+        if self.arx is not None:
+            return {k: [_arx_one(self.arx, k, lv) for lv in range(self.h[k].height + 1)] for k in self.keys}
+        out = {}
+        for key in self.keys:
+            lam = [0.0]
+            for level in range(1, self.h[key].height + 1):
+                rec = self._recode(self.table, key, level)
+                res = variant_loss(self.table, rec.table, [key], scales={key: self.scales[key]}, missing=self.missing)
+                lam.append(float(res.loss))
+            out[key] = lam
+        return out
+
+    def bound(self, levels: tuple) -> float:
+        return self.combine({k: self.lam[k][lv] for k, lv in zip(self.keys, levels)})
+
+    def combine(self, by: dict) -> float:
+        """The objective from the per-key losses: their (weighted) mean, or ARX's geometric mean."""
+        return self.arx.combine(by) if self.arx is not None else _weighted(self.weights, by)
+
+    def _recode(self, table, key: str, level: int):
+        from ..protect import global_recode
+
+        return global_recode(table, [key], hierarchy=self.h[key].recorded, level=level)
+
+    # -- evaluation --------------------------------------------------------------------------
+    def generalise(self, levels: tuple):
+        table, steps = self.table, []
+        for key, level in zip(self.keys, levels):
+            if level:
+                res = self._recode(table, key, level)
+                table = res.table
+                steps.append(_step("global_recode", res))
+        return table, steps
+
+    def evaluate(self, levels: tuple, tagged: bool = False) -> Candidate:
+        """Recode to ``levels``; when the target is not met, suppress (within the limit); measure."""
+        cand = Candidate(levels, self.bound(levels))
+        table, steps = self.generalise(levels)
+        meets, risk = (True, {}) if tagged else self.check(table)
+        can_suppress = self.target.k is not None or (self.target.risk_based and self.suppression == "cells")
+        suppressed = False
+        if not meets and self.budget > 0 and can_suppress:
+            table, extra, units = self.suppress_cells(table)
+            steps += extra
+            suppressed = bool(units)
+            cand.within_limit = units <= self.budget
+            if cand.within_limit and suppressed:
+                meets, risk = self.check(table)
+        cand.meets, cand.risk, cand.steps, cand.table = meets and cand.within_limit, risk, steps, table
+        if not cand.within_limit:
+            return cand
+        if suppressed:
+            cand.loss, cand.loss_by_variable, cand.cells, cand.records = self.loss(table, levels)
+            if self.suppression == "records":
+                cand.records = units
+        else:
+            cand.loss = cand.bound
+            cand.loss_by_variable = {k: self.lam[k][lv] for k, lv in zip(self.keys, levels)}
+        cand.rate = self.rate(table)
+        return cand
+
+    def loss(self, table, levels: tuple) -> tuple[float, dict, int, int]:
+        """The objective of ``table``, lambda_j per key, the cells suppressed and the records
+        with every key suppressed."""
+        from ..utility import variant_loss
+
+        if self.arx is not None:
+            masks = self._suppressed_masks(table)
+            by = self.arx.by_key(levels, masks)
+            cells = int(sum(int(m.sum()) for m in masks.values()))
+            return self.arx.combine(by), by, cells, self._records_all_suppressed(table, levels)
+        res = variant_loss(self.table, table, self.keys, scales=dict(self.scales), missing=self.missing)
+        by = {k: float(v) for k, v in res.loss_by_variable.items()}
+        cells = int(sum(res.suppressed_by_variable.values()))
+        return self.combine(by), by, cells, self._records_all_suppressed(table, levels)
+
+    def _suppressed_masks(self, table) -> dict:
+        """Per key: observed in the original, missing in ``table``."""
+        out = {}
+        for key in self.keys:
+            before, _ = self.eng.encode_column(self.table, key, self.missing)
+            after, _ = self.eng.encode_column(table, key, self.missing)
+            out[key] = (after < 0) & (before >= 0)
+        return out
+
+    def _records_all_suppressed(self, table, levels: tuple) -> int:
+        """Records whose every key not generalised to ``"*"`` was observed in the original and
+        is missing now."""
+        allgone = np.ones(self.n, dtype=bool)
+        kept = [k for k, lv in zip(self.keys, levels) if lv < self.h[k].height]
+        if not kept:
+            return 0
+        for key in kept:
+            before, _ = self.eng.encode_column(self.table, key, self.missing)
+            after, _ = self.eng.encode_column(table, key, self.missing)
+            allgone &= (after < 0) & (before >= 0)
+        return int(allgone.sum())
+
+    def rate(self, table) -> float:
+        """The expected re-identification rate (sum r_i / n): the risk axis of the front."""
+        from ..risk import individual_risk
+
+        ir = individual_risk(table, self.keys, weight=self.sc.weight, missing=self.missing, **_ANY_KEYS)
+        return float(ir.global_risk)
+
+    def check(self, table) -> tuple[bool, dict]:
+        """Whether ``table`` meets every target, measured afresh with the public measures."""
+        from ..risk import individual_risk, k_anonymity, l_diversity, suda
+
+        t, ok = self.target, True
+        risk: dict[str, float | int | None] = {}
+        if t.k is not None:
+            ka = k_anonymity(table, self.keys, k=[t.k], missing=self.missing, allow_degenerate_keys=True)
+            risk["k_violations"] = int(ka.n_violations[t.k])
+            ok &= risk["k_violations"] == 0
+        if t.l is not None:
+            ld = l_diversity(table, self.keys, t.sensitive, c=t.c, missing=self.missing, allow_degenerate_keys=True)
+            risk["l"] = ld.min[t.diversity][t.sensitive]
+            ok &= risk["l"] is not None and risk["l"] >= t.l
+        if t.risk_based:
+            household = self.sc.household if t.household else None
+            ir = individual_risk(
+                table, self.keys, weight=self.sc.weight, household=household, missing=self.missing, **_ANY_KEYS
+            )
+            risk["max_risk"] = float(ir.risk.max()) if ir.n else 0.0
+            risk["global_risk"] = float(ir.global_risk)
+            if t.max_risk is not None:
+                ok &= risk["max_risk"] <= t.max_risk
+            if t.max_global_risk is not None:
+                verdict = ir.threshold(t.max_global_risk)
+                if household is not None:
+                    risk["household_global_risk"] = float(ir.household_global_risk)
+                ok &= verdict.safe
+        if t.max_suda is not None:
+            sd = suda(table, self.keys, missing=self.missing, allow_degenerate_keys=True)
+            risk["max_suda"] = float(np.max(sd.score)) if len(sd.score) else 0.0
+            ok &= risk["max_suda"] <= t.max_suda
+        return bool(ok), risk
+
+    # -- cell suppression --------------------------------------------------------------------
+    def suppress_cells(self, table):
+        """Local suppression for k, then suppression by risk for the risk targets; returns the
+        table, the recipe steps and the cells suppressed."""
+        from ..protect import local_suppression
+
+        steps, cells = [], 0
+        if not self.active(table):
+            return table, steps, cells
+        if self.suppression == "records":
+            return self._suppress_records(table)
+        if self.target.k is not None:
+            res = local_suppression(table, self.active(table), k=self.target.k, missing=self.missing)
+            table, cells = res.table, sum(res.n_changed.values())
+            steps.append(_step("local_suppression", res))
+        if self.target.risk_based and cells <= self.budget:
+            res = self._suppress_risk(table, self.budget - cells)
+            if res is not None:
+                table = res.table
+                cells += sum(res.n_changed.values())
+                steps.append(_step("suppress_by_risk", res))
+        return table, steps, cells
+
+    def _suppress_records(self, table):
+        """Whole-record suppression of the classes below k; the count is in records."""
+        from ..protect import suppress_records
+
+        if self.target.k is None:
+            return table, [], 0
+        res = suppress_records(table, self.active(table), k=self.target.k, missing=self.missing)
+        return res.table, [_step("suppress_records", res)], int(res.details["n_records"])
+
+    def _suppress_risk(self, table, budget: int):
+        """``suppress_by_risk`` at the highest threshold whose result meets the target.
+
+        With ``max_risk`` alone the threshold is ``max_risk``. For ``max_global_risk`` the
+        thresholds tried are the distinct individual-risk levels of the file (at most
+        ``max_risk``), from r* of the mu-ARGUS rule (or the second-highest level when only the
+        household rule fails) down, in doubling steps and then by bisection between the last
+        failing and the first passing level (at most MAX_RISK_TRIES calls)."""
+        from ..risk import individual_risk
+
+        t = self.target
+        if t.max_global_risk is None:
+            return self._suppress_at(table, float(t.max_risk))
+        ir = individual_risk(table, self.keys, weight=self.sc.weight, missing=self.missing, **_ANY_KEYS)
+        levels = np.unique(ir.risk)[::-1]
+        levels = levels[levels > 0]
+        if t.max_risk is not None:
+            levels = levels[levels <= t.max_risk]
+        if not levels.size:
+            return None
+        r_star = ir.threshold(t.max_global_risk).threshold
+        if r_star:
+            start = int(np.searchsorted(-levels, -r_star, side="left"))
+        else:
+            start = 0 if t.max_risk is not None and ir.risk.max() > t.max_risk else 1
+        return self._bisect(table, levels, min(start, levels.size - 1), budget)
+
+    def _bisect(self, table, levels, start: int, budget: int):
+        tries, bad, i, jump, good, res = 0, start - 1, start, 1, None, None
+        while tries < MAX_RISK_TRIES:
+            res = self._suppress_at(table, float(levels[i]))
+            tries += 1
+            if sum(res.n_changed.values()) > budget:
+                return res
+            if self.check(res.table)[0]:
+                good = (i, res)
+                break
+            if i == levels.size - 1:
+                return res
+            bad, i, jump = i, min(i + jump, levels.size - 1), jump * 2
+        if good is None:
+            return res
+        hi, best = good
+        while hi - bad > 1 and tries < MAX_RISK_TRIES:
+            mid = (bad + hi) // 2
+            res = self._suppress_at(table, float(levels[mid]))
+            tries += 1
+            if sum(res.n_changed.values()) <= budget and self.check(res.table)[0]:
+                hi, best = mid, res
+            else:
+                bad = mid
+        return best
+
+    def _suppress_at(self, table, threshold: float):
+        from ..protect import suppress_by_risk
+
+        return suppress_by_risk(
+            table, self.active(table), weight=self.sc.weight, threshold=threshold, missing=self.missing
+        )
+
+    def active(self, table) -> list[str]:
+        """The keys with at least two observed categories in ``table`` (a key generalised to one
+        category splits no class: the suppression methods leave it out)."""
+        out = []
+        for key in self.keys:
+            codes, _ = self.eng.encode_column(table, key, self.missing)
+            if codes.size and np.unique(codes[codes >= 0]).size > 1:
+                out.append(key)
+        return out
+
+
+def _arx_one(arx, key: str, level: int) -> float:
+    """ARX's v_j of one key at one level, without suppression."""
+    share = arx.shares[key][level]
+    low = arx.n / arx.domain[key]
+    return max(0.0, (float(share.sum()) - low) / (arx.n - low)) if arx.n > low else 0.0
+
+
+def _step(method: str, res) -> dict:
+    from ..results.protection import _plain
+
+    return {"method": method, "parameters": _plain(dict(res.parameters))}
+
+
+def _weighted(weights: dict | None, by: dict) -> float:
+    if not by:
+        return 0.0
+    if weights is None:
+        return float(sum(by.values()) / len(by))
+    total = sum(weights[k] for k in by)
+    return float(sum(weights[k] * v for k, v in by.items()) / total)
+
+
+def _check_weights(weights, keys: list) -> dict | None:
+    if weights is None:
+        return None
+    if not isinstance(weights, Mapping):
+        raise SdcError("weights: expected a mapping {key: non-negative weight}")
+    extra = [str(k) for k in weights if k not in keys]
+    if extra:
+        raise SdcError(f"weights: {', '.join(extra)} not among the keys; expected some of {', '.join(keys)}")
+    out = {k: check_number(weights.get(k, 1.0), f"weights[{k}]", low=0.0) for k in keys}
+    if sum(out.values()) <= 0:
+        raise SdcError("weights: every weight is 0; expected at least one positive weight")
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# the search
+# ----------------------------------------------------------------------------------------------
+def search(
+    data,
+    scenario: Scenario,
+    *,
+    target,
+    hierarchies=None,
+    suppression_limit: float = 0.0,
+    suppression: str = "cells",
+    objective: str = "loss",
+    weights=None,
+    time_limit: float | None = None,
+    max_candidates: int | None = None,
+    progress=None,
+) -> SearchResult:
+    r"""The protection with the least loss that meets a risk target.
+
+    The candidates are the nodes of the generalisation lattice: one level per key (0 = the
+    original categories, up to ``"*"``, everything merged), each recoded with
+    :func:`sdckit.global_recode` (``hierarchy=``, ``level=``) and, when it does not meet the
+    target, followed by suppression of at most ``suppression_limit`` of the key cells:
+    :func:`sdckit.local_suppression` for k-anonymity, :func:`sdckit.suppress_by_risk` for the
+    risk targets (at the highest individual-risk threshold that meets the target). Each
+    candidate is measured afresh with the public measures, and the winner is the one that meets
+    the target with the least loss
+
+    .. math:: L = \frac{\sum_j w_j \lambda_j}{\sum_j w_j},
+
+    :math:`\lambda_j` the loss of key j of :func:`sdckit.variant_loss` against the original
+    (the scales of the assessment; ``w_j`` = ``weights``, default 1).
+
+    **Search.** The generalisation-only loss of a node (its recodes without suppression) is
+    computed from the per-level :math:`\lambda_j` without touching the data, and serves as the
+    node's lower bound: nodes are visited in increasing bound (ties: fewer levels in all, then
+    the levels in lexicographic order) and the search stops at the first node whose bound is
+    not below the best loss found: every later node is pruned, generalisations included, and
+    the winner is proven optimal. For k-anonymity alone, a generalisation of a node that
+    meets it without suppression meets it too (Samarati 2001; LeFevre et al. 2005; ARX's
+    FLASH): it is taken as safe without measuring. ``time_limit`` and ``max_candidates``
+    stop the search early: the best candidate so far is returned, flagged as best effort.
+
+    The bound is exact for the nodes that need no suppression; a suppressed cell costs at
+    least as much as the generalised value it replaces, except that, for a nominal key, removing
+    a value from a merged group makes the group's other values a little more certain (a change
+    of the order of one record's share of the group), which the bound ignores.
+
+    Parameters
+    ----------
+    data : table
+        The microdata; never modified.
+    scenario : Scenario
+        The roles: ``keys`` (the categorical keys searched), ``weight``, ``household``,
+        ``missing``, ``scales``.
+    target : mapping
+        Any combination of ``k`` (k-anonymity), ``l`` with ``sensitive`` (default: the
+        scenario's first sensitive variable), ``diversity`` (``"distinct"``, ``"entropy"``,
+        ``"recursive"``) and ``c``, ``max_risk`` (no record's individual risk above),
+        ``max_global_risk`` (the individual re-identification rate, mu-ARGUS threshold rule),
+        ``household`` (True: also the household rule at ``max_global_risk``), ``max_suda``
+        (the largest SUDA score allowed).
+    hierarchies : mapping, optional
+        ``{key: ARX hierarchy CSV path | rows | {category: [level 1, level 2, ...]} | table}``.
+        Keys without one get an automatic hierarchy: numbers on a numeric scale are cut into
+        intervals of doubling width (the first about a twentieth of the range, rounded to 1, 2
+        or 5 times a power of ten), ordered categories merge neighbours two by two, nominal
+        categories keep the half, quarter, ... most frequent and merge the rest into
+        ``"other"``; the top level is ``"*"``.
+    suppression_limit : float in [0, 1], default 0
+        The share of the key cells (n times the number of keys) that may be suppressed.
+    suppression : {"cells", "records"}, default "cells"
+        Suppress single key values, or whole records (the model of ARX).
+    objective : {"loss", "arx"}, default "loss"
+        The loss of :func:`sdckit.variant_loss`, or ARX's Loss: per key, the mean share of its
+        domain a released value covers (1 for a suppressed value), rescaled as
+        (S_j - n/|D_j|) / (n - n/|D_j|), aggregated as prod(1 + v_j)^(1/m) - 1. With
+        ``suppression="records"`` the search is ARX's own (its optimal node); with cells it
+        finds what ARX cannot (single suppressed values).
+    weights : mapping, optional
+        ``{key: weight}`` of the per-variable losses (default 1 each).
+    time_limit : float, optional
+        Seconds after which the search stops with the best candidate so far.
+    max_candidates : int, optional
+        The number of candidates evaluated after which the search stops.
+    progress : bool, optional
+        A progress bar counting candidates (None: on a terminal).
+
+    Returns
+    -------
+    SearchResult
+
+    References
+    ----------
+    Samarati, P. (2001). Protecting respondents' identities in microdata release. *IEEE TKDE*
+    13(6). Kohlmayer, F., Prasser, F., Eckert, C., Kemper, A. and Kuhn, K. A. (2012). Flash: efficient,
+    stable and optimal k-anonymity. *PASSAT*. Mlodak, A. (2020). Information loss resulting from
+    statistical disclosure control of output data. *Statistics in Transition* 21(4).
+    """
+    t0 = time.perf_counter()
+    s = _Search(data, scenario, target, hierarchies, suppression_limit, suppression, objective, weights)
+    limit_t = check_number(time_limit, "time_limit", low=0.0, allow_none=True) if time_limit is not None else None
+    limit_n = check_rule("k", max_candidates, "max_candidates") if max_candidates is not None else None
+    if s.objective == "arx" and s.suppression == "records":
+        from ._search_records import records_search
+
+        outcome = records_search(s, limit_t, progress)
+    else:
+        outcome = _lattice_search(s, limit_t, limit_n, progress, t0)
+    return _result(s, outcome, data, time.perf_counter() - t0)
+
+
+def nodes_in_order(s: _Search) -> list[tuple]:
+    """Every node, in increasing bound (ties: fewer levels, then lexicographic)."""
+    ranges = [range(s.h[k].height + 1) for k in s.keys]
+    nodes = list(itertools.product(*ranges))
+    return sorted(nodes, key=lambda n: (s.bound(n), sum(n), n))
+
+
+def _next_best(s: _Search, rest: list) -> list:
+    """After the proof: the first pruned nodes in bound order, evaluated until RUNNERS_UP of them
+    meet the target (at most 4 RUNNERS_UP tried), to show what the next-best candidates cost."""
+    out: list = []
+    for node in rest[: 4 * RUNNERS_UP]:
+        cand = s.evaluate(node)
+        cand.table = None
+        if cand.within_limit:
+            out.append(cand)
+        if sum(c.meets for c in out) >= RUNNERS_UP:
+            break
+    return out
+
+
+def _lattice_search(s: _Search, limit_t, limit_n, progress, t0, prune: bool = True) -> Outcome:
+    nodes = nodes_in_order(s)
+    best, evaluated = None, []
+    safe_nodes: list[tuple] = []
+    n_tagged, stopped = 0, None
+    with progress_bar(progress, len(nodes), "search", unit="candidates") as bar:
+        for i, node in enumerate(nodes):
+            if prune and best is not None and s.bound(node) >= best.loss:
+                bar.update(len(nodes) - i)  # the pruned candidates: done
+                evaluated += _next_best(s, nodes[i:])
+                return Outcome(best, evaluated, len(nodes), i, len(nodes) - i, n_tagged, True)
+            if limit_n is not None and i >= limit_n:
+                stopped = f"the candidate limit ({limit_n})"
+                break
+            if limit_t is not None and time.perf_counter() - t0 > limit_t:
+                stopped = f"the time limit ({limit_t:g} s)"
+                break
+            tagged = s.target.monotone and any(all(a >= b for a, b in zip(node, sn)) for sn in safe_nodes)
+            n_tagged += tagged
+            cand = s.evaluate(node, tagged=tagged)
+            bar.update(1)
+            if cand.meets and cand.cells == 0 and s.target.monotone:
+                safe_nodes.append(node)
+            if cand.within_limit:
+                cand_table, cand.table = cand.table, None
+                evaluated.append(cand)
+                if cand.meets and (best is None or cand.loss < best.loss):
+                    best, best_table = cand, cand_table
+                    best.table = best_table
+    checked = i if stopped is not None else len(nodes)
+    return Outcome(best, evaluated, len(nodes), checked, 0, n_tagged, stopped is None, stopped)
+
+
+def _result(s: _Search, out: Outcome, data, seconds: float) -> SearchResult:
+    """The :class:`SearchResult` of an outcome: the winner's file and recipe, the front and the
+    runners-up."""
+
+    def recipe(steps):
+        return {"sdckit_recipe": RECIPE_VERSION, "scenario": _scenario_dict(s.sc), "steps": list(steps)}
+
+    def entry(c: Candidate) -> dict:
+        return {
+            "levels": dict(zip(s.keys, c.levels)),
+            "loss": c.loss,
+            "rate": c.rate,
+            "meets": c.meets,
+            "suppressed_cells": c.cells,
+            "recipe": recipe(c.steps),
+        }
+
+    best = out.best
+    feasible = sorted(
+        (c for c in out.evaluated if c.meets and c is not best), key=lambda c: (c.loss, sum(c.levels), c.levels)
+    )
+    notes = list(out.extra.get("notes", ()))
+    if best is None and out.stopped is None:
+        notes.append(
+            "no candidate meets the target within the suppression limit; raise the limit or add coarser levels"
+        )
+    common = dict(
+        keys=tuple(s.keys),
+        n=s.n,
+        target=s.target.to_dict(),
+        front=tuple(entry(c) for c in pareto_front(out.evaluated)),
+        runners_up=tuple(entry(c) for c in feasible[:3]),
+        n_candidates=out.n_nodes,
+        n_checked=out.n_checked,
+        n_pruned=out.n_pruned,
+        n_tagged=out.n_tagged,
+        optimal=out.optimal and best is not None,
+        stopped=out.stopped,
+        objective=s.objective,
+        suppression=s.suppression,
+        suppression_limit=s.limit,
+        seconds=seconds,
+        notes=tuple(notes),
+        original=data,
+        scenario=s.sc,
+        assessor=assess_recipes,
+        backend=s.table.backend,
+    )
+    if best is None:
+        return SearchResult(**common)
+    return SearchResult(
+        levels=dict(zip(s.keys, best.levels)),
+        suppressed_records=best.records,
+        suppressed_cells=best.cells,
+        loss=best.loss,
+        loss_by_variable=dict(best.loss_by_variable),
+        risk={**best.risk, "rate": best.rate},
+        recipe=recipe(best.steps),
+        protected=s.eng.native_frame(best.table),
+        **common,
+    )
+
+
+def pareto_front(cands: list) -> list:
+    """The candidates not dominated in (loss, rate): no other has a loss and a rate both at
+    most its own and one of them lower; in increasing loss (ties: fewer levels)."""
+    ordered = sorted(cands, key=lambda c: (c.loss, c.rate, sum(c.levels), c.levels))
+    front, best_rate = [], math.inf
+    for c in ordered:
+        if c.rate < best_rate:
+            front.append(c)
+            best_rate = c.rate
+    return front
+
+
+# ----------------------------------------------------------------------------------------------
+# recipes and their assessment (without the SdcProblem, which offers the search itself)
+# ----------------------------------------------------------------------------------------------
+#: the recipe format written (the version SdcProblem.from_recipe reads)
+RECIPE_VERSION = 1
+
+
+def _scenario_dict(sc: Scenario) -> dict:
+    """The roles a recipe records: every scenario field that is set."""
+    from dataclasses import fields
+
+    out: dict = {}
+    for f in fields(sc):
+        value = getattr(sc, f.name)
+        if value not in (None, (), {}):
+            out[f.name] = (
+                list(value) if isinstance(value, tuple) else dict(value) if isinstance(value, Mapping) else value
+            )
+    return out
+
+
+def replay(data, steps) -> tuple:
+    """The table after the recipe ``steps`` (each ``{"method", "parameters"}``) and the
+    variables they changed."""
+    from ..registry import methods
+
+    funcs = {d.name: d.func for d in methods()}
+    table, changed = data, set()
+    for st in steps:
+        res = funcs[st["method"]](table, **dict(st["parameters"]))
+        table = res.table
+        changed |= {v for v, c in res.n_changed.items() if c}
+    return table, sorted(changed)
+
+
+def assess_recipes(data, scenario: Scenario, *, recipes, **options):
+    """:func:`sdckit.assess` of ``recipes`` (``{"name", "steps"}``) as variants of ``data``."""
+    from ..report import assess_variants
+
+    variants = []
+    for r in recipes:
+        table, changed = replay(data, r["steps"])
+        variants.append((r["name"], table, [st["method"] for st in r["steps"]], changed))
+    return assess_variants(data, scenario, variants, **options)
