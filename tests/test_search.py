@@ -580,3 +580,40 @@ def test_given_hierarchy_as_mapping():
     if res.levels["town"] == 1:  # a and b merged, c kept
         assert set(res.protected["town"].drop_nulls().unique().to_list()) <= {"ab", "c"}
     assert _csv(sdckit.SdcProblem.from_recipe(d, res.recipe).data) == _csv(res.protected)
+
+
+def test_t_closeness_target_is_met_afresh():
+    """t-closeness of a sensitive variable: the winner's classes are within t of the file's
+    distribution when measured afresh with sdckit.t_closeness, and t is refused with record
+    suppression."""
+    from sdckit.datasets import EXAMPLE_KEYS, load_example
+
+    data = load_example()
+    keys = list(EXAMPLE_KEYS)[:3]
+    sc = sdckit.Scenario(keys=keys, sensitive=["health"])
+    res = sdckit.search(data, sc, target={"t": 0.3, "k": 2}, suppression_limit=0.05, progress=False)
+    assert res.found
+    protected = res.protected
+    tc = sdckit.t_closeness(protected, keys, "health", allow_degenerate_keys=True)
+    assert tc.max["health"] <= 0.3 + 1e-12 and res.risk["t"] == pytest.approx(tc.max["health"])
+    original = sdckit.t_closeness(data, keys, "health").max["health"]
+    assert original > 0.3  # the target made the search work
+    with pytest.raises(sdckit.SdcError, match="expected suppression='cells' for t"):
+        sdckit.search(data, sc, target={"t": 0.3, "k": 2}, suppression="records", progress=False)
+    with pytest.raises(sdckit.SdcError, match="target\\['t'\\]"):
+        sdckit.search(data, sc, target={"t": -1}, progress=False)
+
+
+def test_exhaustive_search_agrees_and_the_bound_is_named():
+    """exhaustive=True evaluates every candidate (no pruning) and finds the same winner on the
+    bundled example; the pruned search's notes name the approximation of its bound."""
+    from sdckit.datasets import load_example
+
+    data = load_example()
+    sc = sdckit.Scenario(keys=["region", "sex", "age_group"])
+    fast = sdckit.search(data, sc, target={"k": 3}, suppression_limit=0.05, progress=False)
+    full = sdckit.search(data, sc, target={"k": 3}, suppression_limit=0.05, exhaustive=True, progress=False)
+    assert full.n_pruned == 0 and full.n_checked == full.n_candidates
+    assert fast.levels == full.levels and fast.loss == pytest.approx(full.loss, abs=1e-15)
+    assert any("exhaustive=True" in n for n in fast.notes) == (fast.n_pruned > 0)
+    assert not any("exhaustive=True" in n for n in full.notes)

@@ -32,8 +32,9 @@ def register(sub) -> None:
     t = p.add_argument_group("target (any combination)")
     t.add_argument("--k", type=_option_type(Param("k", "int")), help="k-anonymity")
     t.add_argument("--l", type=_option_type(Param("k", "int")), help="l-diversity of --sensitive")
-    t.add_argument("--sensitive", help="the sensitive variable of --l")
+    t.add_argument("--sensitive", help="the sensitive variable of --l and --t")
     t.add_argument("--diversity", choices=("distinct", "entropy", "recursive"), help="the kind of l-diversity")
+    t.add_argument("--t", type=float, help="t-closeness of --sensitive: largest distance of a class's distribution")
     t.add_argument("--max-risk", dest="max_risk", type=float, help="largest individual risk allowed")
     t.add_argument(
         "--max-global-risk", dest="max_global_risk", type=float, help="largest re-identification rate (e.g. 0.01)"
@@ -59,6 +60,9 @@ def register(sub) -> None:
     p.add_argument(
         "--max-candidates", dest="max_candidates", type=int, help="stop after this many candidates (best effort)"
     )
+    p.add_argument(
+        "--exhaustive", action="store_true", help="evaluate every candidate, without the loss bound (exact, slow)"
+    )
     p.add_argument("--out", help="the protected file to write (.csv, .parquet, .sav, .dta)")
     p.add_argument("--save-recipe", dest="save_recipe", help="write the winner's recipe (.yaml or .json)")
     p.add_argument("--json", metavar="OUT", help="write the search result (aggregates) as JSON to OUT")
@@ -72,14 +76,14 @@ def register(sub) -> None:
 
 def _target(args) -> dict:
     target: dict = {}
-    for name in ("k", "l", "sensitive", "diversity", "max_risk", "max_global_risk", "max_suda"):
+    for name in ("k", "l", "t", "sensitive", "diversity", "max_risk", "max_global_risk", "max_suda"):
         value = getattr(args, name)
         if value is not None:
             target[name] = value
     if args.household_rule:
         target["household"] = True
     if not target:
-        raise SdcError("target: none given; expected --k, --l, --max-risk, --max-global-risk or --max-suda")
+        raise SdcError("target: none given; expected --k, --l, --t, --max-risk, --max-global-risk or --max-suda")
     return target
 
 
@@ -131,6 +135,7 @@ def run_search(args) -> int:
         weights=weights,
         time_limit=args.time_limit,
         max_candidates=args.max_candidates,
+        exhaustive=args.exhaustive,
         progress=args.progress if args.progress is not None else False,
     )
     prog.close()

@@ -9,6 +9,7 @@ so that its recipe replays, and measured afresh with the public measures.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import time
@@ -36,7 +37,7 @@ from ._hierarchies import read_hierarchies
 __all__ = ["SEARCH_TARGETS", "search"]
 
 #: the names a search target may combine
-SEARCH_TARGETS = ("k", "l", "sensitive", "diversity", "c", "max_risk", "max_global_risk", "household", "max_suda")
+SEARCH_TARGETS = ("k", "l", "sensitive", "diversity", "c", "t", "max_risk", "max_global_risk", "household", "max_suda")
 DIVERSITIES = ("distinct", "entropy", "recursive")
 SUPPRESSIONS = ("cells", "records")
 OBJECTIVES = ("loss", "arx")
@@ -60,6 +61,7 @@ class Target:
     sensitive: str | None = None
     diversity: str = "distinct"
     c: float = 2.0
+    t: float | None = None
     max_risk: float | None = None
     max_global_risk: float | None = None
     household: bool = False
@@ -79,6 +81,8 @@ class Target:
         for name in SEARCH_TARGETS:
             value = getattr(self, name)
             if name in ("diversity", "c") and self.l is None:
+                continue
+            if name == "sensitive" and self.l is None and self.t is None:
                 continue
             if name == "household" and not value:
                 continue
@@ -105,6 +109,7 @@ def check_target(target, scenario: Scenario, table) -> Target:
         ("max_risk", lambda v: check_rule("threshold", v, "target['max_risk']")),
         ("max_global_risk", lambda v: check_max_global_risk(v, "target['max_global_risk']")),
         ("max_suda", lambda v: check_number(v, "target['max_suda']", low=0.0)),
+        ("t", lambda v: check_number(v, "target['t']", low=0.0)),
         ("household", lambda v: check_bool(v, "target['household']")),
     ):
         if name in t:
@@ -112,10 +117,12 @@ def check_target(target, scenario: Scenario, table) -> Target:
                 out[name] = check(t[name])
             except SdcError as exc:
                 problems.append(str(exc))
-    if "l" in t:
+    if "l" in t or "t" in t:
         out.update(_check_diversity(t, scenario, table, problems))
     elif any(n in t for n in ("sensitive", "diversity", "c")):
-        problems.append("target: 'sensitive', 'diversity' and 'c' go with 'l'; expected target['l'] too")
+        problems.append(
+            "target: 'sensitive', 'diversity' and 'c' go with 'l' or 't'; expected target['l'] or ['t'] too"
+        )
     if out.get("household"):
         if scenario.household is None:
             problems.append(
@@ -123,23 +130,24 @@ def check_target(target, scenario: Scenario, table) -> Target:
             )
         if "max_global_risk" not in t:
             problems.append("target['household']: the household rule needs target['max_global_risk']")
-    if not any(n in out for n in ("k", "l", "max_risk", "max_global_risk", "max_suda")):
-        problems.append("target: no risk target; expected k, l, max_risk, max_global_risk or max_suda")
+    if not any(n in out for n in ("k", "l", "t", "max_risk", "max_global_risk", "max_suda")):
+        problems.append("target: no risk target; expected k, l, t, max_risk, max_global_risk or max_suda")
     raise_problems(problems)
     return Target(**out)
 
 
 def _check_diversity(t: dict, scenario: Scenario, table, problems: list) -> dict:
     out: dict = {}
-    try:
-        out["l"] = check_rule("k", t["l"], "target['l']")
-        out["diversity"] = check_choice(t.get("diversity", "distinct"), "target['diversity']", DIVERSITIES)
-        out["c"] = check_rule("c", t.get("c", 2.0), "target['c']")
-    except SdcError as exc:
-        problems.append(str(exc))
+    if "l" in t:
+        try:
+            out["l"] = check_rule("k", t["l"], "target['l']")
+            out["diversity"] = check_choice(t.get("diversity", "distinct"), "target['diversity']", DIVERSITIES)
+            out["c"] = check_rule("c", t.get("c", 2.0), "target['c']")
+        except SdcError as exc:
+            problems.append(str(exc))
     sensitive = t.get("sensitive", scenario.sensitive[0] if scenario.sensitive else None)
     if sensitive is None:
-        problems.append("target['sensitive']: expected the sensitive column of the l-diversity target")
+        problems.append("target['sensitive']: expected the sensitive column of the l-diversity or t-closeness target")
     elif not isinstance(sensitive, str) or sensitive not in table.columns:
         problems.append("target['sensitive']: not a column of the data; expected a column name")
     else:
@@ -187,10 +195,10 @@ class _Search:
     def _check_model(self) -> None:
         """Whole-record suppression and ARX's objective take the targets of ARX's model."""
         t = self.target
-        if self.suppression == "records" and (t.risk_based or t.max_suda is not None):
+        if self.suppression == "records" and (t.risk_based or t.max_suda is not None or t.t is not None):
             raise SdcError(
                 "suppression: 'records' suppresses the records of small key classes (ARX's model) and "
-                "takes the targets k and l; expected suppression='cells' for max_risk, max_global_risk or max_suda"
+                "takes the targets k and l; expected suppression='cells' for t, max_risk, max_global_risk or max_suda"
             )
         if self.objective == "arx" and self.weights is not None:
             raise SdcError("weights: ARX's Loss weighs the keys equally; expected no weights with objective='arx'")
@@ -320,7 +328,7 @@ class _Search:
 
     def check(self, table) -> tuple[bool, dict]:
         """Whether ``table`` meets every target, measured afresh with the public measures."""
-        from ..risk import individual_risk, k_anonymity, l_diversity, suda
+        from ..risk import individual_risk, k_anonymity, l_diversity, suda, t_closeness
 
         t, ok = self.target, True
         risk: dict[str, float | int | None] = {}
@@ -332,6 +340,11 @@ class _Search:
             ld = l_diversity(table, self.keys, t.sensitive, c=t.c, missing=self.missing, allow_degenerate_keys=True)
             risk["l"] = ld.min[t.diversity][t.sensitive]
             ok &= risk["l"] is not None and risk["l"] >= t.l
+        if t.t is not None:
+            tc = t_closeness(table, self.keys, t.sensitive, missing=self.missing, allow_degenerate_keys=True)
+            value = tc.max[t.sensitive]
+            risk["t"] = None if np.isnan(value) else value
+            ok &= risk["t"] is None or risk["t"] <= t.t
         if t.risk_based:
             household = self.sc.household if t.household else None
             ir = individual_risk(
@@ -506,6 +519,7 @@ def search(
     weights=None,
     time_limit: float | None = None,
     max_candidates: int | None = None,
+    exhaustive: bool = False,
     progress=None,
 ) -> SearchResult:
     r"""The protection with the least loss that meets a risk target.
@@ -549,7 +563,10 @@ def search(
     target : mapping
         Any combination of ``k`` (k-anonymity), ``l`` with ``sensitive`` (default: the
         scenario's first sensitive variable), ``diversity`` (``"distinct"``, ``"entropy"``,
-        ``"recursive"``) and ``c``, ``max_risk`` (no record's individual risk above),
+        ``"recursive"``) and ``c``, ``t`` with ``sensitive`` (t-closeness: the largest earth
+        mover's distance between a class's distribution of the sensitive variable and the
+        file's; generalisation only, suppression does not fix it), ``max_risk`` (no record's
+        individual risk above),
         ``max_global_risk`` (the individual re-identification rate, mu-ARGUS threshold rule),
         ``household`` (True: also the household rule at ``max_global_risk``), ``max_suda``
         (the largest SUDA score allowed).
@@ -576,6 +593,10 @@ def search(
         Seconds after which the search stops with the best candidate so far.
     max_candidates : int, optional
         The number of candidates evaluated after which the search stops.
+    exhaustive : bool, default False
+        Evaluate every candidate, without the bound (exact for every objective, at the cost of
+        the whole lattice; with ``objective="loss"`` the bound may, in rare cases, pass over a
+        candidate that a suppression makes a little cheaper than its recodes alone).
     progress : bool, optional
         A progress bar counting candidates (None: on a terminal).
 
@@ -599,8 +620,15 @@ def search(
 
         outcome = records_search(s, limit_t, progress)
     else:
-        outcome = _lattice_search(s, limit_t, limit_n, progress, t0)
-    return _result(s, outcome, data, time.perf_counter() - t0)
+        outcome = _lattice_search(s, limit_t, limit_n, progress, t0, prune=not check_bool(exhaustive, "exhaustive"))
+    result = _result(s, outcome, data, time.perf_counter() - t0)
+    if s.objective == "loss" and not exhaustive and outcome.n_pruned:
+        note = (
+            "the loss bound that pruned candidates ignores that suppressing a value of a merged category makes "
+            "the rest of its group a little more certain; exhaustive=True evaluates every candidate"
+        )
+        result = dataclasses.replace(result, notes=(*result.notes, note))
+    return result
 
 
 def nodes_in_order(s: _Search) -> list[tuple]:
