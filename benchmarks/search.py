@@ -107,28 +107,31 @@ WHOLE = textwrap.dedent(
 )
 
 
+def _best_time(args: list, repeats: int, what: str) -> float | None:
+    """Seconds of the fastest of ``repeats`` fresh processes ``args`` (None, with the error,
+    when one fails)."""
+    best = None
+    for _ in range(max(repeats, 1)):
+        t = time.perf_counter()
+        res = subprocess.run(
+            args, capture_output=True, text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT / "src"), "PATH": ""}
+        )
+        dt = time.perf_counter() - t
+        if res.returncode != 0:
+            print(f"({what} failed: {res.stderr.strip()[-300:]})")
+            return None
+        best = dt if best is None else min(best, dt)
+    return best
+
+
 def _whole_process(repeats: int) -> float | None:
     """Seconds of a fresh ``python`` that imports sdckit, reads ARX-Adult, searches k = 5 with
     a 5 % limit and writes the anonymised file (best of ``repeats``, outside timing included)."""
-    best = None
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "whole.py"
         script.write_text(WHOLE.format(keys=ADULT_KEYS))
-        for _ in range(max(repeats, 1)):
-            t = time.perf_counter()
-            res = subprocess.run(
-                [sys.executable, str(script), str(ADULT), str(Path(tmp) / "out.csv")],
-                capture_output=True,
-                text=True,
-                cwd=ROOT,
-                env={"PYTHONPATH": str(ROOT / "src"), "PATH": ""},
-            )
-            dt = time.perf_counter() - t
-            if res.returncode != 0:
-                print(f"(whole-process run failed: {res.stderr.strip()[-300:]})")
-                return None
-            best = dt if best is None else min(best, dt)
-    return best
+        args = [sys.executable, str(script), str(ADULT), str(Path(tmp) / "out.csv")]
+        return _best_time(args, repeats, "whole-process run")
 
 
 def _cli_process(repeats: int) -> float | None:
@@ -136,22 +139,11 @@ def _cli_process(repeats: int) -> float | None:
     k = 5 with a 5 % limit, record suppression and ARX's Loss, writing the protected file: the
     public path, which also replays the winner's recipe and measures it (best of ``repeats``)."""
     hier = [a for k in ADULT_KEYS for a in ("--hierarchy", f"{k}={ADULT / f'adult_hierarchy_{k}.csv'}")]
-    best = None
     with tempfile.TemporaryDirectory() as tmp:
         args = [sys.executable, "-m", "sdckit.cli", "search", str(ADULT / "adult.csv"), "--keys", ",".join(ADULT_KEYS)]
         args += [*hier, "--k", "5", "--suppression-limit", "0.05", "--suppression", "records", "--objective", "arx"]
         args += ["--out", str(Path(tmp) / "out.csv"), "--overwrite", "--no-progress"]
-        for _ in range(max(repeats, 1)):
-            t = time.perf_counter()
-            res = subprocess.run(
-                args, capture_output=True, text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT / "src"), "PATH": ""}
-            )
-            dt = time.perf_counter() - t
-            if res.returncode != 0:
-                print(f"(sdckit search failed: {res.stderr.strip()[-300:]})")
-                return None
-            best = dt if best is None else min(best, dt)
-    return best
+        return _best_time(args, repeats, "sdckit search")
 
 
 def arx_table(repeats: int) -> None:

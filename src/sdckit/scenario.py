@@ -87,6 +87,15 @@ class Scenario:
             self.keys, self.numeric_keys, self.weight, self.household, self.strata, self.sensitive, self.missing
         )
 
+    def to_dict(self) -> dict:
+        """Every field that is set, as a recipe or a JSON file records it (lists and a mapping)."""
+        out: dict = {}
+        for name in self.__dataclass_fields__:
+            value = getattr(self, name)
+            if value not in (None, (), {}):
+                out[name] = list(value) if isinstance(value, tuple) else dict(value) if name == "scales" else value
+        return out
+
     def roles(self) -> dict[str, tuple[str, ...]]:
         """Role name -> columns."""
         return self._roles().by_role()

@@ -294,9 +294,4 @@ def _gap_notes(parts: dict, notes: list, prefix: str) -> None:
 
 
 def _scenario_dict(sc: Scenario) -> dict:
-    out = {}
-    for name in ("keys", "numeric_keys", "weight", "household", "strata", "sensitive", "missing", "domains", "scales"):
-        value = getattr(sc, name)
-        if value not in (None, (), {}):
-            out[name] = tuple(value) if isinstance(value, tuple) else dict(value) if name == "scales" else value
-    return out
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in sc.to_dict().items()}

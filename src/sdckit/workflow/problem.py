@@ -196,7 +196,7 @@ class SdcProblem:
         identical output."""
         recipe = {
             "sdckit_recipe": RECIPE_VERSION,
-            "scenario": _scenario_dict(self.scenario),
+            "scenario": self.scenario.to_dict(),
             "steps": [{"method": s.method, "parameters": _jsonable(s.parameters)} for s in self._steps],
         }
         if path is not None:
@@ -336,15 +336,6 @@ def recipe_schema() -> dict:
         "required": ["steps"],
         "additionalProperties": False,
     }
-
-
-def _scenario_dict(sc: Scenario) -> dict:
-    out = {}
-    for name in _SCENARIO_SCHEMA:
-        value = getattr(sc, name)
-        if value not in (None, (), {}):
-            out[name] = list(value) if isinstance(value, tuple) else dict(value) if name == "scales" else value
-    return out
 
 
 def _jsonable(value):

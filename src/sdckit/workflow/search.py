@@ -690,7 +690,7 @@ def _result(s: _Search, out: Outcome, data, seconds: float) -> SearchResult:
     runners-up."""
 
     def recipe(steps):
-        return {"sdckit_recipe": RECIPE_VERSION, "scenario": _scenario_dict(s.sc), "steps": list(steps)}
+        return {"sdckit_recipe": RECIPE_VERSION, "scenario": s.sc.to_dict(), "steps": list(steps)}
 
     def entry(c: Candidate) -> dict:
         return {
@@ -765,20 +765,6 @@ def pareto_front(cands: list) -> list:
 # ----------------------------------------------------------------------------------------------
 #: the recipe format written (the version SdcProblem.from_recipe reads)
 RECIPE_VERSION = 1
-
-
-def _scenario_dict(sc: Scenario) -> dict:
-    """The roles a recipe records: every scenario field that is set."""
-    from dataclasses import fields
-
-    out: dict = {}
-    for f in fields(sc):
-        value = getattr(sc, f.name)
-        if value not in (None, (), {}):
-            out[f.name] = (
-                list(value) if isinstance(value, tuple) else dict(value) if isinstance(value, Mapping) else value
-            )
-    return out
 
 
 def replay(data, steps) -> tuple:
