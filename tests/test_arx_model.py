@@ -442,7 +442,7 @@ def test_precision_below_half_gs_factor_is_bounded_correctly():
         (dict(keys=["age", "age"]), "a key named twice"),
         (dict(keys=[]), "keys: empty"),
         (dict(hierarchies=[SMALL_H["age"]]), "expected a mapping"),
-        (dict(l=2.5, sensitive="disease"), "l: got 2.5"),
+        (dict(l=2.5, sensitive="disease"), "l: 2.5 is not a whole number"),
         (dict(l=2, sensitive="disease", diversity="recursive", c=0), "c: got 0"),
         (dict(max_nodes=0), "max_nodes"),
         (dict(time_limit=-1), "time_limit"),

@@ -52,7 +52,12 @@ AGGREGATE_FRAMES = {"population_uniques", "estimates_change"}
 # measures whose per-record output refers to row positions or needs a richer pair of files: their
 # common checks (aggregates only, no mutation, row order, caller's frame type) are in
 # tests/test_linkage.py (PAIR_REGISTRY)
-CHECKED_ELSEWHERE = {"record_linkage_risk", "external_risk", "rmd_interval_disclosure"}
+CHECKED_ELSEWHERE = {
+    "record_linkage_risk",
+    "external_risk",
+    "rmd_interval_disclosure",
+    "search",
+}  # search: test_search.py
 
 
 #: every protection method, called on the S002 table (the common checks below)
@@ -60,6 +65,7 @@ PROTECT_REGISTRY = {
     "global_recode": lambda d: sdckit.global_recode(d, ["Education"], mapping=EDUCATION_MAP),
     "top_bottom_coding": lambda d: sdckit.top_bottom_coding(d, ["w"], value=50.0, replacement=50.0),
     "local_suppression": lambda d: sdckit.local_suppression(d, S002_KEYS, k=2),
+    "suppress_records": lambda d: sdckit.suppress_records(d, S002_KEYS, k=2),
     "suppress_by_risk": lambda d: sdckit.suppress_by_risk(d, S002_KEYS, weight="w", threshold=0.2),
     "pram": lambda d: sdckit.pram(d, ["Education"], seed=1),
     "microaggregation": lambda d: sdckit.microaggregation(d, ["w"], group_size=3),

@@ -128,10 +128,10 @@ def _criteria(k, l, sensitive, diversity, c) -> _lat.Criteria:
         return _lat.Criteria(k=kk)
     if sensitive is None:
         raise SdcError("sensitive: None; expected the sensitive attribute of l-diversity")
-    ll = check_number(l, "l", low=1.0)
-    if div != "entropy":
-        ll = float(check_int(l, "l", low=1))
-    cc = check_number(c, "c", low=0.0, low_open=True)
+    ll = check_rule("l", l)
+    if div != "entropy" and not float(ll).is_integer():
+        raise SdcError(f"l: {ll:g} is not a whole number; expected an integer >= 1 for {div} diversity")
+    cc = check_rule("c", c)
     return _lat.Criteria(k=kk, l=ll, diversity=div, c=float(cc))
 
 
@@ -211,10 +211,10 @@ def arx_search(
     if missing:
         raise SdcError(f"hierarchies: no hierarchy for key(s) {', '.join(map(repr, missing))}; expected one per key")
     criteria = _criteria(k, l, sensitive, diversity, c)
-    limit = check_number(suppression_limit, "suppression_limit", low=0.0, high=1.0)
+    limit = check_rule("suppression_limit", suppression_limit)
     metric = check_choice(metric, "metric", _METRICS)
     gs = check_number(gs_factor, "gs_factor", low=0.0, high=1.0)
-    check_number(time_limit, "time_limit", low=0.0, low_open=True, allow_none=True)
+    check_rule("time_limit", time_limit, allow_none=True)
     check_int(max_nodes, "max_nodes", low=1, allow_none=True)
     if sensitive is not None and sensitive in keys:
         raise SdcError(f"sensitive: {sensitive!r} is also a key; expected a column that is not generalised")

@@ -140,7 +140,7 @@ def _check_diversity(t: dict, scenario: Scenario, table, problems: list) -> dict
     out: dict = {}
     if "l" in t:
         try:
-            out["l"] = check_rule("k", t["l"], "target['l']")
+            out["l"] = check_rule("l", t["l"], "target['l']")
             out["diversity"] = check_choice(t.get("diversity", "distinct"), "target['diversity']", DIVERSITIES)
             out["c"] = check_rule("c", t.get("c", 2.0), "target['c']")
         except SdcError as exc:
@@ -173,7 +173,7 @@ class _Search:
         self.keys = list(scenario.keys)
         self.missing = list(scenario.missing) or None
         self.target = check_target(target, scenario, self.table)
-        self.limit = check_number(limit, "suppression_limit", low=0.0, high=1.0)
+        self.limit = check_rule("suppression_limit", limit)
         self.suppression = check_choice(suppression, "suppression", SUPPRESSIONS)
         self.objective = check_choice(objective, "objective", OBJECTIVES)
         self.weights = _check_weights(weights, self.keys)
@@ -613,7 +613,7 @@ def search(
     """
     t0 = time.perf_counter()
     s = _Search(data, scenario, target, hierarchies, suppression_limit, suppression, objective, weights)
-    limit_t = check_number(time_limit, "time_limit", low=0.0, allow_none=True) if time_limit is not None else None
+    limit_t = check_rule("time_limit", time_limit, allow_none=True)
     limit_n = check_rule("k", max_candidates, "max_candidates") if max_candidates is not None else None
     if s.objective == "arx" and s.suppression == "records":
         from ._search_records import records_search
