@@ -149,11 +149,12 @@ class SearchResult(Result):
                 f"No candidate meets the target within the suppression limit "
                 f"({self.n_checked} of {self.n_candidates} checked)."
             )
-        proof = (
-            "proven optimal: every candidate not checked has a lower bound at least this loss"
-            if self.optimal
-            else f"best effort: the search stopped at {self.stopped}"
-        )
+        if not self.optimal:
+            proof = f"best effort: the search stopped at {self.stopped}"
+        elif self.objective == "loss" and self.n_pruned:
+            proof = "optimal up to the loss bound: every candidate not checked loses at least this much by its recodes alone"
+        else:
+            proof = "proven optimal: every candidate not checked has a lower bound at least this loss"
         return f"Least loss {fmt(self.loss)} at {_levels_text(self.levels)} ({proof})."
 
     def summary(self) -> Summary:
