@@ -429,3 +429,16 @@ def test_pram_within_strata_is_named_not_adjusted(data):
     rep = p.report()
     assert rep.variants[1].categorical_risk["pram_adjusted"] == ["econ_status"]
     assert p.measures["global_risk"] == rep.variants[1].categorical_risk["global_risk"]
+
+
+def test_pram_of_a_variable_that_is_not_a_key(data):
+    """PRAM of a non-key variable changes no key's risk: the variant's risk is the naive one, its
+    loss counts the PRAMed variable's expected change (found by the app's browser test)."""
+    recipe = {"name": "pram health", "steps": [{"method": "pram", "parameters": {"variables": ["health"], "seed": 3}}]}
+    res = sdckit.assess(data, _scenario(), recipes=[recipe], progress=False)
+    v = res.variant("pram health")
+    assert v.categorical_risk["pram_adjusted"] == []
+    assert v.categorical_risk["global_risk"] == res.original.categorical_risk["global_risk"]
+    assert v.change_by_variable["health"]["kind"] == "pram" and v.loss_by_variable["health"] > 0
+    p = sdckit.SdcProblem(data, _scenario()).apply("pram", variables=["health"], seed=3)
+    assert p.report().variants[1].loss_by_variable["health"] > 0

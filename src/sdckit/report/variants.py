@@ -223,7 +223,7 @@ def _measure(original, v: Variant, sc, opts: _Options, cards, notes: list, eng, 
     ``loss`` = (the variables of the loss, their scales) for a variant."""
     prefix = "" if v.kind == "original" else f"{v.name}: "
     parts: dict = {}
-    pram = _usable_pram(v, notes, prefix)
+    pram = _usable_pram(v, sc, notes, prefix)
     with M.capture(notes, prefix):
         if sc.keys:
             parts["categorical_risk"] = M.categorical_risk(v.table, sc, opts.k, opts.max_global_risk, pram=pram)
@@ -245,9 +245,9 @@ def _measure(original, v: Variant, sc, opts: _Options, cards, notes: list, eng, 
     return VariantAssessment(v.name, v.kind, v.steps, step_texts=v.step_texts, **parts)
 
 
-def _usable_pram(v: Variant, notes: list, prefix: str) -> dict | None:
-    """The keep probabilities of the PRAMed keys (for the PRAM-adjusted risk), with notes on
-    what cannot be adjusted."""
+def _usable_pram(v: Variant, sc, notes: list, prefix: str) -> dict | None:
+    """The keep probabilities of the PRAMed keys (for the PRAM-adjusted risk; a PRAMed variable
+    that is not a key changes no key's risk), with notes on what cannot be adjusted."""
     if v.pram is None:
         if v.kind == "protected":
             notes.append(
@@ -260,12 +260,13 @@ def _usable_pram(v: Variant, notes: list, prefix: str) -> dict | None:
             f"{prefix}{', '.join(v.pram['stratified'])} PRAMed within strata: the matrices differ by stratum, so "
             "their risk is not PRAM-adjusted"
         )
-    if v.pram["diagonal"]:
+    keys = {x: d for x, d in (v.pram.get("diagonal") or {}).items() if x in sc.keys}
+    if keys:
         notes.append(
-            f"{prefix}risk PRAM-adjusted for {', '.join(v.pram['diagonal'])}: a released key is the true one only "
+            f"{prefix}risk PRAM-adjusted for {', '.join(keys)}: a released key is the true one only "
             "with the probability that PRAM kept it; the k-anonymity and SUDA counts are of the released values"
         )
-    return v.pram["diagonal"] or None
+    return keys or None
 
 
 def _tradeoff(original, v: Variant, sc, loss, notes: list, prefix: str, eng) -> dict:
