@@ -1,0 +1,161 @@
+"""The Protect page: a form per protection method generated from the registry, the steps
+applied so far, and undo of the last step (:meth:`sdckit.SdcProblem.undo`)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from shiny import reactive, render, ui
+
+from .._errors import SdcError
+from . import model
+
+__all__ = ["protect_panel", "protect_server"]
+
+
+def _input_id(method: str, name: str) -> str:
+    return f"p_{method}_{name}"
+
+
+def _label(field: model.Field) -> str:
+    note = " (required)" if field.required else f" (default: the {field.role.replace('_', ' ')})" if field.role else ""
+    return f"{field.name}{note}"
+
+
+def field_input(method: str, field: model.Field, columns: list[str]) -> ui.Tag:
+    """The input of one form field, with the parameter's help under it."""
+    iid, label = _input_id(method, field.name), _label(field)
+    if field.widget in ("column", "columns"):
+        several = field.widget == "columns"
+        choices = columns if several else ["", *columns]
+        widget = ui.input_selectize(iid, label, choices=choices, multiple=several)
+    elif field.widget in ("integer", "number"):
+        widget = ui.input_numeric(
+            iid,
+            label,
+            value=field.default,
+            min=field.low,
+            max=field.high,
+            step=1 if field.widget == "integer" else None,
+        )
+    elif field.widget == "checkbox":
+        widget = ui.input_checkbox(iid, label, value=bool(field.default))
+    elif field.widget == "select":
+        widget = ui.input_select(iid, label, choices=list(field.choices), selected=field.default)
+    else:
+        widget = ui.input_text(iid, label, value="" if field.default is None else str(field.default))
+    return ui.div(widget, ui.tags.small(field.help, class_="text-muted"), class_="mb-2")
+
+
+def protect_panel() -> ui.Tag:
+    forms = model.method_forms()
+    return ui.nav_panel(
+        "Protect",
+        ui.layout_columns(
+            ui.card(
+                ui.card_header("Method"),
+                ui.input_select("method", "Protection method", choices={f.method: f.title for f in forms}),
+                ui.output_ui("method_form"),
+                ui.input_action_button("apply", "Apply"),
+                ui.output_ui("apply_status"),
+            ),
+            ui.card(
+                ui.card_header("History"),
+                ui.output_ui("history"),
+                ui.input_action_button("undo", "Undo the last step"),
+            ),
+            col_widths=(7, 5),
+        ),
+    )
+
+
+def _apply(problem, method: str, parameters: dict):
+    problem.apply(method, **parameters)
+    return len(problem.history)
+
+
+def protect_server(input, state, scenario) -> None:
+    from .. import registry
+    from ..workflow import SdcProblem
+
+    forms = {f.method: f for f in model.method_forms()}
+    current = {"problem": None, "key": None}
+    revision = reactive.value(0)  # bumped when the history changes
+    message = reactive.value(None)
+
+    @render.ui
+    def method_form():
+        data = state["data"]()
+        columns = list(data.columns) if data is not None else []
+        form = forms[input.method()]
+        return ui.div(ui.p(f"Changes {form.changes}."), *(field_input(form.method, f, columns) for f in form.fields))
+
+    def problem():
+        """The release in progress; a new one when the data or the roles changed."""
+        sc = scenario()
+        key = (id(state["data"]()), sc)
+        if current["key"] != key:
+            current["problem"], current["key"] = SdcProblem(state["data"](), sc), key
+        return current["problem"]
+
+    @reactive.extended_task
+    async def apply_task(pr, method, parameters):
+        return await asyncio.to_thread(_apply, pr, method, parameters)
+
+    @reactive.effect
+    @reactive.event(input.apply)
+    def _apply_clicked():
+        method = input.method()
+        decl = registry.get(method)
+        values = {f.name: input[_input_id(method, f.name)]() for f in forms[method].fields}
+        try:
+            parameters = model.parameters_from_form(decl, values)
+            pr = problem()
+        except SdcError as exc:
+            message.set(exc)
+            return
+        message.set(None)
+        apply_task.invoke(pr, method, parameters)
+
+    @reactive.effect
+    def _applied():
+        if apply_task.status() in ("success", "error"):
+            with reactive.isolate():
+                revision.set(revision() + 1)
+
+    @render.ui
+    def apply_status():
+        if message() is not None:
+            return ui.p(" ".join(str(message()).split()), class_="sdckit-error")
+        status = apply_task.status()
+        if status == "running":
+            return ui.p("Applying in the background...", class_="sdckit-busy")
+        if status == "error":
+            try:
+                apply_task.result()
+            except Exception as exc:
+                return ui.p(" ".join(str(exc).split()), class_="sdckit-error")
+        return None
+
+    @reactive.effect
+    @reactive.event(input.undo)
+    def _undo():
+        pr = current["problem"]
+        try:
+            if pr is None:
+                raise SdcError("undo: there is no step to undo; expected at least one applied step")
+            pr.undo()
+            message.set(None)
+        except SdcError as exc:
+            message.set(exc)
+        revision.set(revision() + 1)
+
+    @render.ui
+    def history():
+        revision()
+        pr = current["problem"]
+        steps = pr.history if pr is not None else ()
+        if not steps:
+            return ui.p("No step applied yet.", id="history_empty")
+        items = [ui.tags.li(f"{s.method}: {', '.join(sorted(s.parameters))}") for s in steps]
+        return ui.tags.ol(*items, id="history_steps")
