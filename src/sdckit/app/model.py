@@ -40,7 +40,7 @@ ROLES = (
 MAX_LISTED = 12
 
 #: the widget of each declared parameter type; every other type is typed as text and read the
-#: way ``sdckit protect --step`` reads it (lists separated by ``;``, JSON for mappings)
+#: way ``sdckit protect --step`` reads it (lists separated by ``;``, mappings as ``OLD=NEW;...``)
 _WIDGETS = {
     "column": "column",
     "columns": "columns",
@@ -82,8 +82,10 @@ def describe_variables(data) -> list[dict]:
         n_categories = int(present.n_unique())
         listed = []
         if n_categories <= MAX_LISTED:
-            listed = [str(v) for v in present.unique(maintain_order=True).to_list()]
-            listed = sorted(listed, key=_natural) if _type_label(column.dtype) != "labelled" else listed
+            if _type_label(column.dtype) == "labelled":  # the labels in code order
+                listed = [str(v) for v in present.unique().sort().to_list()]
+            else:
+                listed = sorted((str(v) for v in present.unique().to_list()), key=_natural)
         rows.append(
             {
                 "name": name,
@@ -145,7 +147,8 @@ class Field:
 
     ``widget`` is ``"column"`` (one column), ``"columns"`` (several), ``"integer"``,
     ``"number"``, ``"checkbox"``, ``"select"`` (one of ``choices``) or ``"text"`` (read as
-    ``sdckit protect --step`` reads the value). ``default`` is None when the parameter has none;
+    ``sdckit protect --step`` reads the value: items of a list separated by ``;``, a mapping
+    as ``OLD=NEW;OLD=NEW``). ``default`` is None when the parameter has none;
     ``role`` names the scenario role that fills an empty field.
     """
 
@@ -191,13 +194,11 @@ def _field(p: Param) -> Field:
 
 
 def _as_text(value) -> str:
-    """A default as the user types it: lists separated by ``;``, mappings as JSON."""
-    import json
-
+    """A default as the user types it: lists separated by ``;``, mappings as ``OLD=NEW;...``."""
     if isinstance(value, list | tuple):
         return ";".join(str(v) for v in value)
     if isinstance(value, dict):
-        return json.dumps(value)
+        return ";".join(f"{k}={v}" for k, v in value.items())
     return str(value)
 
 

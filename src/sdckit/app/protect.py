@@ -44,7 +44,8 @@ def field_input(method: str, field: model.Field, columns: list[str]) -> ui.Tag:
         widget = ui.input_select(iid, label, choices=list(field.choices), selected=field.default)
     else:
         widget = ui.input_text(iid, label, value="" if field.default is None else str(field.default))
-    return ui.div(widget, ui.tags.small(field.help, class_="text-muted"), class_="mb-2")
+    hint = " (several values separated by ';', pairs as OLD=NEW;OLD=NEW)" if field.widget == "text" else ""
+    return ui.div(widget, ui.tags.small(field.help + hint, class_="text-muted"), class_="mb-2")
 
 
 def protect_panel() -> ui.Tag:
