@@ -142,7 +142,7 @@ def test_one_form_per_method_with_one_field_per_parameter():
         assert [f.name for f in form.fields] == list(decl.names)
         for field, p in zip(form.fields, decl.params):
             assert field.widget == WIDGET_OF_TYPE.get(p.type, "text"), (decl.name, p.name)
-            assert field.help == p.help and field.choices == tuple(p.choices)
+            assert field.help == p.help and field.choices == tuple(p.choices) and field.type == p.type
             assert field.role == (p.role or None)
             assert field.required == (p.default is REQUIRED and not p.role)
             if p.default is REQUIRED:

@@ -161,6 +161,8 @@ class Field:
     choices: tuple = ()
     low: float | None = None
     high: float | None = None
+    #: the declared type of the parameter (:data:`sdckit._declare.TYPES`)
+    type: str = "any"
 
 
 @dataclass(frozen=True)
@@ -190,6 +192,7 @@ def _field(p: Param) -> Field:
         choices=tuple(p.choices),
         low=p.low if finite[0] and widget in ("integer", "number") else None,
         high=p.high if finite[1] and widget in ("integer", "number") else None,
+        type=p.type or "any",
     )
 
 

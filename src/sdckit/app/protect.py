@@ -17,8 +17,13 @@ def _input_id(method: str, name: str) -> str:
     return f"p_{method}_{name}"
 
 
+#: how a text field is typed, by the parameter's declared type
+_HINTS = {"mapping": " (pairs OLD=NEW separated by ';')", "text": "", "any": " (a list: items separated by ';')"}
+
+
 def _label(field: model.Field) -> str:
-    note = " (required)" if field.required else f" (default: the {field.role.replace('_', ' ')})" if field.role else ""
+    role = f" (empty: the scenario's {field.role.replace('_', ' ')})" if field.role else ""
+    note = " (required)" if field.required else role
     return f"{field.name}{note}"
 
 
@@ -44,7 +49,7 @@ def field_input(method: str, field: model.Field, columns: list[str]) -> ui.Tag:
         widget = ui.input_select(iid, label, choices=list(field.choices), selected=field.default)
     else:
         widget = ui.input_text(iid, label, value="" if field.default is None else str(field.default))
-    hint = " (several values separated by ';', pairs as OLD=NEW;OLD=NEW)" if field.widget == "text" else ""
+    hint = _HINTS.get(field.type, " (a list: items separated by ';')") if field.widget == "text" else ""
     return ui.div(widget, ui.tags.small(field.help + hint, class_="text-muted"), class_="mb-2")
 
 
@@ -158,5 +163,5 @@ def protect_server(input, state, scenario) -> None:
         steps = pr.history if pr is not None else ()
         if not steps:
             return ui.p("No step applied yet.", id="history_empty")
-        items = [ui.tags.li(f"{s.method}: {', '.join(sorted(s.parameters))}") for s in steps]
+        items = [ui.tags.li(f"{s.method}: {s.result.n_changed_total} values changed") for s in steps]
         return ui.tags.ol(*items, id="history_steps")

@@ -107,7 +107,8 @@ def create_app(data: str | None = None) -> App:
         protect_panel(),
         title="sdckit",
         id="tabs",
-        header=ui.tags.style(_STYLE),
+        # no favicon to fetch (the browser would ask the server for /favicon.ico and get a 404)
+        header=ui.head_content(ui.tags.style(_STYLE), ui.tags.link(rel="icon", href="data:,")),
     )
 
     def server(input, output, session):
