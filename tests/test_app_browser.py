@@ -1,9 +1,13 @@
 """``sdckit app`` in a real browser: the command starts the app on a free port with the bundled
 example, headless Chromium sets the roles, saves the scenario, runs the risk overview (the
 verdict of :func:`sdckit.assess` appears), applies k = 3 through the form generated from the
-registry and undoes it; the page asks nothing of any server but the local one. Without a
-browser this test fails (it never passes silently); the Chromium discovery and flags are the
-report's browser test's."""
+registry, then PRAM, undoes both steps and redoes them (the same files again); a file chosen in
+the file picker is loaded and a bad path gives its message. The page asks nothing of any server
+but the local one. Without a browser these tests fail (they never pass silently); the Chromium
+discovery and flags are the report's browser test's.
+
+With ``SDCKIT_APP_SCREENSHOTS`` naming a folder, the screenshots of each step are also saved
+there (the documentation's pictures of the app are made this way)."""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ import socket
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -55,17 +60,14 @@ def app_url():
             proc.kill()
 
 
-def test_app_roles_risk_overview_and_undo_in_chromium(app_url, tmp_path):
+@contextmanager
+def _page(app_url):
+    """A page of headless Chromium on the app; on leaving, no request went outside the local
+    server and no error was logged."""
     try:
-        from playwright.sync_api import expect, sync_playwright
-        from shiny.playwright import controller
+        from playwright.sync_api import sync_playwright
     except ImportError:
-        pytest.fail("the app's browser test needs playwright and shiny (pip install 'sdckit[test]')")
-    scenario = sdckit.Scenario(keys=list(EXAMPLE_KEYS), weight="weight", household="household")
-    example = load_example()
-    headline = sdckit.assess(example, scenario, progress=False).summary().headline
-    suppressed = sdckit.local_suppression(example, list(EXAMPLE_KEYS), k=3).n_changed_total
-    assert suppressed > 0
+        pytest.fail("the app's browser test needs playwright (pip install 'sdckit[test]')")
     requests, problems = [], []
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=_chromium(), args=FLAGS)
@@ -76,42 +78,93 @@ def test_app_roles_risk_overview_and_undo_in_chromium(app_url, tmp_path):
         page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
         page.on("response", lambda r: problems.append(f"{r.status} {r.url}") if r.status >= 400 else None)
         page.goto(app_url, wait_until="load")
+        yield page
+        browser.close()
+    host = app_url.split("//", 1)[1]
+    outside = [u for u in requests if u.split("//", 1)[-1].split("/", 1)[0] != host]
+    assert outside == [], f"requests outside the local server: {outside}"
+    assert any(u.startswith("ws://") for u in requests), "the page did not open its session"
+    assert problems == [], f"console errors: {problems}"
 
+
+def _shot(page, tmp_path, name: str) -> None:
+    page.screenshot(path=str(tmp_path / f"{name}.png"), full_page=True)
+    folder = os.environ.get("SDCKIT_APP_SCREENSHOTS")
+    if folder:
+        page.screenshot(path=str(Path(folder) / f"{name}.jpg"), type="jpeg", quality=70)
+
+
+def test_app_roles_risk_overview_undo_redo_in_chromium(app_url, tmp_path):
+    from playwright.sync_api import expect
+    from shiny.playwright import controller
+
+    keys = list(EXAMPLE_KEYS)
+    scenario = sdckit.Scenario(keys=keys, weight="weight", household="household")
+    example = load_example()
+    headline = sdckit.assess(example, scenario, progress=False).summary().headline
+    k3 = sdckit.local_suppression(example, keys, k=3)
+    pram = sdckit.pram(k3.data, ["health"], seed=7)
+    steps = [f"local_suppression: {k3.n_changed_total} values changed", f"pram: {pram.n_changed_total} values changed"]
+    assert k3.n_changed_total > 0 and pram.n_changed_total > 0
+    with _page(app_url) as page:
         # Load: the example is loaded, its variables listed; the roles are set and saved
         expect(page.locator("#loaded")).to_contain_text(
             f"survey.csv: {example.height} records, {example.width} variables"
         )
         expect(page.locator("table.sdckit-variables")).to_contain_text("econ_status")
-        controller.InputSelectize(page, "keys").set(list(EXAMPLE_KEYS))
+        controller.InputSelectize(page, "keys").set(keys)
         controller.InputSelectize(page, "weight").set("weight")
         controller.InputSelectize(page, "household").set("household")
         saved = tmp_path / "scenario.json"
         page.locator("#scenario_path").fill(str(saved))
         page.locator("#save_scenario").click()
         expect(page.locator("#scenario_saved")).to_contain_text("Scenario written to")
-        page.screenshot(path=str(tmp_path / "app-load.png"), full_page=True)
+        _shot(page, tmp_path, "app-load")
 
         # Measure: the overview is computed in the background; the verdict of sdckit.assess appears
         page.get_by_role("tab", name="Measure").click()
         page.locator("#run_overview").click()
         expect(page.locator("#verdict")).to_contain_text(headline.splitlines()[0], timeout=20_000)
         assert page.locator("figure.sdckit-figure").count() >= 1
-        page.screenshot(path=str(tmp_path / "app-measure.png"), full_page=True)
+        _shot(page, tmp_path, "app-measure")
 
-        # Protect: k = 3 through the generated form, then undo
+        # Protect: k = 3 and PRAM through the generated forms; undo both, redo both
         page.get_by_role("tab", name="Protect").click()
         page.locator("#method").select_option("local_suppression")
         page.locator("#p_local_suppression_k").fill("3")
         page.locator("#apply").click()
-        expect(page.locator("#history_steps li")).to_have_count(1, timeout=20_000)
-        expect(page.locator("#history_steps")).to_have_text(f"local_suppression: {suppressed} values changed")
-        page.screenshot(path=str(tmp_path / "app-protect.png"), full_page=True)
+        expect(page.locator("#history_steps li")).to_have_text(steps[:1], timeout=20_000)
+        page.locator("#method").select_option("pram")
+        controller.InputSelectize(page, "p_pram_variables").set(["health"])
+        page.locator("#p_pram_seed").fill("7")
+        page.locator("#apply").click()
+        expect(page.locator("#history_steps li")).to_have_text(steps, timeout=20_000)
+        _shot(page, tmp_path, "app-protect")
+        page.locator("#undo").click()
+        expect(page.locator("#history_steps li")).to_have_text(steps[:1])
         page.locator("#undo").click()
         expect(page.locator("#history_empty")).to_be_visible()
-        browser.close()
+        page.locator("#redo").click()
+        expect(page.locator("#history_steps li")).to_have_text(steps[:1], timeout=20_000)
+        page.locator("#redo").click()
+        expect(page.locator("#history_steps li")).to_have_text(steps, timeout=20_000)
+        page.locator("#redo").click()
+        expect(page.locator("#apply_status")).to_contain_text("redo: there is no undone step")
     assert sdckit.Scenario(**json.loads(saved.read_text())) == scenario
-    host = app_url.split("//", 1)[1]
-    outside = [u for u in requests if u.split("//", 1)[-1].split("/", 1)[0] != host]
-    assert outside == [], f"requests outside the local server: {outside}"
-    assert any(u.startswith("ws://") for u in requests), "the page did not open its session"
-    assert problems == [], f"console errors: {problems}"
+
+
+def test_app_file_picker_and_a_bad_path_in_chromium(app_url, tmp_path):
+    from playwright.sync_api import expect
+
+    chosen = tmp_path / "chosen.csv"
+    chosen.write_text("region,sex\nN,m\nS,f\nS,\n")
+    with _page(app_url) as page:
+        expect(page.locator("#loaded")).to_contain_text("survey.csv")
+        page.locator("#upload").set_input_files(str(chosen))
+        expect(page.locator("#loaded")).to_have_text("chosen.csv: 3 records, 2 variables.")
+        expect(page.locator("table.sdckit-variables tbody tr")).to_have_count(2)
+        row = page.locator("table.sdckit-variables tbody tr").nth(1).locator("td")
+        expect(row).to_have_text(["sex", "text", "2: f, m", "1"])
+        page.locator("#path").fill(str(tmp_path / "missing.csv"))
+        page.locator("#load").click()
+        expect(page.locator("#load_status .sdckit-error")).to_contain_text("missing.csv")

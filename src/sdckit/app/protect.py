@@ -1,5 +1,5 @@
 """The Protect page: a form per protection method generated from the registry, the steps
-applied so far, and undo of the last step (:meth:`sdckit.SdcProblem.undo`)."""
+applied so far, undo (:meth:`sdckit.SdcProblem.undo`) and redo of any number of steps."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def field_input(method: str, field: model.Field, columns: list[str]) -> ui.Tag:
     return ui.div(widget, ui.tags.small(field.help + hint, class_="text-muted"), class_="mb-2")
 
 
-def protect_panel() -> ui.Tag:
+def protect_panel():
     forms = model.method_forms()
     return ui.nav_panel(
         "Protect",
@@ -68,7 +68,11 @@ def protect_panel() -> ui.Tag:
             ui.card(
                 ui.card_header("History"),
                 ui.output_ui("history"),
-                ui.input_action_button("undo", "Undo the last step"),
+                ui.div(
+                    ui.input_action_button("undo", "Undo"),
+                    ui.input_action_button("redo", "Redo"),
+                    class_="d-flex gap-2",
+                ),
             ),
             col_widths=(7, 5),
         ),
@@ -85,9 +89,9 @@ def protect_server(input, state, scenario) -> None:
     from ..workflow import SdcProblem
 
     forms = {f.method: f for f in model.method_forms()}
-    current = {"problem": None, "key": None}
+    current: dict = {"problem": None, "key": None, "redo": []}  # redo: (method, parameters) undone, last first
     revision = reactive.value(0)  # bumped when the history changes
-    message = reactive.value(None)
+    message: reactive.Value[Exception | None] = reactive.value(None)
 
     @render.ui
     def method_form():
@@ -101,7 +105,7 @@ def protect_server(input, state, scenario) -> None:
         sc = scenario()
         key = (id(state["data"]()), sc)
         if current["key"] != key:
-            current["problem"], current["key"] = SdcProblem(state["data"](), sc), key
+            current["problem"], current["key"], current["redo"] = SdcProblem(state["data"](), sc), key, []
         return current["problem"]
 
     @reactive.extended_task
@@ -111,6 +115,9 @@ def protect_server(input, state, scenario) -> None:
     @reactive.effect
     @reactive.event(input.apply)
     def _apply_clicked():
+        if apply_task.status() == "running":
+            message.set(SdcError("a step is being applied; wait until it is done"))
+            return
         method = input.method()
         decl = registry.get(method)
         values = {f.name: input[_input_id(method, f.name)]() for f in forms[method].fields}
@@ -121,6 +128,7 @@ def protect_server(input, state, scenario) -> None:
             message.set(exc)
             return
         message.set(None)
+        current["redo"] = []  # a new step ends the steps that could be redone
         apply_task.invoke(pr, method, parameters)
 
     @reactive.effect
@@ -143,18 +151,41 @@ def protect_server(input, state, scenario) -> None:
                 return ui.p(" ".join(str(exc).split()), class_="sdckit-error")
         return None
 
+    def busy() -> None:
+        if apply_task.status() == "running":
+            raise SdcError("a step is being applied; wait until it is done")
+
     @reactive.effect
     @reactive.event(input.undo)
     def _undo():
         pr = current["problem"]
         try:
-            if pr is None:
+            busy()
+            if pr is None or not pr.history:
                 raise SdcError("undo: there is no step to undo; expected at least one applied step")
+            last = pr.history[-1]
             pr.undo()
+            current["redo"].append((last.method, dict(last.parameters)))
             message.set(None)
         except SdcError as exc:
             message.set(exc)
         revision.set(revision() + 1)
+
+    @reactive.effect
+    @reactive.event(input.redo)
+    def _redo():
+        """Apply the last undone step again, with its full parameters (a random method's seed
+        included, so that it gives the same file)."""
+        try:
+            busy()
+            if not current["redo"]:
+                raise SdcError("redo: there is no undone step; expected an undo first")
+        except SdcError as exc:
+            message.set(exc)
+            return
+        method, parameters = current["redo"].pop()
+        message.set(None)
+        apply_task.invoke(current["problem"], method, parameters)
 
     @render.ui
     def history():

@@ -41,7 +41,7 @@ def _assess(data, scenario):
     return assess(data, scenario, progress=False)
 
 
-def _load_panel(initial_path: str) -> ui.Tag:
+def _load_panel(initial_path: str):
     role_inputs = [
         ui.input_selectize(role, label, choices=[], multiple=several) for role, label, several in model.ROLES
     ]
@@ -69,10 +69,14 @@ def _load_panel(initial_path: str) -> ui.Tag:
     )
 
 
-def _measure_panel() -> ui.Tag:
+def _measure_panel():
     return ui.nav_panel(
         "Measure",
-        ui.input_action_button("run_overview", "Run the risk overview"),
+        ui.div(
+            ui.input_action_button("run_overview", "Run the risk overview"),
+            ui.input_action_button("cancel_overview", "Cancel"),
+            class_="d-flex gap-2",
+        ),
         ui.output_ui("overview_status"),
         ui.output_ui("overview"),
     )
@@ -198,7 +202,8 @@ def _measure_server(input, state, scenario) -> None:
     async def overview_task(data, sc):
         return await asyncio.to_thread(_assess, data, sc)
 
-    problem = reactive.value(None)
+    problem: reactive.Value[Exception | None] = reactive.value(None)
+    shown: reactive.Value = reactive.value(None)  # the last overview computed to the end
 
     @reactive.effect
     @reactive.event(input.run_overview)
@@ -211,13 +216,28 @@ def _measure_server(input, state, scenario) -> None:
         problem.set(None)
         overview_task.invoke(state["data"](), sc)
 
+    @reactive.effect
+    @reactive.event(input.cancel_overview)
+    def _cancel():
+        overview_task.cancel()
+
+    @reactive.effect
+    def _finished():
+        if overview_task.status() == "success":
+            result = overview_task.result()
+            with reactive.isolate():
+                shown.set(result)
+
     @render.ui
     def overview_status():
         if problem() is not None:
             return _error(problem())
-        if overview_task.status() == "running":
+        status = overview_task.status()
+        if status == "running":
             return ui.p("Computing the risk overview in the background...", class_="sdckit-busy", id="busy")
-        if overview_task.status() == "error":
+        if status == "cancelled":
+            return ui.p("Cancelled: the overview shown is the one before.", class_="sdckit-busy", id="cancelled")
+        if status == "error":
             try:
                 overview_task.result()
             except Exception as exc:  # the measure's own message (an SdcError names the role)
@@ -226,9 +246,9 @@ def _measure_server(input, state, scenario) -> None:
 
     @render.ui
     def overview():
-        if overview_task.status() != "success":
+        result = shown()
+        if result is None:
             return None
-        result = overview_task.result()
         headline = result.summary().headline or ""
         return ui.div(
             ui.div(*(ui.p(line) for line in headline.splitlines()), class_="sdckit-verdict", id="verdict"),
