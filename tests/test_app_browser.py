@@ -20,6 +20,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 import sdckit
@@ -28,11 +29,12 @@ from sdckit.datasets import EXAMPLE_KEYS, example_path, load_example
 from test_report_browser import FLAGS, _chromium
 
 
-def _start(port: int) -> subprocess.Popen:
+def _start(port: int, data: Path, tmp: Path) -> subprocess.Popen:
     env = dict(os.environ)
     src = str(Path(sdckit.__file__).resolve().parents[1])  # run the sdckit under test
     env["PYTHONPATH"] = os.pathsep.join([src, env.get("PYTHONPATH", "")])
-    argv = [sys.executable, "-m", "sdckit.cli", "app", str(example_path()), "--port", str(port), "--no-browser"]
+    env["TMPDIR"] = str(tmp)  # the server's temporary files (uploads), to check they are removed
+    argv = [sys.executable, "-m", "sdckit.cli", "app", str(data), "--port", str(port), "--no-browser"]
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
@@ -46,10 +48,12 @@ def _start(port: int) -> subprocess.Popen:
     pytest.fail("sdckit app did not listen within 20 s")
 
 
-@pytest.fixture
-def app_url():
+@contextmanager
+def _app(data: Path, tmp: Path):
+    """``sdckit app DATA`` on a free port, stopped on leaving."""
     port = free_port()
-    proc = _start(port)
+    tmp.mkdir(exist_ok=True)
+    proc = _start(port, data, tmp)
     try:
         yield f"http://127.0.0.1:{port}"
     finally:
@@ -58,6 +62,12 @@ def app_url():
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+@pytest.fixture
+def app_url(tmp_path):
+    with _app(example_path(), tmp_path / "server-tmp") as url:
+        yield url
 
 
 @contextmanager
@@ -162,9 +172,67 @@ def test_app_file_picker_and_a_bad_path_in_chromium(app_url, tmp_path):
         expect(page.locator("#loaded")).to_contain_text("survey.csv")
         page.locator("#upload").set_input_files(str(chosen))
         expect(page.locator("#loaded")).to_have_text("chosen.csv: 3 records, 2 variables.")
+        # the chosen file is a copy in the server's temporary folder
+        copies = list((tmp_path / "server-tmp").glob("fileupload-*/*/0.csv"))
+        assert [c.read_text() for c in copies] == [chosen.read_text()]
         expect(page.locator("table.sdckit-variables tbody tr")).to_have_count(2)
         row = page.locator("table.sdckit-variables tbody tr").nth(1).locator("td")
         expect(row).to_have_text(["sex", "text", "2: f, m", "1"])
         page.locator("#path").fill(str(tmp_path / "missing.csv"))
         page.locator("#load").click()
         expect(page.locator("#load_status .sdckit-error")).to_contain_text("missing.csv")
+    # the session ended with the page: its temporary folder with the copy is removed
+    deadline = time.monotonic() + 10
+    while list((tmp_path / "server-tmp").glob("fileupload-*")) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert list((tmp_path / "server-tmp").glob("fileupload-*")) == []
+    assert chosen.read_text() == "region,sex\nN,m\nS,f\nS,\n"  # the chosen file is never written
+
+
+def test_app_answers_while_the_overview_runs_and_cancel_keeps_the_state(tmp_path):
+    """On a file of about 500,000 records the overview takes seconds: while it runs, saving the
+    scenario answers within a second; a cancelled run leaves the overview shown as it was."""
+    from playwright.sync_api import expect
+    from shiny.playwright import controller
+
+    example = load_example()
+    copies = 260
+    big = pl.concat([example.with_columns(pl.col("household") + i * 100_000) for i in range(copies)])
+    path = tmp_path / "big.parquet"
+    big.write_parquet(path)
+    keys = list(EXAMPLE_KEYS)
+    with _app(path, tmp_path / "server-tmp") as url, _page(url) as page:
+        expect(page.locator("#loaded")).to_contain_text(f"big.parquet: {big.height} records", timeout=20_000)
+        controller.InputSelectize(page, "keys").set(keys)
+        controller.InputSelectize(page, "weight").set("weight")
+        controller.InputSelectize(page, "household").set("household")
+        page.locator("#scenario_path").fill(str(tmp_path / "scenario.json"))
+        page.get_by_role("tab", name="Measure").click()
+        page.locator("#run_overview").click()
+        started = time.monotonic()
+        expect(page.locator("#busy")).to_be_visible()
+        page.get_by_role("tab", name="Load").click()
+        start = time.monotonic()
+        page.locator("#save_scenario").click()
+        expect(page.locator("#scenario_saved")).to_be_visible(timeout=5_000)
+        answered = time.monotonic() - start
+        page.get_by_role("tab", name="Measure").click()
+        assert page.locator("#busy").is_visible(), "the overview ended before the click was answered"
+        assert answered < 1.0, f"the page answered in {answered:.2f} s while the overview ran"
+        expect(page.locator("#verdict")).to_be_visible(timeout=60_000)
+        took = time.monotonic() - started
+        verdict = page.locator("#verdict").inner_text()
+        assert ", ".join(keys) in page.locator("#overview").inner_text()  # the report's scenario table
+        print(f"answered in {answered:.3f} s while the overview of {big.height} records ran ({took:.1f} s)")
+        # with two keys the verdict would change; the run is cancelled, the overview stays
+        page.get_by_role("tab", name="Load").click()
+        controller.InputSelectize(page, "keys").set(keys[:2])
+        page.get_by_role("tab", name="Measure").click()
+        page.locator("#run_overview").click()
+        expect(page.locator("#busy")).to_be_visible()
+        page.locator("#cancel_overview").click()
+        expect(page.locator("#cancelled")).to_be_visible()
+        time.sleep(took + 1)  # long enough for the cancelled run to have ended
+        assert page.locator("#verdict").inner_text() == verdict
+        assert ", ".join(keys) in page.locator("#overview").inner_text()  # not the two keys of the cancelled run
+        assert page.locator("#cancelled").is_visible()
