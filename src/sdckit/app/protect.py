@@ -195,4 +195,6 @@ def protect_server(input, state, scenario) -> None:
         if not steps:
             return ui.p("No step applied yet.", id="history_empty")
         items = [ui.tags.li(f"{s.method}: {s.result.n_changed_total} values changed") for s in steps]
-        return ui.tags.ol(*items, id="history_steps")
+        # the risk and loss measures of the original and after every step (aggregates only)
+        measures = ui.div(ui.HTML(pr.summary().to_html()), id="step_measures")
+        return ui.div(ui.tags.ol(*items, id="history_steps"), measures)
