@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import sdckit
+import sdckit.app
 from sdckit import registry
 from sdckit._declare import REQUIRED
 from sdckit.app import free_port, model
@@ -246,3 +247,12 @@ def test_free_port_is_free():
     with socket.socket() as s:
         s.bind(("127.0.0.1", port))  # raises if taken
     assert 0 < port < 65536 and np.issubdtype(type(port), np.integer)
+
+
+def test_app_without_shiny_says_which_extra_to_install(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "shiny", None)  # import shiny -> ImportError
+    with pytest.raises(sdckit.SdcError, match=r"shiny \(pip install 'sdckit\[app\]'\)"):
+        sdckit.app.create_app()
+    data = tmp_path / "d.csv"
+    data.write_text("a\n1\n")
+    assert main(["app", str(data), "--no-browser"]) == 2

@@ -46,4 +46,5 @@ def serve(data=None, *, port: int | None = None, host: str = "127.0.0.1", launch
     app = create_app(data)
     port = free_port(host) if port is None else port
     print(f"sdckit app: http://{host}:{port}  (Ctrl+C stops it)", flush=True)
-    shiny.run_app(app, host=host, port=port, launch_browser=launch_browser, log_level="warning")
+    # dev_mode off: no development tools in the page; warnings only in the log (no request lines)
+    shiny.run_app(app, host=host, port=port, launch_browser=launch_browser, log_level="warning", dev_mode=False)
