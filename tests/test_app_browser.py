@@ -25,6 +25,7 @@ import pytest
 
 import sdckit
 from sdckit.app import free_port
+from sdckit.cli import main
 from sdckit.datasets import EXAMPLE_KEYS, example_path, load_example
 from test_report_browser import FLAGS, _chromium
 
@@ -113,7 +114,7 @@ def test_app_roles_risk_overview_undo_redo_in_chromium(app_url, tmp_path):
     example = load_example()
     headline = sdckit.assess(example, scenario, progress=False).summary().headline
     k3 = sdckit.local_suppression(example, keys, k=3)
-    pram = sdckit.pram(k3.data, ["health"], seed=7)
+    pram = sdckit.pram(k3.data, ["econ_status"], seed=7)
     steps = [f"local_suppression: {k3.n_changed_total} values changed", f"pram: {pram.n_changed_total} values changed"]
     assert k3.n_changed_total > 0 and pram.n_changed_total > 0
     with _page(app_url) as page:
@@ -145,7 +146,7 @@ def test_app_roles_risk_overview_undo_redo_in_chromium(app_url, tmp_path):
         page.locator("#apply").click()
         expect(page.locator("#history_steps li")).to_have_text(steps[:1], timeout=20_000)
         page.locator("#method").select_option("pram")
-        controller.InputSelectize(page, "p_pram_variables").set(["health"])
+        controller.InputSelectize(page, "p_pram_variables").set(["econ_status"])
         page.locator("#p_pram_seed").fill("7")
         page.locator("#apply").click()
         expect(page.locator("#history_steps li")).to_have_text(steps, timeout=20_000)
@@ -164,7 +165,22 @@ def test_app_roles_risk_overview_undo_redo_in_chromium(app_url, tmp_path):
         expect(page.locator("#history_steps li")).to_have_text(steps, timeout=20_000)
         page.locator("#redo").click()
         expect(page.locator("#apply_status")).to_contain_text("redo: there is no undone step")
+
+        # Export: the protected file, the recipe and the report
+        out, recipe, report = tmp_path / "protected.csv", tmp_path / "recipe.json", tmp_path / "report.html"
+        page.locator("#export_data").fill(str(out))
+        page.locator("#export_recipe").fill(str(recipe))
+        page.locator("#export_report").fill(str(report))
+        page.locator("#export").click()
+        expect(page.locator("#exported")).to_contain_text(str(report), timeout=20_000)
+        _shot(page, tmp_path, "app-export")
     assert sdckit.Scenario(**json.loads(saved.read_text())) == scenario
+    # the exported file is what sdckit protect makes of the exported recipe, byte for byte
+    again = tmp_path / "again.csv"
+    assert main(["protect", str(example_path()), "--recipe", str(recipe), "--out", str(again)]) == 0
+    assert out.read_bytes() == again.read_bytes()
+    assert [s["method"] for s in json.loads(recipe.read_text())["steps"]] == ["local_suppression", "pram"]
+    assert "pram" in report.read_text()
 
 
 def test_app_file_picker_and_a_bad_path_in_chromium(app_url, tmp_path):

@@ -19,6 +19,7 @@ __all__ = [
     "Field",
     "Form",
     "describe_variables",
+    "export",
     "form_fields",
     "method_forms",
     "parameters_from_form",
@@ -255,3 +256,37 @@ def _integer(value, name: str) -> int:
     if not number.is_integer():
         raise SdcError(f"{name}: {number:g} is not a whole number; expected an integer")
     return int(number)
+
+
+# -- export ----------------------------------------------------------------------------------
+#: the formats whose value and variable labels are read from the input and written back
+LABELLED = (".sav", ".zsav", ".dta")
+
+
+def export(problem, source, *, data=None, recipe=None, report=None, overwrite: bool = False) -> list[str]:
+    """Write what a release needs, as ``sdckit protect`` writes it: the protected ``data`` (its
+    format from the extension; the value and variable labels of an SPSS or Stata ``source``
+    kept), the ``recipe`` (YAML or JSON) and the internal ``report`` (HTML, one variant per
+    step). Paths left None or empty are skipped; the paths are checked before anything is
+    written. Returns the paths written."""
+    from ..io import read_metadata
+    from ..workflow.problem import check_recipe_path
+
+    targets = {k: str(v).strip() for k, v in (("data", data), ("recipe", recipe), ("report", report)) if v}
+    targets = {k: v for k, v in targets.items() if v}
+    if not targets:
+        raise SdcError("export: no file named; expected a path for the data, the recipe or the report")
+    if "recipe" in targets:
+        check_recipe_path(targets["recipe"], overwrite, "recipe")
+    written = []
+    if "data" in targets:
+        meta = read_metadata(source) if str(source).lower().endswith(LABELLED) else None
+        problem.write(targets["data"], metadata=meta, overwrite=overwrite)
+        written.append(targets["data"])
+    if "recipe" in targets:
+        problem.to_recipe(targets["recipe"], overwrite=overwrite)
+        written.append(targets["recipe"])
+    if "report" in targets:
+        problem.report(targets["report"], overwrite=overwrite)
+        written.append(targets["report"])
+    return written

@@ -76,6 +76,18 @@ def protect_panel():
             ),
             col_widths=(7, 5),
         ),
+        ui.card(
+            ui.card_header("Export"),
+            ui.layout_columns(
+                ui.input_text("export_data", "Protected file (.csv, .parquet, .sav, .dta)", value="protected.csv"),
+                ui.input_text("export_recipe", "Recipe (.yaml, .yml or .json)", value="recipe.json"),
+                ui.input_text("export_report", "Report (.html; empty: none)", value=""),
+                col_widths=(4, 4, 4),
+            ),
+            ui.input_checkbox("export_overwrite", "replace existing files", value=False),
+            ui.input_action_button("export", "Export"),
+            ui.output_ui("export_status"),
+        ),
     )
 
 
@@ -186,6 +198,41 @@ def protect_server(input, state, scenario) -> None:
         method, parameters = current["redo"].pop()
         message.set(None)
         apply_task.invoke(current["problem"], method, parameters)
+
+    @reactive.extended_task
+    async def export_task(pr, source, paths, overwrite):
+        return await asyncio.to_thread(lambda: model.export(pr, source, **paths, overwrite=overwrite))
+
+    export_message: reactive.Value[Exception | None] = reactive.value(None)
+
+    @reactive.effect
+    @reactive.event(input.export)
+    def _export():
+        try:
+            busy()
+            pr = problem()
+        except SdcError as exc:
+            export_message.set(exc)
+            return
+        export_message.set(None)
+        paths = {"data": input.export_data(), "recipe": input.export_recipe(), "report": input.export_report()}
+        export_task.invoke(pr, state["path"](), paths, input.export_overwrite())
+
+    @render.ui
+    def export_status():
+        if export_message() is not None:
+            return ui.p(" ".join(str(export_message()).split()), class_="sdckit-error")
+        status = export_task.status()
+        if status == "running":
+            return ui.p("Writing in the background...", class_="sdckit-busy")
+        if status == "error":
+            try:
+                export_task.result()
+            except Exception as exc:
+                return ui.p(" ".join(str(exc).split()), class_="sdckit-error")
+        if status == "success":
+            return ui.p("Written: " + ", ".join(export_task.result()), id="exported")
+        return None
 
     @render.ui
     def history():

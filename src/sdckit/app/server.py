@@ -116,13 +116,19 @@ def create_app(data: str | None = None) -> App:
     )
 
     def server(input, output, session):
-        state = {"data": reactive.value(None), "error": reactive.value(None), "name": reactive.value("")}
+        state = {
+            "data": reactive.value(None),
+            "error": reactive.value(None),
+            "name": reactive.value(""),
+            "path": reactive.value(""),  # the file read (labels of SPSS and Stata files are read from it on export)
+        }
 
         def load(path: str, name: str) -> None:
             try:
                 state["data"].set(_read(path))
                 state["error"].set(None)
                 state["name"].set(name)
+                state["path"].set(path)
             except (SdcError, OSError) as exc:
                 state["data"].set(None)
                 state["error"].set(exc)
