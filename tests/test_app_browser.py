@@ -173,6 +173,7 @@ def test_app_roles_risk_overview_undo_redo_in_chromium(app_url, tmp_path):
         page.locator("#export_report").fill(str(report))
         page.locator("#export").click()
         expect(page.locator("#exported")).to_contain_text(str(report), timeout=20_000)
+        page.locator("#exported").scroll_into_view_if_needed()
         _shot(page, tmp_path, "app-export")
     assert sdckit.Scenario(**json.loads(saved.read_text())) == scenario
     # the exported file is what sdckit protect makes of the exported recipe, byte for byte
