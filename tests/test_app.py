@@ -315,3 +315,14 @@ def test_export_keeps_the_value_labels_of_a_labelled_file(tmp_path, ext):
     meta = sdckit.read_metadata(out)
     assert meta["value_labels"] == labels
     assert meta["variable_labels"]["sex"] == "Sex of respondent"
+
+
+def test_search_target_from_the_fields():
+    from sdckit.app.protect import search_target
+
+    assert search_target(3.0, None) == {"k": 3}
+    assert search_target(None, 0.01) == {"max_global_risk": 0.01}
+    assert search_target(5, "") == {"k": 5}
+    assert search_target(2, 0.05) == {"k": 2, "max_global_risk": 0.05}
+    with pytest.raises(sdckit.SdcError, match="^target: no target"):
+        search_target(None, None)

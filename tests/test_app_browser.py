@@ -117,6 +117,10 @@ def test_app_roles_risk_overview_undo_redo_in_chromium(app_url, tmp_path):
     pram = sdckit.pram(k3.data, ["econ_status"], seed=7)
     steps = [f"local_suppression: {k3.n_changed_total} values changed", f"pram: {pram.n_changed_total} values changed"]
     assert k3.n_changed_total > 0 and pram.n_changed_total > 0
+    after = sdckit.SdcProblem(example, scenario).apply("local_suppression", k=3)
+    after.apply("pram", variables=["econ_status"], seed=7)
+    search = after.search(target={"k": 3}, suppression_limit=0.05, time_limit=60.0)
+    assert search.front
     with _page(app_url) as page:
         # Load: the example is loaded, its variables listed; the roles are set and saved
         expect(page.locator("#loaded")).to_contain_text(
@@ -175,6 +179,21 @@ def test_app_roles_risk_overview_undo_redo_in_chromium(app_url, tmp_path):
         expect(page.locator("#exported")).to_contain_text(str(report), timeout=20_000)
         page.locator("#exported").scroll_into_view_if_needed()
         _shot(page, tmp_path, "app-export")
+
+        # Search: k = 3 on the current state; the first point of the front becomes the state
+        page.locator("#search_k").fill("3")
+        page.locator("#search").click()
+        expect(page.locator("#search_headline")).to_contain_text(search.summary().headline, timeout=30_000)
+        expect(page.locator("#front_point input")).to_have_count(len(search.front))
+        page.locator("#search_headline").scroll_into_view_if_needed()
+        _shot(page, tmp_path, "app-search")
+        page.locator("#use_point").click()
+        expect(page.locator("#history_steps li")).to_have_count(2 + len(search.front[0]["recipe"]["steps"]))
+        used = [st["method"] for st in search.front[0]["recipe"]["steps"]]
+        for i, method in enumerate(used):
+            expect(page.locator("#history_steps li").nth(2 + i)).to_contain_text(f"{method}: ")
+        page.locator("#use_point").click()  # the front was for the state before: refused
+        expect(page.locator("#search_status")).to_contain_text("expected a new search")
     assert sdckit.Scenario(**json.loads(saved.read_text())) == scenario
     # the exported file is what sdckit protect makes of the exported recipe, byte for byte
     again = tmp_path / "again.csv"

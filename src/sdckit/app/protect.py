@@ -77,6 +77,23 @@ def protect_panel():
             col_widths=(7, 5),
         ),
         ui.card(
+            ui.card_header("Search: the least loss for a risk target"),
+            ui.layout_columns(
+                ui.input_numeric("search_k", "k (k-anonymity; empty: none)", value=3, min=1, step=1),
+                ui.input_numeric(
+                    "search_rate", "target re-identification rate (empty: none)", value=None, min=0, max=1
+                ),
+                ui.input_numeric(
+                    "search_suppression", "share of key cells that may be suppressed", value=0.05, min=0, max=1
+                ),
+                ui.input_numeric("search_time", "time limit (seconds)", value=60, min=1),
+                col_widths=(3, 3, 3, 3),
+            ),
+            ui.input_action_button("search", "Search"),
+            ui.output_ui("search_status"),
+            ui.output_ui("search_front"),
+        ),
+        ui.card(
             ui.card_header("Export"),
             ui.layout_columns(
                 ui.input_text("export_data", "Protected file (.csv, .parquet, .sav, .dta)", value="protected.csv"),
@@ -92,7 +109,11 @@ def protect_panel():
 
 
 def _apply(problem, method: str, parameters: dict):
-    problem.apply(method, **parameters)
+    """One step, or with ``method="recipe"`` every step of the recipe ``parameters``."""
+    if method == "recipe":
+        problem.apply_recipe(parameters)
+    else:
+        problem.apply(method, **parameters)
     return len(problem.history)
 
 
@@ -234,6 +255,8 @@ def protect_server(input, state, scenario) -> None:
             return ui.p("Written: " + ", ".join(export_task.result()), id="exported")
         return None
 
+    _search_server(input, problem, busy, apply_task, current)
+
     @render.ui
     def history():
         revision()
@@ -245,3 +268,97 @@ def protect_server(input, state, scenario) -> None:
         # the risk and loss measures of the original and after every step (aggregates only)
         measures = ui.div(ui.HTML(pr.summary().to_html()), id="step_measures")
         return ui.div(ui.tags.ol(*items, id="history_steps"), measures)
+
+
+def _front_label(point: dict) -> str:
+    levels = ", ".join(f"{k}={v}" for k, v in point["levels"].items())
+    meets = "meets the target" if point["meets"] else "does not meet the target"
+    return f"{levels}: loss {point['loss']:.4g}, rate {point['rate']:.4g}, {meets}"
+
+
+def search_target(k, rate) -> dict:
+    """The search's ``target`` from the two fields (an empty field is no target)."""
+    target: dict = {}
+    if k not in (None, ""):
+        target["k"] = int(k)
+    if rate not in (None, ""):
+        target["max_global_risk"] = float(rate)
+    if not target:
+        raise SdcError("target: no target given; expected k and/or a target re-identification rate")
+    return target
+
+
+def _search_server(input, problem, busy, apply_task, current) -> None:
+    """The protection search on the current data; a point of its Pareto front, picked, is
+    applied (its recipe's steps) and becomes the current state."""
+
+    searched: dict = {"problem": None, "steps": None}  # the release the last search ran on, its steps
+
+    @reactive.extended_task
+    async def search_task(pr, options):
+        return await asyncio.to_thread(lambda: pr.search(**options, progress=False))
+
+    message: reactive.Value[Exception | None] = reactive.value(None)
+
+    @reactive.effect
+    @reactive.event(input.search)
+    def _search():
+        try:
+            busy()
+            options = {
+                "target": search_target(input.search_k(), input.search_rate()),
+                "suppression_limit": float(input.search_suppression() or 0.0),
+                "time_limit": float(input.search_time()) if input.search_time() else None,
+            }
+            pr = problem()
+        except SdcError as exc:
+            message.set(exc)
+            return
+        message.set(None)
+        searched["problem"], searched["steps"] = pr, [id(st) for st in pr.history]
+        search_task.invoke(pr, options)
+
+    @render.ui
+    def search_status():
+        if message() is not None:
+            return ui.p(" ".join(str(message()).split()), class_="sdckit-error")
+        status = search_task.status()
+        if status == "running":
+            return ui.p("Searching in the background...", class_="sdckit-busy", id="searching")
+        if status == "error":
+            try:
+                search_task.result()
+            except Exception as exc:
+                return ui.p(" ".join(str(exc).split()), class_="sdckit-error")
+        return None
+
+    @render.ui
+    def search_front():
+        if search_task.status() != "success":
+            return None
+        result = search_task.result()
+        if not result.front:
+            return ui.p(result.summary().headline or "No candidate found.", id="search_none")
+        choices = {str(i): _front_label(p) for i, p in enumerate(result.front)}
+        return ui.div(
+            ui.p(result.summary().headline or "", id="search_headline"),
+            ui.input_radio_buttons("front_point", "Pareto front (least loss first)", choices=choices),
+            ui.input_action_button("use_point", "Use this point"),
+        )
+
+    @reactive.effect
+    @reactive.event(input.use_point)
+    def _use():
+        try:
+            busy()
+            pr = problem()
+            same = pr is searched["problem"] and [id(st) for st in pr.history] == searched["steps"]
+            if not same or search_task.status() != "success":
+                raise SdcError("search: the data, the roles or the steps changed since; expected a new search")
+        except SdcError as exc:
+            message.set(exc)
+            return
+        point = search_task.result().front[int(input.front_point())]
+        current["redo"] = []
+        searched["problem"] = None  # the front was for the state before this point
+        apply_task.invoke(pr, "recipe", point["recipe"])
