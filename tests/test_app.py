@@ -326,3 +326,5 @@ def test_search_target_from_the_fields():
     assert search_target(2, 0.05) == {"k": 2, "max_global_risk": 0.05}
     with pytest.raises(sdckit.SdcError, match="^target: no target"):
         search_target(None, None)
+    with pytest.raises(sdckit.SdcError, match="^k: 2.5 is not a whole number"):
+        search_target(2.5, None)

@@ -280,7 +280,7 @@ def search_target(k, rate) -> dict:
     """The search's ``target`` from the two fields (an empty field is no target)."""
     target: dict = {}
     if k not in (None, ""):
-        target["k"] = int(k)
+        target["k"] = model._integer(k, "k")
     if rate not in (None, ""):
         target["max_global_risk"] = float(rate)
     if not target:
