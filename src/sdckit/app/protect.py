@@ -342,7 +342,7 @@ def _search_server(input, problem, busy, apply_task, current) -> None:
         choices = {str(i): _front_label(p) for i, p in enumerate(result.front)}
         return ui.div(
             ui.p(result.summary().headline or "", id="search_headline"),
-            ui.input_radio_buttons("front_point", "Pareto front (least loss first)", choices=choices),
+            ui.input_radio_buttons("front_point", "Pareto front (least loss first)", choices=choices, width="100%"),
             ui.input_action_button("use_point", "Use this point"),
         )
 
