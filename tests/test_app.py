@@ -5,8 +5,10 @@ command line, and that nothing imports Shiny unless the app starts."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -269,12 +271,23 @@ def test_export_equals_sdckit_protect_with_the_exported_recipe_byte_for_byte(tmp
     problem.apply("local_suppression", k=3)
     problem.apply("pram", variables=["econ_status"], seed=11)
     out, recipe, report = tmp_path / "protected.csv", tmp_path / "recipe.yaml", tmp_path / "report.html"
-    written = model.export(problem, source, data=out, recipe=recipe, report=report)
-    assert written == [str(out), str(recipe), str(report)]
+    external, script = tmp_path / "external.html", tmp_path / "release.py"
+    written = model.export(
+        problem, source, data=out, recipe=recipe, report=report, external_report=external, script=script
+    )
+    assert written == [str(out), str(recipe), str(report), str(external), str(script)]
     again = tmp_path / "again.csv"
     assert main(["protect", str(source), "--recipe", str(recipe), "--out", str(again)]) == 0
     assert out.read_bytes() == again.read_bytes()
-    assert "local_suppression" in report.read_text() and report.read_text().startswith("<!DOCTYPE html>")
+    internal = problem.report()
+    assert report.read_text() == internal.to_html() and external.read_text() == internal.to_html(audience="external")
+    assert "local_suppression" in report.read_text() and report.read_text() != external.read_text()
+    # the script makes the same file again, in a fresh process
+    by_script = tmp_path / "by_script.csv"
+    env = {**os.environ, "PYTHONPATH": str(Path(sdckit.__file__).resolve().parents[1])}
+    run = subprocess.run([sys.executable, str(script), str(by_script)], env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert by_script.read_bytes() == out.read_bytes()
     with pytest.raises(sdckit.SdcError, match="already exists"):
         model.export(problem, source, data=out)
     model.export(problem, source, data=out, overwrite=True)
@@ -289,6 +302,12 @@ def test_export_checks_the_paths_before_writing(tmp_path):
     out = tmp_path / "protected.csv"
     with pytest.raises(sdckit.SdcError, match=r"^recipe: cannot write a recipe to recipe\.txt"):
         model.export(problem, example_path(), data=out, recipe=tmp_path / "recipe.txt")
+    with pytest.raises(sdckit.SdcError, match=r"^script: cannot write release\.txt; expected a file ending in \.py"):
+        model.export(problem, example_path(), data=out, script=tmp_path / "release.txt")
+    with pytest.raises(sdckit.SdcError, match=r"^report: cannot write r\.pdf"):
+        model.export(problem, example_path(), data=out, report=tmp_path / "r.pdf")
+    with pytest.raises(sdckit.SdcError, match=r"^external_report: directory .* does not exist"):
+        model.export(problem, example_path(), data=out, external_report=tmp_path / "no" / "r.html")
     assert not out.exists()  # nothing written when one path is wrong
 
 
@@ -310,11 +329,17 @@ def test_export_keeps_the_value_labels_of_a_labelled_file(tmp_path, ext):
     problem = sdckit.SdcProblem(data, sdckit.Scenario(keys=["sex", "edu"]))
     problem.apply("local_suppression", k=2)
     assert problem.history[0].result.n_changed_total > 0  # (1, 2) and (2, 3) are unique
-    out = tmp_path / f"protected{ext}"
-    model.export(problem, source, data=out)
-    meta = sdckit.read_metadata(out)
-    assert meta["value_labels"] == labels
-    assert meta["variable_labels"]["sex"] == "Sex of respondent"
+    out, script = tmp_path / f"protected{ext}", tmp_path / "release.py"
+    model.export(problem, source, data=out, script=script)
+    by_script = tmp_path / f"by_script{ext}"
+    env = {**os.environ, "PYTHONPATH": str(Path(sdckit.__file__).resolve().parents[1])}
+    run = subprocess.run([sys.executable, str(script), str(by_script)], env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    for path in (out, by_script):
+        meta = sdckit.read_metadata(path)
+        assert meta["value_labels"] == labels
+        assert meta["variable_labels"]["sex"] == "Sex of respondent"
+    assert sdckit.read_data(by_script).equals(sdckit.read_data(out))
 
 
 def test_search_target_from_the_fields():

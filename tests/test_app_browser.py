@@ -175,6 +175,7 @@ def test_app_roles_risk_overview_undo_redo_in_chromium(app_url, tmp_path):
         page.locator("#export_data").fill(str(out))
         page.locator("#export_recipe").fill(str(recipe))
         page.locator("#export_report").fill(str(report))
+        page.locator("#export_script").fill(str(tmp_path / "release.py"))
         page.locator("#export").click()
         expect(page.locator("#exported")).to_contain_text(str(report), timeout=20_000)
         page.locator("#exported").scroll_into_view_if_needed()
@@ -201,6 +202,10 @@ def test_app_roles_risk_overview_undo_redo_in_chromium(app_url, tmp_path):
     assert out.read_bytes() == again.read_bytes()
     assert [s["method"] for s in json.loads(recipe.read_text())["steps"]] == ["local_suppression", "pram"]
     assert "pram" in report.read_text()
+    env = {**os.environ, "PYTHONPATH": str(Path(sdckit.__file__).resolve().parents[1])}
+    by_script = tmp_path / "by_script.csv"
+    run = subprocess.run([sys.executable, str(tmp_path / "release.py"), str(by_script)], env=env, capture_output=True)
+    assert run.returncode == 0 and by_script.read_bytes() == out.read_bytes()
 
 
 def test_app_file_picker_and_a_bad_path_in_chromium(app_url, tmp_path):

@@ -263,30 +263,111 @@ def _integer(value, name: str) -> int:
 LABELLED = (".sav", ".zsav", ".dta")
 
 
-def export(problem, source, *, data=None, recipe=None, report=None, overwrite: bool = False) -> list[str]:
+def export(
+    problem,
+    source,
+    *,
+    data=None,
+    recipe=None,
+    report=None,
+    external_report=None,
+    script=None,
+    overwrite: bool = False,
+) -> list[str]:
     """Write what a release needs, as ``sdckit protect`` writes it: the protected ``data`` (its
     format from the extension; the value and variable labels of an SPSS or Stata ``source``
-    kept), the ``recipe`` (YAML or JSON) and the internal ``report`` (HTML, one variant per
-    step). Paths left None or empty are skipped; the paths are checked before anything is
-    written. Returns the paths written."""
-    from ..io import read_metadata
+    kept), the ``recipe`` (YAML or JSON), the internal ``report`` and the ``external_report``
+    for data users (HTML, one variant per step), and a Python ``script`` that makes the
+    protected file from ``source`` again. Paths left None or empty are skipped; every path is
+    checked before anything is written. Returns the paths written."""
+
+    given = {"data": data, "recipe": recipe, "report": report, "external_report": external_report, "script": script}
+    targets = {k: str(v).strip() for k, v in given.items() if v is not None and str(v).strip()}
+    if not targets:
+        raise SdcError("export: no file named; expected a path for the data, the recipe, a report or the script")
+    _check_targets(targets, overwrite)
+    written = []
+    for kind, path in targets.items():
+        _WRITERS[kind](problem, source, path, overwrite)
+        written.append(path)
+    return written
+
+
+def _check_targets(targets: dict, overwrite: bool) -> None:
+    from pathlib import Path
+
+    from .._validation import check_new_file
     from ..workflow.problem import check_recipe_path
 
-    targets = {k: str(v).strip() for k, v in (("data", data), ("recipe", recipe), ("report", report)) if v}
-    targets = {k: v for k, v in targets.items() if v}
-    if not targets:
-        raise SdcError("export: no file named; expected a path for the data, the recipe or the report")
-    if "recipe" in targets:
-        check_recipe_path(targets["recipe"], overwrite, "recipe")
-    written = []
-    if "data" in targets:
-        meta = read_metadata(source) if str(source).lower().endswith(LABELLED) else None
-        problem.write(targets["data"], metadata=meta, overwrite=overwrite)
-        written.append(targets["data"])
-    if "recipe" in targets:
-        problem.to_recipe(targets["recipe"], overwrite=overwrite)
-        written.append(targets["recipe"])
-    if "report" in targets:
-        problem.report(targets["report"], overwrite=overwrite)
-        written.append(targets["report"])
-    return written
+    for kind, path in targets.items():
+        if kind == "recipe":
+            check_recipe_path(path, overwrite, "recipe")
+            continue
+        p = Path(path)
+        if kind in ("report", "external_report", "script"):
+            wanted = (".py",) if kind == "script" else (".html", ".htm")
+            if p.suffix.lower() not in wanted:
+                raise SdcError(f"{kind}: cannot write {p.name}; expected a file ending in {' or '.join(wanted)}")
+        if not p.parent.is_dir():
+            raise SdcError(f"{kind}: directory {p.parent} does not exist; expected an existing directory")
+        check_new_file(p, overwrite)
+
+
+def _write_data(problem, source, path, overwrite):
+    from ..io import read_metadata
+
+    meta = read_metadata(source) if str(source).lower().endswith(LABELLED) else None
+    problem.write(path, metadata=meta, overwrite=overwrite)
+
+
+def _write_report(problem, source, path, overwrite, audience="internal"):
+    problem.report().to_html(path, audience=audience, overwrite=overwrite)
+
+
+def _write_script(problem, source, path, overwrite):
+    from pathlib import Path
+
+    from ..io import atomic_write
+
+    text = release_script(problem.to_recipe(), source)
+    atomic_write(Path(path), lambda tmp: Path(tmp).write_text(text, encoding="utf-8"), overwrite=overwrite)
+
+
+_WRITERS = {
+    "data": _write_data,
+    "recipe": lambda problem, source, path, overwrite: problem.to_recipe(path, overwrite=overwrite),
+    "report": _write_report,
+    "external_report": lambda pr, source, path, overwrite: _write_report(pr, source, path, overwrite, "external"),
+    "script": _write_script,
+}
+
+
+def release_script(recipe: dict, source, out: str = "protected.csv") -> str:
+    """A Python script that replays ``recipe`` on the file ``source`` and writes the protected
+    file ``out`` (given on its command line, default ``protected.csv``), with the labels of an
+    SPSS or Stata source kept."""
+    import pprint
+
+    from ..workflow.problem import _encode_floats
+
+    # plain Python values only (an infinite number as {"$float": "inf"}, which the recipe reader decodes)
+    recipe_text = pprint.pformat(_encode_floats(recipe), indent=1, width=100, sort_dicts=False)
+    metadata = "sdckit.read_metadata(SOURCE)" if str(source).lower().endswith(LABELLED) else "None"
+    return f"""\
+\"\"\"Reproduces a release made with sdckit app: the protected file from the original.
+
+    python {{this file}} [OUT]     (OUT: the protected file to write, default {out})
+\"\"\"
+
+import sys
+
+import sdckit
+
+SOURCE = {str(source)!r}
+RECIPE = {recipe_text}
+
+out = sys.argv[1] if len(sys.argv) > 1 else {out!r}
+problem = sdckit.SdcProblem.from_recipe(sdckit.read_data(SOURCE), RECIPE)
+problem.write(out, metadata={metadata})
+print(problem.summary())
+"""

@@ -98,8 +98,13 @@ def protect_panel():
             ui.layout_columns(
                 ui.input_text("export_data", "Protected file (.csv, .parquet, .sav, .dta)", value="protected.csv"),
                 ui.input_text("export_recipe", "Recipe (.yaml, .yml or .json)", value="recipe.json"),
-                ui.input_text("export_report", "Report (.html; empty: none)", value=""),
+                ui.input_text("export_script", "Python script (.py; empty: none)", value=""),
                 col_widths=(4, 4, 4),
+            ),
+            ui.layout_columns(
+                ui.input_text("export_report", "Report (.html; empty: none)", value=""),
+                ui.input_text("export_external_report", "Report for data users (.html; empty: none)", value=""),
+                col_widths=(4, 4),
             ),
             ui.input_checkbox("export_overwrite", "replace existing files", value=False),
             ui.input_action_button("export", "Export"),
@@ -236,7 +241,13 @@ def protect_server(input, state, scenario) -> None:
             export_message.set(exc)
             return
         export_message.set(None)
-        paths = {"data": input.export_data(), "recipe": input.export_recipe(), "report": input.export_report()}
+        paths = {
+            "data": input.export_data(),
+            "recipe": input.export_recipe(),
+            "report": input.export_report(),
+            "external_report": input.export_external_report(),
+            "script": input.export_script(),
+        }
         export_task.invoke(pr, state["path"](), paths, input.export_overwrite())
 
     @render.ui
