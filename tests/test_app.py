@@ -353,3 +353,12 @@ def test_search_target_from_the_fields():
         search_target(None, None)
     with pytest.raises(sdckit.SdcError, match="^k: 2.5 is not a whole number"):
         search_target(2.5, None)
+
+
+def test_the_script_reads_the_users_file_not_the_temporary_copy(tmp_path):
+    from sdckit.datasets import EXAMPLE_KEYS, example_path
+
+    problem = sdckit.SdcProblem(sdckit.read_data(example_path()), sdckit.Scenario(keys=list(EXAMPLE_KEYS)))
+    script = tmp_path / "release.py"
+    model.export(problem, example_path(), script=script, script_source="survey.csv")
+    assert "SOURCE = 'survey.csv'" in script.read_text() and str(example_path()) not in script.read_text()

@@ -273,12 +273,14 @@ def export(
     external_report=None,
     script=None,
     overwrite: bool = False,
+    script_source=None,
 ) -> list[str]:
     """Write what a release needs, as ``sdckit protect`` writes it: the protected ``data`` (its
     format from the extension; the value and variable labels of an SPSS or Stata ``source``
     kept), the ``recipe`` (YAML or JSON), the internal ``report`` and the ``external_report``
     for data users (HTML, one variant per step), and a Python ``script`` that makes the
-    protected file from ``source`` again. Paths left None or empty are skipped; every path is
+    protected file from ``script_source`` again (default ``source``; the user's own file when
+    ``source`` is a temporary copy). Paths left None or empty are skipped; every path is
     checked before anything is written. Returns the paths written."""
 
     given = {"data": data, "recipe": recipe, "report": report, "external_report": external_report, "script": script}
@@ -288,7 +290,8 @@ def export(
     _check_targets(targets, overwrite)
     written = []
     for kind, path in targets.items():
-        _WRITERS[kind](problem, source, path, overwrite)
+        origin = script_source or source if kind == "script" else source
+        _WRITERS[kind](problem, origin, path, overwrite)
         written.append(path)
     return written
 

@@ -226,8 +226,10 @@ def protect_server(input, state, scenario) -> None:
         apply_task.invoke(current["problem"], method, parameters)
 
     @reactive.extended_task
-    async def export_task(pr, source, paths, overwrite):
-        return await asyncio.to_thread(lambda: model.export(pr, source, **paths, overwrite=overwrite))
+    async def export_task(pr, source, origin, paths, overwrite):
+        return await asyncio.to_thread(
+            lambda: model.export(pr, source, **paths, overwrite=overwrite, script_source=origin)
+        )
 
     export_message: reactive.Value[Exception | None] = reactive.value(None)
 
@@ -248,7 +250,7 @@ def protect_server(input, state, scenario) -> None:
             "external_report": input.export_external_report(),
             "script": input.export_script(),
         }
-        export_task.invoke(pr, state["path"](), paths, input.export_overwrite())
+        export_task.invoke(pr, state["path"](), state["origin"](), paths, input.export_overwrite())
 
     @render.ui
     def export_status():

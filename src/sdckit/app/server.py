@@ -121,14 +121,16 @@ def create_app(data: str | None = None) -> App:
             "error": reactive.value(None),
             "name": reactive.value(""),
             "path": reactive.value(""),  # the file read (labels of SPSS and Stata files are read from it on export)
+            "origin": reactive.value(""),  # the user's file: its path, or a chosen file's name
         }
 
-        def load(path: str, name: str) -> None:
+        def load(path: str, name: str, origin: str | None = None) -> None:
             try:
                 state["data"].set(_read(path))
                 state["error"].set(None)
                 state["name"].set(name)
                 state["path"].set(path)
+                state["origin"].set(path if origin is None else origin)
             except (SdcError, OSError) as exc:
                 state["data"].set(None)
                 state["error"].set(exc)
@@ -149,7 +151,7 @@ def create_app(data: str | None = None) -> App:
         def _load_upload():
             files = input.upload()
             if files:
-                load(files[0]["datapath"], files[0]["name"])
+                load(files[0]["datapath"], files[0]["name"], origin=files[0]["name"])
 
         @reactive.effect
         def _role_choices():
