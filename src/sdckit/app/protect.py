@@ -139,16 +139,27 @@ def protect_server(input, state, scenario) -> None:
         return ui.div(ui.p(f"Changes {form.changes}."), *(field_input(form.method, f, columns) for f in form.fields))
 
     def problem():
-        """The release in progress; a new one when the data or the roles changed."""
-        sc = scenario()
-        key = (id(state["data"]()), sc)
-        if current["key"] != key:
-            current["problem"], current["key"], current["redo"] = SdcProblem(state["data"](), sc), key, []
-        return current["problem"]
+        """A function giving the release in progress for the current data and roles. A new
+        release (its baseline measured: seconds on a large file) is built when the data or the
+        roles changed, on the first call, in the worker thread that makes it."""
+        data, sc = state["data"](), scenario()
+        key = (id(data), sc)
+
+        def get():
+            if current["key"] != key:
+                current.update(problem=SdcProblem(data, sc), key=key, redo=[])
+            return current["problem"]
+
+        return get
+
+    def existing():
+        """The release for the current data and roles if it is built, else None."""
+        key = (id(state["data"]()), scenario())
+        return current["problem"] if current["key"] == key else None
 
     @reactive.extended_task
-    async def apply_task(pr, method, parameters):
-        return await asyncio.to_thread(_apply, pr, method, parameters)
+    async def apply_task(get, method, parameters):
+        return await asyncio.to_thread(lambda: _apply(get(), method, parameters))
 
     @reactive.effect
     @reactive.event(input.apply)
@@ -223,12 +234,13 @@ def protect_server(input, state, scenario) -> None:
             return
         method, parameters = current["redo"].pop()
         message.set(None)
-        apply_task.invoke(current["problem"], method, parameters)
+        pr = current["problem"]
+        apply_task.invoke(lambda: pr, method, parameters)
 
     @reactive.extended_task
-    async def export_task(pr, source, origin, paths, overwrite):
+    async def export_task(get, source, origin, paths, overwrite):
         return await asyncio.to_thread(
-            lambda: model.export(pr, source, **paths, overwrite=overwrite, script_source=origin)
+            lambda: model.export(get(), source, **paths, overwrite=overwrite, script_source=origin)
         )
 
     export_message: reactive.Value[Exception | None] = reactive.value(None)
@@ -268,7 +280,7 @@ def protect_server(input, state, scenario) -> None:
             return ui.p("Written: " + ", ".join(export_task.result()), id="exported")
         return None
 
-    _search_server(input, problem, busy, apply_task, current)
+    _search_server(input, problem, existing, busy, apply_task, lambda: current.update(redo=[]))
 
     @render.ui
     def history():
@@ -301,15 +313,20 @@ def search_target(k, rate) -> dict:
     return target
 
 
-def _search_server(input, problem, busy, apply_task, current) -> None:
+def _search_server(input, problem, existing, busy, apply_task, clear_redo) -> None:
     """The protection search on the current data; a point of its Pareto front, picked, is
     applied (its recipe's steps) and becomes the current state."""
 
     searched: dict = {"problem": None, "steps": None}  # the release the last search ran on, its steps
 
+    def _run_search(get, options):
+        pr = get()
+        searched["problem"], searched["steps"] = pr, [id(st) for st in pr.history]
+        return pr.search(**options, progress=False)
+
     @reactive.extended_task
-    async def search_task(pr, options):
-        return await asyncio.to_thread(lambda: pr.search(**options, progress=False))
+    async def search_task(get, options):
+        return await asyncio.to_thread(_run_search, get, options)
 
     message: reactive.Value[Exception | None] = reactive.value(None)
 
@@ -328,7 +345,7 @@ def _search_server(input, problem, busy, apply_task, current) -> None:
             message.set(exc)
             return
         message.set(None)
-        searched["problem"], searched["steps"] = pr, [id(st) for st in pr.history]
+        searched["problem"] = None
         search_task.invoke(pr, options)
 
     @render.ui
@@ -364,14 +381,15 @@ def _search_server(input, problem, busy, apply_task, current) -> None:
     def _use():
         try:
             busy()
-            pr = problem()
-            same = pr is searched["problem"] and [id(st) for st in pr.history] == searched["steps"]
+            pr = existing()
+            same = pr is not None and pr is searched["problem"]
+            same = same and [id(st) for st in pr.history] == searched["steps"]
             if not same or search_task.status() != "success":
                 raise SdcError("search: the data, the roles or the steps changed since; expected a new search")
         except SdcError as exc:
             message.set(exc)
             return
         point = search_task.result().front[int(input.front_point())]
-        current["redo"] = []
         searched["problem"] = None  # the front was for the state before this point
-        apply_task.invoke(pr, "recipe", point["recipe"])
+        clear_redo()
+        apply_task.invoke(lambda: pr, "recipe", point["recipe"])
