@@ -362,3 +362,28 @@ def test_the_script_reads_the_users_file_not_the_temporary_copy(tmp_path):
     script = tmp_path / "release.py"
     model.export(problem, example_path(), script=script, script_source="survey.csv")
     assert "SOURCE = 'survey.csv'" in script.read_text() and str(example_path()) not in script.read_text()
+
+
+def test_every_generated_form_renders_one_input_per_parameter():
+    """The page's inputs of each form: one per parameter, named after it, with the declared
+    range on numbers, the choices of a choice and the data's columns in a column list."""
+    import re
+
+    from sdckit.app.protect import field_input
+
+    columns = ["region", "sex", "income"]
+    for form in model.method_forms():
+        for field in form.fields:
+            html = str(field_input(form.method, field, columns))
+            iid = f"p_{form.method}_{field.name}"
+            assert f'id="{iid}"' in html, iid
+            assert field.help.split("`")[0][:20].replace("&", "&amp;").replace("<", "&lt;") in html
+            if field.widget in ("integer", "number"):
+                tag = re.search(rf'<input id="{iid}"[^>]*>', html).group(0)
+                attrs = dict(re.findall(r'([\w-]+)="([^"]*)"', tag))
+                for bound, name in ((field.low, "min"), (field.high, "max"), (field.default, "value")):
+                    assert (float(attrs[name]) if name in attrs else None) == bound, (iid, name)
+            if field.widget == "select":
+                assert all(f'value="{c}"' in html for c in field.choices)
+            if field.widget in ("column", "columns"):
+                assert all(c in html for c in columns)
