@@ -95,8 +95,9 @@ LAYERS = (
     ("report",),
     # the protect-then-measure workflow, recipes and the one-command assessment
     ("workflow",),
-    # the interfaces: the package namespace and the command line
-    ("", "cli", "commands"),
+    # the interfaces: the package namespace, the command line and the web application (which
+    # nothing imports; it may use the commands' helpers)
+    ("", "cli", "commands", "app"),
 )
 _LAYER = {name: i for i, names in enumerate(LAYERS) for name in names}
 

@@ -44,6 +44,7 @@ COMMANDS = [
     "register",
     "protect",
     "search",
+    "app",
 ]
 
 

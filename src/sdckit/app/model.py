@@ -1,0 +1,376 @@
+"""What the app shows and does, without the web framework: the variables of a file, the roles
+as a scenario, the forms of the protection methods generated from the registry, and the
+conversion of a filled form into a method's parameters.
+
+Nothing here imports Shiny, so that every piece is tested on its own and the app's pages stay
+thin.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .._declare import REQUIRED, Declaration, Param
+from .._errors import SdcError
+
+__all__ = [
+    "ROLES",
+    "Field",
+    "Form",
+    "describe_variables",
+    "export",
+    "form_fields",
+    "method_forms",
+    "parameters_from_form",
+    "save_scenario",
+    "scenario_from_roles",
+]
+
+#: the roles a user sets, in the order the page shows them: (role, label, several columns)
+ROLES = (
+    ("keys", "Key variables (categorical)", True),
+    ("numeric_keys", "Numeric key variables", True),
+    ("weight", "Sampling weight", False),
+    ("household", "Household identifier", False),
+    ("strata", "Strata", True),
+    ("sensitive", "Sensitive variables", True),
+)
+
+#: categories listed by name in the variables table (a variable with more shows its count only)
+MAX_LISTED = 12
+
+#: the widget of each declared parameter type; every other type is typed as text and read the
+#: way ``sdckit protect --step`` reads it (lists separated by ``;``, mappings as ``OLD=NEW;...``)
+_WIDGETS = {
+    "column": "column",
+    "columns": "columns",
+    "int": "integer",
+    "seed": "integer",
+    "number": "number",
+    "bool": "checkbox",
+    "choice": "select",
+}
+
+
+# -- the variables ---------------------------------------------------------------------------
+def _type_label(dtype) -> str:
+    text = str(dtype)
+    for prefix, label in (
+        ("Int", "integer"),
+        ("UInt", "integer"),
+        ("Float", "decimal"),
+        ("String", "text"),
+        ("Utf8", "text"),
+        ("Enum", "labelled"),
+        ("Categorical", "categorical"),
+        ("Boolean", "yes/no"),
+    ):
+        if text.startswith(prefix):
+            return label
+    return text.lower()
+
+
+def describe_variables(data) -> list[dict]:
+    """One row per column of a table read by :func:`sdckit.read_data`: its name, type, number
+    of categories (distinct non-missing values), the categories themselves when there are at
+    most :data:`MAX_LISTED` (labels of a labelled variable), and the number of missing values.
+    """
+    rows = []
+    for name in data.columns:
+        column = data.get_column(name)
+        present = column.drop_nulls()
+        n_categories = int(present.n_unique())
+        listed = []
+        if n_categories <= MAX_LISTED:
+            if _type_label(column.dtype) == "labelled":  # the labels in code order
+                listed = [str(v) for v in present.unique().sort().to_list()]
+            else:
+                listed = sorted((str(v) for v in present.unique().to_list()), key=_natural)
+        rows.append(
+            {
+                "name": name,
+                "type": _type_label(column.dtype),
+                "categories": n_categories,
+                "listed": listed,
+                "missing": int(column.null_count()),
+            }
+        )
+    return rows
+
+
+def _natural(text: str):
+    """Numbers in numeric order before text in alphabetical order."""
+    try:
+        return (0, float(text), "")
+    except ValueError:
+        return (1, 0.0, text)
+
+
+# -- the scenario ----------------------------------------------------------------------------
+def scenario_from_roles(roles: dict, columns=None):
+    """A :class:`sdckit.Scenario` from the roles chosen on the page (empty choices left out).
+
+    ``columns`` (the file's columns) turns a role naming a column the file lacks into an error
+    naming the role."""
+    from ..scenario import Scenario
+
+    given: dict[str, Any] = {}
+    for role, _, several in ROLES:
+        value = roles.get(role)
+        if several:
+            value = [v for v in (value or ()) if v]
+        if value:
+            given[role] = tuple(value) if several else value
+    if not given.get("keys") and not given.get("numeric_keys"):
+        raise SdcError("keys: no key variables chosen; expected at least one key or numeric key variable")
+    if columns is not None:
+        for role, value in given.items():
+            names = value if isinstance(value, tuple) else (value,)
+            unknown = [n for n in names if n not in columns]
+            if unknown:
+                raise SdcError(f"{role}: {', '.join(unknown)} not in the data; expected columns of the file")
+    return Scenario(**given)
+
+
+def save_scenario(scenario, path, *, overwrite: bool = False):
+    """Write the scenario as a YAML (``.yaml``/``.yml``) or JSON (``.json``) file, the file
+    ``sdckit assess --config`` reads. Returns the path written."""
+    from ..workflow.problem import write_recipe
+
+    return write_recipe(scenario.to_dict(), path, overwrite=overwrite)
+
+
+# -- the forms of the protection methods -----------------------------------------------------
+@dataclass(frozen=True)
+class Field:
+    """One input of a method's form, from one declared parameter.
+
+    ``widget`` is ``"column"`` (one column), ``"columns"`` (several), ``"integer"``,
+    ``"number"``, ``"checkbox"``, ``"select"`` (one of ``choices``) or ``"text"`` (read as
+    ``sdckit protect --step`` reads the value: items of a list separated by ``;``, a mapping
+    as ``OLD=NEW;OLD=NEW``). ``default`` is None when the parameter has none;
+    ``role`` names the scenario role that fills an empty field.
+    """
+
+    name: str
+    widget: str
+    help: str
+    default: Any
+    required: bool
+    role: str | None
+    choices: tuple = ()
+    low: float | None = None
+    high: float | None = None
+    #: the declared type of the parameter (:data:`sdckit._declare.TYPES`)
+    type: str = "any"
+
+
+@dataclass(frozen=True)
+class Form:
+    """The form of one protection method: its name, title, what it changes, its fields."""
+
+    method: str
+    title: str
+    changes: str
+    fields: tuple[Field, ...]
+
+
+def _field(p: Param) -> Field:
+    widget = _WIDGETS.get(p.type or "any", "text")
+    required = p.default is REQUIRED
+    default = None if required else p.default
+    if widget == "text" and default is not None:
+        default = _as_text(default)
+    finite = (p.low is not None and abs(p.low) != float("inf"), p.high is not None and abs(p.high) != float("inf"))
+    return Field(
+        name=p.name,
+        widget=widget,
+        help=p.help,
+        default=default,
+        required=required and not p.role,
+        role=p.role or None,
+        choices=tuple(p.choices),
+        low=p.low if finite[0] and widget in ("integer", "number") else None,
+        high=p.high if finite[1] and widget in ("integer", "number") else None,
+        type=p.type or "any",
+    )
+
+
+def _as_text(value) -> str:
+    """A default as the user types it: lists separated by ``;``, mappings as ``OLD=NEW;...``."""
+    if isinstance(value, list | tuple):
+        return ";".join(str(v) for v in value)
+    if isinstance(value, dict):
+        return ";".join(f"{k}={v}" for k, v in value.items())
+    return str(value)
+
+
+def form_fields(decl: Declaration) -> tuple[Field, ...]:
+    """The fields of a declared method's form, one per parameter, in the declaration's order."""
+    return tuple(_field(p) for p in decl.params)
+
+
+def method_forms() -> tuple[Form, ...]:
+    """One form per protection method of :func:`sdckit.registry.methods`."""
+    from .. import registry
+
+    return tuple(Form(d.name, d.title, d.changes, form_fields(d)) for d in registry.methods())
+
+
+def parameters_from_form(decl: Declaration, values: dict) -> dict:
+    """The parameters of a filled form, each checked by its declared rule.
+
+    An empty field (None, ``""``, an empty selection) is left out: the method's default or the
+    scenario's role applies. A text field is read as ``sdckit protect --step`` reads a value; a
+    required parameter with no role and no value is an error naming it.
+    """
+    out: dict[str, Any] = {}
+    for field in form_fields(decl):
+        value = values.get(field.name)
+        if value is None or value == "" or (isinstance(value, list | tuple) and not value):
+            if field.required:
+                raise SdcError(f"{field.name}: no value; expected a value for {decl.name}")
+            continue
+        p = decl.param(field.name)
+        if field.widget == "columns":
+            value = list(value)
+        elif field.widget == "integer":
+            value = _integer(value, field.name)
+        elif field.widget == "number":
+            value = float(value)
+        elif field.widget == "checkbox":
+            value = bool(value)
+            if value == field.default:
+                continue
+        elif field.widget == "text":
+            value = p.parse(str(value))
+        if field.widget != "text" and field.default is not None and value == field.default:
+            continue
+        out[field.name] = p.check(value)
+    return out
+
+
+def _integer(value, name: str) -> int:
+    number = float(value)
+    if not number.is_integer():
+        raise SdcError(f"{name}: {number:g} is not a whole number; expected an integer")
+    return int(number)
+
+
+# -- export ----------------------------------------------------------------------------------
+#: the formats whose value and variable labels are read from the input and written back
+LABELLED = (".sav", ".zsav", ".dta")
+
+
+def export(
+    problem,
+    source,
+    *,
+    data=None,
+    recipe=None,
+    report=None,
+    external_report=None,
+    script=None,
+    overwrite: bool = False,
+    script_source=None,
+) -> list[str]:
+    """Write what a release needs, as ``sdckit protect`` writes it: the protected ``data`` (its
+    format from the extension; the value and variable labels of an SPSS or Stata ``source``
+    kept), the ``recipe`` (YAML or JSON), the internal ``report`` and the ``external_report``
+    for data users (HTML, one variant per step), and a Python ``script`` that makes the
+    protected file from ``script_source`` again (default ``source``; the user's own file when
+    ``source`` is a temporary copy). Paths left None or empty are skipped; every path is
+    checked before anything is written. Returns the paths written."""
+
+    given = {"data": data, "recipe": recipe, "report": report, "external_report": external_report, "script": script}
+    targets = {k: str(v).strip() for k, v in given.items() if v is not None and str(v).strip()}
+    if not targets:
+        raise SdcError("export: no file named; expected a path for the data, the recipe, a report or the script")
+    _check_targets(targets, overwrite)
+    written = []
+    for kind, path in targets.items():
+        origin = script_source or source if kind == "script" else source
+        _WRITERS[kind](problem, origin, path, overwrite)
+        written.append(path)
+    return written
+
+
+def _check_targets(targets: dict, overwrite: bool) -> None:
+    from pathlib import Path
+
+    from .._validation import check_new_file
+    from ..workflow.problem import check_recipe_path
+
+    for kind, path in targets.items():
+        if kind == "recipe":
+            check_recipe_path(path, overwrite, "recipe")
+            continue
+        p = Path(path)
+        if kind in ("report", "external_report", "script"):
+            wanted = (".py",) if kind == "script" else (".html", ".htm")
+            if p.suffix.lower() not in wanted:
+                raise SdcError(f"{kind}: cannot write {p.name}; expected a file ending in {' or '.join(wanted)}")
+        if not p.parent.is_dir():
+            raise SdcError(f"{kind}: directory {p.parent} does not exist; expected an existing directory")
+        check_new_file(p, overwrite)
+
+
+def _write_data(problem, source, path, overwrite):
+    from ..io import read_metadata
+
+    meta = read_metadata(source) if str(source).lower().endswith(LABELLED) else None
+    problem.write(path, metadata=meta, overwrite=overwrite)
+
+
+def _write_report(problem, source, path, overwrite, audience="internal"):
+    problem.report().to_html(path, audience=audience, overwrite=overwrite)
+
+
+def _write_script(problem, source, path, overwrite):
+    from pathlib import Path
+
+    from ..io import atomic_write
+
+    text = release_script(problem.to_recipe(), source)
+    atomic_write(Path(path), lambda tmp: Path(tmp).write_text(text, encoding="utf-8"), overwrite=overwrite)
+
+
+_WRITERS = {
+    "data": _write_data,
+    "recipe": lambda problem, source, path, overwrite: problem.to_recipe(path, overwrite=overwrite),
+    "report": _write_report,
+    "external_report": lambda pr, source, path, overwrite: _write_report(pr, source, path, overwrite, "external"),
+    "script": _write_script,
+}
+
+
+def release_script(recipe: dict, source, out: str = "protected.csv") -> str:
+    """A Python script that replays ``recipe`` on the file ``source`` and writes the protected
+    file ``out`` (given on its command line, default ``protected.csv``), with the labels of an
+    SPSS or Stata source kept."""
+    import pprint
+
+    from ..workflow.problem import _encode_floats
+
+    # plain Python values only (an infinite number as {"$float": "inf"}, which the recipe reader decodes)
+    recipe_text = pprint.pformat(_encode_floats(recipe), indent=1, width=100, sort_dicts=False)
+    metadata = "sdckit.read_metadata(SOURCE)" if str(source).lower().endswith(LABELLED) else "None"
+    return f"""\
+\"\"\"Reproduces a release made with sdckit app: the protected file from the original.
+
+    python {{this file}} [OUT]     (OUT: the protected file to write, default {out})
+\"\"\"
+
+import sys
+
+import sdckit
+
+SOURCE = {str(source)!r}
+RECIPE = {recipe_text}
+
+out = sys.argv[1] if len(sys.argv) > 1 else {out!r}
+problem = sdckit.SdcProblem.from_recipe(sdckit.read_data(SOURCE), RECIPE)
+problem.write(out, metadata={metadata})
+print(problem.summary())
+"""

@@ -1,0 +1,283 @@
+"""``sdckit app`` in a real browser: the command starts the app on a free port with the bundled
+example, headless Chromium sets the roles, saves the scenario, runs the risk overview (the
+verdict of :func:`sdckit.assess` appears), applies k = 3 through the form generated from the
+registry, then PRAM, undoes both steps and redoes them (the same files again); a file chosen in
+the file picker is loaded and a bad path gives its message. The page asks nothing of any server
+but the local one. Without a browser these tests fail (they never pass silently); the Chromium
+discovery and flags are the report's browser test's.
+
+With ``SDCKIT_APP_SCREENSHOTS`` naming a folder, the screenshots of each step are also saved
+there (the documentation's pictures of the app are made this way)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import sdckit
+from sdckit.app import free_port
+from sdckit.cli import main
+from sdckit.datasets import EXAMPLE_KEYS, example_path, load_example
+from test_report_browser import FLAGS, _chromium
+
+
+def _start(port: int, data: Path, tmp: Path) -> subprocess.Popen:
+    env = dict(os.environ)
+    src = str(Path(sdckit.__file__).resolve().parents[1])  # run the sdckit under test
+    env["PYTHONPATH"] = os.pathsep.join([src, env.get("PYTHONPATH", "")])
+    env["TMPDIR"] = str(tmp)  # the server's temporary files (uploads), to check they are removed
+    argv = [sys.executable, "-m", "sdckit.cli", "app", str(data), "--port", str(port), "--no-browser"]
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"sdckit app stopped: {proc.stdout.read()}")
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return proc
+        time.sleep(0.2)
+    proc.kill()
+    pytest.fail("sdckit app did not listen within 20 s")
+
+
+@contextmanager
+def _app(data: Path, tmp: Path):
+    """``sdckit app DATA`` on a free port, stopped on leaving."""
+    port = free_port()
+    tmp.mkdir(exist_ok=True)
+    proc = _start(port, data, tmp)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture
+def app_url(tmp_path):
+    with _app(example_path(), tmp_path / "server-tmp") as url:
+        yield url
+
+
+@contextmanager
+def _page(app_url):
+    """A page of headless Chromium on the app; on leaving, no request went outside the local
+    server and no error was logged."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.fail("the app's browser test needs playwright (pip install 'sdckit[test]')")
+    requests, problems = [], []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=_chromium(), args=FLAGS)
+        page = browser.new_page(viewport={"width": 1300, "height": 1000})
+        page.on("request", lambda r: requests.append(r.url))
+        page.on("websocket", lambda ws: requests.append(ws.url))
+        page.on("pageerror", lambda e: problems.append(str(e)))
+        page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+        page.on("response", lambda r: problems.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+        page.goto(app_url, wait_until="load")
+        yield page
+        browser.close()
+    host = app_url.split("//", 1)[1]
+    outside = [u for u in requests if u.split("//", 1)[-1].split("/", 1)[0] != host]
+    assert outside == [], f"requests outside the local server: {outside}"
+    assert any(u.startswith("ws://") for u in requests), "the page did not open its session"
+    assert problems == [], f"console errors: {problems}"
+
+
+def _shot(page, tmp_path, name: str) -> None:
+    page.screenshot(path=str(tmp_path / f"{name}.png"), full_page=True)
+    folder = os.environ.get("SDCKIT_APP_SCREENSHOTS")
+    if folder:
+        page.screenshot(path=str(Path(folder) / f"{name}.jpg"), type="jpeg", quality=70)
+
+
+def test_app_roles_risk_overview_undo_redo_in_chromium(app_url, tmp_path):
+    from playwright.sync_api import expect
+    from shiny.playwright import controller
+
+    keys = list(EXAMPLE_KEYS)
+    scenario = sdckit.Scenario(keys=keys, weight="weight", household="household")
+    example = load_example()
+    headline = sdckit.assess(example, scenario, progress=False).summary().headline
+    k3 = sdckit.local_suppression(example, keys, k=3)
+    pram = sdckit.pram(k3.data, ["econ_status"], seed=7)
+    steps = [f"local_suppression: {k3.n_changed_total} values changed", f"pram: {pram.n_changed_total} values changed"]
+    assert k3.n_changed_total > 0 and pram.n_changed_total > 0
+    after = sdckit.SdcProblem(example, scenario).apply("local_suppression", k=3)
+    after.apply("pram", variables=["econ_status"], seed=7)
+    search = after.search(target={"k": 3}, suppression_limit=0.05, time_limit=60.0)
+    assert search.front
+    with _page(app_url) as page:
+        # Load: the example is loaded, its variables listed; the roles are set and saved
+        expect(page.locator("#loaded")).to_contain_text(
+            f"survey.csv: {example.height} records, {example.width} variables"
+        )
+        expect(page.locator("table.sdckit-variables")).to_contain_text("econ_status")
+        controller.InputSelectize(page, "keys").set(keys)
+        controller.InputSelectize(page, "weight").set("weight")
+        controller.InputSelectize(page, "household").set("household")
+        saved = tmp_path / "scenario.json"
+        page.locator("#scenario_path").fill(str(saved))
+        page.locator("#save_scenario").click()
+        expect(page.locator("#scenario_saved")).to_contain_text("Scenario written to")
+        _shot(page, tmp_path, "app-load")
+
+        # Measure: the overview is computed in the background; the verdict of sdckit.assess appears
+        page.get_by_role("tab", name="Measure").click()
+        page.locator("#run_overview").click()
+        expect(page.locator("#verdict")).to_contain_text(headline.splitlines()[0], timeout=20_000)
+        assert page.locator("figure.sdckit-figure").count() >= 1
+        _shot(page, tmp_path, "app-measure")
+
+        # Protect: k = 3 and PRAM through the generated forms; undo both, redo both
+        page.get_by_role("tab", name="Protect").click()
+        page.locator("#method").select_option("local_suppression")
+        page.locator("#p_local_suppression_k").fill("3")
+        page.locator("#apply").click()
+        expect(page.locator("#history_steps li")).to_have_text(steps[:1], timeout=20_000)
+        page.locator("#method").select_option("pram")
+        controller.InputSelectize(page, "p_pram_variables").set(["econ_status"])
+        page.locator("#p_pram_seed").fill("7")
+        page.locator("#apply").click()
+        expect(page.locator("#history_steps li")).to_have_text(steps, timeout=20_000)
+        table = page.locator("#step_measures")
+        expect(table).to_contain_text("1. local_suppression")
+        expect(table).to_contain_text("2. pram")
+        expect(table).to_contain_text("global risk")
+        _shot(page, tmp_path, "app-protect")
+        page.locator("#undo").click()
+        expect(page.locator("#history_steps li")).to_have_text(steps[:1])
+        page.locator("#undo").click()
+        expect(page.locator("#history_empty")).to_be_visible()
+        page.locator("#redo").click()
+        expect(page.locator("#history_steps li")).to_have_text(steps[:1], timeout=20_000)
+        page.locator("#redo").click()
+        expect(page.locator("#history_steps li")).to_have_text(steps, timeout=20_000)
+        page.locator("#redo").click()
+        expect(page.locator("#apply_status")).to_contain_text("redo: there is no undone step")
+
+        # Export: the protected file, the recipe and the report
+        out, recipe, report = tmp_path / "protected.csv", tmp_path / "recipe.json", tmp_path / "report.html"
+        page.locator("#export_data").fill(str(out))
+        page.locator("#export_recipe").fill(str(recipe))
+        page.locator("#export_report").fill(str(report))
+        page.locator("#export_script").fill(str(tmp_path / "release.py"))
+        page.locator("#export").click()
+        expect(page.locator("#exported")).to_contain_text(str(report), timeout=20_000)
+        page.locator("#exported").scroll_into_view_if_needed()
+        _shot(page, tmp_path, "app-export")
+
+        # Search: k = 3 on the current state; the first point of the front becomes the state
+        page.locator("#search_k").fill("3")
+        page.locator("#search").click()
+        expect(page.locator("#search_headline")).to_contain_text(search.summary().headline, timeout=30_000)
+        expect(page.locator("#front_point input")).to_have_count(len(search.front))
+        page.locator("#search_headline").scroll_into_view_if_needed()
+        _shot(page, tmp_path, "app-search")
+        page.locator("#use_point").click()
+        expect(page.locator("#history_steps li")).to_have_count(2 + len(search.front[0]["recipe"]["steps"]))
+        used = [st["method"] for st in search.front[0]["recipe"]["steps"]]
+        for i, method in enumerate(used):
+            expect(page.locator("#history_steps li").nth(2 + i)).to_contain_text(f"{method}: ")
+        page.locator("#use_point").click()  # the front was for the state before: refused
+        expect(page.locator("#search_status")).to_contain_text("expected a new search")
+    assert sdckit.Scenario(**json.loads(saved.read_text())) == scenario
+    # the exported file is what sdckit protect makes of the exported recipe, byte for byte
+    again = tmp_path / "again.csv"
+    assert main(["protect", str(example_path()), "--recipe", str(recipe), "--out", str(again)]) == 0
+    assert out.read_bytes() == again.read_bytes()
+    assert [s["method"] for s in json.loads(recipe.read_text())["steps"]] == ["local_suppression", "pram"]
+    assert "pram" in report.read_text()
+    env = {**os.environ, "PYTHONPATH": str(Path(sdckit.__file__).resolve().parents[1])}
+    by_script = tmp_path / "by_script.csv"
+    run = subprocess.run([sys.executable, str(tmp_path / "release.py"), str(by_script)], env=env, capture_output=True)
+    assert run.returncode == 0 and by_script.read_bytes() == out.read_bytes()
+
+
+def test_app_file_picker_and_a_bad_path_in_chromium(app_url, tmp_path):
+    from playwright.sync_api import expect
+
+    chosen = tmp_path / "chosen.csv"
+    chosen.write_text("region,sex\nN,m\nS,f\nS,\n")
+    with _page(app_url) as page:
+        expect(page.locator("#loaded")).to_contain_text("survey.csv")
+        page.locator("#upload").set_input_files(str(chosen))
+        expect(page.locator("#loaded")).to_have_text("chosen.csv: 3 records, 2 variables.")
+        # the chosen file is a copy in the server's temporary folder
+        copies = list((tmp_path / "server-tmp").glob("fileupload-*/*/0.csv"))
+        assert [c.read_text() for c in copies] == [chosen.read_text()]
+        expect(page.locator("table.sdckit-variables tbody tr")).to_have_count(2)
+        row = page.locator("table.sdckit-variables tbody tr").nth(1).locator("td")
+        expect(row).to_have_text(["sex", "text", "2: f, m", "1"])
+        page.locator("#path").fill(str(tmp_path / "missing.csv"))
+        page.locator("#load").click()
+        expect(page.locator("#load_status .sdckit-error")).to_contain_text("missing.csv")
+    # the session ended with the page: its temporary folder with the copy is removed
+    deadline = time.monotonic() + 10
+    while list((tmp_path / "server-tmp").glob("fileupload-*")) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert list((tmp_path / "server-tmp").glob("fileupload-*")) == []
+    assert chosen.read_text() == "region,sex\nN,m\nS,f\nS,\n"  # the chosen file is never written
+
+
+def test_app_answers_while_the_overview_runs_and_cancel_keeps_the_state(tmp_path):
+    """On a file of about 500,000 records the overview takes seconds: while it runs, saving the
+    scenario answers within a second; a cancelled run leaves the overview shown as it was."""
+    from playwright.sync_api import expect
+    from shiny.playwright import controller
+
+    example = load_example()
+    copies = 260
+    big = pl.concat([example.with_columns(pl.col("household") + i * 100_000) for i in range(copies)])
+    path = tmp_path / "big.parquet"
+    big.write_parquet(path)
+    keys = list(EXAMPLE_KEYS)
+    with _app(path, tmp_path / "server-tmp") as url, _page(url) as page:
+        expect(page.locator("#loaded")).to_contain_text(f"big.parquet: {big.height} records", timeout=20_000)
+        controller.InputSelectize(page, "keys").set(keys)
+        controller.InputSelectize(page, "weight").set("weight")
+        controller.InputSelectize(page, "household").set("household")
+        page.locator("#scenario_path").fill(str(tmp_path / "scenario.json"))
+        page.get_by_role("tab", name="Measure").click()
+        page.locator("#run_overview").click()
+        started = time.monotonic()
+        expect(page.locator("#busy")).to_be_visible()
+        page.get_by_role("tab", name="Load").click()
+        start = time.monotonic()
+        page.locator("#save_scenario").click()
+        expect(page.locator("#scenario_saved")).to_be_visible(timeout=5_000)
+        answered = time.monotonic() - start
+        page.get_by_role("tab", name="Measure").click()
+        assert page.locator("#busy").is_visible(), "the overview ended before the click was answered"
+        assert answered < 1.0, f"the page answered in {answered:.2f} s while the overview ran"
+        expect(page.locator("#verdict")).to_be_visible(timeout=60_000)
+        took = time.monotonic() - started
+        verdict = page.locator("#verdict").inner_text()
+        assert ", ".join(keys) in page.locator("#overview").inner_text()  # the report's scenario table
+        print(f"answered in {answered:.3f} s while the overview of {big.height} records ran ({took:.1f} s)")
+        # with two keys the verdict would change; the run is cancelled, the overview stays
+        page.get_by_role("tab", name="Load").click()
+        controller.InputSelectize(page, "keys").set(keys[:2])
+        page.get_by_role("tab", name="Measure").click()
+        page.locator("#run_overview").click()
+        expect(page.locator("#busy")).to_be_visible()
+        page.locator("#cancel_overview").click()
+        expect(page.locator("#cancelled")).to_be_visible()
+        time.sleep(took + 1)  # long enough for the cancelled run to have ended
+        assert page.locator("#verdict").inner_text() == verdict
+        assert ", ".join(keys) in page.locator("#overview").inner_text()  # not the two keys of the cancelled run
+        assert page.locator("#cancelled").is_visible()
