@@ -113,7 +113,7 @@ def categorical_risk(table, sc, ks, max_global_risk: float, pram=None) -> dict:
         "verdict": thr.verdict,
         "expected_reidentifications_capped": thr.expected_reidentifications_capped,
         "risk_histogram": histogram(ir.risk, RISK_EDGES),
-        "pram_adjusted": list(getattr(ir, "pram_adjusted", ()) or ()),
+        "pram_adjusted": list(ir.pram_adjusted),
     }
     if ir.household is not None:
         out["household"] = {

@@ -127,25 +127,25 @@ def recode_tables(original, table, variables, missing, eng) -> dict:
 
 
 def _recode_table(codes_o, labels_o, codes_p, labels_p, original, v) -> dict:
-    co, cp = np.asarray(codes_o), np.asarray(codes_p)
-    kept = cp >= 0
+    """The cross-table of released and original categories in one pass: each released category's
+    records and the original categories in it (with their records)."""
+    co, cp = np.asarray(codes_o, dtype=np.int64), np.asarray(codes_p, dtype=np.int64)
     numeric = original.is_numeric(v)
+    records = np.bincount(cp[cp >= 0], minlength=len(labels_p))
+    both = (cp >= 0) & (co >= 0)
+    pairs, counts = np.unique(cp[both] * max(len(labels_o), 1) + co[both], return_counts=True)
+    released, members = np.divmod(pairs, max(len(labels_o), 1))
     rows = []
-    for j, label in enumerate(labels_p):
-        members = np.unique(co[kept & (cp == j)])
-        members = members[members >= 0]
-        n_j = int(np.count_nonzero(cp == j))
-        if n_j == 0:
-            continue
-        row = {"category": _text(label), "records": n_j, "n_original_categories": int(members.size)}
-        if not numeric and members.size <= MAX_LISTED_CATEGORIES:
-            row["original_categories"] = [_text(labels_o[m]) for m in members]
-            row["original_records"] = [int(np.count_nonzero(kept & (cp == j) & (co == m))) for m in members]
+    for j in np.flatnonzero(records):
+        mine = released == j
+        row = {"category": _text(labels_p[j]), "records": int(records[j]), "n_original_categories": int(mine.sum())}
+        if not numeric and mine.sum() <= MAX_LISTED_CATEGORIES:
+            row["original_categories"] = [_text(labels_o[m]) for m in members[mine]]
+            row["original_records"] = [int(c) for c in counts[mine]]
         rows.append(row)
-    before = np.bincount(co[co >= 0], minlength=len(labels_o)) if co.size else np.zeros(0, dtype=int)
     return {
         "rows": rows,
-        "n_categories_before": int(np.count_nonzero(before)),
+        "n_categories_before": int(np.unique(co[co >= 0]).size),
         "n_categories_after": len(rows),
         "n_suppressed": int(np.count_nonzero((co >= 0) & (cp < 0))),
         "original_is_numeric": bool(numeric),

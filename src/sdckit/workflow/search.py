@@ -10,6 +10,7 @@ so that its recipe replays, and measured afresh with the public measures.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import math
 import time
@@ -287,37 +288,34 @@ class _Search:
         with every key suppressed."""
         from ..utility import variant_loss
 
+        masks = self._suppressed_masks(table)
         if self.arx is not None:
-            masks = self._suppressed_masks(table)
             by = self.arx.by_key(levels, masks)
             cells = int(sum(int(m.sum()) for m in masks.values()))
-            return self.arx.combine(by), by, cells, self._records_all_suppressed(table, levels)
+            return self.arx.combine(by), by, cells, self._records_all_suppressed(masks, levels)
         res = variant_loss(self.table, table, self.keys, scales=dict(self.scales), missing=self.missing)
         by = {k: float(v) for k, v in res.loss_by_variable.items()}
         cells = int(sum(res.suppressed_by_variable.values()))
-        return self.combine(by), by, cells, self._records_all_suppressed(table, levels)
+        return self.combine(by), by, cells, self._records_all_suppressed(masks, levels)
+
+    @functools.cached_property
+    def _observed(self) -> dict:
+        """Per key, the records with a value in the original (encoded once for every candidate)."""
+        return {key: self.eng.encode_column(self.table, key, self.missing)[0] >= 0 for key in self.keys}
 
     def _suppressed_masks(self, table) -> dict:
         """Per key: observed in the original, missing in ``table``."""
-        out = {}
-        for key in self.keys:
-            before, _ = self.eng.encode_column(self.table, key, self.missing)
-            after, _ = self.eng.encode_column(table, key, self.missing)
-            out[key] = (after < 0) & (before >= 0)
-        return out
+        return {
+            key: (self.eng.encode_column(table, key, self.missing)[0] < 0) & self._observed[key] for key in self.keys
+        }
 
-    def _records_all_suppressed(self, table, levels: tuple) -> int:
+    def _records_all_suppressed(self, masks: dict, levels: tuple) -> int:
         """Records whose every key not generalised to ``"*"`` was observed in the original and
         is missing now."""
-        allgone = np.ones(self.n, dtype=bool)
         kept = [k for k, lv in zip(self.keys, levels) if lv < self.h[k].height]
         if not kept:
             return 0
-        for key in kept:
-            before, _ = self.eng.encode_column(self.table, key, self.missing)
-            after, _ = self.eng.encode_column(table, key, self.missing)
-            allgone &= (after < 0) & (before >= 0)
-        return int(allgone.sum())
+        return int(np.logical_and.reduce([masks[k] for k in kept]).sum())
 
     def rate(self, table) -> float:
         """The expected re-identification rate (sum r_i / n): the risk axis of the front."""
