@@ -86,7 +86,8 @@ def split_loss(v) -> tuple[float, float]:
     cb = v.change_by_variable
     m = len(v.loss_by_variable) or 1
     sup = sum(c.get("loss_suppressed") or 0.0 for c in cb.values()) / m
-    return sup, (v.loss or 0.0) - sup
+    other = sum(c.get("loss_changed") or 0.0 for c in cb.values()) / m  # summed, not loss - sup: no rounding residue
+    return sup, other
 
 
 def _changes_text(v) -> str:
