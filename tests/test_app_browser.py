@@ -148,17 +148,21 @@ def test_app_roles_risk_overview_undo_redo_in_chromium(app_url, tmp_path):
         page.locator("#method").select_option("local_suppression")
         page.locator("#p_local_suppression_k").fill("3")
         page.locator("#apply").click()
-        expect(page.locator("#history_steps li")).to_have_text(steps[:1], timeout=20_000)
+        expect(page.locator("#applied")).to_have_text(f"Applied: {steps[0]}.", timeout=20_000)
         page.locator("#method").select_option("pram")
         controller.InputSelectize(page, "p_pram_variables").set(["econ_status"])
         page.locator("#p_pram_seed").fill("7")
         page.locator("#apply").click()
-        expect(page.locator("#history_steps li")).to_have_text(steps, timeout=20_000)
+        expect(page.locator("#applied")).to_have_text(f"Applied: {steps[1]}.", timeout=20_000)
+        expect(page.locator("#steps_short li")).to_have_text(["local_suppression", "pram"])
+        _shot(page, tmp_path, "app-protect")
+        page.get_by_role("tab", name="History").click()
+        expect(page.locator("#history_steps li")).to_have_text(steps)
         table = page.locator("#step_measures")
         expect(table).to_contain_text("1. local_suppression")
         expect(table).to_contain_text("2. pram")
         expect(table).to_contain_text("global risk")
-        _shot(page, tmp_path, "app-protect")
+        _shot(page, tmp_path, "app-history")
         page.locator("#undo").click()
         expect(page.locator("#history_steps li")).to_have_text(steps[:1])
         page.locator("#undo").click()
@@ -168,9 +172,10 @@ def test_app_roles_risk_overview_undo_redo_in_chromium(app_url, tmp_path):
         page.locator("#redo").click()
         expect(page.locator("#history_steps li")).to_have_text(steps, timeout=20_000)
         page.locator("#redo").click()
-        expect(page.locator("#apply_status")).to_contain_text("redo: there is no undone step")
+        expect(page.locator("#history_status")).to_contain_text("redo: there is no undone step")
 
         # Export: the protected file, the recipe and the report
+        page.get_by_role("tab", name="Export").click()
         out, recipe, report = tmp_path / "protected.csv", tmp_path / "recipe.json", tmp_path / "report.html"
         page.locator("#export_data").fill(str(out))
         page.locator("#export_recipe").fill(str(recipe))
@@ -178,21 +183,22 @@ def test_app_roles_risk_overview_undo_redo_in_chromium(app_url, tmp_path):
         page.locator("#export_script").fill(str(tmp_path / "release.py"))
         page.locator("#export").click()
         expect(page.locator("#exported")).to_contain_text(str(report), timeout=20_000)
-        page.locator("#exported").scroll_into_view_if_needed()
         _shot(page, tmp_path, "app-export")
 
         # Search: k = 3 on the current state; the first point of the front becomes the state
+        page.get_by_role("tab", name="Protect").click()
         page.locator("#search_k").fill("3")
         page.locator("#search").click()
         expect(page.locator("#search_headline")).to_contain_text(search.summary().headline, timeout=30_000)
         expect(page.locator("#front_point input")).to_have_count(len(search.front))
+        expect(page.locator("#search_front_figure svg")).to_have_count(1)
         page.locator("#search_headline").scroll_into_view_if_needed()
         _shot(page, tmp_path, "app-search")
         page.locator("#use_point").click()
-        expect(page.locator("#history_steps li")).to_have_count(2 + len(search.front[0]["recipe"]["steps"]))
+        expect(page.locator("#steps_short li")).to_have_count(2 + len(search.front[0]["recipe"]["steps"]), timeout=20_000)
         used = [st["method"] for st in search.front[0]["recipe"]["steps"]]
         for i, method in enumerate(used):
-            expect(page.locator("#history_steps li").nth(2 + i)).to_contain_text(f"{method}: ")
+            expect(page.locator("#steps_short li").nth(2 + i)).to_have_text(method)
         page.locator("#use_point").click()  # the front was for the state before: refused
         expect(page.locator("#search_status")).to_contain_text("expected a new search")
     assert sdckit.Scenario(**json.loads(saved.read_text())) == scenario

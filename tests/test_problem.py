@@ -262,3 +262,32 @@ def test_numbers_recoded_to_intervals_in_the_workflow(testdata):
     assert p.measures["n_violations"][3] == 0
     assert p.history[0].measures["n_violations"][3] < p.baseline["n_violations"][3]
     assert "None" not in str(p.summary())  # a missing lambda prints as "-"
+
+
+def test_random_row_order_is_written_and_replayed_by_the_recipe(testdata, scenario, tmp_path):
+    """A random row order changes only the written file: the same records (a permutation of
+    the protected rows, drawn from the seed the recipe keeps), the data and measures in the
+    original order; the recipe and ``sdckit protect --recipe`` write the same bytes."""
+    p = sdckit.SdcProblem(testdata, scenario).apply("local_suppression", k=3)
+    p.set_row_order("random", seed=11)
+    assert p.row_order == {"seed": 11}
+    pd.testing.assert_frame_equal(p.data, sdckit.SdcProblem(testdata, scenario).apply("local_suppression", k=3).data)
+    out = tmp_path / "shuffled.csv"
+    p.write(out)
+    written = pd.read_csv(out)
+    order = np.random.default_rng(11).permutation(len(testdata))
+    expected = p.data.iloc[order].reset_index(drop=True)
+    pd.testing.assert_frame_equal(written, expected, check_dtype=False)
+    assert not written[KEYS].equals(p.data[KEYS].reset_index(drop=True))  # the order did change
+    recipe = p.to_recipe(tmp_path / "recipe.json")
+    assert recipe["row_order"] == {"order": "random", "seed": 11}
+    again = tmp_path / "again.csv"
+    assert main(["protect", str(TESTDATA), "--recipe", str(tmp_path / "recipe.json"), "--out", str(again)]) == 0
+    assert again.read_bytes() == out.read_bytes()
+    # a fresh seed is drawn (and kept) when none is given; "original" switches it off
+    assert isinstance(sdckit.SdcProblem(testdata, scenario).set_row_order().row_order["seed"], int)
+    assert p.set_row_order("original").row_order is None and "row_order" not in p.to_recipe()
+    with pytest.raises(sdckit.SdcError, match="order: got 'sorted'"):
+        p.set_row_order("sorted")
+    with pytest.raises(sdckit.SdcError, match="recipe: row_order must be"):
+        sdckit.SdcProblem.from_recipe(testdata, {**recipe, "row_order": {"order": "shuffled"}})

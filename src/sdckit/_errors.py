@@ -10,7 +10,7 @@ When validation finds several problems at once they are listed one per line.
 
 from __future__ import annotations
 
-__all__ = ["SdcError", "MissingColumnError", "SdcWarning"]
+__all__ = ["Cancelled", "SdcError", "MissingColumnError", "SdcWarning"]
 
 
 class SdcError(ValueError):
@@ -55,3 +55,13 @@ def warn(message: str, category: type[Warning] = SdcWarning) -> None:
         frame = frame.f_back
         level += 1
     warnings.warn(message, category, stacklevel=level)
+
+
+class Cancelled(Exception):
+    """A computation stopped at the caller's request (:class:`sdckit._progress.Watcher`).
+
+    Not an :class:`SdcError`: nothing was wrong with the input. It is raised at the next
+    checkpoint of the computation (a named step or a progress update) after
+    :meth:`~sdckit._progress.Watcher.cancel`, and leaves every input as it was.
+    """
+

@@ -20,11 +20,17 @@ __all__ = [
     "Form",
     "describe_variables",
     "export",
+    "export_bytes",
+    "front_figure",
     "form_fields",
     "method_forms",
     "parameters_from_form",
+    "parse_hierarchies",
+    "recode_view",
     "save_scenario",
     "scenario_from_roles",
+    "set_row_order",
+    "variant_name",
 ]
 
 #: the roles a user sets, in the order the page shows them: (role, label, several columns)
@@ -374,3 +380,94 @@ problem = sdckit.SdcProblem.from_recipe(sdckit.read_data(SOURCE), RECIPE)
 problem.write(out, metadata={metadata})
 print(problem.summary())
 """
+
+
+def set_row_order(problem, row_order: dict | None) -> None:
+    """The export's row order: ``None`` the original one, ``{"seed": s}`` a random one (a new
+    seed when ``s`` is None, kept in the recipe)."""
+    if row_order is None:
+        problem.set_row_order("original")
+    elif problem.row_order is None or row_order["seed"] not in (None, problem.row_order["seed"]):
+        problem.set_row_order("random", seed=row_order["seed"])
+
+
+def export_bytes(problem, source, kind: str, suffix: str, *, script_source=None) -> bytes:
+    """One file of the release (``kind`` as in :func:`export`), written to a temporary folder
+    and read back: what the browser downloads."""
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory(prefix="sdckit-download-") as folder:
+        path = Path(folder) / f"release{suffix}"
+        export(problem, source, **{kind: str(path)}, script_source=script_source)
+        return path.read_bytes()
+
+
+# -- the search, the variants, the recodes ---------------------------------------------------
+def parse_hierarchies(text: str | None) -> dict:
+    """The search's hierarchies from the page's text: one line per key, ``key: path`` to a
+    hierarchy CSV (ARX's format: the value, then one column per level). Empty lines are
+    skipped; a file that does not exist is an error naming the key."""
+    from pathlib import Path
+
+    out: dict = {}
+    for i, line in enumerate((text or "").splitlines()):
+        if not line.strip():
+            continue
+        key, sep, path = line.partition(":")
+        if not sep or not key.strip() or not path.strip():
+            raise SdcError(f"hierarchies: line {i + 1} is not 'key: path'; expected one 'key: path' per line")
+        if not Path(path.strip()).is_file():
+            raise SdcError(f"hierarchies: {key.strip()}: file {path.strip()} does not exist; expected a CSV file")
+        out[key.strip()] = path.strip()
+    return out
+
+
+def variant_name(name: str | None, taken) -> str:
+    """The name a variant is saved under: the one given (stripped), or ``variant N``; a name
+    already taken is an error."""
+    name = (name or "").strip()
+    if not name:
+        n = len(taken) + 1
+        while f"variant {n}" in taken:
+            n += 1
+        return f"variant {n}"
+    if name in taken:
+        raise SdcError(f"variant: a variant named {name!r} exists; expected a new name")
+    return name
+
+
+def front_figure(result) -> str:
+    """The search's Pareto front (loss against the re-identification rate, the winner
+    marked) as an inline SVG figure."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ..report.figures import svg_of
+
+    fig, ax = plt.subplots(figsize=(5.0, 3.4))
+    try:
+        result.plot(ax=ax)
+        fig.tight_layout()
+        svg = svg_of(fig, "fig-search-front", "the search's Pareto front: loss against the re-identification rate")
+    finally:
+        plt.close(fig)
+    return f'<figure class="sdckit-figure" id="search_front_figure">{svg}</figure>'
+
+
+#: the methods whose changes are recodes (merged or cut categories)
+RECODES = ("global_recode", "top_bottom_coding")
+
+
+def recode_view(problem) -> dict:
+    """For each variable recoded by a step so far, the released categories with the original
+    categories merged into each and their counts (counts only, no record)."""
+    from ..report.tradeoff import recode_tables
+
+    variables = sorted({v for s in problem.history if s.method in RECODES for v, c in s.result.n_changed.items() if c})
+    if not variables:
+        return {}
+    missing = list(problem.scenario.missing) or None
+    return recode_tables(problem._original, problem._current, variables, missing, problem._engine)

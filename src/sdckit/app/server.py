@@ -7,13 +7,15 @@ wheel) or sdckit's inline HTML; the page asks nothing of the network.
 
 from __future__ import annotations
 
-import asyncio
+import threading
+import time
 from pathlib import Path
 
 from shiny import App, reactive, render, ui
 
 from .._errors import SdcError
 from . import model
+from .jobs import Job, progress_ui
 
 __all__ = ["create_app"]
 
@@ -75,8 +77,12 @@ def _measure_panel():
         ui.div(
             ui.input_action_button("run_overview", "Run the risk overview"),
             ui.input_action_button("cancel_overview", "Cancel"),
-            class_="d-flex gap-2",
+            ui.input_checkbox(
+                "auto_overview", "update by itself when the file, the roles or the steps change", value=True
+            ),
+            class_="d-flex gap-2 align-items-center",
         ),
+        ui.output_ui("overview_progress"),
         ui.output_ui("overview_status"),
         ui.output_ui("overview"),
     )
@@ -102,13 +108,15 @@ def _error(exc: Exception) -> ui.Tag:
 
 def create_app(data: str | None = None) -> App:
     """The Shiny application; ``data`` is a file path loaded when a session starts."""
-    from .protect import protect_panel, protect_server
+    from .protect import export_panel, history_panel, protect_panel, protect_server
 
     initial = "" if data is None else str(data)
     page = ui.page_navbar(
         _load_panel(initial),
         _measure_panel(),
         protect_panel(),
+        history_panel(),
+        export_panel(),
         title="sdckit",
         id="tabs",
         # no favicon to fetch (the browser would ask the server for /favicon.ico and get a 404)
@@ -197,68 +205,113 @@ def create_app(data: str | None = None) -> App:
         def scenario_status():
             return scenario_message()
 
-        _measure_server(input, state, scenario)
-        protect_server(input, state, scenario)
+        revision = reactive.value(0)  # bumped when the steps change
+        lock = threading.Lock()  # work on the release in progress, one computation at a time
+        existing = protect_server(input, state, scenario, revision, lock)
+        _measure_server(input, state, scenario, existing, revision)
 
     return App(page, server)
 
 
-def _measure_server(input, state, scenario) -> None:
-    """The risk overview, computed in a worker thread."""
+def _overview(data, scenario, problem, n_steps: int):
+    """The risk overview of the state with ``n_steps`` steps: the original file's assessment,
+    or the original beside the data after the steps (one variant)."""
+    if problem is None or n_steps == 0:
+        return _assess(data, scenario), "the original file"
+    result = problem.report(variants="current", progress=False)
+    last = problem.history[n_steps - 1]
+    return result, f"the file after step {n_steps} ({last.method})"
 
-    @reactive.extended_task
-    async def overview_task(data, sc):
-        return await asyncio.to_thread(_assess, data, sc)
 
+#: seconds without a change before the overview updates by itself (roles chosen one by one)
+SETTLE = 0.6
+
+
+def _measure_server(input, state, scenario, existing, revision) -> None:
+    """The risk overview of the current state, computed in a worker thread: on request, and
+    by itself (unless switched off) once the file, the roles or the steps stop changing."""
+    job = Job("overview")
     problem: reactive.Value[Exception | None] = reactive.value(None)
-    shown: reactive.Value = reactive.value(None)  # the last overview computed to the end
+    shown: reactive.Value = reactive.value(None)  # (result, what it describes): the last one computed to the end
+    pending: reactive.Value = reactive.value(None)  # (time of the change, request) not yet started
+
+    def request():
+        data, sc = state["data"](), scenario()
+        revision()
+        pr = existing()
+        return data, sc, pr, len(pr.history) if pr is not None else 0
 
     @reactive.effect
     @reactive.event(input.run_overview)
     def _run():
         try:
-            sc = scenario()
+            req = request()
         except SdcError as exc:
             problem.set(exc)
             return
         problem.set(None)
-        overview_task.invoke(state["data"](), sc)
+        pending.set(None)
+        job.start(_overview, *req)
+
+    @reactive.effect
+    def _changed():
+        if not input.auto_overview():
+            return
+        try:
+            req = request()
+        except SdcError:  # no file or no keys yet: nothing to measure
+            return
+        with reactive.isolate():
+            problem.set(None)
+            pending.set((time.monotonic(), req))
+
+    @reactive.effect
+    def _settled():
+        change = pending()
+        if change is None:
+            return
+        wait = SETTLE - (time.monotonic() - change[0])
+        if wait > 0:
+            reactive.invalidate_later(wait)
+            return
+        with reactive.isolate():
+            pending.set(None)
+            job.start(_overview, *change[1])
 
     @reactive.effect
     @reactive.event(input.cancel_overview)
     def _cancel():
-        overview_task.cancel()
+        pending.set(None)
+        job.cancel()
 
     @reactive.effect
     def _finished():
-        if overview_task.status() == "success":
-            result = overview_task.result()
+        if job.task.status() == "success":
+            result = job.task.result()
             with reactive.isolate():
                 shown.set(result)
+
+    progress_ui(job, "Computing the risk overview", "overview_progress", "busy")
 
     @render.ui
     def overview_status():
         if problem() is not None:
             return _error(problem())
-        status = overview_task.status()
-        if status == "running":
-            return ui.p("Computing the risk overview in the background...", class_="sdckit-busy", id="busy")
+        status = job.task.status()
         if status == "cancelled":
             return ui.p("Cancelled: the overview shown is the one before.", class_="sdckit-busy", id="cancelled")
-        if status == "error":
-            try:
-                overview_task.result()
-            except Exception as exc:  # the measure's own message (an SdcError names the role)
-                return _error(exc)
+        if job.error() is not None:
+            return _error(job.error())
         return None
 
     @render.ui
     def overview():
-        result = shown()
-        if result is None:
+        if shown() is None:
             return None
+        result, what = shown()
         headline = result.summary().headline or ""
         return ui.div(
+            ui.p(f"Risk overview of {what}.", id="overview_of"),
             ui.div(*(ui.p(line) for line in headline.splitlines()), class_="sdckit-verdict", id="verdict"),
             ui.HTML(result._repr_html_()),
         )

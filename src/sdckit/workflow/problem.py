@@ -80,6 +80,7 @@ class SdcProblem:
         self._k = tuple(check_k_list(k))
         self._suda = check_bool(suda, "suda")
         self._steps: list[Step] = []
+        self._row_order: dict | None = None  # {"seed": s}: the file is written in a random order
         self._baseline = self._measure(self._original, ())
 
     # -- state -------------------------------------------------------------------------------
@@ -188,6 +189,32 @@ class SdcProblem:
     def _repr_html_(self) -> str:
         return self.summary().to_html()
 
+    def set_row_order(self, order: str = "random", *, seed: int | None = None) -> SdcProblem:
+        """The order of the records in the written file: ``"original"`` (default) or
+        ``"random"``, a permutation drawn from ``seed`` (a fresh seed when None, kept in the
+        recipe so that the recipe writes the same file again). A random order hides what the
+        file's order tells (records sorted by region, household or an identifier). Only
+        :meth:`write` reorders: :attr:`data`, the measures and the reports keep the original
+        order. Returns ``self``."""
+        from .._validation import check_seed
+
+        if order not in ("original", "random"):
+            raise SdcError(f"order: got {order!r}; expected 'original' or 'random'")
+        if order == "original":
+            self._row_order = None
+            return self
+        if seed is None:
+            import secrets
+
+            seed = secrets.randbelow(2**31)
+        self._row_order = {"seed": check_seed(seed, "seed")}
+        return self
+
+    @property
+    def row_order(self) -> dict | None:
+        """``{"seed": s}`` when the file is written in a random order, else None."""
+        return None if self._row_order is None else dict(self._row_order)
+
     # -- recipes -----------------------------------------------------------------------------
     def to_recipe(self, path=None, *, overwrite: bool = False) -> dict:
         """Every step with its parameters and seeds, and the scenario: a dict, also written to
@@ -199,6 +226,8 @@ class SdcProblem:
             "scenario": self.scenario.to_dict(),
             "steps": [{"method": s.method, "parameters": _jsonable(s.parameters)} for s in self._steps],
         }
+        if self._row_order is not None:
+            recipe["row_order"] = {"order": "random", **self._row_order}
         if path is not None:
             write_recipe(recipe, path, overwrite=overwrite)
         return recipe
@@ -215,39 +244,52 @@ class SdcProblem:
                 problem.apply(step["method"], **step.get("parameters", {}))
             except SdcError as exc:
                 raise SdcError(f"recipe: step {i + 1} ({step['method']}): {exc}") from None
+        if "row_order" in rec:
+            problem.set_row_order(rec["row_order"]["order"], seed=rec["row_order"].get("seed"))
         return problem
 
-    def report(self, path=None, *, overwrite: bool = False, **options):
+    def report(self, path=None, *, overwrite: bool = False, variants: str = "steps", **options):
         """The assessment report of this release: the original and, as variants, the data after
-        each step (step 1, steps 1-2, ...), with their risk and loss side by side. Returns the
+        each step (step 1, steps 1-2, ...; ``variants="current"``: after the last step only),
+        with their risk and loss side by side. Returns the
         :class:`sdckit.report.AssessmentResult`; with ``path``, also writes the HTML report
         (atomically; an existing file only with ``overwrite=True``). ``options`` are passed to
         :func:`sdckit.assess`."""
         from ..report import assess_variants
 
+        if variants not in ("steps", "current"):
+            raise SdcError(f"variants: got {variants!r}; expected 'steps' or 'current'")
         steps = self._steps
-        variants = [
+        chosen = range(len(steps)) if variants == "steps" else range(len(steps))[-1:]
+        variants_ = [
             (
-                f"{i + 1}. {s.method}",
-                s.result.table,
+                f"{i + 1}. {steps[i].method}",
+                steps[i].result.table,
                 [x.method for x in steps[: i + 1]],
                 sorted({v for x in steps[: i + 1] for v, c in x.result.n_changed.items() if c}),
                 _published_pram([x.result for x in steps[: i + 1]]),
             )
-            for i, s in enumerate(steps)
+            for i in chosen
         ]
         options.setdefault("k", self._k)
-        result = assess_variants(self._original, self.scenario, variants, **options)
+        result = assess_variants(self._original, self.scenario, variants_, **options)
         if path is not None:
             result.to_html(path, overwrite=overwrite)
         return result
 
     def write(self, path, *, metadata=None, overwrite: bool = False):
         """Write the current protected data (CSV, Parquet, SPSS or Stata; value and variable
-        labels from ``metadata``, as :func:`sdckit.io.read_metadata` returns them)."""
+        labels from ``metadata``, as :func:`sdckit.io.read_metadata` returns them), in the
+        order :meth:`set_row_order` chose."""
         from ..io import write_data
 
-        return write_data(self.data, path, metadata=metadata, overwrite=overwrite)
+        data = self.data
+        if self._row_order is not None:
+            import numpy as np
+
+            order = np.random.default_rng(self._row_order["seed"]).permutation(self._original.n)
+            data = _take(data, order)
+        return write_data(data, path, metadata=metadata, overwrite=overwrite)
 
 
 def _method(name):
@@ -332,6 +374,13 @@ def recipe_schema() -> dict:
             "name": {"type": "string", "description": "the variant's name in an assessment (sdckit assess --recipe)"},
             "scenario": {"type": "object", "properties": scenario, "additionalProperties": False},
             "steps": {"type": "array", "items": {"oneOf": steps}},
+            "row_order": {
+                "type": "object",
+                "description": "the order of the records in the written file: random, a permutation drawn from seed",
+                "properties": {"order": {"enum": ["original", "random"]}, "seed": {"type": "integer", "minimum": 0}},
+                "required": ["order"],
+                "additionalProperties": False,
+            },
         },
         "required": ["steps"],
         "additionalProperties": False,
@@ -361,7 +410,33 @@ def read_recipe(recipe) -> dict:
             )
         if not isinstance(step.get("parameters", {}), dict):
             raise SdcError(f"recipe: step {i + 1} parameters must be a mapping")
+    _check_row_order(recipe.get("row_order"))
     return recipe
+
+
+def _check_row_order(row_order) -> None:
+    if row_order is None:
+        return
+    if (
+        not isinstance(row_order, dict)
+        or row_order.get("order") not in ("original", "random")
+        or set(row_order)
+        - {
+            "order",
+            "seed",
+        }
+    ):
+        raise SdcError("recipe: row_order must be a mapping {order: original or random, seed: an integer}")
+
+
+def _take(data, order):
+    """The rows of a frame (polars or pandas) in ``order``."""
+    if hasattr(data, "iloc"):
+        return data.iloc[order]
+    import narwhals as nw
+
+    frame = nw.from_native(data, eager_only=True)
+    return nw.to_native(frame[order.tolist()])
 
 
 def _check_version(version) -> None:
