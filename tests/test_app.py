@@ -387,3 +387,77 @@ def test_every_generated_form_renders_one_input_per_parameter():
                 assert all(f'value="{c}"' in html for c in field.choices)
             if field.widget in ("column", "columns"):
                 assert all(c in html for c in columns)
+
+
+# -- the search's inputs, the variants, the recodes, the export's row order -------------------
+def test_hierarchies_from_the_page(tmp_path):
+    h = tmp_path / "age.csv"
+    h.write_text("1;1-5;*\n")
+    assert model.parse_hierarchies("") == {}
+    assert model.parse_hierarchies(f"\n age : {h} \n\n") == {"age": str(h)}
+    with pytest.raises(sdckit.SdcError, match="hierarchies: line 1 is not 'key: path'"):
+        model.parse_hierarchies("age")
+    with pytest.raises(sdckit.SdcError, match="hierarchies: region: file .* does not exist"):
+        model.parse_hierarchies(f"region: {tmp_path / 'none.csv'}")
+
+
+def test_variant_names():
+    assert model.variant_name("", {}) == "variant 1"
+    assert model.variant_name("  ", {"variant 1": {}, "x": {}}) == "variant 3"
+    assert model.variant_name(" k3 ", {}) == "k3"
+    with pytest.raises(sdckit.SdcError, match="variant: a variant named 'k3' exists"):
+        model.variant_name("k3", {"k3": {}})
+
+
+def test_recode_view_lists_the_merged_categories_with_their_counts():
+    # the records with an age: (b, 30), (b, 41), (c, 7); b and c merged into "bc" (2 + 1 records)
+    data = _small().drop_nulls("age")
+    problem = sdckit.SdcProblem(data, sdckit.Scenario(keys=["region", "age"]))
+    assert model.recode_view(problem) == {}
+    problem.apply("global_recode", variables=["region"], mapping={"b": "bc", "c": "bc"})
+    view = model.recode_view(problem)
+    assert list(view) == ["region"]
+    table = view["region"]
+    assert (table["n_categories_before"], table["n_categories_after"], table["n_suppressed"]) == (2, 1, 0)
+    assert table["rows"] == [
+        {
+            "category": "bc",
+            "records": 3,
+            "n_original_categories": 2,
+            "original_categories": ["b", "c"],
+            "original_records": [2, 1],
+        }
+    ]
+    problem.apply("local_suppression", k=2)  # not a recode: the table is the same
+    assert model.recode_view(problem)["region"]["rows"] == table["rows"]
+
+
+def test_front_figure_is_an_inline_svg():
+    from sdckit.datasets import EXAMPLE_KEYS, load_example
+
+    result = sdckit.search(load_example(), sdckit.Scenario(keys=list(EXAMPLE_KEYS)), target={"k": 3}, progress=False)
+    html = model.front_figure(result)
+    assert html.startswith('<figure class="sdckit-figure" id="search_front_figure"><svg')
+    assert "http" not in html.replace('xmlns="http://www.w3.org/2000/svg"', "")
+
+
+def test_row_order_and_downloads_write_what_the_export_writes(tmp_path):
+    from sdckit.datasets import EXAMPLE_KEYS, example_path, load_example
+
+    problem = sdckit.SdcProblem(load_example(), sdckit.Scenario(keys=list(EXAMPLE_KEYS))).apply(
+        "local_suppression", k=3
+    )
+    model.set_row_order(problem, {"seed": 4})
+    assert problem.row_order == {"seed": 4}
+    model.set_row_order(problem, {"seed": None})  # an empty seed keeps the one drawn before
+    assert problem.row_order == {"seed": 4}
+    written = model.export(problem, example_path(), data=tmp_path / "p.csv", recipe=tmp_path / "r.json")
+    assert len(written) == 2
+    assert model.export_bytes(problem, example_path(), "data", ".csv") == (tmp_path / "p.csv").read_bytes()
+    assert json.loads(model.export_bytes(problem, example_path(), "recipe", ".json")) == json.loads(
+        (tmp_path / "r.json").read_text()
+    )
+    model.set_row_order(problem, None)
+    assert problem.row_order is None
+    model.set_row_order(problem, {"seed": None})
+    assert isinstance(problem.row_order["seed"], int)  # a fresh seed, kept for the recipe

@@ -184,6 +184,14 @@ def test_app_roles_risk_overview_undo_redo_in_chromium(app_url, tmp_path):
         page.locator("#export").click()
         expect(page.locator("#exported")).to_contain_text(str(report), timeout=20_000)
         _shot(page, tmp_path, "app-export")
+        # the same files downloaded through the browser
+        downloaded = {}
+        for kind in ("data", "recipe"):
+            with page.expect_download() as info:
+                page.locator(f"#download_{kind}").click()
+            downloaded[kind] = tmp_path / f"downloaded-{info.value.suggested_filename}"
+            info.value.save_as(downloaded[kind])
+        assert downloaded["data"].name == "downloaded-survey-protected.csv"
 
         # Search: k = 3 on the current state; the first point of the front becomes the state
         page.get_by_role("tab", name="Protect").click()
@@ -195,7 +203,9 @@ def test_app_roles_risk_overview_undo_redo_in_chromium(app_url, tmp_path):
         page.locator("#search_headline").scroll_into_view_if_needed()
         _shot(page, tmp_path, "app-search")
         page.locator("#use_point").click()
-        expect(page.locator("#steps_short li")).to_have_count(2 + len(search.front[0]["recipe"]["steps"]), timeout=20_000)
+        expect(page.locator("#steps_short li")).to_have_count(
+            2 + len(search.front[0]["recipe"]["steps"]), timeout=20_000
+        )
         used = [st["method"] for st in search.front[0]["recipe"]["steps"]]
         for i, method in enumerate(used):
             expect(page.locator("#steps_short li").nth(2 + i)).to_have_text(method)
@@ -207,6 +217,8 @@ def test_app_roles_risk_overview_undo_redo_in_chromium(app_url, tmp_path):
     assert main(["protect", str(example_path()), "--recipe", str(recipe), "--out", str(again)]) == 0
     assert out.read_bytes() == again.read_bytes()
     assert [s["method"] for s in json.loads(recipe.read_text())["steps"]] == ["local_suppression", "pram"]
+    assert downloaded["data"].read_bytes() == out.read_bytes()
+    assert json.loads(downloaded["recipe"].read_text()) == json.loads(recipe.read_text())
     assert "pram" in report.read_text()
     env = {**os.environ, "PYTHONPATH": str(Path(sdckit.__file__).resolve().parents[1])}
     by_script = tmp_path / "by_script.csv"
@@ -241,27 +253,30 @@ def test_app_file_picker_and_a_bad_path_in_chromium(app_url, tmp_path):
 
 
 def test_app_answers_while_the_overview_runs_and_cancel_keeps_the_state(tmp_path):
-    """On a file of about 500,000 records the overview takes seconds: while it runs, saving the
-    scenario answers within a second; a cancelled run leaves the overview shown as it was."""
+    """On a file of 10^6 records the overview takes seconds: while it runs (started by itself
+    once the roles are set, its progress bar showing), saving the scenario answers within a
+    second; a cancelled overview leaves the overview shown as it was, and a cancelled step
+    leaves the release without it."""
     from playwright.sync_api import expect
     from shiny.playwright import controller
 
     example = load_example()
-    copies = 260
+    copies = -(-1_000_000 // example.height)
     big = pl.concat([example.with_columns(pl.col("household") + i * 100_000) for i in range(copies)])
+    assert big.height >= 1_000_000
     path = tmp_path / "big.parquet"
     big.write_parquet(path)
     keys = list(EXAMPLE_KEYS)
     with _app(path, tmp_path / "server-tmp") as url, _page(url) as page:
-        expect(page.locator("#loaded")).to_contain_text(f"big.parquet: {big.height} records", timeout=20_000)
-        controller.InputSelectize(page, "keys").set(keys)
+        expect(page.locator("#loaded")).to_contain_text(f"big.parquet: {big.height} records", timeout=30_000)
+        page.locator("#scenario_path").fill(str(tmp_path / "scenario.json"))
         controller.InputSelectize(page, "weight").set("weight")
         controller.InputSelectize(page, "household").set("household")
-        page.locator("#scenario_path").fill(str(tmp_path / "scenario.json"))
+        controller.InputSelectize(page, "keys").set(keys)
         page.get_by_role("tab", name="Measure").click()
-        page.locator("#run_overview").click()
         started = time.monotonic()
-        expect(page.locator("#busy")).to_be_visible()
+        expect(page.locator("#busy progress")).to_be_visible(timeout=5_000)  # started by itself
+        _shot(page, tmp_path, "app-progress")
         page.get_by_role("tab", name="Load").click()
         start = time.monotonic()
         page.locator("#save_scenario").click()
@@ -270,12 +285,14 @@ def test_app_answers_while_the_overview_runs_and_cancel_keeps_the_state(tmp_path
         page.get_by_role("tab", name="Measure").click()
         assert page.locator("#busy").is_visible(), "the overview ended before the click was answered"
         assert answered < 1.0, f"the page answered in {answered:.2f} s while the overview ran"
-        expect(page.locator("#verdict")).to_be_visible(timeout=60_000)
+        expect(page.locator("#verdict")).to_be_visible(timeout=120_000)
         took = time.monotonic() - started
         verdict = page.locator("#verdict").inner_text()
         assert ", ".join(keys) in page.locator("#overview").inner_text()  # the report's scenario table
         print(f"answered in {answered:.3f} s while the overview of {big.height} records ran ({took:.1f} s)")
+
         # with two keys the verdict would change; the run is cancelled, the overview stays
+        page.locator("#auto_overview").uncheck()
         page.get_by_role("tab", name="Load").click()
         controller.InputSelectize(page, "keys").set(keys[:2])
         page.get_by_role("tab", name="Measure").click()
@@ -283,7 +300,57 @@ def test_app_answers_while_the_overview_runs_and_cancel_keeps_the_state(tmp_path
         expect(page.locator("#busy")).to_be_visible()
         page.locator("#cancel_overview").click()
         expect(page.locator("#cancelled")).to_be_visible()
-        time.sleep(took + 1)  # long enough for the cancelled run to have ended
+        time.sleep(2)
         assert page.locator("#verdict").inner_text() == verdict
         assert ", ".join(keys) in page.locator("#overview").inner_text()  # not the two keys of the cancelled run
         assert page.locator("#cancelled").is_visible()
+
+        # a step cancelled while it runs leaves the release as it was
+        page.get_by_role("tab", name="Protect").click()
+        page.locator("#method").select_option("local_suppression")
+        page.locator("#p_local_suppression_k").fill("5")
+        page.locator("#apply").click()
+        expect(page.locator("#applying")).to_be_visible(timeout=5_000)
+        page.locator("#cancel_apply").click()
+        expect(page.locator("#apply_cancelled")).to_be_visible()
+        time.sleep(2)
+        page.get_by_role("tab", name="History").click()
+        expect(page.locator("#history_empty")).to_be_visible()
+
+
+def test_app_loads_and_exports_an_spss_file_with_its_labels_in_chromium(tmp_path):
+    """An SPSS file with value and variable labels (written by pyreadstat, not by sdckit),
+    loaded in the page, protected with k = 2 and exported as SPSS, has the same labels; the
+    variables table shows the labels in code order."""
+    import pandas as pd
+    import pyreadstat
+    from playwright.sync_api import expect
+    from shiny.playwright import controller
+
+    labels = {"sex": {1: "Male", 2: "Female"}, "edu": {1: "Low", 2: "Mid", 3: "High"}}
+    frame = pd.DataFrame({"sex": [1, 2, 1, 2, 1, 2, 1, 1], "edu": [1, 2, 3, 1, 1, 2, 3, 3]})
+    source = tmp_path / "survey.sav"
+    pyreadstat.write_sav(frame, source, variable_value_labels=labels, column_labels={"sex": "Sex of respondent"})
+    before = source.read_bytes()
+    out = tmp_path / "protected.sav"
+    with _app(source, tmp_path / "server-tmp") as url, _page(url) as page:
+        expect(page.locator("#loaded")).to_contain_text("survey.sav: 8 records, 2 variables")
+        row = page.locator("table.sdckit-variables tbody tr").nth(1).locator("td")
+        expect(row).to_have_text(["edu", "labelled", "3: Low, Mid, High", "0"])
+        controller.InputSelectize(page, "keys").set(["sex", "edu"])
+        page.get_by_role("tab", name="Protect").click()
+        page.locator("#method").select_option("local_suppression")
+        page.locator("#p_local_suppression_k").fill("2")
+        page.locator("#apply").click()
+        expect(page.locator("#applied")).to_contain_text("Applied: local_suppression", timeout=20_000)
+        page.get_by_role("tab", name="Export").click()
+        page.locator("#export_data").fill(str(out))
+        page.locator("#export_recipe").fill("")
+        page.locator("#export").click()
+        expect(page.locator("#exported")).to_contain_text(str(out), timeout=20_000)
+    meta = sdckit.read_metadata(out)
+    assert meta["value_labels"] == labels
+    assert meta["variable_labels"]["sex"] == "Sex of respondent"
+    protected = sdckit.read_data(out)
+    assert protected.height == 8 and protected.get_column("edu").null_count() > 0  # the unique records' values
+    assert source.read_bytes() == before  # the input file is never written

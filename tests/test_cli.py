@@ -93,6 +93,8 @@ def test_demo(tmp_path, capsys, monkeypatch):
     payload = json.loads(out.read_text())
     assert payload["frequencies"]["n"] == 1915
     assert set(payload["k_anonymity"]["n_violations"]) == {"2", "3", "5"}
+    # the next step is named: the web application
+    assert 'pip install "sdckit[app]" && sdckit app your-file.csv' in capsys.readouterr().out
 
 
 def test_console_script_runs():

@@ -117,6 +117,7 @@ LOCAL_CHECKS = {
     "workflow/search.py:_check_diversity": "the parts of an l-diversity or t-closeness target; numbers by the toolkit",
     "workflow/search.py:_check_model": "which targets and objectives a suppression model takes (structure)",
     "workflow/search.py:_check_weights": "the per-key weights of the loss (structure; each weight by the toolkit)",
+    "workflow/problem.py:_check_row_order": "a recipe's row_order entry: its structure (the seed by the toolkit's rule)",
     "app/model.py:_check_targets": "the export's file paths, all before anything is written (the toolkit's file checks)",
 }
 

@@ -64,4 +64,3 @@ class Cancelled(Exception):
     checkpoint of the computation (a named step or a progress update) after
     :meth:`~sdckit._progress.Watcher.cancel`, and leaves every input as it was.
     """
-

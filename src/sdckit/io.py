@@ -280,6 +280,15 @@ def write_records(data, path, *, overwrite: bool = False) -> Path:
     return p
 
 
+def take_rows(data, order) -> pl.DataFrame:
+    """The rows of ``data`` (any table sdckit accepts) in the order of the row positions
+    ``order``, as a polars frame (a written file's random row order)."""
+    frame = _frame(data, "data")
+    if isinstance(frame, pl.LazyFrame):
+        frame = frame.collect()
+    return frame[list(map(int, order))]
+
+
 def write_data(data, path, *, metadata=None, overwrite: bool = False) -> Path:
     """Write a (protected) data file: CSV, TSV, Parquet, SPSS or Stata, labels kept.
 

@@ -399,7 +399,8 @@ def export_bytes(problem, source, kind: str, suffix: str, *, script_source=None)
 
     with tempfile.TemporaryDirectory(prefix="sdckit-download-") as folder:
         path = Path(folder) / f"release{suffix}"
-        export(problem, source, **{kind: str(path)}, script_source=script_source)
+        targets: dict[str, Any] = {kind: str(path)}
+        export(problem, source, **targets, script_source=script_source)
         return path.read_bytes()
 
 
@@ -450,6 +451,9 @@ def front_figure(result) -> str:
     fig, ax = plt.subplots(figsize=(5.0, 3.4))
     try:
         result.plot(ax=ax)
+        from matplotlib.ticker import MaxNLocator
+
+        ax.xaxis.set_major_locator(MaxNLocator(5))  # the losses are long decimals: fewer ticks stay legible
         fig.tight_layout()
         svg = svg_of(fig, "fig-search-front", "the search's Pareto front: loss against the re-identification rate")
     finally:

@@ -218,7 +218,7 @@ def _overview(data, scenario, problem, n_steps: int):
     or the original beside the data after the steps (one variant)."""
     if problem is None or n_steps == 0:
         return _assess(data, scenario), "the original file"
-    result = problem.report(variants="current", progress=False)
+    result = problem.report(steps="last", progress=False)
     last = problem.history[n_steps - 1]
     return result, f"the file after step {n_steps} ({last.method})"
 

@@ -64,6 +64,10 @@ def run(args) -> int:
         print(f"\nNo HTML report: {note}")
     else:
         print(f"\nThe full report (figures, riskiest key combinations, SUDA): {report}\nOpen it in a browser.")
+    print(
+        "\nTo measure and protect your own file in the browser, without code: "
+        'pip install "sdckit[app]" && sdckit app your-file.csv'
+    )
     return 0
 
 

@@ -248,31 +248,31 @@ class SdcProblem:
             problem.set_row_order(rec["row_order"]["order"], seed=rec["row_order"].get("seed"))
         return problem
 
-    def report(self, path=None, *, overwrite: bool = False, variants: str = "steps", **options):
+    def report(self, path=None, *, overwrite: bool = False, steps: str = "each", **options):
         """The assessment report of this release: the original and, as variants, the data after
-        each step (step 1, steps 1-2, ...; ``variants="current"``: after the last step only),
+        each step (step 1, steps 1-2, ...; ``steps="last"``: after the last step only),
         with their risk and loss side by side. Returns the
         :class:`sdckit.report.AssessmentResult`; with ``path``, also writes the HTML report
         (atomically; an existing file only with ``overwrite=True``). ``options`` are passed to
         :func:`sdckit.assess`."""
         from ..report import assess_variants
 
-        if variants not in ("steps", "current"):
-            raise SdcError(f"variants: got {variants!r}; expected 'steps' or 'current'")
-        steps = self._steps
-        chosen = range(len(steps)) if variants == "steps" else range(len(steps))[-1:]
-        variants_ = [
+        if steps not in ("each", "last"):
+            raise SdcError(f"steps: got {steps!r}; expected 'each' or 'last'")
+        done = self._steps
+        chosen = range(len(done)) if steps == "each" else range(len(done))[-1:]
+        variants = [
             (
-                f"{i + 1}. {steps[i].method}",
-                steps[i].result.table,
-                [x.method for x in steps[: i + 1]],
-                sorted({v for x in steps[: i + 1] for v, c in x.result.n_changed.items() if c}),
-                _published_pram([x.result for x in steps[: i + 1]]),
+                f"{i + 1}. {done[i].method}",
+                done[i].result.table,
+                [x.method for x in done[: i + 1]],
+                sorted({v for x in done[: i + 1] for v, c in x.result.n_changed.items() if c}),
+                _published_pram([x.result for x in done[: i + 1]]),
             )
             for i in chosen
         ]
         options.setdefault("k", self._k)
-        result = assess_variants(self._original, self.scenario, variants_, **options)
+        result = assess_variants(self._original, self.scenario, variants, **options)
         if path is not None:
             result.to_html(path, overwrite=overwrite)
         return result
@@ -281,14 +281,14 @@ class SdcProblem:
         """Write the current protected data (CSV, Parquet, SPSS or Stata; value and variable
         labels from ``metadata``, as :func:`sdckit.io.read_metadata` returns them), in the
         order :meth:`set_row_order` chose."""
-        from ..io import write_data
+        from ..io import take_rows, write_data
 
         data = self.data
         if self._row_order is not None:
             import numpy as np
 
             order = np.random.default_rng(self._row_order["seed"]).permutation(self._original.n)
-            data = _take(data, order)
+            data = take_rows(data, order)
         return write_data(data, path, metadata=metadata, overwrite=overwrite)
 
 
@@ -427,16 +427,6 @@ def _check_row_order(row_order) -> None:
         }
     ):
         raise SdcError("recipe: row_order must be a mapping {order: original or random, seed: an integer}")
-
-
-def _take(data, order):
-    """The rows of a frame (polars or pandas) in ``order``."""
-    if hasattr(data, "iloc"):
-        return data.iloc[order]
-    import narwhals as nw
-
-    frame = nw.from_native(data, eager_only=True)
-    return nw.to_native(frame[order.tolist()])
 
 
 def _check_version(version) -> None:
