@@ -1,0 +1,44 @@
+"""Pieces the pages of ``sdckit app`` share: an action button with its *Cancel* and progress
+bar, an error message, and the application of steps that leaves the release as it was when
+cancelled or refused."""
+
+from __future__ import annotations
+
+from shiny import ui
+
+from .._errors import Cancelled, SdcError
+
+__all__ = ["apply_steps", "busy_row", "message_tag"]
+
+
+def message_tag(exc) -> ui.Tag:
+    """An error message on one line (the library's message names the parameter)."""
+    return ui.p(" ".join(str(exc).split()), class_="sdckit-error")
+
+
+def busy_row(button_id: str, label: str, cancel_id: str, progress_id: str) -> ui.Tag:
+    """The button that starts a computation, its *Cancel* button and its progress bar."""
+    return ui.div(
+        ui.div(
+            ui.input_action_button(button_id, label),
+            ui.input_action_button(cancel_id, "Cancel", class_="btn-outline-secondary"),
+            class_="d-flex gap-2",
+        ),
+        ui.output_ui(progress_id),
+    )
+
+
+def apply_steps(problem, method: str, parameters: dict) -> int:
+    """One step, or with ``method="recipe"`` every step of the recipe ``parameters``; a
+    cancelled (or refused) recipe leaves the release as it was. Returns the number of steps."""
+    before = len(problem.history)
+    try:
+        if method == "recipe":
+            problem.apply_recipe(parameters)
+        else:
+            problem.apply(method, **parameters)
+    except (Cancelled, SdcError):
+        while len(problem.history) > before:
+            problem.undo()
+        raise
+    return len(problem.history)
