@@ -159,26 +159,21 @@ class Scenario:
         table; a column that is not there is already removed). The input is not changed."""
         if not self.direct_identifiers:
             return data
-        columns = [str(c) for c in getattr(data, "columns", None) or getattr(data, "column_names", [])]
+        module = type(data).__module__.split(".")[0]
+        if module not in ("pandas", "polars", "pyarrow") or not hasattr(data, "columns"):
+            raise_problems(
+                [
+                    f"data: got {type(data).__name__}; expected a pandas, Polars or PyArrow table to remove the "
+                    "direct identifiers from"
+                ]
+            )
+        columns = data.column_names if module == "pyarrow" else [str(c) for c in data.columns]
         names = [c for c in self.direct_identifiers if c in columns]
         if not names:
             return data
-        module = type(data).__module__.split(".")[0]
         if module == "pandas":
             return data.drop(columns=names)
-        if module == "polars":
-            return data.drop(names)
-        if module == "pyarrow":
-            return data.drop_columns(names)
-        raise_problems(
-            [
-                f"data: got {type(data).__name__}; expected a pandas, Polars or PyArrow table to remove the direct identifiers from"
-            ]
-        )
-
-    def roles(self) -> dict[str, tuple[str, ...]]:
-        """Role name -> columns."""
-        return self._roles().by_role()
+        return data.drop(names) if module == "polars" else data.drop_columns(names)
 
     def validate(
         self,

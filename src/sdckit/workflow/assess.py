@@ -123,7 +123,7 @@ def assess(
         notes = []
         if protected is not None:
             variants.append(_released_variant(table, protected, ids, notes, eng))
-        results = [_assess(table, sc, list(variants), o, eng) for sc, o in zip(scenarios, options)]
+        results = [_reported(_assess(table, sc, list(variants), o, eng), sc) for sc, o in zip(scenarios, options)]
     if not several:
         return _with_notes(results[0], notes)
     return _by_scenario(scenarios, results, ids, notes)
@@ -163,12 +163,31 @@ def _released_variant(table, protected, ids, notes: list, eng) -> Variant:
     return replace(_protected_variant(table, _without(other, kept, eng), eng), name=name)
 
 
-def _with_notes(result: AssessmentResult, notes: list) -> AssessmentResult:
-    if not notes:
-        return result
-    import dataclasses
+#: the scenario entries the report's "Data and scenario" table labels (report/html.py)
+_REPORTED_ROLES = ("keys", "numeric_keys", "weight", "household", "strata", "sensitive", "missing", "domains", "scales")
 
-    return dataclasses.replace(result, notes=(*notes, *result.notes))
+
+def _reported(result: AssessmentResult, sc: Scenario) -> AssessmentResult:
+    """The assessment with the roles its report shows, and the scenario's name, release type,
+    direct identifiers and linked variables as a note (nothing changes without them)."""
+    extra = [k for k in result.scenario if k not in _REPORTED_ROLES]
+    if not extra:
+        return result
+    parts = []
+    if sc.name:
+        parts.append(f"scenario {sc.name!r}")
+    if sc.release_type:
+        parts.append(f"a {sc.release_type} release")
+    if sc.direct_identifiers:
+        parts.append(f"direct identifiers removed: {', '.join(sc.direct_identifiers)}")
+    if sc.linked:
+        parts.append("linked variables (not keys): " + ", ".join(f"{g} to {k}" for g, k in sc.linked.items()))
+    roles = {k: v for k, v in result.scenario.items() if k in _REPORTED_ROLES}
+    return replace(result, scenario=roles, notes=("; ".join(parts), *result.notes))
+
+
+def _with_notes(result: AssessmentResult, notes: list) -> AssessmentResult:
+    return replace(result, notes=(*notes, *result.notes)) if notes else result
 
 
 def _by_scenario(scenarios, results, ids, notes) -> ScenariosAssessment:
