@@ -7,9 +7,7 @@ from __future__ import annotations
 import json
 import math
 
-import pandas as pd
 import polars as pl
-import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -86,9 +84,7 @@ def test_worst_scenario_decides_and_is_named(data, result):
 def test_safe_under_every_scenario_names_the_closest(data):
     res = sdckit.assess(data, [REGION, REGION_HH])
     assert res.safe is True
-    ratios = {
-        n: max(r["value"] / r["target"] for r in res.assessment(n).original.risk["rules"]) for n in res.names
-    }
+    ratios = {n: max(r["value"] / r["target"] for r in res.assessment(n).original.risk["rules"]) for n in res.names}
     assert res.worst == max(ratios, key=ratios.get)
     assert res.verdict.startswith("safe under all 2 scenarios")
 
@@ -196,9 +192,7 @@ def test_duplicate_names_are_refused(data):
 # the scenario file
 # ----------------------------------------------------------------------------------------------
 SEVERAL = (
-    sdckit.Scenario(
-        keys=["region", "age"], weight="w", name="census", release_type="suf", direct_identifiers=["pid"]
-    ),
+    sdckit.Scenario(keys=["region", "age"], weight="w", name="census", release_type="suf", direct_identifiers=["pid"]),
     sdckit.Scenario(
         keys=["region"],
         weight="w",
@@ -259,7 +253,9 @@ def test_cli_assess_config_with_several_scenarios(data, tmp_path, capsys):
 def _fake(value: float, household: float | None = None) -> AssessmentResult:
     rules = [{"measure": "individual rate", "value": value, "target": 0.01, "meets_target": value <= 0.01}]
     if household is not None:
-        rules.append({"measure": "household rate", "value": household, "target": 0.01, "meets_target": household <= 0.01})
+        rules.append(
+            {"measure": "household rate", "value": household, "target": 0.01, "meets_target": household <= 0.01}
+        )
     return AssessmentResult(variants=(VariantAssessment("original", "original", risk={"rules": rules}),))
 
 
