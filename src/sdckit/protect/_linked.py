@@ -67,16 +67,17 @@ def _follow(eng, original, table, ghost: str, key: str, missing):
     values = eng.label_values(labels)
     ch = follow_key(before, after, codes, len(values))
     mask = ch.suppressed | ch.merged_cells | ch.suppressed_merged
+    merged_values = [MERGED_SEPARATOR.join(str(values[i]) for i in m) for m in ch.merged]
     entry = {
         "key": key,
         "suppressed": int(ch.suppressed.sum()),
         "merged": int(ch.merged_cells.sum()),
         "suppressed_merged": int(ch.suppressed_merged.sum()),
         "function_of_key": ch.functional,
-        "merged_values": [MERGED_SEPARATOR.join(str(values[i]) for i in m) for m in ch.merged],
+        "merged_values": merged_values,
     }
     if ch.merged:
-        new_labels = [str(v) for v in values] + entry["merged_values"]
+        new_labels = [str(v) for v in values] + merged_values
         table = eng.with_codes(table, ghost, ch.codes, new_labels)
     elif mask.any():
         table = eng.with_missing(table, {ghost: mask})

@@ -121,7 +121,7 @@ def assess(
         ids = _direct_identifiers(table, scenarios)
         table = _without(table, ids, eng)
         variants = _recipe_variants(table, scenarios[0], recipes, options[0], eng)
-        notes = []
+        notes: list[str] = []
         if protected is not None:
             variants.append(_released_variant(table, protected, ids, notes, eng))
         results = [_reported(_assess(table, sc, list(variants), o, eng), sc) for sc, o in zip(scenarios, options)]
