@@ -78,6 +78,14 @@ def test_recode_merging_two_regions(df):
     assert df["province"].to_list()[0] == "P1"  # the input is not changed
 
 
+def test_keeping_the_links_twice_changes_nothing(df):
+    once = _recoded(df, {"r1": "A", "r2": "A", "r3": "r3", "r4": "r4"})
+    twice = keep_links(df, once, LINKS)
+    assert twice is once
+    plain = sdckit.global_recode(df, variables=["sex"], mapping={"m": "m", "f": "f"})
+    assert keep_links(df, plain, LINKS) is plain  # the key was not touched
+
+
 def test_recode_into_two_groups_and_a_merge_within_one_province(df):
     out = _recoded(df, {"r1": "A", "r2": "A", "r3": "B", "r4": "B"}).data
     assert out["province"].to_list() == ["P1|P2"] * 4 + ["P2|P3"] * 4

@@ -29,7 +29,8 @@ def keep_links(before, result: ProtectionResult, linked, *, missing=None, engine
     ``linked`` is a mapping linked variable -> key, or a :class:`Scenario` (its ``linked`` and
     ``missing``). The result's ``n_changed`` counts the linked variables' changed cells and
     ``details["linked"]`` says per linked variable what it inherited (counts only). Without
-    links the result is returned as it is.
+    links, or when nothing is to be carried over (also when the links were already kept: the
+    function is idempotent), the result is returned as it is.
     """
     if hasattr(linked, "linked"):
         missing = linked.missing if missing is None else missing
@@ -49,7 +50,7 @@ def keep_links(before, result: ProtectionResult, linked, *, missing=None, engine
         if mask.any():
             n_changed[ghost] = _n_differing(eng, original, table, ghost)
     if not any(e["suppressed"] or e["merged"] or e["suppressed_merged"] for e in log.values()):
-        return replace(result, details={**result.details, "linked": log})
+        return result  # nothing to carry over (also when the links were already kept)
     return replace(
         result,
         data=eng.native_frame(table),
