@@ -81,6 +81,25 @@ def test_worst_scenario_decides_and_is_named(data, result):
     assert [r["measure"] for r in rules] == ["individual rate", "household rate"]
 
 
+def test_a_household_scenario_can_be_the_worst():
+    """Twenty regions of 10 records (f = 10, F = 1,000), every record the same risk r0 (about
+    0.0011, below the target); four households of 50. Without households the file is safe; with
+    them each household's risk is 1 - (1 - r0)^50 = 1 - exp(50 log(1 - 0.00110988)) = 0.054011,
+    above the target: the household scenario decides."""
+    n = 200
+    df = pl.DataFrame({"region": [f"r{i % 20}" for i in range(n)], "w": [100.0] * n, "hh": [i // 50 for i in range(n)]})
+    persons = sdckit.Scenario(keys=["region"], weight="w", name="persons")
+    households = sdckit.Scenario(keys=["region"], weight="w", household="hh", name="households")
+    res = sdckit.assess(df, [persons, households])
+    r0 = sdckit.individual_risk(df, keys=["region"], weight="w").global_risk
+    assert r0 == pytest.approx(0.00110988, abs=1e-8)
+    assert res.worst == "households" and res.safe is False
+    assert res.original["measure"] == "household rate"
+    assert res.original["value"] == pytest.approx(1 - (1 - r0) ** 50, rel=1e-9)
+    assert res.original["value"] == pytest.approx(0.054011, abs=1e-6)
+    assert res.original["by_scenario"]["persons"]["meets_target"] is True
+
+
 def test_safe_under_every_scenario_names_the_closest(data):
     res = sdckit.assess(data, [REGION, REGION_HH])
     assert res.safe is True
