@@ -239,6 +239,39 @@ def test_scenario_file_round_trip():
     assert (a.weight, b.weight, a.name, b.release_type) == ("w", "v", "scenario 1", "public-use")
 
 
+_columns = st.lists(st.sampled_from(["a", "b", "c", "d"]), min_size=1, max_size=3, unique=True)
+
+
+@st.composite
+def _scenario_lists(draw):
+    n = draw(st.integers(1, 4))
+    release = draw(st.sampled_from([None, "public-use", "scientific-use"]))
+    ids = draw(st.sampled_from([(), ("pid",), ("pid", "name")]))
+    out = []
+    for i in range(n):
+        keys = draw(_columns)
+        linked = {"g": keys[0]} if draw(st.booleans()) else {}
+        out.append(
+            sdckit.Scenario(
+                keys=keys,
+                weight=draw(st.sampled_from([None, "w"])),
+                household=draw(st.sampled_from([None, "hh"])),
+                name=f"s{i}" if n > 1 or draw(st.booleans()) else None,
+                release_type=draw(st.sampled_from([release, "public-use"])),
+                direct_identifiers=ids,
+                linked=linked,
+            )
+        )
+    return tuple(out)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_scenario_lists())
+def test_scenario_file_round_trip_property(scenarios):
+    d = scenarios_to_dict(scenarios)
+    assert scenarios_from_dict(json.loads(json.dumps(d))) == scenarios
+
+
 def test_scenario_file_errors():
     with pytest.raises(SdcError, match="scenario: unknown entry colour"):
         scenarios_from_dict({"keys": ["a"], "colour": "red"})
