@@ -69,6 +69,7 @@ def test_recode_merging_two_regions(df):
         "key": "region",
         "suppressed": 0,
         "merged": 4,
+        "followed": 0,
         "suppressed_merged": 0,
         "function_of_key": True,
         "merged_values": ["P1|P2"],
@@ -136,6 +137,23 @@ def test_the_link_survives_every_method_on_real_data():
             assert pairs[key].n_unique() == pairs.height, name
         if name == "global_recode":
             assert sorted(out["water2"].unique().to_list()) == ["1|2", "3|4", "5|6", "7|9"]
+        if name == "pram":  # PRAM moves records: the copy takes the released value of water
+            assert res.details["linked"]["water2"]["followed"] > 0
+            assert out["water2"].to_list() == out["water"].to_list()
+
+
+def test_record_swapping_moves_the_linked_variable_with_its_key():
+    """Swapping exchanges the geography of households: a linked copy of the geography takes the
+    released value (a function of the key), whether or not it was carried along."""
+    df = pl.read_csv(DATA / "sdcmicro" / "testdata.csv").with_columns(pl.col("urbrur").alias("urbrur2"))
+    links = {"urbrur2": "urbrur"}
+    swap = dict(keys=["roof", "walls", "sex"], household="ori_hid", geography=["urbrur"], swap_rate=0.1, seed=1)
+    res = sdckit.record_swap(df, **swap)
+    kept = keep_links(df, res, links)
+    assert kept.details["linked"]["urbrur2"]["followed"] == res.n_changed["urbrur"] > 0
+    assert kept.data["urbrur2"].to_list() == kept.data["urbrur"].to_list()
+    carried = sdckit.record_swap(df, **swap, carry_along=["urbrur2"])
+    assert keep_links(df, carried, links) is carried  # already consistent: nothing to do
 
 
 def test_measures_do_not_count_a_linked_variable(df):
@@ -198,8 +216,12 @@ def _step(draw):
         linked = np.where(key >= 0, g_of[np.maximum(key, 0)], -1)
     else:
         linked = np.array(draw(st.lists(st.integers(-1, 3), min_size=n, max_size=n)))
-    mapping = np.array(draw(st.lists(st.integers(0, k - 1), min_size=k, max_size=k)))
-    after = np.where(key >= 0, mapping[np.maximum(key, 0)], -1)
+    if draw(st.booleans()):  # a recode: each category to one released category
+        mapping = np.array(draw(st.lists(st.integers(0, k - 1), min_size=k, max_size=k)))
+        after = np.where(key >= 0, mapping[np.maximum(key, 0)], -1)
+    else:  # PRAM or a swap: records moved between categories one by one
+        moved = np.array(draw(st.lists(st.integers(0, k - 1), min_size=n, max_size=n)))
+        after = np.where((key >= 0) & np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n))), moved, key)
     suppress = np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)))
     after = np.where(suppress, -1, after)
     return key, after, linked
@@ -219,17 +241,31 @@ def test_follow_key_properties(step, rnd):
     # suppressed wherever the key was suppressed
     gone = (before >= 0) & (after < 0)
     assert all(out[i] is None for i in np.flatnonzero(gone))
-    # records whose key category was neither merged nor suppressed keep their value
-    untouched = ~gone & ~merged_categories(before, after)
-    assert all(out[i] == (None if linked[i] < 0 else (int(linked[i]),)) for i in np.flatnonzero(untouched))
-    if is_function_of(before, linked):
-        # the released linked value is a function of the released key, the union of its values
-        assert is_function_of(after, np.asarray(ch.codes))
-        for i in np.flatnonzero((after >= 0) & (ch.codes >= 0)):
-            same = (after == after[i]) & (before >= 0) & (linked >= 0)
-            assert set(out[i]) == set(int(v) for v in linked[same])
-    else:
+    both = (before >= 0) & (after >= 0)
+    if is_function_of(before[both], after[both]):  # a recode
+        # records whose key category was neither merged nor suppressed keep their value
+        untouched = ~gone & ~merged_categories(before, after)
+        assert all(out[i] == (None if linked[i] < 0 else (int(linked[i]),)) for i in np.flatnonzero(untouched))
+        if is_function_of(before, linked):
+            # the released linked value is a function of the released key, the union of its values
+            assert is_function_of(after, np.asarray(ch.codes))
+            for i in np.flatnonzero((after >= 0) & (ch.codes >= 0)):
+                same = (after == after[i]) & (before >= 0) & (linked >= 0)
+                assert set(out[i]) == set(int(v) for v in linked[same])
+        else:
+            assert not ch.merged
+    else:  # records moved: a moved record's linked value is that of its released category
+        # (missing when no original record of that category had one); the others keep theirs
         assert not ch.merged
+        moved = both & (before != after)
+        assert all(out[i] == (None if linked[i] < 0 else (int(linked[i]),)) for i in np.flatnonzero(both & ~moved))
+        if is_function_of(before, linked):
+            value_of = {int(b): int(g) for b, g in zip(before, linked) if b >= 0 and g >= 0}
+            for i in np.flatnonzero(moved & (linked >= 0)):
+                expected = value_of.get(int(after[i]))
+                assert out[i] == (None if expected is None else (expected,))
+        else:
+            assert all(out[i] is None for i in np.flatnonzero(moved))
     # row order: permuting the records permutes the result
     perm = np.array(rnd.sample(range(len(before)), len(before)))
     again = follow_key(before[perm], after[perm], linked[perm], 4)

@@ -24,7 +24,9 @@ def keep_links(before, result: ProtectionResult, linked, *, missing=None, engine
     """``result`` (a protection step applied to ``before``) with every linked variable made to
     follow its key: suppressed where the key was suppressed; where the step merged categories
     of the key, the union of the linked values of the released category (``"a|b"``) when the
-    linked variable is a function of the key, else suppressed.
+    linked variable is a function of the key, else suppressed; where the step moved records
+    between categories (PRAM, swapping), the linked value of the released category when it is
+    a function of the key, else suppressed.
 
     ``linked`` is a mapping linked variable -> key, or a :class:`Scenario` (its ``linked`` and
     ``missing``). The result's ``n_changed`` counts the linked variables' changed cells and
@@ -49,7 +51,7 @@ def keep_links(before, result: ProtectionResult, linked, *, missing=None, engine
         log[ghost] = entry
         if mask.any():
             n_changed[ghost] = _n_differing(eng, original, table, ghost)
-    if not any(e["suppressed"] or e["merged"] or e["suppressed_merged"] for e in log.values()):
+    if not any(e["suppressed"] or e["merged"] or e["followed"] or e["suppressed_merged"] for e in log.values()):
         return result  # nothing to carry over (also when the links were already kept)
     return replace(
         result,
@@ -64,15 +66,17 @@ def keep_links(before, result: ProtectionResult, linked, *, missing=None, engine
 def _follow(eng, original, table, ghost: str, key: str, missing):
     """One linked variable after the step: the new table, its log entry and the cells changed."""
     (before, after), _ = eng.encode_joint([original, table], key, list(missing) if missing else None)
-    codes, labels = eng.encode_column(table, ghost)
+    (ghost_before, codes), labels = eng.encode_joint([original, table], ghost)
     values = eng.label_values(labels)
-    ch = follow_key(before, after, codes, len(values))
-    mask = ch.suppressed | ch.merged_cells | ch.suppressed_merged
+    ch = follow_key(before, after, codes, len(values), ghost_before)
+    followed = ch.followed if ch.followed is not None else np.zeros_like(ch.suppressed)
+    mask = ch.suppressed | ch.merged_cells | ch.suppressed_merged | followed
     merged_values = [MERGED_SEPARATOR.join(str(values[i]) for i in m) for m in ch.merged]
     entry = {
         "key": key,
         "suppressed": int(ch.suppressed.sum()),
         "merged": int(ch.merged_cells.sum()),
+        "followed": int(followed.sum()),
         "suppressed_merged": int(ch.suppressed_merged.sum()),
         "function_of_key": ch.functional,
         "merged_values": merged_values,
@@ -80,6 +84,8 @@ def _follow(eng, original, table, ghost: str, key: str, missing):
     if ch.merged:
         new_labels = [str(v) for v in values] + merged_values
         table = eng.with_codes(table, ghost, ch.codes, new_labels)
+    elif followed.any():
+        table = eng.with_codes(table, ghost, ch.codes, labels)
     elif mask.any():
         table = eng.with_missing(table, {ghost: mask})
     return table, entry, mask
@@ -99,9 +105,11 @@ def _notes(log: dict) -> list[str]:
             parts.append(f"{e['suppressed']} suppressed with {e['key']}")
         if e["merged"]:
             parts.append(f"{e['merged']} merged as {e['key']}'s categories were")
+        if e["followed"]:
+            parts.append(f"{e['followed']} set to the value of {e['key']}'s released category")
         if e["suppressed_merged"]:
             parts.append(
-                f"{e['suppressed_merged']} suppressed where {e['key']}'s categories were merged "
+                f"{e['suppressed_merged']} suppressed where {e['key']} was merged or moved "
                 f"({ghost} is not a function of {e['key']})"
             )
         if parts:
