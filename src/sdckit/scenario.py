@@ -61,6 +61,25 @@ class Scenario:
         ``"numeric"`` (numbers: a change costs by how many standard deviations it moves the
         value, whatever the unit). Default: text columns nominal; the numeric keys and other
         floating-point columns numeric; integer-coded keys nominal.
+    name : str, optional
+        The scenario's name (an intruder's view: "linkage with the census", ...), which an
+        assessment against several scenarios shows beside each verdict.
+    release_type : {"public-use", "scientific-use"}, optional
+        The kind of release the scenario is judged for (recorded in the assessment; also
+        spelled "public", "puf", "scientific", "suf").
+    direct_identifiers : str or sequence of str, optional
+        Columns that identify a record by themselves (names, addresses, register numbers): a
+        release removes them (:meth:`drop_direct_identifiers`) and no measure of the
+        assessment reads them. They may not be keys, continuous keys or sensitive variables.
+    linked : mapping, optional
+        Linked ("ghost") variables: ``{"province": "region"}`` declares ``province`` linked to
+        the key ``region`` (sdcMicro's ``ghostVars``). A workflow step gives a linked variable
+        every suppression of its key; where a step merges categories of the key (a recode), a
+        linked variable that is a function of the key takes the union of the linked values of
+        the released category ("P1|P2"), and where a step moves records between categories
+        (PRAM, swapping) the linked value of the released category; a linked variable that is
+        not a function of the key is suppressed where the key was merged or moved. Measures do
+        not count a linked variable as a key.
 
     Examples
     --------
