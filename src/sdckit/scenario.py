@@ -7,12 +7,24 @@ import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from ._errors import SdcError
 from ._prepare import Roles, validate_roles
 from ._progress import measure_progress
 from ._validation import as_name_list, check_column, missing_columns_message, raise_problems
 from .engines import STORED, get_engine
 
-__all__ = ["Scenario", "accepts_scenario"]
+__all__ = ["RELEASE_TYPES", "Scenario", "accepts_scenario", "scenarios_from_dict", "scenarios_to_dict"]
+
+#: the release types of a scenario file (and their accepted spellings)
+RELEASE_TYPES = ("public-use", "scientific-use")
+_RELEASE_ALIASES = {
+    "public-use": "public-use",
+    "public": "public-use",
+    "puf": "public-use",
+    "scientific-use": "scientific-use",
+    "scientific": "scientific-use",
+    "suf": "scientific-use",
+}
 
 
 @dataclass(frozen=True)
@@ -49,6 +61,25 @@ class Scenario:
         ``"numeric"`` (numbers: a change costs by how many standard deviations it moves the
         value, whatever the unit). Default: text columns nominal; the numeric keys and other
         floating-point columns numeric; integer-coded keys nominal.
+    name : str, optional
+        The scenario's name (an intruder's view: "linkage with the census", ...), which an
+        assessment against several scenarios shows beside each verdict.
+    release_type : {"public-use", "scientific-use"}, optional
+        The kind of release the scenario is judged for (recorded in the assessment; also
+        spelled "public", "puf", "scientific", "suf").
+    direct_identifiers : str or sequence of str, optional
+        Columns that identify a record by themselves (names, addresses, register numbers): a
+        release removes them (:meth:`drop_direct_identifiers`) and no measure of the
+        assessment reads them. They may not be keys, continuous keys or sensitive variables.
+    linked : mapping, optional
+        Linked ("ghost") variables: ``{"province": "region"}`` declares ``province`` linked to
+        the key ``region`` (sdcMicro's ``ghostVars``). A workflow step gives a linked variable
+        every suppression of its key; where a step merges categories of the key (a recode), a
+        linked variable that is a function of the key takes the union of the linked values of
+        the released category ("P1|P2"), and where a step moves records between categories
+        (PRAM, swapping) the linked value of the released category; a linked variable that is
+        not a function of the key is suppressed where the key was merged or moved. Measures do
+        not count a linked variable as a key.
 
     Examples
     --------
@@ -66,6 +97,10 @@ class Scenario:
     missing: tuple = field(default=())
     domains: tuple[str, ...] = ()
     scales: Mapping[str, str] = field(default_factory=dict)
+    name: str | None = None
+    release_type: str | None = None
+    direct_identifiers: tuple[str, ...] = ()
+    linked: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self):
         r = Roles.of(
@@ -81,6 +116,31 @@ class Scenario:
             object.__setattr__(self, name, getattr(r, name))
         object.__setattr__(self, "domains", tuple(as_name_list(self.domains, "domains", allow_empty=True)))
         object.__setattr__(self, "scales", _scales(self.scales))
+        object.__setattr__(self, "name", _name(self.name))
+        object.__setattr__(self, "release_type", _release_type(self.release_type))
+        ids = tuple(as_name_list(self.direct_identifiers, "direct_identifiers", allow_empty=True))
+        object.__setattr__(self, "direct_identifiers", ids)
+        object.__setattr__(self, "linked", _linked(self.linked))
+        raise_problems(self._overlaps())
+
+    def _overlaps(self) -> list[str]:
+        """Direct identifiers and linked variables that also hold a role a measure reads."""
+        problems = []
+        for role in ("keys", "numeric_keys", "sensitive"):
+            both = [c for c in self.direct_identifiers if c in getattr(self, role)]
+            if both:
+                problems.append(
+                    f"direct_identifiers: {', '.join(both)} also in {role}; expected a direct identifier to be "
+                    "removed from the release, not measured"
+                )
+        for ghost, key in self.linked.items():
+            if key not in self.keys:
+                problems.append(f"linked: {ghost!r} is linked to {key!r}, which is not a key; expected one of keys")
+            if ghost in self.keys or ghost in self.numeric_keys:
+                problems.append(f"linked: {ghost!r} is also a key; expected a linked variable outside the keys")
+            if ghost in self.direct_identifiers:
+                problems.append(f"linked: {ghost!r} is also a direct identifier; expected one role")
+        return problems
 
     def _roles(self) -> Roles:
         return Roles(
@@ -93,12 +153,46 @@ class Scenario:
         for name in self.__dataclass_fields__:
             value = getattr(self, name)
             if value not in (None, (), {}):
-                out[name] = list(value) if isinstance(value, tuple) else dict(value) if name == "scales" else value
+                out[name] = (
+                    list(value) if isinstance(value, tuple) else dict(value) if isinstance(value, dict) else value
+                )
         return out
 
-    def roles(self) -> dict[str, tuple[str, ...]]:
-        """Role name -> columns."""
-        return self._roles().by_role()
+    @classmethod
+    def from_dict(cls, d: Mapping) -> Scenario:
+        """The scenario a :meth:`to_dict` (or one entry of a scenario file) describes; an
+        unknown entry is an error naming it."""
+        if not isinstance(d, Mapping):
+            raise_problems([f"scenario: got {type(d).__name__}; expected a mapping of roles"])
+        unknown = sorted(str(k) for k in d if k not in cls.__dataclass_fields__)
+        if unknown:
+            raise_problems(
+                [
+                    f"scenario: unknown entry {', '.join(unknown)}; expected some of {', '.join(cls.__dataclass_fields__)}"
+                ]
+            )
+        return cls(**d)
+
+    def drop_direct_identifiers(self, data):
+        """``data`` without the columns of ``direct_identifiers`` (a pandas, Polars or PyArrow
+        table; a column that is not there is already removed). The input is not changed."""
+        if not self.direct_identifiers:
+            return data
+        module = type(data).__module__.split(".")[0]
+        if module not in ("pandas", "polars", "pyarrow") or not hasattr(data, "columns"):
+            raise_problems(
+                [
+                    f"data: got {type(data).__name__}; expected a pandas, Polars or PyArrow table to remove the "
+                    "direct identifiers from"
+                ]
+            )
+        columns = data.column_names if module == "pyarrow" else [str(c) for c in data.columns]
+        names = [c for c in self.direct_identifiers if c in columns]
+        if not names:
+            return data
+        if module == "pandas":
+            return data.drop(columns=names)
+        return data.drop(names) if module == "polars" else data.drop_columns(names)
 
     def validate(
         self,
@@ -115,7 +209,11 @@ class Scenario:
         table = eng.table(data)
         problems = [
             missing_columns_message(param, absent, table.columns)
-            for param, names in (("domains", self.domains), ("scales", tuple(self.scales)))
+            for param, names in (
+                ("domains", self.domains),
+                ("scales", tuple(self.scales)),
+                ("linked", tuple(self.linked)),
+            )
             if (absent := [c for c in names if c not in table.columns])
         ]
         if problems:
@@ -151,7 +249,7 @@ class _Scales(dict):
     """A read-only, hashable mapping variable -> scale (a Scenario is frozen and hashable)."""
 
     def _readonly(self, *args, **kwargs):
-        raise TypeError("Scenario.scales is read-only; make a new Scenario")
+        raise TypeError("a Scenario's scales and linked are read-only; make a new Scenario")
 
     __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _readonly  # type: ignore[assignment]
 
@@ -178,6 +276,107 @@ def _scales(value) -> _Scales:
     if problems:
         raise_problems(problems)
     return _Scales(out)
+
+
+def _name(value) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise_problems([f"name: got {type(value).__name__}; expected a non-empty text naming the scenario"])
+    return value.strip()
+
+
+def _release_type(value) -> str | None:
+    """``release_type`` checked, its aliases normalised (case, ``_`` for ``-``)."""
+    if value is None:
+        return None
+    text = value.strip().lower().replace("_", "-").replace(" ", "-") if isinstance(value, str) else None
+    if text not in _RELEASE_ALIASES:
+        shown = repr(value) if isinstance(value, str) and len(value) < 40 else type(value).__name__
+        raise_problems([f"release_type: got {shown}; expected one of {', '.join(map(repr, RELEASE_TYPES))}"])
+    return _RELEASE_ALIASES[text]
+
+
+def _linked(value) -> _Scales:
+    """``linked`` checked: a mapping linked variable -> the key it is linked to."""
+    if value is None:
+        return _Scales()
+    if not isinstance(value, Mapping):
+        raise_problems([f"linked: got {type(value).__name__}; expected a mapping such as {{'province': 'region'}}"])
+    out = {}
+    for ghost, key in value.items():
+        out[str(check_column(ghost, "linked"))] = str(check_column(key, "linked", allow_none=False))
+    return _Scales(out)
+
+
+def scenarios_from_dict(d: Mapping) -> tuple[Scenario, ...]:
+    """The scenarios of a scenario file's content: one scenario (its roles at the top level), or
+    several under ``scenarios`` (a list of role mappings), each taking the top-level entries it
+    does not set itself (shared roles, ``release_type``, ``direct_identifiers``). Unnamed
+    scenarios are called "scenario 1", "scenario 2", ...; names must differ."""
+    if not isinstance(d, Mapping):
+        raise_problems([f"scenario: got {type(d).__name__}; expected a mapping of roles"])
+    if "scenarios" not in d:
+        return (Scenario.from_dict(d),)
+    shared = {k: v for k, v in d.items() if k != "scenarios"}
+    items = d["scenarios"]
+    if isinstance(items, (str, Mapping)) or not isinstance(items, (list, tuple)) or not items:
+        raise_problems(["scenarios: expected a non-empty list of scenarios (each a mapping of roles)"])
+    out = []
+    for i, item in enumerate(items):
+        if not isinstance(item, Mapping):
+            raise_problems([f"scenarios: entry {i + 1} is a {type(item).__name__}; expected a mapping of roles"])
+        try:
+            sc = Scenario.from_dict({**shared, **item})
+        except SdcError as exc:
+            raise SdcError(f"scenarios: entry {i + 1}: {exc}") from None
+        out.append(sc if sc.name else _renamed(sc, f"scenario {i + 1}"))
+    return check_scenarios(out)
+
+
+def _renamed(sc: Scenario, name: str) -> Scenario:
+    import dataclasses
+
+    return dataclasses.replace(sc, name=name)
+
+
+def check_scenarios(scenarios) -> tuple[Scenario, ...]:
+    """Several scenarios checked: each a :class:`Scenario`, unnamed ones named by position,
+    names distinct."""
+    items = list(scenarios)
+    if not items:
+        raise_problems(["scenario: an empty list; expected a Scenario or a list of them"])
+    out = []
+    for i, sc in enumerate(items):
+        if not isinstance(sc, Scenario):
+            raise_problems([f"scenario: entry {i + 1} is a {type(sc).__name__}; expected an sdckit.Scenario"])
+        out.append(sc if sc.name or len(items) == 1 else _renamed(sc, f"scenario {i + 1}"))
+    names = [sc.name for sc in out]
+    twice = sorted({str(n) for n in names if n is not None and names.count(n) > 1})
+    if twice:
+        raise_problems(
+            [f"scenario: the name(s) {', '.join(map(repr, twice))} are given twice; expected distinct names"]
+        )
+    return tuple(out)
+
+
+def scenarios_to_dict(scenarios) -> dict:
+    """A scenario file's content: one scenario as its :meth:`Scenario.to_dict`; several as
+    ``{"scenarios": [...]}``, with ``release_type`` and ``direct_identifiers`` at the top level
+    when every scenario shares them. :func:`scenarios_from_dict` reads it back."""
+    items = check_scenarios([scenarios] if isinstance(scenarios, Scenario) else scenarios)
+    if len(items) == 1:
+        return items[0].to_dict()
+    entries = [sc.to_dict() for sc in items]
+    out: dict = {}
+    for name in ("release_type", "direct_identifiers"):
+        values = [e.get(name) for e in entries]
+        if values[0] is not None and all(v == values[0] for v in values):
+            out[name] = values[0]
+            for e in entries:
+                del e[name]
+    out["scenarios"] = entries
+    return out
 
 
 def accepts_scenario(func):

@@ -73,11 +73,14 @@ def register(sub) -> None:
 
 
 def scenario_from(args):
-    """The scenario from --config (YAML or JSON) with the command's role options on top."""
-    from ..scenario import Scenario
+    """The scenario from --config (YAML or JSON) with the command's role options on top; a
+    config with ``scenarios`` gives several (the options apply to each)."""
+    from ..scenario import Scenario, scenarios_from_dict
     from ..workflow.problem import read_recipe_file
 
-    roles: dict = dict(read_recipe_file(args.config, "--config")) if args.config else {}
+    content = read_recipe_file(args.config, "--config") if args.config else {}
+    if not isinstance(content, dict):
+        raise SdcError("--config: expected a mapping of roles (or of scenarios) in the file")
     given = {
         "keys": split_list(args.keys),
         "numeric_keys": split_list(args.numeric_keys),
@@ -89,13 +92,27 @@ def scenario_from(args):
         "domains": split_list(args.domains),
         "scales": _scales_option(args.scales),
     }
-    roles.update({k: v for k, v in given.items() if v})
-    unknown = sorted(set(roles) - set(given))
+    given = {k: v for k, v in given.items() if v}
+    allowed = set(Scenario.__dataclass_fields__) | {"scenarios"}
+    unknown = sorted(set(content) - allowed)
     if unknown:
-        raise SdcError(f"--config: unknown role(s) {', '.join(unknown)}; expected {', '.join(given)}")
-    if not roles.get("keys") and not roles.get("numeric_keys"):
-        raise SdcError("--keys: no key variables; expected --keys and/or --numeric (or a --config with keys)")
-    return Scenario(**roles)
+        raise SdcError(f"--config: unknown role(s) {', '.join(unknown)}; expected {', '.join(sorted(allowed))}")
+    try:
+        if "scenarios" in content:
+            items = content["scenarios"] if isinstance(content["scenarios"], list) else []
+            content = {**content, "scenarios": [{**i, **given} if isinstance(i, dict) else i for i in items]}
+            scenarios = scenarios_from_dict(content)
+        else:
+            scenarios = scenarios_from_dict({**content, **given})
+    except SdcError as exc:
+        raise SdcError(f"--config: {exc}") from None
+    for sc in scenarios:
+        if not sc.keys and not sc.numeric_keys:
+            where = f" (scenario {sc.name!r})" if len(scenarios) > 1 else ""
+            raise SdcError(
+                f"--keys: no key variables{where}; expected --keys and/or --numeric (or a --config with keys)"
+            )
+    return scenarios[0] if len(scenarios) == 1 else list(scenarios)
 
 
 def _scales_option(text: str | None) -> dict | None:

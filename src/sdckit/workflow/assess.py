@@ -4,22 +4,26 @@ file and for each protection variant (replayed recipes, a protected file)."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 from .._errors import SdcError
 from .._progress import measure_progress, step
+from .._validation import missing_columns_message, raise_problems
 from ..engines import in_memory_engine
+from ..protect._linked import keep_links
 from ..report.result import AssessmentResult
 from ..report.variants import Variant, _assess, _Options, _options, _protected_variant, _with_register
-from ..scenario import Scenario
+from ..scenario import Scenario, check_scenarios
 from .problem import SdcProblem, _published_pram, read_recipe
+from .scenarios import ScenariosAssessment, worst_verdicts
 
 __all__ = ["assess"]
 
 
 def assess(
     data,
-    scenario: Scenario,
+    scenario,
     *,
     protected=None,
     recipes=None,
@@ -31,9 +35,10 @@ def assess(
     register_sample=None,
     register_sample_weight: str | None = None,
     register_sampling_fraction: float | None = None,
-) -> AssessmentResult:
+) -> AssessmentResult | ScenariosAssessment:
     """Run every measure that applies to the scenario's roles, on the original file and on each
-    protection variant, and collect the aggregates for one report.
+    protection variant, and collect the aggregates for one report; with several scenarios, the
+    same under each and the verdict of the worst.
 
     For categorical keys: frequencies and k-anonymity (records with f_k < k), individual risk
     r_i = E(1/F_k | f_k) and the global risk xi = sum r_i / n with the threshold r* for
@@ -50,9 +55,14 @@ def assess(
     ----------
     data : table or file path
         The original microdata.
-    scenario : Scenario
+    scenario : Scenario or sequence of Scenario
         The roles: ``keys`` and/or ``numeric_keys``, ``weight``, ``household``, ``strata``,
-        ``sensitive``, ``missing``.
+        ``sensitive``, ``missing``. Several scenarios (a list; intruders with different keys,
+        with or without households) judge the same release: recipes are replayed once, under
+        the first scenario, and every variant is measured under each; the verdict is that of
+        the worst scenario. The scenarios' ``direct_identifiers`` are removed from the data and
+        the protected file before anything is measured (a protected file that still holds one
+        gets a note).
     protected : table or file path, optional
         A protected version of ``data`` (same records in the same order, same columns), compared
         as one variant.
@@ -84,10 +94,12 @@ def assess(
 
     Returns
     -------
-    AssessmentResult
+    AssessmentResult or ScenariosAssessment
         ``summary()``, ``to_dict()`` (aggregates, JSON), ``to_html(path)`` (the report) and
         the same report in Jupyter. With default options no value of a non-key variable and no
-        record identifier is in it.
+        record identifier is in it. A list of scenarios gives a :class:`ScenariosAssessment`:
+        the assessment under each (``assessments``, ``assessment(name)``) and per variant the
+        verdict of the worst scenario (``verdicts``, ``safe``, ``worst``).
 
     Examples
     --------
@@ -95,17 +107,103 @@ def assess(
     >>> res = sdckit.assess(df, sc, recipes=["k3.yaml", "recode_k3.yaml"])                # doctest: +SKIP
     >>> res.to_html("report.html")                                                        # doctest: +SKIP
     """
-    opts = _options(scenario, k, max_global_risk, include_records)
+    several = not isinstance(scenario, Scenario) and isinstance(scenario, (list, tuple))
+    scenarios = check_scenarios(scenario) if several else (scenario,)
+    options = [_options(sc, k, max_global_risk, include_records) for sc in scenarios]
     eng = in_memory_engine(engine, "assess")
+    register = (register_sample, register_sample_weight, register_sampling_fraction)
     with measure_progress(progress, "assess"):
         step("reading and checking the data")
         table = eng.table(data)
-        opts = _with_register(opts, scenario, register_sample, register_sample_weight, register_sampling_fraction, eng)
-        scenario.validate(table, require_keys=bool(scenario.keys), allow_degenerate_keys=True, engine=eng)
-        variants = _recipe_variants(table, scenario, recipes, opts, eng)
+        options = [_with_register(o, sc, *register, eng) for o, sc in zip(options, scenarios)]
+        for sc in scenarios:
+            sc.validate(table, require_keys=bool(sc.keys), allow_degenerate_keys=True, engine=eng)
+        ids = _direct_identifiers(table, scenarios)
+        table = _without(table, ids, eng)
+        variants = _recipe_variants(table, scenarios[0], recipes, options[0], eng)
+        notes: list[str] = []
         if protected is not None:
-            variants.append(_protected_variant(table, protected, eng))
-        return _assess(table, scenario, variants, opts, eng)
+            variants.append(_released_variant(table, protected, ids, notes, eng))
+        results = [_reported(_assess(table, sc, list(variants), o, eng), sc) for sc, o in zip(scenarios, options)]
+    if not several:
+        return _with_notes(results[0], notes)
+    return _by_scenario(scenarios, results, ids, notes)
+
+
+def _direct_identifiers(table, scenarios) -> tuple[str, ...]:
+    """Every scenario's direct identifiers, checked against the data."""
+    ids = tuple(dict.fromkeys(c for sc in scenarios for c in sc.direct_identifiers))
+    absent = [c for c in ids if c not in table.columns]
+    if absent:
+        raise_problems([missing_columns_message("direct_identifiers", absent, table.columns)], missing_column=True)
+    return ids
+
+
+def _without(table, names, eng):
+    """The table without the columns ``names`` (the direct identifiers a release removes)."""
+    names = [c for c in names if c in table.columns]
+    if not names:
+        return table
+    return eng.table(Scenario(direct_identifiers=names).drop_direct_identifiers(eng.native_frame(table)))
+
+
+def _released_variant(table, protected, ids, notes: list, eng) -> Variant:
+    """The protected file as a variant, without the direct identifiers (one it still holds is
+    noted)."""
+    if not ids:
+        return _protected_variant(table, protected, eng)
+    other = eng.table(protected, "protected")
+    kept = [c for c in ids if c in other.columns]
+    if kept:
+        notes.append(
+            f"the protected file still holds the direct identifier(s) {', '.join(kept)}: a release removes them "
+            "(they were left out of every measure)"
+        )
+    is_path = isinstance(protected, (str, os.PathLike))
+    name = Path(os.fspath(protected)).name if is_path else "protected file"
+    return replace(_protected_variant(table, _without(other, kept, eng), eng), name=name)
+
+
+#: the scenario entries the report's "Data and scenario" table labels (report/html.py)
+_REPORTED_ROLES = ("keys", "numeric_keys", "weight", "household", "strata", "sensitive", "missing", "domains", "scales")
+
+
+def _reported(result: AssessmentResult, sc: Scenario) -> AssessmentResult:
+    """The assessment with the roles its report shows, and the scenario's name, release type,
+    direct identifiers and linked variables as a note (nothing changes without them)."""
+    extra = [k for k in result.scenario if k not in _REPORTED_ROLES]
+    if not extra:
+        return result
+    parts = []
+    if sc.name:
+        parts.append(f"scenario {sc.name!r}")
+    if sc.release_type:
+        parts.append(f"a {sc.release_type} release")
+    if sc.direct_identifiers:
+        parts.append(f"direct identifiers removed: {', '.join(sc.direct_identifiers)}")
+    if sc.linked:
+        parts.append("linked variables (not keys): " + ", ".join(f"{g} to {k}" for g, k in sc.linked.items()))
+    roles = {k: v for k, v in result.scenario.items() if k in _REPORTED_ROLES}
+    return replace(result, scenario=roles, notes=("; ".join(parts), *result.notes))
+
+
+def _with_notes(result: AssessmentResult, notes: list) -> AssessmentResult:
+    return replace(result, notes=(*notes, *result.notes)) if notes else result
+
+
+def _by_scenario(scenarios, results, ids, notes) -> ScenariosAssessment:
+    names = tuple(str(sc.name) for sc in scenarios)
+    types = {sc.release_type for sc in scenarios if sc.release_type}
+    if len(types) > 1:
+        notes.append(f"the scenarios give different release types ({', '.join(sorted(types))})")
+    return ScenariosAssessment(
+        names=names,
+        assessments=tuple(results),
+        verdicts=worst_verdicts(names, results),
+        release_type=types.pop() if len(types) == 1 else None,
+        direct_identifiers=ids,
+        notes=tuple(notes),
+    )
 
 
 def _recipe_label(recipe, rec: dict | None, i: int) -> str:
@@ -172,7 +270,7 @@ def _step_texts(history) -> tuple[str, ...]:
     return tuple(out)
 
 
-_ROLE_PARAMETERS = {"keys", "weight", "household", "strata", "missing", "seed", "sensitive"}
+_ROLE_PARAMETERS = {"keys", "weight", "household", "strata", "missing", "seed", "sensitive", "linked"}
 
 
 def _short(value) -> str:
@@ -186,6 +284,17 @@ class _Replay(SdcProblem):
 
     def _measure(self, table, changed: tuple, pram=None) -> dict:
         return {}
+
+    def apply(self, method: str, /, **parameters):
+        """The step, then the scenario's linked variables made to follow their keys (a no-op
+        without links, and when :meth:`SdcProblem.apply` already did it)."""
+        before = self._current
+        super().apply(method, **parameters)
+        if self.scenario.linked:
+            last = self._steps[-1]
+            result = keep_links(before, last.result, self.scenario, engine=self._engine)
+            self._steps[-1] = replace(last, result=result)
+        return self
 
 
 def _replay(problem, rec: dict, where: str) -> None:
