@@ -93,6 +93,8 @@ def test_scenario_from_roles_leaves_out_empty_choices():
         {"keys": ["region", "sex"], "numeric_keys": [], "weight": "w", "household": "", "strata": None}
     )
     assert sc == sdckit.Scenario(keys=["region", "sex"], weight="w")
+    sc = model.scenario_from_roles({"keys": ["region"], "direct_identifiers": ["name", "address"]})
+    assert sc == sdckit.Scenario(keys=["region"], direct_identifiers=["name", "address"])
 
 
 def test_scenario_from_roles_needs_a_key_and_known_columns():

@@ -177,11 +177,6 @@ def test_assess_replays_recipes_with_the_links(df):
     assert any("linked variables (not keys): province to region" in n for n in res.notes)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SdcProblem.apply (workflow/problem.py, the lead's file) does not call keep_links yet; "
-    "remove this mark with that one-line change",
-)
 def test_sdc_problem_keeps_the_links(df):
     p = sdckit.SdcProblem(df, sdckit.Scenario(keys=["region", "sex"], linked={"province": "region"}))
     p.apply("local_suppression", k=2)

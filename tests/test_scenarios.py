@@ -342,11 +342,6 @@ def test_no_rule_with_a_target_gives_no_verdict():
 # ----------------------------------------------------------------------------------------------
 # what the workflow (workflow/problem.py, report/html.py: the lead's files) still has to do
 # ----------------------------------------------------------------------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="SdcProblem.write must write scenario.drop_direct_identifiers(self.data) (one line in "
-    "workflow/problem.py); remove this mark with that change",
-)
 def test_the_workflow_writes_no_direct_identifier(data, tmp_path):
     p = sdckit.SdcProblem(data, REGION_AGE).apply("local_suppression", k=2)
     path = tmp_path / "released.csv"
@@ -354,11 +349,6 @@ def test_the_workflow_writes_no_direct_identifier(data, tmp_path):
     assert "pid" not in pl.read_csv(path).columns
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="report/html.py's 'Data and scenario' table has no label for name, release_type, "
-    "direct_identifiers and linked (KeyError); remove this mark when it has",
-)
 def test_a_workflow_report_shows_the_release_fields(data):
     p = sdckit.SdcProblem(data, REGION_AGE)
     assert "region+age" in p.report().to_html()

@@ -41,6 +41,7 @@ ROLES = (
     ("household", "Household identifier", False),
     ("strata", "Strata", True),
     ("sensitive", "Sensitive variables", True),
+    ("direct_identifiers", "Direct identifiers (removed from the released file)", True),
 )
 
 #: categories listed by name in the variables table (a variable with more shows its count only)

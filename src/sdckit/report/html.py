@@ -174,6 +174,10 @@ def _data(res) -> str:
         "missing": "extra missing-value codes",
         "domains": "domains of the compared estimates",
         "scales": "measurement scales declared",
+        "name": "scenario",
+        "release_type": "release type",
+        "direct_identifiers": "direct identifiers (removed)",
+        "linked": "linked variables (follow their key)",
     }
     rows = [("records", fmt(res.n)), ("variables in the file", fmt(res.n_columns))]
     rows += [(labels[k], role_text(v)) for k, v in sc.items()]

@@ -11,7 +11,6 @@ from .._errors import SdcError
 from .._progress import measure_progress, step
 from .._validation import missing_columns_message, raise_problems
 from ..engines import in_memory_engine
-from ..protect._linked import keep_links
 from ..report.result import AssessmentResult
 from ..report.variants import Variant, _assess, _Options, _options, _protected_variant, _with_register
 from ..scenario import Scenario, check_scenarios
@@ -284,17 +283,6 @@ class _Replay(SdcProblem):
 
     def _measure(self, table, changed: tuple, pram=None) -> dict:
         return {}
-
-    def apply(self, method: str, /, **parameters):
-        """The step, then the scenario's linked variables made to follow their keys (a no-op
-        without links, and when :meth:`SdcProblem.apply` already did it)."""
-        before = self._current
-        super().apply(method, **parameters)
-        if self.scenario.linked:
-            last = self._steps[-1]
-            result = keep_links(before, last.result, self.scenario, engine=self._engine)
-            self._steps[-1] = replace(last, result=result)
-        return self
 
 
 def _replay(problem, rec: dict, where: str) -> None:

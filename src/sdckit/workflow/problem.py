@@ -123,6 +123,10 @@ class SdcProblem:
         decl.check_names(parameters)
         params = self._with_roles(decl, parameters)
         result = decl.func(self._current, **params)
+        if self.scenario.linked:  # the linked variables follow their keys' suppressions and recodes
+            from ..protect._linked import keep_links
+
+            result = keep_links(self._current, result, self.scenario, engine=self._engine)
         changed = tuple(sorted({v for s in self._steps for v in s.result.n_changed} | set(result.n_changed)))
         pram = _published_pram([*(st.result for st in self._steps), result])
         self._steps.append(Step(method, dict(result.parameters), result, self._measure(result.table, changed, pram)))
@@ -283,7 +287,7 @@ class SdcProblem:
         order :meth:`set_row_order` chose."""
         from ..io import take_rows, write_data
 
-        data = self.data
+        data = self.scenario.drop_direct_identifiers(self.data)  # a release never holds them
         if self._row_order is not None:
             import numpy as np
 
@@ -331,6 +335,10 @@ _SCENARIO_SCHEMA = {
     "missing": ("any", "extra missing-value codes"),
     "domains": ("columns", "domains of the estimates compared in the assessment"),
     "scales": ("mapping", "measurement scale per variable for the information loss: nominal or numeric"),
+    "name": ("text", "the scenario's name (an intruder scenario among several)"),
+    "release_type": ("text", "the kind of release: public-use or scientific-use"),
+    "direct_identifiers": ("columns", "direct identifiers, removed from every released file"),
+    "linked": ("mapping", "linked (ghost) variables: variable -> the key whose suppressions and recodes it follows"),
 }
 
 
