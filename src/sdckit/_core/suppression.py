@@ -15,6 +15,7 @@ stratum and per subset of keys (``combs``).
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from itertools import combinations
 
 import numpy as np
@@ -216,6 +217,8 @@ def _by_subsets(block, k, importance, alpha, combs, run):
 # the default: greedy on the pattern table, recounting after every suppression
 # --------------------------------------------------------------------------------------------
 _COMPLETE, _PARTIAL, _ALL_MISSING = 0, 1, 2
+#: compatibility vectors kept by :class:`_Patterns` (each one bool per pattern)
+COMPAT_CACHE = 4096
 
 
 class _Patterns:
@@ -250,6 +253,9 @@ class _Patterns:
         self.first = np.full(cap, np.iinfo(np.int64).max, dtype=np.int64)
         np.minimum.at(self.first, self.rec, np.arange(rows) if first is None else np.asarray(first, dtype=np.int64))
         self.f = np.zeros(cap)
+        #: compatibility of a pattern with every pattern (``mismatches(...)[0] == 0``), kept for
+        #: the patterns used last; patterns are only ever added, so a cached vector is extended
+        self._compat: OrderedDict[int, np.ndarray] = OrderedDict()
         if len(pats):
             from .nafreq import pattern_frequencies
 
@@ -274,6 +280,27 @@ class _Patterns:
             flags[int(j)] = mj
             c += mj
         return c, flags
+
+    def compat(self, p: int) -> np.ndarray:
+        """Per pattern, whether it and pattern ``p`` agree wherever both are observed (the
+        patterns p's records count in f), computed once and extended as patterns are added."""
+        size = self.size
+        have = self._compat.get(p)
+        if have is None:
+            vec = self.mismatches(self.cols[:, p])[0] == 0
+        elif len(have) < size:
+            q, done = self.cols[:, p], len(have)
+            block = self.cols[:, done:size]
+            obs = q >= 0
+            differ = ((block != q[:, None]) & (block >= 0) & obs[:, None]).any(axis=0)
+            vec = np.concatenate([have, ~differ])
+        else:
+            vec = have
+        self._compat[p] = vec
+        self._compat.move_to_end(p)
+        if len(self._compat) > COMPAT_CACHE:
+            self._compat.popitem(last=False)
+        return vec
 
     def find_or_add(self, q: np.ndarray) -> int:
         key = q.astype(np.int32).tobytes()
@@ -324,9 +351,9 @@ class _Patterns:
 
     def move(self, q_from: int, q_to: int, n_moved: float, c_from=None, c_to=None) -> None:
         if c_from is None:
-            c_from = self.mismatches(self.cols[:, q_from])[0] == 0
+            c_from = self.compat(q_from)
         if c_to is None:
-            c_to = self.mismatches(self.cols[:, q_to])[0] == 0
+            c_to = self.compat(q_to)
         self.f[: self.size] += self.delta(q_from, q_to, c_from, c_to, n_moved)
         self.cnt[q_from] -= n_moved
         self.cnt[q_to] += n_moved
@@ -452,6 +479,7 @@ def _greedy_pass(pt: _Patterns, k: float, col_order: np.ndarray) -> bool:
         if pt.cnt[p] <= 0 or pt.f[p] >= k - 1e-9:
             continue
         c, flags = pt.mismatches(pt.cols[:, p])
+        pt._compat[p] = c == 0  # p's compatibility, reused when its records move
         fa = pt.f_after_suppressing(p, c, flags)
         if not fa:
             continue
@@ -460,7 +488,7 @@ def _greedy_pass(pt: _Patterns, k: float, col_order: np.ndarray) -> bool:
         target[v] = -1
         r = pt.find_or_add(target)
         members = np.flatnonzero(pt.rec == p)
-        pt.move(p, r, float(pt.cnt[p]), c_from=(pt.mismatches(pt.cols[:, p])[0] == 0))
+        pt.move(p, r, float(pt.cnt[p]), c_from=pt.compat(p))
         pt.rec[members] = r
         pt.first[r] = min(pt.first[r], pt.first[p])
         moved = True
@@ -485,8 +513,8 @@ def _restore(
             target[v] = original[i, v]
             size_before = pt.size
             b = pt.find_or_add(target)
-            c_from = pt.mismatches(pt.cols[:, a])[0] == 0
-            c_to = pt.mismatches(pt.cols[:, b])[0] == 0
+            c_from = pt.compat(a)
+            c_to = pt.compat(b)
             d = pt.delta(a, b, c_from, c_to, 1.0)
             size = pt.size
             live = pt.cnt[:size].copy()
