@@ -23,6 +23,7 @@ from conftest import S002_KEYS, as_backend, s002_table
 REGISTRY = {
     "frequencies": lambda d: sdckit.frequencies(d, S002_KEYS, weight="w"),
     "k_anonymity": lambda d: sdckit.k_anonymity(d, S002_KEYS, k=[2, 3, 5], weight="w"),
+    "threshold_rule": lambda d: sdckit.threshold_rule(d, S002_KEYS, max_dimension=3, frequency_threshold=[1, 2, 2]),
     "individual_risk": lambda d: sdckit.individual_risk(d, S002_KEYS, weight="w"),
     "l_diversity": lambda d: sdckit.l_diversity(d, S002_KEYS, "Health"),
     "t_closeness": lambda d: sdckit.t_closeness(d, S002_KEYS, "Health"),

@@ -42,6 +42,7 @@ def _results() -> list:
     return [
         sdckit.frequencies(d, KEYS, weight="w"),
         sdckit.k_anonymity(d, KEYS, k=[2, 3]),
+        sdckit.threshold_rule(d, KEYS, max_dimension=2),
         ind,
         ind.threshold(),
         sdckit.l_diversity(d, KEYS, "s"),
