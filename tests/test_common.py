@@ -39,6 +39,7 @@ REGISTRY = {
     "interval_disclosure": lambda d: sdckit.interval_disclosure(d, d, ["w"]),
     "outliers": lambda d: sdckit.outliers(d, ["w"], quantile=0.8),
     "relative_interval_risk": lambda d: sdckit.relative_interval_risk(d, ["w"], joint=True, keys=S002_KEYS[:2]),
+    "combined_risk": lambda d: sdckit.combined_risk(d, S002_KEYS[:2], ["w"]),
     "confidentiality_plot": lambda d: sdckit.confidentiality_plot(d, d, ["w"]),
     "loglinear_risk": lambda d: sdckit.loglinear_risk(d, S002_KEYS, weight="w"),
     "population_uniques": lambda d: sdckit.population_uniques(d, S002_KEYS, weight="w"),

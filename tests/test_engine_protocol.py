@@ -201,6 +201,7 @@ CASES = {
     "register_risk": lambda d, x, e: sdckit.register_risk(x, d, ["urbrur", "roof"], sample_weight=W, engine=e),
     "interval_disclosure": lambda d, x, e: sdckit.interval_disclosure(d, x, NUM, engine=e),
     "relative_interval_risk": lambda d, x, e: sdckit.relative_interval_risk(d, NUM, engine=e),
+    "combined_risk": lambda d, x, e: sdckit.combined_risk(d, ["urbrur", "roof"], NUM, engine=e),
     "rmd_interval_disclosure": lambda d, x, e: sdckit.rmd_interval_disclosure(d, x, NUM, engine=e),
     "outliers": lambda d, x, e: sdckit.outliers(d, NUM, engine=e),
     "record_linkage_risk": lambda d, x, e: sdckit.record_linkage_risk(d, x, NUM, engine=e),

@@ -53,6 +53,7 @@ def _results() -> list:
         sdckit.register_risk(register, sample.select(KEYS), KEYS, sampling_fraction=0.1, approach="A"),
         sdckit.interval_disclosure(d, noisy, ["x", "y"]),
         sdckit.relative_interval_risk(d, ["x", "y"]),
+        sdckit.combined_risk(d, KEYS, ["x", "y"]),
         sdckit.rmd_interval_disclosure(d, noisy, ["x", "y"], seed=1),
         sdckit.outliers(d, ["x", "y"], seed=1),
         sdckit.record_linkage_risk(d, noisy, ["x", "y"]),

@@ -4,10 +4,11 @@ Categorical keys: :func:`frequencies`, :func:`k_anonymity`, :func:`l_diversity`,
 :func:`t_closeness`, :func:`individual_risk`, :func:`suda`, :func:`loglinear_risk`,
 :func:`population_uniques`, :func:`threshold_rule`.
 Continuous keys and record linkage: :func:`interval_disclosure`, :func:`relative_interval_risk`,
-:func:`rmd_interval_disclosure`, :func:`outliers`, :func:`record_linkage_risk`,
+:func:`rmd_interval_disclosure`, :func:`combined_risk`, :func:`outliers`, :func:`record_linkage_risk`,
 :func:`external_risk`, :func:`confidentiality_plot`.
 """
 
+from .combined import CombinedRiskResult, combined_risk
 from .continuous import (
     ConfidentialityResult,
     IntervalDisclosureResult,
@@ -59,6 +60,8 @@ __all__ = [
     "IntervalDisclosureResult",
     "relative_interval_risk",
     "RelativeIntervalResult",
+    "combined_risk",
+    "CombinedRiskResult",
     "rmd_interval_disclosure",
     "RMDIntervalResult",
     "outliers",
