@@ -85,15 +85,17 @@ def test_hand_worked_example_thresholds_per_dimension_and_per_combination():
 # ----------------------------------------------------------------------------------------------
 # brute-force oracle
 # ----------------------------------------------------------------------------------------------
-def _oracle(rows: list[tuple], combos: list[tuple[int, ...]], thresholds: list[int]):
-    """Plain Python: per combination the Counter of its cells (rows with a None skipped)."""
+def _oracle(rows: list[tuple], combos: list[tuple[int, ...]], thresholds: list[int], own_category: bool = False):
+    """Plain Python: per combination the Counter of its cells (rows with a None skipped, or
+    None taken as a category with ``own_category``)."""
     n = len(rows)
     per_record = [0] * n
     unsafe_records, unsafe_cells = [], []
     for combo, t in zip(combos, thresholds):
         cells = [tuple(r[j] for j in combo) for r in rows]
-        count = Counter(c for c in cells if None not in c)
-        bad = [i for i, c in enumerate(cells) if None not in c and count[c] <= t]
+        kept = [own_category or None not in c for c in cells]
+        count = Counter(c for c, k in zip(cells, kept) if k)
+        bad = [i for i, c in enumerate(cells) if kept[i] and count[c] <= t]
         for i in bad:
             per_record[i] += 1
         unsafe_records.append(len(bad))
@@ -119,24 +121,37 @@ def _random_table(seed: int, n: int, m: int, missing: float) -> pl.DataFrame:
     missing=st.sampled_from([0.0, 0.15]),
     d=st.integers(1, 4),
     t=st.lists(st.integers(1, 3), min_size=4, max_size=4),
+    na_rule=st.sampled_from(["exclude", "own_category"]),
 )
-def test_matches_the_oracle(seed, n, m, missing, d, t):
+def test_matches_the_oracle(seed, n, m, missing, d, t, na_rule):
     d = min(d, m)
     data = _random_table(seed, n, m, missing)
     keys = data.columns
     with warnings.catch_warnings():  # random keys can be degenerate: not what this test checks
         warnings.simplefilter("ignore")
-        r = sdckit.threshold_rule(data, keys, max_dimension=d, frequency_threshold=t[:d], allow_degenerate_keys=True)
+        r = sdckit.threshold_rule(
+            data, keys, max_dimension=d, frequency_threshold=t[:d], na_rule=na_rule, allow_degenerate_keys=True
+        )
     combos = [c for s in range(1, d + 1) for c in itertools.combinations(range(m), s)]
     ths = [t[len(c) - 1] for c in combos]
-    per_record, unsafe_records, unsafe_cells = _oracle(data.rows(), combos, ths)
+    per_record, unsafe_records, unsafe_cells = _oracle(data.rows(), combos, ths, na_rule == "own_category")
     assert r.n_unsafe_combinations.tolist() == per_record
     assert list(r.n_unsafe_records) == unsafe_records
     assert list(r.n_unsafe_cells) == unsafe_cells
     # the category table sums, over a variable's categories, to the unsafe cells holding it
+    # (cells with a missing value on the variable are not listed under a category)
+    rows = data.rows()
     for j, name in enumerate(keys):
         for s in range(1, d + 1):
-            holding = sum(r.n_unsafe_cells[c] for c, combo in enumerate(combos) if len(combo) == s and j in combo)
+            holding = 0
+            for combo, th in zip(combos, ths):
+                if len(combo) != s or j not in combo:
+                    continue
+                cells = Counter(tuple(row[i] for i in combo) for row in rows)
+                holding += sum(
+                    1 for c, f in cells.items() if f <= th and c[combo.index(j)] is not None and
+                    (na_rule == "own_category" or None not in c)
+                )  # fmt: skip
             assert sum(v[s - 1] for v in r.unsafe_categories[name].values()) == holding
 
 
@@ -168,6 +183,18 @@ def test_row_order_and_relabelling_do_not_change_the_verdicts(seed, perm_seed):
     assert rl.n_unsafe_cells == r.n_unsafe_cells
 
 
+def test_own_category_counts_missing_as_sdcmicro_riskycells_does():
+    # riskyCells groups NA as a value: with record 6's a missing (a: 1 -> 3, 2 -> 2, NA -> 1),
+    # the NA cell of a is unsafe at threshold 1 under "own_category" and absent under "exclude"
+    data = HAND.with_columns(pl.when(pl.arange(0, 6) == 5).then(None).otherwise(pl.col("a")).alias("a"))
+    own = sdckit.threshold_rule(data, ["a", "b", "c"], max_dimension=1, na_rule="own_category")
+    assert own.n_cells[0] == 3 and own.n_unsafe_cells[0] == 1 and own.n_unsafe_records[0] == 1
+    assert own.unsafe_categories["a"] == {1: (0,), 2: (0,)}  # the NA cell is not a category
+    exc = sdckit.threshold_rule(data, ["a", "b", "c"], max_dimension=1)
+    assert exc.n_cells[0] == 2 and exc.n_unsafe_cells[0] == 0
+    assert own.to_dict()["na_rule"] == "own_category"
+
+
 def test_missing_codes_and_scenario():
     data = HAND.with_columns(pl.when(pl.arange(0, 6) == 5).then(-9).otherwise(pl.col("a")).alias("a"))
     r = sdckit.threshold_rule(data, ["a", "b", "c"], max_dimension=1, missing=-9)
@@ -185,7 +212,7 @@ def test_result_is_aggregates_only_and_frozen():
     d = r.to_dict()
     assert d["measure"] == "threshold_rule"
     assert d["by_dimension"]["2"]["unsafe_records"] == 4
-    assert set(d) == {"measure", "n", "keys", "n_unsafe", "share_unsafe", "combinations", "by_dimension"}
+    assert set(d) == {"measure", "n", "keys", "na_rule", "n_unsafe", "share_unsafe", "combinations", "by_dimension"}
     assert r.to_dict(include_levels=True)["unsafe_categories"]["a"]["3"] == [1, 2]
     assert "threshold rule" in str(r.summary())
     with pytest.raises(ValueError):
@@ -208,6 +235,7 @@ def test_result_is_aggregates_only_and_frozen():
             "frequency_threshold: got 3 values; expected one, or 2",
         ),
         ({"frequency_threshold": 0}, "frequency_threshold: got 0; expected an integer >= 1"),
+        ({"na_rule": "sdcmicro"}, "na_rule: got 'sdcmicro'"),
         ({"frequency_threshold": 1.5}, "frequency_threshold: got 1.5"),
         ({"combinations": [["a"], ["b"]], "frequency_threshold": [1, "2"]}, r"frequency_threshold\[1\]"),
     ],

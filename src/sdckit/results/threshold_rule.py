@@ -40,6 +40,9 @@ class ThresholdRuleResult(Result):
     unsafe_by_dimension : ndarray (n, max_dimension) of bool
         ``[i, d - 1]``: record i is unsafe in some combination of dimension d.
     n : int
+    na_rule : str
+        ``"exclude"`` (a record missing on a variable of a combination is in no cell of it) or
+        ``"own_category"`` (a missing value is one more category).
     """
 
     keys: tuple = ()
@@ -53,6 +56,7 @@ class ThresholdRuleResult(Result):
     min_unsafe_dimension: np.ndarray = field(default=None, repr=False)
     unsafe_by_dimension: np.ndarray = field(default=None, repr=False)
     n: int = 0
+    na_rule: str = "exclude"
 
     _headline = ("n", "n_unsafe", "max_dimension")
 
@@ -100,6 +104,7 @@ class ThresholdRuleResult(Result):
             "measure": "threshold_rule",
             "n": self.n,
             "keys": list(self.keys),
+            "na_rule": self.na_rule,
             "n_unsafe": self.n_unsafe,
             "share_unsafe": self.share_unsafe,
             "combinations": [
@@ -167,7 +172,11 @@ class ThresholdRuleResult(Result):
                 ("Per dimension", per_dim),
                 ("Unsafe combinations per category", per_cat),
             ),
-            ("a record missing on a variable of a combination is in no cell of it (never unsafe there)",),
+            (
+                "a record missing on a variable of a combination is in no cell of it (never unsafe there)"
+                if self.na_rule == "exclude"
+                else "a missing value is one more category (its cells are counted, not listed per category)",
+            ),
             headline=f"{self.n_unsafe} of {self.n} records lie in an unsafe cell of some combination.",
         )
 

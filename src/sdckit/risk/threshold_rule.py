@@ -11,13 +11,16 @@ from .._declare import Param, declare
 from .._errors import SdcError
 from .._prepare import Prepared, prepare
 from .._progress import step
-from .._validation import as_name_list, check_rule
+from .._validation import as_name_list, check_choice, check_rule
 from ..results._suda_access import label_values
 from ..results.threshold_rule import ThresholdRuleResult
 from ..scenario import accepts_scenario
 from .frequencies import records_fields
 
 __all__ = ["ThresholdRuleResult", "threshold_rule"]
+
+#: how a missing key value is counted: out of the combination's cells, or as a category
+NA_RULES = ("exclude", "own_category")
 
 #: the most combinations one call inspects (all combinations of 20 keys up to dimension 5 are
 #: 21,699; more is almost always a mistake in ``max_dimension``)
@@ -32,6 +35,7 @@ _MAX_COMBINATIONS = 100_000
     Param("max_dimension", "int"),
     Param("frequency_threshold", "numbers"),
     Param("missing"),
+    Param("na_rule", "choice", choices=NA_RULES),
     Param("allow_degenerate_keys"),
 )
 def threshold_rule(
@@ -42,6 +46,7 @@ def threshold_rule(
     max_dimension: int | None = None,
     frequency_threshold=1,
     missing=None,
+    na_rule: str = "exclude",
     allow_degenerate_keys: bool = False,
     engine=None,
 ) -> ThresholdRuleResult:
@@ -74,8 +79,12 @@ def threshold_rule(
         combination (with ``combinations``) or per dimension 1..``max_dimension`` (with
         ``max_dimension``).
     missing : value or list of values, optional
-        Extra values to treat as missing (e.g. ``-999``). A record missing on a variable of a
-        combination is in no cell of it: it is neither counted nor unsafe there.
+        Extra values to treat as missing (e.g. ``-999``).
+    na_rule : {"exclude", "own_category"}, default "exclude"
+        ``"exclude"``: a record missing on a variable of a combination is in no cell of it
+        (neither counted nor unsafe there). ``"own_category"``: a missing value is one more
+        category, as in sdcMicro's ``riskyCells`` (its cells are counted and can be unsafe; they
+        are left out of ``unsafe_categories``).
     allow_degenerate_keys : bool, default False
         Accept key variables that are entirely missing or have a single category.
     engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
@@ -88,7 +97,9 @@ def threshold_rule(
 
     Notes
     -----
-    Frequencies are unweighted sample counts, as in mu-ARGUS's threshold rule (the individual
+    With ``na_rule="own_category"`` the unsafe cells per combination are those of sdcMicro's
+    ``riskyCells`` (``maxDim``, one ``threshold`` per dimension). Frequencies are unweighted
+    sample counts, as in mu-ARGUS's threshold rule (the individual
     risk, :func:`individual_risk`, is the weighted model). :func:`k_anonymity` with k = t + 1 on
     one combination flags the same records (f < k iff f <= t), except that k-anonymity matches
     a missing value with every category while here it takes the record out of the cell count.
@@ -99,12 +110,16 @@ def threshold_rule(
     threshold rule); de Wolf, P.-P. et al. (2014), *mu-ARGUS version 5.1 user's manual*,
     Statistics Netherlands (specifying combinations and the unsafe-combinations table).
     """
+    check_choice(na_rule, "na_rule", NA_RULES)
     prep = prepare(data, keys, missing=missing, allow_degenerate_keys=allow_degenerate_keys, engine=engine)
     names = prep.keys.names
     combos, thresholds = _combinations(names, combinations, max_dimension, frequency_threshold)
     step("counting the cells of every combination")
-    enc = prep.keys
-    tables = threshold_tables(enc.codes, enc.cardinalities, combos, thresholds, multiplicity=prep.counts)
+    codes, cards = prep.keys.codes, tuple(int(c) for c in prep.keys.cardinalities)
+    if na_rule == "own_category":  # missing -> one more code per variable, after the labels
+        codes = np.where(codes < 0, np.asarray(cards, dtype=codes.dtype), codes)
+        cards = tuple(c + 1 for c in cards)
+    tables = threshold_tables(codes, cards, combos, thresholds, multiplicity=prep.counts)
     return ThresholdRuleResult(
         keys=tuple(names),
         combinations=tuple(tuple(names[j] for j in c) for c in combos),
@@ -117,6 +132,7 @@ def threshold_rule(
         min_unsafe_dimension=tables.min_dimension,
         unsafe_by_dimension=tables.unsafe_by_dimension,
         n=prep.n,
+        na_rule=na_rule,
         backend=prep.table.backend,
         row_index=prep.table.index,
         **records_fields(prep),
