@@ -82,7 +82,7 @@ def suda(
     ``method="templ_product"`` multiplies the s_k of a record's MSUs instead, as the handbook's
     text reads (0 without an MSU). A product of weights below 1 falls as MSUs are added, so it
     ranks a record with more MSUs *lower*: it is there to reproduce that text, not to rank
-    records.
+    records (with many keys and MSUs the product can underflow to 0).
 
     DIS-SUDA spreads the expected E = 2 n_2 (1 - pi)/pi false population candidates of the
     sample uniques over the records inversely to SUDA^Q, Q = 1 + (8-ATT)/20:
