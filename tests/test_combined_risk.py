@@ -128,7 +128,8 @@ def _random(seed: int, n: int, n_vars: int, missing: float) -> pl.DataFrame:
     cols: dict = {"a": rng.integers(0, 3, n).tolist(), "b": rng.choice(["u", "v"], n).tolist()}
     cols["b"] = [None if rng.random() < missing else v for v in cols["b"]]
     for j in range(n_vars):
-        x = np.round(rng.lognormal(3, 0.6, n), 1)
+        x = np.round(rng.lognormal(3, 0.6, n), 1) * rng.choice([-1.0, 1.0], n)  # ties, both signs
+        x[rng.random(n) < 0.1] = 0.0  # a zero's open interval is empty: only equal values count
         x[rng.random(n) < missing] = np.nan
         cols[f"x{j}"] = x
     return pl.DataFrame(cols).with_columns([pl.col(f"x{j}").fill_nan(None) for j in range(n_vars)])
