@@ -23,6 +23,7 @@ from conftest import S002_KEYS, as_backend, s002_table
 REGISTRY = {
     "frequencies": lambda d: sdckit.frequencies(d, S002_KEYS, weight="w"),
     "k_anonymity": lambda d: sdckit.k_anonymity(d, S002_KEYS, k=[2, 3, 5], weight="w"),
+    "threshold_rule": lambda d: sdckit.threshold_rule(d, S002_KEYS, max_dimension=3, frequency_threshold=[1, 2, 2]),
     "individual_risk": lambda d: sdckit.individual_risk(d, S002_KEYS, weight="w"),
     "l_diversity": lambda d: sdckit.l_diversity(d, S002_KEYS, "Health"),
     "t_closeness": lambda d: sdckit.t_closeness(d, S002_KEYS, "Health"),
@@ -38,6 +39,7 @@ REGISTRY = {
     "interval_disclosure": lambda d: sdckit.interval_disclosure(d, d, ["w"]),
     "outliers": lambda d: sdckit.outliers(d, ["w"], quantile=0.8),
     "relative_interval_risk": lambda d: sdckit.relative_interval_risk(d, ["w"], joint=True, keys=S002_KEYS[:2]),
+    "combined_risk": lambda d: sdckit.combined_risk(d, S002_KEYS[:2], ["w"]),
     "confidentiality_plot": lambda d: sdckit.confidentiality_plot(d, d, ["w"]),
     "loglinear_risk": lambda d: sdckit.loglinear_risk(d, S002_KEYS, weight="w"),
     "population_uniques": lambda d: sdckit.population_uniques(d, S002_KEYS, weight="w"),

@@ -191,6 +191,7 @@ W = "sampling_weight"
 CASES = {
     "frequencies": lambda d, x, e: sdckit.frequencies(d, KEYS, weight=W, engine=e),
     "k_anonymity": lambda d, x, e: sdckit.k_anonymity(d, KEYS, k=(2, 3), engine=e),
+    "threshold_rule": lambda d, x, e: sdckit.threshold_rule(d, KEYS, max_dimension=2, engine=e),
     "l_diversity": lambda d, x, e: sdckit.l_diversity(d, ["urbrur", "roof", "sex"], ["water", "hhcivil"], engine=e),
     "t_closeness": lambda d, x, e: sdckit.t_closeness(d, ["urbrur", "roof", "sex"], "water", engine=e),
     "individual_risk": lambda d, x, e: sdckit.individual_risk(d, KEYS, weight=W, household="ori_hid", engine=e),
@@ -200,6 +201,7 @@ CASES = {
     "register_risk": lambda d, x, e: sdckit.register_risk(x, d, ["urbrur", "roof"], sample_weight=W, engine=e),
     "interval_disclosure": lambda d, x, e: sdckit.interval_disclosure(d, x, NUM, engine=e),
     "relative_interval_risk": lambda d, x, e: sdckit.relative_interval_risk(d, NUM, engine=e),
+    "combined_risk": lambda d, x, e: sdckit.combined_risk(d, ["urbrur", "roof"], NUM, engine=e),
     "rmd_interval_disclosure": lambda d, x, e: sdckit.rmd_interval_disclosure(d, x, NUM, engine=e),
     "outliers": lambda d, x, e: sdckit.outliers(d, NUM, engine=e),
     "record_linkage_risk": lambda d, x, e: sdckit.record_linkage_risk(d, x, NUM, engine=e),

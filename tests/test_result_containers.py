@@ -42,6 +42,7 @@ def _results() -> list:
     return [
         sdckit.frequencies(d, KEYS, weight="w"),
         sdckit.k_anonymity(d, KEYS, k=[2, 3]),
+        sdckit.threshold_rule(d, KEYS, max_dimension=2),
         ind,
         ind.threshold(),
         sdckit.l_diversity(d, KEYS, "s"),
@@ -52,6 +53,7 @@ def _results() -> list:
         sdckit.register_risk(register, sample.select(KEYS), KEYS, sampling_fraction=0.1, approach="A"),
         sdckit.interval_disclosure(d, noisy, ["x", "y"]),
         sdckit.relative_interval_risk(d, ["x", "y"]),
+        sdckit.combined_risk(d, KEYS, ["x", "y"]),
         sdckit.rmd_interval_disclosure(d, noisy, ["x", "y"], seed=1),
         sdckit.outliers(d, ["x", "y"], seed=1),
         sdckit.record_linkage_risk(d, noisy, ["x", "y"]),

@@ -247,6 +247,8 @@ _PERCENT = NumberRule(low=0.0, high=100.0)
 RULES: dict[str, NumberRule] = {
     "alpha": _UNIT,
     "k": NumberRule(low=1, integer=True),
+    "frequency_threshold": NumberRule(low=1, integer=True),
+    "max_dimension": NumberRule(low=1, integer=True),
     "threshold": NumberRule(low=0.0, high=1.0, low_open=True),
     "risk_threshold": NumberRule(low=0.0),
     "max_global_risk": _OPEN_UNIT,

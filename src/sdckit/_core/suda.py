@@ -45,7 +45,20 @@ import numpy as np
 
 from .grouping import row_keys
 
-__all__ = ["MsuSearch", "size_weights", "msu_search", "dis_probability", "dis_suda", "suda_q"]
+__all__ = [
+    "SCORE_METHODS",
+    "MsuSearch",
+    "size_weights",
+    "score_weights",
+    "product_scores",
+    "msu_search",
+    "dis_probability",
+    "dis_suda",
+    "suda_q",
+]
+
+#: the SUDA score variants: the weight of an MSU by its size, and how a record's MSUs combine
+SCORE_METHODS = ("elliot", "ihsn", "templ", "templ_product")
 
 _DENSE_BUDGET = 1 << 27  # bytes of live-set masks per level (boolean, then packed bits; beyond: indices)
 _BINCOUNT_MIN = 1 << 16  # a counting table of this many slots is always cheap
@@ -88,6 +101,33 @@ def size_weights(att: int, max_size: int | None = None, original_scores: bool = 
         else:
             w[s] = (2.0 ** (att - s) - 1.0) / math.comb(att, s)
     return w
+
+
+def score_weights(att: int, max_size: int | None, method: str) -> np.ndarray:
+    r"""Weight w(s) of an MSU of size s under a score variant, indexed by s = 0..att.
+
+    * ``"elliot"``: Elliot's weight, :func:`size_weights` with ``original_scores=True``;
+    * ``"ihsn"``: the IHSN weight, :func:`size_weights` with ``original_scores=False``;
+    * ``"templ"`` and ``"templ_product"``: Elliot's weight normalised by ATT!,
+
+      .. math:: s_k = \frac{1}{ATT!} \prod_{i=k}^{\min(M,\, ATT-1)} (ATT - i), \quad k \le M
+
+      (the handbook form after Templ 2017; the two variants differ only in how a record's
+      MSUs combine: a sum or a product, :func:`product_scores`).
+    """
+    if method == "ihsn":
+        return size_weights(att, max_size, original_scores=False)
+    w = size_weights(att, max_size, original_scores=True)
+    if method in ("templ", "templ_product"):
+        w = w / math.factorial(int(att))
+    return w
+
+
+def product_scores(log_sum: np.ndarray, msu_count: np.ndarray) -> np.ndarray:
+    """The product of the MSU weights of every pattern from the sum of their logarithms
+    (:func:`msu_search` run with ``log w``); 0 for a pattern without MSU (no MSU, no risk
+    score: not the empty product 1)."""
+    return np.where(np.asarray(msu_count) > 0, np.exp(np.asarray(log_sum, dtype=float)), 0.0)
 
 
 def suda_q(att: int) -> float:

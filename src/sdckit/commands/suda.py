@@ -39,9 +39,10 @@ def register(sub) -> None:
     )
     f.add_argument(
         "--scores",
-        choices=["elliot", "ihsn"],
+        choices=["elliot", "ihsn", "templ", "templ_product"],
         default="elliot",
-        help="score weights: elliot (sdcMicro default) or ihsn (sdcMicro original_scores=FALSE)",
+        help="score variant: elliot (sdcMicro default), ihsn (sdcMicro original_scores=FALSE), templ (Elliot's "
+        "weights / ATT!, summed) or templ_product (their product over a record's MSUs)",
     )
     f.add_argument("--weight", help="sampling weight column (only for --dis-fraction weights and its check)")
     add_missing_options(f)
@@ -79,7 +80,7 @@ def run(args) -> int:
         keys,
         max_size=args.max_size,
         dis_fraction=frac,
-        original_scores=args.scores == "elliot",
+        method=args.scores,
         missing=split_list(args.missing) or None,
         weight=args.weight,
         id=args.id,

@@ -40,6 +40,7 @@ STORED = "stored"
 OUT_OF_CORE_MEASURES = (
     "frequencies",
     "k_anonymity",
+    "threshold_rule",
     "individual_risk",
     "l_diversity",
     "t_closeness",

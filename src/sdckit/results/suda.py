@@ -18,6 +18,14 @@ from ._suda_access import label_at, msu_text
 
 __all__ = ["MSU", "SudaResult"]
 
+#: the score variants as the summary names them
+_METHOD_TEXT = {
+    "elliot": "Elliot (sdcMicro default)",
+    "ihsn": "IHSN (sdcMicro original_scores = FALSE)",
+    "templ": "Templ: Elliot's / ATT!, summed over the MSUs",
+    "templ_product": "Templ: Elliot's / ATT!, multiplied over the MSUs",
+}
+
 #: DIS-SUDA intervals of sdcMicro's print method (upper bounds; the first is "== 0")
 _DIS_BREAKS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
 
@@ -79,7 +87,8 @@ class SudaResult(Result):
     ----------
     keys : tuple of str
     score : ndarray (n,) of float
-        SUDA score: sum of w(|MSU|) over the record's MSUs (0 without MSU).
+        SUDA score: sum of w(|MSU|) over the record's MSUs (their product for
+        ``method="templ_product"``; 0 without MSU).
     dis_score : ndarray (n,) of float
         DIS-SUDA, double precision.
     contributions : ndarray (n, m) of float
@@ -103,6 +112,10 @@ class SudaResult(Result):
     att, max_size : int
         Number of key variables and largest MSU size searched.
     original_scores : bool
+        False for the IHSN weights.
+    method : str
+        The score variant: ``"elliot"``, ``"ihsn"``, ``"templ"`` (Elliot's weights / ATT!,
+        summed) or ``"templ_product"`` (their product over the record's MSUs).
     size_weights : dict
         w(s) for s = 1..max_size.
     dis_fraction : float
@@ -129,6 +142,7 @@ class SudaResult(Result):
     att: int = 0
     max_size: int = 0
     original_scores: bool = True
+    method: str = "elliot"
     size_weights: dict = field(default_factory=dict)
     dis_fraction: float = 0.01
     dis: float = float("nan")
@@ -265,6 +279,7 @@ class SudaResult(Result):
             "att": self.att,
             "max_size": self.max_size,
             "original_scores": self.original_scores,
+            "method": self.method,
             "size_weights": {str(s): w for s, w in self.size_weights.items()},
             "n_sample_uniques": self.n_sample_uniques,
             "n_special_uniques": self.n_special_uniques,
@@ -292,7 +307,7 @@ class SudaResult(Result):
         return out
 
     def summary(self) -> Summary:
-        conv = "Elliot (sdcMicro default)" if self.original_scores else "IHSN (sdcMicro original_scores = FALSE)"
+        conv = _METHOD_TEXT.get(self.method, self.method)
         rows = [
             ("records", self.n),
             ("key variables", ", ".join(self.keys)),

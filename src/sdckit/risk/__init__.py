@@ -2,12 +2,13 @@
 
 Categorical keys: :func:`frequencies`, :func:`k_anonymity`, :func:`l_diversity`,
 :func:`t_closeness`, :func:`individual_risk`, :func:`suda`, :func:`loglinear_risk`,
-:func:`population_uniques`.
+:func:`population_uniques`, :func:`threshold_rule`.
 Continuous keys and record linkage: :func:`interval_disclosure`, :func:`relative_interval_risk`,
-:func:`rmd_interval_disclosure`, :func:`outliers`, :func:`record_linkage_risk`,
+:func:`rmd_interval_disclosure`, :func:`combined_risk`, :func:`outliers`, :func:`record_linkage_risk`,
 :func:`external_risk`, :func:`confidentiality_plot`.
 """
 
+from .combined import CombinedRiskResult, combined_risk
 from .continuous import (
     ConfidentialityResult,
     IntervalDisclosureResult,
@@ -27,6 +28,7 @@ from .linkage import ExternalRiskResult, LinkageResult, external_risk, record_li
 from .loglinear import LoglinearRiskResult, loglinear_risk
 from .register import RegisterRiskResult, register_risk
 from .suda import MSU, SudaResult, suda
+from .threshold_rule import ThresholdRuleResult, threshold_rule
 from .uniqueness import PopulationUniquesResult, population_uniques
 
 __all__ = [
@@ -35,6 +37,8 @@ __all__ = [
     "FrequencyResult",
     "k_anonymity",
     "KAnonymityResult",
+    "threshold_rule",
+    "ThresholdRuleResult",
     "l_diversity",
     "LDiversityResult",
     "t_closeness",
@@ -56,6 +60,8 @@ __all__ = [
     "IntervalDisclosureResult",
     "relative_interval_risk",
     "RelativeIntervalResult",
+    "combined_risk",
+    "CombinedRiskResult",
     "rmd_interval_disclosure",
     "RMDIntervalResult",
     "outliers",

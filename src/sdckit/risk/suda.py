@@ -14,13 +14,13 @@ from typing import Any, cast
 
 import numpy as np
 
-from .._core.suda import dis_probability, dis_suda, msu_search, size_weights
+from .._core.suda import SCORE_METHODS, dis_probability, dis_suda, msu_search, product_scores, score_weights
 from .._declare import Param, declare
 from .._deprecation import renamed_parameters
 from .._errors import SdcError, warn
 from .._prepare import Prepared, prepare
 from .._progress import step
-from .._validation import check_bool, check_rule
+from .._validation import check_bool, check_choice, check_rule
 from ..results._suda_access import label_values
 from ..results.suda import MSU, SudaResult
 from ..scenario import accepts_scenario
@@ -40,6 +40,12 @@ _KEEP_DEFAULT = 1 << 23  # MSUs kept for explanation by default (8 bytes each)
     Param("max_size", "int"),
     Param("dis_fraction", "any"),
     Param("original_scores", "bool"),
+    Param(
+        "method",
+        "choice",
+        "The score variant (default: Elliot's, or IHSN's with original_scores=False)",
+        choices=SCORE_METHODS,
+    ),
     Param("missing"),
     Param("weight"),
     Param("allow_degenerate_keys"),
@@ -52,6 +58,7 @@ def suda(
     max_size: int | None = None,
     dis_fraction: float | str = 0.01,
     original_scores: bool = True,
+    method: str | None = None,
     missing=None,
     weight: str | None = None,
     allow_degenerate_keys: bool = False,
@@ -70,7 +77,14 @@ def suda(
         w(s) = \prod_{k=s}^{\min(M, ATT-1)} (ATT - k) \;\; \text{(Elliot)}, \qquad
         w(s) = \frac{2^{ATT-s} - 1}{\binom{ATT}{s}} \;\; \text{(IHSN)}
 
-    and DIS-SUDA spreads the expected E = 2 n_2 (1 - pi)/pi false population candidates of the
+    Templ's form (``method="templ"``) divides Elliot's weight by ATT!,
+    s_k = (1/ATT!) \prod_{i=k}^{\min(M, ATT-1)} (ATT - i), and sums over the MSUs like the others;
+    ``method="templ_product"`` multiplies the s_k of a record's MSUs instead, as the handbook's
+    text reads (0 without an MSU). A product of weights below 1 falls as MSUs are added, so it
+    ranks a record with more MSUs *lower*: it is there to reproduce that text, not to rank
+    records (with many keys and MSUs the product can underflow to 0).
+
+    DIS-SUDA spreads the expected E = 2 n_2 (1 - pi)/pi false population candidates of the
     sample uniques over the records inversely to SUDA^Q, Q = 1 + (8-ATT)/20:
     DIS_i = 1 / (1 + E SUDA_i^{-Q} / \sum_j SUDA_j^{-Q}).
 
@@ -88,6 +102,13 @@ def suda(
     original_scores : bool, default True
         Elliot's weights (sdcMicro's default); False gives the IHSN weights of sdcMicro before
         5.0.3.
+    method : {"elliot", "ihsn", "templ", "templ_product"}, optional
+        The score variant by name: Elliot's weights, the IHSN weights, Templ's normalised
+        weights summed over the MSUs, or their product over the MSUs. Default: ``"elliot"``, or
+        ``"ihsn"`` with ``original_scores=False`` (any other name with ``original_scores=False``
+        is an error). DIS-SUDA depends only on the relative scores, so ``"elliot"`` and
+        ``"templ"`` give the same DIS-SUDA; the contributions of ``"templ_product"`` are those
+        of ``"templ"`` (a product has no additive parts).
     missing : value or list of values, optional
         Extra values to treat as missing (e.g. ``-999``). A missing value never forms part of
         an MSU; for the full-key duplicate check it equals another missing value.
@@ -138,6 +159,7 @@ def suda(
         max_size=max_size,
         dis_fraction=dis_fraction,
         original_scores=original_scores,
+        method=method,
         missing=missing,
         weight=weight,
         allow_degenerate_keys=allow_degenerate_keys,
@@ -167,6 +189,7 @@ class SudaInput:
     max_size: int
     dis_fraction: float
     original_scores: bool
+    method: str
     keep: bool | int
     backend: str
     row_index: Any
@@ -184,6 +207,7 @@ def _validate_suda(
     weight,
     allow_degenerate_keys,
     keep_msus,
+    method=None,
     engine=None,
 ) -> SudaInput:
     """Check every argument and encode the keys (the first problem raises)."""
@@ -193,6 +217,7 @@ def _validate_suda(
         else check_rule("dis_fraction", dis_fraction)
     )
     orig = check_bool(original_scores, "original_scores")
+    meth = _score_method(method, orig)
     keep = _KEEP_DEFAULT if keep_msus is None else check_bool(keep_msus, "keep_msus")
     if frac == "weights" and weight is None:
         raise SdcError("dis_fraction: 'weights' needs a weight column; pass weight= or a number in (0, 1]")
@@ -219,12 +244,26 @@ def _validate_suda(
         tuple(enc.observed or ()),
         msize,
         float(frac),
-        orig,
+        meth != "ihsn",
+        meth,
         keep,
         prep.table.backend,
         prep.table.index,
         prep,
     )
+
+
+def _score_method(method, original_scores: bool) -> str:
+    """The score variant: ``method`` by name, else the one ``original_scores`` names."""
+    if method is None:
+        return "elliot" if original_scores else "ihsn"
+    check_choice(method, "method", SCORE_METHODS)
+    if not original_scores and method != "ihsn":
+        raise SdcError(
+            f"original_scores: False (the IHSN weights) contradicts method={method!r}; expected one of them "
+            "(method='ihsn' is original_scores=False)"
+        )
+    return method
 
 
 # ----------------------------------------------------------------------------------------------
@@ -234,11 +273,17 @@ def _suda_from_input(inp: SudaInput) -> SudaResult:
     m = len(inp.names)
     engine = inp.prep.mem
     ids, patterns, counts, _ = engine.patterns(inp.codes, None, inp.cards, multiplicity=inp.prep.counts)
-    w = size_weights(m, inp.max_size, inp.original_scores)
+    w = score_weights(m, inp.max_size, inp.method)
     found = msu_search(patterns, counts, inp.max_size, w, collect=inp.keep)
+    score = None
+    if inp.method == "templ_product":  # the product of the weights: exp of the sum of their logs
+        with np.errstate(divide="ignore"):
+            log_w = np.where(w > 0, np.log(np.where(w > 0, w, 1.0)), 0.0)
+        logs = msu_search(patterns, counts, inp.max_size, log_w)
+        score = product_scores(logs.score, logs.msu_count)
     n1 = int(np.count_nonzero(counts == 1))
     n2 = int(np.count_nonzero(counts == 2))
-    per_record = _msu_scores(engine, inp, ids, found, counts, n2)
+    per_record = _msu_scores(engine, inp, ids, found, counts, n2, score)
     shares, levels = _key_contributions(inp, patterns, found)
     return SudaResult(
         keys=inp.names,
@@ -250,6 +295,7 @@ def _suda_from_input(inp: SudaInput) -> SudaResult:
         att=m,
         max_size=inp.max_size,
         original_scores=inp.original_scores,
+        method=inp.method,
         size_weights={s: float(w[s]) for s in range(1, inp.max_size + 1)},
         dis_fraction=inp.dis_fraction,
         dis=dis_probability(n1, n2, inp.dis_fraction),
@@ -268,14 +314,17 @@ def _suda_from_input(inp: SudaInput) -> SudaResult:
     )
 
 
-def _msu_scores(engine, inp: SudaInput, ids, found, counts, n2: int) -> dict:
+def _msu_scores(engine, inp: SudaInput, ids, found, counts, n2: int, score=None) -> dict:
     """Per record: score, DIS-SUDA, MSU count, smallest MSU size, sample uniqueness and the
-    per-variable contributions (patterns with a count of 2 or more score 0)."""
+    per-variable contributions (patterns with a count of 2 or more score 0). ``score``: the
+    pattern scores when they are not the sums of the search (a product of the weights); the
+    contributions stay those of the sums."""
     step("SUDA scores and DIS-SUDA")
     m = len(inp.names)
-    score_p = found.score
+    sums = found.score
     with np.errstate(invalid="ignore", divide="ignore"):
-        share_p = np.where(score_p[:, None] > 0, found.contributions / score_p[:, None], 0.0)
+        share_p = np.where(sums[:, None] > 0, found.contributions / sums[:, None], 0.0)
+    score_p = sums if score is None else score
     dis_p = dis_suda(score_p, n2, inp.dis_fraction, m)  # only count-1 patterns score, one record each
     per_record = engine.gather(
         ids,
