@@ -583,6 +583,12 @@ class ConfidentialityResult(Result):
     exact : bool
         False when delta was estimated from 10^7 sampled non-link pairs (n > 20,000).
     log : bool
+    neighbourhood : {"distance", "fellegi_sunter"}
+        Neighbours within delta, or in the Fellegi-Sunter link region (then delta is NaN).
+    fellegi_sunter : dict or None
+        The Fellegi-Sunter neighbourhood: the bin ``edges`` of z, per bin ``m`` and ``u`` (shares
+        of link and non-link pairs), ``n_link_pairs``, ``n_nonlink_pairs`` and ``linked`` (the
+        bin is in the link region).
     """
 
     variables: tuple = ()
@@ -595,6 +601,8 @@ class ConfidentialityResult(Result):
     exact: bool = True
     log: bool = False
     n: int = 0
+    neighbourhood: str = "distance"
+    fellegi_sunter: dict | None = field(default=None, repr=False)
 
     _headline = ("n", "significance", "delta")
 
@@ -617,7 +625,17 @@ class ConfidentialityResult(Result):
             "share_single_neighbour": float(np.mean(nb == 1)),
             "neighbours_quartiles": [float(v) for v in np.quantile(nb, [0.25, 0.5, 0.75])],
             "perturbation_quartiles": [float(v) for v in np.quantile(pert, [0.25, 0.5, 0.75])] if pert.size else None,
+            "neighbourhood": self.neighbourhood,
+            **self._fs_dict(),
         }
+
+    def _fs_dict(self) -> dict:
+        """The Fellegi-Sunter bins (none with the critical distance); delta is then None."""
+        if self.fellegi_sunter is None:
+            return {}
+        fs = self.fellegi_sunter
+        keys = ("m", "u", "n_link_pairs", "n_nonlink_pairs", "linked")
+        return {"delta": None, "fs_edges": list(fs["edges"]), **{f"fs_{k}": list(fs[k]) for k in keys}}
 
     @renamed_parameters(perturbation="min_perturbation", neighbours="min_neighbours")
     def unsafe(
@@ -646,9 +664,9 @@ class ConfidentialityResult(Result):
             ("records", self.n),
             ("variables", ", ".join(self.variables)),
             ("significance (share of non-link pairs below delta)", self.significance),
-            ("critical distance delta (relative to ||y||)", self.delta),
+            *self._rule_rows(),
             ("nearest original is the true partner", fmt_share(d["share_nearest_correct"])),
-            ("true partner within delta", fmt_share(d["share_partner_in_neighbourhood"])),
+            ("true partner in the neighbourhood", fmt_share(d["share_partner_in_neighbourhood"])),
             ("empty neighbourhood", fmt_share(d["share_empty_neighbourhood"])),
             ("median neighbours", d["neighbours_quartiles"][1]),
         ]
@@ -657,7 +675,23 @@ class ConfidentialityResult(Result):
             notes.append("delta estimated from 10^7 sampled non-link pairs (n > 20,000)")
         if self.log:
             notes.append("computed on log-transformed values")
-        return Summary("Confidentiality plot (Seri)", (("", rows),), tuple(notes))
+        sections = [("", rows)]
+        if self.fellegi_sunter is not None:
+            fs = self.fellegi_sunter
+            hi = list(fs["edges"]) + [float("inf")]
+            lo = [0.0] + list(fs["edges"])
+            table = [
+                (f"({a:.4g}, {b:.4g}]", m, u, "link" if k else "")
+                for a, b, m, u, k in zip(lo, hi, fs["m"], fs["u"], fs["linked"])
+            ]
+            sections.append(("m(z) and u(z) per bin of z", {"columns": ["z", "m(z)", "u(z)", "region"], "rows": table}))
+        return Summary("Confidentiality plot (Seri)", tuple(sections), tuple(notes))
+
+    def _rule_rows(self) -> list:
+        if self.fellegi_sunter is None:
+            return [("critical distance delta (relative to ||y||)", self.delta)]
+        n_linked = sum(self.fellegi_sunter["linked"])
+        return [("neighbourhood", f"Fellegi-Sunter link region ({n_linked} bins of z by m(z)/u(z))")]
 
     def _records(self):
         return {
@@ -715,8 +749,10 @@ class ConfidentialityResult(Result):
         self._draw_rules(ax, nb, min_perturbation, min_neighbours, curve)
         if log_x:
             ax.set_xscale("symlog")
-        ax.set_xlabel("number of neighbours within delta")
+        fs = self.fellegi_sunter is not None
+        ax.set_xlabel("number of neighbours in the link region" if fs else "number of neighbours within delta")
         ax.set_ylabel("perturbation ||y - x|| / ||x||")
-        ax.set_title(f"Confidentiality plot (significance = {self.significance:g}, delta = {self.delta:.4g})")
+        rule = "Fellegi-Sunter neighbourhood" if fs else f"delta = {self.delta:.4g}"
+        ax.set_title(f"Confidentiality plot (significance = {self.significance:g}, {rule})")
         ax.legend(fontsize="small")
         return ax

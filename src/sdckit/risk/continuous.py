@@ -23,6 +23,7 @@ from .._errors import SdcError, warn
 from .._prepare import Roles
 from .._validation import (
     as_name_list,
+    check_bins,
     check_bool,
     check_choice,
     check_rule,
@@ -760,6 +761,40 @@ def _log_values(pair: NumericPair):
     return np.log(pair.X), np.log(pair.Y)
 
 
+_NEIGHBOURHOODS = ("distance", "fellegi_sunter")
+
+
+def _fs_confidentiality(X, Y, s: float, bins, lg: bool, pair: NumericPair) -> ConfidentialityResult:
+    """The confidentiality plot with the Fellegi-Sunter neighbourhood."""
+    from .._core.confidentiality_fs import fs_neighbourhood
+
+    res = fs_neighbourhood(X, Y, s, bins)
+    fs = {
+        "edges": [float(e) for e in res["edges"]],
+        "m": [float(v) for v in res["m"]],
+        "u": [float(v) for v in res["u"]],
+        "n_link_pairs": [int(v) for v in res["n_link_pairs"]],
+        "n_nonlink_pairs": [int(v) for v in res["n_nonlink_pairs"]],
+        "linked": [bool(v) for v in res["linked"]],
+    }
+    return ConfidentialityResult(
+        variables=tuple(pair.names),
+        significance=s,
+        delta=float("nan"),
+        neighbours=np.asarray(res["neighbours"], dtype=np.int64),
+        perturbation=res["perturbation"],
+        nearest_correct=res["nearest_correct"],
+        in_neighbourhood=res["in_neighbourhood"],
+        exact=True,
+        log=lg,
+        n=X.shape[0],
+        neighbourhood="fellegi_sunter",
+        fellegi_sunter=fs,
+        backend=pair.backend,
+        row_index=pair.row_index,
+    )
+
+
 @accepts_scenario
 @renamed_parameters(positional=("significance",), alpha="significance")
 @declare(
@@ -768,11 +803,27 @@ def _log_values(pair: NumericPair):
     Param("significance", "number"),
     Param("log", "bool"),
     Param("seed"),
+    Param(
+        "neighbourhood",
+        "choice",
+        "Neighbours within the critical distance, or in the Fellegi-Sunter link region of m(z)/u(z)",
+        choices=_NEIGHBOURHOODS,
+    ),
+    Param("bins", "any"),
     inputs=("original", "protected"),
     random=True,
 )
 def confidentiality_plot(
-    original, protected, variables, *, significance: float = 0.05, log: bool = False, seed: int = 0, engine=None
+    original,
+    protected,
+    variables,
+    *,
+    significance: float = 0.05,
+    log: bool = False,
+    seed: int = 0,
+    neighbourhood: str = "distance",
+    bins=20,
+    engine=None,
 ) -> ConfidentialityResult:
     r"""Seri's confidentiality plot: neighbours within the critical distance against perturbation.
 
@@ -786,6 +837,15 @@ def confidentiality_plot(
     * neighbours :math:`nb(y_i) = \#\{x_j : z(x_j, y_i) < \delta\}`;
     * flags: nearest original is the true partner; true partner inside the neighbourhood.
 
+    ``neighbourhood="fellegi_sunter"`` (Seri's alternative, after Fellegi & Sunter 1969): the
+    link pairs M and non-link pairs U are known, so m(z) = P(z | M) and u(z) = P(z | U) are
+    computed on bins of z (``bins``: a number of bins with edges at quantiles of the link
+    distances z(x_i, y_i), the last edge their maximum; or the edges). Bins with true pairs
+    are ranked by m(z)/u(z) and form the link region while their cumulative u(z) is at most
+    ``significance``; the neighbourhood of y is :math:`\{x : z(x, y)` in the link region\}.
+    When m/u falls with z this is the critical-distance rule on the bin grid. All n^2 pairs
+    are visited (time O(n^2 p)); ``delta`` is then NaN and ``fellegi_sunter`` holds the bins.
+
     Parameters
     ----------
     original, protected : table
@@ -797,6 +857,11 @@ def confidentiality_plot(
         Work on log-transformed values (as Seri does); needs positive values.
     seed : int, default 0
         Seed of the pair sampling (the exact result does not depend on it).
+    neighbourhood : {"distance", "fellegi_sunter"}, default "distance"
+        The critical distance delta, or the Fellegi-Sunter link region of m(z)/u(z).
+    bins : int >= 2 or list of edges, default 20
+        Fellegi-Sunter neighbourhood: the bins of z (a number of quantile bins of the link
+        distances, or edges).
     engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
         The engine that reads the data. This measure needs every record's values in memory: an
         engine that keeps the records (DuckDB, Spark) is refused, with a message that says so.
@@ -818,11 +883,14 @@ def confidentiality_plot(
     References
     ----------
     Seri, G. (2004), the confidentiality plot: a tool for assessing the disclosure risk of
-    continuous microdata after perturbation.
+    continuous microdata after perturbation; Fellegi, I. P. & Sunter, A. B. (1969), a theory
+    for record linkage, JASA 64, 1183-1210.
     """
     eng = in_memory_engine(engine, "confidentiality_plot", original)
     s = check_rule("significance", significance)
     lg, sd = check_bool(log, "log"), check_seed(seed)
+    hood = check_choice(neighbourhood, "neighbourhood", _NEIGHBOURHOODS)
+    b = check_bins(bins)
     pair = numeric_pair(original, protected, variables, allow_missing=False, engine=eng)
     if pair.X.shape[0] < 2:
         raise SdcError("original: 1 record; the confidentiality plot needs at least 2 (non-link pairs)")
@@ -833,6 +901,8 @@ def confidentiality_plot(
             f"protected: {zero} record(s) are all zero, so z(x, y) = ||y - x|| / ||y|| is infinite "
             "for them (no neighbours)"
         )
+    if hood == "fellegi_sunter":
+        return _fs_confidentiality(X, Y, s, b, lg, pair)
     res = _core().confidentiality(X, Y, s, seed=sd)
     return ConfidentialityResult(
         variables=tuple(pair.names),
