@@ -128,3 +128,61 @@ def test_bad_neighbourhood_and_bins():
         sdckit.confidentiality_plot(o, p, ["a", "b"], neighbourhood="nearest")
     with pytest.raises(SdcError, match="bins"):
         sdckit.confidentiality_plot(o, p, ["a", "b"], neighbourhood="fellegi_sunter", bins=1)
+
+
+# ----------------------------------------------------------------------------------------------
+# the categorical version: F_y against the share of keys changed
+# ----------------------------------------------------------------------------------------------
+def _social():
+    # six records, keys sex, age band, region; the release recodes region "r1"/"r2" -> "R" for
+    # records 1-2 and suppresses the age of record 6
+    o = pl.DataFrame(
+        {
+            "sex": ["m", "m", "f", "f", "f", "m"],
+            "age": ["20-29", "20-29", "30-39", "30-39", "40-49", "60-69"],
+            "region": ["r1", "r2", "r3", "r3", "r3", "r1"],
+            "w": [10.0, 20.0, 5.0, 5.0, 50.0, 8.0],
+        }
+    )
+    p = o.with_columns(
+        pl.Series("region", ["R", "R", "r3", "r3", "r3", "r1"]),
+        pl.Series("age", ["20-29", "20-29", "30-39", "30-39", "40-49", None]),
+    )
+    return o, p
+
+
+def test_categorical_confidentiality_hand_worked():
+    # released combinations: (m,20-29,R) x2 -> f = 2, F = 10 + 20 = 30; (f,30-39,r3) x2 -> f = 2,
+    # F = 10; (f,40-49,r3) -> f = 1, F = 50; (m,NA,r1) -> the missing age matches every age, but
+    # no other record has (m, ., r1) -> f = 1, F = 8.
+    # perturbation: records 1-2 region changed -> 1/3; 3-5 unchanged -> 0; record 6 age
+    # suppressed -> 1/3.
+    o, p = _social()
+    res = sdckit.categorical_confidentiality_plot(o, p, ["sex", "age", "region"], weight="w")
+    np.testing.assert_allclose(res.frequency, [30, 30, 10, 10, 50, 8])
+    np.testing.assert_allclose(res.sample_frequency, [2, 2, 2, 2, 1, 1])
+    np.testing.assert_allclose(res.perturbation, [1 / 3, 1 / 3, 0, 0, 0, 1 / 3])
+    assert res.share_changed == pytest.approx(0.5) and res.share_sample_unique == pytest.approx(2 / 6)
+    # Seri's rule F_y < k: k = 20 flags records 3, 4 and 6; with min_perturbation 0.2 (AND) only 3, 4
+    np.testing.assert_array_equal(res.unsafe(k=20), [False, False, True, True, False, True])
+    np.testing.assert_array_equal(res.unsafe(k=20, min_perturbation=0.2), [False, False, True, True, False, False])
+    assert not res.unsafe().any()
+    unweighted = sdckit.categorical_confidentiality_plot(o, p, ["sex", "age", "region"])
+    np.testing.assert_allclose(unweighted.frequency, [2, 2, 2, 2, 1, 1])
+    d = res.to_dict()
+    assert d["weighted"] and d["share_changed"] == 0.5 and "r1" not in str(d)
+    assert res.to_frame().height == 6
+
+
+def test_categorical_confidentiality_recoded_kind_and_errors():
+    # a number recoded into text bands counts as changed wherever a value is observed
+    o = pl.DataFrame({"age": [23, 35, None], "sex": ["m", "f", "f"]})
+    p = pl.DataFrame({"age": ["20-29", "30-39", None], "sex": ["m", "f", "f"]})
+    res = sdckit.categorical_confidentiality_plot(o, p, ["age", "sex"])
+    np.testing.assert_allclose(res.perturbation, [0.5, 0.5, 0.0])
+    with pytest.raises(SdcError, match="same records"):
+        sdckit.categorical_confidentiality_plot(o, p.head(2), ["age", "sex"])
+    with pytest.raises(SdcError, match="keys"):
+        sdckit.categorical_confidentiality_plot(o, p, ["nope"])
+    with pytest.raises(SdcError, match="k"):
+        res.unsafe(k=0)

@@ -5,9 +5,10 @@ Categorical keys: :func:`frequencies`, :func:`k_anonymity`, :func:`l_diversity`,
 :func:`population_uniques`.
 Continuous keys and record linkage: :func:`interval_disclosure`, :func:`relative_interval_risk`,
 :func:`rmd_interval_disclosure`, :func:`outliers`, :func:`record_linkage_risk`,
-:func:`external_risk`, :func:`confidentiality_plot`.
+:func:`external_risk`, :func:`confidentiality_plot`, :func:`categorical_confidentiality_plot`.
 """
 
+from .confidentiality import CategoricalConfidentialityResult, categorical_confidentiality_plot
 from .continuous import (
     ConfidentialityResult,
     IntervalDisclosureResult,
@@ -66,4 +67,6 @@ __all__ = [
     "ExternalRiskResult",
     "confidentiality_plot",
     "ConfidentialityResult",
+    "categorical_confidentiality_plot",
+    "CategoricalConfidentialityResult",
 ]
