@@ -29,6 +29,11 @@ def _finite_or_none(value: float) -> float | None:
     return None if value is None or not math.isfinite(value) else float(value)
 
 
+def _plain(d: dict) -> dict:
+    """A nested dict of per-variable facts with plain lists (JSON)."""
+    return {k: {a: (list(b) if isinstance(b, tuple) else b) for a, b in v.items()} for k, v in d.items()}
+
+
 def _share(count: int, total: int) -> float:
     return count / total if total else 0.0
 
@@ -56,6 +61,12 @@ class IntervalDisclosureResult(Result):
     share_at_risk : float
         Share of records at risk, in [0, 1] (sdcMicro prints it as the upper bound of
         "[0 %, 100 * share %]").
+    interval : {"sd", "rank", "entropy"}
+        The kind of interval.
+    interval_info : dict
+        Per variable: ``rank_halfwidth`` (rank intervals), or ``precision`` (2 width sd),
+        ``entropy_bits``, ``entropy_risk`` (2^-H), ``n_groups`` and ``top_group_share``
+        (entropy intervals); empty for sd intervals.
     """
 
     variables: tuple = ()
@@ -64,6 +75,8 @@ class IntervalDisclosureResult(Result):
     inside: np.ndarray = field(default=None, repr=False)
     protected_sd: dict = field(default_factory=dict)
     n: int = 0
+    interval: str = "sd"
+    interval_info: dict = field(default_factory=dict)
 
     _headline = ("n", "width", "n_at_risk", "share_at_risk")
 
@@ -93,9 +106,13 @@ class IntervalDisclosureResult(Result):
             "share_at_risk": self.share_at_risk,
             "share_inside": self.share_inside(),
             "protected_sd": {k: _finite_or_none(v) for k, v in self.protected_sd.items()},
+            "interval": self.interval,
+            **({"interval_info": _plain(self.interval_info)} if self.interval != "sd" else {}),
         }
 
     def summary(self) -> Summary:
+        if self.interval != "sd":
+            return self._variant_summary()
         rows = [
             ("records", self.n),
             ("variables", ", ".join(self.variables)),
@@ -113,6 +130,30 @@ class IntervalDisclosureResult(Result):
             (("", rows), ("Per variable", per)),
             ("sdcMicro reports the risk as the interval [0 %, 100 x share at risk %]",),
         )
+
+    def _variant_summary(self) -> Summary:
+        """Rank or entropy intervals."""
+        rank = self.interval == "rank"
+        rows = [
+            ("records", self.n),
+            ("variables", ", ".join(self.variables)),
+            ("interval", "ranks" if rank else "minimal-entropy precision interval"),
+            ("width", f"{self.width:g}" + (" (share of the records)" if rank else " (precision 2 x width x sd)")),
+            ("records at risk", self.n_at_risk),
+            ("share at risk", fmt_share(self.share_at_risk)),
+        ]
+        inside = self.share_inside()
+        info = self.interval_info
+        if rank:
+            cols = ["variable", "rank half-width", "original inside (% of records)"]
+            table = [(v, info[v]["rank_halfwidth"], fmt_percent(inside[v])) for v in self.variables]
+        else:
+            cols = ["variable", "entropy (bits)", "entropy risk 2^-H", "groups", "original inside (% of records)"]
+            table = [
+                (v, info[v]["entropy_bits"], info[v]["entropy_risk"], info[v]["n_groups"], fmt_percent(inside[v]))
+                for v in self.variables
+            ]
+        return Summary("Interval disclosure", (("", rows), ("Per variable", {"columns": cols, "rows": table})))
 
     def _records(self):
         return {"at_risk": self.at_risk}

@@ -183,20 +183,61 @@ def _core():
 # ----------------------------------------------------------------------------------------------
 # interval disclosure (sdcMicro dRisk)
 # ----------------------------------------------------------------------------------------------
+_INTERVALS = ("sd", "rank", "entropy")
+
+
+def _interval_flags(pair: NumericPair, interval: str, w: float):
+    """Per record and variable: the original value inside its interval, the protected sds and
+    the per-variable facts of the interval type."""
+    core = _core()
+    _, sd = core.interval_at_risk(pair.X, pair.Y, w)
+    if interval == "sd":
+        with np.errstate(invalid="ignore"):
+            inside = ~((pair.X < pair.Y - w * sd) | (pair.X > pair.Y + w * sd))
+        return inside, sd, {}
+    from .._core.interval_variants import entropy_interval_inside, rank_interval_inside
+
+    if interval == "rank":
+        if w > 1:
+            raise SdcError(
+                f"width: got {w!r}; with interval='rank' it is a share of the records, expected a number in [0, 1]"
+            )
+        inside, hs = rank_interval_inside(pair.X, pair.Y, w)
+        return inside, sd, {v: {"rank_halfwidth": int(h)} for v, h in zip(pair.names, hs)}
+    inside, info = entropy_interval_inside(pair.X, pair.Y, w, sd)
+    out = {}
+    for j, (v, d) in enumerate(zip(pair.names, info)):
+        out[v] = {  # the group bounds are one record's error each: not reported
+            "precision": float(2 * w * sd[j]) if np.isfinite(sd[j]) else None,
+            "entropy_bits": d["entropy_bits"],
+            "entropy_risk": 2.0 ** -d["entropy_bits"],
+            "n_groups": d["n_groups"],
+            "top_group_share": d["top_share"],
+        }
+    return inside, sd, out
+
+
 @accepts_scenario
 @renamed_parameters(positional=("width",), k="width")
 @declare(
     "measure",
     Param("variables", "columns", role="numeric_keys"),
     Param("width", "number"),
+    Param(
+        "interval",
+        "choice",
+        "The interval: sd multiples around the protected value (dRisk), ranks, or the minimal-entropy precision interval",
+        choices=_INTERVALS,
+    ),
     inputs=("original", "protected"),
 )
 def interval_disclosure(
-    original, protected, variables, *, width: float = 0.05, engine=None
+    original, protected, variables, *, width: float = 0.05, interval: str = "sd", engine=None
 ) -> IntervalDisclosureResult:
-    r"""Interval disclosure risk (SDID; sdcMicro ``dRisk``).
+    r"""Interval disclosure risk (SDID; sdcMicro ``dRisk``), with rank and entropy intervals.
 
-    Record i is at risk when, for every variable j where both values are observed,
+    ``interval="sd"`` (default, sdcMicro ``dRisk``): record i is at risk when, for every
+    variable j where both values are observed,
 
     .. math:: x'_{ij} - w\,s'_j \le x_{ij} \le x'_{ij} + w\,s'_j,
 
@@ -204,6 +245,25 @@ def interval_disclosure(
     protected variable. The risk is the share of records at risk (1 for unmodified data).
     Comparisons with a missing value are skipped, so a record with no comparable variable is
     at risk (as in sdcMicro).
+
+    ``interval="rank"`` (Domingo-Ferrer, Mateo-Sanz & Torra 2001): the m observed protected
+    values of variable j are ranked; the interval of record i holds the protected values whose
+    rank differs from the rank of :math:`x'_{ij}` by less than w m (w = ``width``, a share of the
+    records in [0, 1]): from the value h = ceil(w m) - 1 ranks below to the value h ranks above
+    (tied values form one block, extended by h on each side). At risk when every original value
+    lies in its interval.
+
+    ``interval="entropy"`` (after Alfalayleh & Brankovic 2015: a precision interval, Shannon's
+    entropy and dynamic programming; the handbook does not give the formulas, this is sdckit's
+    form): the intruder knows the errors :math:`e_{hj} = x_{hj} - x'_{hj}` of the protection and
+    wants the original value to within the precision :math:`d_j = 2 w s'_j` (the length of the
+    sd interval). The sorted errors are cut into consecutive groups of span at most d_j with the
+    smallest entropy :math:`H_j = -\sum_g (n_g/m) \log_2 (n_g/m)` (exact dynamic programming,
+    O(m^2) at worst); the intruder's interval for record i is
+    :math:`x'_{ij} + [lo, hi]` of the most probable group, and the record is at risk when every
+    error :math:`e_{ij}` lies in its variable's top group. :math:`2^{-H_j}` (1 when one group
+    holds every error, 1/G for G equal groups) is the variable's entropy risk. Unmodified data
+    give one group of zero errors: every record at risk.
 
     Parameters
     ----------
@@ -213,6 +273,8 @@ def interval_disclosure(
         Numeric variables present in both.
     width : float, default 0.05
         Half-width of the interval in protected standard deviations (>= 0); sdcMicro's ``k``.
+        With ``interval="rank"`` the share of the records the ranks may differ by (in [0, 1]).
+    interval : {"sd", "rank", "entropy"}, default "sd"
     engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
         The engine that reads the data. This measure needs every record's values in memory: an
         engine that keeps the records (DuckDB, Spark) is refused, with a message that says so.
@@ -220,26 +282,33 @@ def interval_disclosure(
     Returns
     -------
     IntervalDisclosureResult
-        ``share_at_risk`` is sdcMicro's ``dRisk``.
+        ``share_at_risk`` is sdcMicro's ``dRisk`` with ``interval="sd"``; ``interval_info``
+        holds the rank half-width, or the precision, entropy, entropy risk, number of groups
+        and the top group's share of each variable.
 
     References
     ----------
     Mateo-Sanz, J. M., Sebé, F. and Domingo-Ferrer, J. (2004), Outlier protection in continuous
     microdata masking, *Privacy in Statistical Databases*, LNCS 3050 (SDID); sdcMicro ``dRisk``.
+    Domingo-Ferrer, J., Mateo-Sanz, J. M. & Torra, V. (2001), Comparing SDC methods for microdata
+    on the basis of information loss and disclosure risk, ETK-NTTS (rank intervals).
+    Alfalayleh, M. & Brankovic, L. (2015), Quantifying privacy: a novel entropy-based measure of
+    disclosure risk, *Combinatorial Algorithms* (IWOCA 2014), LNCS 8986, 24-36.
     """
     eng = in_memory_engine(engine, "interval_disclosure", original)
     w = check_width(width)
+    kind = check_choice(interval, "interval", _INTERVALS)
     pair = numeric_pair(original, protected, variables, engine=eng)
-    at_risk, sd = _core().interval_at_risk(pair.X, pair.Y, w)
-    with np.errstate(invalid="ignore"):
-        inside = ~((pair.X < pair.Y - w * sd) | (pair.X > pair.Y + w * sd))
+    inside, sd, info = _interval_flags(pair, kind, w)
     return IntervalDisclosureResult(
         variables=tuple(pair.names),
         width=w,
-        at_risk=at_risk,
+        at_risk=np.asarray(inside.all(axis=1)),
         inside=inside,
         protected_sd={v: float(sd[j]) for j, v in enumerate(pair.names)},
         n=pair.X.shape[0],
+        interval=kind,
+        interval_info=info,
         backend=pair.backend,
         row_index=pair.row_index,
     )
