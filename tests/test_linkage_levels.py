@@ -219,3 +219,27 @@ def test_levels_bad_input():
     o2, p2 = o.clone(), p.clone()
     sdckit.record_linkage_risk(o, p, v, comparison_levels=0.1, **kw)
     assert o.equals(o2) and p.equals(p2)  # inputs not mutated
+
+
+def test_cli_comparison_levels(tmp_path, capsys):
+    import json
+
+    from sdckit.cli import main
+
+    o, p = _noisy(60, 4)
+    o.write_csv(tmp_path / "o.csv")
+    p.write_csv(tmp_path / "p.csv")
+    out = tmp_path / "l.json"
+    base = ["linkage", str(tmp_path / "o.csv"), str(tmp_path / "p.csv"), "--variables", "v0,v1,v2"]
+    base += ["--method", "probabilistic", "--no-progress", "--json", str(out), "--overwrite"]
+    assert main([*base, "--comparison-levels", "0.1,0.2,0.4"]) == 0
+    got = json.loads(out.read_text())["linkage"]
+    direct = sdckit.record_linkage_risk(
+        o, p, list(o.columns), method="probabilistic", comparison_levels=[0.1, 0.2, 0.4]
+    )
+    assert got["levels"] == direct.em["levels"] and got["share_linked"] == direct.share_linked
+    assert "weight log2(m/u)" in capsys.readouterr().out
+    assert main([*base, "--comparison-levels", "0.3"]) == 0
+    assert json.loads(out.read_text())["linkage"]["levels"]["v0"] == ["equal", "|difference| <= 0.3", "disagree"]
+    assert main([*base, "--comparison-levels", "a,b"]) == 2
+    assert "--comparison-levels" in capsys.readouterr().err

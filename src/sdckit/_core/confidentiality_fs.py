@@ -93,7 +93,7 @@ def fs_neighbourhood(X: np.ndarray, Y: np.ndarray, alpha: float, bins) -> dict:
     with np.errstate(divide="ignore", invalid="ignore"):
         zlink = dlink / ynorm
         perturbation = dlink / np.sqrt(_sq_sum(X))
-    edges = link_distance_edges(zlink, bins) if isinstance(bins, (int, np.integer)) else np.asarray(bins, float)
+    edges = link_distance_edges(zlink, int(bins)) if isinstance(bins, (int, np.integer)) else np.asarray(bins, float)
     counts, nearest_other = _bin_counts(X, Y, ynorm, edges)
     blink = np.searchsorted(edges, zlink, side="left")
     mcount = np.bincount(blink, minlength=edges.size + 1)

@@ -85,7 +85,7 @@ def entropy_interval_inside(x: np.ndarray, y: np.ndarray, width: float, sd: np.n
     bounds (lo, hi)."""
     n, p = y.shape
     inside = np.ones((n, p), dtype=bool)
-    info = []
+    info: list[dict] = []
     for j in range(p):
         ok = ~np.isnan(x[:, j]) & ~np.isnan(y[:, j])
         e = x[ok, j] - y[ok, j]

@@ -144,6 +144,7 @@ class IntervalDisclosureResult(Result):
         ]
         inside = self.share_inside()
         info = self.interval_info
+        table: list[tuple]
         if rank:
             cols = ["variable", "rank half-width", "original inside (% of records)"]
             table = [(v, info[v]["rank_halfwidth"], fmt_percent(inside[v])) for v in self.variables]
@@ -716,7 +717,7 @@ class ConfidentialityResult(Result):
             notes.append("delta estimated from 10^7 sampled non-link pairs (n > 20,000)")
         if self.log:
             notes.append("computed on log-transformed values")
-        sections = [("", rows)]
+        sections: list[tuple] = [("", rows)]
         if self.fellegi_sunter is not None:
             fs = self.fellegi_sunter
             hi = list(fs["edges"]) + [float("inf")]

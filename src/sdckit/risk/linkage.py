@@ -359,7 +359,8 @@ def _fellegi_sunter(ca, cb, cards, inp: _LinkageArgs):
 
 def _probabilistic_linkage(inp: _LinkageArgs) -> LinkageResult:
     if inp.levels is not None:
-        first, em = _level_fellegi_sunter(*_level_fields(inp), inp)
+        A, B, cuts, n_levels = _level_fields(inp)
+        first, em = _level_fellegi_sunter(A, B, cuts, n_levels, inp)
     else:
         ca, cb, cards = _field_codes(inp)
         first, em = _fellegi_sunter(ca, cb, cards, inp)
