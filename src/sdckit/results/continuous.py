@@ -708,7 +708,10 @@ class ConfidentialityResult(Result):
             ("significance (share of non-link pairs below delta)", self.significance),
             *self._rule_rows(),
             ("nearest original is the true partner", fmt_share(d["share_nearest_correct"])),
-            ("true partner in the neighbourhood", fmt_share(d["share_partner_in_neighbourhood"])),
+            (
+                "true partner within delta" if self.fellegi_sunter is None else "true partner in the link region",
+                fmt_share(d["share_partner_in_neighbourhood"]),
+            ),
             ("empty neighbourhood", fmt_share(d["share_empty_neighbourhood"])),
             ("median neighbours", d["neighbours_quartiles"][1]),
         ]
