@@ -214,6 +214,8 @@ def test_levels_bad_input():
         sdckit.record_linkage_risk(o, p, v, comparison_levels=list(range(1, 12)), **kw)
     with pytest.raises(SdcError, match="not among the variables"):
         sdckit.record_linkage_risk(o, p, v, comparison_levels={"zz": 1}, **kw)
+    with pytest.raises(SdcError, match="expected method='probabilistic'"):
+        sdckit.record_linkage_risk(o, p, v, comparison_levels=0.1)
     with pytest.raises(SdcError, match="compared as categories"):
         sdckit.record_linkage_risk(o, p, v, categorical=["v0"], comparison_levels={"v0": 1}, **kw)
     o2, p2 = o.clone(), p.clone()

@@ -250,6 +250,11 @@ def _validate_linkage(
     else:  # one setting (a number of bins or a list of edges) for every numeric variable
         one = check_bins(bins)
         b = {v: one for v in numeric}
+    levels = _validate_levels(comparison_levels, names, numeric)
+    if levels is not None and method != "probabilistic":
+        raise SdcError(
+            f"comparison_levels: levels apply to probabilistic linkage; expected method='probabilistic' (got {method!r})"
+        )
     return _LinkageArgs(
         t1,
         t2,
@@ -266,7 +271,7 @@ def _validate_linkage(
         check_em_start(em_start),
         as_missing_codes(missing),
         get_engine(engine),
-        _validate_levels(comparison_levels, names, numeric),
+        levels,
     )
 
 
