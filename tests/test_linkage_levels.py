@@ -38,8 +38,30 @@ def test_level_pattern_counts_equal_enumeration(seed, na, nb):
     cuts = [np.array([0.0, 1.0]), np.array([0.0, 0.5, 1.0]), None]
     L = [3, 4, 2]
     got = core.level_pattern_counts(A, B, cuts, L)
-    np.testing.assert_array_equal(got, core.level_pattern_counts_bruteforce(A, B, cuts, L))
+    brute = core.level_pattern_counts_bruteforce(A, B, cuts, L)
+    np.testing.assert_array_equal(got, brute)
+    np.testing.assert_array_equal(core.level_pattern_counts_enumerated(A, B, cuts, L), brute)
     assert got.sum() == na * nb
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10**6), st.integers(1, 14), st.integers(1, 14), st.integers(0, 2))
+def test_cumulative_counts_equal_enumeration(seed, na, nb, which):
+    # at most one field with cut points: pairs at or below every level vector (hash join + sorted
+    # search), then finite differences; values on a 0.5 grid so that many pairs sit exactly on a
+    # cut (the closed bounds a - c <= b <= a + c)
+    rng = np.random.default_rng(seed)
+    A = np.column_stack([rng.integers(-1, 3, na), rng.integers(0, 6, na) * 0.5, rng.integers(-1, 2, na)]).astype(float)
+    B = np.column_stack([rng.integers(-1, 3, nb), rng.integers(0, 6, nb) * 0.5, rng.integers(-1, 2, nb)]).astype(float)
+    A[rng.random(na) < 0.2, 1] = np.nan
+    B[rng.random(nb) < 0.2, 1] = np.nan
+    cuts = [None, [np.array([0.0, 0.5, 1.0]), np.array([0.5]), None][which], None]
+    L = [2, [4, 2, 2][which], 2]
+    if cuts[1] is None:  # the middle field compared as codes
+        A[:, 1] = np.where(np.isnan(A[:, 1]), -1, A[:, 1] * 2)
+        B[:, 1] = np.where(np.isnan(B[:, 1]), -1, B[:, 1] * 2)
+    got = core.cumulative_pattern_counts(A, B, cuts, L)
+    np.testing.assert_array_equal(got, core.level_pattern_counts_bruteforce(A, B, cuts, L))
 
 
 def _spec_counts_levels():

@@ -12,9 +12,12 @@ independence given the match status,
 and the weight of a pattern is W = log2(m(gamma) / u(gamma)) = sum_j log2(m_j(l) / u_j(l)).
 Two levels (agree, disagree) are the binary model of :mod:`sdckit._core.linkage`.
 
-Pure NumPy on float and integer matrices. The pattern counts enumerate the distinct rows of
-both files pairwise in bounded blocks (O(n_A' n_B' K) for n' distinct rows): a tolerance is
-not an equivalence, so the hash joins of the binary counts do not apply.
+Pure NumPy on float and integer matrices. A tolerance is not an equivalence, so the hash joins
+of the binary counts do not apply as they are. With at most one field with cut points, the
+number of pairs at or below every level vector is a hash join on the equality fields plus one
+sorted search on the numeric field, and the pattern counts are its finite differences
+(O(prod L_j (n_A + n_B) log n)); otherwise the distinct rows of both files are compared
+pairwise in bounded blocks (O(n_A' n_B' K) for n' distinct rows).
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ import numpy as np
 
 __all__ = [
     "level_of",
+    "level_pattern_counts_enumerated",
+    "cumulative_pattern_counts",
     "pattern_digits",
     "level_pattern_counts",
     "level_pattern_counts_bruteforce",
@@ -41,14 +46,17 @@ def level_of(a: np.ndarray, b: np.ndarray, cuts: np.ndarray | None) -> np.ndarra
 
     ``cuts`` None: a categorical field of integer codes (-1 = missing): level 0 when the codes are
     equal and observed, 1 otherwise. ``cuts`` sorted non-negative numbers: the smallest l with
-    |a - b| <= cuts[l], else len(cuts); NaN (missing) gives len(cuts).
+    |a - b| <= cuts[l], else len(cuts); NaN (missing) gives len(cuts). The test is written
+    a - c <= b <= a + c, the comparison the pattern counts make (the same rounding).
     """
     if cuts is None:
         return np.where((a == b) & (a >= 0) & (b >= 0), 0, 1).astype(np.int64)
+    a, b = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+    out = np.zeros(a.shape, dtype=np.int64)
     with np.errstate(invalid="ignore"):
-        d = np.abs(a - b)
-    lev = np.searchsorted(cuts, np.nan_to_num(d, nan=np.inf), side="left")
-    return np.where(np.isnan(d), cuts.size, lev).astype(np.int64)
+        for c in cuts:  # nested intervals: the level is the number of cuts b lies outside
+            out += ~((b >= a - c) & (b <= a + c))
+    return out
 
 
 def pattern_digits(n_levels) -> np.ndarray:
@@ -77,14 +85,98 @@ def _distinct(X: np.ndarray):
     return np.where(np.isinf(rows), np.nan, rows), counts.astype(np.int64)
 
 
+def _equality_key(A: np.ndarray, B: np.ndarray, cols: list):
+    """One int64 key per row of A and of B for the equality fields ``cols`` (codes >= 0), or
+    None when the category combinations overflow."""
+    ka, kb = np.zeros(A.shape[0], np.int64), np.zeros(B.shape[0], np.int64)
+    span = 1.0
+    for j in cols:
+        card = int(max(A[:, j].max(initial=-1), B[:, j].max(initial=-1))) + 1
+        span *= max(card, 1)
+        if span >= 2.0**62:
+            return None
+        ka = ka * card + A[:, j].astype(np.int64)
+        kb = kb * card + B[:, j].astype(np.int64)
+    return ka, kb, span
+
+
+def _pairs_within(A: np.ndarray, B: np.ndarray, eq: list, tol):
+    """Pairs agreeing on the equality fields ``eq`` and, with ``tol = (j, c)``, with
+    a_j - c <= b_j <= a_j + c; None when the keys would overflow."""
+    okA = np.ones(A.shape[0], bool)
+    okB = np.ones(B.shape[0], bool)
+    for j in eq:
+        okA &= A[:, j] >= 0
+        okB &= B[:, j] >= 0
+    if tol is not None:
+        okA &= ~np.isnan(A[:, tol[0]])
+        okB &= ~np.isnan(B[:, tol[0]])
+    A, B = A[okA], B[okB]
+    keys = _equality_key(A, B, eq)
+    if keys is None:
+        return None
+    ka, kb, span = keys
+    if tol is None:
+        ua, na = np.unique(ka, return_counts=True)
+        ub, nb = np.unique(kb, return_counts=True)
+        _, ia, ib = np.intersect1d(ua, ub, assume_unique=True, return_indices=True)
+        return float(np.dot(na[ia].astype(float), nb[ib].astype(float)))
+    j, c = tol
+    va, vb = A[:, j], B[:, j]
+    lo, hi = va - c, va + c
+    U = np.unique(np.concatenate([vb, lo, hi]))  # ranks compare exactly as the values do
+    if span * (U.size + 1) >= 2.0**62:
+        return None
+    size = np.int64(U.size)
+    bk = np.sort(kb * size + np.searchsorted(U, vb))
+    first = np.searchsorted(bk, ka * size + np.searchsorted(U, lo), side="left")
+    last = np.searchsorted(bk, ka * size + np.searchsorted(U, hi), side="right")
+    return float((last - first).sum())
+
+
+def cumulative_pattern_counts(A: np.ndarray, B: np.ndarray, cuts: list, n_levels):
+    """Pattern counts from the numbers of pairs at or below every level vector (at most one
+    field with cut points): N_le(l) by hash joins and one sorted search, then finite differences
+    along every field. None when the keys would overflow."""
+    L = np.asarray(n_levels, dtype=np.int64)
+    G = pattern_digits(L)
+    K = L.size
+    le = np.zeros(G.shape[0])
+    for g, lv in enumerate(G):
+        eq = [j for j in range(K) if cuts[j] is None and lv[j] == 0]
+        tol = [(j, float(cuts[j][lv[j]])) for j in range(K) if cuts[j] is not None and lv[j] < L[j] - 1]
+        got = _pairs_within(A, B, eq, tol[0] if tol else None)
+        if got is None:
+            return None
+        le[g] = got
+    N = le.reshape(tuple(L[::-1]))  # field 0 is the fastest digit: the last axis
+    for axis in range(K):
+        N = np.diff(N, axis=axis, prepend=0.0)
+    return np.rint(N.ravel()).astype(np.int64)
+
+
 def level_pattern_counts(A: np.ndarray, B: np.ndarray, cuts: list, n_levels) -> np.ndarray:
     """Number of pairs (a in A, b in B) with each level pattern.
 
     ``A``, ``B``: float matrices (one column per field; categorical fields hold their codes as
     numbers, -1 missing; numeric fields NaN missing); ``cuts[j]``: None (categorical) or the cut
-    points of field j. Identical rows are counted once with their multiplicity; the distinct
-    rows are compared in blocks.
+    points of field j. With at most one field with cut points the counts come from the pairs at
+    or below every level vector (hash joins and a sorted search per vector, O(prod L (n_A +
+    n_B) log n), then finite differences); otherwise identical rows are counted once with their
+    multiplicity and the distinct rows are compared in blocks.
     """
+    n_cut = sum(c is not None for c in cuts)
+    P = float(np.prod(np.asarray(n_levels, dtype=float)))
+    n_pairs = float(A.shape[0]) * float(B.shape[0])
+    if n_cut <= 1 and P * (A.shape[0] + B.shape[0]) * 20 < n_pairs:
+        fast = cumulative_pattern_counts(A, B, cuts, n_levels)
+        if fast is not None:
+            return fast
+    return level_pattern_counts_enumerated(A, B, cuts, n_levels)
+
+
+def level_pattern_counts_enumerated(A: np.ndarray, B: np.ndarray, cuts: list, n_levels) -> np.ndarray:
+    """:func:`level_pattern_counts` over the distinct rows of both files, pair by pair in blocks."""
     K = A.shape[1]
     L = np.asarray(n_levels, dtype=np.int64)
     radix = _radix(L)

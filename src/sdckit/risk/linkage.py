@@ -635,8 +635,9 @@ def record_linkage_risk(
     equal / within t / disagree (an intruder treats values within t as agreeing). m and u are
     estimated per field and level by EM (conditional independence):
     :math:`m(\gamma) = \prod_j m_j(\gamma_j)`, and the weight of a level is
-    :math:`\log_2(m_j(l)/u_j(l))`, a pattern's weight the sum over its fields. The pattern
-    counts enumerate the distinct rows of both files pairwise (O(n^2 K) at worst).
+    :math:`\log_2(m_j(l)/u_j(l))`, a pattern's weight the sum over its fields. With one field
+    with levels the pattern counts come from hash joins and a sorted search per combination of
+    levels; with more, the distinct rows of both files are compared pairwise (O(n^2 K)).
 
     ``method="assignment"``: one-to-one linkage minimising the total distance (the model of
     sdcMicro's ``recordLinkage``; Hungarian algorithm for n <= 2000, sparse matching over each
