@@ -317,6 +317,42 @@ def _field_codes(inp: _LinkageArgs):
     return ca, cb, np.maximum(cards, 1)
 
 
+def _classified(counts, W, cls, true_pat, texts, fit: dict, inp: _LinkageArgs):
+    """Whether each true pair is classified as a link, and the ``em`` dict: the fit (m, u, p,
+    iterations, converged), the link counts and precision, and the pattern table by weight."""
+    is_link = cls[true_pat] == 2
+    links, true_links = int(counts[cls == 2].sum()), int(is_link.sum())
+    label = {2: "link", 1: "possible", 0: "non-link"}
+    n_true = np.bincount(true_pat, minlength=W.size)
+    patterns = [
+        {
+            "pattern": texts(g),
+            "n_pairs": int(counts[g]),
+            "n_true_pairs": int(n_true[g]),
+            "weight": float(W[g]),
+            "class": label[int(cls[g])],
+        }
+        for g in np.argsort(-W, kind="stable")
+    ]
+    em = {
+        **fit,
+        "n_links": links,
+        "n_possible_links": int(counts[cls == 1].sum()),
+        "n_true_links": true_links,
+        "precision": (true_links / links) if links else None,
+        "mu": inp.mu,
+        "lam": inp.lam,
+        "fields": list(inp.variables),
+        "patterns": patterns,
+    }
+    return is_link.astype(float), em
+
+
+def _fit(m, u, p, it, conv) -> dict:
+    """The EM fit as the ``em`` dict holds it."""
+    return {"m": m, "u": u, "p": float(p), "iterations": int(it), "converged": bool(conv)}
+
+
 def _fellegi_sunter(ca, cb, cards, inp: _LinkageArgs):
     """EM on the agreement-pattern counts of all pairs, pattern classes, and whether each true
     pair is classified as a link."""
@@ -331,35 +367,8 @@ def _fellegi_sunter(ca, cb, cards, inp: _LinkageArgs):
     cls = classify_patterns(mg, ug, W, inp.mu, inp.lam)
     agree = (ca == cb) & (ca >= 0) & (cb >= 0)
     true_pat = (agree * (1 << np.arange(K))).sum(axis=1)
-    is_link = cls[true_pat] == 2
-    links, true_links = int(counts[cls == 2].sum()), int(is_link.sum())
-    label = {2: "link", 1: "possible", 0: "non-link"}
-    patterns = [
-        {
-            "pattern": "".join("1" if g >> j & 1 else "0" for j in range(K)),
-            "n_pairs": int(counts[g]),
-            "n_true_pairs": int(np.count_nonzero(true_pat == g)),
-            "weight": float(W[g]),
-            "class": label[int(cls[g])],
-        }
-        for g in np.argsort(-W, kind="stable")
-    ]
-    em = {
-        "m": [float(x) for x in m],
-        "u": [float(x) for x in u],
-        "p": float(p),
-        "iterations": int(it),
-        "converged": bool(conv),
-        "n_links": links,
-        "n_possible_links": int(counts[cls == 1].sum()),
-        "n_true_links": true_links,
-        "precision": (true_links / links) if links else None,
-        "mu": inp.mu,
-        "lam": inp.lam,
-        "fields": list(inp.variables),
-        "patterns": patterns,
-    }
-    return is_link.astype(float), em
+    fit = _fit([float(x) for x in m], [float(x) for x in u], p, it, conv)
+    return _classified(counts, W, cls, true_pat, lambda g: "".join(str(g >> j & 1) for j in range(K)), fit, inp)
 
 
 def _probabilistic_linkage(inp: _LinkageArgs) -> LinkageResult:
@@ -428,40 +437,13 @@ def _level_fellegi_sunter(A, B, cuts, n_levels, inp: _LinkageArgs):
     cls = classify_patterns(mg, ug, W, inp.mu, inp.lam)
     radix = np.concatenate([[1], np.cumprod(n_levels[:-1])])
     true_pat = sum(radix[j] * level_of(A[:, j], B[:, j], cuts[j]) for j in range(len(cuts)))
-    is_link = cls[true_pat] == 2
-    links, true_links = int(counts[cls == 2].sum()), int(is_link.sum())
-    label = {2: "link", 1: "possible", 0: "non-link"}
     digits = pattern_digits(n_levels)
-    n_true = np.bincount(true_pat, minlength=W.size)
-    patterns = [
-        {
-            "pattern": _level_pattern_text(digits[g], n_levels),
-            "n_pairs": int(counts[g]),
-            "n_true_pairs": int(n_true[g]),
-            "weight": float(W[g]),
-            "class": label[int(cls[g])],
-        }
-        for g in np.argsort(-W, kind="stable")
-    ]
     per = [(m[j, :lj], u[j, :lj]) for j, lj in enumerate(n_levels)]
-    em = {
-        "m": [[float(x) for x in mj] for mj, _ in per],
-        "u": [[float(x) for x in uj] for _, uj in per],
-        "p": float(p),
-        "iterations": int(it),
-        "converged": bool(conv),
-        "n_links": links,
-        "n_possible_links": int(counts[cls == 1].sum()),
-        "n_true_links": true_links,
-        "precision": (true_links / links) if links else None,
-        "mu": inp.mu,
-        "lam": inp.lam,
-        "fields": list(inp.variables),
-        "patterns": patterns,
-        "levels": {v: _level_labels(c) for v, c in zip(inp.variables, cuts)},
-        "level_weights": [[float(x) for x in np.log2(mj / uj)] for mj, uj in per],
-    }
-    return is_link.astype(float), em
+    fit = _fit([[float(x) for x in mj] for mj, _ in per], [[float(x) for x in uj] for _, uj in per], p, it, conv)
+    first, em = _classified(counts, W, cls, true_pat, lambda g: _level_pattern_text(digits[g], n_levels), fit, inp)
+    em["levels"] = {v: _level_labels(c) for v, c in zip(inp.variables, cuts)}
+    em["level_weights"] = [[float(x) for x in np.log2(mj / uj)] for mj, uj in per]
+    return first, em
 
 
 def _standardised(X, Y, names, standardize):
