@@ -41,6 +41,7 @@ REGISTRY = {
     "relative_interval_risk": lambda d: sdckit.relative_interval_risk(d, ["w"], joint=True, keys=S002_KEYS[:2]),
     "combined_risk": lambda d: sdckit.combined_risk(d, S002_KEYS[:2], ["w"]),
     "confidentiality_plot": lambda d: sdckit.confidentiality_plot(d, d, ["w"]),
+    "categorical_confidentiality_plot": lambda d: sdckit.categorical_confidentiality_plot(d, d, S002_KEYS, weight="w"),
     "loglinear_risk": lambda d: sdckit.loglinear_risk(d, S002_KEYS, weight="w"),
     "population_uniques": lambda d: sdckit.population_uniques(d, S002_KEYS, weight="w"),
     # the table as both register and sample (two data arguments; tests/test_register.py has real pairs)

@@ -207,6 +207,9 @@ CASES = {
     "record_linkage_risk": lambda d, x, e: sdckit.record_linkage_risk(d, x, NUM, engine=e),
     "external_risk": lambda d, x, e: sdckit.external_risk(d, x, ["urbrur", "roof", "sex", "age"], engine=e),
     "confidentiality_plot": lambda d, x, e: sdckit.confidentiality_plot(d, x, NUM, engine=e),
+    "categorical_confidentiality_plot": lambda d, x, e: sdckit.categorical_confidentiality_plot(
+        d, x, KEYS, weight=W, engine=e
+    ),
     "information_loss": lambda d, x, e: sdckit.information_loss(
         d, x, NUM, scales=dict.fromkeys(NUM, "continuous"), engine=e
     ),

@@ -443,7 +443,19 @@ PAIR_REGISTRY = {
         lambda o, p: sdckit.confidentiality_plot(o, p, V3),
         ["neighbours", "perturbation", "nearest_correct", "in_neighbourhood"],
     ),
+    "confidentiality_plot_fellegi_sunter": (
+        lambda o, p: sdckit.confidentiality_plot(o, p, V3, neighbourhood="fellegi_sunter", bins=4),
+        ["neighbours", "perturbation", "nearest_correct", "in_neighbourhood"],
+    ),
+    "categorical_confidentiality_plot": (
+        lambda o, p: sdckit.categorical_confidentiality_plot(o, p, ["grp"]),
+        ["frequency", "sample_frequency", "perturbation"],
+    ),
     "record_linkage_risk": (lambda o, p: sdckit.record_linkage_risk(o, p, V3), ["correct_first", "correct_second"]),
+    "record_linkage_levels": (
+        lambda o, p: sdckit.record_linkage_risk(o, p, V3 + ["grp"], method="probabilistic", comparison_levels=[0, 5]),
+        ["correct_first"],
+    ),
     "record_linkage_probabilistic": (
         lambda o, p: sdckit.record_linkage_risk(o, p, V3 + ["grp"], method="probabilistic", bins=4),
         ["correct_first"],

@@ -59,6 +59,8 @@ def _results() -> list:
         sdckit.record_linkage_risk(d, noisy, ["x", "y"]),
         sdckit.external_risk(noisy, d, ["x", "y"]),
         sdckit.confidentiality_plot(d, noisy, ["x", "y"], seed=1),
+        sdckit.confidentiality_plot(d, noisy, ["x", "y"], neighbourhood="fellegi_sunter", bins=5),
+        sdckit.categorical_confidentiality_plot(d, d, KEYS, weight="w"),
         sdckit.information_loss(d, noisy, ["x", "y"]),
         sdckit.variant_loss(d, noisy, ["x", "y", *KEYS], scales=dict.fromkeys(KEYS, "nominal"), records=True),
         sdckit.estimates_change(d, noisy, keys=KEYS, variables=["x", "y"], weight="w", household="hh"),

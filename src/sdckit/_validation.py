@@ -30,6 +30,7 @@ __all__ = [
     "check_bound",
     "check_choice",
     "check_column",
+    "check_comparison_levels",
     "check_em_start",
     "check_fraction",
     "check_group_size",
@@ -281,6 +282,7 @@ RULES: dict[str, NumberRule] = {
     "em_start": _OPEN_UNIT,
     "tolerance": NumberRule(low=0.0, low_open=True),
     "pair_tol": NumberRule(low=0.0),
+    "comparison_levels": NumberRule(low=0.0),
     "internal_risk": _UNIT,
     "availability": _UNIT,
     "z_target": NumberRule(),
@@ -402,6 +404,23 @@ def check_bins(value, param: str = "bins"):
             raise SdcError(f"{param}: empty list; expected an integer >= 2 or a list of bin edges")
         return np.sort(np.array(edges, dtype=float))
     return check_int(value, param, low=2)
+
+
+def check_comparison_levels(value, param: str = "comparison_levels", max_cuts: int = 9):
+    """``comparison_levels`` of one numeric field: a tolerance t >= 0 (cut points (0, t): equal,
+    within t, disagree; t = 0: (0,), equal or disagree) or a list of 1 to ``max_cuts`` strictly
+    increasing cut points >= 0 on the absolute difference. Returns the cut points as an array."""
+    import numpy as np
+
+    if isinstance(value, (list, tuple)) or hasattr(value, "__array__"):
+        cuts = np.array([check_rule("comparison_levels", v, param) for v in np.asarray(value, dtype=object).ravel()])
+        if cuts.size == 0 or cuts.size > max_cuts:
+            raise SdcError(f"{param}: got {cuts.size} cut points; expected 1 to {max_cuts}")
+        if np.any(np.diff(cuts) <= 0):
+            raise SdcError(f"{param}: cut points not strictly increasing; expected increasing distances")
+        return cuts.astype(float)
+    t = check_rule("comparison_levels", value, param)
+    return np.array([0.0, t]) if t > 0 else np.array([0.0])
 
 
 def check_em_start(value, param: str = "em_start") -> tuple:

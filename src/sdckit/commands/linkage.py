@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .._errors import SdcError
 from . import (
     Progress,
     add_missing_options,
@@ -55,9 +56,29 @@ def register(sub) -> None:
     p.add_argument(
         "--bins", type=int, default=10, help="probabilistic: quantile bins of numeric variables (default 10)"
     )
+    p.add_argument(
+        "--comparison-levels",
+        dest="comparison_levels",
+        help="probabilistic: comparison levels of every numeric variable, one tolerance (equal, within it, "
+        "disagree) or comma-separated cut points on the absolute difference (default: agree/disagree by bin)",
+    )
     add_missing_options(p, "categorical variables")
     add_output_options(p)
     p.set_defaults(func=run)
+
+
+def _levels(text):
+    """``--comparison-levels``: one number or comma-separated numbers (None when not given)."""
+    if text is None:
+        return None
+    items = split_list(text)
+    try:
+        values = [float(v) for v in items]
+    except ValueError:
+        raise SdcError(
+            f"--comparison-levels: got {text!r}; expected a number or comma-separated numbers (cut points)"
+        ) from None
+    return values[0] if len(values) == 1 else values
 
 
 def run(args) -> int:
@@ -88,6 +109,7 @@ def run(args) -> int:
         categorical=cat or None,
         bins=args.bins,
         missing=split_list(args.missing) or None,
+        comparison_levels=_levels(args.comparison_levels),
         id=args.id,
     )
     prog.close()

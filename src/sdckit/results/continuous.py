@@ -29,6 +29,11 @@ def _finite_or_none(value: float) -> float | None:
     return None if value is None or not math.isfinite(value) else float(value)
 
 
+def _plain(d: dict) -> dict:
+    """A nested dict of per-variable facts with plain lists (JSON)."""
+    return {k: {a: (list(b) if isinstance(b, tuple) else b) for a, b in v.items()} for k, v in d.items()}
+
+
 def _share(count: int, total: int) -> float:
     return count / total if total else 0.0
 
@@ -56,6 +61,12 @@ class IntervalDisclosureResult(Result):
     share_at_risk : float
         Share of records at risk, in [0, 1] (sdcMicro prints it as the upper bound of
         "[0 %, 100 * share %]").
+    interval : {"sd", "rank", "entropy"}
+        The kind of interval.
+    interval_info : dict
+        Per variable: ``rank_halfwidth`` (rank intervals), or ``precision`` (2 width sd),
+        ``entropy_bits``, ``entropy_risk`` (2^-H), ``n_groups`` and ``top_group_share``
+        (entropy intervals); empty for sd intervals.
     """
 
     variables: tuple = ()
@@ -64,6 +75,8 @@ class IntervalDisclosureResult(Result):
     inside: np.ndarray = field(default=None, repr=False)
     protected_sd: dict = field(default_factory=dict)
     n: int = 0
+    interval: str = "sd"
+    interval_info: dict = field(default_factory=dict)
 
     _headline = ("n", "width", "n_at_risk", "share_at_risk")
 
@@ -93,9 +106,13 @@ class IntervalDisclosureResult(Result):
             "share_at_risk": self.share_at_risk,
             "share_inside": self.share_inside(),
             "protected_sd": {k: _finite_or_none(v) for k, v in self.protected_sd.items()},
+            "interval": self.interval,
+            **({"interval_info": _plain(self.interval_info)} if self.interval != "sd" else {}),
         }
 
     def summary(self) -> Summary:
+        if self.interval != "sd":
+            return self._variant_summary()
         rows = [
             ("records", self.n),
             ("variables", ", ".join(self.variables)),
@@ -113,6 +130,31 @@ class IntervalDisclosureResult(Result):
             (("", rows), ("Per variable", per)),
             ("sdcMicro reports the risk as the interval [0 %, 100 x share at risk %]",),
         )
+
+    def _variant_summary(self) -> Summary:
+        """Rank or entropy intervals."""
+        rank = self.interval == "rank"
+        rows = [
+            ("records", self.n),
+            ("variables", ", ".join(self.variables)),
+            ("interval", "ranks" if rank else "minimal-entropy precision interval"),
+            ("width", f"{self.width:g}" + (" (share of the records)" if rank else " (precision 2 x width x sd)")),
+            ("records at risk", self.n_at_risk),
+            ("share at risk", fmt_share(self.share_at_risk)),
+        ]
+        inside = self.share_inside()
+        info = self.interval_info
+        table: list[tuple]
+        if rank:
+            cols = ["variable", "rank half-width", "original inside (% of records)"]
+            table = [(v, info[v]["rank_halfwidth"], fmt_percent(inside[v])) for v in self.variables]
+        else:
+            cols = ["variable", "entropy (bits)", "entropy risk 2^-H", "groups", "original inside (% of records)"]
+            table = [
+                (v, info[v]["entropy_bits"], info[v]["entropy_risk"], info[v]["n_groups"], fmt_percent(inside[v]))
+                for v in self.variables
+            ]
+        return Summary("Interval disclosure", (("", rows), ("Per variable", {"columns": cols, "rows": table})))
 
     def _records(self):
         return {"at_risk": self.at_risk}
@@ -583,6 +625,12 @@ class ConfidentialityResult(Result):
     exact : bool
         False when delta was estimated from 10^7 sampled non-link pairs (n > 20,000).
     log : bool
+    neighbourhood : {"distance", "fellegi_sunter"}
+        Neighbours within delta, or in the Fellegi-Sunter link region (then delta is NaN).
+    fellegi_sunter : dict or None
+        The Fellegi-Sunter neighbourhood: the bin ``edges`` of z, per bin ``m`` and ``u`` (shares
+        of link and non-link pairs), ``n_link_pairs``, ``n_nonlink_pairs`` and ``linked`` (the
+        bin is in the link region).
     """
 
     variables: tuple = ()
@@ -595,6 +643,8 @@ class ConfidentialityResult(Result):
     exact: bool = True
     log: bool = False
     n: int = 0
+    neighbourhood: str = "distance"
+    fellegi_sunter: dict | None = field(default=None, repr=False)
 
     _headline = ("n", "significance", "delta")
 
@@ -617,7 +667,17 @@ class ConfidentialityResult(Result):
             "share_single_neighbour": float(np.mean(nb == 1)),
             "neighbours_quartiles": [float(v) for v in np.quantile(nb, [0.25, 0.5, 0.75])],
             "perturbation_quartiles": [float(v) for v in np.quantile(pert, [0.25, 0.5, 0.75])] if pert.size else None,
+            "neighbourhood": self.neighbourhood,
+            **self._fs_dict(),
         }
+
+    def _fs_dict(self) -> dict:
+        """The Fellegi-Sunter bins (none with the critical distance); delta is then None."""
+        if self.fellegi_sunter is None:
+            return {}
+        fs = self.fellegi_sunter
+        keys = ("m", "u", "n_link_pairs", "n_nonlink_pairs", "linked")
+        return {"delta": None, "fs_edges": list(fs["edges"]), **{f"fs_{k}": list(fs[k]) for k in keys}}
 
     @renamed_parameters(perturbation="min_perturbation", neighbours="min_neighbours")
     def unsafe(
@@ -646,9 +706,12 @@ class ConfidentialityResult(Result):
             ("records", self.n),
             ("variables", ", ".join(self.variables)),
             ("significance (share of non-link pairs below delta)", self.significance),
-            ("critical distance delta (relative to ||y||)", self.delta),
+            *self._rule_rows(),
             ("nearest original is the true partner", fmt_share(d["share_nearest_correct"])),
-            ("true partner within delta", fmt_share(d["share_partner_in_neighbourhood"])),
+            (
+                "true partner within delta" if self.fellegi_sunter is None else "true partner in the link region",
+                fmt_share(d["share_partner_in_neighbourhood"]),
+            ),
             ("empty neighbourhood", fmt_share(d["share_empty_neighbourhood"])),
             ("median neighbours", d["neighbours_quartiles"][1]),
         ]
@@ -657,7 +720,23 @@ class ConfidentialityResult(Result):
             notes.append("delta estimated from 10^7 sampled non-link pairs (n > 20,000)")
         if self.log:
             notes.append("computed on log-transformed values")
-        return Summary("Confidentiality plot (Seri)", (("", rows),), tuple(notes))
+        sections: list[tuple] = [("", rows)]
+        if self.fellegi_sunter is not None:
+            fs = self.fellegi_sunter
+            hi = list(fs["edges"]) + [float("inf")]
+            lo = [0.0] + list(fs["edges"])
+            table = [
+                (f"({a:.4g}, {b:.4g}]", m, u, "link" if k else "")
+                for a, b, m, u, k in zip(lo, hi, fs["m"], fs["u"], fs["linked"])
+            ]
+            sections.append(("m(z) and u(z) per bin of z", {"columns": ["z", "m(z)", "u(z)", "region"], "rows": table}))
+        return Summary("Confidentiality plot (Seri)", tuple(sections), tuple(notes))
+
+    def _rule_rows(self) -> list:
+        if self.fellegi_sunter is None:
+            return [("critical distance delta (relative to ||y||)", self.delta)]
+        n_linked = sum(self.fellegi_sunter["linked"])
+        return [("neighbourhood", f"Fellegi-Sunter link region ({n_linked} bins of z by m(z)/u(z))")]
 
     def _records(self):
         return {
@@ -715,8 +794,10 @@ class ConfidentialityResult(Result):
         self._draw_rules(ax, nb, min_perturbation, min_neighbours, curve)
         if log_x:
             ax.set_xscale("symlog")
-        ax.set_xlabel("number of neighbours within delta")
+        fs = self.fellegi_sunter is not None
+        ax.set_xlabel("number of neighbours in the link region" if fs else "number of neighbours within delta")
         ax.set_ylabel("perturbation ||y - x|| / ||x||")
-        ax.set_title(f"Confidentiality plot (significance = {self.significance:g}, delta = {self.delta:.4g})")
+        rule = "Fellegi-Sunter neighbourhood" if fs else f"delta = {self.delta:.4g}"
+        ax.set_title(f"Confidentiality plot (significance = {self.significance:g}, {rule})")
         ax.legend(fontsize="small")
         return ax

@@ -47,7 +47,9 @@ class LinkageResult(Result):
         Weight of second-nearest links in the share linked.
     em : dict or None
         Probabilistic method: m, u, p, iterations, converged, the numbers of links
-        (``n_links``, ``n_possible_links``, ``n_true_links``), precision and the pattern table.
+        (``n_links``, ``n_possible_links``, ``n_true_links``), precision and the pattern table;
+        with comparison levels m and u per field and level, ``levels`` (the level names per
+        field) and ``level_weights`` (log2(m/u) per field and level).
     standardize, metric : str
         Distance and assignment methods: how the variables were standardised, the distance.
     """
@@ -150,6 +152,9 @@ class LinkageResult(Result):
                 }
             )
             out["patterns"] = [dict(p) for p in e["patterns"]]
+            if "levels" in e:
+                out["levels"] = {f: list(v) for f, v in e["levels"].items()}
+                out["level_weights"] = [list(w) for w in e["level_weights"]]
         return out
 
     def summary(self) -> Summary:
@@ -180,16 +185,20 @@ class LinkageResult(Result):
                 ("precision of the links", e["precision"]),
                 ("EM iterations", e["iterations"]),
             ]
-            sections.append(
-                (
-                    "m and u probabilities",
-                    {
-                        "columns": ["field", "m", "u"],
-                        "rows": [(f, m, u) for f, m, u in zip(e["fields"], e["m"], e["u"])],
-                    },
-                )
-            )
+            sections.append(("m and u probabilities", self._mu_table(e)))
         return Summary("Record linkage risk", (("", rows), *sections))
+
+    @staticmethod
+    def _mu_table(e: dict) -> dict:
+        """m and u per field (agree/disagree), or per field and comparison level with its weight."""
+        if "levels" not in e:
+            return {"columns": ["field", "m", "u"], "rows": [(f, m, u) for f, m, u in zip(e["fields"], e["m"], e["u"])]}
+        rows = [
+            (f, lab, m, u, w)
+            for f, mj, uj, wj in zip(e["fields"], e["m"], e["u"], e["level_weights"])
+            for lab, m, u, w in zip(e["levels"][f], mj, uj, wj)
+        ]
+        return {"columns": ["field", "level", "m", "u", "weight log2(m/u)"], "rows": rows}
 
     def _records(self):
         out = {"correct_first": self.correct_first}

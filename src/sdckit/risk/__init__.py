@@ -5,10 +5,11 @@ Categorical keys: :func:`frequencies`, :func:`k_anonymity`, :func:`l_diversity`,
 :func:`population_uniques`, :func:`threshold_rule`.
 Continuous keys and record linkage: :func:`interval_disclosure`, :func:`relative_interval_risk`,
 :func:`rmd_interval_disclosure`, :func:`combined_risk`, :func:`outliers`, :func:`record_linkage_risk`,
-:func:`external_risk`, :func:`confidentiality_plot`.
+:func:`external_risk`, :func:`confidentiality_plot`, :func:`categorical_confidentiality_plot`.
 """
 
 from .combined import CombinedRiskResult, combined_risk
+from .confidentiality import CategoricalConfidentialityResult, categorical_confidentiality_plot
 from .continuous import (
     ConfidentialityResult,
     IntervalDisclosureResult,
@@ -72,4 +73,6 @@ __all__ = [
     "ExternalRiskResult",
     "confidentiality_plot",
     "ConfidentialityResult",
+    "categorical_confidentiality_plot",
+    "CategoricalConfidentialityResult",
 ]

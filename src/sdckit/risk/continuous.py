@@ -23,6 +23,7 @@ from .._errors import SdcError, warn
 from .._prepare import Roles
 from .._validation import (
     as_name_list,
+    check_bins,
     check_bool,
     check_choice,
     check_rule,
@@ -182,20 +183,61 @@ def _core():
 # ----------------------------------------------------------------------------------------------
 # interval disclosure (sdcMicro dRisk)
 # ----------------------------------------------------------------------------------------------
+_INTERVALS = ("sd", "rank", "entropy")
+
+
+def _interval_flags(pair: NumericPair, interval: str, w: float):
+    """Per record and variable: the original value inside its interval, the protected sds and
+    the per-variable facts of the interval type."""
+    core = _core()
+    _, sd = core.interval_at_risk(pair.X, pair.Y, w)
+    if interval == "sd":
+        with np.errstate(invalid="ignore"):
+            inside = ~((pair.X < pair.Y - w * sd) | (pair.X > pair.Y + w * sd))
+        return inside, sd, {}
+    from .._core.interval_variants import entropy_interval_inside, rank_interval_inside
+
+    if interval == "rank":
+        if w > 1:
+            raise SdcError(
+                f"width: got {w!r}; with interval='rank' it is a share of the records, expected a number in [0, 1]"
+            )
+        inside, hs = rank_interval_inside(pair.X, pair.Y, w)
+        return inside, sd, {v: {"rank_halfwidth": int(h)} for v, h in zip(pair.names, hs)}
+    inside, info = entropy_interval_inside(pair.X, pair.Y, w, sd)
+    out = {}
+    for j, (v, d) in enumerate(zip(pair.names, info)):
+        out[v] = {  # the group bounds are one record's error each: not reported
+            "precision": float(2 * w * sd[j]) if np.isfinite(sd[j]) else None,
+            "entropy_bits": d["entropy_bits"],
+            "entropy_risk": 2.0 ** -d["entropy_bits"],
+            "n_groups": d["n_groups"],
+            "top_group_share": d["top_share"],
+        }
+    return inside, sd, out
+
+
 @accepts_scenario
 @renamed_parameters(positional=("width",), k="width")
 @declare(
     "measure",
     Param("variables", "columns", role="numeric_keys"),
     Param("width", "number"),
+    Param(
+        "interval",
+        "choice",
+        "The interval: sd multiples around the protected value (dRisk), ranks, or the minimal-entropy precision interval",
+        choices=_INTERVALS,
+    ),
     inputs=("original", "protected"),
 )
 def interval_disclosure(
-    original, protected, variables, *, width: float = 0.05, engine=None
+    original, protected, variables, *, width: float = 0.05, interval: str = "sd", engine=None
 ) -> IntervalDisclosureResult:
-    r"""Interval disclosure risk (SDID; sdcMicro ``dRisk``).
+    r"""Interval disclosure risk (SDID; sdcMicro ``dRisk``), with rank and entropy intervals.
 
-    Record i is at risk when, for every variable j where both values are observed,
+    ``interval="sd"`` (default, sdcMicro ``dRisk``): record i is at risk when, for every
+    variable j where both values are observed,
 
     .. math:: x'_{ij} - w\,s'_j \le x_{ij} \le x'_{ij} + w\,s'_j,
 
@@ -203,6 +245,25 @@ def interval_disclosure(
     protected variable. The risk is the share of records at risk (1 for unmodified data).
     Comparisons with a missing value are skipped, so a record with no comparable variable is
     at risk (as in sdcMicro).
+
+    ``interval="rank"`` (Domingo-Ferrer, Mateo-Sanz & Torra 2001): the m observed protected
+    values of variable j are ranked; the interval of record i holds the protected values whose
+    rank differs from the rank of :math:`x'_{ij}` by less than w m (w = ``width``, a share of the
+    records in [0, 1]): from the value h = ceil(w m) - 1 ranks below to the value h ranks above
+    (tied values form one block, extended by h on each side). At risk when every original value
+    lies in its interval.
+
+    ``interval="entropy"`` (after Alfalayleh & Brankovic 2015: a precision interval, Shannon's
+    entropy and dynamic programming; the handbook does not give the formulas, this is sdckit's
+    form): the intruder knows the errors :math:`e_{hj} = x_{hj} - x'_{hj}` of the protection and
+    wants the original value to within the precision :math:`d_j = 2 w s'_j` (the length of the
+    sd interval). The sorted errors are cut into consecutive groups of span at most d_j with the
+    smallest entropy :math:`H_j = -\sum_g (n_g/m) \log_2 (n_g/m)` (exact dynamic programming,
+    O(m^2) at worst); the intruder's interval for record i is
+    :math:`x'_{ij} + [lo, hi]` of the most probable group, and the record is at risk when every
+    error :math:`e_{ij}` lies in its variable's top group. :math:`2^{-H_j}` (1 when one group
+    holds every error, 1/G for G equal groups) is the variable's entropy risk. Unmodified data
+    give one group of zero errors: every record at risk.
 
     Parameters
     ----------
@@ -212,6 +273,8 @@ def interval_disclosure(
         Numeric variables present in both.
     width : float, default 0.05
         Half-width of the interval in protected standard deviations (>= 0); sdcMicro's ``k``.
+        With ``interval="rank"`` the share of the records the ranks may differ by (in [0, 1]).
+    interval : {"sd", "rank", "entropy"}, default "sd"
     engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
         The engine that reads the data. This measure needs every record's values in memory: an
         engine that keeps the records (DuckDB, Spark) is refused, with a message that says so.
@@ -219,26 +282,33 @@ def interval_disclosure(
     Returns
     -------
     IntervalDisclosureResult
-        ``share_at_risk`` is sdcMicro's ``dRisk``.
+        ``share_at_risk`` is sdcMicro's ``dRisk`` with ``interval="sd"``; ``interval_info``
+        holds the rank half-width, or the precision, entropy, entropy risk, number of groups
+        and the top group's share of each variable.
 
     References
     ----------
     Mateo-Sanz, J. M., Sebé, F. and Domingo-Ferrer, J. (2004), Outlier protection in continuous
     microdata masking, *Privacy in Statistical Databases*, LNCS 3050 (SDID); sdcMicro ``dRisk``.
+    Domingo-Ferrer, J., Mateo-Sanz, J. M. & Torra, V. (2001), Comparing SDC methods for microdata
+    on the basis of information loss and disclosure risk, ETK-NTTS (rank intervals).
+    Alfalayleh, M. & Brankovic, L. (2015), Quantifying privacy: a novel entropy-based measure of
+    disclosure risk, *Combinatorial Algorithms* (IWOCA 2014), LNCS 8986, 24-36.
     """
     eng = in_memory_engine(engine, "interval_disclosure", original)
     w = check_width(width)
+    kind = check_choice(interval, "interval", _INTERVALS)
     pair = numeric_pair(original, protected, variables, engine=eng)
-    at_risk, sd = _core().interval_at_risk(pair.X, pair.Y, w)
-    with np.errstate(invalid="ignore"):
-        inside = ~((pair.X < pair.Y - w * sd) | (pair.X > pair.Y + w * sd))
+    inside, sd, info = _interval_flags(pair, kind, w)
     return IntervalDisclosureResult(
         variables=tuple(pair.names),
         width=w,
-        at_risk=at_risk,
+        at_risk=np.asarray(inside.all(axis=1)),
         inside=inside,
         protected_sd={v: float(sd[j]) for j, v in enumerate(pair.names)},
         n=pair.X.shape[0],
+        interval=kind,
+        interval_info=info,
         backend=pair.backend,
         row_index=pair.row_index,
     )
@@ -760,6 +830,40 @@ def _log_values(pair: NumericPair):
     return np.log(pair.X), np.log(pair.Y)
 
 
+_NEIGHBOURHOODS = ("distance", "fellegi_sunter")
+
+
+def _fs_confidentiality(X, Y, s: float, bins, lg: bool, pair: NumericPair) -> ConfidentialityResult:
+    """The confidentiality plot with the Fellegi-Sunter neighbourhood."""
+    from .._core.confidentiality_fs import fs_neighbourhood
+
+    res = fs_neighbourhood(X, Y, s, bins)
+    fs = {
+        "edges": [float(e) for e in res["edges"]],
+        "m": [float(v) for v in res["m"]],
+        "u": [float(v) for v in res["u"]],
+        "n_link_pairs": [int(v) for v in res["n_link_pairs"]],
+        "n_nonlink_pairs": [int(v) for v in res["n_nonlink_pairs"]],
+        "linked": [bool(v) for v in res["linked"]],
+    }
+    return ConfidentialityResult(
+        variables=tuple(pair.names),
+        significance=s,
+        delta=float("nan"),
+        neighbours=np.asarray(res["neighbours"], dtype=np.int64),
+        perturbation=res["perturbation"],
+        nearest_correct=res["nearest_correct"],
+        in_neighbourhood=res["in_neighbourhood"],
+        exact=True,
+        log=lg,
+        n=X.shape[0],
+        neighbourhood="fellegi_sunter",
+        fellegi_sunter=fs,
+        backend=pair.backend,
+        row_index=pair.row_index,
+    )
+
+
 @accepts_scenario
 @renamed_parameters(positional=("significance",), alpha="significance")
 @declare(
@@ -768,11 +872,27 @@ def _log_values(pair: NumericPair):
     Param("significance", "number"),
     Param("log", "bool"),
     Param("seed"),
+    Param(
+        "neighbourhood",
+        "choice",
+        "Neighbours within the critical distance, or in the Fellegi-Sunter link region of m(z)/u(z)",
+        choices=_NEIGHBOURHOODS,
+    ),
+    Param("bins", "any"),
     inputs=("original", "protected"),
     random=True,
 )
 def confidentiality_plot(
-    original, protected, variables, *, significance: float = 0.05, log: bool = False, seed: int = 0, engine=None
+    original,
+    protected,
+    variables,
+    *,
+    significance: float = 0.05,
+    log: bool = False,
+    seed: int = 0,
+    neighbourhood: str = "distance",
+    bins=20,
+    engine=None,
 ) -> ConfidentialityResult:
     r"""Seri's confidentiality plot: neighbours within the critical distance against perturbation.
 
@@ -786,6 +906,15 @@ def confidentiality_plot(
     * neighbours :math:`nb(y_i) = \#\{x_j : z(x_j, y_i) < \delta\}`;
     * flags: nearest original is the true partner; true partner inside the neighbourhood.
 
+    ``neighbourhood="fellegi_sunter"`` (Seri's alternative, after Fellegi & Sunter 1969): the
+    link pairs M and non-link pairs U are known, so m(z) = P(z | M) and u(z) = P(z | U) are
+    computed on bins of z (``bins``: a number of bins with edges at quantiles of the link
+    distances z(x_i, y_i), the last edge their maximum; or the edges). Bins with true pairs
+    are ranked by m(z)/u(z) and form the link region while their cumulative u(z) is at most
+    ``significance``; the neighbourhood of y is :math:`\{x : z(x, y)` in the link region\}.
+    When m/u falls with z this is the critical-distance rule on the bin grid. All n^2 pairs
+    are visited (time O(n^2 p)); ``delta`` is then NaN and ``fellegi_sunter`` holds the bins.
+
     Parameters
     ----------
     original, protected : table
@@ -797,6 +926,11 @@ def confidentiality_plot(
         Work on log-transformed values (as Seri does); needs positive values.
     seed : int, default 0
         Seed of the pair sampling (the exact result does not depend on it).
+    neighbourhood : {"distance", "fellegi_sunter"}, default "distance"
+        The critical distance delta, or the Fellegi-Sunter link region of m(z)/u(z).
+    bins : int >= 2 or list of edges, default 20
+        Fellegi-Sunter neighbourhood: the bins of z (a number of quantile bins of the link
+        distances, or edges).
     engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
         The engine that reads the data. This measure needs every record's values in memory: an
         engine that keeps the records (DuckDB, Spark) is refused, with a message that says so.
@@ -818,11 +952,14 @@ def confidentiality_plot(
     References
     ----------
     Seri, G. (2004), the confidentiality plot: a tool for assessing the disclosure risk of
-    continuous microdata after perturbation.
+    continuous microdata after perturbation; Fellegi, I. P. & Sunter, A. B. (1969), a theory
+    for record linkage, JASA 64, 1183-1210.
     """
     eng = in_memory_engine(engine, "confidentiality_plot", original)
     s = check_rule("significance", significance)
     lg, sd = check_bool(log, "log"), check_seed(seed)
+    hood = check_choice(neighbourhood, "neighbourhood", _NEIGHBOURHOODS)
+    b = check_bins(bins)
     pair = numeric_pair(original, protected, variables, allow_missing=False, engine=eng)
     if pair.X.shape[0] < 2:
         raise SdcError("original: 1 record; the confidentiality plot needs at least 2 (non-link pairs)")
@@ -833,6 +970,8 @@ def confidentiality_plot(
             f"protected: {zero} record(s) are all zero, so z(x, y) = ||y - x|| / ||y|| is infinite "
             "for them (no neighbours)"
         )
+    if hood == "fellegi_sunter":
+        return _fs_confidentiality(X, Y, s, b, lg, pair)
     res = _core().confidentiality(X, Y, s, seed=sd)
     return ConfidentialityResult(
         variables=tuple(pair.names),

@@ -33,6 +33,7 @@ from .._validation import (
     check_bool,
     check_choice,
     check_column,
+    check_comparison_levels,
     check_em_start,
     check_rule,
     check_scales,
@@ -179,6 +180,27 @@ class _LinkageArgs:
     em_start: tuple
     missing: tuple
     engine: Any = None  # the engine that holds both tables
+    levels: dict | None = None  # variable -> cut points (None: agree/disagree), or None throughout
+
+
+def _validate_levels(comparison_levels, names, numeric) -> dict | None:
+    """``comparison_levels`` per variable: cut points for the numeric variables given, None
+    (agree / disagree) for the others; None when not given at all."""
+    if comparison_levels is None:
+        return None
+    if not isinstance(comparison_levels, Mapping):  # one setting for every numeric variable
+        cuts = check_comparison_levels(comparison_levels)
+        return {v: (cuts if v in numeric else None) for v in names}
+    given = _per_variable(comparison_levels, names, "comparison_levels", None, lambda v, p: v)
+    given = {v: x for v, x in given.items() if x is not None}
+    raise_problems(
+        [
+            f"comparison_levels: variable {v} is compared as categories; expected levels for numeric variables only"
+            for v in given
+            if v not in numeric
+        ]
+    )
+    return {v: (check_comparison_levels(given[v], f"comparison_levels[{v!r}]") if v in given else None) for v in names}
 
 
 def _validate_linkage(
@@ -197,6 +219,7 @@ def _validate_linkage(
     em_start,
     missing,
     engine=None,
+    comparison_levels=None,
 ) -> _LinkageArgs:
     method = check_choice(method, "method", _METHODS)
     standardize = check_choice(standardize, "standardize", _STANDARDIZE)
@@ -227,6 +250,11 @@ def _validate_linkage(
     else:  # one setting (a number of bins or a list of edges) for every numeric variable
         one = check_bins(bins)
         b = {v: one for v in numeric}
+    levels = _validate_levels(comparison_levels, names, numeric)
+    if levels is not None and method != "probabilistic":
+        raise SdcError(
+            f"comparison_levels: levels apply to probabilistic linkage; expected method='probabilistic' (got {method!r})"
+        )
     return _LinkageArgs(
         t1,
         t2,
@@ -243,6 +271,7 @@ def _validate_linkage(
         check_em_start(em_start),
         as_missing_codes(missing),
         get_engine(engine),
+        levels,
     )
 
 
@@ -288,6 +317,42 @@ def _field_codes(inp: _LinkageArgs):
     return ca, cb, np.maximum(cards, 1)
 
 
+def _classified(counts, W, cls, true_pat, texts, fit: dict, inp: _LinkageArgs):
+    """Whether each true pair is classified as a link, and the ``em`` dict: the fit (m, u, p,
+    iterations, converged), the link counts and precision, and the pattern table by weight."""
+    is_link = cls[true_pat] == 2
+    links, true_links = int(counts[cls == 2].sum()), int(is_link.sum())
+    label = {2: "link", 1: "possible", 0: "non-link"}
+    n_true = np.bincount(true_pat, minlength=W.size)
+    patterns = [
+        {
+            "pattern": texts(g),
+            "n_pairs": int(counts[g]),
+            "n_true_pairs": int(n_true[g]),
+            "weight": float(W[g]),
+            "class": label[int(cls[g])],
+        }
+        for g in np.argsort(-W, kind="stable")
+    ]
+    em = {
+        **fit,
+        "n_links": links,
+        "n_possible_links": int(counts[cls == 1].sum()),
+        "n_true_links": true_links,
+        "precision": (true_links / links) if links else None,
+        "mu": inp.mu,
+        "lam": inp.lam,
+        "fields": list(inp.variables),
+        "patterns": patterns,
+    }
+    return is_link.astype(float), em
+
+
+def _fit(m, u, p, it, conv) -> dict:
+    """The EM fit as the ``em`` dict holds it."""
+    return {"m": m, "u": u, "p": float(p), "iterations": int(it), "converged": bool(conv)}
+
+
 def _fellegi_sunter(ca, cb, cards, inp: _LinkageArgs):
     """EM on the agreement-pattern counts of all pairs, pattern classes, and whether each true
     pair is classified as a link."""
@@ -302,40 +367,17 @@ def _fellegi_sunter(ca, cb, cards, inp: _LinkageArgs):
     cls = classify_patterns(mg, ug, W, inp.mu, inp.lam)
     agree = (ca == cb) & (ca >= 0) & (cb >= 0)
     true_pat = (agree * (1 << np.arange(K))).sum(axis=1)
-    is_link = cls[true_pat] == 2
-    links, true_links = int(counts[cls == 2].sum()), int(is_link.sum())
-    label = {2: "link", 1: "possible", 0: "non-link"}
-    patterns = [
-        {
-            "pattern": "".join("1" if g >> j & 1 else "0" for j in range(K)),
-            "n_pairs": int(counts[g]),
-            "n_true_pairs": int(np.count_nonzero(true_pat == g)),
-            "weight": float(W[g]),
-            "class": label[int(cls[g])],
-        }
-        for g in np.argsort(-W, kind="stable")
-    ]
-    em = {
-        "m": [float(x) for x in m],
-        "u": [float(x) for x in u],
-        "p": float(p),
-        "iterations": int(it),
-        "converged": bool(conv),
-        "n_links": links,
-        "n_possible_links": int(counts[cls == 1].sum()),
-        "n_true_links": true_links,
-        "precision": (true_links / links) if links else None,
-        "mu": inp.mu,
-        "lam": inp.lam,
-        "fields": list(inp.variables),
-        "patterns": patterns,
-    }
-    return is_link.astype(float), em
+    fit = _fit([float(x) for x in m], [float(x) for x in u], p, it, conv)
+    return _classified(counts, W, cls, true_pat, lambda g: "".join(str(g >> j & 1) for j in range(K)), fit, inp)
 
 
 def _probabilistic_linkage(inp: _LinkageArgs) -> LinkageResult:
-    ca, cb, cards = _field_codes(inp)
-    first, em = _fellegi_sunter(ca, cb, cards, inp)
+    if inp.levels is not None:
+        A, B, cuts, n_levels = _level_fields(inp)
+        first, em = _level_fellegi_sunter(A, B, cuts, n_levels, inp)
+    else:
+        ca, cb, cards = _field_codes(inp)
+        first, em = _fellegi_sunter(ca, cb, cards, inp)
     return LinkageResult(
         method="probabilistic",
         variables=inp.variables,
@@ -346,6 +388,62 @@ def _probabilistic_linkage(inp: _LinkageArgs) -> LinkageResult:
         backend=inp.original.backend,
         row_index=inp.original.index,
     )
+
+
+def _level_fields(inp: _LinkageArgs):
+    """The compared values of every field in both files as floats (the agreement codes of the
+    agree/disagree fields, the raw values of the fields with cut points), the cut points (None:
+    equal codes agree) and the number of levels of each field."""
+    ca, cb, _ = _field_codes(inp)
+    A, B = ca.astype(float), cb.astype(float)
+    cuts = [inp.levels[v] for v in inp.variables]
+    for j, v in enumerate(inp.variables):
+        if cuts[j] is not None:
+            A[:, j] = _numeric_columns(inp.original, [v], "original")[:, 0]
+            B[:, j] = _numeric_columns(inp.protected, [v], "protected")[:, 0]
+    n_levels = np.array([2 if c is None else c.size + 1 for c in cuts], dtype=np.int64)
+    if float(np.prod(n_levels.astype(float))) > 2**20:
+        raise SdcError(
+            f"comparison_levels: {int(np.prod(n_levels.astype(float))):,} level patterns; expected at most "
+            "2^20 (fewer fields or cut points)"
+        )
+    return A, B, cuts, n_levels
+
+
+def _level_labels(cuts) -> list:
+    """Names of the levels of one field, the closest first."""
+    if cuts is None:
+        return ["agree", "disagree"]
+    return ["equal" if c == 0 else f"|difference| <= {c:g}" for c in cuts] + ["disagree"]
+
+
+def _level_pattern_text(digits: np.ndarray, n_levels: np.ndarray) -> str:
+    """A pattern as one digit per field, L_j - 1 for the closest level and 0 for disagree (two
+    levels: 1 agree, 0 disagree, as the agree/disagree patterns)."""
+    return "".join(str(int(n_levels[j] - 1 - d)) for j, d in enumerate(digits))
+
+
+def _level_fellegi_sunter(A, B, cuts, n_levels, inp: _LinkageArgs):
+    """EM on the level-pattern counts of all pairs, pattern classes, and whether each true pair
+    is classified as a link."""
+    step("Fellegi-Sunter EM with comparison levels")
+    from .._core.linkage import classify_patterns
+    from .._core.linkage_levels import level_of, level_pattern_counts, level_pattern_weights, levels_em, pattern_digits
+
+    counts = level_pattern_counts(A, B, cuts, n_levels)
+    m0, u0, p0 = inp.em_start
+    m, u, p, it, conv = levels_em(counts, n_levels, m0=m0, u0=u0, p0=p0)
+    mg, ug, W = level_pattern_weights(m, u, n_levels)
+    cls = classify_patterns(mg, ug, W, inp.mu, inp.lam)
+    radix = np.concatenate([[1], np.cumprod(n_levels[:-1])])
+    true_pat = sum(radix[j] * level_of(A[:, j], B[:, j], cuts[j]) for j in range(len(cuts)))
+    digits = pattern_digits(n_levels)
+    per = [(m[j, :lj], u[j, :lj]) for j, lj in enumerate(n_levels)]
+    fit = _fit([[float(x) for x in mj] for mj, _ in per], [[float(x) for x in uj] for _, uj in per], p, it, conv)
+    first, em = _classified(counts, W, cls, true_pat, lambda g: _level_pattern_text(digits[g], n_levels), fit, inp)
+    em["levels"] = {v: _level_labels(c) for v, c in zip(inp.variables, cuts)}
+    em["level_weights"] = [[float(x) for x in np.log2(mj / uj)] for mj, uj in per]
+    return first, em
 
 
 def _standardised(X, Y, names, standardize):
@@ -469,6 +567,7 @@ def _distance_linkage(inp: _LinkageArgs, Xs, Ys, used) -> LinkageResult:
     Param("lam", "number"),
     Param("em_start", "any", "Starting values of the EM algorithm of probabilistic linkage"),
     Param("missing"),
+    Param("comparison_levels", "any", per_variable=True),
     inputs=("original", "protected"),
 )
 def record_linkage_risk(
@@ -487,6 +586,7 @@ def record_linkage_risk(
     lam: float = 0.05,
     em_start=(0.9, 0.1, 0.1),
     missing=None,
+    comparison_levels=None,
     engine=None,
 ) -> LinkageResult:
     r"""Re-identification risk by linking the protected file back to the original.
@@ -509,6 +609,17 @@ def record_linkage_risk(
     counts over all n^2 pairs by hash joins and Moebius inversion; EM for m, u and p; patterns
     are links while their cumulative u <= ``mu`` and non-links while their cumulative m <=
     ``lam``. Share linked = share of true pairs classified as links.
+
+    With ``comparison_levels`` a numeric field compares on ordered levels instead (Winkler's
+    comparison levels): cut points :math:`0 \le c_1 < \dots < c_{L-1}` on the absolute
+    difference give level l when :math:`c_{l-1} < |a - b| \le c_l` and the last level
+    (disagree, also a missing value) beyond :math:`c_{L-1}`; one number t means the levels
+    equal / within t / disagree (an intruder treats values within t as agreeing). m and u are
+    estimated per field and level by EM (conditional independence):
+    :math:`m(\gamma) = \prod_j m_j(\gamma_j)`, and the weight of a level is
+    :math:`\log_2(m_j(l)/u_j(l))`, a pattern's weight the sum over its fields. With one field
+    with levels the pattern counts come from hash joins and a sorted search per combination of
+    levels; with more, the distinct rows of both files are compared pairwise (O(n^2 K)).
 
     ``method="assignment"``: one-to-one linkage minimising the total distance (the model of
     sdcMicro's ``recordLinkage``; Hungarian algorithm for n <= 2000, sparse matching over each
@@ -538,6 +649,11 @@ def record_linkage_risk(
     missing : value or list of values, optional
         Probabilistic: values to treat as missing in the categorical variables, besides null
         and NaN (e.g. ``-999``); a missing value never agrees.
+    comparison_levels : number, list of cut points, or dict per variable, optional
+        Probabilistic: the comparison levels of numeric fields (a tolerance t: equal, within t,
+        disagree; t = 0: equal, disagree; a list: increasing cut points >= 0 on the absolute
+        difference, at most 9). A dict gives them per variable; the fields without levels
+        agree or disagree as without this option. Default: agree / disagree for every field.
     engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
         The engine that reads the data. This measure needs every record's values in memory: an
         engine that keeps the records (DuckDB, Spark) is refused, with a message that says so.
@@ -545,10 +661,15 @@ def record_linkage_risk(
     Returns
     -------
     LinkageResult
+        With ``comparison_levels``, ``em["m"]`` and ``em["u"]`` hold one list per field (its
+        levels, the closest first), ``em["levels"]`` the level names and
+        ``em["level_weights"]`` log2(m/u) per field and level; a pattern is written with one
+        digit per field, L - 1 for the closest level down to 0 for disagree.
 
     References
     ----------
-    Fellegi & Sunter (1969); Jaro (1989); Winkler (1988); Domingo-Ferrer & Torra (2001).
+    Fellegi & Sunter (1969); Jaro (1989); Winkler (1988, 1990, string comparator metrics and
+    comparison levels); Domingo-Ferrer & Torra (2001).
     """
     eng = in_memory_engine(engine, "record_linkage_risk", original)
     inp = _validate_linkage(
@@ -567,6 +688,7 @@ def record_linkage_risk(
         em_start,
         missing,
         eng,
+        comparison_levels,
     )
     if inp.method == "probabilistic":
         return _probabilistic_linkage(inp)
