@@ -73,6 +73,7 @@ PROTECT_REGISTRY = {
     "microaggregation": lambda d: sdckit.microaggregation(d, ["w"], group_size=3),
     "add_noise": lambda d: sdckit.add_noise(d, ["w"], noise=50, seed=1),
     "rank_swap": lambda d: sdckit.rank_swap(d, ["w"], swap_range=20, top_percent=0, bottom_percent=0, seed=1),
+    "rounding": lambda d: sdckit.rounding(d, ["w"], base=5, method="controlled", seed=1),
 }
 
 

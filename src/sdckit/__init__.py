@@ -20,6 +20,7 @@ from .protect import (
     pram,
     rank_swap,
     record_swap,
+    rounding,
     suppress_by_risk,
     suppress_records,
     top_bottom_coding,
@@ -75,6 +76,7 @@ __all__ = [
     "microaggregation",
     "rank_swap",
     "record_swap",
+    "rounding",
     # errors
     "SdcError",
     "MissingColumnError",

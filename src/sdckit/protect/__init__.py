@@ -13,6 +13,7 @@ from .recode import top_bottom_coding as top_bottom_coding
 from .record_suppression import suppress_records as suppress_records
 from .record_swap import record_swap as record_swap
 from .risk_suppression import suppress_by_risk as suppress_by_risk
+from .rounding import rounding as rounding
 from .suppression import local_suppression as local_suppression
 
 #: the methods a workflow (:class:`sdckit.SdcProblem`) or a recipe can apply, by name: every
