@@ -74,6 +74,9 @@ PROTECT_REGISTRY = {
     "add_noise": lambda d: sdckit.add_noise(d, ["w"], noise=50, seed=1),
     "rank_swap": lambda d: sdckit.rank_swap(d, ["w"], swap_range=20, top_percent=0, bottom_percent=0, seed=1),
     "rounding": lambda d: sdckit.rounding(d, ["w"], base=5, method="controlled", seed=1),
+    "microaggregation_gower": lambda d: sdckit.microaggregation_gower(
+        d, ["w", "Education"], distance_variables=["Gender", "Education", "w"], seed=1
+    ),
 }
 
 

@@ -219,6 +219,14 @@ CASES = {
     "microaggregation": lambda d, x, e: sdckit.microaggregation(d, NUM, engine=e),
     "pram": lambda d, x, e: sdckit.pram(d, ["water", "roof"], seed=1, engine=e),
     "rank_swap": lambda d, x, e: sdckit.rank_swap(d, NUM, seed=1, engine=e),
+    "microaggregation_gower": lambda d, x, e: sdckit.microaggregation_gower(
+        d,
+        ["income", "walls"],
+        distance_variables=["urbrur", "roof", "income"],
+        scales={"income": "continuous", "walls": "nominal", "urbrur": "nominal", "roof": "nominal"},
+        seed=1,
+        engine=e,
+    ),  # fmt: skip
     "rounding": lambda d, x, e: sdckit.rounding(d, NUM, base=1000, method="controlled", seed=1, engine=e),
     "record_swap": lambda d, x, e: sdckit.record_swap(
         d, ["sex", "relat"], household="ori_hid", geography=["urbrur"], seed=1, engine=e

@@ -4,6 +4,7 @@ aggregated log of what changed."""
 
 from .._declare import declaration
 from ..results.protection import ProtectionResult
+from .gower import microaggregation_gower as microaggregation_gower
 from .microaggregation import microaggregation as microaggregation
 from .noise import add_noise as add_noise
 from .pram import pram as pram
