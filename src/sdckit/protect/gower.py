@@ -243,7 +243,7 @@ def _scales(inp: Input, names: list, scales) -> dict:
         for v in declared
         if v not in names
     ]
-    out = {}
+    out: dict = {}
     for v in names:
         s = declared.get(v)
         if isinstance(s, (list, tuple)):

@@ -59,7 +59,7 @@ class DominanceResult(Result):
 
     _headline: ClassVar[tuple] = ("n", "n_cells", "n_sensitive")
 
-    def _count(self, field: str) -> dict:
+    def _cells_where(self, field: str) -> dict:
         return {v: sum(1 for c in self.cells if c["variable"] == v and c[field]) for v in self.variables}
 
     @property
@@ -68,15 +68,15 @@ class DominanceResult(Result):
 
     @property
     def n_sensitive(self) -> dict:
-        return self._count("sensitive")
+        return self._cells_where("sensitive")
 
     @property
     def n_dominance(self) -> dict:
-        return self._count("dominance")
+        return self._cells_where("dominance")
 
     @property
     def n_p_percent(self) -> dict:
-        return self._count("p_percent")
+        return self._cells_where("p_percent")
 
     @property
     def share_sensitive(self) -> dict:

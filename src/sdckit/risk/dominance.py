@@ -170,7 +170,7 @@ def _validated(data, keys, variables, n_largest, dominance_percent, p_percent, m
     raise_problems(_value_problems(X, names))
     enc = eng.encode(table, key_names, as_missing_codes(missing))
     codes = np.asarray(enc.codes)
-    complete = (codes >= 0).all(axis=1)
+    complete = np.asarray((codes >= 0).all(axis=1), dtype=bool)
     cell = np.full(table.n, -1, dtype=np.int64)
     ids, n_cells = group_rows(codes[complete].astype(np.int64))
     cell[complete] = ids
