@@ -212,6 +212,9 @@ CASES = {
     "estimates_change": lambda d, x, e: sdckit.estimates_change(
         d, x, keys=["urbrur", "roof", "sex"], variables=NUM, weight=W, household="ori_hid", engine=e
     ),
+    "analysis_change": lambda d, x, e: sdckit.analysis_change(
+        d, x, keys=["urbrur", "roof", "sex"], variables=NUM, weight=W, household="ori_hid", engine=e
+    ),
     "dominance_rules": lambda d, x, e: sdckit.dominance_rules(d, ["urbrur", "roof"], NUM, engine=e),
     "add_noise": lambda d, x, e: sdckit.add_noise(d, NUM, seed=1, engine=e),
     "global_recode": lambda d, x, e: sdckit.global_recode(d, "age", breaks=[-1, 20, 40, 60, 200], engine=e),

@@ -32,9 +32,11 @@ from .risk import *  # noqa: F403  (every risk measure and its result class; see
 from .risk import __all__ as _risk_all
 from .scenario import Scenario
 from .utility import (
+    AnalysisChangeResult,
     EstimatesResult,
     InformationLossResult,
     VariantLossResult,
+    analysis_change,
     estimates_change,
     information_loss,
     variant_loss,
@@ -58,6 +60,9 @@ __all__ = [
     # the estimates a data user publishes, original against protected
     "estimates_change",
     "EstimatesResult",
+    # information loss of types 2 and 3: variances, covariances on subdomains, tests
+    "analysis_change",
+    "AnalysisChangeResult",
     # the one-command assessment and its report
     "assess",
     "AssessmentResult",
