@@ -201,3 +201,19 @@ def test_bad_inputs():
     with pytest.raises(SdcError, match="records"):
         analysis_change(o, o.head(5), variables="y")
     assert sdckit.analysis_change is analysis_change
+
+
+@pytest.mark.shared_data
+def test_eusilc_noise_inflates_the_variances_and_keeps_the_tests():
+    from conftest import shared_file
+
+    d = pl.read_csv(shared_file("laeken", "eusilc.csv"))
+    noisy = sdckit.add_noise(d, ["eqIncome"], noise=50, seed=1).data
+    res = analysis_change(
+        d, noisy, keys=["db040", "rb090", "pl030"], variables=["eqIncome", "age"], weight="rb050", household="db030"
+    )
+    mean_all = _rows(res, "mean")[("eqIncome", None, None)]
+    assert mean_all["variance_ratio"] > 1.0  # noise makes the mean less precise
+    assert _rows(res, "mean")[("age", None, None)]["variance_ratio"] == pytest.approx(1.0)
+    assert res.share_same_conclusion == 1.0 and res.n_tests == 3  # the keys are untouched
+    assert res.structure_rows[0]["max_abs_correlation_change"] > 0

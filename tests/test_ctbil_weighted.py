@@ -113,3 +113,22 @@ def test_summary_names_the_weight():
     text = str(information_loss(o, p, "v", scales="nominal", weight="w").summary())
     assert "weighted by w" in text and "record counts" in text
     assert sdckit.information_loss is information_loss
+
+
+@pytest.mark.shared_data
+def test_eusilc_suppressions_cost_twice_their_weight():
+    # suppressing pl030 for the records aged over 80 moves each one's weight from its category
+    # to the missing category of the one-way table: the weighted one-way loss is 2 x their
+    # weight sum, the unweighted one 2 x their number
+    import polars as pl
+
+    from conftest import shared_file
+
+    d = pl.read_csv(shared_file("laeken", "eusilc.csv"))
+    old = (d["age"] > 80).to_numpy()
+    p = d.with_columns(pl.when(pl.col("age") > 80).then(None).otherwise(pl.col("pl030")).alias("pl030"))
+    r = information_loss(d, p, ["db040", "pl030", "rb090"], scales="nominal", weight="rb050")
+    w = d["rb050"].to_numpy()
+    assert r.ctbil["by_variable"]["pl030"] == pytest.approx(2 * w[old].sum())
+    assert r.ctbil_unweighted["by_variable"]["pl030"] == 2 * int(old.sum())
+    assert r.ctbil["by_variable"]["db040"] == 0.0

@@ -86,7 +86,9 @@ def test_nearest_against_a_brute_force_oracle(seed, k, n):
     k = min(k, n)
     D = _gower_oracle(S, C, ws, wc)
     want = np.array([sorted(range(n), key=lambda j: (round(D[i, j], 12), j))[:k] for i in range(n)])
-    np.testing.assert_array_equal(nearest(S, ws, C, wc, k), want)
+    got, dist = nearest(S, ws, C, wc, k)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_allclose(dist, np.take_along_axis(D, want, axis=1), atol=1e-11)
 
 
 def test_sample_rule_by_simulation():
@@ -196,3 +198,34 @@ def test_workflow_and_public_name():
     problem.apply("microaggregation_gower", variables=["inc"], distance_variables=["sex", "age"], group_size=2, seed=1)
     assert problem.data["inc"].tolist() == [1.5, 1.5, 4.0, 4.5, 4.0, 4.0]
     assert sdckit.microaggregation_gower is microaggregation_gower
+
+
+def test_scales_of_other_columns_are_allowed_but_not_unknown_names():
+    d = _people()
+    sc = {"sex": "nominal", "age": "continuous", "inc": "continuous", "edu": ["lo", "mid", "hi"]}
+    res = microaggregation_gower(d, "inc", distance_variables="age", scales=sc, group_size=2)
+    assert res.details["scales"] == {"inc": "continuous", "age": "continuous"}
+    with pytest.raises(SdcError, match="not a column"):
+        microaggregation_gower(d, "inc", distance_variables="age", scales={"agee": "continuous"})
+
+
+@pytest.mark.shared_data
+def test_eusilc_within_regions():
+    from conftest import shared_file
+
+    d = pl.read_csv(shared_file("laeken", "eusilc.csv"))
+    sc = {"rb090": "nominal", "pl030": "nominal", "age": "continuous", "hsize": "continuous", "eqIncome": "continuous"}
+    res = microaggregation_gower(
+        d, ["eqIncome", "pl030"], distance_variables=["rb090", "age", "hsize", "eqIncome"], scales=sc,
+        strata="db040", group_size=3, seed=1,
+    )  # fmt: skip
+    out = res.data
+    assert out.columns == d.columns and out.height == d.height
+    assert out.drop("eqIncome", "pl030").equals(d.drop("eqIncome", "pl030"))
+    # a record's new income is a mean of incomes of its own region: within the region's range
+    bounds = d.group_by("db040").agg(pl.col("eqIncome").min().alias("lo"), pl.col("eqIncome").max().alias("hi"))
+    j = out.join(bounds, on="db040")
+    assert ((j["eqIncome"] >= j["lo"] - 1e-9) & (j["eqIncome"] <= j["hi"] + 1e-9)).all()
+    assert res.n_changed["eqIncome"] > 0.9 * d.height
+    assert abs(out["eqIncome"].mean() / d["eqIncome"].mean() - 1) < 0.02
+    assert set(out["pl030"].unique().to_list()) <= set(d["pl030"].unique().to_list())

@@ -30,38 +30,46 @@ def gower_block(scaled: np.ndarray, w_scaled: np.ndarray, codes: np.ndarray, w_c
     """Distances (len(rows), n) of the records ``rows`` to every record: ``scaled`` (n, q)
     floats with NaN for missing, ``codes`` (n, r) ints with -1 for missing, their weights."""
     total = float(w_scaled.sum() + w_codes.sum())
-    D = np.zeros((len(rows), scaled.shape[0] if scaled.size else codes.shape[0]))
+    n = scaled.shape[0] if scaled.size else codes.shape[0]
+    D = np.zeros((len(rows), n))
+    tmp = np.empty_like(D)
     for v in range(scaled.shape[1]):
         a, b = scaled[rows, v][:, None], scaled[:, v][None, :]
-        diff = np.abs(a - b)
-        gap = np.isnan(diff)
-        if gap.any():
-            diff = np.where(gap, np.where(np.isnan(a) & np.isnan(b), 0.0, 1.0), diff)
-        D += w_scaled[v] * diff
+        np.subtract(a, b, out=tmp)
+        np.abs(tmp, out=tmp)
+        if np.isnan(a).any() or np.isnan(b).any():
+            gap = np.isnan(tmp)
+            tmp[gap] = np.where(np.isnan(a) & np.isnan(b), 0.0, 1.0)[gap]
+        tmp *= w_scaled[v]
+        D += tmp
     for v in range(codes.shape[1]):
         D += w_codes[v] * (codes[rows, v][:, None] != codes[:, v][None, :])
-    return D / total if total > 0 else D
+    if total > 0:
+        D /= total
+    return D
 
 
-def nearest(scaled, w_scaled, codes, w_codes, k: int) -> np.ndarray:
-    """The k nearest records of every record (n, k), itself included: by distance, ties by
-    row position (the first k of a stable sort, as VIM's ``gowerD(returnIndex=TRUE)``).
-    Distances (in [0, 1]) equal to 12 decimals are ties: sums of the same terms in another
-    order must not break a tie by their rounding."""
+def nearest(scaled, w_scaled, codes, w_codes, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The k nearest records of every record (n, k), itself included, and their distances:
+    by distance, ties by row position (the first k of a stable sort, as VIM's
+    ``gowerD(returnIndex=TRUE)``). Distances (in [0, 1]) equal to 12 decimals are ties: sums
+    of the same terms in another order must not break a tie by their rounding."""
     n = scaled.shape[0] if scaled.size else codes.shape[0]
     out = np.empty((n, k), dtype=np.int64)
+    dist = np.empty((n, k))
     block = max(1, _CELLS // max(n, 1))
     for start in range(0, n, block):
         rows = np.arange(start, min(n, start + block))
         D = np.round(gower_block(scaled, w_scaled, codes, w_codes, rows), 12)
         if k >= n:
             out[rows] = np.argsort(D, axis=1, kind="stable")[:, :k]
-            continue
-        kth = np.partition(D, k - 1, axis=1)[:, k - 1]
-        for r in range(rows.size):
-            cand = np.flatnonzero(D[r] <= kth[r])  # ascending positions: a stable sort keeps them in order
-            out[rows[r]] = cand[np.argsort(D[r, cand], kind="stable")[:k]]
-    return out
+        else:
+            kth = np.partition(D, k - 1, axis=1)[:, k - 1]
+            for r in range(rows.size):
+                cand = np.flatnonzero(D[r] <= kth[r])  # ascending positions: a stable sort keeps them in order
+                out[rows[r]] = cand[np.argsort(D[r, cand], kind="stable")[:k]]
+        dist[rows] = np.take_along_axis(D, out[rows], axis=1)
+    return out, dist
 
 
 def neighbour_values(x: np.ndarray, nb: np.ndarray, statistic: str) -> np.ndarray:

@@ -238,10 +238,11 @@ def _scales(inp: Input, names: list, scales) -> dict:
         declared = dict(scales)
     else:
         raise SdcError(f"scales: got {type(scales).__name__}; expected a scale name or a dict variable -> scale")
-    problems = [
-        f"scales: {v} is not among the variables; expected one of {', '.join(names)}"
+    columns = set(inp.table.columns)
+    problems = [  # a scale of another column of the file (one dict for the whole file) is fine
+        f"scales: {v} is not a column of the file; expected one of {', '.join(names)}"
         for v in declared
-        if v not in names
+        if v not in names and v not in columns
     ]
     out: dict = {}
     for v in names:
@@ -356,13 +357,8 @@ def _neighbours(cols: dict, dist: list, weights: dict, rows: np.ndarray, k: int)
     S = np.column_stack(scaled) if scaled else np.zeros((rows.size, 0))
     C = np.column_stack(codes) if codes else np.zeros((rows.size, 0), dtype=np.int64)
     ws, wc = np.asarray(w_scaled, dtype=float), np.asarray(w_codes, dtype=float)
-    nb = core.nearest(S, ws, C, wc, k)
-    mean_d = 0.0
-    if k > 1:  # on the first 2,000 records of the stratum (a summary figure)
-        m = min(rows.size, 2000)
-        D = core.gower_block(S, ws, C, wc, np.arange(m))
-        mean_d = float(np.take_along_axis(D, nb[:m, 1:], axis=1).mean())
-    return nb, mean_d
+    nb, dist = core.nearest(S, ws, C, wc, k)
+    return nb, float(dist[:, 1:].mean()) if k > 1 else 0.0
 
 
 def _aggregate(col: _Column, out: np.ndarray, rows: np.ndarray, nb: np.ndarray, opts: dict, rng) -> None:
