@@ -19,12 +19,12 @@ import numpy as np
 from .._core import analysis as A
 from .._core import estimates as K
 from .._declare import Param, declare
-from .._validation import as_missing_codes, as_name_list, check_column, check_rule, raise_problems
+from .._validation import as_missing_codes, check_rule, raise_problems
 from ..engines import in_memory_engine
 from ..results.analysis import AnalysisChangeResult
 from ..scenario import accepts_scenario
 from . import _access as access
-from .estimates import _auto_domains, _clusters, _require_pair, _text, _weights
+from .estimates import _auto_domains, _clusters, _numbers, _require_pair, _roles, _text, _weights
 
 __all__ = ["AnalysisChangeResult", "analysis_change"]
 
@@ -183,13 +183,7 @@ class _Input:
 
 def _validated(original, protected, keys, variables, weight, household, domains, max_categories, missing, eng):
     max_cat = check_rule("max_categories", max_categories)
-    roles = {
-        "keys": as_name_list(keys, "keys", allow_empty=True),
-        "variables": as_name_list(variables, "variables", allow_empty=True),
-        "domains": [] if domains is None else as_name_list(domains, "domains"),
-        "weight": [c] if (c := check_column(weight, "weight")) else [],
-        "household": [c] if (c := check_column(household, "household")) else [],
-    }
+    roles = _roles(keys, variables, domains, weight, household)
     miss = as_missing_codes(missing)
     t_o, t_p = access.read_pair(original, protected, eng)
     _require_pair(t_o, t_p, roles)
@@ -197,12 +191,7 @@ def _validated(original, protected, keys, variables, weight, household, domains,
     notes: list[str] = []
     chosen = roles["domains"] if domains is not None else _auto_domains(roles["keys"], coded, max_cat, notes)
     names = roles["variables"]
-    Y_o, Y_p = access.float_matrix(t_o, names, miss), access.float_matrix(t_p, names, miss)
-    problems = [
-        f"variables: column {names[j]} of the {label} file holds infinite values; expected finite numbers"
-        for label, Y in (("original", Y_o), ("protected", Y_p))
-        for j in np.flatnonzero(np.isinf(Y).any(axis=0))
-    ]
+    Y_o, Y_p, problems = _numbers(t_o, t_p, names, miss)
     if len(roles["keys"]) < 2 and not names:
         problems.append("keys: fewer than two keys and no numeric variable; expected two keys or variables= to compare")
     raise_problems(problems)
