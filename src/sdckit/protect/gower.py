@@ -357,8 +357,8 @@ def _neighbours(cols: dict, dist: list, weights: dict, rows: np.ndarray, k: int)
     S = np.column_stack(scaled) if scaled else np.zeros((rows.size, 0))
     C = np.column_stack(codes) if codes else np.zeros((rows.size, 0), dtype=np.int64)
     ws, wc = np.asarray(w_scaled, dtype=float), np.asarray(w_codes, dtype=float)
-    nb, dist = core.nearest(S, ws, C, wc, k)
-    return nb, float(dist[:, 1:].mean()) if k > 1 else 0.0
+    nb, near = core.nearest(S, ws, C, wc, k)
+    return nb, float(near[:, 1:].mean()) if k > 1 else 0.0
 
 
 def _aggregate(col: _Column, out: np.ndarray, rows: np.ndarray, nb: np.ndarray, opts: dict, rng) -> None:
