@@ -46,11 +46,15 @@ REGISTRY = {
     "population_uniques": lambda d: sdckit.population_uniques(d, S002_KEYS, weight="w"),
     # the table as both register and sample (two data arguments; tests/test_register.py has real pairs)
     "register_risk": lambda d: sdckit.register_risk(d, d, S002_KEYS, sampling_fraction=0.1, model="independence"),
+    # cells of a magnitude table: the key labels are the published table's own (Residence left out)
+    # information loss of types 2 and 3, original vs itself (tests/test_analysis_change.py has its pairs)
+    "analysis_change": lambda d: sdckit.analysis_change(d, d, keys=S002_KEYS[1:3], variables=["w"], min_records=1),
+    "dominance_rules": lambda d: sdckit.dominance_rules(d, S002_KEYS[1:2], ["w"]),
 }
 
 # measures whose to_frame() is a small table of aggregates, not one row per record: the row-order
 # check compares the two frames as they are (numbers to 1e-12)
-AGGREGATE_FRAMES = {"population_uniques", "estimates_change"}
+AGGREGATE_FRAMES = {"population_uniques", "estimates_change", "dominance_rules", "analysis_change"}
 
 # measures whose per-record output refers to row positions or needs a richer pair of files: their
 # common checks (aggregates only, no mutation, row order, caller's frame type) are in
@@ -74,6 +78,10 @@ PROTECT_REGISTRY = {
     "microaggregation": lambda d: sdckit.microaggregation(d, ["w"], group_size=3),
     "add_noise": lambda d: sdckit.add_noise(d, ["w"], noise=50, seed=1),
     "rank_swap": lambda d: sdckit.rank_swap(d, ["w"], swap_range=20, top_percent=0, bottom_percent=0, seed=1),
+    "rounding": lambda d: sdckit.rounding(d, ["w"], base=5, method="controlled", seed=1),
+    "microaggregation_gower": lambda d: sdckit.microaggregation_gower(
+        d, ["w", "Education"], distance_variables=["Gender", "Education", "w"], seed=1
+    ),
 }
 
 

@@ -217,12 +217,25 @@ CASES = {
     "estimates_change": lambda d, x, e: sdckit.estimates_change(
         d, x, keys=["urbrur", "roof", "sex"], variables=NUM, weight=W, household="ori_hid", engine=e
     ),
+    "analysis_change": lambda d, x, e: sdckit.analysis_change(
+        d, x, keys=["urbrur", "roof", "sex"], variables=NUM, weight=W, household="ori_hid", engine=e
+    ),
+    "dominance_rules": lambda d, x, e: sdckit.dominance_rules(d, ["urbrur", "roof"], NUM, engine=e),
     "add_noise": lambda d, x, e: sdckit.add_noise(d, NUM, seed=1, engine=e),
     "global_recode": lambda d, x, e: sdckit.global_recode(d, "age", breaks=[-1, 20, 40, 60, 200], engine=e),
     "local_suppression": lambda d, x, e: sdckit.local_suppression(d, KEYS, k=3, engine=e),
     "microaggregation": lambda d, x, e: sdckit.microaggregation(d, NUM, engine=e),
     "pram": lambda d, x, e: sdckit.pram(d, ["water", "roof"], seed=1, engine=e),
     "rank_swap": lambda d, x, e: sdckit.rank_swap(d, NUM, seed=1, engine=e),
+    "microaggregation_gower": lambda d, x, e: sdckit.microaggregation_gower(
+        d,
+        ["income", "walls"],
+        distance_variables=["urbrur", "roof", "income"],
+        scales={"income": "continuous", "walls": "nominal", "urbrur": "nominal", "roof": "nominal"},
+        seed=1,
+        engine=e,
+    ),  # fmt: skip
+    "rounding": lambda d, x, e: sdckit.rounding(d, NUM, base=1000, method="controlled", seed=1, engine=e),
     "record_swap": lambda d, x, e: sdckit.record_swap(
         d, ["sex", "relat"], household="ori_hid", geography=["urbrur"], seed=1, engine=e
     ),

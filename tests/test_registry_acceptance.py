@@ -42,6 +42,13 @@ METHOD_EXAMPLES = {
     "add_noise": {"variables": NUMERIC, "seed": 1},
     "microaggregation": {"variables": NUMERIC},
     "rank_swap": {"variables": NUMERIC, "seed": 1},
+    "microaggregation_gower": {
+        "variables": ["income", "walls"],
+        "distance_variables": ["urbrur", "roof", "income"],
+        "scales": {"income": "continuous", "walls": "nominal", "urbrur": "nominal", "roof": "nominal"},
+        "seed": 1,
+    },
+    "rounding": {"variables": NUMERIC, "base": 1000, "method": "controlled", "seed": 1},
     "record_swap": {"keys": ["roof", "walls", "water", "sex"], "geography": ["urbrur"], "seed": 1},
 }
 

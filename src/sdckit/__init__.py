@@ -17,9 +17,11 @@ from .protect import (
     global_recode,
     local_suppression,
     microaggregation,
+    microaggregation_gower,
     pram,
     rank_swap,
     record_swap,
+    rounding,
     suppress_by_risk,
     suppress_records,
     top_bottom_coding,
@@ -30,9 +32,11 @@ from .risk import *  # noqa: F403  (every risk measure and its result class; see
 from .risk import __all__ as _risk_all
 from .scenario import Scenario
 from .utility import (
+    AnalysisChangeResult,
     EstimatesResult,
     InformationLossResult,
     VariantLossResult,
+    analysis_change,
     estimates_change,
     information_loss,
     variant_loss,
@@ -56,6 +60,9 @@ __all__ = [
     # the estimates a data user publishes, original against protected
     "estimates_change",
     "EstimatesResult",
+    # information loss of types 2 and 3: variances, covariances on subdomains, tests
+    "analysis_change",
+    "AnalysisChangeResult",
     # the one-command assessment and its report
     "assess",
     "AssessmentResult",
@@ -73,8 +80,10 @@ __all__ = [
     "pram",
     "add_noise",
     "microaggregation",
+    "microaggregation_gower",
     "rank_swap",
     "record_swap",
+    "rounding",
     # errors
     "SdcError",
     "MissingColumnError",

@@ -313,6 +313,10 @@ RULES: dict[str, NumberRule] = {
     "k0": NumberRule(low=0.0),
     "top_percent": _PERCENT,
     "bottom_percent": _PERCENT,
+    "n_largest": NumberRule(low=1, integer=True, what="a number of contributors"),
+    "dominance_percent": _PERCENT,
+    "p_percent": NumberRule(low=0.0, what="a percentage >= 0"),
+    "base": NumberRule(low=0.0, low_open=True, what="a positive number"),
 }
 
 

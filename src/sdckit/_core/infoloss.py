@@ -550,12 +550,17 @@ def _table_key(cols64, cols, levels) -> tuple[np.ndarray, int]:
     return key, size
 
 
-def contingency_loss(co: np.ndarray, cp: np.ndarray, levels, max_dim: int) -> dict:
+def contingency_loss(
+    co: np.ndarray, cp: np.ndarray, levels, max_dim: int, w_o: np.ndarray | None = None, w_p: np.ndarray | None = None
+) -> dict:
     """CTBIL(F, G; W, K) = sum over subsets T of W with 1 <= |T| <= K of sum_cells |x^F - x^G|;
     missing is a category of its own in both files.
 
     ``co``, ``cp``: (n, m) int codes (-1 = missing) on a common code table per variable;
-    ``levels[j]``: number of categories of variable j (codes 0..levels-1).
+    ``levels[j]``: number of categories of variable j (codes 0..levels-1). ``w_o``, ``w_p``:
+    the design weights of each file's records; given, x_T(c) is the weighted cell total
+    sum_{i in c} w_i (the estimated population count a published table shows) instead of the
+    record count, and the losses are floats.
 
     Returns ``total``, ``cells`` (total number of cells of the tables: per variable its
     categories observed in either file plus a missing category when missing occurs in either
@@ -563,10 +568,11 @@ def contingency_loss(co: np.ndarray, cp: np.ndarray, levels, max_dim: int) -> di
     ``tables`` (number of tables).
     """
     n, m = co.shape
-    total = 0
+    weighted = w_o is not None
+    total: float = 0
     cells = 0
-    by_dim: dict[int, int] = {}
-    one_way = np.zeros(m, dtype=np.int64)
+    by_dim: dict[int, float] = {}
+    one_way = np.zeros(m, dtype=np.float64 if weighted else np.int64)
     # levels actually used per variable (categories in either file + missing if present)
     used = []
     for j in range(m):
@@ -583,13 +589,7 @@ def contingency_loss(co: np.ndarray, cp: np.ndarray, levels, max_dim: int) -> di
             n_tables += 1
             ko, size = _table_key(c64o, cols, levels)
             kp, _ = _table_key(c64p, cols, levels)
-            if size <= max(4 * n, 1 << 20):
-                diff = int(np.abs(np.bincount(ko, minlength=size) - np.bincount(kp, minlength=size)).sum())
-            else:
-                u, inv = np.unique(np.concatenate([ko, kp]), return_inverse=True)
-                fo = np.bincount(inv[:n], minlength=len(u))
-                fp = np.bincount(inv[n:], minlength=len(u))
-                diff = int(np.abs(fo - fp).sum())
+            diff = _table_difference(ko, kp, size, n, w_o, w_p)
             acc += diff
             cells += math.prod(used[c] for c in cols)
             if s == 1:
@@ -597,6 +597,20 @@ def contingency_loss(co: np.ndarray, cp: np.ndarray, levels, max_dim: int) -> di
         by_dim[s] = acc
         total += acc
     return {"total": total, "cells": cells, "by_dim": by_dim, "by_variable": one_way, "tables": n_tables}
+
+
+def _table_difference(ko, kp, size: int, n: int, w_o, w_p):
+    """sum_cells |x^F(c) - x^G(c)| of one table from the cell index of each record (counts,
+    or weighted totals with ``w_o`` given; an int for counts, a float for weights)."""
+    if size > max(4 * n, 1 << 20):  # sparse table: number the occupied cells only
+        u, inv = np.unique(np.concatenate([ko, kp]), return_inverse=True)
+        ko, kp, size = inv[:n], inv[n:], len(u)
+    if w_o is None:
+        return int(np.abs(np.bincount(ko, minlength=size) - np.bincount(kp, minlength=size)).sum())
+    wp = w_o if w_p is None else w_p
+    return float(
+        np.abs(np.bincount(ko, weights=w_o, minlength=size) - np.bincount(kp, weights=wp, minlength=size)).sum()
+    )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ aggregated log of what changed."""
 
 from .._declare import declaration
 from ..results.protection import ProtectionResult
+from .gower import microaggregation_gower as microaggregation_gower
 from .microaggregation import microaggregation as microaggregation
 from .noise import add_noise as add_noise
 from .pram import pram as pram
@@ -13,6 +14,7 @@ from .recode import top_bottom_coding as top_bottom_coding
 from .record_suppression import suppress_records as suppress_records
 from .record_swap import record_swap as record_swap
 from .risk_suppression import suppress_by_risk as suppress_by_risk
+from .rounding import rounding as rounding
 from .suppression import local_suppression as local_suppression
 
 #: the methods a workflow (:class:`sdckit.SdcProblem`) or a recipe can apply, by name: every

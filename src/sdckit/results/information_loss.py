@@ -113,7 +113,10 @@ class InformationLossResult(Result):
         Loss of intensity of connections from the inverse correlation matrices, in [0, 1].
     ctbil : dict
         Contingency-table loss: ``total``, ``normalised`` (per cell), ``n_cells``, ``n_tables``,
-        ``max_dim``, ``by_dim``, ``by_variable`` (one-way tables).
+        ``max_dim``, ``by_dim``, ``by_variable`` (one-way tables), ``weighted`` and ``weight``
+        (the weight column): on weighted cell totals when a weight was given, else on counts.
+    ctbil_unweighted : dict
+        The same on record counts (equal to ``ctbil`` when no weight was given).
     ebil : dict variable -> float, ebil_joint : float
         Entropy loss of PRAMed variables given their transition matrices.
     anova : dict y -> dict
@@ -152,6 +155,7 @@ class InformationLossResult(Result):
     gamma: float | None = None
     gamma_method: str = "pearson"
     ctbil: dict | None = None
+    ctbil_unweighted: dict | None = None
     ebil: dict = field(default_factory=dict)
     ebil_joint: float | None = None
     anova: dict = field(default_factory=dict)
@@ -229,6 +233,7 @@ class InformationLossResult(Result):
             "gamma": self.gamma,
             "gamma_method": self.gamma_method,
             "ctbil": self.ctbil,
+            "ctbil_unweighted": self.ctbil_unweighted,
             "ebil": {"by_variable": dict(self.ebil), "joint": self.ebil_joint},
             "anova": dict(self.anova),
             "categorical_distance": dict(self.categorical_distance),
@@ -327,10 +332,13 @@ class InformationLossResult(Result):
                 (f"gamma ({self.gamma_method}, %)", _pct(self.gamma)),
             ]
         if self.ctbil is not None:
+            kind = f", weighted by {self.ctbil['weight']}" if self.ctbil.get("weighted") else ""
             rows += [
-                (f"CTBIL (tables up to {self.ctbil['max_dim']}-way)", self.ctbil["total"]),
+                (f"CTBIL (tables up to {self.ctbil['max_dim']}-way{kind})", self.ctbil["total"]),
                 ("CTBIL per cell", self.ctbil["normalised"]),
             ]
+            if self.ctbil.get("weighted") and self.ctbil_unweighted is not None:
+                rows += [("CTBIL on record counts", self.ctbil_unweighted["total"])]
         if self.ebil:
             rows += [("EBIL (sum over PRAMed variables)", float(sum(self.ebil.values())))]
             if self.ebil_joint is not None:

@@ -6,6 +6,7 @@ Categorical keys: :func:`frequencies`, :func:`k_anonymity`, :func:`l_diversity`,
 Continuous keys and record linkage: :func:`interval_disclosure`, :func:`relative_interval_risk`,
 :func:`rmd_interval_disclosure`, :func:`combined_risk`, :func:`outliers`, :func:`record_linkage_risk`,
 :func:`external_risk`, :func:`confidentiality_plot`, :func:`categorical_confidentiality_plot`.
+Magnitude tables of business microdata: :func:`dominance_rules`.
 """
 
 from .combined import CombinedRiskResult, combined_risk
@@ -23,6 +24,7 @@ from .continuous import (
     rmd_interval_disclosure,
 )
 from .diversity import LDiversityResult, TClosenessResult, l_diversity, t_closeness
+from .dominance import DominanceResult, dominance_rules
 from .frequencies import FrequencyResult, KAnonymityResult, frequencies, k_anonymity
 from .individual import IndividualRiskResult, RiskThreshold, individual_risk
 from .linkage import ExternalRiskResult, LinkageResult, external_risk, record_linkage_risk
@@ -75,4 +77,7 @@ __all__ = [
     "ConfidentialityResult",
     "categorical_confidentiality_plot",
     "CategoricalConfidentialityResult",
+    # magnitude tables of business microdata
+    "dominance_rules",
+    "DominanceResult",
 ]

@@ -234,29 +234,41 @@ def gamma_loss(inp, moments, notes: list) -> dict:
 # categorical variables
 # ----------------------------------------------------------------------------------------------
 def contingency_loss(inp) -> dict:
-    """CTBIL over every table of up to ``ctbil_dim`` categorical variables."""
+    """CTBIL over every table of up to ``ctbil_dim`` categorical variables: on weighted cell
+    totals when the input has weights (``ctbil``), and on record counts (``ctbil_unweighted``,
+    the same as ``ctbil`` without weights)."""
     step("contingency tables (CTBIL)")
     cat = inp.cat
     if not cat or inp.ctbil_dim == 0:
-        return {"ctbil": None}
+        return {"ctbil": None, "ctbil_unweighted": None}
     co = fstack([inp.coded[v].codes_o for v in cat])
     cp = fstack([inp.coded[v].codes_p for v in cat])
-    ct = K.contingency_loss(co, cp, [len(inp.coded[v].labels) for v in cat], inp.ctbil_dim)
-    return {
-        "ctbil": RenamedKeys(
-            {
-                "max_dim": min(inp.ctbil_dim, len(cat)),
-                "variables": list(cat),
-                "total": ct["total"],
-                "n_cells": ct["cells"],
-                "n_tables": ct["tables"],
-                "normalised": ct["total"] / ct["cells"] if ct["cells"] else None,
-                "by_dim": {str(k): v for k, v in ct["by_dim"].items()},
-                "by_variable": {v: int(ct["by_variable"][k]) for k, v in enumerate(cat)},
-            },
-            CELLS_RENAMED,
-        )
-    }
+    levels = [len(inp.coded[v].labels) for v in cat]
+    counts = _ctbil_dict(inp, K.contingency_loss(co, cp, levels, inp.ctbil_dim), None)
+    if inp.weight is None:
+        return {"ctbil": counts, "ctbil_unweighted": counts}
+    weighted = K.contingency_loss(co, cp, levels, inp.ctbil_dim, inp.w_o, inp.w_p)
+    return {"ctbil": _ctbil_dict(inp, weighted, inp.weight), "ctbil_unweighted": counts}
+
+
+def _ctbil_dict(inp, ct: dict, weight: str | None) -> RenamedKeys:
+    """The result dict of one CTBIL computation (``weight``: the weight column, None for counts)."""
+    cast = int if weight is None else float
+    return RenamedKeys(
+        {
+            "max_dim": min(inp.ctbil_dim, len(inp.cat)),
+            "variables": list(inp.cat),
+            "weighted": weight is not None,
+            "weight": weight,
+            "total": ct["total"],
+            "n_cells": ct["cells"],
+            "n_tables": ct["tables"],
+            "normalised": ct["total"] / ct["cells"] if ct["cells"] else None,
+            "by_dim": {str(k): v for k, v in ct["by_dim"].items()},
+            "by_variable": {v: cast(ct["by_variable"][k]) for k, v in enumerate(inp.cat)},
+        },
+        CELLS_RENAMED,
+    )
 
 
 def entropy_loss(inp) -> dict:

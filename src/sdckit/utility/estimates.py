@@ -211,13 +211,7 @@ def _validated(
     """Check every argument and both files once; read and code the columns."""
     conf = check_rule("confidence", confidence)
     max_cat = check_rule("max_categories", max_categories)
-    roles = {
-        "keys": as_name_list(keys, "keys", allow_empty=True),
-        "variables": as_name_list(variables, "variables", allow_empty=True),
-        "domains": [] if domains is None else as_name_list(domains, "domains"),
-        "weight": [c] if (c := check_column(weight, "weight")) else [],
-        "household": [c] if (c := check_column(household, "household")) else [],
-    }
+    roles = _roles(keys, variables, domains, weight, household)
     miss = as_missing_codes(missing)
     t_o, t_p = access.read_pair(original, protected, eng)
     _require_pair(t_o, t_p, roles)
@@ -228,13 +222,7 @@ def _validated(
     }
     chosen = roles["domains"] if domains is not None else _auto_domains(roles["keys"], coded, max_cat, notes)
     var_names = roles["variables"]
-    Y_o, Y_p = access.float_matrix(t_o, var_names, miss), access.float_matrix(t_p, var_names, miss)
-    problems = [
-        f"variables: column {var_names[j]} of the {label} file holds infinite values; expected finite numbers "
-        "(a missing value as null or NaN)"
-        for label, Y in (("original", Y_o), ("protected", Y_p))
-        for j in np.flatnonzero(np.isinf(Y).any(axis=0))
-    ]
+    Y_o, Y_p, problems = _numbers(t_o, t_p, var_names, miss)
     if not chosen and not var_names:
         problems.append(
             "domains: no domain variable and no numeric variable; expected domains=, keys= with 2 to "
@@ -261,6 +249,29 @@ def _validated(
         notes=notes + _new_category_notes(chosen, coded),
         backend=t_o.backend,
     )
+
+
+def _roles(keys, variables, domains, weight, household) -> dict:
+    """The column roles as lists of names (a weight and a household: one name or none)."""
+    return {
+        "keys": as_name_list(keys, "keys", allow_empty=True),
+        "variables": as_name_list(variables, "variables", allow_empty=True),
+        "domains": [] if domains is None else as_name_list(domains, "domains"),
+        "weight": [c] if (c := check_column(weight, "weight")) else [],
+        "household": [c] if (c := check_column(household, "household")) else [],
+    }
+
+
+def _numbers(t_o, t_p, names, miss) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """The numeric variables of both files (NaN = missing) and the problems (infinite values)."""
+    Y_o, Y_p = access.float_matrix(t_o, names, miss), access.float_matrix(t_p, names, miss)
+    problems = [
+        f"variables: column {names[j]} of the {label} file holds infinite values; expected finite numbers "
+        "(a missing value as null or NaN)"
+        for label, Y in (("original", Y_o), ("protected", Y_p))
+        for j in np.flatnonzero(np.isinf(Y).any(axis=0))
+    ]
+    return Y_o, Y_p, problems
 
 
 def _require_pair(t_o, t_p, roles) -> None:

@@ -26,12 +26,14 @@ import numpy as np
 from .._declare import Param, declare
 from .._deprecation import renamed_parameters
 from .._errors import SdcError, SdcWarning
+from .._prepare import weight_problems
 from .._validation import (
     as_missing_codes,
     as_name_list,
     check_bool,
     check_bound,
     check_choice,
+    check_column,
     check_rule,
     check_scales,
     check_seed,
@@ -106,6 +108,9 @@ class ValidatedInput:
     seed: int
     records: bool
     backend: str = field(default="polars")
+    weight: str | None = None
+    w_o: np.ndarray | None = field(default=None, repr=False)
+    w_p: np.ndarray | None = field(default=None, repr=False)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -118,6 +123,7 @@ class ValidatedInput:
     Param("variables", "columns"),
     Param("scales", "any"),
     Param("missing"),
+    Param("weight"),
     Param("suppressed", "choice", choices=("mlodak", "sdcmicro")),
     Param("continuous_distance", "choice", choices=("arctan_sd", "arctan", "max_abs", "max_squared")),
     Param("bound", "number"),
@@ -141,6 +147,7 @@ def information_loss(
     *,
     scales=None,
     missing=None,
+    weight=None,
     suppressed: str = "mlodak",
     continuous_distance: str = "arctan_sd",
     bound: float = 1.0,
@@ -178,7 +185,14 @@ def information_loss(
       .. math:: \gamma = \frac{1}{\sqrt 2}\Big\| \frac{\rho}{\|\rho\|} - \frac{\rho'}{\|\rho'\|}\Big\|;
 
     * categorical variables: the contingency-table loss CTBIL summed over all tables of up to
-      ``ctbil_dim`` variables, the Domingo-Ferrer & Torra categorical distance and, for
+      ``ctbil_dim`` variables,
+
+      .. math:: \mathrm{CTBIL} = \sum_{T \subseteq W,\ 1 \le |T| \le K} \sum_{c \in T}
+                |x^F_T(c) - x^G_T(c)|,
+
+      on the weighted cell totals :math:`x_T(c) = \sum_{i \in c} w_i` of the tables a data
+      user publishes when ``weight`` is given (``ctbil``) and on record counts
+      (``ctbil_unweighted``), the Domingo-Ferrer & Torra categorical distance and, for
       variables given in ``pram``, the entropy loss EBIL;
     * continuous against categorical: the ANOVA R^2 loss.
 
@@ -199,6 +213,11 @@ def information_loss(
         numbers are ranked by value.
     missing : value or list of values, optional
         Codes to treat as missing (e.g. ``-999``) in addition to null / NaN, in both files.
+    weight : str, optional
+        Design weights (numeric, >= 0, none missing) for CTBIL: each file's cells are summed
+        with its own weights (the original's when the protected file lacks the column), so
+        ``ctbil`` compares the weighted tables that are published; ``ctbil_unweighted`` keeps
+        the loss on record counts. The other measures do not use weights.
     suppressed : {"mlodak", "sdcmicro"}
         Distance when exactly one of x, x' is missing. ``"mlodak"``: nominal 1; ordinal the
         distance to the extreme category farthest from the observed value; continuous the
@@ -272,7 +291,7 @@ def information_loss(
     Missing values: IL1, IL1s and the X - X' discrepancies skip pairs with a missing value;
     covariances use pairwise-complete observations, gamma and the MCD complete records of each
     file (as sdcMicro does); CTBIL counts missing as a category; ANOVA drops records with a
-    missing y or factor in each file separately. Sampling weights are not used.
+    missing y or factor in each file separately. Sampling weights enter CTBIL only.
 
     Cost: O(n m) for the distances and the IL1 family, O(n p^2) for the covariance-based
     measures, O(n m^2) for CTBIL and ANOVA; ``robust=True`` adds the FAST-MCD search.
@@ -292,6 +311,7 @@ def information_loss(
         engine=eng,
         scales=scales,
         missing=missing,
+        weight=weight,
         pram=pram,
         anova=anova,
         suppressed=suppressed,
@@ -368,7 +388,7 @@ class _Background:
 # validation
 # ----------------------------------------------------------------------------------------------
 def _validate_information_loss(
-    original, protected, variables, *, scales, missing, pram, anova, engine=None, **options
+    original, protected, variables, *, scales, missing, pram, anova, engine=None, weight=None, **options
 ) -> ValidatedInput:
     """Check every argument and both files once; read and code the variables."""
     opts = _check_options(**options)
@@ -387,8 +407,14 @@ def _validate_information_loss(
         )
     elif t_o.n == 0:
         problems.append("original: the file has no records; expected at least one")
+    w_name = check_column(weight, "weight")
+    w_absent = access.absent_columns(t_o, [w_name], "weight (original file)") if w_name else None
+    if w_absent:
+        problems.append(w_absent)
+        absent.append(w_absent)
     declared, orders = _declared_scales(scales, names, problems)
     raise_problems(problems, missing_column=bool(absent))
+    weights = _weights(t_o, t_p, w_name)
     scale = {}
     kinds = (access.column_kinds(t_o, names), access.column_kinds(t_p, names))
     for v in names:
@@ -419,8 +445,25 @@ def _validate_information_loss(
         pram=_pram_inputs(pram, cat, coded),
         anova=_anova_spec(anova, cont, cat, names),
         backend=t_o.backend,
+        weight=w_name,
+        w_o=weights[0],
+        w_p=weights[1],
         **opts,
     )
+
+
+def _weights(t_o, t_p, name) -> tuple:
+    """The design weights of each file (the original's for a protected file without the
+    column): ``(w_o, w_p)``, both None without a weight."""
+    if name is None:
+        return None, None
+    problems = weight_problems(t_o, name, allow_zero=True)
+    own = name in t_p.columns
+    if own:
+        problems += [f"{m} (protected file)" for m in weight_problems(t_p, name, allow_zero=True)]
+    raise_problems(problems)
+    w_o = t_o.floats([name])[:, 0]
+    return w_o, (t_p.floats([name])[:, 0] if own else w_o)
 
 
 def _check_options(
