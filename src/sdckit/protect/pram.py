@@ -10,7 +10,7 @@ import numpy as np
 from .._core.pram import apply_matrix, blend, draw_diagonal, invariant_of_base, row_sum_errors
 from .._declare import Param, declare
 from .._errors import SdcError
-from .._validation import as_missing_codes, check_rule, raise_problems
+from .._validation import as_missing_codes, as_name_list, check_rule, raise_problems
 from ..results.protection import ProtectionResult
 from ._common import Change, finish, read_input, resolve_seed
 
@@ -111,11 +111,14 @@ def pram(
     ProtectionResult
         ``data`` with the variables post-randomised; ``n_changed`` the cells whose category
         changed. ``details["matrices"]`` lists every applied matrix (variable, stratum, its
-        categories and the matrix as lists, whether it was generated); without strata
-        ``details["pram"]`` holds them as ``{variable: {from: {to: probability}}}`` (the form
-        ``information_loss(pram=...)`` accepts, for EBIL) and ``details["pram_diagonal"]`` the
-        probability of keeping each category that occurs in the published data (the form
-        ``loglinear_risk(pram=...)`` accepts).
+        categories and the matrix as lists, whether it was generated); ``details["pram"]``
+        holds them as ``{variable: {from: {to: probability}}}`` (the form
+        ``information_loss(pram=...)`` accepts, for EBIL, and ``loglinear_risk(pram=...)`` for
+        the exact misclassification risk) and ``details["pram_diagonal"]`` the probability of
+        keeping each category that occurs in the published data (the form
+        ``individual_risk(pram=...)`` and ``loglinear_risk(pram=...)`` accept). A variable
+        PRAMed within strata gets ``{"strata": [columns], "matrices": {stratum label: ...}}``
+        in both: each record uses its stratum's matrix.
 
     Notes
     -----
@@ -158,7 +161,8 @@ def pram(
         "missing": list(missing_codes) or None,
         "seed": seed,
     }
-    return finish("pram", parameters, inp, table, changes, _details(entries, inp, published), tuple(notes))
+    details = _details(entries, inp, published, () if strata is None else tuple(as_name_list(strata, "strata")))
+    return finish("pram", parameters, inp, table, changes, details, tuple(notes))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -336,10 +340,11 @@ def _user_entries(entries) -> dict:
     return {var.name: ([var.values[c] for c in codes], M) for var, _, codes, M, generated in entries if not generated}
 
 
-def _details(entries, inp, published: dict) -> dict:
-    """Every applied matrix as lists; without strata also the forms ``information_loss`` and
-    ``loglinear_risk`` accept as ``pram=`` (the kept probabilities of the categories that occur
-    in the published data: the risk looks up only those)."""
+def _details(entries, inp, published: dict, strata: tuple = ()) -> dict:
+    """Every applied matrix as lists, and the forms ``information_loss``, ``individual_risk``
+    and ``loglinear_risk`` accept as ``pram=`` (the kept probabilities of the categories that
+    occur in the published data: the risk looks up only those); a variable PRAMed within
+    strata gets ``{"strata": columns, "matrices": {stratum label: ...}}``."""
     matrices = [
         {
             "variable": var.name,
@@ -350,11 +355,14 @@ def _details(entries, inp, published: dict) -> dict:
         }
         for var, label, codes, M, generated in entries
     ]
-    out: dict = {"matrices": matrices, "pram": None, "pram_diagonal": None}
-    if inp.strata_codes is None or all(m["stratum"] is None for m in matrices):
-        out["pram"] = {m["variable"]: _as_dict(m["categories"], np.asarray(m["matrix"])) for m in matrices}
-        out["pram_diagonal"] = {
-            var.name: {var.values[c]: float(M[i, i]) for i, c in enumerate(codes) if c in published[var.name]}
-            for var, _, codes, M, _ in entries
-        }
+    out: dict = {"matrices": matrices, "pram": {}, "pram_diagonal": {}}
+    for var, label, codes, M, _ in entries:
+        full = _as_dict([var.values[c] for c in codes], M)
+        diag = {var.values[c]: float(M[i, i]) for i, c in enumerate(codes) if c in published[var.name]}
+        if label is None:
+            out["pram"][var.name], out["pram_diagonal"][var.name] = full, diag
+            continue
+        for key, value in (("pram", full), ("pram_diagonal", diag)):
+            form = out[key].setdefault(var.name, {"strata": list(strata), "matrices": {}})
+            form["matrices"][label] = value
     return out

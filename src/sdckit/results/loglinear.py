@@ -98,7 +98,9 @@ class LoglinearRiskResult(Result):
     sampling_fractions : dict or None
         Known fractions by the categories of one key (``{key: {category: fraction}}``).
     pram, smoothing : dict or None
-        Misclassification-adjusted tau_2 (Shlomo & Skinner 2010), negative-binomial smoothing
+        Misclassification-adjusted tau_2 (Shlomo & Skinner 2010: ``tau2``, with the diagonal
+        M_kk; ``tau2_exact``, the exact form with the full matrix, None when only diagonals
+        were given; their shares of the sample uniques), negative-binomial smoothing
         (Rinott & Shlomo 2006, experimental).
     modrisk : ModriskNumbers or None
         sdcMicro ``modRisk`` numbers (compatibility mode).
@@ -263,7 +265,10 @@ class LoglinearRiskResult(Result):
         if self.stability is not None:
             sections.append(self._stability_section())
         if self.pram is not None:
-            sections.append(("PRAM adjustment (Shlomo & Skinner 2010)", [("tau_2 adjusted", self.pram["tau2"])]))
+            rows = [("tau_2 adjusted (diagonal M_kk)", self.pram["tau2"])]
+            if self.pram.get("tau2_exact") is not None:
+                rows.append(("tau_2 adjusted, exact form with the full matrix", self.pram["tau2_exact"]))
+            sections.append(("PRAM adjustment (Shlomo & Skinner 2010)", rows))
         if self.smoothing is not None:
             sections.append(
                 (

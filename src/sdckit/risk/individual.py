@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -17,7 +18,7 @@ from .._validation import as_name_list, check_alpha, check_choice, check_column,
 from ..engines import STORED, get_engine
 from ..results.individual import IndividualRiskResult, RiskThreshold
 from ..scenario import accepts_scenario
-from ._pram import keep_by_code, lacking_categories
+from ._pram import is_stratified, keep_by_code, keep_per_record, lacking_categories, strata_reader
 from .frequencies import NA_RULES, frequency_result, pattern_frequencies_of, records_fields
 
 __all__ = ["IndividualRiskResult", "RiskThreshold", "individual_risk"]
@@ -132,8 +133,10 @@ def individual_risk(
         category -> probability (``details["pram_diagonal"]`` of :func:`sdckit.pram`) or a
         transition matrix whose diagonal is taken (``details["pram"]``: ``{from: {to:
         probability}}``; a ``(square matrix, categories)`` pair; a labelled pandas DataFrame).
-        Every category of the released data must have a probability. ``{}`` or None: no
-        adjustment.
+        Every category of the released data must have a probability. A variable PRAMed
+        within strata: ``{"strata": columns, "matrices": {stratum label: any of these}}`` (what
+        :func:`sdckit.pram` with ``strata`` publishes); each record then uses its stratum's
+        probability. ``{}`` or None: no adjustment.
     engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
         Where the record-level work runs (see :func:`frequencies`). With DuckDB or Spark the
         household risk is computed in the engine and only its aggregates come back
@@ -201,6 +204,10 @@ def individual_risk(
     if inp.pram_keep:
         rp = rp * keep_probability(pf.patterns[:, : pf.m], inp.pram_keep)
     fk, Fk, risk = prep.mem.gather(pf.ids, pf.fp, pf.Fp, rp)
+    counts = pf.counts
+    if inp.pram_record is not None:  # matrices per stratum: M_kk per record
+        risk = risk * inp.pram_record
+        rp, counts = risk, np.ones(risk.size, dtype=np.int64)
     freq = frequency_result(prep, pf, inp.alpha, inp.na_rule, fk, Fk)
     n_clamped = int(pf.counts[clamped].sum())
     if n_clamped:
@@ -215,12 +222,12 @@ def individual_risk(
         risk=risk,
         frequencies=freq,
         pattern_risk=rp,
-        pattern_counts=pf.counts,
+        pattern_counts=counts,
         n_clamped=n_clamped,
         n_fractional=int(pf.counts[frac].sum()),
         backend=prep.table.backend,
         row_index=prep.table.index,
-        pram_adjusted=tuple(prep.keys.names[j] for j in sorted(inp.pram_keep)),
+        pram_adjusted=inp.pram_variables,
         **records_fields(prep, hh.get("household_store")),
         **hh,
     )
@@ -239,6 +246,8 @@ class _IndividualInput:
     n_households: int
     n_missing_household: int
     pram_keep: dict  # PRAMed key column -> keep probability of each category code
+    pram_record: np.ndarray | None = None  # M_kk per record (matrices per stratum)
+    pram_variables: tuple = ()
 
 
 def _validate_individual(
@@ -290,19 +299,24 @@ def _validate_individual(
         hh, n_hh = _household_codes(prep, household, hh_missing)
         if household_keys is not None:
             _check_household_keys(household_keys, prep, hh)
-    keep = _pram_keep(pram, prep)
-    return _IndividualInput(prep, a, method, na_rule, household, hh, n_hh or 0, hh_missing, keep)
+    keep, per_record = _pram_keep(pram, prep)
+    pram_vars = tuple(k for k in prep.keys.names if pram and k in pram)
+    return _IndividualInput(prep, a, method, na_rule, household, hh, n_hh or 0, hh_missing, keep, per_record, pram_vars)
 
 
-def _pram_keep(pram, prep: Prepared) -> dict:
-    """Keep probability of each category code of every PRAMed key; every category that occurs
-    in the data must have one."""
+def _pram_keep(pram, prep: Prepared) -> tuple[dict, np.ndarray | None]:
+    """Keep probability of each category code of every PRAMed key (every category that occurs
+    in the data must have one); with matrices per stratum, M_kk per record instead."""
     if pram is None:
-        return {}
+        return {}, None
     keys = prep.keys
-    keep = keep_by_code(pram, keys.names, [prep.mem.label_values(lab) for lab in keys.labels])
+    labels = [prep.mem.label_values(lab) for lab in keys.labels]
+    if isinstance(pram, Mapping) and any(is_stratified(spec) for spec in pram.values()):
+        reader = strata_reader(prep.engine, prep.table) if prep.source is None else None
+        return {}, keep_per_record(pram, keys.names, labels, keys.codes, reader)
+    keep = keep_by_code(pram, keys.names, labels)
     raise_problems(lacking_categories(keep, keys.codes, keys.names))
-    return keep
+    return keep, None
 
 
 def _household_fields(inp: _IndividualInput, risk: np.ndarray) -> dict:

@@ -209,7 +209,15 @@ def loglinear_risk(
         pandas DataFrame), as in :func:`sdckit.individual_risk`; every category of the data
         needs one. Adds the misclassification-adjusted
         \hat\tau_2 = \sum_{SU} M_kk \hat E(1/F_k | f_k = 1), M_kk = \prod_v P^{(v)}_{k_v k_v}
-        (Shlomo & Skinner 2010). ``{}``: no adjustment.
+        (Shlomo & Skinner 2010). Given the full matrices (``details["pram"]``), also the exact
+        form of the correct-match probability (Shlomo & Skinner 2022, eq. 9, with the misprint
+        of its numerator corrected), which multiplies each term by
+        c_k = [1 / (1 - pi_k M_kk)] \sum_j \hat\lambda_j M_kj / \sum_j \hat\lambda_j M_kj /
+        (1 - pi_k M_kj) (the fitted population counts of the released cells standing for those
+        of the true ones; c_k -> 1 for small pi_k): ``pram["tau2_exact"]``. A variable PRAMed
+        within strata is given as ``{"strata": columns, "matrices": {stratum label: ...}}``
+        (what :func:`sdckit.pram` publishes); each record uses its stratum's matrix. ``{}``: no
+        adjustment.
     smoothing : {"nb"}, optional
         Negative-binomial smoothing (Rinott & Shlomo 2006), moment estimator over the cells
         within one step on every key. Experimental: emits an SdcWarning.
@@ -289,7 +297,7 @@ def loglinear_risk(
     fit = fit_model(table, inp)
     stability_out = model_stability(table, inp, fit)
     risk = risk_measures(table, fit, inp)
-    pram_out, risk_pram = pram_measures(inp, risk)
+    pram_out, risk_pram = pram_measures(inp, risk, table, fit)
     smooth_out = smoothing_measures(inp, table, risk)
     return LoglinearRiskResult(
         keys=inp.names,
