@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from .._core import loglinear as ll
+from .._core import risk_ci
 from .._core.misclassification import exact_factor
 from .._errors import SdcError, warn
 from .._prepare import prepare
@@ -48,6 +49,7 @@ __all__ = [
     "model_stability",
     "modrisk_result",
     "parse_model",
+    "ci_measures",
     "pram_measures",
     "risk_measures",
     "smoothing_measures",
@@ -982,6 +984,38 @@ def _exact_factors(inp: LoglinearInput, table: CellTable, fit: ModelFit) -> np.n
         rows = which == g
         out[rows] = c[table.idx[rows]]
     return out
+
+
+def ci_measures(inp: LoglinearInput, table: CellTable, fit: ModelFit, risk: dict, confidence: float) -> dict:
+    """Intervals for tau_1 and tau_2 by a parametric bootstrap (:mod:`sdckit._core.risk_ci`):
+    the model parameters drawn from their asymptotic normal distribution (the inverse Fisher
+    information; with the pseudo-likelihood fit to weighted counts the sandwich with the
+    variances sum w_i^2 of the weighted counts), then the population counts of the sample
+    uniques' cells."""
+    step("confidence intervals")
+    X = risk_ci.design_matrix(table.shape, ll.closure(fit.terms))
+    v = None
+    if table.sampling == "pml":
+        w = inp.weights if inp.counts is None else inp.weights / np.maximum(inp.counts, 1)
+        per_row = w * (inp.weights if inp.counts is None else inp.weights)
+        v = np.bincount(table.idx, weights=per_row, minlength=table.K)
+    factor = risk_ci.parameter_factor(X, fit.mu, v)
+    cells = table.idx[risk["su"]]
+    pi = np.broadcast_to(np.asarray(table.pi_cells, dtype=float), (table.K,))[cells]
+    t1, t2 = risk_ci.loglinear_draws(fit.lam[cells], pi, X[cells], factor, draws=risk_ci.DRAWS)
+    n1 = risk["n1"]
+    lo1, hi1 = risk_ci.percentile_interval(t1, confidence)
+    lo2, hi2 = risk_ci.percentile_interval(t2, confidence)
+    share = (lambda a, b: (a / n1, b / n1)) if n1 else (lambda a, b: (0.0, 0.0))  # noqa: E731
+    return {
+        "confidence": confidence,
+        "method": "parametric bootstrap",
+        "draws": risk_ci.DRAWS,
+        "tau1": (lo1, hi1),
+        "tau2": (lo2, hi2),
+        "share_tau1_uniques": share(lo1, hi1),
+        "share_tau2_uniques": share(lo2, hi2),
+    }
 
 
 def smoothing_measures(inp: LoglinearInput, table: CellTable, risk: dict) -> dict | None:

@@ -241,15 +241,15 @@ def _read_matrix(var: str, spec):
     """(P, row categories, column categories) of a matrix form; None for a diagonal form."""
     if hasattr(spec, "index") and hasattr(spec, "columns") and hasattr(spec, "to_numpy"):
         rows, cols = list(spec.index), list(spec.columns)
-        return _checked_matrix(var, spec.to_numpy(), rows, cols), rows, cols
+        return _probability_matrix(var, spec.to_numpy(), rows, cols), rows, cols
     if isinstance(spec, (tuple, list)) and len(spec) == 2 and not isinstance(spec[1], (int, float)):
         cats = list(spec[1])
-        return _checked_matrix(var, spec[0], cats, cats), cats, cats
+        return _probability_matrix(var, spec[0], cats, cats), cats, cats
     if isinstance(spec, Mapping) and spec and all(isinstance(v, Mapping) for v in spec.values()):
         rows = list(spec)
         cols = list(dict.fromkeys(c for row in spec.values() for c in row))
         P = [[spec[a].get(b, 0.0) for b in cols] for a in rows]
-        return _checked_matrix(var, P, rows, cols, square=False), rows, cols
+        return _probability_matrix(var, P, rows, cols, square=False), rows, cols
     return None
 
 
@@ -289,12 +289,12 @@ def _dict_matrix_diagonal(var: str, spec: Mapping) -> dict:
 def _matrix_diagonal(var: str, matrix, rows: list, cols: list, *, square: bool = True) -> dict:
     """{category: P[c, c]} of a transition matrix with rows ``rows`` (original categories) and
     columns ``cols`` (new ones); every row is a probability distribution."""
-    P = _checked_matrix(var, matrix, rows, cols, square=square)
+    P = _probability_matrix(var, matrix, rows, cols, square=square)
     col = {c: i for i, c in enumerate(cols)}
     return {a: float(P[i, col[a]]) if a in col else 0.0 for i, a in enumerate(rows)}
 
 
-def _checked_matrix(var: str, matrix, rows: list, cols: list, *, square: bool = True) -> np.ndarray:
+def _probability_matrix(var: str, matrix, rows: list, cols: list, *, square: bool = True) -> np.ndarray:
     """The matrix as floats, checked: its shape, entries in [0, 1], rows summing to 1."""
     try:
         P = np.asarray(matrix, dtype=float)
