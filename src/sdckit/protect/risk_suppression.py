@@ -262,9 +262,8 @@ def _parameters(plan: _Plan, keys: list, weight, strata, household=None, househo
         "strata": None if strata is None else as_name_list(strata, "strata"),
         "missing": list(plan.missing) or None,
     }
-    if household is not None or household_risk is not None:
-        out["household"] = household
-        out["household_risk"] = household_risk
+    out["household"] = household  # recorded even when None: a replay in a scenario with a household
+    out["household_risk"] = household_risk  # must not add the household rule the step did not use
     return out
 
 
