@@ -227,6 +227,13 @@ def test_a_stratum_without_a_matrix_is_a_clear_error(stratified):
         sdckit.individual_risk(stratified.data, KEYS, weight=W, pram=broken)
     with pytest.raises(sdckit.SdcError, match="pram: walls"):
         sdckit.loglinear_risk(stratified.data, KEYS, weight=W, pram=broken, model="main")
+    # a stratum's matrix that lacks a category occurring in that stratum: counted, not named
+    lacking = {"walls": {"strata": ["urbrur"], "matrices": dict(form["matrices"])}}
+    first = dict(form["matrices"]["2"])
+    first.pop(next(iter(first)))
+    lacking["walls"]["matrices"]["2"] = first
+    with pytest.raises(sdckit.SdcError, match="pram: walls: 1 category of the data has no keep probability"):
+        sdckit.individual_risk(stratified.data, KEYS, weight=W, pram=lacking)
     with pytest.raises(sdckit.SdcError, match=r"pram: column\(s\) nope not found"):
         sdckit.individual_risk(stratified.data, KEYS, weight=W, pram={"walls": {"strata": ["nope"], "matrices": {}}})
 

@@ -163,6 +163,7 @@ def keep_per_record(pram, names, labels, codes: np.ndarray, strata_of=None) -> n
         j = names.index(check_choice(var, "pram", names))
         c = codes[:, j]
         seen = c >= 0
+        n_none = 0
         if is_stratified(spec):
             ids, forms = _stratum_ids(var, spec, strata_of)
             table = np.array(
@@ -177,7 +178,7 @@ def keep_per_record(pram, names, labels, codes: np.ndarray, strata_of=None) -> n
         else:
             vals = np.where(seen, _diagonal_array(var, spec, labels[j])[np.maximum(c, 0)], 1.0)
         lacking = np.isnan(vals)
-        if lacking.any() and not problems:
+        if lacking.any() and not n_none:  # categories lacking in the strata that have a matrix
             n_lacking = np.unique(c[lacking]).size
             what = "category of the data has" if n_lacking == 1 else "categories of the data have"
             problems.append(
