@@ -267,3 +267,33 @@ def test_a_category_pram_removed_is_accepted(testdata):
     assert ll.pram["tau2_exact"] is not None
     il = sdckit.information_loss(df, res.data, ["walls"], scales={"walls": "nominal"}, pram=res.details["pram"])
     assert il.ebil["walls"] > 0
+
+
+def test_variant_loss_per_stratum_equals_each_stratum_alone(stratified, testdata):
+    v = sdckit.variant_loss(testdata, stratified.data, ["walls", "water"], scales=SCALES,
+                            pram=stratified.details["pram"])  # fmt: skip
+    loss = {"walls": 0.0, "water": 0.0}
+    ebil = {"walls": 0.0, "water": 0.0}
+    for u in (1, 2):
+        m = testdata["urbrur"] == u
+        mats = {x: stratified.details["pram"][x]["matrices"][str(u)] for x in ("walls", "water")}
+        alone = sdckit.variant_loss(
+            testdata.filter(m), stratified.data.filter(m), ["walls", "water"], scales=SCALES, pram=mats
+        )
+        for x in loss:
+            loss[x] += alone.loss_by_variable[x] * int(m.sum()) / testdata.height  # a mean over records
+            ebil[x] += alone.ebil[x]
+    assert v.loss_by_variable == pytest.approx(loss, rel=1e-12)
+    assert v.ebil == pytest.approx(ebil, rel=1e-12)
+
+
+def test_workflow_measures_a_pram_step_within_strata(testdata):
+    """SdcProblem passes the published matrices to its risk and loss measures: with strata the
+    per-stratum form, which the individual risk and variant_loss take."""
+    sc = sdckit.Scenario(keys=KEYS, weight=W, household="ori_hid")
+    p = sdckit.SdcProblem(testdata, sc).apply("pram", variables=["walls"], strata="urbrur", seed=1)
+    out = p.history[-1].result
+    adjusted = sdckit.individual_risk(out.data, KEYS, weight=W, household="ori_hid", pram=out.details["pram_diagonal"])
+    assert p.history[-1].measures["global_risk"] == pytest.approx(adjusted.global_risk, rel=1e-12)
+    loss = sdckit.variant_loss(testdata, out.data, ["walls"], scales={"walls": "nominal"}, pram=out.details["pram"])
+    assert p.history[-1].measures["lambda_j"]["walls"] == pytest.approx(loss.loss_by_variable["walls"], rel=1e-12)
