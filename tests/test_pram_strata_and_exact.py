@@ -160,23 +160,26 @@ def test_loglinear_exact_form_tends_to_the_diagonal_form_for_small_fractions(tes
 # ----------------------------------------------------------------------------------------------
 def test_pram_publishes_matrices_per_stratum(stratified):
     d = stratified.details
-    assert set(d["pram"]) == set(d["pram_diagonal"]) == {"walls", "water"}
-    for form in (d["pram"]["walls"], d["pram_diagonal"]["walls"]):
+    assert d["pram"] is None and d["pram_diagonal"] is None  # no single matrix, as before
+    assert set(d["pram_by_stratum"]) == set(d["pram_diagonal_by_stratum"]) == {"walls", "water"}
+    for form in (d["pram_by_stratum"]["walls"], d["pram_diagonal_by_stratum"]["walls"]):
         assert form["strata"] == ["urbrur"] and set(form["matrices"]) == {"1", "2"}
     m = next(m for m in d["matrices"] if m["variable"] == "walls" and m["stratum"] == "2")
-    assert d["pram"]["walls"]["matrices"]["2"][m["categories"][0]][m["categories"][1]] == m["matrix"][0][1]
+    assert d["pram_by_stratum"]["walls"]["matrices"]["2"][m["categories"][0]][m["categories"][1]] == m["matrix"][0][1]
 
 
 def test_individual_risk_per_stratum_equals_each_stratum_alone(stratified, testdata):
-    both = sdckit.individual_risk(stratified.data, KEYS, weight=W, pram=stratified.details["pram"], strata="urbrur")
+    both = sdckit.individual_risk(
+        stratified.data, KEYS, weight=W, pram=stratified.details["pram_by_stratum"], strata="urbrur"
+    )
     diag = sdckit.individual_risk(
-        stratified.data, KEYS, weight=W, pram=stratified.details["pram_diagonal"], strata="urbrur"
+        stratified.data, KEYS, weight=W, pram=stratified.details["pram_diagonal_by_stratum"], strata="urbrur"
     )
     np.testing.assert_array_equal(both.risk, diag.risk)
     urb = testdata["urbrur"].to_numpy()
     for u in (1, 2):
         rows = urb == u
-        mats = {v: stratified.details["pram"][v]["matrices"][str(u)] for v in ("walls", "water")}
+        mats = {v: stratified.details["pram_by_stratum"][v]["matrices"][str(u)] for v in ("walls", "water")}
         alone = sdckit.individual_risk(stratified.data.filter(pl.Series(rows)), KEYS, weight=W, pram=mats)
         np.testing.assert_allclose(both.risk[rows], alone.risk, rtol=1e-14)
     plain = sdckit.individual_risk(stratified.data, KEYS, weight=W, strata="urbrur")
@@ -188,13 +191,15 @@ def test_individual_risk_per_stratum_equals_each_stratum_alone(stratified, testd
 
 
 def test_loglinear_per_stratum_uses_each_records_matrix(stratified, testdata):
-    ll = sdckit.loglinear_risk(stratified.data, KEYS, weight=W, pram=stratified.details["pram"], model="main")
+    ll = sdckit.loglinear_risk(
+        stratified.data, KEYS, weight=W, pram=stratified.details["pram_by_stratum"], model="main"
+    )
     plain = sdckit.loglinear_risk(stratified.data, KEYS, weight=W, model="main")
     urb = testdata["urbrur"].to_numpy().astype(str)
     keep = np.ones(testdata.height)
     for v in ("walls", "water"):
         col = stratified.data[v].to_numpy()
-        mats = stratified.details["pram_diagonal"][v]["matrices"]
+        mats = stratified.details["pram_diagonal_by_stratum"][v]["matrices"]
         keep *= np.array([mats[s][c] for s, c in zip(urb, col)])
     su = plain.fk == 1
     np.testing.assert_allclose(ll.risk_pram[su], keep[su] * plain.risk[su], rtol=1e-12)
@@ -204,12 +209,12 @@ def test_loglinear_per_stratum_uses_each_records_matrix(stratified, testdata):
 
 def test_information_loss_per_stratum_equals_each_stratum_alone(stratified, testdata):
     il = sdckit.information_loss(testdata, stratified.data, ["walls", "water"], scales=SCALES,
-                                 pram=stratified.details["pram"])  # fmt: skip
+                                 pram=stratified.details["pram_by_stratum"])  # fmt: skip
     total = {"walls": 0.0, "water": 0.0}
     joint = 0.0
     for u in (1, 2):
         m = testdata["urbrur"] == u
-        mats = {v: stratified.details["pram"][v]["matrices"][str(u)] for v in ("walls", "water")}
+        mats = {v: stratified.details["pram_by_stratum"][v]["matrices"][str(u)] for v in ("walls", "water")}
         alone = sdckit.information_loss(
             testdata.filter(m), stratified.data.filter(m), ["walls", "water"], scales=SCALES, pram=mats
         )
@@ -221,7 +226,7 @@ def test_information_loss_per_stratum_equals_each_stratum_alone(stratified, test
 
 
 def test_a_stratum_without_a_matrix_is_a_clear_error(stratified):
-    form = stratified.details["pram_diagonal"]["walls"]
+    form = stratified.details["pram_diagonal_by_stratum"]["walls"]
     broken = {"walls": {"strata": ["urbrur"], "matrices": {"1": form["matrices"]["1"]}}}
     with pytest.raises(sdckit.SdcError, match="pram: walls: 1 stratum"):
         sdckit.individual_risk(stratified.data, KEYS, weight=W, pram=broken)
@@ -271,12 +276,12 @@ def test_a_category_pram_removed_is_accepted(testdata):
 
 def test_variant_loss_per_stratum_equals_each_stratum_alone(stratified, testdata):
     v = sdckit.variant_loss(testdata, stratified.data, ["walls", "water"], scales=SCALES,
-                            pram=stratified.details["pram"])  # fmt: skip
+                            pram=stratified.details["pram_by_stratum"])  # fmt: skip
     loss = {"walls": 0.0, "water": 0.0}
     ebil = {"walls": 0.0, "water": 0.0}
     for u in (1, 2):
         m = testdata["urbrur"] == u
-        mats = {x: stratified.details["pram"][x]["matrices"][str(u)] for x in ("walls", "water")}
+        mats = {x: stratified.details["pram_by_stratum"][x]["matrices"][str(u)] for x in ("walls", "water")}
         alone = sdckit.variant_loss(
             testdata.filter(m), stratified.data.filter(m), ["walls", "water"], scales=SCALES, pram=mats
         )
@@ -288,12 +293,15 @@ def test_variant_loss_per_stratum_equals_each_stratum_alone(stratified, testdata
 
 
 def test_workflow_measures_a_pram_step_within_strata(testdata):
-    """SdcProblem passes the published matrices to its risk and loss measures: with strata the
-    per-stratum form, which the individual risk and variant_loss take."""
+    """SdcProblem measures a step of PRAM within strata as before (its risk is not adjusted:
+    ``details["pram"]`` stays None there), and the per-stratum matrices it publishes give the
+    adjusted risk on request."""
     sc = sdckit.Scenario(keys=KEYS, weight=W, household="ori_hid")
     p = sdckit.SdcProblem(testdata, sc).apply("pram", variables=["walls"], strata="urbrur", seed=1)
     out = p.history[-1].result
-    adjusted = sdckit.individual_risk(out.data, KEYS, weight=W, household="ori_hid", pram=out.details["pram_diagonal"])
-    assert p.history[-1].measures["global_risk"] == pytest.approx(adjusted.global_risk, rel=1e-12)
-    loss = sdckit.variant_loss(testdata, out.data, ["walls"], scales={"walls": "nominal"}, pram=out.details["pram"])
-    assert p.history[-1].measures["lambda_j"]["walls"] == pytest.approx(loss.loss_by_variable["walls"], rel=1e-12)
+    plain = sdckit.individual_risk(out.data, KEYS, weight=W, household="ori_hid")
+    assert p.history[-1].measures["global_risk"] == pytest.approx(plain.global_risk, rel=1e-12)
+    adjusted = sdckit.individual_risk(
+        out.data, KEYS, weight=W, household="ori_hid", pram=out.details["pram_diagonal_by_stratum"]
+    )
+    assert adjusted.global_risk < plain.global_risk

@@ -111,14 +111,16 @@ def pram(
     ProtectionResult
         ``data`` with the variables post-randomised; ``n_changed`` the cells whose category
         changed. ``details["matrices"]`` lists every applied matrix (variable, stratum, its
-        categories and the matrix as lists, whether it was generated); ``details["pram"]``
-        holds them as ``{variable: {from: {to: probability}}}`` (the form
+        categories and the matrix as lists, whether it was generated); without strata
+        ``details["pram"]`` holds them as ``{variable: {from: {to: probability}}}`` (the form
         ``information_loss(pram=...)`` accepts, for EBIL, and ``loglinear_risk(pram=...)`` for
         the exact misclassification risk) and ``details["pram_diagonal"]`` the probability of
         keeping each category that occurs in the published data (the form
-        ``individual_risk(pram=...)`` and ``loglinear_risk(pram=...)`` accept). A variable
-        PRAMed within strata gets ``{"strata": [columns], "matrices": {stratum label: ...}}``
-        in both: each record uses its stratum's matrix.
+        ``individual_risk(pram=...)`` and ``loglinear_risk(pram=...)`` accept). Within strata
+        these two are None and ``details["pram_by_stratum"]`` and
+        ``details["pram_diagonal_by_stratum"]`` hold, per variable, ``{"strata": [columns],
+        "matrices": {stratum label: ...}}``, which the same measures take: each record uses
+        its stratum's matrix.
 
     Notes
     -----
@@ -343,8 +345,9 @@ def _user_entries(entries) -> dict:
 def _details(entries, inp, published: dict, strata: tuple = ()) -> dict:
     """Every applied matrix as lists, and the forms ``information_loss``, ``individual_risk``
     and ``loglinear_risk`` accept as ``pram=`` (the kept probabilities of the categories that
-    occur in the published data: the risk looks up only those); a variable PRAMed within
-    strata gets ``{"strata": columns, "matrices": {stratum label: ...}}``."""
+    occur in the published data: the risk looks up only those); within strata the per-stratum
+    forms ``{"strata": columns, "matrices": {stratum label: ...}}`` under ``*_by_stratum``
+    (``pram`` and ``pram_diagonal`` stay None there, as before)."""
     matrices = [
         {
             "variable": var.name,
@@ -355,14 +358,21 @@ def _details(entries, inp, published: dict, strata: tuple = ()) -> dict:
         }
         for var, label, codes, M, generated in entries
     ]
-    out: dict = {"matrices": matrices, "pram": {}, "pram_diagonal": {}}
+    full: dict = {}
+    diag: dict = {}
     for var, label, codes, M, _ in entries:
-        full = _as_dict([var.values[c] for c in codes], M)
-        diag = {var.values[c]: float(M[i, i]) for i, c in enumerate(codes) if c in published[var.name]}
+        f_ = _as_dict([var.values[c] for c in codes], M)
+        d_ = {var.values[c]: float(M[i, i]) for i, c in enumerate(codes) if c in published[var.name]}
         if label is None:
-            out["pram"][var.name], out["pram_diagonal"][var.name] = full, diag
+            full[var.name], diag[var.name] = f_, d_
             continue
-        for key, value in (("pram", full), ("pram_diagonal", diag)):
-            form = out[key].setdefault(var.name, {"strata": list(strata), "matrices": {}})
-            form["matrices"][label] = value
-    return out
+        for store, value in ((full, f_), (diag, d_)):
+            store.setdefault(var.name, {"strata": list(strata), "matrices": {}})["matrices"][label] = value
+    plain = all(m["stratum"] is None for m in matrices)
+    return {
+        "matrices": matrices,
+        "pram": full if plain else None,
+        "pram_diagonal": diag if plain else None,
+        "pram_by_stratum": None if plain else full,
+        "pram_diagonal_by_stratum": None if plain else diag,
+    }

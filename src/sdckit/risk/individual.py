@@ -147,8 +147,8 @@ def individual_risk(
         transition matrix whose diagonal is taken (``details["pram"]``: ``{from: {to:
         probability}}``; a ``(square matrix, categories)`` pair; a labelled pandas DataFrame).
         Every category of the released data must have a probability. A variable PRAMed
-        within strata: ``{"strata": columns, "matrices": {stratum label: any of these}}`` (what
-        :func:`sdckit.pram` with ``strata`` publishes); each record then uses its stratum's
+        within strata: ``{"strata": columns, "matrices": {stratum label: any of these}}`` (its
+        ``details["pram_diagonal_by_stratum"]`` with ``strata``); each record then uses its stratum's
         probability. ``{}`` or None: no adjustment.
     ci : bool, default False
         A confidence interval for the expected number of re-identifications and the global

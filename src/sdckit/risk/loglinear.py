@@ -223,7 +223,8 @@ def loglinear_risk(
         (1 - pi_k M_kj) (the fitted population counts of the released cells standing for those
         of the true ones; c_k -> 1 for small pi_k): ``pram["tau2_exact"]``. A variable PRAMed
         within strata is given as ``{"strata": columns, "matrices": {stratum label: ...}}``
-        (what :func:`sdckit.pram` publishes); each record uses its stratum's matrix. ``{}``: no
+        (``details["pram_by_stratum"]`` of :func:`sdckit.pram`); each record uses its stratum's
+        matrix. ``{}``: no
         adjustment.
     ci : bool, default False
         Confidence intervals for tau_1 and tau_2 (``ci`` of the result, shown beside the

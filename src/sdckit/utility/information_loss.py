@@ -233,8 +233,8 @@ def information_loss(
         square array in the variable's category order (the declared order, else the sorted
         categories of both files). With two or more variables the joint EBIL (Kronecker product
         of the matrices) is reported too. A variable PRAMed within strata: ``{"strata":
-        columns, "matrices": {stratum label: matrix}}`` (``details["pram"]`` of
-        :func:`sdckit.pram` with ``strata``); EBIL is then the sum over the strata of each
+        columns, "matrices": {stratum label: matrix}}`` (``details["pram_by_stratum"]``
+        of :func:`sdckit.pram` with ``strata``); EBIL is then the sum over the strata of each
         stratum's EBIL under its matrix (the original file gives each record's stratum).
     ebil_base : float, optional
         Logarithm base of EBIL (default natural log; 2 gives bits).
