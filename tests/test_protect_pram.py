@@ -189,6 +189,12 @@ def test_strata_get_their_own_matrices(testdata):
     assert any("single category in stratum 1" in n for n in res.notes)  # ... and a note says so
     assert sum(d["w2"] for d in res.n_changed_by_stratum.values()) == res.n_changed["w2"]
     assert res.details["pram"] is None  # one matrix per stratum: no single matrix for EBIL
+    # ... but the matrices per stratum, published for the risk and loss measures
+    assert res.details["pram_by_stratum"]["w2"]["strata"] == ["urbrur"]
+    assert res.details["pram_by_stratum"]["w2"]["matrices"]["1"] == {2: {2: 1.0}}
+    assert res.details["pram_diagonal_by_stratum"]["w2"]["matrices"]["2"] == {
+        c: entries["2"]["matrix"][i][i] for i, c in enumerate(entries["2"]["categories"]) if c in set(new[urb == 2])
+    }
 
 
 def test_single_category_is_left_unchanged():

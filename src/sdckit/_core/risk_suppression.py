@@ -35,6 +35,7 @@ __all__ = [
     "pattern_risk",
     "record_risk",
     "sdcmicro_pass",
+    "suppress_households",
     "suppress_iteratively",
     "suppress_iteratively_rows",
 ]
@@ -410,3 +411,114 @@ def _entries(counts, first, wsums, loaded: dict):
     order = np.argsort(np.concatenate(pos), kind="stable")
     weights = None if wsums is None else np.concatenate(w)[order]
     return np.concatenate(pos)[order], np.concatenate(row)[order], np.concatenate(mult)[order], weights
+
+
+# ----------------------------------------------------------------------------------------------
+# the household rule
+# ----------------------------------------------------------------------------------------------
+def household_unsafe(risk: np.ndarray, sizes: np.ndarray, household_threshold: float) -> np.ndarray:
+    """The mu-ARGUS household rule per record: r_i >= delta_g = r^h* / |g| (the household is
+    not guaranteed below r^h* by the union bound r^h_g <= sum_{i in g} r_i)."""
+    return np.asarray(risk) >= household_threshold / np.asarray(sizes, dtype=float)
+
+
+def _one_per_household(risk: np.ndarray, household: np.ndarray, unsafe: np.ndarray) -> np.ndarray:
+    """Among the ``unsafe`` records, the one of highest risk in each household (ties: the
+    first in row order), in row order."""
+    rows = np.flatnonzero(unsafe)
+    order = rows[np.lexsort((rows, -risk[rows]))]
+    _, first = np.unique(household[order], return_index=True)
+    return np.sort(order[first])
+
+
+def _household_columns(current, rows, allowed, strategy, weights, alpha, factorize) -> np.ndarray:
+    """The column to suppress in each of ``rows``: the least important one still observed, or
+    (``min_risk``) the one that gives the record the lowest risk when every record of the
+    pass loses that column (ties, within a relative 1e-12: the less important)."""
+    observed = current[np.ix_(rows, allowed)] >= 0
+    if strategy == "importance":
+        return allowed[np.argmax(observed, axis=1)]
+    risks = np.full(observed.shape, np.inf)
+    for k, j in enumerate(allowed):
+        trial = np.array(current, order="F", copy=True)
+        trial[rows[observed[:, k]], j] = -1
+        risks[:, k] = np.where(observed[:, k], record_risk(trial, weights, alpha, factorize)[rows], np.inf)
+    best = risks.min(axis=1, keepdims=True)
+    return allowed[np.argmax(risks <= best * (1.0 + _TIE), axis=1)]
+
+
+def suppress_households(
+    codes: np.ndarray,
+    weights: np.ndarray | None,
+    household: np.ndarray,
+    sizes: np.ndarray,
+    household_threshold: float,
+    allowed,
+    *,
+    threshold: float | None = None,
+    strategy: str = "importance",
+    alpha: float = 1.0,
+    factorize=None,
+):
+    """Suppress key values until every record meets the individual rule (r_i <= ``threshold``,
+    when given) and the mu-ARGUS household rule r_i < delta_g = r^h* / |g|, or can be
+    suppressed no further.
+
+    Each round first runs :func:`suppress_iteratively` for the individual rule, then recounts
+    the risks and, in every household with a record breaking the household rule, suppresses
+    one value of its riskiest such record (ties: the first in row order; the column as
+    :func:`suppress_iteratively` chooses it, ``min_risk`` judged with the records of the round
+    suppressed together). Rounds repeat until no record that can still be suppressed breaks a
+    rule. By the union bound r^h_g = 1 - prod (1 - r_i) <= sum_{i in g} r_i < r^h*, so every
+    resolved household has a household risk below r^h*.
+
+    Parameters
+    ----------
+    codes : ndarray (n, m) int, -1 = missing
+    weights : ndarray (n,) or None
+    household : ndarray (n,) int
+        Household code of every record.
+    sizes : ndarray (n,)
+        |g|: the size of every record's household (in the whole file).
+    household_threshold : float
+        r^h*.
+    allowed : sequence of int
+        The columns that may be suppressed, least important first.
+    threshold : float, optional
+        r*: also keep every record at r_i <= r*.
+    strategy, alpha, factorize
+        As in :func:`suppress_iteratively`.
+
+    Returns
+    -------
+    new_codes : ndarray (n, m) int32
+    risk : ndarray (n,)
+    unresolved : ndarray (n,) of bool
+        Records still breaking a rule (none of their allowed columns left).
+    steps : int
+        Number of suppressions.
+    """
+    if strategy not in _STRATEGIES:
+        raise ValueError(f"strategy: {strategy!r}")
+    allowed = np.asarray(allowed, dtype=np.int64)
+    household = np.asarray(household)
+    current = np.array(codes, dtype=np.int32, order="F", copy=True)
+    steps = 0
+    while True:
+        if threshold is not None:
+            current, risk, _, s = suppress_iteratively(
+                current, weights, threshold, allowed, strategy=strategy, alpha=alpha, factorize=factorize
+            )
+            steps += s
+        else:
+            risk = record_risk(current, weights, alpha, factorize)
+        breaks = household_unsafe(risk, sizes, household_threshold)
+        left = (current[:, allowed] >= 0).any(axis=1) if allowed.size else np.zeros(len(risk), dtype=bool)
+        if not np.any(breaks & left):
+            break
+        rows = _one_per_household(risk, household, breaks & left)
+        cols = _household_columns(current, rows, allowed, strategy, weights, alpha, factorize)
+        current[rows, cols] = -1
+        steps += rows.size
+    unresolved = breaks if threshold is None else breaks | (risk > threshold)
+    return current, risk, unresolved, steps

@@ -10,7 +10,7 @@ import numpy as np
 from .._core.pram import apply_matrix, blend, draw_diagonal, invariant_of_base, row_sum_errors
 from .._declare import Param, declare
 from .._errors import SdcError
-from .._validation import as_missing_codes, check_rule, raise_problems
+from .._validation import as_missing_codes, as_name_list, check_rule, raise_problems
 from ..results.protection import ProtectionResult
 from ._common import Change, finish, read_input, resolve_seed
 
@@ -113,9 +113,14 @@ def pram(
         changed. ``details["matrices"]`` lists every applied matrix (variable, stratum, its
         categories and the matrix as lists, whether it was generated); without strata
         ``details["pram"]`` holds them as ``{variable: {from: {to: probability}}}`` (the form
-        ``information_loss(pram=...)`` accepts, for EBIL) and ``details["pram_diagonal"]`` the
-        probability of keeping each category that occurs in the published data (the form
-        ``loglinear_risk(pram=...)`` accepts).
+        ``information_loss(pram=...)`` accepts, for EBIL, and ``loglinear_risk(pram=...)`` for
+        the exact misclassification risk) and ``details["pram_diagonal"]`` the probability of
+        keeping each category that occurs in the published data (the form
+        ``individual_risk(pram=...)`` and ``loglinear_risk(pram=...)`` accept). Within strata
+        these two are None and ``details["pram_by_stratum"]`` and
+        ``details["pram_diagonal_by_stratum"]`` hold, per variable, ``{"strata": [columns],
+        "matrices": {stratum label: ...}}``, which the same measures take: each record uses
+        its stratum's matrix.
 
     Notes
     -----
@@ -158,7 +163,8 @@ def pram(
         "missing": list(missing_codes) or None,
         "seed": seed,
     }
-    return finish("pram", parameters, inp, table, changes, _details(entries, inp, published), tuple(notes))
+    details = _details(entries, inp, published, () if strata is None else tuple(as_name_list(strata, "strata")))
+    return finish("pram", parameters, inp, table, changes, details, tuple(notes))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -336,10 +342,12 @@ def _user_entries(entries) -> dict:
     return {var.name: ([var.values[c] for c in codes], M) for var, _, codes, M, generated in entries if not generated}
 
 
-def _details(entries, inp, published: dict) -> dict:
-    """Every applied matrix as lists; without strata also the forms ``information_loss`` and
-    ``loglinear_risk`` accept as ``pram=`` (the kept probabilities of the categories that occur
-    in the published data: the risk looks up only those)."""
+def _details(entries, inp, published: dict, strata: tuple = ()) -> dict:
+    """Every applied matrix as lists, and the forms ``information_loss``, ``individual_risk``
+    and ``loglinear_risk`` accept as ``pram=`` (the kept probabilities of the categories that
+    occur in the published data: the risk looks up only those); within strata the per-stratum
+    forms ``{"strata": columns, "matrices": {stratum label: ...}}`` under ``*_by_stratum``
+    (``pram`` and ``pram_diagonal`` stay None there, as before)."""
     matrices = [
         {
             "variable": var.name,
@@ -350,11 +358,21 @@ def _details(entries, inp, published: dict) -> dict:
         }
         for var, label, codes, M, generated in entries
     ]
-    out: dict = {"matrices": matrices, "pram": None, "pram_diagonal": None}
-    if inp.strata_codes is None or all(m["stratum"] is None for m in matrices):
-        out["pram"] = {m["variable"]: _as_dict(m["categories"], np.asarray(m["matrix"])) for m in matrices}
-        out["pram_diagonal"] = {
-            var.name: {var.values[c]: float(M[i, i]) for i, c in enumerate(codes) if c in published[var.name]}
-            for var, _, codes, M, _ in entries
-        }
-    return out
+    full: dict = {}
+    diag: dict = {}
+    for var, label, codes, M, _ in entries:
+        f_ = _as_dict([var.values[c] for c in codes], M)
+        d_ = {var.values[c]: float(M[i, i]) for i, c in enumerate(codes) if c in published[var.name]}
+        if label is None:
+            full[var.name], diag[var.name] = f_, d_
+            continue
+        for store, value in ((full, f_), (diag, d_)):
+            store.setdefault(var.name, {"strata": list(strata), "matrices": {}})["matrices"][label] = value
+    plain = all(m["stratum"] is None for m in matrices)
+    return {
+        "matrices": matrices,
+        "pram": full if plain else None,
+        "pram_diagonal": diag if plain else None,
+        "pram_by_stratum": None if plain else full,
+        "pram_diagonal_by_stratum": None if plain else diag,
+    }

@@ -3,15 +3,18 @@ is above a threshold (mu-ARGUS style; sdcMicro ``localSupp``)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .._core.individual import household_risk as _household_risk
 from .._core.individual import risk_threshold
 from .._core.risk_suppression import (
+    household_unsafe,
     pattern_risk,
     record_risk,
     sdcmicro_pass,
+    suppress_households,
     suppress_iteratively,
     suppress_iteratively_rows,
 )
@@ -25,6 +28,7 @@ from .._validation import (
     check_choice,
     check_column,
     check_max_global_risk,
+    check_rule,
     check_threshold,
     missing_columns_message,
     raise_problems,
@@ -72,6 +76,8 @@ class _Plan:
     Param("alpha"),
     Param("method", "choice", "The algorithm: sdckit's iterative one or sdcMicro's", choices=_METHODS),
     Param("strata"),
+    Param("household"),
+    Param("household_risk", "number"),
     Param("missing"),
     changes="key values (set missing) until no individual risk is above the threshold",
     aliases=("suppress",),
@@ -89,6 +95,8 @@ def suppress_by_risk(
     alpha: float = 1.0,
     method: str = "iterative",
     strata=None,
+    household=None,
+    household_risk=None,
     missing=None,
     engine=None,
 ) -> ProtectionResult:
@@ -137,6 +145,20 @@ def suppress_by_risk(
         f_k, \hat F_k and the risks are computed within each stratum (as ``individual_risk``
         does); a suppression affects only its stratum, so the result is that of the method run
         on each stratum separately.
+    household : str, optional
+        Household id column: suppress until the mu-ARGUS household rule holds too (records
+        without an id form their own household). A record of household g is unsafe under it
+        when r_i >= r^h* / |g|; in each household with such records the riskiest one loses a
+        value (the column chosen as above), the risks are recounted, and this repeats with the
+        individual rule until no record breaks either. With ``max_global_risk`` the thresholds
+        are derived again from the protected file until ``individual_risk(..., household=
+        ...).threshold(max_global_risk)`` is safe (or nothing is left to suppress). Iterative
+        method only; the records must be in memory.
+    household_risk : float in [0, 1], optional
+        r^h*, the household risk threshold (``household_risk`` of
+        :meth:`~sdckit.IndividualRiskResult.threshold`). Default: r* itself with
+        ``threshold``; with ``max_global_risk`` derived from the household risks by the same
+        rule as r* (the target rate for ER^h / n).
     missing : value or list of values, optional
         Extra missing-value codes of the key columns.
     engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
@@ -155,7 +177,12 @@ def suppress_by_risk(
         ``importance``, ``n_suppressed``, ``n_unsafe_before`` / ``n_unsafe_after`` (records
         with r_i > r*), ``n_unresolved`` and ``unresolved_rows`` (0-based positions of the
         records still above r*), ``expected_reidentifications_before`` / ``_after``,
-        ``global_risk_before`` / ``_after`` and ``max_risk_before`` / ``_after``.
+        ``global_risk_before`` / ``_after`` and ``max_risk_before`` / ``_after``. With
+        ``household``: ``household_threshold`` (r^h*), ``household_expected_reidentifications_before``
+        / ``_after``, ``household_global_risk_before`` / ``_after``,
+        ``n_household_unsafe_before`` / ``_after`` (records with r_i >= r^h* / |g|; 0 when no
+        household threshold is needed) and ``rounds``; ``n_unresolved`` and ``unresolved_rows``
+        then count the records breaking either rule.
 
     Notes
     -----
@@ -175,6 +202,11 @@ def suppress_by_risk(
     sdcMicro, Journal of Statistical Software 67(4).
     """
     eng = get_engine(engine, data)
+    if household is not None or household_risk is not None:
+        return _suppress_by_risk_households(
+            data, keys, weight, threshold, max_global_risk, variables, importance, strategy, alpha, method, strata,
+            household, household_risk, missing, engine,
+        )  # fmt: skip
     if eng.has(STORED):
         return suppress_by_risk_engine(
             eng,
@@ -215,9 +247,9 @@ def suppress_by_risk(
     return finish("suppress_by_risk", parameters, inp, table, changes, details, notes)
 
 
-def _parameters(plan: _Plan, keys: list, weight, strata) -> dict:
+def _parameters(plan: _Plan, keys: list, weight, strata, household=None, household_risk=None) -> dict:
     """The call's parameters as the result records them (JSON values, for replay)."""
-    return {
+    out = {
         "keys": keys,
         "weight": weight,
         "threshold": plan.threshold,
@@ -230,6 +262,9 @@ def _parameters(plan: _Plan, keys: list, weight, strata) -> dict:
         "strata": None if strata is None else as_name_list(strata, "strata"),
         "missing": list(plan.missing) or None,
     }
+    out["household"] = household  # recorded even when None: a replay in a scenario with a household
+    out["household_risk"] = household_risk  # must not add the household rule the step did not use
+    return out
 
 
 def _plan(inp, weight, threshold, max_global_risk, variables, importance, strategy, alpha, method, missing) -> _Plan:
@@ -362,6 +397,160 @@ def _details(plan: _Plan, keys: list, r_star, before, after, masks, mult=None, p
             "suppressed (unresolved)."
         )
     return details, tuple(notes)
+
+
+# ----------------------------------------------------------------------------------------------
+# the household rule
+# ----------------------------------------------------------------------------------------------
+#: rounds of derived thresholds at most (each round suppresses, or the loop stops)
+_MAX_ROUNDS = 100
+
+
+@dataclass(frozen=True)
+class _Households:
+    """Household code (0..G-1) and household size of every record."""
+
+    codes: np.ndarray
+    sizes: np.ndarray
+    n_households: int
+
+
+def _suppress_by_risk_households(
+    data, keys, weight, threshold, max_global_risk, variables, importance, strategy, alpha, method, strata,
+    household, household_risk, missing, engine,
+) -> ProtectionResult:  # fmt: skip
+    """:func:`suppress_by_risk` with the mu-ARGUS household rule."""
+    name = check_column(household, "household", allow_none=True)
+    h_given = check_rule("household_risk", household_risk, allow_none=True)
+    if name is None:
+        raise SdcError("household_risk: no household column given; expected household=<column> with it")
+    h_param = h_given
+    if threshold is not None and h_given is None:
+        h_given = check_threshold(threshold)  # r^h* = r*: the household held to the record's level
+    check_choice(method, "method", _METHODS)
+    if method != "iterative":
+        raise SdcError(
+            "method: the household rule runs with method 'iterative'; expected method='iterative' with household"
+        )
+    inp = read_input(data, keys, "keys", strata=strata, engine=engine, method="suppress_by_risk with households")
+    plan = _plan(inp, weight, threshold, max_global_risk, variables, importance, strategy, alpha, method, missing)
+    hh = _household_codes(inp, name, weight, strata)
+    groups = _groups(inp)
+    factorize = inp.engine.factorize
+    before, _, _ = _risk_before(plan, groups, factorize)
+    new, r_star, h_star, rounds = _household_rounds(plan, groups, hh, h_given, factorize)
+    after, _, _ = _risk_before(replace(plan, codes=new), groups, factorize)
+    keys_ = list(inp.variables)
+    masks = {v: (new[:, keys_.index(v)] < 0) & (plan.codes[:, keys_.index(v)] >= 0) for v in plan.variables}
+    table = inp.engine.with_missing(inp.table, masks)
+    changes = {v: Change(masks[v], plan.codes[:, keys_.index(v)], plan.labels[keys_.index(v)]) for v in masks}
+    details, _ = _details(plan, keys_, r_star, before, after, masks)
+    _household_details(details, hh, h_star, before, after, r_star, rounds)
+    notes: tuple = ()
+    if r_star is None and h_star is None:
+        notes = ("The file already meets the target for the individual risk and the household rule; nothing was "
+                 "suppressed.",)  # fmt: skip
+    elif details["n_unresolved"]:
+        notes = (
+            f"{details['n_unresolved']} record(s) still break the individual or the household rule with every "
+            "suppressible key variable suppressed (unresolved).",
+        )
+    parameters = _parameters(plan, keys_, weight, strata, name, h_param)
+    return finish("suppress_by_risk", parameters, inp, table, changes, details, notes)
+
+
+def _household_codes(inp, name: str, weight, strata) -> _Households:
+    """Household codes (a record without an id is a household of its own) and sizes."""
+    table = inp.table
+    problems = [] if name in table.columns else [missing_columns_message("household", [name], table.columns)]
+    if not problems:
+        st = () if strata is None else tuple(as_name_list(strata, "strata"))
+        roles = Roles(keys=tuple(inp.variables), weight=None if weight is None else str(weight), household=name,
+                      strata=st)  # fmt: skip
+        problems = role_conflicts(roles)
+    raise_problems(problems)
+    codes, labels = inp.engine.encode_column(table, name)
+    codes = np.asarray(codes, dtype=np.int64)
+    g = len(labels)
+    miss = np.flatnonzero(codes < 0)
+    codes[miss] = g + np.arange(miss.size)
+    g += miss.size
+    sizes = np.bincount(codes, minlength=g)
+    return _Households(codes, sizes[codes].astype(float), g)
+
+
+def _thresholds(plan: _Plan, risk, r_pattern, counts, hh: _Households, h_given):
+    """(r*, r^h*) for the current risks: given, or derived from ``max_global_risk``."""
+    n = risk.size
+    r_star = plan.threshold
+    if r_star is None:
+        r_star = risk_threshold(r_pattern, counts, plan.max_global_risk, n)
+    h_star = h_given
+    if h_star is None:
+        risk_g, size_g = _household_risk(risk, hh.codes, hh.n_households)
+        h_star = risk_threshold(risk_g, size_g, plan.max_global_risk, n)
+    return r_star, h_star
+
+
+def _household_rounds(plan: _Plan, groups, hh: _Households, h_given, factorize):
+    """Suppress under both rules; with derived thresholds, derive them again from the
+    protected file until it meets the target or nothing changes. Returns (codes, r* and r^h*
+    of the first round, rounds)."""
+    current = plan.codes
+    first = None
+    for rounds in range(1, _MAX_ROUNDS + 1):
+        risk, r_pattern, counts = _risk_before(replace(plan, codes=current), groups, factorize)
+        r_star, h_star = _thresholds(plan, risk, r_pattern, counts, hh, h_given)
+        if first is None:
+            if r_star == 0.0 or h_star == 0.0:
+                raise SdcError(
+                    "max_global_risk: no risk level meets the target (every record would be unsafe); expected a "
+                    "larger target, or a threshold"
+                )
+            first = (r_star, h_star)
+        if (r_star is None and h_star is None) or (rounds > 1 and plan.max_global_risk is None):
+            return current, first[0], first[1], rounds - 1
+        new = _suppress_round(plan, groups, hh, current, r_star, h_star, factorize)
+        if np.array_equal(new, current):
+            return current, first[0], first[1], rounds
+        current = new
+    return current, first[0], first[1], _MAX_ROUNDS
+
+
+def _suppress_round(plan: _Plan, groups, hh: _Households, codes, r_star, h_star, factorize) -> np.ndarray:
+    """One round of suppression under r* and r^h* (either may be None), stratum by stratum."""
+    new = np.array(codes, dtype=np.int32, order="F", copy=True)
+    for rows in groups:
+        sub = np.asfortranarray(codes[rows])
+        w = None if plan.weights is None else plan.weights[rows]
+        kw = dict(strategy=plan.strategy, alpha=plan.alpha, factorize=factorize)
+        if h_star is None:
+            out = suppress_iteratively(sub, w, r_star, plan.allowed, **kw)[0]
+        else:
+            out = suppress_households(
+                sub, w, hh.codes[rows], hh.sizes[rows], h_star, plan.allowed, threshold=r_star, **kw
+            )[0]
+        new[rows] = out
+    return new
+
+
+def _household_details(details: dict, hh: _Households, h_star, before, after, r_star, rounds) -> None:
+    """The household part of the step's aggregates (in place)."""
+    n = before.size
+    for when, risk in (("before", before), ("after", after)):
+        risk_g, size_g = _household_risk(risk, hh.codes, hh.n_households)
+        er = float(np.dot(size_g, risk_g))
+        details[f"household_expected_reidentifications_{when}"] = er
+        details[f"household_global_risk_{when}"] = er / n if n else 0.0
+        breaks = household_unsafe(risk, hh.sizes, h_star) if h_star is not None else np.zeros(n, dtype=bool)
+        details[f"n_household_unsafe_{when}"] = int(breaks.sum())
+    details["household_threshold"] = h_star
+    details["rounds"] = rounds
+    left = household_unsafe(after, hh.sizes, h_star) if h_star is not None else np.zeros(n, dtype=bool)
+    if r_star is not None:
+        left |= after > r_star
+    details["n_unresolved"] = int(left.sum())
+    details["unresolved_rows"] = np.flatnonzero(left)
 
 
 # ----------------------------------------------------------------------------------------------

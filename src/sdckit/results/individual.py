@@ -292,6 +292,10 @@ class IndividualRiskResult(Result):
     #: household aggregates computed by an out-of-core engine (the households stay there)
     household_store: Any = field(default=None, repr=False)
 
+    #: the confidence interval of ER and xi (``ci=True``): confidence, method, draws,
+    #: ``expected_reidentifications`` and ``global_risk`` as (low, high)
+    ci: dict | None = None
+
     _headline = ("n", "global_risk", "expected_reidentifications", "household_global_risk")
 
     records_clamped = deprecated_alias("n_clamped", "records_clamped")
@@ -483,6 +487,8 @@ class IndividualRiskResult(Result):
             "n_missing_household": self.n_missing_household,
             "pram_adjusted": list(self.pram_adjusted),
         }
+        if self.ci is not None:
+            out["ci"] = {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.ci.items()}
         if self.household_store is not None:
             hs = self.household_store
             out["household_risk_distribution"] = _quantile_dict(hs.quantiles, hs.mean)
@@ -510,6 +516,14 @@ class IndividualRiskResult(Result):
             ("expected re-identifications (records)", self.expected_reidentifications),
             ("global risk (expected re-identification rate)", fmt_share(self.global_risk)),
         ]
+        if self.ci is not None:
+            pct = f"{100 * self.ci['confidence']:g} % interval"
+            er, xi = self.ci["expected_reidentifications"], self.ci["global_risk"]
+            rows += [
+                (f"expected re-identifications, {pct}", f"[{er[0]:.6g}, {er[1]:.6g}]"),
+                (f"global risk, {pct}", f"[{fmt_share(xi[0])}, {fmt_share(xi[1])}]"),
+                ("interval method", f"{self.ci['method']} ({self.ci['draws']} draws)"),
+            ]
         dist = d["risk_distribution"]
         dist_table = {
             "columns": ["min", "Q1", "median", "Q3", "max", "mean"],

@@ -98,7 +98,9 @@ class LoglinearRiskResult(Result):
     sampling_fractions : dict or None
         Known fractions by the categories of one key (``{key: {category: fraction}}``).
     pram, smoothing : dict or None
-        Misclassification-adjusted tau_2 (Shlomo & Skinner 2010), negative-binomial smoothing
+        Misclassification-adjusted tau_2 (Shlomo & Skinner 2010: ``tau2``, with the diagonal
+        M_kk; ``tau2_exact``, the exact form with the full matrix, None when only diagonals
+        were given; their shares of the sample uniques), negative-binomial smoothing
         (Rinott & Shlomo 2006, experimental).
     modrisk : ModriskNumbers or None
         sdcMicro ``modRisk`` numbers (compatibility mode).
@@ -140,6 +142,9 @@ class LoglinearRiskResult(Result):
     p_unique: np.ndarray = field(default=None, repr=False)
     risk: np.ndarray = field(default=None, repr=False)
     risk_pram: np.ndarray | None = field(default=None, repr=False)
+    #: confidence intervals of tau_1 and tau_2 (``ci=True``): confidence, method, draws,
+    #: ``tau1`` / ``tau2`` as [low, high] and their shares of the sample uniques
+    ci: dict | None = None
 
     _headline = ("n", "n_sample_uniques", "tau1", "tau2")
 
@@ -216,6 +221,8 @@ class LoglinearRiskResult(Result):
             out["sampling_fractions"] = {k: dict(v) for k, v in self.sampling_fractions.items()}
         if self.pram is not None:
             out["pram"] = dict(self.pram)
+        if self.ci is not None:
+            out["ci"] = {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.ci.items()}
         if self.smoothing is not None:
             out["smoothing"] = dict(self.smoothing)
         if self.modrisk is not None:
@@ -263,7 +270,10 @@ class LoglinearRiskResult(Result):
         if self.stability is not None:
             sections.append(self._stability_section())
         if self.pram is not None:
-            sections.append(("PRAM adjustment (Shlomo & Skinner 2010)", [("tau_2 adjusted", self.pram["tau2"])]))
+            rows = [("tau_2 adjusted (diagonal M_kk)", self.pram["tau2"])]
+            if self.pram.get("tau2_exact") is not None:
+                rows.append(("tau_2 adjusted, exact form with the full matrix", self.pram["tau2_exact"]))
+            sections.append(("PRAM adjustment (Shlomo & Skinner 2010)", rows))
         if self.smoothing is not None:
             sections.append(
                 (
@@ -329,6 +339,7 @@ class LoglinearRiskResult(Result):
                     ("tau_2 / n_1", self.share_tau2_uniques),
                     ("tau_1 / n", self.share_tau1_records),
                     ("tau_2 / n", self.share_tau2_records),
+                    *self._ci_rows(),
                 ],
             ),
             (
@@ -341,6 +352,18 @@ class LoglinearRiskResult(Result):
                     ("Z_2 (B/sqrt(v), tau_2)", g.get("Z2")),
                 ],
             ),
+        ]
+
+    def _ci_rows(self) -> list:
+        """The intervals of tau_1 and tau_2 (``ci=True``), beside the estimates."""
+        if self.ci is None:
+            return []
+        pct = f"{100 * self.ci['confidence']:g} % interval"
+        fmt = lambda v: f"[{v[0]:.6g}, {v[1]:.6g}]"  # noqa: E731
+        return [
+            (f"tau_1, {pct}", fmt(self.ci["tau1"])),
+            (f"tau_2, {pct}", fmt(self.ci["tau2"])),
+            ("interval method", f"{self.ci['method']} ({self.ci['draws']} draws)"),
         ]
 
     def _records(self):

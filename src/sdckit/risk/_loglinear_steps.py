@@ -22,7 +22,8 @@ from typing import Any
 import numpy as np
 
 from .._core import loglinear as ll
-from .._core.individual import keep_probability
+from .._core import risk_ci
+from .._core.misclassification import exact_factor
 from .._errors import SdcError, warn
 from .._prepare import prepare
 from .._progress import step
@@ -34,11 +35,10 @@ from .._validation import (
     check_sampling_fraction,
     check_seed,
     check_tol,
-    raise_problems,
 )
 from ..results.loglinear import LoglinearRiskResult, ModriskNumbers
 from ._loglinear_access import label_numbers, label_values
-from ._pram import keep_by_code, lacking_categories
+from ._pram import is_stratified, keep_per_record, matrices_per_record, strata_reader
 
 __all__ = [
     "CellTable",
@@ -49,6 +49,7 @@ __all__ = [
     "model_stability",
     "modrisk_result",
     "parse_model",
+    "ci_measures",
     "pram_measures",
     "risk_measures",
     "smoothing_measures",
@@ -200,6 +201,9 @@ class LoglinearInput:
     seed: int | None = None
     #: known fractions by the categories of one key: (key index, fraction per category code)
     stratum_fractions: tuple | None = None
+    #: the full PRAM matrices ({key index: (matrices, matrix number per complete row)}; None
+    #: without PRAM or when a key's matrix is given by its diagonal only)
+    pram_matrices: dict | None = None
 
     @property
     def n(self) -> int:
@@ -312,10 +316,10 @@ def validate_loglinear(
     numbers: tuple = ()
     if params["compat"] is not None and params["compat_method"] != "IPF":
         numbers = tuple(label_numbers(lab) for lab in enc.labels)
-    pram_m, pram_vars = (
-        (None, ())
+    pram_m, pram_vars, pram_mats = (
+        (None, (), None)
         if pram is None or pram == {}
-        else (_pram_diagonal(pram, enc, complete), tuple(sorted(map(str, pram))))
+        else (*_pram_diagonal(pram, prep, complete), _pram_matrices(pram, prep, complete))
     )
     return LoglinearInput(
         names=names,
@@ -328,6 +332,7 @@ def validate_loglinear(
         terms=terms,
         pram=pram_m,
         pram_variables=pram_vars,
+        pram_matrices=pram_mats,
         label_numbers=numbers,
         prep=prep,
         counts=counts,
@@ -428,14 +433,29 @@ def _check_weights_match(weights, counts, codes, fraction, strata, names) -> Non
         )
 
 
-def _pram_diagonal(pram, enc, complete) -> np.ndarray:
+def _pram_diagonal(pram, prep, complete) -> tuple[np.ndarray, tuple]:
     """M_kk per complete record: product over PRAMed variables of P(category kept) (the forms
-    of :mod:`sdckit.risk._pram`; every category of the complete records must have one)."""
+    of :mod:`sdckit.risk._pram`, matrices per stratum included; every category of the complete
+    records must have one), and the PRAMed variables."""
+    enc = prep.keys
     labels = [label_values(lab) for lab in enc.labels]
-    keep = keep_by_code(pram, enc.names, labels)
-    codes = enc.codes[complete]
-    raise_problems(lacking_categories(keep, codes, list(enc.names)))
-    return keep_probability(codes, keep)
+    keep = keep_per_record(pram, enc.names, labels, enc.codes[complete], _reader(pram, prep, complete))
+    return keep, tuple(sorted(map(str, pram)))
+
+
+def _reader(pram, prep, complete):
+    """The records' strata for a per-stratum form (in memory only)."""
+    if prep.source is not None or not any(is_stratified(spec) for spec in pram.values()):
+        return None
+    return strata_reader(prep.engine, prep.table, np.flatnonzero(complete))
+
+
+def _pram_matrices(pram, prep, complete) -> dict | None:
+    """The full matrices of the PRAMed keys over their codes and each complete row's matrix."""
+    enc = prep.keys
+    labels = [label_values(lab) for lab in enc.labels]
+    n = int(np.count_nonzero(complete))
+    return matrices_per_record(pram, enc.names, labels, n, _reader(pram, prep, complete))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -929,9 +949,12 @@ def risk_measures(table: CellTable, fit: ModelFit, inp: LoglinearInput) -> dict:
     }
 
 
-def pram_measures(inp: LoglinearInput, risk: dict):
+def pram_measures(inp: LoglinearInput, risk: dict, table: CellTable | None = None, fit: ModelFit | None = None):
     """Misclassification-adjusted tau_2 = sum_SU M_kk E(1/F_k | f_k = 1) (Shlomo & Skinner
-    2010) and the adjusted per-record risk; ``(None, None)`` without ``pram``."""
+    2010) and the adjusted per-record risk; ``(None, None)`` without ``pram``. With the full
+    matrices, also the exact form (eq. 9 with the full matrix):
+    tau_2^exact = sum_SU M_kk c_k E(1/F_k | f_k = 1), c_k from :func:`exact_factor` with the
+    fitted population counts of the released cells standing for those of the true cells."""
     if inp.pram is None:
         return None, None
     su, p2, n1 = risk["su"], risk["p2"], risk["n1"]
@@ -940,7 +963,59 @@ def pram_measures(inp: LoglinearInput, risk: dict):
     per_record = np.full(inp.n_rows, np.nan)
     per_record[su] = adjusted
     out = {"tau2": tau2, "share_tau2_uniques": tau2 / n1 if n1 else 0.0, "variables": list(inp.pram_variables)}
+    exact = None
+    if inp.pram_matrices is not None and table is not None and fit is not None:
+        exact = float(np.sum(adjusted * _exact_factors(inp, table, fit)[su]))
+    out["tau2_exact"] = exact
+    out["share_tau2_exact_uniques"] = None if exact is None else (exact / n1 if n1 else 0.0)
     return out, inp.full(per_record)
+
+
+def _exact_factors(inp: LoglinearInput, table: CellTable, fit: ModelFit) -> np.ndarray:
+    """c_k of every complete row's released cell, with the matrices of the row's strata."""
+    axes = sorted(inp.pram_matrices)
+    ids = np.column_stack([inp.pram_matrices[a][1] for a in axes])
+    combos, which = np.unique(ids, axis=0, return_inverse=True)
+    which = which.reshape(-1)
+    out = np.empty(inp.n_rows)
+    for g, combo in enumerate(combos):
+        mats = {a: inp.pram_matrices[a][0][int(k)] for a, k in zip(axes, combo)}
+        c = exact_factor(fit.lam, table.shape, mats, table.pi_cells)
+        rows = which == g
+        out[rows] = c[table.idx[rows]]
+    return out
+
+
+def ci_measures(inp: LoglinearInput, table: CellTable, fit: ModelFit, risk: dict, confidence: float) -> dict:
+    """Intervals for tau_1 and tau_2 by a parametric bootstrap (:mod:`sdckit._core.risk_ci`):
+    the model parameters drawn from their asymptotic normal distribution (the inverse Fisher
+    information; with the pseudo-likelihood fit to weighted counts the sandwich with the
+    variances sum w_i^2 of the weighted counts), then the population counts of the sample
+    uniques' cells."""
+    step("confidence intervals")
+    X = risk_ci.design_matrix(table.shape, ll.closure(fit.terms))
+    v = None
+    if table.sampling == "pml":
+        w = inp.weights if inp.counts is None else inp.weights / np.maximum(inp.counts, 1)
+        per_row = w * (inp.weights if inp.counts is None else inp.weights)
+        v = np.bincount(table.idx, weights=per_row, minlength=table.K)
+    factor = risk_ci.parameter_factor(X, fit.mu, v)
+    cells = table.idx[risk["su"]]
+    pi = np.broadcast_to(np.asarray(table.pi_cells, dtype=float), (table.K,))[cells]
+    t1, t2 = risk_ci.loglinear_draws(fit.lam[cells], pi, X[cells], factor, draws=risk_ci.DRAWS)
+    n1 = risk["n1"]
+    lo1, hi1 = risk_ci.percentile_interval(t1, confidence)
+    lo2, hi2 = risk_ci.percentile_interval(t2, confidence)
+    share = (lambda a, b: (a / n1, b / n1)) if n1 else (lambda a, b: (0.0, 0.0))  # noqa: E731
+    return {
+        "confidence": confidence,
+        "method": "parametric bootstrap",
+        "draws": risk_ci.DRAWS,
+        "tau1": (lo1, hi1),
+        "tau2": (lo2, hi2),
+        "share_tau1_uniques": share(lo1, hi1),
+        "share_tau2_uniques": share(lo2, hi2),
+    }
 
 
 def smoothing_measures(inp: LoglinearInput, table: CellTable, risk: dict) -> dict | None:

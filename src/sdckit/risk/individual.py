@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .._core import risk_ci
 from .._core.individual import household_risk as _household_risk
 from .._core.individual import individual_risk_values, keep_probability
 from .._declare import Param, declare
@@ -13,11 +15,19 @@ from .._deprecation import renamed_parameters
 from .._errors import SdcError, warn
 from .._prepare import Prepared, prepare, role_conflicts
 from .._progress import step
-from .._validation import as_name_list, check_alpha, check_choice, check_column, raise_problems
+from .._validation import (
+    as_name_list,
+    check_alpha,
+    check_bool,
+    check_choice,
+    check_column,
+    check_rule,
+    raise_problems,
+)
 from ..engines import STORED, get_engine
 from ..results.individual import IndividualRiskResult, RiskThreshold
 from ..scenario import accepts_scenario
-from ._pram import keep_by_code, lacking_categories
+from ._pram import is_stratified, keep_by_code, keep_per_record, lacking_categories, strata_reader
 from .frequencies import NA_RULES, frequency_result, pattern_frequencies_of, records_fields
 
 __all__ = ["IndividualRiskResult", "RiskThreshold", "individual_risk"]
@@ -50,6 +60,8 @@ _METHODS = ("approx", "exact")
     ),
     Param("allow_degenerate_keys"),
     Param("pram", "mapping"),
+    Param("ci", "bool"),
+    Param("confidence", "number"),
 )
 def individual_risk(
     data,
@@ -65,6 +77,8 @@ def individual_risk(
     na_rule: str = "sdcmicro",
     allow_degenerate_keys: bool = False,
     pram=None,
+    ci: bool = False,
+    confidence: float = 0.95,
     engine=None,
 ) -> IndividualRiskResult:
     r"""Individual re-identification risk, global risk and household risk.
@@ -132,8 +146,21 @@ def individual_risk(
         category -> probability (``details["pram_diagonal"]`` of :func:`sdckit.pram`) or a
         transition matrix whose diagonal is taken (``details["pram"]``: ``{from: {to:
         probability}}``; a ``(square matrix, categories)`` pair; a labelled pandas DataFrame).
-        Every category of the released data must have a probability. ``{}`` or None: no
-        adjustment.
+        Every category of the released data must have a probability. A variable PRAMed
+        within strata: ``{"strata": columns, "matrices": {stratum label: any of these}}`` (its
+        ``details["pram_diagonal_by_stratum"]`` with ``strata``); each record then uses its stratum's
+        probability. ``{}`` or None: no adjustment.
+    ci : bool, default False
+        A confidence interval for the expected number of re-identifications and the global
+        risk (``ci`` of the result, shown beside the estimates). A parametric bootstrap of the
+        model: F_k = f_k + NegBin(f_k, p_k) drawn independently for every key, 2000 draws with
+        a fixed seed; the interval is the central ``confidence`` range of sum_k a_k / F_k (a_k:
+        the key's records, times M_kk with ``pram``). It is the range of the true number of
+        re-identifications given the sample under the model (Rinott & Shlomo 2007 give
+        variances and intervals for the global measures); the weights' own error is not in it.
+        Without weights (a census) it is the estimate itself.
+    confidence : float in (0, 1), default 0.95
+        Level of the interval.
     engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
         Where the record-level work runs (see :func:`frequencies`). With DuckDB or Spark the
         household risk is computed in the engine and only its aggregates come back
@@ -180,6 +207,8 @@ def individual_risk(
     >>> res.global_risk, res.household_global_risk                                              # doctest: +SKIP
     >>> res.threshold(0.01).threshold                                                            # doctest: +SKIP
     """
+    want_ci = check_bool(ci, "ci")
+    conf = check_rule("confidence", confidence)
     inp = _validate_individual(
         data,
         keys,
@@ -201,12 +230,17 @@ def individual_risk(
     if inp.pram_keep:
         rp = rp * keep_probability(pf.patterns[:, : pf.m], inp.pram_keep)
     fk, Fk, risk = prep.mem.gather(pf.ids, pf.fp, pf.Fp, rp)
+    counts = pf.counts
+    if inp.pram_record is not None:  # matrices per stratum: M_kk per record
+        risk = risk * inp.pram_record
+        rp, counts = risk, np.ones(risk.size, dtype=np.int64)
     freq = frequency_result(prep, pf, inp.alpha, inp.na_rule, fk, Fk)
     n_clamped = int(pf.counts[clamped].sum())
     if n_clamped:
         warn(f"weight: F_k < f_k for {n_clamped} record(s) (weights below 1); p_k clamped to 1, risk = 1/f_k there")
     frac = np.abs(pf.fp - np.round(pf.fp)) > 1e-9 * pf.fp
     hh = _household_fields(inp, risk)
+    ci_out = _global_risk_ci(pf, inp, conf, prep.n) if want_ci else None
     return IndividualRiskResult(
         keys=prep.keys.names,
         strata=prep.roles.strata,
@@ -215,15 +249,38 @@ def individual_risk(
         risk=risk,
         frequencies=freq,
         pattern_risk=rp,
-        pattern_counts=pf.counts,
+        pattern_counts=counts,
         n_clamped=n_clamped,
         n_fractional=int(pf.counts[frac].sum()),
         backend=prep.table.backend,
         row_index=prep.table.index,
-        pram_adjusted=tuple(prep.keys.names[j] for j in sorted(inp.pram_keep)),
+        pram_adjusted=inp.pram_variables,
+        ci=ci_out,
         **records_fields(prep, hh.get("household_store")),
         **hh,
     )
+
+
+def _global_risk_ci(pf, inp: _IndividualInput, confidence: float, n: int) -> dict:
+    """The interval of ER and xi from draws of F_k = f_k + NegBin(f_k, p_k)
+    (:func:`sdckit._core.risk_ci.global_risk_draws`)."""
+    step("confidence interval")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = np.where(pf.Fp > 0, np.minimum(pf.fp / pf.Fp, 1.0), 1.0)
+    a = np.asarray(pf.counts, dtype=float)
+    if inp.pram_keep:
+        a = a * keep_probability(pf.patterns[:, : pf.m], inp.pram_keep)
+    if inp.pram_record is not None:
+        a = np.bincount(pf.ids, weights=inp.pram_record, minlength=a.size)
+    draws = risk_ci.global_risk_draws(pf.fp, p, a, draws=risk_ci.DRAWS)
+    lo, hi = risk_ci.percentile_interval(draws, confidence)
+    return {
+        "confidence": confidence,
+        "method": "parametric bootstrap",
+        "draws": risk_ci.DRAWS,
+        "expected_reidentifications": (lo, hi),
+        "global_risk": (lo / n, hi / n) if n else (0.0, 0.0),
+    }
 
 
 @dataclass(frozen=True)
@@ -239,6 +296,8 @@ class _IndividualInput:
     n_households: int
     n_missing_household: int
     pram_keep: dict  # PRAMed key column -> keep probability of each category code
+    pram_record: np.ndarray | None = None  # M_kk per record (matrices per stratum)
+    pram_variables: tuple = ()
 
 
 def _validate_individual(
@@ -290,19 +349,24 @@ def _validate_individual(
         hh, n_hh = _household_codes(prep, household, hh_missing)
         if household_keys is not None:
             _check_household_keys(household_keys, prep, hh)
-    keep = _pram_keep(pram, prep)
-    return _IndividualInput(prep, a, method, na_rule, household, hh, n_hh or 0, hh_missing, keep)
+    keep, per_record = _pram_keep(pram, prep)
+    pram_vars = tuple(k for k in prep.keys.names if pram and k in pram)
+    return _IndividualInput(prep, a, method, na_rule, household, hh, n_hh or 0, hh_missing, keep, per_record, pram_vars)
 
 
-def _pram_keep(pram, prep: Prepared) -> dict:
-    """Keep probability of each category code of every PRAMed key; every category that occurs
-    in the data must have one."""
+def _pram_keep(pram, prep: Prepared) -> tuple[dict, np.ndarray | None]:
+    """Keep probability of each category code of every PRAMed key (every category that occurs
+    in the data must have one); with matrices per stratum, M_kk per record instead."""
     if pram is None:
-        return {}
+        return {}, None
     keys = prep.keys
-    keep = keep_by_code(pram, keys.names, [prep.mem.label_values(lab) for lab in keys.labels])
+    labels = [prep.mem.label_values(lab) for lab in keys.labels]
+    if isinstance(pram, Mapping) and any(is_stratified(spec) for spec in pram.values()):
+        reader = strata_reader(prep.engine, prep.table) if prep.source is None else None
+        return {}, keep_per_record(pram, keys.names, labels, keys.codes, reader)
+    keep = keep_by_code(pram, keys.names, labels)
     raise_problems(lacking_categories(keep, keys.codes, keys.names))
-    return keep
+    return keep, None
 
 
 def _household_fields(inp: _IndividualInput, risk: np.ndarray) -> dict:

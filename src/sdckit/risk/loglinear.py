@@ -11,12 +11,15 @@ import math
 
 from .._declare import Param, declare
 from .._deprecation import renamed_parameters
+from .._errors import SdcError
+from .._validation import check_bool, check_rule
 from ..results.loglinear import LoglinearRiskResult
 from ..scenario import accepts_scenario
 from ._loglinear_steps import (
     COMPAT_METHODS,
     METHODS,
     build_table,
+    ci_measures,
     fit_model,
     model_stability,
     modrisk_result,
@@ -73,6 +76,8 @@ def _fractions_by_label(inp) -> dict | None:
     Param("bound", "number"),
     Param("missing"),
     Param("allow_degenerate_keys"),
+    Param("ci", "bool"),
+    Param("confidence", "number"),
     random=True,
 )
 def loglinear_risk(
@@ -102,6 +107,8 @@ def loglinear_risk(
     bound: float = math.inf,
     missing=None,
     allow_degenerate_keys: bool = False,
+    ci: bool = False,
+    confidence: float = 0.95,
     engine=None,
 ) -> LoglinearRiskResult:
     r"""Population-uniqueness risk from a Poisson log-linear model (Skinner & Holmes 1998).
@@ -209,7 +216,28 @@ def loglinear_risk(
         pandas DataFrame), as in :func:`sdckit.individual_risk`; every category of the data
         needs one. Adds the misclassification-adjusted
         \hat\tau_2 = \sum_{SU} M_kk \hat E(1/F_k | f_k = 1), M_kk = \prod_v P^{(v)}_{k_v k_v}
-        (Shlomo & Skinner 2010). ``{}``: no adjustment.
+        (Shlomo & Skinner 2010). Given the full matrices (``details["pram"]``), also the exact
+        form of the correct-match probability (Shlomo & Skinner 2022, eq. 9, with the misprint
+        of its numerator corrected), which multiplies each term by
+        c_k = [1 / (1 - pi_k M_kk)] \sum_j \hat\lambda_j M_kj / \sum_j \hat\lambda_j M_kj /
+        (1 - pi_k M_kj) (the fitted population counts of the released cells standing for those
+        of the true ones; c_k -> 1 for small pi_k): ``pram["tau2_exact"]``. A variable PRAMed
+        within strata is given as ``{"strata": columns, "matrices": {stratum label: ...}}``
+        (``details["pram_by_stratum"]`` of :func:`sdckit.pram`); each record uses its stratum's
+        matrix. ``{}``: no
+        adjustment.
+    ci : bool, default False
+        Confidence intervals for tau_1 and tau_2 (``ci`` of the result, shown beside the
+        estimates in the summary). A parametric bootstrap: the model parameters are drawn from
+        their asymptotic normal distribution (inverse Fisher information of the Poisson fit; a
+        sandwich with the weighted counts' variances sum w_i^2 for the pseudo-likelihood fit),
+        then F_k - 1 ~ Poisson((1 - pi_k) lambda*_k) for every sample unique; the interval is
+        the central ``confidence`` range of tau_1* = #{F*_k = 1} and tau_2* = sum 1 / F*_k over
+        2000 draws with a fixed seed (Rinott & Shlomo 2007 give variances and intervals for
+        these measures). It covers both the model's estimation error and the randomness of
+        the population counts given the sample, and assumes the model is right.
+    confidence : float in (0, 1), default 0.95
+        Level of the intervals.
     smoothing : {"nb"}, optional
         Negative-binomial smoothing (Rinott & Shlomo 2006), moment estimator over the cells
         within one step on every key. Experimental: emits an SdcWarning.
@@ -255,6 +283,8 @@ def loglinear_risk(
     Shlomo, N. (2006), PSD. Rao, J.N.K. & Thomas, D.R. (2003), Analysis of categorical response
     data from complex surveys. sdcMicro ``modRisk``.
     """
+    want_ci = check_bool(ci, "ci")
+    conf = check_rule("confidence", confidence)
     inp = validate_loglinear(
         data,
         keys,
@@ -284,12 +314,15 @@ def loglinear_risk(
         engine=engine,
     )
     if inp.compat is not None:
+        if want_ci:
+            raise SdcError("ci: sdcMicro's modRisk has no intervals; expected ci=False with compat='sdcMicro'")
         return modrisk_result(inp)
     table = build_table(inp)
     fit = fit_model(table, inp)
     stability_out = model_stability(table, inp, fit)
     risk = risk_measures(table, fit, inp)
-    pram_out, risk_pram = pram_measures(inp, risk)
+    pram_out, risk_pram = pram_measures(inp, risk, table, fit)
+    ci_out = ci_measures(inp, table, fit, risk, conf) if want_ci else None
     smooth_out = smoothing_measures(inp, table, risk)
     return LoglinearRiskResult(
         keys=inp.names,
@@ -323,6 +356,7 @@ def loglinear_risk(
         p_unique=risk["p_unique"],
         risk=risk["risk"],
         risk_pram=risk_pram,
+        ci=ci_out,
         backend=inp.backend,
         row_index=inp.row_index,
         **records_fields(inp.prep),

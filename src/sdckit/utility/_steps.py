@@ -277,14 +277,48 @@ def entropy_loss(inp) -> dict:
     out: dict = {}
     mats, cols_o, cols_p = [], [], []
     for v, pm in inp.pram.items():
-        out[v] = K.entropy_loss(pm.matrix, pm.counts_o, pm.counts_p, inp.ebil_base)[0]
+        if pm.parts:  # matrices per stratum: the sum over the strata
+            out[v] = sum(K.entropy_loss(p.matrix, p.counts_o, p.counts_p, inp.ebil_base)[0] for _, p in pm.parts)
+        else:
+            out[v] = K.entropy_loss(pm.matrix, pm.counts_o, pm.counts_p, inp.ebil_base)[0]
         mats.append(pm.matrix)
         cols_o.append(pm.index_o)
         cols_p.append(pm.index_p)
     joint = None
-    if len(mats) >= 2:
+    if len(mats) >= 2 and any(pm.parts for pm in inp.pram.values()):
+        joint = _joint_by_parts(inp)
+    elif len(mats) >= 2:
         joint = K.joint_entropy_loss(fstack(cols_o), fstack(cols_p), mats, inp.ebil_base)
     return {"ebil": out, "ebil_joint": joint}
+
+
+def _joint_by_parts(inp):
+    """Joint EBIL with matrices per stratum: the records grouped by the matrix each variable
+    uses, the joint EBIL of each group summed (None when a group has an impossible tuple)."""
+    part, local_o, local_p, matrices = [], [], [], []
+    for pm in inp.pram.values():
+        parts = pm.parts or ((np.arange(inp.n), pm),)
+        pid = np.zeros(inp.n, dtype=np.int64)
+        lo = np.full(inp.n, -1, dtype=np.int64)
+        lp = np.full(inp.n, -1, dtype=np.int64)
+        for k, (rows, sub) in enumerate(parts):
+            pid[rows], lo[rows], lp[rows] = k, sub.index_o, sub.index_p
+        part.append(pid)
+        local_o.append(lo)
+        local_p.append(lp)
+        matrices.append([sub.matrix for _, sub in parts])
+    groups, which = np.unique(np.column_stack(part), axis=0, return_inverse=True)
+    total = 0.0
+    for g, combo in enumerate(groups):
+        rows = np.flatnonzero(which.reshape(-1) == g)
+        mats = [matrices[v][k] for v, k in enumerate(combo)]
+        e = K.joint_entropy_loss(
+            fstack([c[rows] for c in local_o]), fstack([c[rows] for c in local_p]), mats, inp.ebil_base
+        )
+        if e is None:
+            return None
+        total += e
+    return total
 
 
 def _relative(a, b):

@@ -41,6 +41,7 @@ from .._validation import (
 )
 from ..engines import in_memory_engine
 from ..results.information_loss import InformationLossResult
+from ..risk._pram import is_stratified, strata_reader
 from ..scenario import accepts_scenario
 from . import _access as access
 from . import _steps as steps
@@ -79,6 +80,8 @@ class PramInput:
     index_p: np.ndarray
     counts_o: np.ndarray
     counts_p: np.ndarray
+    #: with matrices per stratum: (rows, PramInput of those rows) per stratum
+    parts: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -248,7 +251,10 @@ def information_loss(
         = categories), a dict of dicts ``{from: {to: p}}``, a pair ``(matrix, categories)`` or a
         square array in the variable's category order (the declared order, else the sorted
         categories of both files). With two or more variables the joint EBIL (Kronecker product
-        of the matrices) is reported too.
+        of the matrices) is reported too. A variable PRAMed within strata: ``{"strata":
+        columns, "matrices": {stratum label: matrix}}`` (``details["pram_by_stratum"]``
+        of :func:`sdckit.pram` with ``strata``); EBIL is then the sum over the strata of each
+        stratum's EBIL under its matrix (the original file gives each record's stratum).
     ebil_base : float, optional
         Logarithm base of EBIL (default natural log; 2 gives bits).
     anova : "auto", dict or None
@@ -442,7 +448,7 @@ def _validate_information_loss(
         X=X,
         Y=Y,
         coded=coded,
-        pram=_pram_inputs(pram, cat, coded),
+        pram=_pram_inputs(pram, cat, coded, _strata_reader(pram, engine, t_o)),
         anova=_anova_spec(anova, cont, cat, names),
         backend=t_o.backend,
         weight=w_name,
@@ -719,9 +725,18 @@ def _pram_matrix(v, spec, labs, order):
     return P, cats
 
 
-def _pram_inputs(pram, cat, coded) -> dict:
+def _strata_reader(pram, engine, table):
+    """The records' strata for a per-stratum PRAM form (None when no form needs them)."""
+    if not isinstance(pram, dict) or not any(is_stratified(spec) for spec in pram.values()):
+        return None
+    return strata_reader(in_memory_engine(engine, "information_loss with PRAM matrices per stratum"), table)
+
+
+def _pram_inputs(pram, cat, coded, reader=None) -> dict:
     """Per PRAMed variable, its matrix and the matrix index of every record's value; the
-    protected file must be reachable from the original distribution under the matrix."""
+    protected file must be reachable from the original distribution under the matrix. A
+    per-stratum form (``{"strata": columns, "matrices": {stratum label: matrix}}``) gives one
+    part per stratum (``reader(columns)``: the stratum of every record and the labels)."""
     if pram is None:
         return {}
     if not isinstance(pram, dict):
@@ -729,25 +744,56 @@ def _pram_inputs(pram, cat, coded) -> dict:
     out = {}
     for v, spec in pram.items():
         check_choice(v, "pram", cat)
-        e = coded[v]
-        P, cats = _pram_matrix(v, spec, e.labels, e.order)
-        pos: dict = {}
-        for i, c in enumerate(cats):
-            pos.setdefault(c, i)
-            pos.setdefault(str(c), i)
-        idx = np.array([pos.get(lab, pos.get(str(lab), -1)) for lab in e.labels], dtype=np.int64)
-        bad = [lab for lab, i in zip(e.labels, idx) if i < 0]
-        if bad:
-            raise SdcError(f"pram: {v}: categories {_fmt_labels(bad)} of the data are not in the matrix")
-        idx = np.append(idx, -1)
-        mo, mp = idx[e.codes_o], idx[e.codes_p]  # matrix index per record, -1 = missing
-        p = np.bincount(mo[mo >= 0], minlength=len(cats)).astype(float)
-        counts = np.bincount(mp[mp >= 0], minlength=len(cats)).astype(float)
-        impossible = [cats[j] for j in np.flatnonzero((counts > 0) & ~(p @ P > 0))]
-        if impossible:
-            raise SdcError(
-                f"pram: {v}: protected categories {_fmt_labels(impossible)} cannot arise from the original "
-                "distribution under this matrix; expected the matrix that produced the protected file"
-            )
-        out[v] = PramInput(P, mo, mp, p, counts)
+        if is_stratified(spec):
+            out[v] = _stratified_pram_input(v, spec, coded[v], reader)
+        else:
+            out[v] = _pram_input(v, spec, coded[v])
     return out
+
+
+def _stratified_pram_input(v, spec, e, reader) -> PramInput:
+    """One :class:`PramInput` per stratum of a per-stratum form, in ``parts``."""
+    if reader is None:
+        raise SdcError(f"pram: {v}: matrices per stratum need the records' strata; expected the in-memory engine")
+    cols = [spec["strata"]] if isinstance(spec["strata"], str) else list(spec["strata"])
+    ids, labels = reader(cols)
+    forms = {str(k): f for k, f in spec["matrices"].items()}
+    parts = []
+    for s_, lab in enumerate(labels):
+        rows = np.flatnonzero(ids == s_)
+        used = (e.codes_o[rows] >= 0).any() or (e.codes_p[rows] >= 0).any()
+        if str(lab) not in forms:
+            if used:
+                raise SdcError(f"pram: {v}: a stratum of the data has no matrix; expected one for every stratum")
+            continue
+        parts.append((rows, _pram_input(v, forms[str(lab)], e, rows)))
+    first = parts[0][1] if parts else _pram_input(v, np.eye(1), e, np.zeros(0, dtype=np.int64))
+    return PramInput(first.matrix, first.index_o, first.index_p, first.counts_o, first.counts_p, tuple(parts))
+
+
+def _pram_input(v, spec, e, rows=None) -> PramInput:
+    """The matrix of one variable (for the records ``rows``, default all) and the matrix index
+    of each record's value; only the categories of those records must be in the matrix."""
+    P, cats = _pram_matrix(v, spec, e.labels, e.order if rows is None else None)
+    codes_o = e.codes_o if rows is None else e.codes_o[rows]
+    codes_p = e.codes_p if rows is None else e.codes_p[rows]
+    pos: dict = {}
+    for i, c in enumerate(cats):
+        pos.setdefault(c, i)
+        pos.setdefault(str(c), i)
+    idx = np.array([pos.get(lab, pos.get(str(lab), -2)) for lab in e.labels], dtype=np.int64)
+    idx = np.append(idx, -1)
+    mo, mp = idx[codes_o], idx[codes_p]  # matrix index per record, -1 = missing
+    absent = np.unique(np.concatenate([codes_o[mo == -2], codes_p[mp == -2]]))
+    if absent.size:
+        bad = [e.labels[c] for c in absent]
+        raise SdcError(f"pram: {v}: categories {_fmt_labels(bad)} of the data are not in the matrix")
+    p = np.bincount(mo[mo >= 0], minlength=len(cats)).astype(float)
+    counts = np.bincount(mp[mp >= 0], minlength=len(cats)).astype(float)
+    impossible = [cats[j] for j in np.flatnonzero((counts > 0) & ~(p @ P > 0))]
+    if impossible:
+        raise SdcError(
+            f"pram: {v}: protected categories {_fmt_labels(impossible)} cannot arise from the original "
+            "distribution under this matrix; expected the matrix that produced the protected file"
+        )
+    return PramInput(P, mo, mp, p, counts)

@@ -19,6 +19,7 @@ from .._errors import SdcError
 from .._validation import as_missing_codes, as_name_list, check_bool, check_scales, raise_problems
 from ..engines import in_memory_engine
 from ..results.variant_loss import VariantLossResult
+from ..risk._pram import is_stratified, strata_reader
 from ..scenario import accepts_scenario
 from . import _access as access
 from .information_loss import _pram_matrix
@@ -270,7 +271,10 @@ def _variable_loss(inp: _Input, v: str, eng, notes: list) -> tuple[np.ndarray, d
         d = CL.recoded_numeric_change(x, cp)
         return d, _change(inp, v, d, co, cp, "recoded"), None
     ebil = None
-    if v in inp.pram:
+    if v in inp.pram and is_stratified(inp.pram[v]):
+        d, ebil = _stratified_pram(v, inp.pram[v], co, cp, labels, notes, strata_reader(eng, inp.t_o))
+        kind = "pram"
+    elif v in inp.pram:
         d, ebil = _pram(v, inp.pram[v], co, cp, labels, notes)
         kind = "pram"
     else:
@@ -334,6 +338,26 @@ def _summary(n, d, supp, changed, kind, before, after) -> dict:
         "loss_suppressed": loss_supp,
         "loss_changed": max(lam - loss_supp, 0.0),
     }
+
+
+def _stratified_pram(v, spec, co, cp, labels, notes, reader) -> tuple[np.ndarray, float]:
+    """:func:`_pram` within each stratum of a per-stratum form (``{"strata": columns,
+    "matrices": {stratum label: matrix}}``): each record's expected change under its stratum's
+    matrix and distribution; EBIL summed over the strata."""
+    cols = [spec["strata"]] if isinstance(spec["strata"], str) else list(spec["strata"])
+    ids, slabels = reader(cols)
+    forms = {str(k): f for k, f in spec["matrices"].items()}
+    d = CL.nominal_change(co, cp).astype(float)
+    ebil = 0.0
+    for s_, lab in enumerate(slabels):
+        rows = np.flatnonzero(ids == s_)
+        if str(lab) not in forms:
+            if (co[rows] >= 0).any():
+                raise SdcError(f"pram: {v}: a stratum of the data has no matrix; expected one for every stratum")
+            continue
+        d[rows], e = _pram(v, forms[str(lab)], co[rows], cp[rows], labels, notes)
+        ebil += e
+    return d, ebil
 
 
 def _pram(v, spec, co, cp, labels, notes) -> tuple[np.ndarray, float]:
