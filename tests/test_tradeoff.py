@@ -423,17 +423,29 @@ def test_cli_scales_option(tmp_path, data, capsys):
     assert "the scale of 'income' is not one of" in capsys.readouterr().err
 
 
-def test_pram_within_strata_is_named_not_adjusted(data):
-    """PRAM within strata publishes one matrix per stratum: the variant's risk is not adjusted
-    and a note says why; the SdcProblem report carries the matrices of PRAM without strata."""
+def test_pram_within_strata_is_adjusted_with_the_matrix_of_each_stratum(data):
+    """PRAM within strata publishes one matrix per stratum: the variant's risk is adjusted with
+    each record's stratum's matrix (the same as the measure given the published per-stratum
+    form), its loss counts the expected change, and the report lists a matrix per stratum."""
     recipe = {
         "name": "pram by region",
         "steps": [{"method": "pram", "parameters": {"variables": ["econ_status"], "strata": ["region"], "seed": 2}}],
     }
     res = sdckit.assess(data, _scenario(), recipes=[recipe], progress=False)
     v = res.variant("pram by region")
-    assert v.categorical_risk["pram_adjusted"] == [] and v.pram == {}
-    assert any("econ_status PRAMed within strata" in n for n in res.notes)
+    assert v.categorical_risk["pram_adjusted"] == ["econ_status"]
+    step = sdckit.pram(data, ["econ_status"], strata=["region"], seed=2)
+    sc = _scenario()
+    direct = sdckit.individual_risk(
+        step.table, list(sc.keys), weight=sc.weight, pram=step.details["pram_diagonal_by_stratum"]
+    )
+    naive = sdckit.individual_risk(step.table, list(sc.keys), weight=sc.weight)
+    assert v.categorical_risk["global_risk"] == pytest.approx(direct.global_risk, rel=1e-12)
+    assert direct.global_risk < naive.global_risk
+    regions = sorted(data.get_column("region").unique().to_list())
+    assert sorted(v.pram) == [f"econ_status (stratum {r})" for r in regions]
+    assert v.change_by_variable["econ_status"]["kind"] == "pram" and v.loss_by_variable["econ_status"] > 0
+    assert any("econ_status PRAMed within strata: each record's risk is adjusted" in n for n in res.notes)
     p = sdckit.SdcProblem(data, _scenario()).apply("pram", variables=["econ_status"], seed=4)
     rep = p.report()
     assert rep.variants[1].categorical_risk["pram_adjusted"] == ["econ_status"]

@@ -159,16 +159,25 @@ def _text(label) -> str:
 
 
 def pram_tables(pram) -> dict:
-    """The published PRAM matrices of a variant, per variable: the categories and the rows
+    """The published PRAM matrices of a variant, per variable (per variable and stratum for
+    PRAM within strata, named ``"variable (stratum s)"``): the categories and the rows
     P(released = column | original = row)."""
     out = {}
     for v, matrix in ((pram or {}).get("matrices") or {}).items():
-        cats = list(matrix)
-        out[v] = {
-            "categories": [_text(c) for c in cats],
-            "matrix": [[float(matrix[a].get(b, 0.0)) for b in cats] for a in cats],
-        }
+        if set(matrix) == {"strata", "matrices"}:
+            for label, m in matrix["matrices"].items():
+                out[f"{v} (stratum {label})"] = _pram_table(m)
+        else:
+            out[v] = _pram_table(matrix)
     return out
+
+
+def _pram_table(matrix) -> dict:
+    cats = list(matrix)
+    return {
+        "categories": [_text(c) for c in cats],
+        "matrix": [[float(matrix[a].get(b, 0.0)) for b in cats] for a in cats],
+    }
 
 
 # ----------------------------------------------------------------------------------------------

@@ -257,8 +257,8 @@ def _usable_pram(v: Variant, sc, notes: list, prefix: str) -> dict | None:
         return None
     if v.pram.get("stratified"):
         notes.append(
-            f"{prefix}{', '.join(v.pram['stratified'])} PRAMed within strata: the matrices differ by stratum, so "
-            "their risk is not PRAM-adjusted"
+            f"{prefix}{', '.join(v.pram['stratified'])} PRAMed within strata: each record's risk is adjusted with "
+            "the matrix of its stratum"
         )
     keys = {x: d for x, d in (v.pram.get("diagonal") or {}).items() if x in sc.keys}
     if keys:

@@ -306,10 +306,11 @@ def _method(name):
 
 
 def _published_pram(results) -> dict | None:
-    """The published PRAM matrices of the steps' results (PRAM without strata): ``matrices``
-    {variable: {from: {to: p}}} and ``diagonal`` {variable: {category: keep probability}};
-    ``stratified`` names the variables PRAMed within strata (their matrices differ by stratum).
-    None without PRAM."""
+    """The published PRAM matrices of the steps' results: ``matrices`` {variable: {from: {to:
+    p}}} and ``diagonal`` {variable: {category: keep probability}}; a variable PRAMed within
+    strata has the per-stratum form ``{"strata": [columns], "matrices": {stratum: ...}}`` in
+    both (each record uses its stratum's matrix) and is named in ``stratified``. None without
+    PRAM."""
     matrices: dict = {}
     diagonal: dict = {}
     stratified: set = set()
@@ -317,9 +318,11 @@ def _published_pram(results) -> dict | None:
         if r.details.get("pram"):
             matrices.update(r.details["pram"])
             diagonal.update(r.details.get("pram_diagonal") or {})
-        elif r.details.get("pram", False) is None and r.details.get("matrices"):
-            stratified |= {m["variable"] for m in r.details["matrices"]}
-    if not matrices and not stratified:
+        elif r.details.get("pram_by_stratum"):
+            matrices.update(r.details["pram_by_stratum"])
+            diagonal.update(r.details.get("pram_diagonal_by_stratum") or {})
+            stratified |= set(r.details["pram_by_stratum"])
+    if not matrices:
         return None
     return {"matrices": matrices, "diagonal": diagonal, "stratified": sorted(stratified)}
 
