@@ -317,7 +317,8 @@ class _Patterns:
         self.size += 1
         self.index[key] = p
         c, _ = self.mismatches(q)
-        self.f[p] = self._f_of(p, c == 0)
+        self._compat[p] = c == 0  # kept for the moves to and from the new pattern
+        self.f[p] = self._f_of(p, self._compat[p])
         return p
 
     def _grow(self):
@@ -338,25 +339,35 @@ class _Patterns:
         w = self.W[self.types[p], self.types[:size]] * self.cnt[:size] * compat
         return float(w.sum() - w[p] + self.cnt[p])
 
-    def delta(self, q_from: int, q_to: int, c_from: np.ndarray, c_to: np.ndarray, n_moved: float) -> np.ndarray:
-        """Change of f of every pattern when ``n_moved`` records move from ``q_from`` to ``q_to``
-        (``c_*``: compatibility flags of the two patterns with every pattern)."""
+    def delta(self, q_from: int, q_to: int, c_from: np.ndarray, c_to: np.ndarray, n_moved: float):
+        """Change of f when ``n_moved`` records move from ``q_from`` to ``q_to`` (``c_*``:
+        compatibility flags of the two patterns with every pattern): ``(idx, d)``, the
+        patterns compatible with either (sorted; both patterns among them, each being compatible
+        with itself) and their change. Every other pattern's f is unchanged."""
         size = self.size
-        t = self.types[:size]
-        d = n_moved * (self.W[t, self.types[q_to]] * c_to - self.W[t, self.types[q_from]] * c_from)
-        d[q_from] += n_moved * (self.W[t[q_from], self.types[q_from]] - 1.0) * c_from[q_from]
-        d[q_to] += n_moved * (1.0 - self.W[t[q_to], self.types[q_to]] * c_to[q_to])
+        idx = np.flatnonzero(c_from[:size] | c_to[:size])
+        t = self.types[idx]
+        d = n_moved * (self.W[t, self.types[q_to]] * c_to[idx] - self.W[t, self.types[q_from]] * c_from[idx])
+        i_from, i_to = np.searchsorted(idx, (q_from, q_to))
+        d[i_from] += n_moved * (self.W[t[i_from], self.types[q_from]] - 1.0) * c_from[q_from]
+        d[i_to] += n_moved * (1.0 - self.W[t[i_to], self.types[q_to]] * c_to[q_to])
         d[t == _ALL_MISSING] = 0.0
-        return d
+        return idx, d
 
     def move(self, q_from: int, q_to: int, n_moved: float, c_from=None, c_to=None) -> None:
         if c_from is None:
             c_from = self.compat(q_from)
         if c_to is None:
             c_to = self.compat(q_to)
-        self.f[: self.size] += self.delta(q_from, q_to, c_from, c_to, n_moved)
+        idx, d = self.delta(q_from, q_to, c_from, c_to, n_moved)
+        self.f[idx] += d
         self.cnt[q_from] -= n_moved
         self.cnt[q_to] += n_moved
+
+    def n_below(self, k: float) -> int:
+        """The patterns with records whose f is below k."""
+        size = self.size
+        return int(np.count_nonzero((self.cnt[:size] > 0) & (self.f[:size] < k - 1e-9)))
 
     def f_after_suppressing(self, p: int, c: np.ndarray, flags: dict) -> dict[int, float]:
         """For each observed variable v of pattern p, f of p's records once v is suppressed
@@ -506,28 +517,29 @@ def _restore(
     only, in input order."""
     rec = pt.rec if rec is None else rec
     pos = np.arange(len(out)) if pos is None else pos
+    n_bad = pt.n_below(k)  # patterns below k that no restore touches keep every restore out
     for v in restore_order:
         for i in np.flatnonzero((out[:, v] < 0) & (original[:, v] >= 0)):
             a = int(rec[i])
             target = pt.row(a)
             target[v] = original[i, v]
-            size_before = pt.size
             b = pt.find_or_add(target)
-            c_from = pt.compat(a)
-            c_to = pt.compat(b)
-            d = pt.delta(a, b, c_from, c_to, 1.0)
-            size = pt.size
-            live = pt.cnt[:size].copy()
-            live[a] -= 1
-            live[b] += 1
-            new_f = pt.f[:size] + d
-            if np.all(new_f[live > 0] >= k - 1e-9):
-                pt.f[:size] = new_f
+            idx, d = pt.delta(a, b, pt.compat(a), pt.compat(b), 1.0)
+            ia, ib = np.searchsorted(idx, (a, b))
+            cnt = pt.cnt[idx]
+            new_cnt = cnt.copy()
+            new_cnt[ia] -= 1
+            new_cnt[ib] += 1
+            new_f = pt.f[idx] + d
+            before = int(np.count_nonzero((cnt > 0) & (pt.f[idx] < k - 1e-9)))
+            after = int(np.count_nonzero((new_cnt > 0) & (new_f < k - 1e-9)))
+            if n_bad - before + after == 0:
+                pt.f[idx] = new_f
                 pt.cnt[a] -= 1
                 pt.cnt[b] += 1
                 rec[i] = b
                 pt.first[b] = min(pt.first[b], int(pos[i]))
                 out[i, v] = original[i, v]
-            elif pt.size > size_before and pt.cnt[b] == 0:
-                pass  # the unused new pattern stays with count 0 (it counts for nothing)
+                n_bad = 0
+            # else: an unused new pattern stays with count 0 (it counts for nothing)
     return out
