@@ -6,6 +6,7 @@ Categorical keys: :func:`frequencies`, :func:`k_anonymity`, :func:`l_diversity`,
 Continuous keys and record linkage: :func:`interval_disclosure`, :func:`relative_interval_risk`,
 :func:`rmd_interval_disclosure`, :func:`outliers`, :func:`record_linkage_risk`,
 :func:`external_risk`, :func:`confidentiality_plot`.
+Synthetic data: :func:`synthetic_risk`.
 """
 
 from .continuous import (
@@ -27,6 +28,7 @@ from .linkage import ExternalRiskResult, LinkageResult, external_risk, record_li
 from .loglinear import LoglinearRiskResult, loglinear_risk
 from .register import RegisterRiskResult, register_risk
 from .suda import MSU, SudaResult, suda
+from .synthetic import SyntheticRiskResult, synthetic_risk
 from .uniqueness import PopulationUniquesResult, population_uniques
 
 __all__ = [
@@ -66,4 +68,7 @@ __all__ = [
     "ExternalRiskResult",
     "confidentiality_plot",
     "ConfidentialityResult",
+    # synthetic data
+    "synthetic_risk",
+    "SyntheticRiskResult",
 ]
