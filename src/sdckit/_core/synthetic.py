@@ -379,12 +379,14 @@ def singling_out_queries(
     rng: np.random.Generator,
     max_attempts: int = 100_000,
     batch: int = 2000,
+    patience: int = 10,
 ) -> tuple[list, int]:
     """anonymeter's multivariate singling-out queries: a random synthetic record and n_cols
     random columns; a numeric column gives ``>= value`` when the value is above the column's
     median, else ``<= value``; a categorical one ``== value`` (a missing value ``is null``).
     Queries that match exactly one record of ``syn`` (distinct rows) are kept, each once, until
-    ``n_queries`` (or ``max_attempts`` tries). Returns ``(queries, attempts)``."""
+    ``n_queries``, ``max_attempts`` tries (anonymeter allows 10 million), or ``patience`` batches
+    in a row without a new query. Returns ``(queries, attempts)``."""
     n, m = syn.shape
     n_cols = min(n_cols, m)
     medians = np.array([np.nanmedian(syn[:, j]) if numeric[j] and not np.isnan(syn[:, j]).all() else np.nan
@@ -394,7 +396,8 @@ def singling_out_queries(
     kept: list = []
     seen: set = set()
     attempts = 0
-    while len(kept) < n_queries and attempts < max_attempts:
+    idle = 0  # batches in a row that found no new query
+    while len(kept) < n_queries and attempts < max_attempts and idle < patience:
         size = min(batch, max_attempts - attempts)
         rows = rng.integers(0, n, size=size)
         cols = np.sort(np.argsort(rng.random((size, m)), axis=1)[:, :n_cols], axis=1)
@@ -406,6 +409,7 @@ def singling_out_queries(
         alone = _alone_in_subset(syn, sub, rows, cols, ops, vals)
         counts = np.full(size, 2, dtype=np.int64)
         counts[alone] = index.counts(cols[alone], ops[alone], vals[alone])
+        before = len(kept)
         for i in np.flatnonzero(counts == 1):
             q = tuple((int(c), int(o), float(v)) for c, o, v in zip(cols[i], ops[i], vals[i]))
             if q not in seen:
@@ -413,6 +417,7 @@ def singling_out_queries(
                 kept.append(q)
                 if len(kept) >= n_queries:
                     break
+        idle = idle + 1 if len(kept) == before else 0
     return kept, attempts
 
 
@@ -425,6 +430,17 @@ def _alone_in_subset(syn, sub, rows, cols, ops, vals) -> np.ndarray:
         ok &= _satisfies(x, ops[:, t, None], vals[:, t, None])
     own = np.isin(rows, sub)
     return ok.sum(axis=1) - own <= 0
+
+
+def row_counts(rows: np.ndarray, data: np.ndarray) -> np.ndarray:
+    """How many rows of ``data`` equal each row of ``rows`` (whole-record equality queries;
+    NaN equals NaN)."""
+    both = np.vstack([rows, data])
+    both = np.where(np.isnan(both), np.inf, both)
+    _, ids = np.unique(both, axis=0, return_inverse=True)
+    ids = ids.reshape(-1)
+    counts = np.bincount(ids[len(rows) :], minlength=int(ids.max()) + 1 if len(ids) else 0)
+    return counts[ids[: len(rows)]]
 
 
 def random_queries(syn: np.ndarray, numeric: np.ndarray, n_queries: int, n_cols: int, rng) -> list:

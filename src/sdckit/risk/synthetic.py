@@ -331,7 +331,7 @@ def _distinct(x: np.ndarray) -> np.ndarray:
 
 
 def attack_part(data: Files, par: dict, rng) -> dict:
-    out = {"singling_out": singling_out(data, par, rng)}
+    out = {"singling_out": singling_out(data, par, rng), "singling_out_records": singling_out_records(data, par, rng)}
     if par["split"] is not None:
         out["linkability"] = linkability(data, par, rng)
     for s in par["sensitive"]:
@@ -365,6 +365,27 @@ def singling_out(data: Files, par: dict, rng) -> dict:
     res = K.attack_risk(K.AttackCounts(n, n_success, n_base, n_ctrl, n, n), par["confidence"])
     res["n_queries"] = len(queries)
     return res
+
+
+def singling_out_records(data: Files, par: dict, rng) -> dict:
+    """Singling out with whole records: ``n_attacks`` distinct synthetic records, each asked as
+    an equality query on every column; success when it matches exactly one original record
+    (exactly one control record for the baseline, scaled by the ratio of the files' sizes);
+    the random baseline asks random values of every column."""
+    names = list(data.names)
+    numeric = np.array([c in data.num_names for c in names])
+    ori, syn = _distinct(data.matrix(_ORIGINAL)), _distinct(data.matrix(_SYNTHETIC))
+    n = min(par["n_attacks"], len(syn))
+    asked = syn[np.sort(rng.choice(len(syn), size=n, replace=False))]
+    n_success = int((K.row_counts(asked, ori) == 1).sum())
+    base = K.random_queries(syn, numeric, n, len(names), rng)
+    base_rows = np.array([[v for _, _, v in q] for q in base]) if base else np.empty((0, len(names)))
+    n_base = int((K.row_counts(base_rows, ori) == 1).sum())
+    n_ctrl: float | None = None
+    if len(data.n) > _CONTROL:
+        ctrl = _distinct(data.matrix(_CONTROL))
+        n_ctrl = float((K.row_counts(asked, ctrl) == 1).sum()) * len(ori) / len(ctrl)
+    return K.attack_risk(K.AttackCounts(n, n_success, n_base, n_ctrl, n, n), par["confidence"])
 
 
 def _nn_guesses(data: Files, f: int, targets: np.ndarray, names, k: int, rng) -> np.ndarray:

@@ -1,0 +1,270 @@
+"""synthetic_risk: hand-worked distances, brute-force oracles of the nearest-record search and
+of the query counts, anonymeter's rate formulas, a planted leak and an independent sample."""
+
+from __future__ import annotations
+
+import json
+import math
+from itertools import product
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import sdckit
+from conftest import TESTDATA, shared_file
+from sdckit._core import synthetic as K
+
+
+# ----------------------------------------------------------------------------------------------
+# 1. distributions: a hand-worked example
+# ----------------------------------------------------------------------------------------------
+def test_distances_hand_example():
+    # original counts a = (2, 1, 1, 0), synthetic b = (1, 1, 1, 1): p = (.5, .25, .25, 0), q = .25 each
+    d = K.distances(np.array([2, 1, 1, 0]), np.array([1, 1, 1, 1]))
+    # TV = (|.5-.25| + 0 + 0 + |0-.25|) / 2 = 0.25
+    assert d["tv"].sum() == pytest.approx(0.25)
+    # H^2 = ((sqrt(.5) - .5)^2 + (0 - .5)^2) / 2 = (0.0428932 + 0.25) / 2 = 0.1464466; H = 0.3826834
+    assert math.sqrt(d["hellinger2"].sum()) == pytest.approx(0.3826834, abs=1e-7)
+    # KL with 1/2 per cell: p~ = (2.5, 1.5, 1.5, .5)/6, q~ = 1.5/6 each:
+    # 2.5/6 log(2.5/1.5) + .5/6 log(.5/1.5) = 0.2128440 - 0.0915510 = 0.1212930
+    assert d["kl"].sum() == pytest.approx(0.1212930, abs=1e-7)
+
+
+def test_equal_tables_have_zero_distance():
+    d = K.distances(np.array([3, 0, 5]), np.array([3, 0, 5]))
+    assert d["tv"].sum() == d["hellinger2"].sum() == d["kl"].sum() == 0
+
+
+def _pair():
+    ori = pl.DataFrame({"a": ["x", "x", "y", "z"], "b": ["u", "v", "u", "u"], "n": [1.0, 2.0, 3.0, 4.0]})
+    syn = pl.DataFrame({"a": ["x", "y", "z", "w"], "b": ["u", "u", "u", "v"], "n": [1.0, 2.5, 3.5, 9.0]})
+    return ori, syn
+
+
+def test_synthetic_risk_distribution_hand_example():
+    ori, syn = _pair()
+    r = sdckit.synthetic_risk(ori, syn, keys=["a"], seed=1, top=2)
+    # a: original (w 0, x 2, y 1, z 1)/4, synthetic (w 1, x 1, y 1, z 1)/4 -> the example above
+    assert r.distribution["tv"] == pytest.approx(0.25)
+    assert r.distribution["hellinger"] == pytest.approx(0.3826834, abs=1e-7)
+    assert r.distribution["kl"] == pytest.approx(0.1212930, abs=1e-7)
+    assert (r.distribution["cells_only_original"], r.distribution["cells_only_synthetic"]) == (0, 1)
+    # the two cells that contribute 0.125 each: w and x (in label order)
+    assert [c["cell"]["a"] for c in r.top_cells] == ["w", "x"]
+    assert [c["tv"] for c in r.top_cells] == [0.125, 0.125]
+
+
+def test_combinations_up_to_order():
+    ori, syn = _pair()
+    r = sdckit.synthetic_risk(ori, syn, keys=["a", "b"], order=1, seed=1)
+    assert [c["variables"] for c in r.by_combination] == [["a"], ["b"]]
+    # b: original (u 3, v 1)/4, synthetic (u 3, v 1)/4: no distance
+    assert r.by_combination[1]["tv"] == 0 and r.by_combination[1]["kl"] == 0
+    both = sdckit.synthetic_risk(ori, syn, keys=["a", "b"], order=2, seed=1)
+    assert [c["variables"] for c in both.by_combination] == [["a"], ["b"], ["a", "b"]]
+    # the joint table: original xu xv yu zu, synthetic xu yu zu wv: TV = (1/4 + 1/4) / 2 + ... = 0.25
+    assert both.by_combination[2]["tv"] == pytest.approx(both.distribution["tv"]) == pytest.approx(0.25)
+
+
+# ----------------------------------------------------------------------------------------------
+# 2. nearest records: brute force
+# ----------------------------------------------------------------------------------------------
+def _brute(qn, qc, cn, cc, scale):
+    d = np.zeros((len(qc), len(cc)))
+    for i, j in product(range(len(qc)), range(len(cc))):
+        s = float(np.sum(qc[i] != cc[j]))
+        for v in range(qn.shape[1]):
+            a, b = qn[i, v], cn[j, v]
+            s += (
+                0.0 if (np.isnan(a) and np.isnan(b)) else 1.0 if (np.isnan(a) or np.isnan(b)) else abs(a - b) / scale[v]
+            )
+        d[i, j] = s
+    return d
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10_000))
+def test_nearest_against_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    qc, cc = rng.integers(-1, 3, (7, 2)), rng.integers(-1, 3, (11, 2))
+    qn, cn = rng.integers(0, 5, (7, 2)).astype(float), rng.integers(0, 5, (11, 2)).astype(float)
+    qn[rng.random(qn.shape) < 0.1] = np.nan
+    cn[rng.random(cn.shape) < 0.1] = np.nan
+    scale = np.array([4.0, 2.0])
+    brute = _brute(qn, qc, cn, cc, scale)
+    idx, dist = K.nearest(qn, qc, cn, cc, scale, 1, rng)
+    np.testing.assert_allclose(dist[:, 0], brute.min(axis=1), atol=1e-6)
+    np.testing.assert_allclose(brute[np.arange(7), idx[:, 0]], brute.min(axis=1), atol=1e-6)
+    idx3, dist3 = K.nearest(qn, qc, cn, cc, scale, 3, rng)
+    np.testing.assert_allclose(dist3, np.sort(brute, axis=1)[:, :3], atol=1e-5)
+
+
+def test_ties_are_broken_at_random():
+    # one query, five identical candidates: every one is chosen over many seeds
+    q = np.zeros((1, 1), dtype=np.int64)
+    c = np.zeros((5, 1), dtype=np.int64)
+    chosen = {int(K.nearest(np.empty((1, 0)), q, np.empty((5, 0)), c, np.ones(0), 1, np.random.default_rng(s))[0][0, 0])
+              for s in range(60)}  # fmt: skip
+    assert chosen == set(range(5))
+
+
+# ----------------------------------------------------------------------------------------------
+# 3. attacks: query counts, rates
+# ----------------------------------------------------------------------------------------------
+def _count_brute(data, q):
+    n = 0
+    for row in data:
+        ok = True
+        for col, op, v in q:
+            x = row[col]
+            if np.isnan(v):
+                t = np.isnan(x) if op == 0 else not np.isnan(x)
+            elif np.isnan(x):
+                t = False
+            else:
+                t = [x == v, x != v, x > v, x < v, x >= v, x <= v][op]
+            ok = ok and bool(t)
+        n += ok
+    return n
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10_000))
+def test_query_counts_against_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    data = rng.integers(0, 4, (40, 3)).astype(float)
+    data[rng.random(data.shape) < 0.1] = np.nan
+    numeric = np.array([False, True, True])
+    queries = K.random_queries(data, numeric, 30, 2, rng)
+    queries += [tuple((j, int(rng.integers(0, 6)), float(np.nan)) for j in (0, 2))]
+    got = K.query_counts(data, queries)
+    assert list(got) == [_count_brute(data, q) for q in queries]
+
+
+def test_singling_out_queries_single_out_in_the_synthetic_file():
+    rng = np.random.default_rng(4)
+    syn = rng.integers(0, 6, (300, 4)).astype(float)
+    numeric = np.array([False, False, True, True])
+    queries, _ = K.singling_out_queries(syn, numeric, 50, 3, rng)
+    assert len(queries) == 50 and len(set(queries)) == 50
+    assert all(_count_brute(syn, q) == 1 for q in queries)
+    med = np.median(syn[:, 2])
+    for q in queries:
+        for col, op, v in q:
+            assert op == (0 if not numeric[col] else (4 if v > np.median(syn[:, col]) else 5))
+    assert med >= 0
+
+
+def test_wilson_and_residual_by_hand():
+    # 5 successes in 500 at 95 %: z = 1.959964, z^2 = 3.841459
+    # rate = (5 + 1.920729) / 503.841459 = 0.0137360; error = z / 503.841459 * sqrt(5*495/500 + 0.960365)
+    rate, err = K.wilson(500, 5, 0.95)
+    assert rate == pytest.approx(0.0137360, abs=1e-7)
+    assert err == pytest.approx(1.959964 / 503.841459 * math.sqrt(4.95 + 0.960365), abs=1e-7)
+    # residual (r_a - r_c) / (1 - r_c) with propagated error
+    value, e = K.residual((0.3, 0.04), (0.1, 0.03))
+    assert value == pytest.approx(0.2 / 0.9)
+    assert e == pytest.approx(math.sqrt((0.04 / 0.9) ** 2 + (0.03 * 0.7 / 0.81) ** 2))
+
+
+# ----------------------------------------------------------------------------------------------
+# a planted leak is found; an independent sample of the same distribution is not
+# ----------------------------------------------------------------------------------------------
+def _population(n, rng):
+    region = rng.integers(0, 6, n)
+    sex = rng.integers(0, 2, n)
+    job = (region + rng.integers(0, 4, n)) % 8
+    age = np.clip(rng.normal(40 + 3 * sex, 12, n).round(), 16, 90)
+    income = np.exp(rng.normal(9 + 0.02 * age + 0.1 * job, 0.5, n)).round()
+    secret = np.where(income > np.median(income), "high", "low")
+    return pl.DataFrame({"region": [f"r{x}" for x in region], "sex": sex.astype(str), "job": job.astype(str),
+                         "age": age, "income": income, "secret": secret})  # fmt: skip
+
+
+KEYS, NUM = ["region", "sex", "job"], ["age", "income"]
+
+
+@pytest.fixture(scope="module")
+def files():
+    rng = np.random.default_rng(2024)
+    ori, ctrl, indep = _population(1000, rng), _population(1000, rng), _population(2000, rng)
+    leak = indep.to_pandas()
+    copied = rng.choice(1000, size=20, replace=False)  # 1 % of the 2000 synthetic records
+    leak.iloc[rng.choice(2000, size=20, replace=False)] = ori.to_pandas().iloc[copied].to_numpy()
+    return ori, ctrl, indep, pl.from_pandas(leak)
+
+
+def test_independent_sample_is_not_flagged(files):
+    ori, ctrl, indep, _ = files
+    r = sdckit.synthetic_risk(ori, indep, ctrl, keys=KEYS, variables=NUM, sensitive="secret", seed=3)
+    assert r.closeness["n_exact_copies"] == 0 and r.closeness["leak"] is False
+    assert not any(a["detected"] for a in r.attacks.values())
+    assert r.leak is False
+
+
+def test_planted_leak_is_found(files):
+    ori, ctrl, _, leak = files
+    r = sdckit.synthetic_risk(ori, leak, ctrl, keys=KEYS, variables=NUM, sensitive="secret", seed=3,
+                              n_attacks=2000)  # fmt: skip
+    assert r.closeness["n_exact_copies"] == 20
+    assert r.closeness["leak"] is True and r.closeness["excess_copies_ci"][0] > 0
+    assert r.attacks["singling_out_records"]["detected"] is True
+    assert r.leak is True
+
+
+# ----------------------------------------------------------------------------------------------
+# result container, bad input
+# ----------------------------------------------------------------------------------------------
+def test_records_and_aggregates():
+    ori, syn = _pair()
+    r = sdckit.synthetic_risk(ori, syn, keys=["a", "b"], variables=["n"], records=True, seed=1)
+    frame = r.to_frame()
+    assert frame.columns == ["dcr", "exact_copy"] and frame.height == 4
+    # synthetic (x, u, 1.0) equals original record 1; (y, u, 2.5) is 0.5/8 from (y, u, 3)
+    assert frame["exact_copy"].to_list() == [True, False, False, False]
+    assert frame["dcr"][0] == 0 and frame["dcr"][1] == pytest.approx(0.5 / 8, abs=1e-6)
+    json.dumps(r.to_dict())
+    with pytest.raises(sdckit.SdcError, match="records=True"):
+        sdckit.synthetic_risk(ori, syn, keys=["a"], seed=1).to_frame()
+
+
+def test_bad_input():
+    ori, syn = _pair()
+    with pytest.raises(sdckit.MissingColumnError, match="synthetic"):
+        sdckit.synthetic_risk(ori, syn.drop("b"), keys=["a", "b"])
+    with pytest.raises(sdckit.SdcError, match="variables: column a of the original file"):
+        sdckit.synthetic_risk(ori, syn, keys=["b"], variables=["a"])
+    with pytest.raises(sdckit.SdcError, match="split"):
+        sdckit.synthetic_risk(ori, syn, keys=["a", "b"], split=[["a"], ["zz"]])
+    with pytest.raises(sdckit.SdcError, match="n_attacks"):
+        sdckit.synthetic_risk(ori, syn, keys=["a"], n_attacks=0)
+
+
+def test_seed_gives_the_same_result_and_inputs_are_untouched():
+    ori, syn = _pair()
+    before = ori.clone()
+    a = sdckit.synthetic_risk(ori, syn, keys=["a", "b"], variables=["n"], seed=5).to_dict()
+    b = sdckit.synthetic_risk(ori, syn, keys=["a", "b"], variables=["n"], seed=5).to_dict()
+    assert a == b and ori.equals(before)
+
+
+# ----------------------------------------------------------------------------------------------
+# anonymeter's own results on its Adult files (stored with the call that made them)
+# ----------------------------------------------------------------------------------------------
+@pytest.mark.shared_data
+def test_attacks_within_anonymeters_intervals():
+    ref = json.loads((TESTDATA / "anonymeter" / "adults_anonymeter.json").read_text())
+    ctl = pl.read_csv(shared_file("anonymeter-adults", "adults_control.csv"))
+    syn = pl.read_csv(shared_file("anonymeter-adults", "adults_syn_ctgan.csv"))
+    perm = np.random.default_rng(0).permutation(ctl.height)
+    ori, con = ctl[perm[: ctl.height // 2]], ctl[perm[ctl.height // 2 :]]
+    r = sdckit.synthetic_risk(ori, syn, con, keys=ref["keys"], variables=ref["variables"], sensitive="income",
+                              n_attacks=500, n_cols=3, seed=0, closeness_sample=500, order=1)  # fmt: skip
+    for name in ("singling_out", "linkability", "inference:income"):
+        lo, hi = ref[name]["ci"]
+        ours = r.attacks[name]
+        # the two intervals overlap and our estimate lies within anonymeter's
+        assert lo - 1e-9 <= ours["risk"] <= hi + 1e-9, (name, ours["risk"], ref[name]["ci"])
