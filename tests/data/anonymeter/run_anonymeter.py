@@ -1,9 +1,13 @@
 """Run anonymeter 1.1.0 on the Adult files (the call stored with its outputs)."""
 
-import json, sys, time
-import numpy as np, pandas as pd
+import json
+import sys
+import time
+
 import anonymeter
-from anonymeter.evaluators import SinglingOutEvaluator, LinkabilityEvaluator, InferenceEvaluator
+import numpy as np
+import pandas as pd
+from anonymeter.evaluators import InferenceEvaluator, LinkabilityEvaluator, SinglingOutEvaluator
 
 D = "/work/shared/data/anonymeter-adults/"
 ctl = pd.read_csv(D + "adults_control.csv")
