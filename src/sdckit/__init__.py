@@ -32,9 +32,11 @@ from .scenario import Scenario
 from .utility import (
     EstimatesResult,
     InformationLossResult,
+    SyntheticUtilityResult,
     VariantLossResult,
     estimates_change,
     information_loss,
+    synthetic_utility,
     variant_loss,
 )
 from .workflow import SdcProblem, assess, search
@@ -56,6 +58,9 @@ __all__ = [
     # the estimates a data user publishes, original against protected
     "estimates_change",
     "EstimatesResult",
+    # the utility of a synthetic file (its risk: synthetic_risk, among the risk measures)
+    "synthetic_utility",
+    "SyntheticUtilityResult",
     # the one-command assessment and its report
     "assess",
     "AssessmentResult",

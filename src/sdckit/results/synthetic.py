@@ -7,7 +7,7 @@ per-synthetic-record DCR and exact-copy flags that ``records=True`` keeps.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -161,11 +161,129 @@ class SyntheticRiskResult(Result):
 
 @dataclass(frozen=True, eq=False)
 class SyntheticUtilityResult(Result):
-    """Utility of a synthetic file (placeholder filled in by :func:`sdckit.synthetic_utility`)."""
+    """Utility of a synthetic file.
 
+    Attributes
+    ----------
+    keys, variables : tuple of str
+    n_original, n_synthetic : int
+    pmse : float
+        Propensity-score mean squared error (0: the files cannot be told apart).
+    s_pmse : float
+        pMSE over its expectation when both files come from one distribution (about 1 then).
+    pmse_expected : float
+    n_parameters : int
+        Parameters k of the propensity model.
+    one_way, two_way : list of dict
+        Per table: ``variables``, ``tv``, ``hellinger``, ``kl``, ``cells``.
+    tables : list of dict
+        Every compared table (one-way, two-way, ... up to ``order``).
+    loss : float
+        The mean TV over the tables, in [0, 1]: the loss of the risk-utility map.
+    estimates : EstimatesResult or None
+        The published estimates, original against synthetic.
+    order, bins : int
+    notes : tuple of str
+    """
+
+    keys: tuple = ()
+    variables: tuple = ()
     n_original: int = 0
     n_synthetic: int = 0
+    pmse: float = 0.0
+    s_pmse: float = 0.0
+    pmse_expected: float = 0.0
+    n_parameters: int = 0
+    one_way: list = field(default_factory=list)
+    two_way: list = field(default_factory=list)
+    tables: list = field(default_factory=list)
+    loss: float = 0.0
+    estimates: Any = None
+    order: int = 2
+    bins: Any = 10
+    notes: tuple = ()
+
+    _headline: ClassVar[tuple] = ("n_synthetic", "s_pmse", "loss")
 
     @property
     def n(self) -> int:
         return self.n_synthetic
+
+    def to_dict(self) -> dict:
+        """Aggregates only, JSON-serialisable."""
+        return json_safe(
+            {
+                "measure": "synthetic_utility",
+                "n_original": self.n_original,
+                "n_synthetic": self.n_synthetic,
+                "keys": list(self.keys),
+                "variables": list(self.variables),
+                "pmse": self.pmse,
+                "s_pmse": self.s_pmse,
+                "pmse_expected": self.pmse_expected,
+                "n_parameters": self.n_parameters,
+                "loss": self.loss,
+                "one_way": [dict(t) for t in self.one_way],
+                "two_way": [dict(t) for t in self.two_way],
+                "tables": [dict(t) for t in self.tables],
+                "estimates": None if self.estimates is None else self.estimates.to_dict(),
+                "order": self.order,
+                "bins": self.bins,
+                "notes": list(self.notes),
+            }
+        )
+
+    def summary(self) -> Summary:
+        head = [
+            ("original / synthetic records", f"{fmt(self.n_original)} / {fmt(self.n_synthetic)}"),
+            ("pMSE", self.pmse),
+            ("S_pMSE (about 1: indistinguishable)", self.s_pmse),
+            ("loss (mean TV over the tables)", self.loss),
+        ]
+        tab = {
+            "columns": ["variables", "TV", "Hellinger", "KL", "cells"],
+            "rows": [(" x ".join(t["variables"]), t["tv"], t["hellinger"], t["kl"], t["cells"]) for t in self.tables],
+        }
+        sections: tuple = (("", head), ("Tables", tab))
+        if self.estimates is not None:
+            rows = [r for r in self.estimates.to_dict().get("rows", []) if r.get("estimate") in ("share", "mean")]
+            est = {
+                "columns": ["estimate", "domain", "category", "variable", "original", "synthetic", "relative change"],
+                "rows": [
+                    (
+                        r.get("estimate"),
+                        r.get("domain"),
+                        r.get("category"),
+                        r.get("variable"),
+                        r.get("original"),
+                        r.get("protected"),
+                        r.get("relative_change"),
+                    )
+                    for r in rows
+                ],  # fmt: skip
+            }
+            sections += (("Estimates (shares and means)", est),)
+        return Summary("Utility of a synthetic file", sections, tuple(self.notes))
+
+    def to_frame(self):
+        """The compared tables' distances, one row per table (aggregates)."""
+        cols = {
+            "variables": [" x ".join(t["variables"]) for t in self.tables],
+            "tv": np.array([t["tv"] for t in self.tables], dtype=float),
+            "hellinger": np.array([t["hellinger"] for t in self.tables], dtype=float),
+            "kl": np.array([t["kl"] for t in self.tables], dtype=float),
+            "cells": np.array([t["cells"] for t in self.tables], dtype=np.int64),
+        }
+        from ..engines import local_engine
+
+        return local_engine().to_native(cols, self.backend, None)
+
+    def plot(self, ax=None):
+        """TV of each one-way table."""
+        ax = new_axes(ax)
+        names = [" x ".join(t["variables"]) for t in self.one_way]
+        ax.barh(names, [t["tv"] for t in self.one_way], color="#4C72B0")
+        ax.set_xlabel("total variation distance")
+        ax.set_title("One-way tables, original against synthetic")
+        ax.invert_yaxis()
+        return ax
