@@ -43,11 +43,15 @@ REGISTRY = {
     "population_uniques": lambda d: sdckit.population_uniques(d, S002_KEYS, weight="w"),
     # the table as both register and sample (two data arguments; tests/test_register.py has real pairs)
     "register_risk": lambda d: sdckit.register_risk(d, d, S002_KEYS, sampling_fraction=0.1, model="independence"),
+    # the table as original, synthetic file and control (tests/test_synthetic*.py have real files);
+    # the keys leave Residence out: the cells that differ most are published aggregates
+    "synthetic_risk": lambda d: sdckit.synthetic_risk(d, d, d, keys=S002_KEYS[1:], records=True, seed=1),
+    "synthetic_utility": lambda d: sdckit.synthetic_utility(d, d, keys=S002_KEYS[1:3], variables="w"),
 }
 
 # measures whose to_frame() is a small table of aggregates, not one row per record: the row-order
 # check compares the two frames as they are (numbers to 1e-12)
-AGGREGATE_FRAMES = {"population_uniques", "estimates_change"}
+AGGREGATE_FRAMES = {"population_uniques", "estimates_change", "synthetic_utility"}
 
 # measures whose per-record output refers to row positions or needs a richer pair of files: their
 # common checks (aggregates only, no mutation, row order, caller's frame type) are in

@@ -60,6 +60,8 @@ def _results() -> list:
         sdckit.information_loss(d, noisy, ["x", "y"]),
         sdckit.variant_loss(d, noisy, ["x", "y", *KEYS], scales=dict.fromkeys(KEYS, "nominal"), records=True),
         sdckit.estimates_change(d, noisy, keys=KEYS, variables=["x", "y"], weight="w", household="hh"),
+        sdckit.synthetic_risk(d, noisy, d, keys=KEYS, variables=["x", "y"], records=True, seed=1, n_attacks=50),
+        sdckit.synthetic_utility(d, noisy, keys=KEYS, variables=["x", "y"]),
         sdckit.local_suppression(d, KEYS, k=3),
         sdckit.record_swap(d, KEYS, household="hh", geography=["region"], seed=2),
         sdckit.assess(d, sc, k=(2, 3)),

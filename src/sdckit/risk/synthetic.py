@@ -41,6 +41,7 @@ _ORIGINAL, _SYNTHETIC, _CONTROL = 0, 1, 2
     Param("missing"),
     Param("seed"),
     inputs=("original", "synthetic", "control"),
+    random=True,
 )
 def synthetic_risk(
     original,
@@ -169,7 +170,7 @@ def synthetic_risk(
     Framework for Quantifying Privacy Risk in Synthetic Data" (anonymeter), for the attacks;
     Cohen and Nissim (2020) for the singling-out model.
     """
-    par = _checked(keys, variables, sensitive, split, order, top, n_attacks, n_cols, n_neighbors,
+    par = _parameters(keys, variables, sensitive, split, order, top, n_attacks, n_cols, n_neighbors,
                    closeness_sample, confidence, records, seed)  # fmt: skip
     files = [original, synthetic] + ([control] if control is not None else [])
     labels = ["original", "synthetic", "control"][: len(files)]
@@ -184,7 +185,7 @@ def synthetic_risk(
 # ----------------------------------------------------------------------------------------------
 # parameters
 # ----------------------------------------------------------------------------------------------
-def _checked(keys, variables, sensitive, split, order, top, n_attacks, n_cols, n_neighbors, closeness_sample,
+def _parameters(keys, variables, sensitive, split, order, top, n_attacks, n_cols, n_neighbors, closeness_sample,
              confidence, records, seed) -> dict:  # fmt: skip
     values = {"order": order, "top": top, "n_attacks": n_attacks, "n_cols": n_cols, "n_neighbors": n_neighbors,
               "closeness_sample": closeness_sample, "confidence": confidence, "records": records, "seed": seed}  # fmt: skip
