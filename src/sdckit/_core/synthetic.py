@@ -251,7 +251,8 @@ class AttackCounts:
 
 def attack_risk(c: AttackCounts, confidence: float) -> dict:
     """Success rates (Wilson) and the risk with its interval, bounded to [0, 1]: the residual
-    success over the control set, or the attack's success rate without one."""
+    success over the control set, or the attack's success rate without one; ``detected``: the
+    interval of the residual success lies above 0 (never without a control set)."""
     ra = wilson(c.n_attacks, c.n_success, confidence)
     rb = wilson(c.n_attacks_baseline, c.n_baseline, confidence)
     rc = None if c.n_control is None else wilson(c.n_attacks_control, c.n_control, confidence)
@@ -273,7 +274,7 @@ def attack_risk(c: AttackCounts, confidence: float) -> dict:
         "n_success": c.n_success,
         "n_baseline": c.n_baseline,
         "n_control": c.n_control,
-        "detected": bool(value - err > 0.0),
+        "detected": bool(rc is not None and value - err > 0.0),
     }
 
 
