@@ -45,14 +45,25 @@ PSEUDO_COUNT = 0.5
 def cell_ids(codes_a: np.ndarray, codes_b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Cells of the joint table of the columns of two (n, m) code matrices (a missing code -1 is
     a category of its own): ``(cell ids of a, cell ids of b, the distinct rows of both, one per
-    cell)``, the ids indexing those rows."""
-    both = np.vstack([codes_a, codes_b]) if codes_a.size or codes_b.size else np.zeros((0, codes_a.shape[1]))
-    if both.shape[1] == 0:
-        ids = np.zeros(len(both), dtype=np.int64)
-        rows = np.zeros((1, 0), dtype=np.int64)
+    cell)``, the ids indexing those rows (in the rows' lexicographic order)."""
+    both = np.vstack([codes_a, codes_b]).astype(np.int64)
+    m = both.shape[1]
+    if m == 0:
+        return np.zeros(len(codes_a), np.int64), np.zeros(len(codes_b), np.int64), np.zeros((1, 0), np.int64)
+    radix = both.max(axis=0) + 2 if len(both) else np.ones(m, np.int64)
+    if float(np.prod(radix.astype(float))) < 2.0**62:  # one integer per row (mixed radix): a fast 1-D unique
+        key = np.zeros(len(both), dtype=np.int64)
+        for j in range(m):
+            key = key * radix[j] + (both[:, j] + 1)
+        uniq, ids = np.unique(key, return_inverse=True)
+        rows = np.empty((len(uniq), m), dtype=np.int64)
+        rest = uniq.copy()
+        for j in range(m - 1, -1, -1):
+            rows[:, j] = rest % radix[j] - 1
+            rest //= radix[j]
     else:
         rows, ids = np.unique(both, axis=0, return_inverse=True)
-        ids = ids.reshape(-1)
+    ids = ids.reshape(-1)
     return ids[: len(codes_a)], ids[len(codes_a) :], rows
 
 
@@ -216,9 +227,9 @@ def wilson(n_total: int, n_success: float, confidence: float) -> tuple[float, fl
 
     (z the normal quantile at (1 + confidence)/2), as anonymeter computes it.
     """
-    from scipy.stats import norm
+    from statistics import NormalDist
 
-    z = float(norm.ppf(0.5 * (1.0 + confidence)))
+    z = NormalDist().inv_cdf(0.5 * (1.0 + confidence))
     z2 = z * z
     n = max(int(n_total), 1)
     var = n_success * (n - n_success) / n
@@ -348,13 +359,34 @@ class QueryIndex:
 
 def _satisfies(x: np.ndarray, op: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Element-wise ``x op v`` (NaN: missing; ``== NaN`` is ``is null``, ``!= NaN`` ``is not
-    null``; a missing x satisfies no comparison with a value)."""
-    with np.errstate(invalid="ignore"):
-        eq, lt, gt = x == v, x < v, x > v
-    xn, vn = np.isnan(x), np.isnan(v)
-    res = np.select([op == _EQ, op == _NE, op == _GT, op == _LT, op == _GE, op == _LE],
-                    [eq, ~eq & ~xn, gt, lt, gt | eq, lt | eq], False)  # fmt: skip
-    return np.where(vn, np.where(op == _EQ, xn, ~xn), res)
+    null``; a missing x satisfies no comparison with a value). ``op`` and ``v`` have one value
+    per row of x (shape (n,) or (n, 1)); each element is compared once, by its row's operator."""
+    op, v = np.asarray(op), np.asarray(v)
+    flat_op, flat_v = op.reshape(len(op)), v.reshape(len(v))
+    out = np.zeros(x.shape, dtype=bool)
+    vn = np.isnan(flat_v)
+    for o in np.unique(flat_op):
+        rows = np.flatnonzero((flat_op == o) & ~vn)
+        if len(rows):
+            xr, vr = x[rows], v[rows]
+            with np.errstate(invalid="ignore"):
+                if o == _EQ:
+                    res = xr == vr
+                elif o == _NE:
+                    res = (xr != vr) & ~np.isnan(xr)
+                elif o == _GT:
+                    res = xr > vr
+                elif o == _LT:
+                    res = xr < vr
+                elif o == _GE:
+                    res = xr >= vr
+                else:
+                    res = xr <= vr
+            out[rows] = res
+        rows = np.flatnonzero((flat_op == o) & vn)
+        if len(rows):
+            out[rows] = np.isnan(x[rows]) if o == _EQ else ~np.isnan(x[rows])
+    return out
 
 
 def _as_arrays(queries: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -423,12 +455,22 @@ def singling_out_queries(
 
 
 def _alone_in_subset(syn, sub, rows, cols, ops, vals) -> np.ndarray:
-    """Per query built from record ``rows[i]``: whether no other record of the subset ``sub``
-    (row positions) satisfies it (a pre-filter: a query that fails here matches two records)."""
+    """Per query built from record ``rows[i]`` (terms ``==``, ``>=`` or ``<=``, a missing value
+    ``is null``): whether no other record of the subset ``sub`` (row positions) satisfies it (a
+    pre-filter: a query that fails here matches two records)."""
     ok = np.ones((len(rows), len(sub)), dtype=bool)
-    for t in range(cols.shape[1]):
-        x = syn[sub[None, :], cols[:, t, None]]
-        ok &= _satisfies(x, ops[:, t, None], vals[:, t, None])
+    sub_t = np.ascontiguousarray(syn[sub].T)  # one row per column: a query term gathers a row
+    for t in range(cols.shape[1]):  # the terms are ==, >= or <=: lo <= x <= hi
+        v, op = vals[:, t], ops[:, t]
+        lo = np.where(op == _LE, -np.inf, v)[:, None]
+        hi = np.where(op == _GE, np.inf, v)[:, None]
+        x = sub_t[cols[:, t]]
+        with np.errstate(invalid="ignore"):
+            term = (x >= lo) & (x <= hi)
+        null = np.flatnonzero(np.isnan(v))
+        if len(null):
+            term[null] = np.isnan(x[null])
+        ok &= term
     own = np.isin(rows, sub)
     return ok.sum(axis=1) - own <= 0
 
@@ -524,12 +566,14 @@ def inference_successes(guess: np.ndarray, secret: np.ndarray, regression: bool,
 # ----------------------------------------------------------------------------------------------
 # 4. propensity-score utility
 # ----------------------------------------------------------------------------------------------
-def pmse(x: np.ndarray, label: np.ndarray, ridge: float = 1e-6, max_iter: int = 50) -> dict:
+def pmse(x: np.ndarray, label: np.ndarray, ridge: float = 1e-6, max_iter: int = 25, tol: float = 1e-6) -> dict:
     r"""The propensity-score mean squared error of Woo et al. (2009) and Snoke et al. (2018).
 
     A logistic regression of the file label (1 synthetic, 0 original) on the design matrix
     ``x`` (its first column the intercept) is fitted by Newton-Raphson (a ridge of ``ridge`` on
-    the slopes keeps it finite under separation); with the fitted propensities :math:`\hat p_i`
+    the slopes keeps it finite under separation; the Hessian is summed in single precision; the
+    iterations stop when pMSE changes by less than ``tol`` of itself); with the fitted
+    propensities :math:`\hat p_i`
     and :math:`c = n_{syn} / N`,
 
     .. math:: pMSE = \frac1N \sum_i (\hat p_i - c)^2, \qquad
@@ -547,20 +591,23 @@ def pmse(x: np.ndarray, label: np.ndarray, ridge: float = 1e-6, max_iter: int = 
     beta[0] = math.log(c / (1 - c)) if 0 < c < 1 else 0.0
     pen = np.full(k, ridge)
     pen[0] = 0.0
+    p = np.full(n, c)
+    last = 0.0
     for _ in range(max_iter):
-        eta = np.clip(x @ beta, -30, 30)
-        p = 1.0 / (1.0 + np.exp(-eta))
         w = p * (1 - p)
         grad = x.T @ (y - p) - pen * beta
-        hess = (x * w[:, None]).T @ x + np.diag(pen)
+        xw = (x * w[:, None]).astype(np.float32)
+        hess = (xw.T @ x.astype(np.float32)).astype(np.float64) + np.diag(pen)
         try:
             step = np.linalg.solve(hess, grad)
         except np.linalg.LinAlgError:
             step = np.linalg.lstsq(hess, grad, rcond=None)[0]
         beta += step
-        if np.max(np.abs(step)) < 1e-8:
+        p = 1.0 / (1.0 + np.exp(-np.clip(x @ beta, -30, 30)))
+        value = float(np.mean((p - c) ** 2))
+        if abs(value - last) <= tol * max(value, 1e-300):  # pMSE settled (under separation the slopes never do)
             break
-    p = 1.0 / (1.0 + np.exp(-np.clip(x @ beta, -30, 30)))
+        last = value
     value = float(np.mean((p - c) ** 2))
     expected = (k - 1) * (1 - c) ** 2 * c / n
     return {"pmse": value, "expected": expected, "s_pmse": value / expected if expected > 0 else math.nan,
