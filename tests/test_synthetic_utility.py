@@ -75,3 +75,20 @@ def test_bad_input():
         sdckit.synthetic_utility(ori, ori, keys="g", order=0)
     with pytest.raises(sdckit.MissingColumnError):
         sdckit.synthetic_utility(ori, ori.drop("x"), keys="g", variables="x")
+
+
+def test_duckdb_gives_the_in_memory_numbers(tmp_path):
+    rng = np.random.default_rng(5)
+    ori, syn = _draw(500, rng), _draw(700, rng, shift=1.0)
+    ori = ori.with_columns(pl.when(pl.col("x") > 12).then(None).otherwise(pl.col("h")).alias("h"))  # missing keys
+    ori.write_parquet(tmp_path / "o.parquet")
+    syn.write_parquet(tmp_path / "s.parquet")
+    mem = sdckit.synthetic_utility(ori, syn, keys=["g", "h"], estimates=False)
+    duck = sdckit.synthetic_utility(str(tmp_path / "o.parquet"), str(tmp_path / "s.parquet"), keys=["g", "h"],
+                                    estimates=False, engine="duckdb")  # fmt: skip
+    a, b = mem.to_dict(), duck.to_dict()
+    assert a["tables"] == b["tables"]
+    assert a["pmse"] == pytest.approx(b["pmse"], rel=1e-9) and a["n_original"] == b["n_original"] == 500
+    with pytest.raises(sdckit.SdcError, match="needs the records in memory"):
+        sdckit.synthetic_utility(str(tmp_path / "o.parquet"), str(tmp_path / "s.parquet"), keys="g", variables="x",
+                                 estimates=False, engine="duckdb")  # fmt: skip

@@ -566,15 +566,22 @@ def inference_successes(guess: np.ndarray, secret: np.ndarray, regression: bool,
 # ----------------------------------------------------------------------------------------------
 # 4. propensity-score utility
 # ----------------------------------------------------------------------------------------------
-def pmse(x: np.ndarray, label: np.ndarray, ridge: float = 1e-6, max_iter: int = 25, tol: float = 1e-6) -> dict:
+def pmse(
+    x: np.ndarray,
+    label: np.ndarray,
+    weights: np.ndarray | None = None,
+    ridge: float = 1e-6,
+    max_iter: int = 25,
+    tol: float = 1e-6,
+) -> dict:
     r"""The propensity-score mean squared error of Woo et al. (2009) and Snoke et al. (2018).
 
     A logistic regression of the file label (1 synthetic, 0 original) on the design matrix
     ``x`` (its first column the intercept) is fitted by Newton-Raphson (a ridge of ``ridge`` on
     the slopes keeps it finite under separation; the Hessian is summed in single precision; the
-    iterations stop when pMSE changes by less than ``tol`` of itself); with the fitted
-    propensities :math:`\hat p_i`
-    and :math:`c = n_{syn} / N`,
+    iterations stop when pMSE changes by less than ``tol`` of itself); ``weights`` are the
+    records each row stands for (distinct rows with their counts give the fit of the records).
+    With the fitted propensities :math:`\hat p_i`, N records and :math:`c = n_{syn} / N`,
 
     .. math:: pMSE = \frac1N \sum_i (\hat p_i - c)^2, \qquad
               E_0[pMSE] = \frac{(k - 1)(1 - c)^2 c}{N}, \qquad
@@ -584,18 +591,20 @@ def pmse(x: np.ndarray, label: np.ndarray, ridge: float = 1e-6, max_iter: int = 
     distribution, so S_pMSE is about 1 for a synthetic file the model cannot tell apart.
     Returns ``{"pmse", "expected", "s_pmse", "k", "c", "n"}``.
     """
-    n, k = x.shape
+    rows, k = x.shape
+    wt = np.ones(rows) if weights is None else np.asarray(weights, dtype=float)
+    n = float(wt.sum())
     y = label.astype(float)
-    c = float(y.mean())
+    c = float(np.dot(wt, y) / n)
     beta = np.zeros(k)
     beta[0] = math.log(c / (1 - c)) if 0 < c < 1 else 0.0
     pen = np.full(k, ridge)
     pen[0] = 0.0
-    p = np.full(n, c)
+    p = np.full(rows, c)
     last = 0.0
     for _ in range(max_iter):
-        w = p * (1 - p)
-        grad = x.T @ (y - p) - pen * beta
+        w = wt * p * (1 - p)
+        grad = x.T @ (wt * (y - p)) - pen * beta
         xw = (x * w[:, None]).astype(np.float32)
         hess = (xw.T @ x.astype(np.float32)).astype(np.float64) + np.diag(pen)
         try:
@@ -604,11 +613,11 @@ def pmse(x: np.ndarray, label: np.ndarray, ridge: float = 1e-6, max_iter: int = 
             step = np.linalg.lstsq(hess, grad, rcond=None)[0]
         beta += step
         p = 1.0 / (1.0 + np.exp(-np.clip(x @ beta, -30, 30)))
-        value = float(np.mean((p - c) ** 2))
+        value = float(np.dot(wt, (p - c) ** 2) / n)
         if abs(value - last) <= tol * max(value, 1e-300):  # pMSE settled (under separation the slopes never do)
             break
         last = value
-    value = float(np.mean((p - c) ** 2))
+    value = float(np.dot(wt, (p - c) ** 2) / n)
     expected = (k - 1) * (1 - c) ** 2 * c / n
     return {"pmse": value, "expected": expected, "s_pmse": value / expected if expected > 0 else math.nan,
-            "k": k, "c": c, "n": n}  # fmt: skip
+            "k": k, "c": c, "n": int(round(n))}  # fmt: skip

@@ -33,6 +33,9 @@ class Files:
     labels: tuple
     n: tuple
     backend: str
+    #: per file, the records each row stands for (distinct rows of an out-of-core engine's
+    #: GROUP BY); None: one record per row
+    counts: tuple | None = None
 
     def matrix(self, f: int) -> np.ndarray:
         """File f as one float matrix: the categorical codes (NaN missing), then the numbers."""

@@ -8,6 +8,7 @@ The files are read by :mod:`sdckit.risk._synthetic_data`; the arithmetic is in
 
 from __future__ import annotations
 
+from dataclasses import replace
 from itertools import combinations
 
 import numpy as np
@@ -15,7 +16,8 @@ import numpy as np
 from .._core import synthetic as K
 from .._declare import Param, check_declared, declare
 from .._errors import SdcError
-from .._validation import as_name_list, check_bins, raise_problems
+from .._validation import as_missing_codes, as_name_list, check_bins, raise_problems
+from ..engines import STORED, get_engine, local_engine
 from ..results.synthetic import SyntheticUtilityResult
 from ..risk._synthetic_data import Files, read_files
 from ..scenario import accepts_scenario
@@ -127,7 +129,13 @@ def synthetic_utility(
     if not k and not v:
         problems.append("keys: no variable given; expected keys= and/or variables=")
     raise_problems(problems)
-    data = read_files([original, synthetic], ["original", "synthetic"], k, v, missing, engine, "synthetic_utility")
+    eng = get_engine(engine, original)
+    if eng.has(STORED):
+        data = _compressed_files(original, synthetic, k, v, par["estimates"], missing, eng)
+    else:
+        data = read_files([original, synthetic], ["original", "synthetic"], k, v, missing, engine, "synthetic_utility")
+        if not v:  # keys only: the distinct rows with their counts, as the out-of-core engines do
+            data = _distinct_rows(data)
     prop = K.pmse(*_design(data))
     tables = _tables(data, par["order"], par["bins"])
     est = None
@@ -137,10 +145,60 @@ def synthetic_utility(
     return _result(data, prop, tables, est, par)
 
 
-def _design(data: Files) -> tuple[np.ndarray, np.ndarray]:
+def _distinct_rows(data: Files) -> Files:
+    """Keys only: each file as its distinct rows of codes with the records each stands for."""
+    cat, cnt = [], []
+    for f in range(2):
+        rows, inv = np.unique(data.cat[f], axis=0, return_inverse=True)
+        w = None if data.counts is None else data.counts[f]
+        cat.append(rows)
+        cnt.append(np.bincount(inv.reshape(-1), weights=w, minlength=len(rows)).astype(np.int64))
+    return replace(data, cat=tuple(cat), num=tuple(np.empty((len(c), 0)) for c in cat), counts=tuple(cnt))
+
+
+def _compressed_files(original, synthetic, keys, variables, estimates, missing, eng) -> Files:
+    """The out-of-core path: each file grouped by the keys in the engine (a GROUP BY), the small
+    tables coded on one code table in memory."""
+    if variables or estimates:
+        raise SdcError(
+            f"engine: synthetic_utility with numeric variables or estimates needs the records in memory; the "
+            f"{eng.name} engine runs the keys' tables and pMSE (variables=None, estimates=False), or use "
+            "engine='polars'"
+        )
+    tables = [eng.table(d, lab) for d, lab in ((original, "original"), (synthetic, "synthetic"))]
+    for t, lab in zip(tables, ("original", "synthetic")):
+        t.require(keys, "keys")
+        if t.n == 0:
+            raise SdcError(f"{lab}: the file has no records; expected at least one")
+    comps = [eng.compress(t, keys) for t in tables]
+    loc = local_engine()
+    small = [loc.table(c.frame, lab) for c, lab in zip(comps, ("original", "synthetic"))]
+    cats = [np.empty((c.frame.height, len(keys)), dtype=np.int64) for c in comps]
+    labels = []
+    for j, v in enumerate(keys):
+        codes, labs = loc.encode_joint(small, v, as_missing_codes(missing))
+        for f, c in enumerate(codes):
+            cats[f][:, j] = c
+        labels.append(tuple(loc.label_values(labs)))
+    data = Files(
+        cat_names=tuple(keys),
+        num_names=(),
+        cat=tuple(cats),
+        num=tuple(np.empty((len(c), 0)) for c in cats),
+        labels=tuple(labels),
+        n=tuple(int(c.counts.sum()) for c in comps),
+        backend=tables[0].backend,
+        counts=tuple(np.asarray(c.counts, dtype=np.int64) for c in comps),
+    )
+    return _distinct_rows(data)
+
+
+def _design(data: Files) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """The stacked design matrix (intercept, category indicators without the first category,
-    standardised numbers and missing indicators) and the file label."""
-    cols = [np.ones(sum(data.n))]
+    standardised numbers and missing indicators), the file label and the rows' weights (None:
+    one record per row)."""
+    rows = [len(c) for c in data.cat[:2]]
+    cols = [np.ones(sum(rows))]
     cat = np.vstack(data.cat[:2])
     for j in range(cat.shape[1]):
         levels = np.unique(cat[:, j])
@@ -154,8 +212,9 @@ def _design(data: Files) -> tuple[np.ndarray, np.ndarray]:
         cols.append(z)
         if miss.any() and not miss.all():
             cols.append(miss.astype(float))
-    label = np.concatenate([np.zeros(data.n[0]), np.ones(data.n[1])])
-    return np.column_stack(cols), label
+    label = np.concatenate([np.zeros(rows[0]), np.ones(rows[1])])
+    weights = None if data.counts is None else np.concatenate(data.counts[:2]).astype(float)
+    return np.column_stack(cols), label, weights
 
 
 def _binned(data: Files, bins) -> list[np.ndarray]:
@@ -181,13 +240,16 @@ def _tables(data: Files, order: int, bins) -> list[dict]:
     names = list(data.cat_names) + list(data.num_names)
     stacked = [np.concatenate([data.cat[0][:, j], data.cat[1][:, j]]) for j in range(len(data.cat_names))]
     stacked += _binned(data, bins)
-    n0 = data.n[0]
+    n0 = len(data.cat[0])
+    w_o, w_s = (None, None) if data.counts is None else data.counts[:2]
     out = []
     for r in range(1, min(order, len(names)) + 1):
         for idx in combinations(range(len(names)), r):
             m = np.column_stack([stacked[i] for i in idx])
             ids_o, ids_s, rows = K.cell_ids(m[:n0], m[n0:])
-            d = K.distances(np.bincount(ids_o, minlength=len(rows)), np.bincount(ids_s, minlength=len(rows)))
+            a = np.bincount(ids_o, weights=w_o, minlength=len(rows))
+            b = np.bincount(ids_s, weights=w_s, minlength=len(rows))
+            d = K.distances(a, b)
             out.append({"variables": [names[i] for i in idx], "tv": float(d["tv"].sum()),
                         "hellinger": float(np.sqrt(d["hellinger2"].sum())), "kl": float(d["kl"].sum()),
                         "cells": len(rows)})  # fmt: skip
