@@ -301,3 +301,62 @@ def test_command_line(tmp_path, capsys):
     assert pl.read_csv(rec).height == 100
     assert main([*args[:-9], "--split", "sex", "--no-progress"]) != 0
     assert "--split: got 1 part(s)" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------------------------
+# properties
+# ----------------------------------------------------------------------------------------------
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 10_000))
+def test_distances_ignore_row_order_and_labels(seed):
+    rng = np.random.default_rng(seed)
+    ori = pl.DataFrame({"a": rng.choice(["x", "y", "z"], 30), "b": rng.choice(["u", "v"], 30)})
+    syn = pl.DataFrame({"a": rng.choice(["x", "y", "z"], 25), "b": rng.choice(["u", "v"], 25)})
+    base = sdckit.synthetic_risk(ori, syn, keys=["a", "b"], n_attacks=5, seed=1)
+    relabel = {"x": "q", "y": "a0", "z": "m"}
+    moved = sdckit.synthetic_risk(
+        ori[rng.permutation(30)].with_columns(pl.col("a").replace(relabel)),
+        syn[rng.permutation(25)].with_columns(pl.col("a").replace(relabel)),
+        keys=["a", "b"], n_attacks=5, seed=1,
+    )  # fmt: skip
+    for key in ("kl", "tv", "hellinger", "cells"):
+        assert moved.distribution[key] == pytest.approx(base.distribution[key], abs=1e-12)
+    for c0, c1 in zip(base.by_combination, moved.by_combination):
+        assert c0["tv"] == pytest.approx(c1["tv"], abs=1e-12) and c0["kl"] == pytest.approx(c1["kl"], abs=1e-12)
+    assert 0 <= base.distribution["tv"] <= 1 and 0 <= base.distribution["hellinger"] <= 1
+    # TV <= sqrt(2) H (Le Cam's inequality with this H's normalisation) and H^2 <= TV
+    d = base.distribution
+    assert d["hellinger"] ** 2 <= d["tv"] + 1e-12 and d["tv"] <= math.sqrt(2) * d["hellinger"] + 1e-12
+
+
+# ----------------------------------------------------------------------------------------------
+# anonymeter's Adult files: a planted leak is found, an independent sample is not flagged
+# ----------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def adult_thirds():
+    ctl = pl.read_csv(shared_file("anonymeter-adults", "adults_control.csv"))
+    perm = np.random.default_rng(7).permutation(ctl.height)
+    t = ctl.height // 3
+    return ctl[perm[:t]], ctl[perm[t : 2 * t]], ctl[perm[2 * t : 3 * t]]
+
+
+ADULT_KEYS = ["type_employer", "education", "marital", "occupation", "relationship", "race", "sex", "country"]
+ADULT_NUM = ["age", "capital_gain", "capital_loss", "hr_per_week", "education_num", "fnlwgt"]
+
+
+@pytest.mark.shared_data
+def test_adult_planted_leak_and_independent_sample(adult_thirds):
+    ori, ctrl, indep = adult_thirds
+    syn = pl.read_csv(shared_file("anonymeter-adults", "adults_syn_ctgan.csv"))
+    rng = np.random.default_rng(8)
+    k = syn.height // 100  # 1 % of the synthetic records replaced by copies of original records
+    rows = rng.choice(syn.height, size=k, replace=False)
+    leak = pl.concat([syn[np.setdiff1d(np.arange(syn.height), rows)], ori[rng.choice(ori.height, size=k)]])
+    call = {"keys": ADULT_KEYS, "variables": ADULT_NUM, "sensitive": "income", "seed": 2, "n_attacks": 2000,
+            "order": 1, "closeness_sample": 2000}  # fmt: skip
+    found = sdckit.synthetic_risk(ori, leak, ctrl, **call)
+    assert found.closeness["n_exact_copies"] >= k - 5 and found.closeness["leak"] is True
+    assert found.attacks["singling_out_records"]["detected"] is True and found.leak is True
+    clean = sdckit.synthetic_risk(ori, indep, ctrl, **call)
+    assert clean.closeness["leak"] is False and clean.leak is False
+    assert 0.02 < clean.closeness["share_below_control_q05"] < 0.09  # about 5 %: as close as unseen records
