@@ -360,3 +360,31 @@ def test_adult_planted_leak_and_independent_sample(adult_thirds):
     clean = sdckit.synthetic_risk(ori, indep, ctrl, **call)
     assert clean.closeness["leak"] is False and clean.leak is False
     assert 0.02 < clean.closeness["share_below_control_q05"] < 0.09  # about 5 %: as close as unseen records
+
+
+def test_scenario_and_id():
+    ori, syn = _pair()
+    syn = syn.with_columns(pl.Series("pid", [11, 12, 13, 14]))
+    sc = sdckit.Scenario(keys=["a", "b"], numeric_keys=["n"])
+    r = sdckit.synthetic_risk(ori, syn, scenario=sc, records=True, seed=1, id="pid")
+    assert r.keys == ("a", "b") and r.variables == ("n",)
+    frame = r.to_frame()
+    assert frame.columns == ["pid", "dcr", "exact_copy"] and frame["pid"].to_list() == [11, 12, 13, 14]
+    with pytest.raises(sdckit.MissingColumnError):
+        sdckit.synthetic_risk(ori, syn, scenario=sc, records=True, seed=1, id="nope")
+
+
+def test_linkability_and_inference_by_hand():
+    ori = pl.DataFrame({"a": ["x", "y"], "b": ["u", "v"], "s": ["1", "0"]})
+    syn = pl.DataFrame({"a": ["x", "y", "z", "y"], "b": ["u", "w", "v", "v"], "s": ["1", "0", "0", "1"]})
+    # inference of s from (a, b): target (x, u) -> synthetic record 0 (distance 0), guess 1 = its
+    # secret; target (y, v) -> record 3 (distance 0), guess 1, secret 0: 1 success in 2 attacks
+    r = sdckit.synthetic_risk(ori, syn, keys=["a", "b"], sensitive="s", split=[["a"], ["b"]], seed=1, n_attacks=10)
+    inf = r.attacks["inference:s"]
+    assert (inf["n_attacks"], inf["n_success"]) == (2, 1)
+    # linkability with the first three synthetic records, split [a] | [b]: target (x, u) has
+    # record 0 nearest on a and on b: linked; target (y, v) has record 1 nearest on a and record 2
+    # on b: not linked -> 1 success in 2, the Wilson rate of 1 in 2
+    r2 = sdckit.synthetic_risk(ori, syn[:3], keys=["a", "b"], sensitive="s", split=[["a"], ["b"]], seed=1)
+    assert r2.attacks["linkability"]["n_success"] == 1
+    assert r2.attacks["linkability"]["attack_rate"] == pytest.approx(K.wilson(2, 1, 0.95)[0])

@@ -13,7 +13,8 @@ import numpy as np
 from .._core import synthetic as K
 from .._declare import Param, check_declared, declare
 from .._errors import SdcError
-from .._validation import as_name_list, raise_problems
+from .._validation import as_name_list, check_column, raise_problems
+from ..engines import get_engine
 from ..results.synthetic import SyntheticRiskResult
 from ..scenario import accepts_scenario
 from ._synthetic_data import Files, read_files
@@ -63,6 +64,7 @@ def synthetic_risk(
     missing=None,
     seed=None,
     engine=None,
+    id=None,
 ) -> SyntheticRiskResult:
     r"""The disclosure risk of a synthetic file: distribution distances, record closeness and
     attacks with a control baseline.
@@ -147,6 +149,9 @@ def synthetic_risk(
         Seed of the random choices (samples, queries, targets, ties).
     engine : str or Engine, optional
         The engine that reads the data; the measure needs the records in memory.
+    id : str, optional
+        A column of the synthetic file that ``to_frame()`` puts first (its rows are the
+        synthetic records).
 
     Returns
     -------
@@ -179,7 +184,13 @@ def synthetic_risk(
     dist = distribution_part(data, par["keys"], par["order"], par["top"])
     close = closeness_part(data, par["closeness_sample"], par["records"], par["confidence"], rng)
     attacks = attack_part(data, par, rng)
-    return _result(data, par, dist, close, attacks)
+    res = _result(data, par, dist, close, attacks)
+    if id is not None:
+        name = str(check_column(id, "id", allow_none=False))
+        table = get_engine(engine, synthetic).table(synthetic, "synthetic")
+        table.require([name], "id")
+        res = res._with_ids(name, table.values(name))
+    return res
 
 
 # ----------------------------------------------------------------------------------------------
