@@ -146,6 +146,7 @@ def nearest(
     k: int = 1,
     rng: np.random.Generator | None = None,
     cells: int = 4_000_000,
+    keep: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     r"""The k nearest candidates of each query record under the mixed (Gower-type) distance
 
@@ -159,19 +160,86 @@ def nearest(
     Returns ``(indices, distances)``, each (n_queries, k).
     """
     if k == 1:  # the distinct candidate rows only, each standing for a random one of its copies
-        idx, dist = _nearest_distinct(q_num, q_cat, c_num, c_cat, scale, rng, cells)
-        return idx, dist
+        if keep is None:
+            keep = distinct_candidates(c_num, c_cat, rng)
+        return _nearest_distinct(q_num, q_cat, c_num, c_cat, scale, rng, cells, keep)
     return _nearest(q_num, q_cat, c_num, c_cat, scale, k, rng, cells)
 
 
-def _nearest_distinct(q_num, q_cat, c_num, c_cat, scale, rng, cells):
+def distinct_candidates(c_num: np.ndarray, c_cat: np.ndarray, rng) -> np.ndarray:
+    """One position per distinct candidate row (a random one of its copies with ``rng``), for
+    :func:`nearest`'s ``keep`` (computed once when several query sets search one file)."""
     nc = len(c_num) if c_num.shape[1] else len(c_cat)
     perm = rng.permutation(nc) if rng is not None else np.arange(nc)
     rows = np.hstack([c_cat[perm].astype(float), np.where(np.isnan(c_num[perm]), np.inf, c_num[perm])])
-    _, first = np.unique(rows, axis=0, return_index=True)
-    keep = perm[first]
-    idx, dist = _nearest(q_num, q_cat, c_num[keep], c_cat[keep], scale, 1, rng, cells)
+    if rows.shape[1] == 0:
+        return perm[:1]
+    order = np.lexsort(rows.T[::-1])
+    srt = rows[order]
+    new = np.r_[True, np.any(srt[1:] != srt[:-1], axis=1)]
+    return perm[np.sort(order[new])]
+
+
+def _nearest_distinct(q_num, q_cat, c_num, c_cat, scale, rng, cells, keep):
+    if q_cat.shape[1] and q_num.shape[1]:
+        idx, dist = _nearest_pruned(q_num, q_cat, c_num[keep], c_cat[keep], scale, rng, cells)
+    else:
+        idx, dist = _nearest(q_num, q_cat, c_num[keep], c_cat[keep], scale, 1, rng, cells)
     return keep[idx], dist
+
+
+def _numeric_pairs(qn, cn, qi, ci, scale) -> np.ndarray:
+    """The numeric part of the distance of the pairs (query qi, candidate ci)."""
+    out = np.zeros(len(qi))
+    for j in range(qn.shape[1]):
+        a, b = qn[qi, j], cn[ci, j]
+        d = np.abs(a - b) / scale[j]
+        an, bn = np.isnan(a), np.isnan(b)
+        if an.any() or bn.any():
+            d = np.where(an & bn, 0.0, np.where(an | bn, 1.0, d))
+        out += d
+    return out
+
+
+def _nearest_pruned(q_num, q_cat, c_num, c_cat, scale, rng, cells):
+    """The nearest candidate (k = 1) when there are categorical and numeric columns: the
+    categorical mismatches of every pair (a product of indicator matrices) bound the distance
+    from below, so with U the full distance to the candidate of fewest mismatches only the
+    candidates with at most U mismatches are measured in full. The same result as the full
+    search (ties within 1e-6 broken by the same random order)."""
+    nq, nc = len(q_cat), len(c_cat)
+    both = np.vstack([q_cat, c_cat])
+    cards = both.max(axis=0) + 2
+    q1, c1 = _one_hot(q_cat, cards), _one_hot(c_cat, cards)
+    m_cat = q_cat.shape[1]
+    tie = rng.random(nc) if rng is not None else np.arange(nc) / max(nc, 1)
+    idx = np.empty((nq, 1), dtype=np.int64)
+    dist = np.empty((nq, 1))
+    block = max(1, cells // max(nc, 1))
+    for s in range(0, nq, block):
+        e = min(s + block, nq)
+        dc = np.rint(np.float32(m_cat) - q1[s:e] @ c1.T)  # whole numbers of mismatches
+        first = np.where(dc <= dc.min(axis=1)[:, None], tie[None, :], 2.0).argmin(axis=1)
+        rows = np.arange(s, e)
+        upper = dc[rows - s, first] + _numeric_pairs(q_num, c_num, rows, first, scale)
+        within = dc <= upper[:, None] + 1e-9
+        if np.count_nonzero(within) > 0.1 * within.size:  # a weak bound: measure every pair
+            d = _block_distances(q_num[s:e].astype(np.float32), q1[s:e], c_num.astype(np.float32), c1, m_cat, scale)
+            best32 = d.min(axis=1)
+            idx[s:e, 0] = np.where(d <= best32[:, None] + np.float32(1e-6), tie[None, :], 2.0).argmin(axis=1)
+            dist[s:e, 0] = best32
+            continue
+        qi, ci = np.nonzero(within)  # row-major: grouped by query
+        total = dc[qi, ci] + _numeric_pairs(q_num, c_num, qi + s, ci, scale)
+        starts = np.flatnonzero(np.r_[True, qi[1:] != qi[:-1]])
+        best = np.minimum.reduceat(total, starts)
+        near = total <= np.repeat(best, np.diff(np.r_[starts, len(qi)])) + 1e-6
+        order = np.lexsort((np.where(near, tie[ci], 2.0), qi))  # per query, the nearest of least tie key first
+        pick = order[starts]
+        idx[s:e, 0] = ci[pick]
+        dist[s:e, 0] = best
+    dist[dist < 1e-6] = 0.0
+    return idx, dist
 
 
 def _nearest(q_num, q_cat, c_num, c_cat, scale, k, rng, cells):

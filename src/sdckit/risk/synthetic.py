@@ -400,24 +400,36 @@ def singling_out_records(data: Files, par: dict, rng) -> dict:
     return K.attack_risk(K.AttackCounts(n, n_success, n_base, n_ctrl, n, n), par["confidence"])
 
 
-def _nn_guesses(data: Files, f: int, targets: np.ndarray, names, k: int, rng) -> np.ndarray:
+def _nn_guesses(data: Files, f: int, targets: np.ndarray, names, k: int, rng, keep=None) -> np.ndarray:
     ci, ni = _columns(data, names)
     scale = _scale(data)[ni] if ni else np.ones(0)
     idx, _ = K.nearest(data.num[f][targets][:, ni], data.cat[f][targets][:, ci], data.num[_SYNTHETIC][:, ni],
-                       data.cat[_SYNTHETIC][:, ci], scale, k, rng)  # fmt: skip
+                       data.cat[_SYNTHETIC][:, ci], scale, k, rng, keep=keep)  # fmt: skip
     return idx
+
+
+def _distinct_synthetic(data: Files, names, rng) -> np.ndarray:
+    """The distinct synthetic rows on ``names`` (searched by every target set)."""
+    ci, ni = _columns(data, names)
+    return K.distinct_candidates(data.num[_SYNTHETIC][:, ni], data.cat[_SYNTHETIC][:, ci], rng)
 
 
 def linkability(data: Files, par: dict, rng) -> dict:
     """anonymeter's linkability attack with the two parts of ``split``."""
     n_syn, k = data.n[_SYNTHETIC], par["n_neighbors"]
     a, b = par["split"]
+    keep_a, keep_b = (_distinct_synthetic(data, p, rng) if k == 1 else None for p in (a, b))
     counts = []
     for f in (_ORIGINAL, _CONTROL)[: len(data.n) - 1]:
         n = min(par["n_attacks"], data.n[f])
         t = rng.choice(data.n[f], size=n, replace=False)
         counts.append(
-            (n, K.linkability_successes(_nn_guesses(data, f, t, a, k, rng), _nn_guesses(data, f, t, b, k, rng)))
+            (
+                n,
+                K.linkability_successes(
+                    _nn_guesses(data, f, t, a, k, rng, keep_a), _nn_guesses(data, f, t, b, k, rng, keep_b)
+                ),
+            )
         )
     n = counts[0][0]
     kk = min(k, n_syn)
@@ -443,11 +455,12 @@ def inference(data: Files, par: dict, secret: str, rng) -> dict:
         return x
 
     s_syn = secret_values(_SYNTHETIC)
+    keep = _distinct_synthetic(data, aux, rng)
     counts = []
     for f in (_ORIGINAL, _CONTROL)[: len(data.n) - 1]:
         n = min(par["n_attacks"], data.n[f])
         t = rng.choice(data.n[f], size=n, replace=False)
-        guess = s_syn[_nn_guesses(data, f, t, aux, 1, rng)[:, 0]]
+        guess = s_syn[_nn_guesses(data, f, t, aux, 1, rng, keep)[:, 0]]
         counts.append((n, K.inference_successes(guess, secret_values(f)[t], regression)))
     n = counts[0][0]
     n_base = min(data.n[_SYNTHETIC], n)
