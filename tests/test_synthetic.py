@@ -102,6 +102,24 @@ def test_nearest_against_brute_force(seed):
     np.testing.assert_allclose(dist3, np.sort(brute, axis=1)[:, :3], atol=1e-5)
 
 
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 10_000))
+def test_nearest_with_a_strong_category_bound_against_brute_force(seed):
+    # many categories: few candidates share the fewest mismatches, so the search measures the
+    # numbers of those only (the pruned path), and must still find the brute-force nearest
+    rng = np.random.default_rng(seed)
+    qc, cc = rng.integers(0, 8, (15, 4)), rng.integers(0, 8, (300, 4))
+    qn, cn = rng.random((15, 2)), rng.random((300, 2))
+    cn[rng.random(cn.shape) < 0.05] = np.nan
+    scale = np.array([10.0, 10.0])
+    brute = _brute(qn, qc, cn, cc, scale)
+    dc = (qc[:, None, :] != cc[None, :, :]).sum(axis=2)
+    assert np.mean(dc <= dc.min(axis=1, keepdims=True)) < 0.1  # the bound is strong here
+    idx, dist = K.nearest(qn, qc, cn, cc, scale, 1, rng)
+    np.testing.assert_allclose(dist[:, 0], brute.min(axis=1), atol=1e-6)
+    np.testing.assert_allclose(brute[np.arange(15), idx[:, 0]], brute.min(axis=1), atol=1e-6)
+
+
 def test_ties_are_broken_at_random():
     # one query, five identical candidates: every one is chosen over many seeds
     q = np.zeros((1, 1), dtype=np.int64)
