@@ -406,3 +406,21 @@ def test_linkability_and_inference_by_hand():
     r2 = sdckit.synthetic_risk(ori, syn[:3], keys=["a", "b"], sensitive="s", split=[["a"], ["b"]], seed=1)
     assert r2.attacks["linkability"]["n_success"] == 1
     assert r2.attacks["linkability"]["attack_rate"] == pytest.approx(K.wilson(2, 1, 0.95)[0])
+
+
+def test_control_size_correction():
+    # anonymeter's correction carries the control's singling-out count to the original's size:
+    # factor 1 at the same size; queries that single out in the full control file single out
+    # less often in random halves of it (their one record is left out half the time), so the
+    # fitted model puts a half-size file below 1
+    rng = np.random.default_rng(9)
+    ctrl = rng.integers(0, 6, (3000, 5)).astype(float)
+    numeric = np.array([False, False, False, True, True])
+    queries, _ = K.singling_out_queries(ctrl, numeric, 200, 3, rng)
+    assert K.size_correction(ctrl, queries, 3000, rng) == pytest.approx(1.0)
+    assert 0 < K.size_correction(ctrl, queries, 1500, rng) < 1.0
+    # and synthetic_risk runs with a control file of another size
+    rng2 = np.random.default_rng(10)
+    ori, ctrl2, syn = _population(600, rng2), _population(1200, rng2), _population(900, rng2)
+    r = sdckit.synthetic_risk(ori, syn, ctrl2, keys=KEYS, variables=NUM, seed=1, n_attacks=200)
+    assert r.n_control == 1200 and 0 <= r.attacks["singling_out"]["risk"] <= 1
