@@ -189,7 +189,7 @@ def synthetic_risk(
         name = str(check_column(id, "id", allow_none=False))
         table = get_engine(engine, synthetic).table(synthetic, "synthetic")
         table.require([name], "id")
-        res = res._with_ids(name, table.values(name))
+        res._with_ids(name, table.values(name))  # set once, on the new result
     return res
 
 
