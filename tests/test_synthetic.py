@@ -317,6 +317,9 @@ def test_command_line(tmp_path, capsys):
     )  # fmt: skip
     assert payload["synthetic_risk"]["attacks"] == json.loads(json.dumps(direct.to_dict()["attacks"]))
     assert pl.read_csv(rec).height == 100
+    rec2 = tmp_path / "dcr_id.csv"
+    assert main([*args[:-5], "--records", str(rec2), "--id", "age", "--no-progress"]) == 0
+    assert pl.read_csv(rec2).columns == ["age", "dcr", "exact_copy"]
     assert main([*args[:-9], "--split", "sex", "--no-progress"]) != 0
     assert "--split: got 1 part(s)" in capsys.readouterr().err
 

@@ -41,7 +41,10 @@ def register(sub) -> None:
     s.add_argument("--seed", type=int, help="seed of the random choices (the same seed gives the same result)")
     s.add_argument("--no-utility", dest="utility", action="store_false", help="the risk only")
     add_missing_options(s, "variables")
-    add_output_options(s, records="each synthetic record's distance to the closest original record")
+    add_output_options(
+        s,
+        records="each synthetic record's distance to the closest original record (--id: a column of the synthetic file)",
+    )
     s.set_defaults(func=run)
 
 
@@ -71,7 +74,7 @@ def run(args) -> int:
     risk = sdckit.synthetic_risk(tables["original"], tables["synthetic"], tables.get("control"), **roles,
                                  sensitive=split_list(args.sensitive) or None, split=_split(args.split),
                                  order=args.order, n_attacks=args.n_attacks, n_cols=args.n_cols,
-                                 seed=args.seed, records=bool(args.records))  # fmt: skip
+                                 seed=args.seed, records=bool(args.records), id=args.id)  # fmt: skip
     prog.step("utility")
     util = (
         sdckit.synthetic_utility(tables["original"], tables["synthetic"], **roles, order=args.order)
