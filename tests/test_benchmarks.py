@@ -28,7 +28,10 @@ CASES = {
     "report.py": ["--quick"],  # testdata with two recipes and 10^5 synthetic records, one run
     "scale.py": ["--quick", "--engines", "duckdb,polars"],  # 10^5 records; Spark runs in test_engines_outofcore
     "small_calls.py": ["--quick"],  # testdata, three calls, pandas and Polars, a few timings each
-    "search.py": ["--quick"],  # ARX's four runs when ../shared is present, else the bundled file; 10^5 records
+    "search.py": ["--quick"],
+    "synthetic_data.py": [
+        "--quick"
+    ],  # anonymeter's 100-record test files (bundled), one run  # ARX's four runs when ../shared is present, else the bundled file; 10^5 records
 }
 
 

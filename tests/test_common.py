@@ -50,11 +50,15 @@ REGISTRY = {
     # information loss of types 2 and 3, original vs itself (tests/test_analysis_change.py has its pairs)
     "analysis_change": lambda d: sdckit.analysis_change(d, d, keys=S002_KEYS[1:3], variables=["w"], min_records=1),
     "dominance_rules": lambda d: sdckit.dominance_rules(d, S002_KEYS[1:2], ["w"]),
+    # the table as original, synthetic file and control (tests/test_synthetic*.py have real files);
+    # the keys leave Residence out: the cells that differ most are published aggregates
+    "synthetic_risk": lambda d: sdckit.synthetic_risk(d, d, d, keys=S002_KEYS[1:], records=True, seed=1),
+    "synthetic_utility": lambda d: sdckit.synthetic_utility(d, d, keys=S002_KEYS[1:3], variables="w"),
 }
 
 # measures whose to_frame() is a small table of aggregates, not one row per record: the row-order
 # check compares the two frames as they are (numbers to 1e-12)
-AGGREGATE_FRAMES = {"population_uniques", "estimates_change", "dominance_rules", "analysis_change"}
+AGGREGATE_FRAMES = {"population_uniques", "estimates_change", "dominance_rules", "analysis_change", "synthetic_utility"}
 
 # measures whose per-record output refers to row positions or needs a richer pair of files: their
 # common checks (aggregates only, no mutation, row order, caller's frame type) are in

@@ -221,6 +221,12 @@ CASES = {
         d, x, keys=["urbrur", "roof", "sex"], variables=NUM, weight=W, household="ori_hid", engine=e
     ),
     "dominance_rules": lambda d, x, e: sdckit.dominance_rules(d, ["urbrur", "roof"], NUM, engine=e),
+    "synthetic_risk": lambda d, x, e: sdckit.synthetic_risk(
+        d, x, d, keys=["urbrur", "roof", "sex"], variables=NUM, n_attacks=50, seed=1, engine=e
+    ),
+    "synthetic_utility": lambda d, x, e: sdckit.synthetic_utility(
+        d, x, keys=["urbrur", "roof", "sex"], estimates=False, engine=e
+    ),
     "add_noise": lambda d, x, e: sdckit.add_noise(d, NUM, seed=1, engine=e),
     "global_recode": lambda d, x, e: sdckit.global_recode(d, "age", breaks=[-1, 20, 40, 60, 200], engine=e),
     "local_suppression": lambda d, x, e: sdckit.local_suppression(d, KEYS, k=3, engine=e),

@@ -124,6 +124,7 @@ MEASURE_EXAMPLES = {
         "scales": {"urbrur": "nominal", "roof": "nominal", "income": "numeric", "expend": "numeric"},
     },
     "register_risk": {"sample_weight": "sampling_weight"},
+    "synthetic_risk": {"seed": 1, "n_attacks": 50},
 }
 
 
@@ -135,6 +136,8 @@ def _inputs(decl, data: pd.DataFrame) -> list:
         ("original", "protected"): [data, protected],
         ("released", "external"): [protected, data],
         ("register", "sample"): [data, data.iloc[::4].reset_index(drop=True)],
+        ("original", "synthetic"): [data, protected],
+        ("original", "synthetic", "control"): [data, protected],
     }
     return frames[decl.inputs]
 

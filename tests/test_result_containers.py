@@ -66,6 +66,8 @@ def _results() -> list:
         sdckit.estimates_change(d, noisy, keys=KEYS, variables=["x", "y"], weight="w", household="hh"),
         sdckit.dominance_rules(d, KEYS, ["w"]),
         sdckit.analysis_change(d, noisy, keys=KEYS, variables=["x", "y"], weight="w", household="hh"),
+        sdckit.synthetic_risk(d, noisy, d, keys=KEYS, variables=["x", "y"], records=True, seed=1, n_attacks=50),
+        sdckit.synthetic_utility(d, noisy, keys=KEYS, variables=["x", "y"]),
         sdckit.local_suppression(d, KEYS, k=3),
         sdckit.record_swap(d, KEYS, household="hh", geography=["region"], seed=2),
         sdckit.assess(d, sc, k=(2, 3)),

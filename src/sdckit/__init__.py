@@ -35,10 +35,12 @@ from .utility import (
     AnalysisChangeResult,
     EstimatesResult,
     InformationLossResult,
+    SyntheticUtilityResult,
     VariantLossResult,
     analysis_change,
     estimates_change,
     information_loss,
+    synthetic_utility,
     variant_loss,
 )
 from .workflow import SdcProblem, assess, search
@@ -63,6 +65,9 @@ __all__ = [
     # information loss of types 2 and 3: variances, covariances on subdomains, tests
     "analysis_change",
     "AnalysisChangeResult",
+    # the utility of a synthetic file (its risk: synthetic_risk, among the risk measures)
+    "synthetic_utility",
+    "SyntheticUtilityResult",
     # the one-command assessment and its report
     "assess",
     "AssessmentResult",

@@ -42,6 +42,7 @@ COMMANDS = [
     "loglinear",
     "uniques",
     "register",
+    "synthetic",
     "protect",
     "search",
     "app",

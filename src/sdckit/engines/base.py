@@ -50,6 +50,7 @@ OUT_OF_CORE_MEASURES = (
     "external_risk",
     "local_suppression",
     "suppress_by_risk",
+    "synthetic_utility",
 )
 
 

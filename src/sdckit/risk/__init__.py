@@ -7,6 +7,7 @@ Continuous keys and record linkage: :func:`interval_disclosure`, :func:`relative
 :func:`rmd_interval_disclosure`, :func:`combined_risk`, :func:`outliers`, :func:`record_linkage_risk`,
 :func:`external_risk`, :func:`confidentiality_plot`, :func:`categorical_confidentiality_plot`.
 Magnitude tables of business microdata: :func:`dominance_rules`.
+Synthetic data: :func:`synthetic_risk`.
 """
 
 from .combined import CombinedRiskResult, combined_risk
@@ -31,6 +32,7 @@ from .linkage import ExternalRiskResult, LinkageResult, external_risk, record_li
 from .loglinear import LoglinearRiskResult, loglinear_risk
 from .register import RegisterRiskResult, register_risk
 from .suda import MSU, SudaResult, suda
+from .synthetic import SyntheticRiskResult, synthetic_risk
 from .threshold_rule import ThresholdRuleResult, threshold_rule
 from .uniqueness import PopulationUniquesResult, population_uniques
 
@@ -80,4 +82,7 @@ __all__ = [
     # magnitude tables of business microdata
     "dominance_rules",
     "DominanceResult",
+    # synthetic data
+    "synthetic_risk",
+    "SyntheticRiskResult",
 ]

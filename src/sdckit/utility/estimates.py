@@ -30,7 +30,7 @@ from ..results.estimates import EstimatesResult
 from ..scenario import accepts_scenario
 from . import _access as access
 
-__all__ = ["EstimatesResult", "estimates_change"]
+__all__ = ["EstimatesResult", "estimates_change", "estimates_of_another_file"]
 
 #: column kinds a domain variable may have (labels) and a numeric variable may have
 _LABEL_KINDS = ("integer", "float", "boolean", "text", "categorical", "null")
@@ -162,6 +162,23 @@ def estimates_change(
     inp = _validated(
         original, protected, keys, variables, weight, household, domains, max_categories, confidence, missing, eng
     )
+    return _estimates(inp, min_records)
+
+
+def estimates_of_another_file(original, other, *, min_records: int = 5, engine=None, **roles) -> EstimatesResult:
+    """:func:`estimates_change` of a file whose records are not the original's (a synthetic
+    file: any number of records, no pairing); ``roles`` as there (``keys``, ``variables``,
+    ``weight``, ``household``, ``domains``, ``max_categories``, ``confidence``, ``missing``).
+    The other file's totals are on its own weights."""
+    eng = in_memory_engine(engine, "estimates_change", original)
+    args = {k: roles.get(k) for k in ("keys", "variables", "weight", "household", "domains", "missing")}
+    inp = _validated(original, other, args["keys"], args["variables"], args["weight"], args["household"],
+                     args["domains"], roles.get("max_categories", 12), roles.get("confidence", 0.95), args["missing"],
+                     eng, paired=False)  # fmt: skip
+    return _estimates(inp, min_records)
+
+
+def _estimates(inp: _Input, min_records) -> EstimatesResult:
     inp = replace(inp, min_records=check_rule("min_records", min_records))
     notes = list(inp.notes)
     rows = _domain_rows(inp) + _mean_rows(inp) + _coefficient_rows(inp, notes)
@@ -206,7 +223,18 @@ class _Input:
 
 
 def _validated(
-    original, protected, keys, variables, weight, household, domains, max_categories, confidence, missing, eng
+    original,
+    protected,
+    keys,
+    variables,
+    weight,
+    household,
+    domains,
+    max_categories,
+    confidence,
+    missing,
+    eng,
+    paired: bool = True,
 ) -> _Input:
     """Check every argument and both files once; read and code the columns."""
     conf = check_rule("confidence", confidence)
@@ -214,7 +242,7 @@ def _validated(
     roles = _roles(keys, variables, domains, weight, household)
     miss = as_missing_codes(missing)
     t_o, t_p = access.read_pair(original, protected, eng)
-    _require_pair(t_o, t_p, roles)
+    _require_pair(t_o, t_p, roles, paired)
     notes: list[str] = []
     coded = {
         v: access.encode_pair(v, t_o, t_p, miss, eng)
@@ -274,8 +302,9 @@ def _numbers(t_o, t_p, names, miss) -> tuple[np.ndarray, np.ndarray, list[str]]:
     return Y_o, Y_p, problems
 
 
-def _require_pair(t_o, t_p, roles) -> None:
-    """The two files pair by position and hold every named column with a usable type."""
+def _require_pair(t_o, t_p, roles, paired: bool = True) -> None:
+    """The two files pair by position (unless not ``paired``) and hold every named column with a
+    usable type."""
     absent = [
         m
         for label, t in (("original", t_o), ("protected", t_p))
@@ -283,7 +312,7 @@ def _require_pair(t_o, t_p, roles) -> None:
         if (m := access.absent_columns(t, names, f"{param} ({label} file)"))
     ]
     raise_problems(absent, missing_column=True)
-    if t_o.n != t_p.n:
+    if paired and t_o.n != t_p.n:
         raise_problems(
             [
                 f"protected: the file has {t_p.n} records and the original {t_o.n}; expected the same records "
@@ -467,7 +496,7 @@ def _mean_rows(inp: _Input) -> list[dict]:
     rows = []
     for j, v in enumerate(inp.variables):
         o = K.domain_means(one, 1, inp.Y_o[:, j], inp.w_o, inp.cluster, inp.n_clusters)
-        p = K.domain_means(one, 1, inp.Y_p[:, j], inp.w_p)
+        p = K.domain_means(np.zeros(len(inp.Y_p), dtype=np.int32), 1, inp.Y_p[:, j], inp.w_p)
         rows.append(_mean_row(v, None, None, o, p, 0, None))
     return rows
 

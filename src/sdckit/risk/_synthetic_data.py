@@ -1,0 +1,93 @@
+"""Data access of the synthetic-data measures: the two or three files read once through the
+engine, the categorical variables coded on one shared code table, the numeric ones as floats.
+
+The measures (:mod:`.synthetic`, :mod:`sdckit.utility.synthetic`) work on the arrays of
+:class:`Files` only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._errors import MissingColumnError, SdcError
+from .._validation import as_missing_codes, missing_columns_message, raise_problems
+from ..engines import in_memory_engine
+
+__all__ = ["Files", "read_files"]
+
+_NUMBER_KINDS = ("integer", "float")
+
+
+@dataclass(frozen=True)
+class Files:
+    """The files as arrays: per file (original, synthetic, control) the categorical codes
+    ``cat[f]`` (n, m_cat; -1 missing) and the numbers ``num[f]`` (n, m_num; NaN missing), with
+    the labels of each categorical variable."""
+
+    cat_names: tuple
+    num_names: tuple
+    cat: tuple
+    num: tuple
+    labels: tuple
+    n: tuple
+    backend: str
+    #: per file, the records each row stands for (distinct rows of an out-of-core engine's
+    #: GROUP BY); None: one record per row
+    counts: tuple | None = None
+
+    def matrix(self, f: int) -> np.ndarray:
+        """File f as one float matrix: the categorical codes (NaN missing), then the numbers."""
+        c = self.cat[f].astype(float)
+        c[self.cat[f] < 0] = np.nan
+        return np.hstack([c, self.num[f]])
+
+    @property
+    def names(self) -> tuple:
+        return self.cat_names + self.num_names
+
+
+def read_files(files, labels, cat_names, num_names, missing, engine, what: str) -> Files:
+    """Read ``files`` (the original, the synthetic file and, optionally, the control file; None
+    is left out) through the in-memory engine; every named column must be in every file, the
+    numeric ones hold numbers and the synthetic file has records."""
+    eng = in_memory_engine(engine, what, files[0])
+    miss = as_missing_codes(missing)
+    tables = [eng.table(d, lab) for d, lab in zip(files, labels)]
+    names = list(cat_names) + list(num_names)
+    absent = [
+        missing_columns_message(lab, gone, t.columns)
+        for t, lab in zip(tables, labels)
+        if (gone := [c for c in names if c not in t.columns])
+    ]
+    if absent:
+        raise MissingColumnError("; ".join(absent))
+    problems = []
+    for t, lab in zip(tables, labels):
+        if t.n == 0:
+            problems.append(f"{lab}: the file has no records; expected at least one")
+        for v in num_names:
+            if t.kind(v) not in _NUMBER_KINDS and v not in t.missing_everywhere([v]):
+                problems.append(f"variables: column {v} of the {lab} file has type {t.dtype_name(v)}; expected numbers")
+    raise_problems(problems)
+    cats = [np.empty((t.n, len(cat_names)), dtype=np.int64) for t in tables]
+    lab_list = []
+    for j, v in enumerate(cat_names):
+        codes, labs = eng.encode_joint(tables, v, miss)
+        for f, c in enumerate(codes):
+            cats[f][:, j] = c
+        lab_list.append(tuple(eng.label_values(labs)))
+    nums = [t.floats(list(num_names), miss) if num_names else np.empty((t.n, 0)) for t in tables]
+    for x, lab in zip(nums, labels):
+        if np.isinf(x).any():
+            raise SdcError(f"variables: the {lab} file holds infinite values; expected finite numbers")
+    return Files(
+        cat_names=tuple(cat_names),
+        num_names=tuple(num_names),
+        cat=tuple(cats),
+        num=tuple(nums),
+        labels=tuple(lab_list),
+        n=tuple(t.n for t in tables),
+        backend=tables[0].backend,
+    )
