@@ -3,6 +3,8 @@ HTML report (and JSON)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from .._errors import SdcError
 from . import add_old_spelling, add_overwrite_option, progress_enabled, split_list, write_json
 
@@ -37,6 +39,16 @@ def register(sub) -> None:
     a.add_argument("--config", help="a scenario file (YAML or JSON) with the same roles; options given here win")
     a.add_argument("--protected", help="a protected version of the data (same rows and columns) to compare")
     a.add_argument("--recipe", action="append", default=[], help="a protection recipe to compare (repeatable)")
+    a.add_argument(
+        "--synthetic",
+        action="append",
+        default=[],
+        help="a synthetic file made from the data, compared as a variant (repeatable; any number of records)",
+    )
+    a.add_argument(
+        "--control",
+        help="original records not used to make the synthetic files: the baseline of their closeness and attacks",
+    )
     a.add_argument(
         "--register-sample",
         dest="register_sample",
@@ -136,12 +148,16 @@ def run(args) -> int:
     scenario = scenario_from(args)
     data = read_data(args.data, na_values=nav)
     protected = read_data(args.protected, na_values=nav) if args.protected else None
+    synthetic = {Path(f).name: read_data(f, na_values=nav) for f in args.synthetic} or None
+    control = read_data(args.control, na_values=nav) if args.control else None
     reference = read_data(args.register_sample, na_values=nav) if args.register_sample else None
     result = assess(
         data,
         scenario,
         protected=protected,
         recipes=list(args.recipe) or None,
+        synthetic=synthetic,
+        control=control,
         max_global_risk=args.max_global_risk,
         include_records=args.include_records,
         progress=progress_enabled(args),

@@ -213,7 +213,14 @@ def bars(
         return svg_of(fig, fig_id, xlabel)
 
 
-def risk_utility(fig_id: str, points: Sequence[tuple[str, float, float]], *, ylabel: str, target: float | None) -> str:
+def risk_utility(
+    fig_id: str,
+    points: Sequence[tuple[str, float, float]],
+    *,
+    ylabel: str,
+    target: float | None,
+    xlabel: str = "loss of every change (mean lambda_j, unit-free)",
+) -> str:
     """One point per variant: information loss (x) against risk (y), with the risk target."""
     with _style(fig_id):
         fig = _new()
@@ -233,7 +240,7 @@ def risk_utility(fig_id: str, points: Sequence[tuple[str, float, float]], *, yla
             )
         if target is not None:
             ax.axhline(100.0 * target, color="#C44E52", linestyle="--", linewidth=1.1, label="target")
-        ax.set_xlabel("loss of every change (mean lambda_j, unit-free)")
+        ax.set_xlabel(_t(xlabel))
         ax.set_ylabel(_t(ylabel))
         ax.margins(x=0.1, y=0.15)
         ax.set_ylim(bottom=0)

@@ -16,7 +16,7 @@ import numpy as np
 from ..results._base import fmt, fmt_percent, fmt_share
 from . import figures as F
 from .measures import NEIGHBOUR_EDGES, PERTURBATION_EDGES, RISK_EDGES
-from .table import decision_text, loss_table, role_text, tradeoff_table, variant_table
+from .table import decision_text, loss_table, map_axis, role_text, tradeoff_table, variant_table
 
 __all__ = ["CSS", "render"]
 
@@ -580,14 +580,19 @@ def _variants(res) -> str:
     o = res.original.risk
     if o is None or o.get("value") is None:
         return out + "<p>No risk measure decides the verdict of this scenario: the variants are not mapped.</p>"
+    x_of, xlabel, what, _ = map_axis(res)
     points = [("original", 0.0, o["value"])]
-    points += [(v.name, v.loss or 0.0, v.risk["value"]) for v in vs if v.risk and v.risk.get("value") is not None]
+    points += [
+        (v.name, x_of(v), v.risk["value"])
+        for v in vs
+        if v.risk and v.risk.get("value") is not None and x_of(v) is not None
+    ]
     measure, target = o["measure"], o["target"]
-    svg = F.risk_utility("fig-risk-utility", points, ylabel=f"{measure} (%)", target=target)
+    svg = F.risk_utility("fig-risk-utility", points, ylabel=f"{measure} (%)", target=target, xlabel=xlabel)
     reading = _map_reading(res, vs, measure, target)
     steps = [(v.name, v.kind, "; ".join(v.step_texts) if v.step_texts else ", ".join(v.steps) or "-") for v in vs]
     out += "<h3>Variants</h3>" + _table(["variant", "source", "protection steps"], steps)
-    caption = f"The {measure} against the loss of every change, one point per variant"
+    caption = f"The {measure} against {what}, one point per variant"
     return out + _figure("fig-risk-utility", svg, caption, reading)
 
 
@@ -605,10 +610,14 @@ def _map_reading(res, vs, measure: str, target) -> str:
     meeting = [v for v in vs if v.risk and v.risk.get("meets_target")]
     if not meeting:
         return why + f" No variant meets the target of {fmt_percent(target)}."
-    best = min(meeting, key=lambda v: v.loss or 0.0)
+    x_of, _, what, form = map_axis(res)
+    placed = [v for v in meeting if x_of(v) is not None]
+    if not placed:
+        return why + f" Meeting the target of {fmt_percent(target)}: {_names([v.name for v in meeting])}."
+    best = min(placed, key=x_of)
     return why + (
         f" Meeting the target of {fmt_percent(target)}: {_names([v.name for v in meeting])}; of these {best.name} "
-        f"loses the least (loss {fmt(best.loss)})."
+        f"loses the least ({what}: {form(x_of(best))})."
     )
 
 

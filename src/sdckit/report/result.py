@@ -25,7 +25,7 @@ class VariantAssessment:
     Attributes
     ----------
     name : str
-    kind : {"original", "recipe", "protected"}
+    kind : {"original", "recipe", "protected", "synthetic"}
     steps : tuple of str
         The protection methods of a recipe, in order.
     step_texts : tuple of str
@@ -77,6 +77,13 @@ class VariantAssessment:
         lower edges, the last open), column 0 the unchanged records and column c >= 1 the
         perturbations in [edge_{c-1}, edge_c) of ``bins["perturbation"]`` (the end columns
         open). Risk histograms count records (households) in the bins ``bins["risk"]``.
+    synthetic : mapping or None
+        A synthetic file (its records are not the original's: no loss of every change): the
+        largest attack ``risk`` beyond the control file, ``leak`` (exact copies or singling out
+        beyond it), ``control`` (whether one was given), ``exact_copy_share``,
+        ``excess_copies``, ``attacks`` (per attack ``risk``, ``ci``, ``detected``),
+        ``distribution`` (KL, TV, Hellinger of the keys' table), ``pmse``, ``s_pmse`` and
+        ``table_loss`` (the mean total variation of the one- and two-way key tables).
     """
 
     name: str
@@ -100,6 +107,7 @@ class VariantAssessment:
     loglinear: dict | None = None
     register: dict | None = None
     continuous: dict | None = None
+    synthetic: dict | None = None
 
     def __post_init__(self):
         for f in fields(self):

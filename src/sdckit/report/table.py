@@ -120,9 +120,34 @@ def tradeoff_table(res) -> tuple[list[str], list[tuple]]:
     row("  from other changes", protected(lambda v: fmt(split_loss(v)[1])))
     row("cells suppressed", protected(lambda v: f"{sum(v.suppressed_by_variable.values()):,}"))
     row("changed otherwise", protected(_changes_text))
-    row("mean change of the estimates", protected(lambda v: _estimates_cell(v, "mean_abs_relative_change")))
-    row("estimates outside the original CI", protected(lambda v: _estimates_cell(v, "share_not_covered")))
+    variant = lambda get: lambda v: "-" if v.kind == "original" else get(v)  # noqa: E731
+    row("mean change of the estimates", variant(lambda v: _estimates_cell(v, "mean_abs_relative_change")))
+    row("estimates outside the original CI", variant(lambda v: _estimates_cell(v, "share_not_covered")))
+    if any(v.kind == "synthetic" for v in vs):
+        synthetic = lambda get: lambda v: "-" if not v.synthetic or "skipped" in v.synthetic else get(v.synthetic)  # noqa: E731
+        row(
+            "synthetic: attack risk beyond the control",
+            synthetic(lambda b: _pct(b["risk"]) if b["control"] else "no control"),
+        )
+        row("synthetic: copies of original records", synthetic(lambda b: fmt_percent(b["exact_copy_share"] or 0.0)))
+        row("synthetic: leak found", synthetic(lambda b: "yes" if b["leak"] else "no"))
+        row("synthetic: table distance (mean TV)", synthetic(lambda b: fmt(b["table_loss"])))
     return ["", *[v.name for v in vs]], rows
+
+
+def map_axis(res):
+    """The x of the risk-utility map: the loss of every change, or, when a synthetic file (no
+    record pairing) is among the variants, the mean change of the published estimates for
+    every variant. Returns ``(x of a variant or None, axis label, what it is, its format)``."""
+    if not any(v.kind == "synthetic" for v in res.variants):
+        return (lambda v: v.loss), "loss of every change (mean lambda_j, unit-free)", "the loss of every change", fmt
+
+    def x_of(v):
+        est = v.estimates or {}
+        value = est.get("mean_abs_relative_change")
+        return None if "skipped" in est or value is None else float(value)
+
+    return x_of, "mean change of the published estimates (share)", "the mean change of the estimates", fmt_percent
 
 
 def _estimates_cell(v, key: str) -> str:
@@ -140,7 +165,41 @@ def _g(x: float) -> str:
 def decision_text(res) -> str:
     """The numbers that decide between the variants: of those that meet the target (else of
     all), the one with the least loss, split into suppressions and other changes, and for each
-    other variant what its other changes cost and the suppressions they save against it."""
+    other variant what its other changes cost and the suppressions they save against it; then
+    each synthetic file against the masked variants on the published estimates."""
+    text = _masked_decision(res)
+    synthetic = [v for v in res.variants if v.kind == "synthetic"]
+    return " ".join(t for t in (text, *(_synthetic_text(v, res) for v in synthetic)) if t)
+
+
+def _synthetic_text(v, res) -> str:
+    """One synthetic file: whether it meets the target, how far its estimates move beside the
+    best masked variant's, and its risk as a synthetic file."""
+    x_of = map_axis(res)[0]
+    risk = v.risk or {}
+    meets = {True: "meets", False: "does not meet"}.get(risk.get("meets_target"), "is not judged on")
+    own = x_of(v)
+    text = f"{v.name} (synthetic) {meets} the target on the {risk.get('measure', 'risk')}"
+    text += f"; its estimates move by {fmt_percent(own)} on average" if own is not None else ""
+    masked = [m for m in res.variants if m.kind not in ("original", "synthetic") and x_of(m) is not None]
+    if masked and own is not None:
+        best = min(masked, key=x_of)
+        text += f" ({best.name}: {fmt_percent(x_of(best))})"
+    block = v.synthetic or {}
+    if "skipped" in block or not block:
+        return text + "."
+    if block["control"]:
+        text += f"; attack risk beyond the control {_g(block['risk'])}"
+    if block["leak"]:
+        text += "; a leak of original records was found"
+        if risk.get("meets_target"):
+            text += " (the risk rules, measured on its own records, cannot see copies of original records)"
+    else:
+        text += "; no leak of original records was found"
+    return text + "."
+
+
+def _masked_decision(res) -> str:
     vs = [v for v in res.variants if v.kind != "original" and v.loss is not None]
     if not vs:
         return ""

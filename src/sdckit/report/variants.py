@@ -18,6 +18,7 @@ from ..scenario import Scenario
 from . import measures as M
 from . import tradeoff as T
 from .result import AssessmentResult, VariantAssessment
+from .synthetic import synthetic_parts, synthetic_scenario
 
 __all__ = ["assess_variants"]
 
@@ -45,6 +46,8 @@ class Variant:
     pram: dict | None = None
     #: each step as a readable line: the method and its parameters
     step_texts: tuple[str, ...] = ()
+    #: a synthetic variant's control file (original records not used to make it), or None
+    control: Any = None
 
 
 def assess_variants(
@@ -105,6 +108,25 @@ def _options(scenario, k, max_global_risk, include_records) -> _Options:
 # ----------------------------------------------------------------------------------------------
 # variants
 # ----------------------------------------------------------------------------------------------
+def synthetic_variant(table, scenario, synthetic, control, i: int, eng, name: str | None = None) -> Variant:
+    """A synthetic file as a variant: any number of records; the scenario's key variables (and
+    numeric keys) must be among its columns."""
+    if name is not None:
+        pass
+    elif isinstance(synthetic, (str, os.PathLike)):
+        name = Path(os.fspath(synthetic)).name
+    else:
+        name = "synthetic file" if i == 0 else f"synthetic file {i + 1}"
+    other = eng.table(synthetic, "synthetic")
+    absent = [c for c in (*scenario.keys, *scenario.numeric_keys) if c not in other.columns]
+    if absent:
+        raise_problems(
+            [f"synthetic: column(s) {', '.join(absent)} of the scenario's keys are missing in {name}; expected them"]
+        )
+    ctrl = None if control is None else eng.table(control, "control")
+    return Variant(name, "synthetic", other, control=ctrl)
+
+
 def _protected_variant(table, protected, eng) -> Variant:
     name = Path(os.fspath(protected)).name if isinstance(protected, (str, os.PathLike)) else "protected file"
     return _checked(table, eng.table(protected, "protected"), name, "protected", ())
@@ -152,10 +174,12 @@ def _assess(table, scenario, variants: list[Variant], opts: _Options, eng) -> As
             sizes = ", ".join(map(str, combos.skipped_sizes))
             notes.append(f"key combinations of size {sizes} left out: more than {combos.n_subsets:,} subsets")
     variants = [
-        v if v.kind == "recipe" else replace(v, changed=_changed_columns(table, v.table, eng)) for v in variants
+        v if v.kind in ("recipe", "synthetic") else replace(v, changed=_changed_columns(table, v.table, eng))
+        for v in variants
     ]
-    loss_vars = T.loss_variables(scenario, [v.changed for v in variants])
-    loss = (loss_vars, T.loss_scales(table, scenario, loss_vars, eng)) if variants else None
+    masked = [v for v in variants if v.kind != "synthetic"]
+    loss_vars = T.loss_variables(scenario, [v.changed for v in masked])
+    loss = (loss_vars, T.loss_scales(table, scenario, loss_vars, eng)) if masked else None
     results = [_measure(table, Variant("original", "original", table), scenario, opts, cards, notes, eng, None)]
     for v in variants:
         results.append(_measure(table, v, scenario, opts, None, notes, eng, loss))
@@ -223,6 +247,9 @@ def _measure(original, v: Variant, sc, opts: _Options, cards, notes: list, eng, 
     ``loss`` = (the variables of the loss, their scales) for a variant."""
     prefix = "" if v.kind == "original" else f"{v.name}: "
     parts: dict = {}
+    if v.kind == "synthetic":
+        sc = synthetic_scenario(sc, v.table.columns, notes, prefix)
+        cards = None
     pram = _usable_pram(v, sc, notes, prefix)
     with M.capture(notes, prefix):
         if sc.keys:
@@ -235,7 +262,9 @@ def _measure(original, v: Variant, sc, opts: _Options, cards, notes: list, eng, 
             parts["loglinear"] = M.loglinear_of(v.table, sc, cards, pram=pram)
             if opts.register is not None:
                 parts["register"] = M.register_of(v.table, sc, opts.register)
-        if v.kind != "original":
+        if v.kind == "synthetic":
+            parts.update(synthetic_parts(original, v.table, v.control, sc, notes, prefix))
+        elif v.kind != "original":
             parts.update(_tradeoff(original, v, sc, loss, notes, prefix, eng))
             if sc.numeric_keys:
                 local: list[str] = []

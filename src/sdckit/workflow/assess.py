@@ -12,7 +12,15 @@ from .._progress import measure_progress, step
 from .._validation import missing_columns_message, raise_problems
 from ..engines import in_memory_engine
 from ..report.result import AssessmentResult
-from ..report.variants import Variant, _assess, _Options, _options, _protected_variant, _with_register
+from ..report.variants import (
+    Variant,
+    _assess,
+    _Options,
+    _options,
+    _protected_variant,
+    _with_register,
+    synthetic_variant,
+)
 from ..scenario import Scenario, check_scenarios
 from .problem import SdcProblem, _published_pram, read_recipe
 from .scenarios import ScenariosAssessment, worst_verdicts
@@ -26,6 +34,8 @@ def assess(
     *,
     protected=None,
     recipes=None,
+    synthetic=None,
+    control=None,
     k=(2, 3, 5),
     max_global_risk: float = 0.01,
     include_records: bool = False,
@@ -69,6 +79,16 @@ def assess(
         Protection recipes (dicts or YAML/JSON files written by :meth:`SdcProblem.to_recipe`),
         each replayed on ``data`` under ``scenario`` and compared as one variant. A dict's
         ``"name"`` names its variant (default: the file name, or "recipe i").
+    synthetic : table or file path, a list of them, or a mapping name -> table, optional
+        Synthetic files made from ``data`` (any number of records, the scenario's keys among
+        their columns), each compared as one variant: the risk rules on its own keys, the risk
+        of a synthetic file (:func:`sdckit.synthetic_risk`: closeness and attacks), its utility
+        (:func:`sdckit.synthetic_utility`) and the published estimates. With a synthetic
+        variant the risk-utility map places every variant by how far its estimates move (the
+        loss of every change pairs records, which a synthetic file has not).
+    control : table or file path, optional
+        Original records that were not used to make the synthetic files: the baseline of the
+        synthetic files' closeness and attacks (without it an attack's success is not judged).
     k : int or sequence of int, default (2, 3, 5)
         The k of the k-anonymity table.
     max_global_risk : float in (0, 1), default 0.01
@@ -123,10 +143,27 @@ def assess(
         notes: list[str] = []
         if protected is not None:
             variants.append(_released_variant(table, protected, ids, notes, eng))
+        files = _synthetic_files(synthetic)
+        if control is not None and not files:
+            raise SdcError("control: given without a synthetic file; expected synthetic= as well")
+        variants += [
+            synthetic_variant(table, scenarios[0], f, control, i, eng, name) for i, (name, f) in enumerate(files)
+        ]
         results = [_reported(_assess(table, sc, list(variants), o, eng), sc) for sc, o in zip(scenarios, options)]
     if not several:
         return _with_notes(results[0], notes)
     return _by_scenario(scenarios, results, ids, notes)
+
+
+def _synthetic_files(synthetic) -> list[tuple[str | None, object]]:
+    """``(name or None, table or path)`` of each synthetic file: one, a list, or a mapping
+    name -> file."""
+    if synthetic is None:
+        return []
+    if isinstance(synthetic, dict):
+        return [(str(k), v) for k, v in synthetic.items()]
+    items = synthetic if isinstance(synthetic, list | tuple) else [synthetic]
+    return [(None, f) for f in items]
 
 
 def _direct_identifiers(table, scenarios) -> tuple[str, ...]:
