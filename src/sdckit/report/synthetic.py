@@ -10,6 +10,7 @@ its estimates move, the one utility measure masked and synthetic files share."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from .._errors import SdcError
 from .._progress import step
@@ -24,7 +25,7 @@ _OPTIONAL_ROLES = ("weight", "household", "strata")
 def synthetic_scenario(sc: Scenario, columns, notes: list, prefix: str) -> Scenario:
     """The scenario for a synthetic file: a role whose column the file lacks is left out (its
     risk is then unweighted, without households), with a note naming it."""
-    lacking = {}
+    lacking: dict[str, Any] = {}
     for role in _OPTIONAL_ROLES:
         value = getattr(sc, role)
         names = value if isinstance(value, tuple) else ((value,) if value else ())

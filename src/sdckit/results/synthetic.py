@@ -50,7 +50,7 @@ class SyntheticRiskResult(Result):
         ``baseline_rate``, ``control_rate`` (Wilson estimates) and their errors, the counts,
         and ``detected`` (the interval's lower end above 0).
     risk : float
-        The largest attack risk (the risk of the risk-utility map).
+        The largest attack risk (beyond the control file).
     confidence : float
     split : list of two lists or None
     dcr, exact_copy : ndarray (n_synthetic,) or None
@@ -179,7 +179,7 @@ class SyntheticUtilityResult(Result):
     tables : list of dict
         Every compared table (one-way, two-way, ... up to ``order``).
     loss : float
-        The mean TV over the tables, in [0, 1]: the loss of the risk-utility map.
+        The mean TV over the tables, in [0, 1]: how far the key tables are, in one number.
     estimates : EstimatesResult or None
         The published estimates, original against synthetic.
     order, bins : int

@@ -76,8 +76,9 @@ def synthetic_utility(
     shares and means, original against synthetic (the files are not paired; the synthetic
     totals are on its own records, so compare shares and means).
 
-    ``loss``, the mean TV over the tables, in [0, 1], places the synthetic file on a
-    risk-utility map beside masked variants (with the risk of :func:`sdckit.synthetic_risk`).
+    ``loss``, the mean TV over the tables, in [0, 1], says in one number how far the tables
+    are; :func:`sdckit.assess` (``synthetic=``) places a synthetic file on the risk-utility map
+    beside masked variants by the change of its published estimates, as every variant.
 
     Parameters
     ----------
