@@ -124,3 +124,14 @@ def test_the_command_line_compares_a_synthetic_file(parts, tmp_path, capsys):
     assert variant["name"] == "syn.csv" and variant["synthetic"]["leak"] is True
     assert "syn.csv (synthetic)" in report.read_text()
     assert pl.read_csv(paths["syn"]).height == 900
+
+
+def test_the_report_has_a_synthetic_section(result):
+    html = result.to_html()
+    assert '<section id="synthetic"><h2>Synthetic files: closeness and attacks</h2>' in html
+    block = result.variant("copies").synthetic
+    assert f"Leak of original records found: {'yes' if block['leak'] else 'no'}" in html
+    for name in block["attacks"]:
+        assert f"<td>{name}</td>" in html
+    plain = sdckit.assess(load_example(), _scenario(), recipes=[K3], progress=False)
+    assert 'id="synthetic"' not in plain.to_html()

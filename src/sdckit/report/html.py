@@ -81,6 +81,7 @@ def render(res, *, document: bool, audience: str = "internal") -> str:
         ("estimates", "How the published estimates move", _estimates),
         ("recodes", "Recoded variables: categories before and after", _recodes),
         ("pram", "PRAM transition matrices", _pram),
+        ("synthetic", "Synthetic files: closeness and attacks", _synthetic),
         ("continuous", "Continuous keys", _continuous),
     ]
     return _render(res, document, sections, _header, "Disclosure risk assessment")
@@ -643,6 +644,42 @@ def _recodes(res) -> str:
             out += f"<h3>{e(title)}</h3>" + _table(
                 ["released category", "records", "original categories merged", "which"], rows
             )
+    return out
+
+
+def _synthetic(res) -> str:
+    """Per synthetic file: its copies of original records, the attacks' success beyond the
+    control file with their intervals, and how far its distributions are (aggregates only)."""
+    out = ""
+    for v in res.variants:
+        block = v.synthetic
+        if v.kind != "synthetic" or not block:
+            continue
+        if "skipped" in block:
+            out += f"<h3>{e(v.name)}</h3><p>Skipped: {e(block['skipped'])}.</p>"
+            continue
+        rows = [
+            (name, fmt(a["risk"]), f"{fmt(a['ci'][0])} to {fmt(a['ci'][1])}" if a.get("ci") else "-",
+             {True: "yes", False: "no"}.get(a.get("detected"), "-"))
+            for name, a in block["attacks"].items()
+        ]  # fmt: skip
+        dist = block["distribution"]
+        out += (
+            f"<h3>{e(v.name)}</h3><p>Copies of original records: {fmt_percent(block['exact_copy_share'] or 0.0)}"
+            + (f" ({fmt(block['excess_copies'])} beyond the control file)" if block["control"] else "")
+            + f". Leak of original records found: {'yes' if block['leak'] else 'no'}. Distance of the key table: "
+            f"total variation {fmt(dist['tv'])}, Hellinger {fmt(dist['hellinger'])}, KL {fmt(dist['kl'])}; pMSE "
+            f"{fmt(block['pmse'])} (standardised {fmt(block['s_pmse'])}); mean distance of the one- and two-way "
+            f"tables {fmt(block['table_loss'])}.</p>"
+        )
+        if rows:
+            out += _table(["attack", "risk beyond the control", "interval", "success above the baseline"], rows)
+    if out:
+        out = (
+            "<p>A synthetic file's records are not the original's: besides the release rules on its own records, "
+            "it is judged by how many original records it copies and by attacks whose success is compared with "
+            "the same attacks on original records that were not used to make it (the control file).</p>" + out
+        )
     return out
 
 
