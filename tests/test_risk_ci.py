@@ -218,3 +218,23 @@ def test_bad_ci_parameters(testdata, kwargs, message):
 def test_ci_with_sdcmicro_compatibility_is_refused(testdata):
     with pytest.raises(sdckit.SdcError, match="ci: sdcMicro's modRisk has no intervals"):
         sdckit.loglinear_risk(testdata, KEYS[:4], weight=W, model="main", compat="sdcMicro", ci=True)
+
+
+def test_the_assessment_shows_the_interval_of_the_global_risk():
+    """Wherever the report shows the global risk it shows its 95 % interval: the same as
+    individual_risk(ci=True) gives; without weights (the file is the population) none."""
+    from sdckit.datasets import EXAMPLE_KEYS, load_example
+
+    ex = load_example()
+    keys = list(EXAMPLE_KEYS)
+    sc = sdckit.Scenario(keys=keys, weight="weight", household="household")
+    res = sdckit.assess(ex, sc, progress=False)
+    direct = sdckit.individual_risk(ex, keys, weight="weight", household="household", ci=True)
+    ci = res.original.categorical_risk["ci"]
+    assert ci["global_risk"] == pytest.approx(direct.ci["global_risk"])
+    lo, hi = ci["global_risk"]
+    assert lo < res.original.categorical_risk["global_risk"] < hi
+    assert "global risk, 95 % interval" in res.to_html() and "global risk, 95 % interval" in str(res.summary())
+    bare = sdckit.assess(ex, sdckit.Scenario(keys=keys), progress=False)
+    assert bare.original.categorical_risk["ci"] is None
+    assert "global risk, 95 % interval" not in bare.to_html()

@@ -305,6 +305,14 @@ def _risk_reading(o, res) -> str:
     return text
 
 
+def _interval(ci) -> str:
+    """A global risk's interval as shares, or "-"."""
+    if not ci:
+        return "-"
+    lo, hi = ci["global_risk"]
+    return f"{fmt_percent(lo)} to {fmt_percent(hi)}"
+
+
 def _reidentifications(res) -> str:
     vs = [v for v in res.variants if v.categorical_risk is not None]
     if not vs:
@@ -314,6 +322,8 @@ def _reidentifications(res) -> str:
         ("expected re-identifications (records)", *[fmt(v.categorical_risk["expected_reidentifications"]) for v in vs]),
         ("global risk", *[fmt_share(v.categorical_risk["global_risk"]) for v in vs]),
     ]
+    if any(v.categorical_risk.get("ci") for v in vs):
+        rows.append(("global risk, 95 % interval", *[_interval(v.categorical_risk.get("ci")) for v in vs]))
     if has_hh:
         rows += [
             (

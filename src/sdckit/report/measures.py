@@ -85,6 +85,7 @@ def categorical_risk(table, sc, ks, max_global_risk: float, pram=None) -> dict:
         weight=sc.weight,
         household=sc.household,
         allow_degenerate_keys=True,
+        ci=sc.weight is not None,  # without weights the file is the population: nothing to estimate
         **_roles(sc),
         **extra,
     )
@@ -114,6 +115,11 @@ def categorical_risk(table, sc, ks, max_global_risk: float, pram=None) -> dict:
         "expected_reidentifications_capped": thr.expected_reidentifications_capped,
         "risk_histogram": histogram(ir.risk, RISK_EDGES),
         "pram_adjusted": list(ir.pram_adjusted),
+        # the 95 % interval of the expected re-identifications and the global risk (parametric
+        # bootstrap of the population frequencies; Rinott and Shlomo 2007), None without weights
+        "ci": None
+        if ir.ci is None
+        else {k: ir.ci[k] for k in ("confidence", "method", "expected_reidentifications", "global_risk")},
     }
     if ir.household is not None:
         out["household"] = {

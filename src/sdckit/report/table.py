@@ -50,6 +50,10 @@ def variant_table(res) -> tuple[list[str], list[tuple]]:
     row("sample uniques (f_k = 1)", lambda v: risk(v, "n_sample_uniques"))
     row("expected re-identifications", lambda v: risk(v, "expected_reidentifications"))
     row("global risk", lambda v: None if cr(v) is None else _pct(cr(v)["global_risk"]))
+    row(
+        "global risk, 95 % interval",
+        lambda v: None if cr(v) is None or not cr(v).get("ci") else _interval_text(cr(v)["ci"]),
+    )
     row("records above the threshold r*", lambda v: risk(v, "n_unsafe"))
     row("meets the target", lambda v: None if cr(v) is None else ("yes" if cr(v)["safe"] else "no"))
     hh = lambda v, key: None if cr(v) is None or "household" not in cr(v) else cr(v)["household"][key]  # noqa: E731
@@ -148,6 +152,11 @@ def map_axis(res):
         return None if "skipped" in est or value is None else float(value)
 
     return x_of, "mean change of the published estimates (share)", "the mean change of the estimates", fmt_percent
+
+
+def _interval_text(ci) -> str:
+    lo, hi = ci["global_risk"]
+    return f"{_pct(lo)} to {_pct(hi)}"
 
 
 def _estimates_cell(v, key: str) -> str:
