@@ -238,3 +238,18 @@ def test_the_assessment_shows_the_interval_of_the_global_risk():
     bare = sdckit.assess(ex, sdckit.Scenario(keys=keys), progress=False)
     assert bare.original.categorical_risk["ci"] is None
     assert "global risk, 95 % interval" not in bare.to_html()
+
+
+def test_the_assessment_leaves_the_interval_out_above_its_pattern_limit(monkeypatch):
+    """The interval is drawn per key pattern: above CI_MAX_PATTERNS the report says it was left
+    out and how to get it, instead of spending minutes on a file of a million records."""
+    from sdckit.datasets import EXAMPLE_KEYS, load_example
+    from sdckit.report import measures
+
+    monkeypatch.setattr(measures, "CI_MAX_PATTERNS", 10)
+    ex = load_example()
+    sc = sdckit.Scenario(keys=list(EXAMPLE_KEYS), weight="weight")
+    res = sdckit.assess(ex, sc, progress=False)
+    ci = res.original.categorical_risk["ci"]
+    assert ci["skipped"].endswith("(more than 10); run sdckit.individual_risk(ci=True)")
+    assert "left out: " in res.to_html() and "left out (see the report)" in str(res.summary())

@@ -309,6 +309,8 @@ def _interval(ci) -> str:
     """A global risk's interval as shares, or "-"."""
     if not ci:
         return "-"
+    if "skipped" in ci:
+        return "left out: " + ci["skipped"]
     lo, hi = ci["global_risk"]
     return f"{fmt_percent(lo)} to {fmt_percent(hi)}"
 

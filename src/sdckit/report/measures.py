@@ -32,6 +32,9 @@ __all__ = [
 
 #: the log-linear model is fitted when the full table of the keys has at most this many cells
 LOGLINEAR_MAX_CELLS = 200_000
+#: the interval of the global risk is drawn per key pattern (2,000 draws each): above this many
+#: patterns (about 3 s) the report leaves it out and says so
+CI_MAX_PATTERNS = 50_000
 #: the confidentiality plot (O(n^2) distances) is drawn up to this many records
 CONFIDENTIALITY_MAX_N = 20_000
 #: histogram bins of the individual and household risk: 8 per decade from 1e-6 to 1
@@ -79,16 +82,12 @@ def categorical_risk(table, sc, ks, max_global_risk: float, pram=None) -> dict:
 
     step("individual and household risk")
     extra = {"pram": pram} if pram else {}
-    ir = individual_risk(
-        table,
-        list(sc.keys),
-        weight=sc.weight,
-        household=sc.household,
-        allow_degenerate_keys=True,
-        ci=sc.weight is not None,  # without weights the file is the population: nothing to estimate
-        **_roles(sc),
-        **extra,
-    )
+    args = dict(weight=sc.weight, household=sc.household, allow_degenerate_keys=True, **_roles(sc), **extra)
+    ir = individual_risk(table, list(sc.keys), **args)
+    # the interval (without weights the file is the population: nothing to estimate)
+    n_patterns = ir.frequencies.n_patterns
+    if sc.weight is not None and n_patterns <= CI_MAX_PATTERNS:
+        ir = individual_risk(table, list(sc.keys), ci=True, **args)
     kan = k_anonymity(ir.frequencies, k=list(ks))
     thr = ir.threshold(max_global_risk)
     out = {
@@ -117,9 +116,7 @@ def categorical_risk(table, sc, ks, max_global_risk: float, pram=None) -> dict:
         "pram_adjusted": list(ir.pram_adjusted),
         # the 95 % interval of the expected re-identifications and the global risk (parametric
         # bootstrap of the population frequencies; Rinott and Shlomo 2007), None without weights
-        "ci": None
-        if ir.ci is None
-        else {k: ir.ci[k] for k in ("confidence", "method", "expected_reidentifications", "global_risk")},
+        "ci": _ci_of(ir, sc, n_patterns),
     }
     if ir.household is not None:
         out["household"] = {
@@ -132,6 +129,17 @@ def categorical_risk(table, sc, ks, max_global_risk: float, pram=None) -> dict:
             "risk_histogram": histogram(ir.household_risk_g, RISK_EDGES),
         }
     return out
+
+
+def _ci_of(ir, sc, n_patterns: int) -> dict | None:
+    """The interval of the global risk, or why it was left out (None without weights)."""
+    if sc.weight is None:
+        return None
+    if ir.ci is None:
+        return {
+            "skipped": f"{n_patterns:,} key patterns (more than {CI_MAX_PATTERNS:,}); run sdckit.individual_risk(ci=True)"
+        }
+    return {k: ir.ci[k] for k in ("confidence", "method", "expected_reidentifications", "global_risk")}
 
 
 def suda_of(table, sc) -> dict:

@@ -155,6 +155,8 @@ def map_axis(res):
 
 
 def _interval_text(ci) -> str:
+    if "skipped" in ci:
+        return "left out (see the report)"
     lo, hi = ci["global_risk"]
     return f"{_pct(lo)} to {_pct(hi)}"
 
