@@ -291,3 +291,26 @@ def test_random_row_order_is_written_and_replayed_by_the_recipe(testdata, scenar
         p.set_row_order("sorted")
     with pytest.raises(sdckit.SdcError, match="recipe: row_order must be"):
         sdckit.SdcProblem.from_recipe(testdata, {**recipe, "row_order": {"order": "shuffled"}})
+
+
+def test_a_recipe_is_applied_all_or_nothing_and_steps_can_be_replaced(testdata, scenario):
+    """A recipe whose second step is refused leaves the history as it was; replace_steps puts
+    a recipe's steps in place of the current ones (a branch), and keeps them when it fails."""
+    p = sdckit.SdcProblem(testdata, scenario).apply("local_suppression", k=2)
+    first = p.history
+    bad = {
+        "steps": [
+            {"method": "local_suppression", "parameters": {"k": 3}},
+            {"method": "pram", "parameters": {"variables": ["nope"]}},
+        ]
+    }
+    with pytest.raises(sdckit.SdcError, match="recipe: step 2 .pram."):
+        p.apply_recipe(bad)
+    assert p.history == first
+    with pytest.raises(sdckit.SdcError, match="recipe: step 2 .pram."):
+        p.replace_steps(bad)
+    assert p.history == first
+    k3 = {"steps": [{"method": "local_suppression", "parameters": {"k": 3}}]}
+    p.replace_steps(k3)
+    assert [s.method for s in p.history] == ["local_suppression"] and p.history[0].parameters["k"] == 3
+    pd.testing.assert_frame_equal(p.data, sdckit.SdcProblem.from_recipe(testdata, k3, scenario).data)

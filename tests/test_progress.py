@@ -60,6 +60,9 @@ def test_watcher_follows_named_steps_and_a_counted_stage_without_a_bar(capsys):
             step("household risk")  # a step inside the counted stage is its detail
             snap = w.snapshot()
             assert (snap["label"], snap["detail"], snap["share"]) == ("search", "household risk", 0.25)
+            with progress_bar(False, total=10, desc="inner") as inner:  # a nested count is not the shown one
+                inner.update(10)
+            assert w.snapshot()["share"] == 0.25 and w.snapshot()["label"] == "search"
             bar.update(3)
             assert w.snapshot()["share"] == 1.0
         assert w.snapshot()["share"] is None  # the counted stage is over

@@ -67,15 +67,20 @@ class Watcher:
         else:
             self.label, self.detail = label, None
 
-    def _counted(self, label: str, total: float, opening: bool) -> None:
+    def _counted(self, label: str, total: float, opening: bool) -> bool:
+        """Open or close a counted stage; True when an opened one is the outermost (the one
+        whose units are counted)."""
+        outermost = not self._depth
         if opening:
-            if not self._depth:
+            if outermost:
                 self.label, self.detail, self.done, self.total = label, None, 0.0, total
             self._depth += 1
+            return outermost
         else:
             self._depth = max(0, self._depth - 1)
             if not self._depth:
                 self.total = None
+            return False
 
 
 _WATCHER: ContextVar[Watcher | None] = ContextVar("sdckit_watcher", default=None)
@@ -107,12 +112,14 @@ def checkpoint(label: str | None = None, *, advance: float = 0) -> None:
         raise Cancelled("the computation was cancelled")
 
 
-def _count(label: str, total: float, opening: bool) -> None:
+def _count(label: str, total: float, opening: bool) -> bool:
+    """Tell the watcher (if any) that a counted stage opens or closes; True when an opened one
+    is the outermost, whose units the watcher counts."""
     w = _WATCHER.get()
-    if w is not None:
-        w._counted(label, total, opening)
+    outermost = w is not None and w._counted(label, total, opening)
     if opening:
         checkpoint()
+    return outermost
 
 
 def _wanted(progress) -> bool:
@@ -135,8 +142,8 @@ class Progress:
         self.label: str | None = None
         self._t0 = time.perf_counter()
         self._counted = total is not None
-        if self._counted:
-            _count(desc, total, True)
+        # only the outermost counted stage's units advance the watcher's share
+        self._outermost = self._counted and _count(desc, total, True)
         if enabled:
             try:
                 from tqdm import tqdm
@@ -146,7 +153,7 @@ class Progress:
                 self._bar = tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, leave=leave, dynamic_ncols=True)
 
     def update(self, n: float = 1) -> None:
-        checkpoint(advance=n if self._counted else 0)
+        checkpoint(advance=n if self._outermost else 0)
         if not self.enabled:
             return
         if self._bar is not None:

@@ -56,7 +56,7 @@ def export_panel():
 
 
 def export_server(input, state, problem, busy, lock) -> None:
-    exporting = Job("export", lock)
+    exporting = Job(lock)
     progress_ui(exporting, "Writing", "export_progress", "writing")
     message: reactive.Value[Exception | None] = reactive.value(None)
 

@@ -9,7 +9,7 @@ from shiny import reactive, render, ui
 from .._errors import SdcError
 from . import model
 from .jobs import Job, progress_ui
-from .widgets import apply_steps, busy_row, message_tag
+from .widgets import busy_row, message_tag
 
 __all__ = ["history_panel", "variants_server"]
 
@@ -50,8 +50,8 @@ def history_panel():
     )
 
 
-def variants_server(input, rel, problem, existing, applying, busy, revision, bump, lock) -> None:
-    comparing = Job("compare")
+def variants_server(input, rel, existing, applying, busy, revision, run_step) -> None:
+    comparing = Job()
     progress_ui(comparing, "Comparing the variants", "compare_progress", "comparing")
     message: reactive.Value[Exception | None] = reactive.value(None)
     listed = reactive.value(0)  # bumped when the saved variants change
@@ -102,18 +102,8 @@ def variants_server(input, rel, problem, existing, applying, busy, revision, bum
         message.set(None)
         recipe = rel.variants[name]
 
-        def replay(get, *_):
-            p = get()
-            saved = list(p._steps)  # restored if the replay is cancelled or fails
-            try:
-                p._steps.clear()
-                return apply_steps(p, "recipe", recipe)
-            except BaseException:
-                p._steps[:] = saved
-                raise
-
         rel.redo = []
-        applying.start(replay, lambda: pr, "recipe", recipe)
+        applying.start(run_step, lambda: pr, "branch", recipe)
 
     def _compare(original, scenario, recipes):
         from ..workflow import assess

@@ -30,8 +30,7 @@ class Job:
     worker thread (holding ``lock`` when given), ``cancel()`` stops it, ``task`` is its Shiny
     extended task (``status()``, ``result()``)."""
 
-    def __init__(self, name: str, lock: threading.Lock | None = None):
-        self.name = name
+    def __init__(self, lock: threading.Lock | None = None):
         self.watcher: Watcher | None = None
         self._lock = lock
         job = self
@@ -57,11 +56,8 @@ class Job:
     def start(self, fn, *args) -> None:
         """Run ``fn(*args)`` in the background; a run of this job still going is cancelled
         (it winds down in its thread, its result unused)."""
-        if self.watcher is not None:
-            self.watcher.cancel()
         with reactive.isolate():
-            if self.task.status() == "running":
-                self.task.cancel()
+            self.cancel()
         self.watcher = Watcher()
         self.task.invoke(self.watcher, fn, args)
 

@@ -107,7 +107,7 @@ def protect_server(input, state, scenario, revision, lock):
     rel = _Release()
     message: reactive.Value[Exception | None] = reactive.value(None)
     history_message: reactive.Value[Exception | None] = reactive.value(None)
-    applying = Job("apply", lock)
+    applying = Job(lock)
     progress_ui(applying, "Applying", "apply_progress", "applying")
 
     def bump() -> None:
@@ -262,7 +262,7 @@ def protect_server(input, state, scenario, revision, lock):
             return ui.p("No variable recoded yet.", class_="text-muted")
         return ui.div(*(_recode_table(v, t) for v, t in tables.items()), id="recode_tables")
 
-    variants_server(input, rel, problem, existing, applying, busy, revision, bump, lock)
+    variants_server(input, rel, existing, applying, busy, revision, run_step)
     search_server(input, problem, existing, busy, applying, rel, run_step)
     export_server(input, state, problem, busy, lock)
     return existing

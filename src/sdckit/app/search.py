@@ -73,7 +73,7 @@ def search_server(input, problem, existing, busy, applying, rel, run_step) -> No
     """The protection search on the current data; a point of its Pareto front, picked, is
     applied (its recipe's steps) and becomes the current state."""
 
-    searching = Job("search")
+    searching = Job()
     progress_ui(searching, "Searching", "search_progress", "searching")
     searched: dict = {"problem": None, "steps": None}  # the release the last search ran on, its steps
 

@@ -230,7 +230,7 @@ SETTLE = 0.6
 def _measure_server(input, state, scenario, existing, revision) -> None:
     """The risk overview of the current state, computed in a worker thread: on request, and
     by itself (unless switched off) once the file, the roles or the steps stop changing."""
-    job = Job("overview")
+    job = Job()
     problem: reactive.Value[Exception | None] = reactive.value(None)
     shown: reactive.Value = reactive.value(None)  # (result, what it describes): the last one computed to the end
     pending: reactive.Value = reactive.value(None)  # (time of the change, request) not yet started

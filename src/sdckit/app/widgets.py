@@ -1,12 +1,10 @@
 """Pieces the pages of ``sdckit app`` share: an action button with its *Cancel* and progress
-bar, an error message, and the application of steps that leaves the release as it was when
-cancelled or refused."""
+bar, an error message, and the application of steps (each of which leaves the release as it
+was when cancelled or refused)."""
 
 from __future__ import annotations
 
 from shiny import ui
-
-from .._errors import Cancelled, SdcError
 
 __all__ = ["apply_steps", "busy_row", "message_tag"]
 
@@ -29,16 +27,13 @@ def busy_row(button_id: str, label: str, cancel_id: str, progress_id: str) -> ui
 
 
 def apply_steps(problem, method: str, parameters: dict) -> int:
-    """One step, or with ``method="recipe"`` every step of the recipe ``parameters``; a
-    cancelled (or refused) recipe leaves the release as it was. Returns the number of steps."""
-    before = len(problem.history)
-    try:
-        if method == "recipe":
-            problem.apply_recipe(parameters)
-        else:
-            problem.apply(method, **parameters)
-    except (Cancelled, SdcError):
-        while len(problem.history) > before:
-            problem.undo()
-        raise
+    """One step, with ``method="recipe"`` every step of the recipe ``parameters`` (all or
+    nothing), or with ``method="branch"`` the recipe's steps instead of the current ones.
+    Returns the number of steps."""
+    if method == "recipe":
+        problem.apply_recipe(parameters)
+    elif method == "branch":
+        problem.replace_steps(parameters)
+    else:
+        problem.apply(method, **parameters)
     return len(problem.history)

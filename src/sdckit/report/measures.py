@@ -84,7 +84,9 @@ def categorical_risk(table, sc, ks, max_global_risk: float, pram=None) -> dict:
     extra = {"pram": pram} if pram else {}
     args = dict(weight=sc.weight, household=sc.household, allow_degenerate_keys=True, **_roles(sc), **extra)
     ir = individual_risk(table, list(sc.keys), **args)
-    # the interval (without weights the file is the population: nothing to estimate)
+    # the interval (without weights the file is the population: nothing to estimate); its
+    # draws are per pattern, so the count decides first: the second pass runs only on files of
+    # at most CI_MAX_PATTERNS patterns, where it costs a fraction of a second
     n_patterns = ir.frequencies.n_patterns
     if sc.weight is not None and n_patterns <= CI_MAX_PATTERNS:
         ir = individual_risk(table, list(sc.keys), ci=True, **args)

@@ -15,6 +15,7 @@ from typing import Any
 from .._errors import SdcError
 from .._progress import step
 from ..scenario import Scenario
+from .tradeoff import estimates_of
 
 __all__ = ["synthetic_parts", "synthetic_scenario"]
 
@@ -43,29 +44,9 @@ def synthetic_scenario(sc: Scenario, columns, notes: list, prefix: str) -> Scena
 def synthetic_parts(original, table, control, sc: Scenario, notes: list, prefix: str) -> dict:
     """The estimates and the synthetic-data block of one synthetic variant (aggregates only)."""
     return {
-        "estimates": _estimates(original, table, sc),
+        "estimates": estimates_of(original, table, sc, paired=False),
         "synthetic": _synthetic(original, table, control, sc, notes, prefix),
     }
-
-
-def _estimates(original, table, sc: Scenario) -> dict:
-    from ..utility.estimates import estimates_of_another_file
-
-    step("estimates by domain (synthetic file)")
-    weight = sc.weight if sc.weight and sc.weight in table.columns else None
-    try:
-        res = estimates_of_another_file(
-            original,
-            table,
-            keys=list(sc.keys) or None,
-            variables=list(sc.numeric_keys) or None,
-            weight=weight,
-            domains=list(sc.domains) or None,
-            missing=list(sc.missing) or None,
-        )
-    except SdcError as exc:
-        return {"skipped": f"the estimates could not be compared ({exc})"}
-    return res.to_dict()
 
 
 def _synthetic(original, table, control, sc: Scenario, notes: list, prefix: str) -> dict:

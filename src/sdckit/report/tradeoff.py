@@ -88,15 +88,18 @@ def loss_of(original, table, variables, scales, sc, pram) -> dict:
 # ----------------------------------------------------------------------------------------------
 # estimates
 # ----------------------------------------------------------------------------------------------
-def estimates_of(original, table, sc) -> dict:
-    """How the estimates data users publish move (:func:`sdckit.estimates_change`): the rows
-    and the aggregates, or ``{"skipped": reason}``."""
+def estimates_of(original, table, sc, paired: bool = True) -> dict:
+    """How the estimates data users publish move (:func:`sdckit.estimates_change`; with
+    ``paired=False``, for a file whose records are not the original's, the same comparison
+    without the pairing): the rows and the aggregates, or ``{"skipped": reason}``."""
     from .._errors import SdcError
     from ..utility import estimates_change
+    from ..utility.estimates import estimates_of_another_file
 
     step("estimates by domain")
+    compare = estimates_change if paired else estimates_of_another_file
     try:
-        res = estimates_change(
+        res = compare(
             original,
             table,
             keys=list(sc.keys) or None,

@@ -159,13 +159,32 @@ class SdcProblem:
 
     def apply_recipe(self, recipe) -> SdcProblem:
         """Apply every step of a recipe (a dict or a recipe file, such as a search result's
-        ``recipe``) to the current data, in order. Returns ``self``."""
-        for i, step in enumerate(read_recipe(recipe)["steps"]):
-            try:
-                self.apply(step["method"], **step.get("parameters", {}))
-            except SdcError as exc:
-                raise SdcError(f"recipe: step {i + 1} ({step['method']}): {exc}") from None
+        ``recipe``) to the current data, in order. All or nothing: when a step fails (or the
+        computation is cancelled) the steps applied before it are removed again. Returns
+        ``self``."""
+        before = len(self._steps)
+        try:
+            for i, step in enumerate(read_recipe(recipe)["steps"]):
+                try:
+                    self.apply(step["method"], **step.get("parameters", {}))
+                except SdcError as exc:
+                    raise SdcError(f"recipe: step {i + 1} ({step['method']}): {exc}") from None
+        except BaseException:
+            del self._steps[before:]
+            raise
         return self
+
+    def replace_steps(self, recipe) -> SdcProblem:
+        """Replace every step by the steps of ``recipe``, applied to the original (another
+        branch of the release); when one fails or the computation is cancelled, the steps
+        before stay as they were. Returns ``self``."""
+        saved = list(self._steps)
+        self._steps.clear()
+        try:
+            return self.apply_recipe(recipe)
+        except BaseException:
+            self._steps[:] = saved
+            raise
 
     # -- measures ----------------------------------------------------------------------------
     def _measure(self, table, changed: tuple, pram=None) -> dict:
