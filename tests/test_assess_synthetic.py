@@ -135,3 +135,19 @@ def test_the_report_has_a_synthetic_section(result):
         assert f"<td>{name}</td>" in html
     plain = sdckit.assess(load_example(), _scenario(), recipes=[K3], progress=False)
     assert 'id="synthetic"' not in plain.to_html()
+
+
+def test_unweighted_totals_of_a_file_of_another_size_are_on_the_original_scale(parts):
+    """A file holding every original record twice (known truth: the same distribution, twice the
+    records) has the original's totals once each record stands for n / (2 n) records: every
+    estimate, totals included, is unchanged."""
+    from sdckit.utility.estimates import estimates_of_another_file
+
+    original = parts[0]
+    twice = pl.concat([original, original])
+    res = estimates_of_another_file(original, twice, keys=list(EXAMPLE_KEYS), variables=["income"])
+    rows = res.to_dict()["rows"]
+    assert any(r["kind"] == "total" for r in rows)
+    assert all(
+        r["relative_change"] == pytest.approx(0.0, abs=1e-12) for r in rows if r.get("relative_change") is not None
+    )

@@ -169,12 +169,16 @@ def estimates_of_another_file(original, other, *, min_records: int = 5, engine=N
     """:func:`estimates_change` of a file whose records are not the original's (a synthetic
     file: any number of records, no pairing); ``roles`` as there (``keys``, ``variables``,
     ``weight``, ``household``, ``domains``, ``max_categories``, ``confidence``, ``missing``).
-    The other file's totals are on its own weights."""
+    The other file's totals are on its own weights; without weights each of its records stands
+    for n_original / n_other records, so that its totals are on the original's scale (a synthetic
+    file of another size; shares, means and coefficients do not change)."""
     eng = in_memory_engine(engine, "estimates_change", original)
     args = {k: roles.get(k) for k in ("keys", "variables", "weight", "household", "domains", "missing")}
     inp = _validated(original, other, args["keys"], args["variables"], args["weight"], args["household"],
                      args["domains"], roles.get("max_categories", 12), roles.get("confidence", 0.95), args["missing"],
                      eng, paired=False)  # fmt: skip
+    if args["weight"] is None and inp.w_p.size:
+        inp = replace(inp, w_p=inp.w_p * (inp.n / inp.w_p.size))
     return _estimates(inp, min_records)
 
 

@@ -73,8 +73,9 @@ def synthetic_utility(
     (a numeric variable in ``bins`` intervals at the original's quantiles).
 
     **Estimates** (``estimates=True``): :func:`sdckit.estimates_change` of the domain totals,
-    shares and means, original against synthetic (the files are not paired; the synthetic
-    totals are on its own records, so compare shares and means).
+    shares and means, original against synthetic (the files are not paired; without weights each
+    synthetic record stands for n_original / n_synthetic records, so the totals are on the
+    original's scale).
 
     ``loss``, the mean TV over the tables, in [0, 1], says in one number how far the tables
     are; :func:`sdckit.assess` (``synthetic=``) places a synthetic file on the risk-utility map
@@ -262,7 +263,10 @@ def _result(data: Files, prop: dict, tables: list, est, par: dict) -> SyntheticU
     two = [t for t in tables if len(t["variables"]) == 2]
     notes = []
     if est is not None:
-        notes.append("estimates: the synthetic file's totals are on its own records; compare its shares and means")
+        notes.append(
+            "estimates: the files are not paired; without weights each synthetic record stands for "
+            "n_original / n_synthetic records (the totals on the original's scale)"
+        )
     return SyntheticUtilityResult(
         keys=data.cat_names,
         variables=data.num_names,
