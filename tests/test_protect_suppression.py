@@ -13,7 +13,13 @@ from hypothesis import strategies as st
 import sdckit
 from conftest import DATA, reference_cases, shared_file
 from sdckit._core.frequencies import record_frequencies
-from sdckit._core.suppression import _Patterns, _sdcmicro_reduction, default_importance, greedy_suppression, suppress_to_k
+from sdckit._core.suppression import (
+    _Patterns,
+    _sdcmicro_reduction,
+    default_importance,
+    greedy_suppression,
+    suppress_to_k,
+)
 from sdckit.protect import local_suppression
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
