@@ -68,6 +68,7 @@ def test_recode_merging_two_regions(df):
     assert log["province"] == {
         "key": "region",
         "suppressed": 0,
+        "key_already_missing": 0,
         "merged": 4,
         "followed": 0,
         "suppressed_merged": 0,
@@ -233,9 +234,11 @@ def test_follow_key_properties(step, rnd):
     before, after, linked = step
     ch = follow_key(before, after, linked, 4)
     out = _decoded(ch, 4)
-    # suppressed wherever the key was suppressed
-    gone = (before >= 0) & (after < 0)
+    # missing wherever the key is missing after the step (suppressed, or missing already)
+    gone = after < 0
     assert all(out[i] is None for i in np.flatnonzero(gone))
+    assert ch.suppressed.sum() == np.count_nonzero(gone & (linked >= 0))
+    assert ch.already_missing.sum() == np.count_nonzero(gone & (linked >= 0) & (before < 0))
     both = (before >= 0) & (after >= 0)
     if is_function_of(before[both], after[both]):  # a recode
         # records whose key category was neither merged nor suppressed keep their value
