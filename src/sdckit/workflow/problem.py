@@ -119,14 +119,7 @@ class SdcProblem:
         ``strata``, ``missing``) come from the scenario unless given, and the ``variables`` of
         the continuous methods default to the scenario's ``numeric_keys`` (the roles each method
         declares, see :mod:`sdckit.registry`). Returns ``self``."""
-        decl = _method(method)
-        decl.check_names(parameters)
-        params = self._with_roles(decl, parameters)
-        result = decl.func(self._current, **params)
-        if self.scenario.linked:  # the linked variables follow their keys' suppressions and recodes
-            from ..protect._linked import keep_links
-
-            result = keep_links(self._current, result, self.scenario, engine=self._engine)
+        result = run_step(self._current, self.scenario, method, parameters, engine=self._engine)
         changed = tuple(sorted({v for s in self._steps for v in s.result.n_changed} | set(result.n_changed)))
         pram = _published_pram([*(st.result for st in self._steps), result])
         self._steps.append(Step(method, dict(result.parameters), result, self._measure(result.table, changed, pram)))
@@ -138,16 +131,6 @@ class SdcProblem:
             raise SdcError("undo: there is no step to undo; expected at least one applied step")
         self._steps.pop()
         return self
-
-    def _with_roles(self, decl, parameters: dict) -> dict:
-        """The parameters with every role the method declares and the caller left out filled
-        from the scenario (a role the scenario does not set stays out)."""
-        out = dict(parameters)
-        for name, role in decl.roles.items():
-            value = getattr(self.scenario, role)
-            if name not in out and value not in (None, ()):
-                out[name] = list(value) if isinstance(value, tuple) else value
-        return out
 
     def search(self, **options):
         """:func:`sdckit.search` on the current data and the scenario: the protection with the
@@ -313,6 +296,34 @@ class SdcProblem:
             order = np.random.default_rng(self._row_order["seed"]).permutation(self._original.n)
             data = take_rows(data, order)
         return write_data(data, path, metadata=metadata, overwrite=overwrite)
+
+
+def run_step(before, scenario: Scenario, method: str, parameters: dict, *, engine=None, fill_roles: bool = True):
+    """One protection step as a workflow applies it (:meth:`SdcProblem.apply`, a recipe's
+    replay, every candidate of :func:`sdckit.search`): the method's result on ``before``, the
+    roles the caller left out filled from the scenario (unless ``fill_roles=False``), and every
+    linked variable made to follow its key's suppressions and recodes. One code path, so that a
+    file the search returns is the file its recipe replays to."""
+    decl = _method(method)
+    decl.check_names(parameters)
+    params = _with_roles(decl, scenario, parameters) if fill_roles else dict(parameters)
+    result = decl.func(before, **params)
+    if scenario.linked:
+        from ..protect._linked import keep_links
+
+        result = keep_links(before, result, scenario, engine=engine)
+    return result
+
+
+def _with_roles(decl, scenario: Scenario, parameters: dict) -> dict:
+    """The parameters with every role the method declares and the caller left out filled
+    from the scenario (a role the scenario does not set stays out)."""
+    out = dict(parameters)
+    for name, role in decl.roles.items():
+        value = getattr(scenario, role)
+        if name not in out and value not in (None, ()):
+            out[name] = list(value) if isinstance(value, tuple) else value
+    return out
 
 
 def _method(name):

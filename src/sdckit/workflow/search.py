@@ -242,9 +242,14 @@ class _Search:
         return self.arx.combine(by) if self.arx is not None else _weighted(self.weights, by)
 
     def _recode(self, table, key: str, level: int):
-        from ..protect import global_recode
+        return self.step(table, "global_recode", variables=[key], hierarchy=self.h[key].recorded, level=level)
 
-        return global_recode(table, [key], hierarchy=self.h[key].recorded, level=level)
+    def step(self, table, method: str, **parameters):
+        """One step of a candidate, through the path a recipe replays on (:func:`.problem.run_step`:
+        the linked variables follow their keys); ``parameters`` as given, no role filled in."""
+        from .problem import run_step
+
+        return run_step(table, self.sc, method, parameters, engine=self.eng, fill_roles=False)
 
     # -- evaluation --------------------------------------------------------------------------
     def generalise(self, levels: tuple):
@@ -367,15 +372,13 @@ class _Search:
     def suppress_cells(self, table):
         """Local suppression for k, then suppression by risk for the risk targets; returns the
         table, the recipe steps and the cells suppressed."""
-        from ..protect import local_suppression
-
         steps, cells = [], 0
         if not self.active(table):
             return table, steps, cells
         if self.suppression == "records":
             return self._suppress_records(table)
         if self.target.k is not None:
-            res = local_suppression(table, self.active(table), k=self.target.k, missing=self.missing)
+            res = self.step(table, "local_suppression", keys=self.active(table), k=self.target.k, missing=self.missing)
             table, cells = res.table, sum(res.n_changed.values())
             steps.append(_step("local_suppression", res))
         if self.target.risk_based and cells <= self.budget:
@@ -388,11 +391,9 @@ class _Search:
 
     def _suppress_records(self, table):
         """Whole-record suppression of the classes below k; the count is in records."""
-        from ..protect import suppress_records
-
         if self.target.k is None:
             return table, [], 0
-        res = suppress_records(table, self.active(table), k=self.target.k, missing=self.missing)
+        res = self.step(table, "suppress_records", keys=self.active(table), k=self.target.k, missing=self.missing)
         return res.table, [_step("suppress_records", res)], int(res.details["n_records"])
 
     def _suppress_risk(self, table, budget: int):
@@ -449,10 +450,13 @@ class _Search:
         return best
 
     def _suppress_at(self, table, threshold: float):
-        from ..protect import suppress_by_risk
-
-        return suppress_by_risk(
-            table, self.active(table), weight=self.sc.weight, threshold=threshold, missing=self.missing
+        return self.step(
+            table,
+            "suppress_by_risk",
+            keys=self.active(table),
+            weight=self.sc.weight,
+            threshold=threshold,
+            missing=self.missing,
         )
 
     def active(self, table) -> list[str]:
@@ -765,15 +769,14 @@ def pareto_front(cands: list) -> list:
 RECIPE_VERSION = 1
 
 
-def replay(data, steps) -> tuple:
+def replay(data, scenario: Scenario, steps) -> tuple:
     """The table after the recipe ``steps`` (each ``{"method", "parameters"}``) and the
-    variables they changed."""
-    from ..registry import methods
+    variables they changed, each step applied as :meth:`sdckit.SdcProblem.apply` applies it."""
+    from .problem import run_step
 
-    funcs = {d.name: d.func for d in methods()}
     table, changed = data, set()
     for st in steps:
-        res = funcs[st["method"]](table, **dict(st["parameters"]))
+        res = run_step(table, scenario, st["method"], dict(st.get("parameters", {})))
         table = res.table
         changed |= {v for v, c in res.n_changed.items() if c}
     return table, sorted(changed)
@@ -785,6 +788,6 @@ def assess_recipes(data, scenario: Scenario, *, recipes, **options):
 
     variants = []
     for r in recipes:
-        table, changed = replay(data, r["steps"])
+        table, changed = replay(data, scenario, r["steps"])
         variants.append((r["name"], table, [st["method"] for st in r["steps"]], changed))
     return assess_variants(data, scenario, variants, **options)
