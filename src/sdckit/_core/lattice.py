@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = [
+    "MAX_NODES",
     "Criteria",
     "Hierarchy",
     "Model",
@@ -57,6 +58,9 @@ _FACTOR = 1e10
 _LN2 = math.log(2.0)
 #: memory for the class tables of evaluated nodes kept for rolling up (bytes)
 _CACHE_BYTES = 256 * 2**20
+#: the largest lattice searched (the product of the keys' numbers of levels); checked before
+#: anything of the lattice's size is built
+MAX_NODES = 2_000_000
 
 
 # ----------------------------------------------------------------------------------------------
