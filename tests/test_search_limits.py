@@ -202,3 +202,29 @@ def test_lazy_order_on_real_data_is_the_old_sorted_list():
     s = S._Search(load_example(), sdckit.Scenario(keys=list(EXAMPLE_KEYS)), {"k": 3}, None, 0.0, "cells", "loss", None)
     nodes = list(itertools.product(*[range(s.h[k].height + 1) for k in s.keys]))
     assert list(S.LatticeOrder(s)) == sorted(nodes, key=lambda n: (s.bound(n), sum(n), n))
+
+
+def test_thirteen_keys_arx_model_one_candidate():
+    """ARX's model on 1.6 million nodes: one node checked, the nodes held as small integers."""
+    d = _nominal(13)
+    sc = sdckit.Scenario(keys=list(d.columns))
+    tracemalloc.start()
+    try:
+        res = sdckit.search(
+            d, sc, target={"k": 3}, suppression="records", objective="arx", suppression_limit=0.05, max_candidates=1
+        )
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert res.n_candidates == 3**13 and res.n_checked == 1
+    assert not res.optimal and "candidate limit (1)" in res.stopped
+    assert peak < 250 * 2**20  # 625 MB before: the nodes as int64 and every node's per-key values
+
+
+def test_arx_model_time_limit_zero_checks_nothing():
+    from sdckit.workflow._arx import arx_search
+
+    d = _nominal(13)
+    rows = [["a", "ab", "*"], ["b", "ab", "*"], ["c", "c", "*"]]
+    out = arx_search(d, list(d.columns), dict.fromkeys(d.columns, rows), k=2, time_limit=0)
+    assert out.n_checked == 0 and not out.optimal and out.levels is None

@@ -257,6 +257,7 @@ def arx_search(
             max_nodes=max_nodes,
             on_check=lambda: bar.update(1),
             exhaustive=bool(exhaustive),
+            started=t0,
         )
         bar.update(out.n_pruned)  # the nodes decided without a check: the bar ends full
     return _outcome(model, out, keys, t0)
