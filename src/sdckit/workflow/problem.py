@@ -15,6 +15,7 @@ from .._validation import check_bool, check_k_list, check_new_file, raise_proble
 from ..engines import in_memory_engine
 from ..results._base import Summary, fmt
 from ..scenario import Scenario
+from ._steps import run_step
 
 __all__ = ["SdcProblem", "Step", "protection_methods", "recipe_schema"]
 
@@ -296,43 +297,6 @@ class SdcProblem:
             order = np.random.default_rng(self._row_order["seed"]).permutation(self._original.n)
             data = take_rows(data, order)
         return write_data(data, path, metadata=metadata, overwrite=overwrite)
-
-
-def run_step(before, scenario: Scenario, method: str, parameters: dict, *, engine=None, fill_roles: bool = True):
-    """One protection step as a workflow applies it (:meth:`SdcProblem.apply`, a recipe's
-    replay, every candidate of :func:`sdckit.search`): the method's result on ``before``, the
-    roles the caller left out filled from the scenario (unless ``fill_roles=False``), and every
-    linked variable made to follow its key's suppressions and recodes. One code path, so that a
-    file the search returns is the file its recipe replays to."""
-    decl = _method(method)
-    decl.check_names(parameters)
-    params = _with_roles(decl, scenario, parameters) if fill_roles else dict(parameters)
-    result = decl.func(before, **params)
-    if scenario.linked:
-        from ..protect._linked import keep_links
-
-        result = keep_links(before, result, scenario, engine=engine)
-    return result
-
-
-def _with_roles(decl, scenario: Scenario, parameters: dict) -> dict:
-    """The parameters with every role the method declares and the caller left out filled
-    from the scenario (a role the scenario does not set stays out)."""
-    out = dict(parameters)
-    for name, role in decl.roles.items():
-        value = getattr(scenario, role)
-        if name not in out and value not in (None, ()):
-            out[name] = list(value) if isinstance(value, tuple) else value
-    return out
-
-
-def _method(name):
-    from ..registry import methods
-
-    decls = {decl.name: decl for decl in methods()}
-    if not isinstance(name, str) or name not in decls:
-        raise SdcError(f"method: unknown protection method {name!r}; expected one of {', '.join(sorted(decls))}")
-    return decls[name]
 
 
 def _published_pram(results) -> dict | None:

@@ -271,9 +271,9 @@ class _Search:
         return self.step(table, "global_recode", variables=[key], hierarchy=self.h[key].recorded, level=level)
 
     def step(self, table, method: str, **parameters):
-        """One step of a candidate, through the path a recipe replays on (:func:`.problem.run_step`:
+        """One step of a candidate, through the path a recipe replays on (:func:`._steps.run_step`:
         the linked variables follow their keys); ``parameters`` as given, no role filled in."""
-        from .problem import run_step
+        from ._steps import run_step
 
         return run_step(table, self.sc, method, parameters, engine=self.eng, fill_roles=False)
 
@@ -858,7 +858,7 @@ RECIPE_VERSION = 1
 def replay(data, scenario: Scenario, steps) -> tuple:
     """The table after the recipe ``steps`` (each ``{"method", "parameters"}``) and the
     variables they changed, each step applied as :meth:`sdckit.SdcProblem.apply` applies it."""
-    from .problem import run_step
+    from ._steps import run_step
 
     table, changed = data, set()
     for st in steps:
