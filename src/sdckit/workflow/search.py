@@ -254,7 +254,7 @@ class _Search:
             for level in range(1, self.h[key].height + 1):
                 if self.expired:
                     return {}
-                rec = self._global_recode(self.table, key, level)
+                rec = self._recode(self.table, key, level)
                 res = variant_loss(self.table, rec.table, [key], scales={key: self.scales[key]}, missing=self.missing)
                 lam.append(float(res.loss))
             out[key] = lam
@@ -267,7 +267,7 @@ class _Search:
         """The objective from the per-key losses: their (weighted) mean, or ARX's geometric mean."""
         return self.arx.combine(by) if self.arx is not None else _weighted(self.weights, by)
 
-    def _global_recode(self, table, key: str, level: int):
+    def _recode(self, table, key: str, level: int):
         return self.step(table, "global_recode", variables=[key], hierarchy=self.h[key].recorded, level=level)
 
     def step(self, table, method: str, **parameters):
@@ -282,7 +282,7 @@ class _Search:
         table, steps = self.table, []
         for key, level in zip(self.keys, levels):
             if level:
-                res = self._global_recode(table, key, level)
+                res = self._recode(table, key, level)
                 table = res.table
                 steps.append(_step("global_recode", res))
         return table, steps
