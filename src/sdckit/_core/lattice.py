@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = [
+    "MAX_NODES",
     "Criteria",
     "Hierarchy",
     "Model",
@@ -57,6 +58,12 @@ _FACTOR = 1e10
 _LN2 = math.log(2.0)
 #: memory for the class tables of evaluated nodes kept for rolling up (bytes)
 _CACHE_BYTES = 256 * 2**20
+#: nodes per block when the bounds are computed: a multiple of every SIMD width, so that each
+#: block gives the floats the whole array would
+_BLOCK = 1 << 16
+#: the largest lattice searched (the product of the keys' numbers of levels); checked before
+#: anything of the lattice's size is built
+MAX_NODES = 2_000_000
 
 
 # ----------------------------------------------------------------------------------------------
@@ -143,11 +150,11 @@ def combine_codes(cols, sizes) -> np.ndarray:
     return key
 
 
-def lattice_nodes(heights) -> np.ndarray:
+def lattice_nodes(heights, dtype=np.int64) -> np.ndarray:
     """Every level vector of the lattice, shape (N, m), in mixed-radix order (the first key
     most significant): node ``i``'s index is its rank in this order."""
-    grids = np.indices([h + 1 for h in heights]).reshape(len(heights), -1).T
-    return np.ascontiguousarray(grids, dtype=np.int64)
+    grids = np.indices([h + 1 for h in heights], dtype=dtype).reshape(len(heights), -1).T
+    return np.ascontiguousarray(grids)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -581,6 +588,7 @@ def search(
     max_nodes: int | None = None,
     on_check=None,
     exhaustive: bool = False,
+    started: float | None = None,
 ) -> SearchOutcome:
     """The node with the least metric among those that satisfy the criteria (with record
     suppression up to the limit).
@@ -599,26 +607,26 @@ def search(
     cheapest generalisation by the bound) is bisected for the highest node that fails, which
     tags a whole cone of specialisations at once (the idea of FLASH's paths).
     ``exhaustive=True`` checks every node without pruning or tagging (the test oracle).
-    ``time_limit`` (seconds) or ``max_nodes`` (nodes checked) stop early with the best so far,
-    flagged as not proven optimal.
+    ``time_limit`` (seconds from ``started``, default now) or ``max_nodes`` (nodes checked)
+    stop early with the best so far, flagged as not proven optimal; the time limit also stops
+    the bounds' computation (then nothing is checked). The nodes are held as small integers and
+    only the aggregate bound per node is kept (about 5 + m bytes a node).
     """
-    return _Search(model, time_limit, max_nodes, on_check, exhaustive).run()
+    return _Search(model, time_limit, max_nodes, on_check, exhaustive, started).run()
 
 
 class _Search:
-    def __init__(self, model: Model, time_limit, max_nodes, on_check, exhaustive: bool):
-        self.t0 = time.perf_counter()
+    def __init__(self, model: Model, time_limit, max_nodes, on_check, exhaustive: bool, started=None):
+        self.t0 = time.perf_counter() if started is None else started
         self.model, self.time_limit, self.max_nodes = model, time_limit, max_nodes
         self.on_check, self.exhaustive = on_check, exhaustive
         self.tagging = model.monotone and not exhaustive
-        nodes = lattice_nodes(model.heights)
+        heights = model.heights
+        nodes = lattice_nodes(heights, dtype=np.int8 if max(heights, default=0) < 127 else np.int16)
         self.nodes = nodes
         n_nodes = len(nodes)
-        self.level_sum = nodes.sum(axis=1)
-        # the metric without suppression (``free``) and a lower bound of the metric with it
-        self.free_values = attribute_values(model, nodes, np.zeros(nodes.shape), np.zeros(n_nodes))
-        self.free = aggregate(self.free_values, model.metric)
-        self.bound = lower_bound(model, self.free_values, self.free)
+        self.level_sum = nodes.sum(axis=1, dtype=np.int32)
+        self.free, self.bound, self.expired = self._bounds(nodes)
         radix = [h + 1 for h in model.heights]
         self.mult = np.array([int(np.prod(radix[j + 1 :])) for j in range(len(radix))], dtype=np.int64)
         self.state = np.zeros(n_nodes, dtype=np.int8)  # 1 satisfies, -1 violates, 0 unknown
@@ -630,6 +638,24 @@ class _Search:
         self.evaluated: list = []
         self.n_checked = 0
 
+    def _bounds(self, nodes: np.ndarray) -> tuple:
+        """The metric without suppression (``free``) and a lower bound of the metric with it, per
+        node, block by block (stopped when the time runs out: ``expired``)."""
+        free, bound = np.empty(len(nodes)), np.empty(len(nodes))
+        for a in range(0, len(nodes), _BLOCK):
+            if self.out_of_time():
+                return free, bound, True
+            block = nodes[a : a + _BLOCK]
+            values = attribute_values(self.model, block, np.zeros(block.shape), np.zeros(len(block)))
+            free[a : a + len(block)] = aggregate(values, self.model.metric)
+            bound[a : a + len(block)] = lower_bound(self.model, values, free[a : a + len(block)])
+        return free, bound, False
+
+    def free_values(self, x: int) -> np.ndarray:
+        """The per-key metric of node ``x`` without suppression (the floats of the whole array)."""
+        level = self.nodes[x : x + 1]
+        return attribute_values(self.model, level, np.zeros(level.shape), np.zeros(1))[0]
+
     # -- one node ----------------------------------------------------------------------------
     def key(self, x: int) -> tuple:
         return (float(self.bound[x]), int(self.level_sum[x]), x)
@@ -640,7 +666,7 @@ class _Search:
             loss = None
         elif n_supp == 0:  # the metric without suppression: the same float, so ties compare equal
             loss = float(self.free[x])
-            values = self.free_values[x]
+            values = self.free_values(x)
         else:
             loss = node_aggregate(values, self.model.metric)
         self.evaluated.append((x, ok, loss, n_supp))
@@ -702,16 +728,17 @@ class _Search:
             else:
                 lo = mid
 
+    def out_of_time(self) -> bool:
+        return self.time_limit is not None and time.perf_counter() - self.t0 > self.time_limit
+
     def out_of_budget(self) -> bool:
-        if self.time_limit is not None and time.perf_counter() - self.t0 > self.time_limit:
-            return True
-        return self.max_nodes is not None and self.n_checked >= self.max_nodes
+        return self.out_of_time() or (self.max_nodes is not None and self.n_checked >= self.max_nodes)
 
     # -- the sweep ---------------------------------------------------------------------------
     def run(self) -> SearchOutcome:
-        order = np.lexsort((np.arange(len(self.nodes)), self.level_sum, self.bound))
-        optimal = True
-        for x in order.tolist():
+        optimal = not self.expired
+        order = np.zeros(0, np.int64) if self.expired else np.lexsort((self.level_sum, self.bound))
+        for x in map(int, order):  # one Python int at a time, not a list of the lattice
             if not self.exhaustive and self.best is not None and self.key(x) > self.best:
                 break
             if self.out_of_budget():

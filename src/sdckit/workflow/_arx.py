@@ -20,13 +20,12 @@ from .._progress import progress_bar
 from .._validation import check_choice, check_int, check_number, check_rule
 from ..engines import in_memory_engine
 from ..protect.recode import _hierarchy_rows, _is_missing, _key
+from ._hierarchies import check_lattice_size
 
 __all__ = ["ArxOutcome", "arx_search"]
 
 _METRICS = ("loss", "precision")
 _DIVERSITY = ("distinct", "entropy", "recursive")
-#: the largest lattice searched (its nodes and their bounds are held in memory)
-_MAX_NODES = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -227,13 +226,14 @@ def arx_search(
         raise SdcError(
             f"data: no column(s) {', '.join(map(repr, absent))}; expected the keys and the sensitive attribute"
         )
-    enc = eng.encode(table, cols)
-    hiers, base = [], []
-    for j, key in enumerate(keys):
+    parsed = []
+    for key in keys:
         rows, _ = _hierarchy_rows(hierarchies[key], eng)
-        h, base_of = _hierarchy(key, _check_hierarchy_rows(key, rows))
-        hiers.append(h)
-        base.append(_base_codes(eng, enc, j, key, base_of))
+        parsed.append(_hierarchy(key, _check_hierarchy_rows(key, rows)))
+    n_nodes = check_lattice_size({key: h.height for key, (h, _) in zip(keys, parsed)})
+    enc = eng.encode(table, cols)
+    hiers = [h for h, _ in parsed]
+    base = [_base_codes(eng, enc, j, key, base_of) for j, (key, (_, base_of)) in enumerate(zip(keys, parsed))]
     sens, sens_size = None, 0
     if sensitive is not None:
         sens = enc.codes[:, len(keys)].astype(np.int64)
@@ -250,12 +250,6 @@ def arx_search(
         metric=metric,
         gs_factor=gs,
     )
-    n_nodes = int(np.prod([h.height + 1 for h in hiers]))
-    if n_nodes > _MAX_NODES:
-        raise SdcError(
-            f"hierarchies: the lattice of the keys' levels has {n_nodes:,} nodes; expected at most "
-            f"{_MAX_NODES:,} (fewer keys or fewer levels)"
-        )
     with progress_bar(progress, n_nodes, "arx search", unit="nodes") as bar:
         out = _lat.search(
             model,
@@ -263,6 +257,7 @@ def arx_search(
             max_nodes=max_nodes,
             on_check=lambda: bar.update(1),
             exhaustive=bool(exhaustive),
+            started=t0,
         )
         bar.update(out.n_pruned)  # the nodes decided without a check: the bar ends full
     return _outcome(model, out, keys, t0)

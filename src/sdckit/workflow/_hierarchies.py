@@ -17,7 +17,7 @@ import numpy as np
 from .._errors import SdcError
 from ..protect.recode import _hierarchy_map, _hierarchy_rows, _key
 
-__all__ = ["TOP", "Hierarchy", "auto_hierarchy", "read_hierarchies"]
+__all__ = ["TOP", "Hierarchy", "auto_hierarchy", "check_lattice_size", "read_hierarchies"]
 
 #: the label of the top level (every category merged)
 TOP = "*"
@@ -62,6 +62,24 @@ def read_hierarchies(hierarchies, keys, values_of, kind_of, eng) -> dict[str, Hi
             out[key] = Hierarchy(auto_hierarchy(values, counts, kind_of(key)), None, "automatic")
             out[key].recorded = out[key].rows
     return out
+
+
+def check_lattice_size(heights: dict[str, int]) -> int:
+    """The number of nodes of the lattice of ``{key: height}`` (the product of the keys' numbers
+    of levels, height + 1 each), or a clear error when it is above :data:`MAX_NODES`: checked
+    before anything of the lattice's size is built."""
+    from .._core.lattice import MAX_NODES
+
+    size = math.prod(h + 1 for h in heights.values())
+    if size > MAX_NODES:
+        widest = sorted(heights, key=lambda k: -heights[k])[:3]
+        levels = ", ".join(f"{k} {heights[k] + 1}" for k in widest)
+        raise SdcError(
+            f"hierarchies: the lattice of the {len(heights)} keys' levels has {size:,} nodes (the product of "
+            f"each key's number of levels; the most: {levels}); expected at most {MAX_NODES:,}: search fewer "
+            "keys, give hierarchies with fewer levels (hierarchies={key: ...}), or recode keys before the search"
+        )
+    return size
 
 
 def _given(key: str, spec, values, eng) -> Hierarchy:

@@ -4,6 +4,8 @@ replays."""
 
 from __future__ import annotations
 
+import time
+
 from ._candidates import Candidate, Outcome
 
 __all__ = ["records_search"]
@@ -12,11 +14,14 @@ __all__ = ["records_search"]
 N_RUNNERS = 3
 
 
-def records_search(s, limit_t, progress) -> Outcome:
+def records_search(s, limit_t, progress, limit_n=None, t0=None) -> Outcome:
     """ARX's optimal node for ``s``'s target (k and/or l, whole-record suppression up to the
     limit, ARX's Loss), rebuilt as :func:`sdckit.global_recode` steps and
-    :func:`sdckit.suppress_records`."""
+    :func:`sdckit.suppress_records`. ``limit_t`` (seconds from ``t0``) and ``limit_n`` (nodes
+    checked) stop ARX's search early."""
     t = s.target
+    if limit_t is not None and t0 is not None:
+        limit_t = max(0.0, limit_t - (time.perf_counter() - t0))
     arx_search = _arx_search()
     out = arx_search(
         s.table,
@@ -29,6 +34,7 @@ def records_search(s, limit_t, progress) -> Outcome:
         suppression_limit=s.limit,
         metric="loss",
         time_limit=limit_t,
+        max_nodes=limit_n,
         progress=progress,
     )
     notes: list[str] = []
@@ -61,9 +67,16 @@ def records_search(s, limit_t, progress) -> Outcome:
         out.n_pruned,
         0,
         bool(out.optimal),
-        None if out.optimal else "the time limit",
+        None if out.optimal else _stopped_at(out, limit_n),
         {"notes": notes},
     )
+
+
+def _stopped_at(out, limit_n) -> str:
+    """The limit that stopped ARX's search."""
+    if limit_n is not None and out.n_checked >= limit_n:
+        return f"the candidate limit ({limit_n})"
+    return "the time limit"
 
 
 def _arx_search():

@@ -15,6 +15,7 @@ from .._validation import check_bool, check_k_list, check_new_file, raise_proble
 from ..engines import in_memory_engine
 from ..results._base import Summary, fmt
 from ..scenario import Scenario
+from ._steps import run_step
 
 __all__ = ["SdcProblem", "Step", "protection_methods", "recipe_schema"]
 
@@ -119,14 +120,7 @@ class SdcProblem:
         ``strata``, ``missing``) come from the scenario unless given, and the ``variables`` of
         the continuous methods default to the scenario's ``numeric_keys`` (the roles each method
         declares, see :mod:`sdckit.registry`). Returns ``self``."""
-        decl = _method(method)
-        decl.check_names(parameters)
-        params = self._with_roles(decl, parameters)
-        result = decl.func(self._current, **params)
-        if self.scenario.linked:  # the linked variables follow their keys' suppressions and recodes
-            from ..protect._linked import keep_links
-
-            result = keep_links(self._current, result, self.scenario, engine=self._engine)
+        result = run_step(self._current, self.scenario, method, parameters, engine=self._engine)
         changed = tuple(sorted({v for s in self._steps for v in s.result.n_changed} | set(result.n_changed)))
         pram = _published_pram([*(st.result for st in self._steps), result])
         self._steps.append(Step(method, dict(result.parameters), result, self._measure(result.table, changed, pram)))
@@ -138,16 +132,6 @@ class SdcProblem:
             raise SdcError("undo: there is no step to undo; expected at least one applied step")
         self._steps.pop()
         return self
-
-    def _with_roles(self, decl, parameters: dict) -> dict:
-        """The parameters with every role the method declares and the caller left out filled
-        from the scenario (a role the scenario does not set stays out)."""
-        out = dict(parameters)
-        for name, role in decl.roles.items():
-            value = getattr(self.scenario, role)
-            if name not in out and value not in (None, ()):
-                out[name] = list(value) if isinstance(value, tuple) else value
-        return out
 
     def search(self, **options):
         """:func:`sdckit.search` on the current data and the scenario: the protection with the
@@ -313,15 +297,6 @@ class SdcProblem:
             order = np.random.default_rng(self._row_order["seed"]).permutation(self._original.n)
             data = take_rows(data, order)
         return write_data(data, path, metadata=metadata, overwrite=overwrite)
-
-
-def _method(name):
-    from ..registry import methods
-
-    decls = {decl.name: decl for decl in methods()}
-    if not isinstance(name, str) or name not in decls:
-        raise SdcError(f"method: unknown protection method {name!r}; expected one of {', '.join(sorted(decls))}")
-    return decls[name]
 
 
 def _published_pram(results) -> dict | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import heapq
 import itertools
 import math
 import time
@@ -33,7 +34,7 @@ from ..engines import in_memory_engine
 from ..results.search import SearchResult
 from ..scenario import Scenario
 from ._candidates import Candidate, Outcome
-from ._hierarchies import read_hierarchies
+from ._hierarchies import check_lattice_size, read_hierarchies
 
 __all__ = ["SEARCH_TARGETS", "search"]
 
@@ -162,7 +163,7 @@ def _check_diversity(t: dict, scenario: Scenario, table, problems: list) -> dict
 class _Search:
     """The state of one search: data, roles, hierarchies, per-level losses, candidates."""
 
-    def __init__(self, data, scenario, target, hierarchies, limit, suppression, objective, weights):
+    def __init__(self, data, scenario, target, hierarchies, limit, suppression, objective, weights, deadline=None):
         self.eng = in_memory_engine(None, "search", data)
         self.table = self.eng.table(data)
         if not isinstance(scenario, Scenario):
@@ -181,7 +182,9 @@ class _Search:
         from ..report.tradeoff import loss_scales
 
         self.scales = loss_scales(self.table, scenario, self.keys, self.eng)
+        self._check_finite()
         self.h = read_hierarchies(hierarchies, self.keys, self._values, self._kind, self.eng)
+        self.n_nodes = check_lattice_size({k: self.h[k].height for k in self.keys})
         self.n = self.table.n
         units = self.n if self.suppression == "records" else self.n * len(self.keys)
         self.budget = int(math.floor(self.limit * units + 1e-9))
@@ -191,6 +194,7 @@ class _Search:
             from ._arx_loss import ArxLoss
 
             self.arx = ArxLoss(self)
+        self.deadline = deadline
         self.lam = self._level_losses()
 
     def _check_model(self) -> None:
@@ -203,6 +207,25 @@ class _Search:
             )
         if self.objective == "arx" and self.weights is not None:
             raise SdcError("weights: ARX's Loss weighs the keys equally; expected no weights with objective='arx'")
+
+    def _check_finite(self) -> None:
+        """A key on a numeric scale holds finite numbers (NaN and null are missing values)."""
+        problems = []
+        for key in self.keys:
+            if self.scales[key] == "numeric" and self.table.is_numeric(key):
+                n_inf = self.table.float_summary(key)["n_inf"]
+                if n_inf:
+                    problems.append(
+                        f"scenario: key {key} holds {n_inf} infinite value(s) (inf or -inf); expected finite "
+                        f"numbers (NaN and null are missing values), or {key} on a nominal scale "
+                        f"(Scenario(scales={{{key!r}: 'nominal'}})) where inf is a category"
+                    )
+        raise_problems(problems)
+
+    @property
+    def expired(self) -> bool:
+        """The time limit passed (checked between the steps that come before the first candidate)."""
+        return self.deadline is not None and time.perf_counter() > self.deadline
 
     # -- hierarchies -------------------------------------------------------------------------
     def _values(self, key: str):
@@ -219,7 +242,8 @@ class _Search:
     # -- per-level losses: the lower bound of every node ---------------------------------------
     def _level_losses(self) -> dict[str, list[float]]:
         """lambda_j at every level of every key: the generalisation-only loss of a node is the
-        weighted mean of its keys' lambda_j (each variable's loss depends on its column only)."""
+        weighted mean of its keys' lambda_j (each variable's loss depends on its column only).
+        Empty once the time limit has passed (the search then stops before its first candidate)."""
         from ..utility import variant_loss
 
         if self.arx is not None:
@@ -228,6 +252,8 @@ class _Search:
         for key in self.keys:
             lam = [0.0]
             for level in range(1, self.h[key].height + 1):
+                if self.expired:
+                    return {}
                 rec = self._recode(self.table, key, level)
                 res = variant_loss(self.table, rec.table, [key], scales={key: self.scales[key]}, missing=self.missing)
                 lam.append(float(res.loss))
@@ -242,9 +268,14 @@ class _Search:
         return self.arx.combine(by) if self.arx is not None else _weighted(self.weights, by)
 
     def _recode(self, table, key: str, level: int):
-        from ..protect import global_recode
+        return self.step(table, "global_recode", variables=[key], hierarchy=self.h[key].recorded, level=level)
 
-        return global_recode(table, [key], hierarchy=self.h[key].recorded, level=level)
+    def step(self, table, method: str, **parameters):
+        """One step of a candidate, through the path a recipe replays on (:func:`._steps.run_step`:
+        the linked variables follow their keys); ``parameters`` as given, no role filled in."""
+        from ._steps import run_step
+
+        return run_step(table, self.sc, method, parameters, engine=self.eng, fill_roles=False)
 
     # -- evaluation --------------------------------------------------------------------------
     def generalise(self, levels: tuple):
@@ -367,15 +398,13 @@ class _Search:
     def suppress_cells(self, table):
         """Local suppression for k, then suppression by risk for the risk targets; returns the
         table, the recipe steps and the cells suppressed."""
-        from ..protect import local_suppression
-
         steps, cells = [], 0
         if not self.active(table):
             return table, steps, cells
         if self.suppression == "records":
             return self._suppress_records(table)
         if self.target.k is not None:
-            res = local_suppression(table, self.active(table), k=self.target.k, missing=self.missing)
+            res = self.step(table, "local_suppression", keys=self.active(table), k=self.target.k, missing=self.missing)
             table, cells = res.table, sum(res.n_changed.values())
             steps.append(_step("local_suppression", res))
         if self.target.risk_based and cells <= self.budget:
@@ -388,11 +417,9 @@ class _Search:
 
     def _suppress_records(self, table):
         """Whole-record suppression of the classes below k; the count is in records."""
-        from ..protect import suppress_records
-
         if self.target.k is None:
             return table, [], 0
-        res = suppress_records(table, self.active(table), k=self.target.k, missing=self.missing)
+        res = self.step(table, "suppress_records", keys=self.active(table), k=self.target.k, missing=self.missing)
         return res.table, [_step("suppress_records", res)], int(res.details["n_records"])
 
     def _suppress_risk(self, table, budget: int):
@@ -449,10 +476,13 @@ class _Search:
         return best
 
     def _suppress_at(self, table, threshold: float):
-        from ..protect import suppress_by_risk
-
-        return suppress_by_risk(
-            table, self.active(table), weight=self.sc.weight, threshold=threshold, missing=self.missing
+        return self.step(
+            table,
+            "suppress_by_risk",
+            keys=self.active(table),
+            weight=self.sc.weight,
+            threshold=threshold,
+            missing=self.missing,
         )
 
     def active(self, table) -> list[str]:
@@ -544,7 +574,15 @@ def search(
     the winner is proven optimal. For k-anonymity alone, a generalisation of a node that
     meets it without suppression meets it too (Samarati 2001; LeFevre et al. 2005; ARX's
     FLASH): it is taken as safe without measuring. ``time_limit`` and ``max_candidates``
-    stop the search early: the best candidate so far is returned, flagged as best effort.
+    stop the search early: the best candidate so far is returned, flagged as best effort. The
+    nodes are made one at a time (:class:`LatticeOrder`), never the whole lattice, so both
+    limits hold from the first step; a lattice of more than 2,000,000 nodes (the product of the
+    keys' numbers of levels) is refused before anything of its size is built.
+
+    Every step of a candidate runs as :meth:`sdckit.SdcProblem.apply` runs it (the scenario's
+    linked variables follow their keys), so that ``protected`` is its ``recipe`` replayed. A
+    key on a numeric scale must be finite (an infinite value is an error; NaN and null are
+    missing values).
 
     The bound is exact for the nodes that need no suppression; a suppressed cell costs at
     least as much as the generalised value it replaces, except that, for a nominal key, removing
@@ -588,9 +626,11 @@ def search(
     weights : mapping, optional
         ``{key: weight}`` of the per-variable losses (default 1 each).
     time_limit : float, optional
-        Seconds after which the search stops with the best candidate so far.
+        Seconds after which the search stops with the best candidate so far (counted from the
+        call: the per-level losses before the first candidate count).
     max_candidates : int, optional
-        The number of candidates evaluated after which the search stops.
+        The number of candidates evaluated after which the search stops (the next-best
+        candidates evaluated after the proof count too).
     exhaustive : bool, default False
         Evaluate every candidate, without the bound (exact for every objective, at the cost of
         the whole lattice; with ``objective="loss"`` the bound may, in rare cases, pass over a
@@ -610,15 +650,19 @@ def search(
     statistical disclosure control of output data. *Statistics in Transition* 21(4).
     """
     t0 = time.perf_counter()
-    s = _Search(data, scenario, target, hierarchies, suppression_limit, suppression, objective, weights)
     limit_t = check_rule("time_limit", time_limit, allow_none=True)
     limit_n = check_rule("k", max_candidates, "max_candidates") if max_candidates is not None else None
-    if s.objective == "arx" and s.suppression == "records":
+    prune = not check_bool(exhaustive, "exhaustive")
+    deadline = None if limit_t is None else t0 + limit_t
+    s = _Search(data, scenario, target, hierarchies, suppression_limit, suppression, objective, weights, deadline)
+    if s.expired or not s.lam:
+        outcome = Outcome(None, [], s.n_nodes, 0, 0, 0, False, f"the time limit ({limit_t:g} s)")
+    elif s.objective == "arx" and s.suppression == "records":
         from ._search_records import records_search
 
-        outcome = records_search(s, limit_t, progress)
+        outcome = records_search(s, limit_t, progress, limit_n, t0)
     else:
-        outcome = _lattice_search(s, limit_t, limit_n, progress, t0, prune=not check_bool(exhaustive, "exhaustive"))
+        outcome = _lattice_search(s, limit_t, limit_n, progress, t0, prune=prune)
     result = _result(s, outcome, data, time.perf_counter() - t0)
     if s.objective == "loss" and not exhaustive and outcome.n_pruned:
         note = (
@@ -629,18 +673,60 @@ def search(
     return result
 
 
-def nodes_in_order(s: _Search) -> list[tuple]:
-    """Every node, in increasing bound (ties: fewer levels, then lexicographic)."""
-    ranges = [range(s.h[k].height + 1) for k in s.keys]
-    nodes = list(itertools.product(*ranges))
-    return sorted(nodes, key=lambda n: (s.bound(n), sum(n), n))
+class LatticeOrder:
+    """The nodes of the lattice one at a time in increasing (bound, sum of levels, levels),
+    without building the lattice: a best-first walk of a spanning tree of it from the bottom.
+
+    Each key's levels are taken in increasing per-level loss (ties: the lower level; the level
+    order itself whenever a key's loss grows with its level, as it does for nested hierarchies),
+    so that a step up the tree never lowers the bound and the sum of these ranks grows by one:
+    the order is exact. A node's children raise one key's rank, a key at or before its first
+    raised key, so that each node has one parent (no set of visited nodes is kept) and the heap
+    holds only the frontier. ``generated`` counts the nodes made so far."""
+
+    def __init__(self, s: _Search):
+        self.s = s
+        self.rank_levels = [_by_loss(s.lam[k]) for k in s.keys]
+        self.heap: list = []
+        self.generated = 0
+        self._push((0,) * len(s.keys))
+
+    def _push(self, ranks: tuple) -> None:
+        levels = tuple(order[r] for order, r in zip(self.rank_levels, ranks))
+        heapq.heappush(self.heap, (self.s.bound(levels), sum(ranks), ranks, levels))
+        self.generated += 1
+
+    def __iter__(self):
+        return self
+
+    def peek(self) -> tuple | None:
+        """The next node (its levels) without taking it, or None at the end."""
+        return self.heap[0][3] if self.heap else None
+
+    def __next__(self) -> tuple:
+        if not self.heap:
+            raise StopIteration
+        _, _, ranks, levels = heapq.heappop(self.heap)
+        first = next((j for j, r in enumerate(ranks) if r), len(ranks) - 1)
+        for j in range(first + 1):
+            if ranks[j] + 1 < len(self.rank_levels[j]):
+                self._push((*ranks[:j], ranks[j] + 1, *ranks[j + 1 :]))
+        return levels
 
 
-def _next_best(s: _Search, rest: list) -> list:
+def _by_loss(lam: list[float]) -> list[int]:
+    """A key's levels in increasing loss (ties: the lower level)."""
+    return sorted(range(len(lam)), key=lambda lv: (lam[lv], lv))
+
+
+def _next_best(s: _Search, rest, budget: int, deadline: float | None) -> list:
     """After the proof: the first pruned nodes in bound order, evaluated until RUNNERS_UP of them
-    meet the target (at most 4 RUNNERS_UP tried), to show what the next-best candidates cost."""
+    meet the target (at most 4 RUNNERS_UP tried, and within the limits left), to show what the
+    next-best candidates cost."""
     out: list = []
-    for node in rest[: 4 * RUNNERS_UP]:
+    for node in itertools.islice(rest, max(0, min(4 * RUNNERS_UP, budget))):
+        if deadline is not None and time.perf_counter() > deadline:
+            break
         cand = s.evaluate(node)
         cand.table = None
         if cand.within_limit:
@@ -651,25 +737,30 @@ def _next_best(s: _Search, rest: list) -> list:
 
 
 def _lattice_search(s: _Search, limit_t, limit_n, progress, t0, prune: bool = True) -> Outcome:
-    nodes = nodes_in_order(s)
+    n_nodes = s.n_nodes
+    order = LatticeOrder(s)
+    deadline = None if limit_t is None else t0 + limit_t
     best, evaluated = None, []
     safe_nodes: list[tuple] = []
-    n_tagged, stopped = 0, None
-    with progress_bar(progress, len(nodes), "search", unit="candidates") as bar:
-        for i, node in enumerate(nodes):
+    n_tagged, stopped, checked = 0, None, 0
+    with progress_bar(progress, n_nodes, "search", unit="candidates") as bar:
+        while (node := order.peek()) is not None:
             if prune and best is not None and s.bound(node) >= best.loss:
-                bar.update(len(nodes) - i)  # the pruned candidates: done
-                evaluated += _next_best(s, nodes[i:])
-                return Outcome(best, evaluated, len(nodes), i, len(nodes) - i, n_tagged, True)
-            if limit_n is not None and i >= limit_n:
+                bar.update(n_nodes - checked)  # the pruned candidates: done
+                budget = 4 * RUNNERS_UP if limit_n is None else limit_n - checked
+                evaluated += _next_best(s, order, budget, deadline)
+                return Outcome(best, evaluated, n_nodes, checked, n_nodes - checked, n_tagged, True)
+            if limit_n is not None and checked >= limit_n:
                 stopped = f"the candidate limit ({limit_n})"
                 break
-            if limit_t is not None and time.perf_counter() - t0 > limit_t:
+            if deadline is not None and time.perf_counter() > deadline:
                 stopped = f"the time limit ({limit_t:g} s)"
                 break
+            next(order)
             tagged = s.target.monotone and any(all(a >= b for a, b in zip(node, sn)) for sn in safe_nodes)
             n_tagged += tagged
             cand = s.evaluate(node, tagged=tagged)
+            checked += 1
             bar.update(1)
             if cand.meets and cand.cells == 0 and s.target.monotone:
                 safe_nodes.append(node)
@@ -679,8 +770,7 @@ def _lattice_search(s: _Search, limit_t, limit_n, progress, t0, prune: bool = Tr
                 if cand.meets and (best is None or cand.loss < best.loss):
                     best, best_table = cand, cand_table
                     best.table = best_table
-    checked = i if stopped is not None else len(nodes)
-    return Outcome(best, evaluated, len(nodes), checked, 0, n_tagged, stopped is None, stopped)
+    return Outcome(best, evaluated, n_nodes, checked, 0, n_tagged, stopped is None, stopped)
 
 
 def _result(s: _Search, out: Outcome, data, seconds: float) -> SearchResult:
@@ -765,15 +855,14 @@ def pareto_front(cands: list) -> list:
 RECIPE_VERSION = 1
 
 
-def replay(data, steps) -> tuple:
+def replay(data, scenario: Scenario, steps) -> tuple:
     """The table after the recipe ``steps`` (each ``{"method", "parameters"}``) and the
-    variables they changed."""
-    from ..registry import methods
+    variables they changed, each step applied as :meth:`sdckit.SdcProblem.apply` applies it."""
+    from ._steps import run_step
 
-    funcs = {d.name: d.func for d in methods()}
     table, changed = data, set()
     for st in steps:
-        res = funcs[st["method"]](table, **dict(st["parameters"]))
+        res = run_step(table, scenario, st["method"], dict(st.get("parameters", {})))
         table = res.table
         changed |= {v for v, c in res.n_changed.items() if c}
     return table, sorted(changed)
@@ -785,6 +874,6 @@ def assess_recipes(data, scenario: Scenario, *, recipes, **options):
 
     variants = []
     for r in recipes:
-        table, changed = replay(data, r["steps"])
+        table, changed = replay(data, scenario, r["steps"])
         variants.append((r["name"], table, [st["method"] for st in r["steps"]], changed))
     return assess_variants(data, scenario, variants, **options)
