@@ -2,9 +2,9 @@
 merged categories (sdcMicro's ghostVars carry the local-suppression pattern); measures do not
 count it as a key.
 
-The sdcMicro comparison is by its documented behaviour (R/localSuppression.R: after the
-suppression, ``manipGhostVars[[v]][is.na(manipKeyVars[[key]])] <- NA``): R is not available here,
-so the reference is the hand-worked example below and that rule, checked on every method."""
+sdcMicro's rule (R/localSuppression.R: after the suppression,
+``manipGhostVars[[v]][is.na(manipKeyVars[[key]])] <- NA``) is checked against its outputs in
+test_linked_sdcmicro.py; here are the hand-worked examples and that rule on every method."""
 
 from __future__ import annotations
 
@@ -68,6 +68,7 @@ def test_recode_merging_two_regions(df):
     assert log["province"] == {
         "key": "region",
         "suppressed": 0,
+        "key_already_missing": 0,
         "merged": 4,
         "followed": 0,
         "suppressed_merged": 0,
@@ -196,6 +197,63 @@ def test_linked_errors(df):
         sdckit.Scenario(keys=["region"], linked={"province": "region"}).linked["x"] = "region"
 
 
+def test_a_key_missing_in_the_input_makes_its_linked_variable_missing():
+    """The smallest example of sdcMicro's rule beyond the step's own suppressions: region is
+    missing in row 1 of the input, its province P1 is not. Any step (here a recode of sex that
+    only renames) makes the province missing there; the other rows keep theirs."""
+    df = pl.DataFrame({"region": ["r1", None, "r1", "r2"], "sex": ["m", "f", "m", "f"], "prov": ["P1"] * 3 + ["P2"]})
+    p = sdckit.SdcProblem(df, sdckit.Scenario(keys=["region", "sex"], linked={"prov": "region"}), k=(2,))
+    p.apply("global_recode", variables=["sex"], mapping={"m": "male", "f": "female"})
+    assert p.data["prov"].to_list() == ["P1", None, "P1", "P2"]
+    log = p.history[-1].result.details["linked"]["prov"]
+    assert log["suppressed"] == log["key_already_missing"] == 1
+    assert any("1 of them where region was already missing" in n for n in p.history[-1].result.notes)
+    assert df["prov"].to_list() == ["P1", "P1", "P1", "P2"]  # the input is unchanged
+
+
+def test_a_variable_linked_to_two_keys():
+    """Hand-worked: prov is linked to region and district. Merging districts d1 and d2 (both in
+        province P1, of region r1) changes nothing; suppressing region in row 2 and district in row 4
+        makes prov missing in both rows (here the suppressed values are in the input: any step makes
+    prov missing there); merging d3 and d4 (provinces P2 and P3) gives prov their union."""
+    df = pl.DataFrame(
+        {
+            "region": ["r1", "r1", "r1", "r2", "r2", "r2"],
+            "district": ["d1", "d2", "d2", "d3", "d4", "d4"],
+            "prov": ["P1", "P1", "P1", "P2", "P3", "P3"],
+        }
+    )
+    links = {"prov": ["region", "district"]}
+    merged = keep_links(
+        df, sdckit.global_recode(df, "district", mapping={"d1": "A", "d2": "A", "d3": "d3", "d4": "d4"}), links
+    )
+    assert merged.data["prov"].to_list() == df["prov"].to_list()
+    cut = df.with_columns(
+        region=pl.Series(["r1", "r1", None, "r2", "r2", "r2"]), district=pl.Series(["d1", "d2", "d2", "d3", None, "d4"])
+    )
+    sc = sdckit.Scenario(keys=["region", "district"], linked=links)
+    p = sdckit.SdcProblem(cut, sc, k=(2,))
+    p.apply("global_recode", variables=["district"], mapping={"d1": "d1", "d2": "d2", "d3": "d3", "d4": "d4"})
+    assert p.data["prov"].to_list() == ["P1", "P1", None, "P2", None, "P3"]
+    log = p.history[-1].result.details["linked"]["prov"]
+    assert log["key"] == ["region", "district"] and log["suppressed"] == 2
+    assert log["by_key"]["region"]["suppressed"] == log["by_key"]["district"]["suppressed"] == 1
+    p.apply("global_recode", variables=["district"], mapping={"d1": "d1", "d2": "d2", "d3": "B", "d4": "B"})
+    assert p.data["prov"].to_list() == ["P1", "P1", None, "P2|P3", None, "P2|P3"]
+
+
+def test_several_keys_round_trip_through_a_recipe(df, tmp_path):
+    sc = sdckit.Scenario(keys=["region", "sex"], linked={"province": ["region", "sex"], "town": ["region"]})
+    assert sc.linked == {"province": ("region", "sex"), "town": "region"}  # one key is kept as a text
+    assert sc.to_dict()["linked"] == {"province": ["region", "sex"], "town": "region"}
+    p = sdckit.SdcProblem(df, sc).apply("local_suppression", k=2)
+    for name in ("r.yaml", "r.json"):
+        p.to_recipe(tmp_path / name)
+        again = sdckit.SdcProblem.from_recipe(df, tmp_path / name)
+        assert again.scenario == sc and again.data.equals(p.data)
+    assert sdckit.Scenario.from_dict(sc.to_dict()) == sc
+
+
 # ----------------------------------------------------------------------------------------------
 # the kernel: properties
 # ----------------------------------------------------------------------------------------------
@@ -233,9 +291,11 @@ def test_follow_key_properties(step, rnd):
     before, after, linked = step
     ch = follow_key(before, after, linked, 4)
     out = _decoded(ch, 4)
-    # suppressed wherever the key was suppressed
-    gone = (before >= 0) & (after < 0)
+    # missing wherever the key is missing after the step (suppressed, or missing already)
+    gone = after < 0
     assert all(out[i] is None for i in np.flatnonzero(gone))
+    assert ch.suppressed.sum() == np.count_nonzero(gone & (linked >= 0))
+    assert ch.already_missing.sum() == np.count_nonzero(gone & (linked >= 0) & (before < 0))
     both = (before >= 0) & (after >= 0)
     if is_function_of(before[both], after[both]):  # a recode
         # records whose key category was neither merged nor suppressed keep their value

@@ -13,7 +13,13 @@ from hypothesis import strategies as st
 import sdckit
 from conftest import DATA, reference_cases, shared_file
 from sdckit._core.frequencies import record_frequencies
-from sdckit._core.suppression import _Patterns, default_importance, greedy_suppression, suppress_to_k
+from sdckit._core.suppression import (
+    _Patterns,
+    _sdcmicro_reduction,
+    default_importance,
+    greedy_suppression,
+    suppress_to_k,
+)
 from sdckit.protect import local_suppression
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -166,11 +172,10 @@ def test_output_is_k_anonymous_and_keeps_everything_else(data, k, method, strata
         assert set(data["s"].to_numpy()[unresolved].tolist()) <= small
     elif method == "greedy":
         assert not unresolved.any()
-    else:  # sdcMicro's speed-up searches only the first k records of each pattern (missing values
-        # read as the column's first value) and puts the others back unchanged: those may stay
-        # below k, and the result says so
-        assert res.details["n_unresolved"] == unresolved.sum()
-        assert not unresolved.any() or "method='greedy' resolves" in " ".join(res.notes)
+    else:  # sdcMicro's speed-up searches only the first k records of each pattern and puts the
+        # others back unchanged; each of those has k identical records in the search, which are
+        # never below k, so it ends k-anonymous too
+        assert not unresolved.any() and res.details["n_unresolved"] == 0
     # a suppression never lowers f_k, except through sdcMicro's frequency rule that a record
     # missing on every key does not count for complete records
     emptied = out.select(keys).select(pl.all_horizontal(pl.all().is_null())).to_series().to_numpy()
@@ -287,20 +292,16 @@ def test_pandas_categoricals_keep_their_kind():
     assert out["k"].isna().sum() == 1  # one missing value matches both uniques (2 and 3): f = 2 each
 
 
-def test_sdcmicro_speed_up_can_leave_records_below_k_and_says_so():
-    # Two complete records (0, 0) and 27 records missing on both keys. Under sdcMicro's rule a
-    # record missing on every key does not count for complete records, so each (0, 0) has
-    # f = 2 < 3. sdcMicro's reduction reads missing values as the column's first value (0), so
-    # all 29 records form one pattern and only its first k = 3 rows (0, 1, 2) are searched:
-    # row 0 loses k1 and reaches f = 29; row 26 is put back unchanged with f = 2 (row 0 and
-    # itself). The greedy method searches every record and resolves both.
-    k0 = [None] * 29
-    k0[0] = k0[26] = 0
-    data = pl.DataFrame({"k0": k0, "k1": list(k0)}, schema={"k0": pl.Int64, "k1": pl.Int64})
-    res = local_suppression(data, ["k0", "k1"], k=3, method="sdcmicro")
-    assert res.details["unresolved_rows"].tolist() == [26]
-    assert res.data["k1"][0] is None and res.data["k1"][26] == 0
-    assert _fk(res.data, ["k0", "k1"])[[0, 26]].tolist() == [29, 2]
-    assert any("method='greedy' resolves" in n for n in res.notes)
-    greedy = local_suppression(data, ["k0", "k1"], k=3, method="greedy")
-    assert greedy.details["n_unresolved"] == 0 and greedy.notes == ()
+def test_sdcmicro_reduction_keeps_a_missing_value_as_a_category():
+    """sdcMicro's speed-up searches the first k records of every key pattern. Its comment says
+    that a missing value is first replaced by the column's first value, but its code evaluates
+    that value on the missing rows only (``xKeys[is.na(v), v := unique(v)[1]]``), so a missing
+    value stays missing and forms patterns of its own.
+
+    Hand-worked, k = 2: rows 0, 2, 5 have (0, 0) and rows 1, 3, 4 have (NA, 0). The patterns are
+    (0, 0) and (NA, 0); their first two rows are 0, 2 and 1, 3. Replacing NA by row 0's value
+    would make one pattern of six rows and keep rows 0 and 1 only."""
+    codes = np.array([[0, 0], [-1, 0], [0, 0], [-1, 0], [-1, 0], [0, 0]])
+    assert _sdcmicro_reduction(codes, 2).tolist() == [0, 1, 2, 3]
+    assert _sdcmicro_reduction(codes, 1).tolist() == [0, 1]
+    assert _sdcmicro_reduction(codes, 3).tolist() == [0, 1, 2, 3, 4, 5]

@@ -73,13 +73,15 @@ class Scenario:
         assessment reads them. They may not be keys, continuous keys or sensitive variables.
     linked : mapping, optional
         Linked ("ghost") variables: ``{"province": "region"}`` declares ``province`` linked to
-        the key ``region`` (sdcMicro's ``ghostVars``). A workflow step gives a linked variable
-        every suppression of its key; where a step merges categories of the key (a recode), a
-        linked variable that is a function of the key takes the union of the linked values of
-        the released category ("P1|P2"), and where a step moves records between categories
-        (PRAM, swapping) the linked value of the released category; a linked variable that is
-        not a function of the key is suppressed where the key was merged or moved. Measures do
-        not count a linked variable as a key.
+        the key ``region`` (sdcMicro's ``ghostVars``); ``{"prov": ["region", "district"]}``
+        links ``prov`` to two keys, and it follows each of them. After every workflow step a
+        linked variable is missing wherever its key is missing (the key's suppressions, and
+        also its missing values from the input, as in sdcMicro); where a step merges
+        categories of the key (a recode), a linked variable that is a function of the key takes
+        the union of the linked values of the released category ("P1|P2"), and where a step
+        moves records between categories (PRAM, swapping) the linked value of the released
+        category; a linked variable that is not a function of the key is suppressed where the
+        key was merged or moved. Measures do not count a linked variable as a key.
 
     Examples
     --------
@@ -100,7 +102,7 @@ class Scenario:
     name: str | None = None
     release_type: str | None = None
     direct_identifiers: tuple[str, ...] = ()
-    linked: Mapping[str, str] = field(default_factory=dict)
+    linked: Mapping[str, str | tuple[str, ...]] = field(default_factory=dict)
 
     def __post_init__(self):
         r = Roles.of(
@@ -120,7 +122,7 @@ class Scenario:
         object.__setattr__(self, "release_type", _release_type(self.release_type))
         ids = tuple(as_name_list(self.direct_identifiers, "direct_identifiers", allow_empty=True))
         object.__setattr__(self, "direct_identifiers", ids)
-        object.__setattr__(self, "linked", _linked(self.linked))
+        object.__setattr__(self, "linked", check_linked(self.linked))
         raise_problems(self._overlaps())
 
     def _overlaps(self) -> list[str]:
@@ -133,13 +135,19 @@ class Scenario:
                     f"direct_identifiers: {', '.join(both)} also in {role}; expected a direct identifier to be "
                     "removed from the release, not measured"
                 )
-        for ghost, key in self.linked.items():
-            if key not in self.keys:
-                problems.append(f"linked: {ghost!r} is linked to {key!r}, which is not a key; expected one of keys")
+        for ghost, keys in self.linked.items():
+            for key in linked_keys(keys):
+                if key not in self.keys:
+                    problems.append(f"linked: {ghost!r} is linked to {key!r}, which is not a key; expected one of keys")
             if ghost in self.keys or ghost in self.numeric_keys:
                 problems.append(f"linked: {ghost!r} is also a key; expected a linked variable outside the keys")
-            if ghost in self.direct_identifiers:
-                problems.append(f"linked: {ghost!r} is also a direct identifier; expected one role")
+            for role in ("direct_identifiers", "strata", "sensitive"):
+                if ghost in getattr(self, role):
+                    problems.append(f"linked: {ghost!r} is also in {role}; expected one role")
+            if ghost in (self.weight, self.household):
+                problems.append(
+                    f"linked: {ghost!r} is also the {'weight' if ghost == self.weight else 'household'}; expected one role"
+                )
         return problems
 
     def _roles(self) -> Roles:
@@ -156,6 +164,8 @@ class Scenario:
                 out[name] = (
                     list(value) if isinstance(value, tuple) else dict(value) if isinstance(value, dict) else value
                 )
+        if "linked" in out:  # several keys of one linked variable as a list
+            out["linked"] = {g: list(k) if isinstance(k, tuple) else k for g, k in out["linked"].items()}
         return out
 
     @classmethod
@@ -297,16 +307,34 @@ def _release_type(value) -> str | None:
     return _RELEASE_ALIASES[text]
 
 
-def _linked(value) -> _Scales:
-    """``linked`` checked: a mapping linked variable -> the key it is linked to."""
+def check_linked(value) -> _Scales:
+    """``linked`` checked: a mapping linked variable -> the key it is linked to, or a list of
+    keys (one key is kept as a text, several as a tuple)."""
     if value is None:
         return _Scales()
     if not isinstance(value, Mapping):
         raise_problems([f"linked: got {type(value).__name__}; expected a mapping such as {{'province': 'region'}}"])
-    out = {}
-    for ghost, key in value.items():
-        out[str(check_column(ghost, "linked"))] = str(check_column(key, "linked", allow_none=False))
+    out: dict = {}
+    for ghost, keys in value.items():
+        ghost = str(check_column(ghost, "linked", allow_none=False))
+        if isinstance(keys, (list, tuple)):
+            if not keys:
+                raise_problems([f"linked: {ghost!r} is linked to an empty list; expected a key or a list of keys"])
+            names = tuple(str(check_column(k, "linked", allow_none=False)) for k in keys)
+            twice = sorted({k for k in names if names.count(k) > 1})
+            if twice:
+                raise_problems(
+                    [f"linked: {ghost!r} names the key {', '.join(map(repr, twice))} twice; expected each key once"]
+                )
+            out[ghost] = names[0] if len(names) == 1 else names
+        else:
+            out[ghost] = str(check_column(keys, "linked", allow_none=False))
     return _Scales(out)
+
+
+def linked_keys(keys) -> tuple[str, ...]:
+    """The keys of one linked variable (a ``Scenario.linked`` value: one key or several)."""
+    return (keys,) if isinstance(keys, str) else tuple(keys)
 
 
 def scenarios_from_dict(d: Mapping) -> tuple[Scenario, ...]:

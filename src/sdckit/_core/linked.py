@@ -7,7 +7,7 @@ protection step share one label space, so that "the key changed" is a code compa
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -21,7 +21,8 @@ class LinkedChange:
     ``codes`` are the linked variable's new codes: ``0..n_labels-1`` its own labels, then one
     code per entry of ``merged`` (a tuple of its own codes: the union of linked values a released
     key category stands for); ``-1`` missing. ``suppressed`` marks the cells made missing because
-    the key was suppressed there; ``merged_cells`` the cells given a merged value and
+    the key is missing there after the step (``already_missing``: those of them where the key
+    was missing before the step too); ``merged_cells`` the cells given a merged value and
     ``followed`` the cells given the linked value of the released key category (a step that
     moved records between categories); ``suppressed_merged`` the cells made missing because the
     key changed there and the linked variable is not a function of the key. ``functional`` says
@@ -35,6 +36,7 @@ class LinkedChange:
     suppressed_merged: np.ndarray
     functional: bool
     followed: np.ndarray | None = None
+    already_missing: np.ndarray | None = None
 
 
 def is_function_of(key: np.ndarray, linked: np.ndarray) -> bool:
@@ -67,8 +69,11 @@ def follow_key(
     label space), which say whether it is a function of the key and what value each original
     category of the key has.
 
-    1. Where the key was present before and is missing after (suppressed), the linked value is
-       suppressed too.
+    1. Where the key is missing after the step, the linked value is made missing too: where the
+       step suppressed the key, and also where the key was missing already (in the input, or
+       from a step whose links were not kept), as sdcMicro does. A linked value kept beside a
+       missing key would tell what the key's missing value stands for, although the risk
+       measures read that missing value as matching every category.
     2. A step that maps each original category to one released category (a recode): where the
        released category stands for several original ones (merged), if the linked variable is a
        function of the key, every record of that released category takes the union of the
@@ -84,17 +89,18 @@ def follow_key(
     after = np.asarray(after, dtype=np.int64)
     codes = np.asarray(linked, dtype=np.int64).copy()
     linked = codes.copy() if linked_before is None else np.asarray(linked_before, dtype=np.int64)
-    suppressed = (before >= 0) & (after < 0) & (codes >= 0)
+    suppressed = (after < 0) & (codes >= 0)
+    already = suppressed & (before < 0)
     codes[suppressed] = -1
     both = (before >= 0) & (after >= 0)
     functional = is_function_of(before, linked)
     if not is_function_of(before[both], after[both]):
-        return _moved(before, after, linked, codes, suppressed, functional)
+        return replace(_moved(before, after, linked, codes, suppressed, functional), already_missing=already)
     touched = merged_categories(before, after) & (codes >= 0)
     empty = np.zeros(codes.shape, dtype=bool)
     if not functional:
         codes[touched] = -1
-        return LinkedChange(codes, (), suppressed, empty, touched, False, empty)
+        return LinkedChange(codes, (), suppressed, empty, touched, False, empty, already)
     merged: list[tuple] = []
     cells = empty.copy()
     for c in np.unique(after[touched]):
@@ -105,7 +111,7 @@ def follow_key(
                 merged.append(values)
             codes[rows] = n_labels + merged.index(values)
             cells |= rows
-    return LinkedChange(codes, tuple(merged), suppressed, cells, empty, True, empty)
+    return LinkedChange(codes, tuple(merged), suppressed, cells, empty, True, empty, already)
 
 
 def _moved(before, after, linked, codes, suppressed, functional: bool) -> LinkedChange:

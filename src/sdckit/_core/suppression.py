@@ -50,15 +50,16 @@ def _suppression_order(importance: np.ndarray) -> np.ndarray:
 # sdcMicro's heuristic
 # --------------------------------------------------------------------------------------------
 def _sdcmicro_reduction(codes: np.ndarray, k: int) -> np.ndarray:
-    """Rows sdcMicro keeps for the search (its speed-up, which can change the result): with
-    each missing value replaced by the column's first value (row 1; still missing if that is
-    missing), the first k records of every key pattern, in row order."""
-    keyed = codes.copy()
-    for j in range(codes.shape[1]):
-        miss = codes[:, j] < 0
-        if miss.any():
-            keyed[miss, j] = codes[0, j]
-    ids = pattern_table(keyed)[0]
+    """Rows sdcMicro keeps for the search (its speed-up, which can change the result): the
+    first k records of every key pattern, in row order, a missing value being a category of
+    its own there.
+
+    sdcMicro's comment says each missing value is first replaced by "the first unique value"
+    of its column, but its code (``xKeys[is.na(v), v := unique(v)[1]]``) evaluates
+    ``unique(v)[1]`` on the selected rows only, whose values are all missing: the missing values
+    stay missing, and a pattern with a missing value is grouped apart from every other.
+    """
+    ids = pattern_table(codes)[0]
     order = np.argsort(ids, kind="stable")
     sorted_ids = ids[order]
     starts = np.r_[0, np.flatnonzero(np.diff(sorted_ids)) + 1]
@@ -93,9 +94,9 @@ def _sdcmicro_cell(cols: np.ndarray, i: int, col_order: np.ndarray, alpha: float
 def sdcmicro_suppression(codes: np.ndarray, k: int, importance: np.ndarray, alpha: float = 1.0):
     """sdcMicro's local suppression heuristic, exactly.
 
-    1. Reduction: only the first k records of every key pattern take part (patterns formed
-       after replacing each missing value by its column's first value); the others are put
-       back unchanged at the end.
+    1. Reduction: only the first k records of every key pattern take part (a missing value
+       is a category of its own in these patterns, as sdcMicro's code has it); the others are
+       put back unchanged at the end.
     2. Repeat until every f_i >= k (f under the missing-value rule with alpha): the records
        with f_i < k, by increasing f (ties in row order), are each given one suppression, even
        when an earlier suppression of the same pass already lifted them: with D the smallest

@@ -129,15 +129,24 @@ def scenario_from_roles(roles: dict, columns=None):
             value = [v for v in (value or ()) if v]
         if value:
             given[role] = tuple(value) if several else value
+    if roles.get("linked"):  # linked variable -> key or list of keys (no field on the page)
+        given["linked"] = roles["linked"]
     if not given.get("keys") and not given.get("numeric_keys"):
         raise SdcError("keys: no key variables chosen; expected at least one key or numeric key variable")
     if columns is not None:
         for role, value in given.items():
-            names = value if isinstance(value, tuple) else (value,)
+            names = _role_columns(value)
             unknown = [n for n in names if n not in columns]
             if unknown:
                 raise SdcError(f"{role}: {', '.join(unknown)} not in the data; expected columns of the file")
     return Scenario(**given)
+
+
+def _role_columns(value) -> tuple:
+    """The columns a role names: one, several, or a mapping's linked variables and their keys."""
+    if isinstance(value, dict):
+        return (*value, *(k for keys in value.values() for k in ((keys,) if isinstance(keys, str) else keys)))
+    return value if isinstance(value, tuple) else (value,)
 
 
 def save_scenario(scenario, path, *, overwrite: bool = False):

@@ -142,11 +142,7 @@ def _result(
             for s, label in enumerate(st_labels):
                 by_stratum.setdefault(label, {})[v] = int(per_row[st_codes == s].sum())
     n_unres = int(run["unresolved_rows"].size)
-    notes = (
-        (f"{n_unres} record(s) could not be made k-anonymous (a stratum with fewer than k records).",)
-        if n_unres
-        else ()
-    )
+    notes = unresolved_notes(n_unres)
     return ProtectionResult(
         method="local_suppression",
         parameters={
@@ -181,3 +177,12 @@ def _by_category(per_row: np.ndarray, codes: np.ndarray, labels) -> dict:
     sums = np.bincount(codes[obs], weights=per_row[obs], minlength=len(labels)) if obs.any() else np.zeros(0)
     values = local_engine().label_values(labels)
     return {str(values[c]): int(n) for c, n in enumerate(sums) if n}
+
+
+def unresolved_notes(n_unresolved: int) -> tuple:
+    """Why records are still below k: a stratum smaller than k. Both methods reach k
+    otherwise (sdcMicro's speed-up leaves out of its search only records that have k identical
+    records in it, which end k-anonymous with them)."""
+    if not n_unresolved:
+        return ()
+    return (f"{n_unresolved} record(s) could not be made k-anonymous (a stratum with fewer than k records).",)

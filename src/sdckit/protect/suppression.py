@@ -10,7 +10,7 @@ from .._validation import as_missing_codes, check_alpha, check_choice, check_k, 
 from ..engines import STORED, get_engine
 from ..results.protection import ProtectionResult
 from ._common import Change, finish, read_input
-from ._suppression_engine import local_suppression_engine
+from ._suppression_engine import local_suppression_engine, unresolved_notes
 
 __all__ = ["local_suppression"]
 
@@ -148,7 +148,7 @@ def local_suppression(
         "method": method,
         "missing": list(missing) or None,
     }
-    notes = _unresolved_notes(rows.size, method)
+    notes = unresolved_notes(rows.size)
     details = {
         "n_suppressed": int(sum(int(m.sum()) for m in masks.values())),
         "importance": {v: int(i) for v, i in zip(inp.variables, imp)},
@@ -157,21 +157,6 @@ def local_suppression(
     }
     changes = {v: Change(masks[v], codes[:, j], enc.labels[j]) for j, v in enumerate(inp.variables)}
     return finish("local_suppression", parameters, inp, table, changes, details, notes)
-
-
-def _unresolved_notes(n_unresolved: int, method: str) -> tuple:
-    """Why records are still below k: a stratum smaller than k, or, with sdcMicro's method, its
-    speed-up (only the first k records of every pattern, missing values read as the column's
-    first value, take part in the search; the others are put back unchanged)."""
-    if not n_unresolved:
-        return ()
-    why = "a stratum with fewer than k records"
-    if method == "sdcmicro":
-        why += (
-            ", or records that sdcMicro's method leaves out of its search (beyond the first k of a "
-            "pattern); method='greedy' resolves those"
-        )
-    return (f"{n_unresolved} record(s) could not be made k-anonymous ({why}).",)
 
 
 def _check_k(k, combs, n: int, m: int) -> list[int]:

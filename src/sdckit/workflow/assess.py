@@ -21,7 +21,7 @@ from ..report.variants import (
     _with_register,
     synthetic_variant,
 )
-from ..scenario import Scenario, check_scenarios
+from ..scenario import Scenario, check_scenarios, linked_keys
 from .problem import SdcProblem, _published_pram, read_recipe
 from .scenarios import ScenariosAssessment, worst_verdicts
 
@@ -218,7 +218,10 @@ def _reported(result: AssessmentResult, sc: Scenario) -> AssessmentResult:
     if sc.direct_identifiers:
         parts.append(f"direct identifiers removed: {', '.join(sc.direct_identifiers)}")
     if sc.linked:
-        parts.append("linked variables (not keys): " + ", ".join(f"{g} to {k}" for g, k in sc.linked.items()))
+        parts.append(
+            "linked variables (not keys): "
+            + ", ".join(f"{g} to {' and '.join(linked_keys(k))}" for g, k in sc.linked.items())
+        )
     roles = {k: v for k, v in result.scenario.items() if k in _REPORTED_ROLES}
     return replace(result, scenario=roles, notes=("; ".join(parts), *result.notes))
 

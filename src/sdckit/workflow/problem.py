@@ -335,7 +335,10 @@ _SCENARIO_SCHEMA = {
     "name": ("text", "the scenario's name (an intruder scenario among several)"),
     "release_type": ("text", "the kind of release: public-use or scientific-use"),
     "direct_identifiers": ("columns", "direct identifiers, removed from every released file"),
-    "linked": ("mapping", "linked (ghost) variables: variable -> the key whose suppressions and recodes it follows"),
+    "linked": (
+        "mapping",
+        "linked (ghost) variables: variable -> the key (or list of keys) whose suppressions and recodes it follows",
+    ),
 }
 
 
