@@ -43,7 +43,7 @@ def _assess(data, scenario):
     return assess(data, scenario, progress=False)
 
 
-def _load_panel(initial_path: str):
+def _load_panel(initial_path: str, folder: str):
     role_inputs = [
         ui.input_selectize(role, label, choices=[], multiple=several) for role, label, several in model.ROLES
     ]
@@ -60,7 +60,8 @@ def _load_panel(initial_path: str):
             ui.card(
                 ui.card_header("Roles"),
                 *role_inputs,
-                ui.input_text("scenario_path", "Scenario file (.yaml, .yml or .json)", value="scenario.json"),
+                ui.input_text("scenario_path", "Scenario file name (.yaml, .yml or .json)", value="scenario.json"),
+                ui.tags.small(f"written into {folder} (sdckit app --folder)", class_="text-muted"),
                 ui.input_checkbox("scenario_overwrite", "replace an existing file", value=False),
                 ui.input_action_button("save_scenario", "Save the scenario"),
                 ui.output_ui("scenario_status"),
@@ -106,17 +107,23 @@ def _error(exc: Exception) -> ui.Tag:
     return ui.p(" ".join(str(exc).split()), class_="sdckit-error")
 
 
-def create_app(data: str | None = None) -> App:
-    """The Shiny application; ``data`` is a file path loaded when a session starts."""
+def create_app(data: str | None = None, folder=None) -> App:
+    """The Shiny application; ``data`` is a file path loaded when a session starts, ``folder``
+    the folder every file the app writes goes into (default: the current folder)."""
+    import os
+
     from .protect import export_panel, history_panel, protect_panel, protect_server
 
     initial = "" if data is None else str(data)
+    home = os.path.realpath(os.getcwd() if folder is None else os.fspath(folder))
+    if not os.path.isdir(home):
+        raise SdcError(f"--folder: {folder} is not an existing folder; expected the folder the app writes into")
     page = ui.page_navbar(
-        _load_panel(initial),
+        _load_panel(initial, home),
         _measure_panel(),
         protect_panel(),
         history_panel(),
-        export_panel(),
+        export_panel(home),
         title="sdckit",
         id="tabs",
         # no favicon to fetch (the browser would ask the server for /favicon.ico and get a 404)
@@ -130,6 +137,7 @@ def create_app(data: str | None = None) -> App:
             "name": reactive.value(""),
             "path": reactive.value(""),  # the file read (labels of SPSS and Stata files are read from it on export)
             "origin": reactive.value(""),  # the user's file: its path, or a chosen file's name
+            "folder": home,  # every file the app writes goes into it
         }
 
         def load(path: str, name: str, origin: str | None = None) -> None:
@@ -142,6 +150,11 @@ def create_app(data: str | None = None) -> App:
             except (SdcError, OSError) as exc:
                 state["data"].set(None)
                 state["error"].set(exc)
+            except Exception as exc:  # a reader's own message may quote a value of the file: not shown
+                state["data"].set(None)
+                state["error"].set(
+                    SdcError(f"data: {name} could not be read ({type(exc).__name__}); expected a file sdckit reads")
+                )
 
         @reactive.effect
         def _initial():
@@ -196,7 +209,13 @@ def create_app(data: str | None = None) -> App:
         @reactive.event(input.save_scenario)
         def _save():
             try:
-                path = model.save_scenario(scenario(), input.scenario_path(), overwrite=input.scenario_overwrite())
+                path = model.save_scenario(
+                    scenario(),
+                    home,
+                    input.scenario_path(),
+                    overwrite=input.scenario_overwrite(),
+                    inputs=(state["path"](),),
+                )
                 scenario_message.set(ui.p(f"Scenario written to {path}", id="scenario_saved"))
             except (SdcError, OSError) as exc:
                 scenario_message.set(_error(exc))
