@@ -152,14 +152,14 @@ class Guard:
             f"sdckit app: the file is larger than the upload limit of {_size_text(self.max_upload)} "
             "(start the app with a larger --max-upload)"
         )
+        if "chunked" in headers.get("transfer-encoding", "").lower():
+            return "sdckit app: refused: an upload must give its length (Content-Length), not be sent in chunks"
         if length is not None:
             try:
                 n = int(length)
             except ValueError:
                 return "sdckit app: refused: a request with a bad Content-Length"
             return message if n > self.max_upload else None
-        if "chunked" in headers.get("transfer-encoding", "").lower():
-            return "sdckit app: refused: an upload must give its length (Content-Length)"
         return None
 
     def _counted(self, receive):

@@ -304,7 +304,7 @@ def release_path(folder, name, kind: str, *, inputs=(), overwrite: bool = False)
             )
     if path.is_dir():
         raise SdcError(f"{kind}: {text} is a folder; expected a file name")
-    check_new_file(path, overwrite, kind, how="replace existing files")
+    check_new_file(path, overwrite, kind, how="tick the box to replace existing files")
     return path
 
 
