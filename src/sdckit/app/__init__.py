@@ -61,8 +61,8 @@ def serve(
 
     from .guard import DEFAULT_MAX_UPLOAD, Guard, is_loopback, new_token
 
+    _check_listen(host, 0 if port is None else port)
     port = free_port(host) if port is None else port
-    _check_listen(host, port)
     token = new_token()
     limit = DEFAULT_MAX_UPLOAD if max_upload is None else max_upload
     app = Guard(create_app(data, folder), token=token, port=port, host=host, max_upload=limit)
@@ -98,8 +98,9 @@ def _check_listen(host: str, port: int) -> None:
             s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             s.bind((host, port))
     except OSError as exc:
+        where = f"{host} port {port}" if port else host
         raise SdcError(
-            f"--host/--port: cannot listen on {host} port {port} ({exc.strerror or exc}); "
+            f"--host/--port: cannot listen on {where} ({exc.strerror or exc}); "
             "expected an address of this machine and a free port"
         ) from None
 

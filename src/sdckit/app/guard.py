@@ -158,6 +158,8 @@ class Guard:
             try:
                 n = int(length)
             except ValueError:
+                n = -1
+            if n < 0:
                 return "sdckit app: refused: a request with a bad Content-Length"
             return message if n > self.max_upload else None
         return None
