@@ -99,15 +99,19 @@ def start_server(*args: str, tmp: Path) -> Server:
 
 
 @contextmanager
-def _app(data: Path, tmp: Path, folder: Path | None = None):
-    """``sdckit app DATA --folder FOLDER`` (default: the parent of ``tmp``) on a free port,
-    stopped on leaving; yields the address it printed (with its token)."""
+def _app(data: Path, tmp: Path, folder: Path | None = None, *options: str):
+    """``sdckit app DATA --folder FOLDER OPTIONS`` (default folder: the parent of ``tmp``) on a
+    free port, stopped on leaving; yields the address it printed (with its token). On leaving,
+    the server printed nothing but its own lines: no warning (Shiny's deprecation warnings
+    included), no traceback, no request line, no record value."""
     folder = tmp.parent if folder is None else folder
-    server = start_server(str(data), "--port", str(free_port()), "--folder", str(folder), tmp=tmp)
+    server = start_server(str(data), "--port", str(free_port()), "--folder", str(folder), *options, tmp=tmp)
     try:
         yield server.url()
     finally:
         server.stop()
+    lines = [line for line in server.output().splitlines() if line.strip()]
+    assert all(line.startswith("sdckit app: ") for line in lines), server.output()
 
 
 @pytest.fixture
@@ -117,9 +121,9 @@ def app_url(tmp_path):
 
 
 @contextmanager
-def _page(app_url):
+def _page(app_url, expected: tuple[str, ...] = ()):
     """A page of headless Chromium on the app; on leaving, no request went outside the local
-    server and no error was logged."""
+    server and no error was logged (but those holding one of the ``expected`` texts)."""
     try:
         from playwright.sync_api import expect, sync_playwright
     except ImportError:
@@ -143,6 +147,7 @@ def _page(app_url):
     outside = [u for u in requests if urlsplit(u).netloc != host]
     assert outside == [], f"requests outside the local server: {outside}"
     assert any(u.startswith("ws://") for u in requests), "the page did not open its session"
+    problems = [p for p in problems if not any(e in p for e in expected)]
     assert problems == [], f"console errors: {problems}"
 
 
@@ -306,6 +311,25 @@ def test_app_file_picker_and_a_bad_path_in_chromium(app_url, tmp_path):
         time.sleep(0.2)
     assert list((tmp_path / "server-tmp").glob("fileupload-*")) == []
     assert chosen.read_text() == "region,sex\nN,m\nS,f\nS,\n"  # the chosen file is never written
+
+
+def test_a_file_over_the_upload_limit_is_refused_with_a_message_in_chromium(tmp_path):
+    """``--max-upload 1MB``: a file of 2 MB chosen in the file picker is refused, its progress
+    bar says why, and the file loaded stays loaded."""
+    from playwright.sync_api import expect
+
+    big = tmp_path / "big.csv"
+    big.write_text("region,sex\n" + "North,f\n" * 250_000)
+    assert big.stat().st_size > 10**6
+    with (
+        _app(example_path(), tmp_path / "server-tmp", None, "--max-upload", "1MB") as url,
+        _page(url, expected=("413",)) as page,
+    ):
+        expect(page.locator("#loaded")).to_contain_text("survey.csv")
+        page.locator("#upload").set_input_files(str(big))
+        expect(page.locator("#upload_progress")).to_contain_text("larger than the upload limit of 1 MB")
+        expect(page.locator("#loaded")).to_contain_text("survey.csv")
+    assert list((tmp_path / "server-tmp").glob("fileupload-*/*/0.csv")) == []  # nothing of it kept
 
 
 def test_app_answers_while_the_overview_runs_and_cancel_keeps_the_state(tmp_path):
