@@ -368,7 +368,7 @@ def test_another_host_than_this_machine_is_warned_about(monkeypatch, capsys):
 
     runs = []
     monkeypatch.setattr(uvicorn, "run", lambda asgi, **kw: runs.append((asgi, kw)))
-    monkeypatch.setattr(app, "_check_listen", lambda host, port: None)
+    monkeypatch.setattr(app, "_ensure_listenable", lambda host, port: None)
     app.serve(host="192.0.2.7", port=8123, launch_browser=False)
     app.serve(port=8124, launch_browser=False)
     out, err = capsys.readouterr()

@@ -61,7 +61,7 @@ def serve(
 
     from .guard import DEFAULT_MAX_UPLOAD, Guard, is_loopback, new_token
 
-    _check_listen(host, 0 if port is None else port)
+    _ensure_listenable(host, 0 if port is None else port)
     port = free_port(host) if port is None else port
     token = new_token()
     limit = DEFAULT_MAX_UPLOAD if max_upload is None else max_upload
@@ -90,7 +90,7 @@ def _name(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
-def _check_listen(host: str, port: int) -> None:
+def _ensure_listenable(host: str, port: int) -> None:
     """A clear error when ``host:port`` cannot be listened on (taken, or not this machine's)."""
     try:
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
