@@ -379,3 +379,26 @@ def test_another_host_than_this_machine_is_warned_about(monkeypatch, capsys):
     assert first.hosts == {f"{h}:8123" for h in ("127.0.0.1", "localhost", "[::1]", "192.0.2.7")}
     assert first.token != second.token  # a new token at every start
     assert isinstance(second, guard.Guard) and second.max_upload == guard.DEFAULT_MAX_UPLOAD
+
+
+def test_the_start_says_when_the_folder_holds_an_incomplete_set(monkeypatch, capsys, tmp_path):
+    import uvicorn
+
+    import sdckit.app as app
+
+    monkeypatch.setattr(uvicorn, "run", lambda asgi, **kw: None)
+    app.serve(port=free_port(), launch_browser=False, folder=tmp_path)
+    assert "incomplete" not in capsys.readouterr().out
+    (tmp_path / f"{model.INCOMPLETE}x1y2").mkdir()
+    app.serve(port=free_port(), launch_browser=False, folder=tmp_path)
+    out = capsys.readouterr().out
+    assert f"sdckit app: note: {tmp_path} holds 1 folder(s) {model.INCOMPLETE}*, left by exports stopped" in out
+
+
+def test_the_page_shows_sdckits_messages_but_not_another_librarys():
+    from sdckit.app.widgets import error_text
+
+    assert error_text(sdckit.SdcError("k: got 0; expected an integer >= 1")) == "k: got 0; expected an integer >= 1"
+    assert error_text(FileNotFoundError(2, "No such file", "x.csv")) == "[Errno 2] No such file: 'x.csv'"
+    text = error_text(RuntimeError("could not parse 'Rzq-North' as a number"))
+    assert "Rzq-North" not in text and "unexpected error (RuntimeError)" in text

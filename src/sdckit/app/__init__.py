@@ -75,10 +75,27 @@ def serve(
             flush=True,
         )
     print(f"sdckit app: {url}  (Ctrl+C stops it)", flush=True)
+    _note_incomplete(folder)
     if launch_browser:
         threading.Thread(target=_open_when_listening, args=(url, host, port), daemon=True).start()
     # warnings only in the log: no request lines (they would carry the token)
     uvicorn.run(app, host=host, port=port, log_level="warning", ws_max_size=16 * 2**20)
+
+
+def _note_incomplete(folder) -> None:
+    """Say so when the folder holds sets of files an export killed midway left."""
+    import os
+
+    from .model import INCOMPLETE
+
+    home = os.getcwd() if folder is None else os.fspath(folder)
+    left = [n for n in os.listdir(home) if n.startswith(INCOMPLETE)]
+    if left:
+        print(
+            f"sdckit app: note: {home} holds {len(left)} folder(s) {INCOMPLETE}*, left by exports stopped "
+            "midway: the files in them are incomplete release sets (delete them, export again)",
+            flush=True,
+        )
 
 
 def _reachable(host: str) -> str:

@@ -16,6 +16,7 @@ from shiny import App, reactive, render, ui
 from .._errors import SdcError
 from . import model
 from .jobs import Job, progress_ui
+from .widgets import message_tag
 
 __all__ = ["create_app"]
 
@@ -103,10 +104,6 @@ def _variables_table(rows: list[dict]) -> ui.Tag:
     return ui.tags.table(ui.tags.thead(head), ui.tags.tbody(*body), class_="sdckit-variables")
 
 
-def _error(exc: Exception) -> ui.Tag:
-    return ui.p(" ".join(str(exc).split()), class_="sdckit-error")
-
-
 def create_app(data: str | None = None, folder=None) -> App:
     """The Shiny application; ``data`` is a file path loaded when a session starts, ``folder``
     the folder every file the app writes goes into (default: the current folder)."""
@@ -185,7 +182,7 @@ def create_app(data: str | None = None, folder=None) -> App:
         @render.ui
         def load_status():
             if state["error"]() is not None:
-                return _error(state["error"]())
+                return message_tag(state["error"]())
             data = state["data"]()
             if data is None:
                 return ui.p("No file loaded yet.")
@@ -218,7 +215,7 @@ def create_app(data: str | None = None, folder=None) -> App:
                 )
                 scenario_message.set(ui.p(f"Scenario written to {path}", id="scenario_saved"))
             except (SdcError, OSError) as exc:
-                scenario_message.set(_error(exc))
+                scenario_message.set(message_tag(exc))
 
         @render.ui
         def scenario_status():
@@ -315,12 +312,12 @@ def _measure_server(input, state, scenario, existing, revision) -> None:
     @render.ui
     def overview_status():
         if problem() is not None:
-            return _error(problem())
+            return message_tag(problem())
         status = job.task.status()
         if status == "cancelled":
             return ui.p("Cancelled: the overview shown is the one before.", class_="sdckit-busy", id="cancelled")
         if job.error() is not None:
-            return _error(job.error())
+            return message_tag(job.error())
         return None
 
     @render.ui
