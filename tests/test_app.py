@@ -110,7 +110,7 @@ def test_saved_scenario_is_what_assess_config_reads(tmp_path, name):
         {"keys": ["region", "sex"], "numeric_keys": ["income"], "weight": "weight", "household": "household"}
     )
     path = tmp_path / name
-    model.save_scenario(sc, path)
+    assert model.save_scenario(sc, tmp_path, name) == path
     args = build_parser().parse_args(["assess", "data.csv", "--config", str(path), "--report", "r.html"])
     assert scenario_from(args) == sc
     if name.endswith(".json"):
@@ -121,8 +121,8 @@ def test_saved_scenario_is_what_assess_config_reads(tmp_path, name):
             "household": "household",
         }
     with pytest.raises(sdckit.SdcError, match="already exists"):
-        model.save_scenario(sc, path)
-    model.save_scenario(sdckit.Scenario(keys=["sex"]), path, overwrite=True)
+        model.save_scenario(sc, tmp_path, name)
+    model.save_scenario(sdckit.Scenario(keys=["sex"]), tmp_path, name, overwrite=True)
     assert scenario_from(args) == sdckit.Scenario(keys=["sex"])
 
 
@@ -228,8 +228,11 @@ def test_app_command_passes_its_options(monkeypatch, tmp_path):
     assert main(["app", str(data), "--no-browser", "--port", "8123"]) == 0
     assert main(["app"]) == 0
     assert calls == [
-        (str(data), {"port": 8123, "host": "127.0.0.1", "launch_browser": False}),
-        (None, {"port": None, "host": "127.0.0.1", "launch_browser": True}),
+        (
+            str(data),
+            {"port": 8123, "host": "127.0.0.1", "launch_browser": False, "max_upload": 2 * 10**9, "folder": None},
+        ),
+        (None, {"port": None, "host": "127.0.0.1", "launch_browser": True, "max_upload": 2 * 10**9, "folder": None}),
     ]
 
 
@@ -275,7 +278,14 @@ def test_export_equals_sdckit_protect_with_the_exported_recipe_byte_for_byte(tmp
     out, recipe, report = tmp_path / "protected.csv", tmp_path / "recipe.yaml", tmp_path / "report.html"
     external, script = tmp_path / "external.html", tmp_path / "release.py"
     written = model.export(
-        problem, source, data=out, recipe=recipe, report=report, external_report=external, script=script
+        problem,
+        source,
+        tmp_path,
+        data=out.name,
+        recipe=recipe.name,
+        report=report.name,
+        external_report=external.name,
+        script=script.name,
     )
     assert written == [str(out), str(recipe), str(report), str(external), str(script)]
     again = tmp_path / "again.csv"
@@ -291,8 +301,9 @@ def test_export_equals_sdckit_protect_with_the_exported_recipe_byte_for_byte(tmp
     assert run.returncode == 0, run.stderr
     assert by_script.read_bytes() == out.read_bytes()
     with pytest.raises(sdckit.SdcError, match="already exists"):
-        model.export(problem, source, data=out)
-    model.export(problem, source, data=out, overwrite=True)
+        model.export(problem, source, tmp_path, data=out.name)
+    model.export(problem, source, tmp_path, data=out.name, overwrite=True)
+    assert not list(tmp_path.glob(f"{model.INCOMPLETE}*"))  # the folder the set was written into is gone
 
 
 def test_export_checks_the_paths_before_writing(tmp_path):
@@ -300,17 +311,19 @@ def test_export_checks_the_paths_before_writing(tmp_path):
 
     problem = sdckit.SdcProblem(sdckit.read_data(example_path()), sdckit.Scenario(keys=list(EXAMPLE_KEYS)))
     with pytest.raises(sdckit.SdcError, match="^export: no file named"):
-        model.export(problem, example_path(), data="", recipe=None)
+        model.export(problem, example_path(), tmp_path, data="", recipe=None)
     out = tmp_path / "protected.csv"
     with pytest.raises(sdckit.SdcError, match=r"^recipe: cannot write a recipe to recipe\.txt"):
-        model.export(problem, example_path(), data=out, recipe=tmp_path / "recipe.txt")
+        model.export(problem, example_path(), tmp_path, data=out.name, recipe="recipe.txt")
     with pytest.raises(sdckit.SdcError, match=r"^script: cannot write release\.txt; expected a file ending in \.py"):
-        model.export(problem, example_path(), data=out, script=tmp_path / "release.txt")
+        model.export(problem, example_path(), tmp_path, data=out.name, script="release.txt")
     with pytest.raises(sdckit.SdcError, match=r"^report: cannot write r\.pdf"):
-        model.export(problem, example_path(), data=out, report=tmp_path / "r.pdf")
-    with pytest.raises(sdckit.SdcError, match=r"^external_report: directory .* does not exist"):
-        model.export(problem, example_path(), data=out, external_report=tmp_path / "no" / "r.html")
-    assert not out.exists()  # nothing written when one path is wrong
+        model.export(problem, example_path(), tmp_path, data=out.name, report="r.pdf")
+    with pytest.raises(sdckit.SdcError, match=r"^external_report: 'no/r.html' is not a file name"):
+        model.export(problem, example_path(), tmp_path, data=out.name, external_report="no/r.html")
+    with pytest.raises(sdckit.SdcError, match=r"^external_report: r.html is also the report's name"):
+        model.export(problem, example_path(), tmp_path, data=out.name, report="r.html", external_report="r.html")
+    assert list(tmp_path.iterdir()) == []  # nothing written when one name is wrong
 
 
 @pytest.mark.parametrize("ext", [".sav", ".dta"])
@@ -332,7 +345,7 @@ def test_export_keeps_the_value_labels_of_a_labelled_file(tmp_path, ext):
     problem.apply("local_suppression", k=2)
     assert problem.history[0].result.n_changed_total > 0  # (1, 2) and (2, 3) are unique
     out, script = tmp_path / f"protected{ext}", tmp_path / "release.py"
-    model.export(problem, source, data=out, script=script)
+    model.export(problem, source, tmp_path, data=out.name, script=script.name)
     by_script = tmp_path / f"by_script{ext}"
     env = {**os.environ, "PYTHONPATH": str(Path(sdckit.__file__).resolve().parents[1])}
     run = subprocess.run([sys.executable, str(script), str(by_script)], env=env, capture_output=True, text=True)
@@ -362,7 +375,7 @@ def test_the_script_reads_the_users_file_not_the_temporary_copy(tmp_path):
 
     problem = sdckit.SdcProblem(sdckit.read_data(example_path()), sdckit.Scenario(keys=list(EXAMPLE_KEYS)))
     script = tmp_path / "release.py"
-    model.export(problem, example_path(), script=script, script_source="survey.csv")
+    model.export(problem, example_path(), tmp_path, script=script.name, script_source="survey.csv")
     assert "SOURCE = 'survey.csv'" in script.read_text() and str(example_path()) not in script.read_text()
 
 
@@ -453,7 +466,7 @@ def test_row_order_and_downloads_write_what_the_export_writes(tmp_path):
     assert problem.row_order == {"seed": 4}
     model.set_row_order(problem, {"seed": None})  # an empty seed keeps the one drawn before
     assert problem.row_order == {"seed": 4}
-    written = model.export(problem, example_path(), data=tmp_path / "p.csv", recipe=tmp_path / "r.json")
+    written = model.export(problem, example_path(), tmp_path, data="p.csv", recipe="r.json")
     assert len(written) == 2
     assert model.export_bytes(problem, example_path(), "data", ".csv") == (tmp_path / "p.csv").read_bytes()
     assert json.loads(model.export_bytes(problem, example_path(), "recipe", ".json")) == json.loads(

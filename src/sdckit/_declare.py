@@ -493,7 +493,7 @@ def _parse_number(p: Param, text: str):
         x = float(text)
     except ValueError:
         raise SdcError(f"{p.name}: got {text!r}; expected a number") from None
-    return int(x) if x.is_integer() and "." not in text and "e" not in text.lower() else x
+    return int(x) if x.is_integer() and "." not in text else x
 
 
 def _parse_int(p: Param, text: str):
@@ -531,13 +531,19 @@ def _parse_mapping(p: Param, text: str):
     return out
 
 
+#: a number as it is written plainly: no leading zero (``01`` is a code), no sign ``+``, no
+#: ``_``, no ``inf`` or ``nan``
+_PLAIN_NUMBER = re.compile(r"-?(0|[1-9][0-9]*)?(\.[0-9]*)?([eE][+-]?[0-9]+)?")
+
+
 def _scalar(text: str):
-    """A number written as text as a number (an integer when it is one), other text as is."""
-    try:
-        x = float(text)
-    except ValueError:
+    """A number written plainly as text as a number (an integer when it is one), other text as
+    is: a code with a leading zero (``01``) stays text, so that it names the category ``01`` of
+    a text column rather than the number 1."""
+    if not _PLAIN_NUMBER.fullmatch(text) or not any(c.isdigit() for c in text.lower().split("e")[0]):
         return text
-    return int(x) if x.is_integer() and "." not in text else x
+    x = float(text)
+    return int(x) if x.is_integer() and "." not in text and "e" not in text.lower() else x
 
 
 def _parse_any(p: Param, text: str):

@@ -1,7 +1,10 @@
 """The Export page: the protected file (in the original or a random row order), the recipe,
-the reports and the script, written to paths or downloaded through the browser."""
+the reports and the script, written into the app's folder (``sdckit app --folder``) under the
+names given, or downloaded through the browser."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from shiny import reactive, render, ui
 
@@ -12,12 +15,21 @@ from .widgets import busy_row, message_tag
 
 __all__ = ["export_panel", "export_server"]
 
+#: Shiny's download renderer: ``render.download_button`` (``render.download``, which Shiny 1.8
+#: deprecates, only where it is missing)
+_download = getattr(render, "download_button", None) or render.download
 
-def export_panel():
+
+def export_panel(folder: str):
     return ui.nav_panel(
         "Export",
         ui.card(
             ui.card_header("Write the release"),
+            ui.p(
+                "The files are written into the folder ",
+                ui.tags.code(folder, id="export_folder"),
+                " (sdckit app --folder) under the names below; a name is a file name, without a folder.",
+            ),
             ui.layout_columns(
                 ui.input_text("export_data", "Protected file (.csv, .parquet, .sav, .dta)", value="protected.csv"),
                 ui.input_text("export_recipe", "Recipe (.yaml, .yml or .json)", value="recipe.json"),
@@ -66,10 +78,10 @@ def export_server(input, state, problem, busy, lock) -> None:
         seed = input.export_seed()
         return {"seed": None if seed in (None, "") else model._integer(seed, "seed")}
 
-    def _write(get, source, origin, paths, overwrite, row_order):
+    def _write(get, source, origin, names, overwrite, row_order):
         pr = get()
         model.set_row_order(pr, row_order)
-        return model.export(pr, source, **paths, overwrite=overwrite, script_source=origin)
+        return model.export(pr, source, state["folder"], **names, overwrite=overwrite, script_source=origin)
 
     @reactive.effect
     @reactive.event(input.export)
@@ -82,14 +94,14 @@ def export_server(input, state, problem, busy, lock) -> None:
             message.set(exc)
             return
         message.set(None)
-        paths = {
+        names = {
             "data": input.export_data(),
             "recipe": input.export_recipe(),
             "report": input.export_report(),
             "external_report": input.export_external_report(),
             "script": input.export_script(),
         }
-        exporting.start(_write, pr, state["path"](), state["origin"](), paths, input.export_overwrite(), row_order)
+        exporting.start(_write, pr, state["path"](), state["origin"](), names, input.export_overwrite(), row_order)
 
     @reactive.effect
     @reactive.event(input.cancel_export)
@@ -102,11 +114,12 @@ def export_server(input, state, problem, busy, lock) -> None:
             return message_tag(message())
         status = exporting.task.status()
         if status == "cancelled":
-            return ui.p("Cancelled: a file already written stays; the others were not written.", class_="sdckit-busy")
+            return ui.p("Cancelled: nothing was written.", class_="sdckit-busy", id="export_cancelled")
         if exporting.error() is not None:
             return message_tag(exporting.error())
         if status == "success":
-            return ui.p("Written: " + ", ".join(exporting.task.result()), id="exported")
+            written = [Path(p).name for p in exporting.task.result()]
+            return ui.p(f"Written into {state['folder']}: {', '.join(written)}", id="exported")
         return None
 
     def download(kind: str, suffix: str):
@@ -124,7 +137,7 @@ def export_server(input, state, problem, busy, lock) -> None:
                 yield model.export_bytes(pr, state["path"](), kind, suffix, script_source=state["origin"]())
 
         make.__name__ = f"download_{kind}"
-        render.download(filename=name)(make)
+        _download(filename=name)(make)
 
     for kind, suffix in (
         ("data", ".csv"),

@@ -27,6 +27,7 @@ __all__ = [
     "parameters_from_form",
     "parse_hierarchies",
     "recode_view",
+    "release_path",
     "save_scenario",
     "scenario_from_roles",
     "set_row_order",
@@ -149,11 +150,13 @@ def _role_columns(value) -> tuple:
     return value if isinstance(value, tuple) else (value,)
 
 
-def save_scenario(scenario, path, *, overwrite: bool = False):
-    """Write the scenario as a YAML (``.yaml``/``.yml``) or JSON (``.json``) file, the file
-    ``sdckit assess --config`` reads. Returns the path written."""
+def save_scenario(scenario, folder, name, *, overwrite: bool = False, inputs=()):
+    """Write the scenario as a YAML (``.yaml``/``.yml``) or JSON (``.json``) file named
+    ``name`` in ``folder`` (the rules of :func:`release_path`), the file ``sdckit assess
+    --config`` reads. Returns the path written."""
     from ..workflow.problem import write_recipe
 
+    path = release_path(folder, name, "scenario", inputs=inputs, overwrite=overwrite)
     return write_recipe(scenario.to_dict(), path, overwrite=overwrite)
 
 
@@ -279,9 +282,62 @@ def _integer(value, name: str) -> int:
 LABELLED = (".sav", ".zsav", ".dta")
 
 
+def release_path(folder, name, kind: str, *, inputs=(), overwrite: bool = False):
+    """The path a file the app writes goes to: ``name``, a file name without any folder, inside
+    ``folder`` (the app's folder, ``sdckit app --folder``).
+
+    Refused, naming ``kind``: a name with a folder in it (``/``, ``\\``, ``..``, an absolute
+    path), a name that leads outside ``folder`` through a link, a name of one of ``inputs`` (the
+    loaded file: the input is never written, also not through another name of the same file),
+    and an existing file unless ``overwrite``. Returns the resolved path."""
+    import os
+    from pathlib import Path
+
+    from .._validation import check_new_file
+
+    home = Path(os.path.realpath(os.fspath(folder)))
+    if not home.is_dir():
+        raise SdcError(f"folder: {folder} is not an existing folder; expected the folder the app writes into")
+    text = "" if name is None else str(name).strip()
+    if not text or text in (".", "..") or "/" in text or "\\" in text or "\0" in text or os.path.isabs(text):
+        raise SdcError(
+            f"{kind}: {text!r} is not a file name; expected the name of a file in the folder {home} (no folder in it)"
+        )
+    path = Path(os.path.realpath(home / text))
+    if path.parent != home:
+        raise SdcError(f"{kind}: {text} leads outside the folder {home} (a link); expected a file in that folder")
+    for source in inputs:
+        if source and _same_file(path, source):
+            raise SdcError(
+                f"{kind}: {text} is the loaded input file; expected another name (the input is never written)"
+            )
+    if path.is_dir():
+        raise SdcError(f"{kind}: {text} is a folder; expected a file name")
+    check_new_file(path, overwrite, kind, how="tick the box to replace existing files")
+    return path
+
+
+def _same_file(path, other) -> bool:
+    import os
+
+    other = os.fspath(other)
+    if os.path.realpath(other) == os.fspath(path):
+        return True
+    try:
+        return os.path.samefile(path, other)
+    except OSError:  # one of them does not exist
+        return False
+
+
+#: the prefix of the folder a release set is written into before it is moved into place: a
+#: folder left with this name by a killed export holds an incomplete set
+INCOMPLETE = "sdckit-export-incomplete-"
+
+
 def export(
     problem,
     source,
+    folder,
     *,
     data=None,
     recipe=None,
@@ -290,46 +346,77 @@ def export(
     script=None,
     overwrite: bool = False,
     script_source=None,
+    inputs=(),
 ) -> list[str]:
-    """Write what a release needs, as ``sdckit protect`` writes it: the protected ``data`` (its
-    format from the extension; the value and variable labels of an SPSS or Stata ``source``
-    kept), the ``recipe`` (YAML or JSON), the internal ``report`` and the ``external_report``
-    for data users (HTML, one variant per step), and a Python ``script`` that makes the
-    protected file from ``script_source`` again (default ``source``; the user's own file when
-    ``source`` is a temporary copy). Paths left None or empty are skipped; every path is
-    checked before anything is written. Returns the paths written."""
+    """Write what a release needs into ``folder``, as ``sdckit protect`` writes it: the
+    protected ``data`` (its format from the extension; the value and variable labels of an SPSS
+    or Stata ``source`` kept), the ``recipe`` (YAML or JSON), the internal ``report`` and the
+    ``external_report`` for data users (HTML, one variant per step), and a Python ``script``
+    that makes the protected file from ``script_source`` again (default ``source``; the user's
+    own file when ``source`` is a temporary copy).
 
-    given = {"data": data, "recipe": recipe, "report": report, "external_report": external_report, "script": script}
-    targets = {k: str(v).strip() for k, v in given.items() if v is not None and str(v).strip()}
-    if not targets:
-        raise SdcError("export: no file named; expected a path for the data, the recipe, a report or the script")
-    _check_targets(targets, overwrite)
-    written = []
-    for kind, path in targets.items():
-        origin = script_source or source if kind == "script" else source
-        _WRITERS[kind](problem, origin, path, overwrite)
-        written.append(path)
-    return written
-
-
-def _check_targets(targets: dict, overwrite: bool) -> None:
+    Each is a file name in ``folder`` (the rules of :func:`release_path`; ``source`` and
+    ``inputs`` are never written); names left None or empty are skipped. Every name is checked
+    before anything is written. The set is written into a new folder ``sdckit-export-incomplete-*``
+    inside ``folder`` and its files moved into place at the end: an export that fails or is
+    cancelled writes nothing, and one killed midway leaves that folder, named as incomplete.
+    Returns the paths written."""
+    import shutil
+    import tempfile
     from pathlib import Path
 
-    from .._validation import check_new_file
+    given = {"data": data, "recipe": recipe, "report": report, "external_report": external_report, "script": script}
+    names = {k: str(v).strip() for k, v in given.items() if v is not None and str(v).strip()}
+    if not names:
+        raise SdcError("export: no file named; expected a name for the data, the recipe, a report or the script")
+    protected = (source, *inputs)
+    targets = {k: release_path(folder, v, k, inputs=protected, overwrite=overwrite) for k, v in names.items()}
+    _check_targets(targets)
+    staging = Path(tempfile.mkdtemp(prefix=INCOMPLETE, dir=targets[next(iter(targets))].parent))
+    try:
+        for kind, path in targets.items():
+            origin = script_source or source if kind == "script" else source
+            _WRITERS[kind](problem, origin, staging / path.name, False)
+        _move_into_place(staging, targets, overwrite)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return [str(p) for p in targets.values()]
+
+
+def _check_targets(targets: dict) -> None:
     from ..workflow.problem import check_recipe_path
 
+    seen: dict = {}
     for kind, path in targets.items():
+        if path in seen:
+            raise SdcError(f"{kind}: {path.name} is also the {seen[path]}'s name; expected a name of its own")
+        seen[path] = kind
         if kind == "recipe":
-            check_recipe_path(path, overwrite, "recipe")
-            continue
-        p = Path(path)
-        if kind in ("report", "external_report", "script"):
+            check_recipe_path(path, True, "recipe")
+        elif kind in ("report", "external_report", "script"):
             wanted = (".py",) if kind == "script" else (".html", ".htm")
-            if p.suffix.lower() not in wanted:
-                raise SdcError(f"{kind}: cannot write {p.name}; expected a file ending in {' or '.join(wanted)}")
-        if not p.parent.is_dir():
-            raise SdcError(f"{kind}: directory {p.parent} does not exist; expected an existing directory")
-        check_new_file(p, overwrite)
+            if path.suffix.lower() not in wanted:
+                raise SdcError(f"{kind}: cannot write {path.name}; expected a file ending in {' or '.join(wanted)}")
+
+
+def _move_into_place(staging, targets: dict, overwrite: bool) -> None:
+    """Move the finished files of ``staging`` to their names (an existing file replaced only
+    with ``overwrite``, also one that appeared while the set was written)."""
+    import os
+
+    from ..io import _publish_new
+
+    moved: list[str] = []
+    for kind, path in targets.items():
+        done = staging / path.name
+        try:
+            os.replace(done, path) if overwrite else _publish_new(str(done), path)
+        except FileExistsError:
+            before = f"; already written: {', '.join(moved)}" if moved else ""
+            raise SdcError(
+                f"{kind}: {path.name} appeared while the release was written; nothing replaced{before}"
+            ) from None
+        moved.append(path.name)
 
 
 def _write_data(problem, source, path, overwrite):
@@ -408,10 +495,9 @@ def export_bytes(problem, source, kind: str, suffix: str, *, script_source=None)
     from pathlib import Path
 
     with tempfile.TemporaryDirectory(prefix="sdckit-download-") as folder:
-        path = Path(folder) / f"release{suffix}"
-        targets: dict[str, Any] = {kind: str(path)}
-        export(problem, source, **targets, script_source=script_source)
-        return path.read_bytes()
+        names: dict[str, Any] = {kind: f"release{suffix}"}
+        (path,) = export(problem, source, folder, **names, script_source=script_source)
+        return Path(path).read_bytes()
 
 
 # -- the search, the variants, the recodes ---------------------------------------------------

@@ -16,6 +16,7 @@ from shiny import App, reactive, render, ui
 from .._errors import SdcError
 from . import model
 from .jobs import Job, progress_ui
+from .widgets import message_tag
 
 __all__ = ["create_app"]
 
@@ -43,7 +44,7 @@ def _assess(data, scenario):
     return assess(data, scenario, progress=False)
 
 
-def _load_panel(initial_path: str):
+def _load_panel(initial_path: str, folder: str):
     role_inputs = [
         ui.input_selectize(role, label, choices=[], multiple=several) for role, label, several in model.ROLES
     ]
@@ -60,7 +61,8 @@ def _load_panel(initial_path: str):
             ui.card(
                 ui.card_header("Roles"),
                 *role_inputs,
-                ui.input_text("scenario_path", "Scenario file (.yaml, .yml or .json)", value="scenario.json"),
+                ui.input_text("scenario_path", "Scenario file name (.yaml, .yml or .json)", value="scenario.json"),
+                ui.tags.small(f"written into {folder} (sdckit app --folder)", class_="text-muted"),
                 ui.input_checkbox("scenario_overwrite", "replace an existing file", value=False),
                 ui.input_action_button("save_scenario", "Save the scenario"),
                 ui.output_ui("scenario_status"),
@@ -102,21 +104,23 @@ def _variables_table(rows: list[dict]) -> ui.Tag:
     return ui.tags.table(ui.tags.thead(head), ui.tags.tbody(*body), class_="sdckit-variables")
 
 
-def _error(exc: Exception) -> ui.Tag:
-    return ui.p(" ".join(str(exc).split()), class_="sdckit-error")
+def create_app(data: str | None = None, folder=None) -> App:
+    """The Shiny application; ``data`` is a file path loaded when a session starts, ``folder``
+    the folder every file the app writes goes into (default: the current folder)."""
+    import os
 
-
-def create_app(data: str | None = None) -> App:
-    """The Shiny application; ``data`` is a file path loaded when a session starts."""
     from .protect import export_panel, history_panel, protect_panel, protect_server
 
     initial = "" if data is None else str(data)
+    home = os.path.realpath(os.getcwd() if folder is None else os.fspath(folder))
+    if not os.path.isdir(home):
+        raise SdcError(f"--folder: {folder} is not an existing folder; expected the folder the app writes into")
     page = ui.page_navbar(
-        _load_panel(initial),
+        _load_panel(initial, home),
         _measure_panel(),
         protect_panel(),
         history_panel(),
-        export_panel(),
+        export_panel(home),
         title="sdckit",
         id="tabs",
         # no favicon to fetch (the browser would ask the server for /favicon.ico and get a 404)
@@ -130,6 +134,7 @@ def create_app(data: str | None = None) -> App:
             "name": reactive.value(""),
             "path": reactive.value(""),  # the file read (labels of SPSS and Stata files are read from it on export)
             "origin": reactive.value(""),  # the user's file: its path, or a chosen file's name
+            "folder": home,  # every file the app writes goes into it
         }
 
         def load(path: str, name: str, origin: str | None = None) -> None:
@@ -142,6 +147,11 @@ def create_app(data: str | None = None) -> App:
             except (SdcError, OSError) as exc:
                 state["data"].set(None)
                 state["error"].set(exc)
+            except Exception as exc:  # a reader's own message may quote a value of the file: not shown
+                state["data"].set(None)
+                state["error"].set(
+                    SdcError(f"data: {name} could not be read ({type(exc).__name__}); expected a file sdckit reads")
+                )
 
         @reactive.effect
         def _initial():
@@ -172,7 +182,7 @@ def create_app(data: str | None = None) -> App:
         @render.ui
         def load_status():
             if state["error"]() is not None:
-                return _error(state["error"]())
+                return message_tag(state["error"]())
             data = state["data"]()
             if data is None:
                 return ui.p("No file loaded yet.")
@@ -196,10 +206,16 @@ def create_app(data: str | None = None) -> App:
         @reactive.event(input.save_scenario)
         def _save():
             try:
-                path = model.save_scenario(scenario(), input.scenario_path(), overwrite=input.scenario_overwrite())
+                path = model.save_scenario(
+                    scenario(),
+                    home,
+                    input.scenario_path(),
+                    overwrite=input.scenario_overwrite(),
+                    inputs=(state["path"](),),
+                )
                 scenario_message.set(ui.p(f"Scenario written to {path}", id="scenario_saved"))
             except (SdcError, OSError) as exc:
-                scenario_message.set(_error(exc))
+                scenario_message.set(message_tag(exc))
 
         @render.ui
         def scenario_status():
@@ -296,12 +312,12 @@ def _measure_server(input, state, scenario, existing, revision) -> None:
     @render.ui
     def overview_status():
         if problem() is not None:
-            return _error(problem())
+            return message_tag(problem())
         status = job.task.status()
         if status == "cancelled":
             return ui.p("Cancelled: the overview shown is the one before.", class_="sdckit-busy", id="cancelled")
         if job.error() is not None:
-            return _error(job.error())
+            return message_tag(job.error())
         return None
 
     @render.ui

@@ -6,12 +6,26 @@ from __future__ import annotations
 
 from shiny import ui
 
-__all__ = ["apply_steps", "busy_row", "message_tag"]
+__all__ = ["apply_steps", "busy_row", "error_text", "message_tag"]
 
 
 def message_tag(exc) -> ui.Tag:
-    """An error message on one line (the library's message names the parameter)."""
-    return ui.p(" ".join(str(exc).split()), class_="sdckit-error")
+    """An error message on one line: sdckit's own (it names the parameter and holds no record
+    value) or a file system's; another library's message may quote a value of the data, so
+    only its kind is shown."""
+    return ui.p(" ".join(error_text(exc).split()), class_="sdckit-error")
+
+
+def error_text(exc) -> str:
+    """What the page says of ``exc`` (see :func:`message_tag`)."""
+    from .._errors import SdcError
+
+    if isinstance(exc, (SdcError, OSError)):
+        return str(exc)
+    return (
+        f"sdckit met an unexpected error ({type(exc).__name__}); its message is not shown, as it may quote a "
+        "value of the data"
+    )
 
 
 def busy_row(button_id: str, label: str, cancel_id: str, progress_id: str) -> ui.Tag:
