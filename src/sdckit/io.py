@@ -87,8 +87,10 @@ def read_data(
         SPSS / Stata / SAS only. If True a variable with value labels becomes a Polars
         ``Enum`` whose categories are the labels in code order; values present in the data
         without a label become categories named by their code (``"7"``), placed by code, so
-        the category order of ordinal variables is preserved. Two codes with the same label
-        become one category. If False the raw codes are returned.
+        the category order of ordinal variables is preserved. Codes that share a label stay
+        apart, one category each named by the label and the code (``"yes (code 1)"``,
+        ``"yes (code 2)"``), so that :func:`write_data` writes every cell with its own code.
+        If False the raw codes are returned.
     na_values : sequence of str, default ("", "NA")
         Strings read as missing (null): in every column of a CSV file, and in the text
         variables of SPSS / Stata / SAS files (whose formats have no null text value).
@@ -337,7 +339,9 @@ def write_data(data, path, *, metadata=None, overwrite: bool = False) -> Path:
     back into its numeric codes with the same value labels:
 
     - a category equal to a label of the column in ``metadata`` gets that label's code (the
-      smallest code when several codes share the label);
+      smallest code when several codes share the label); a category named by
+      :func:`read_data` after a shared label and its code (``"yes (code 2)"``) gets that code,
+      and each code keeps the shared label in the written value labels;
     - a category named by an unlabelled code (``"7"``, or ``"7 (unlabelled code)"`` when
       ``"7"`` is also a label) gets that code back, unlabelled, unless the code is labelled
       or declared missing;
@@ -347,8 +351,8 @@ def write_data(data, path, *, metadata=None, overwrite: bool = False) -> Path:
     - an ``Enum`` column without value labels in ``metadata`` gets the codes 1, 2, ... in
       category order and the categories as value labels.
 
-    Labels whose text is no longer a category of the ``Enum`` (removed by a recode) are not
-    written; the codes they had are not reused. A recoded category therefore sorts after the
+    Labels whose text is no longer a category of the ``Enum`` and whose code no category
+    uses (removed by a recode) are not written; the codes they had are not reused. A recoded category therefore sorts after the
     original codes when the file is read again.
 
     A text column with value labels in ``metadata`` is coded by the same rules (new codes in
@@ -358,6 +362,10 @@ def write_data(data, path, *, metadata=None, overwrite: bool = False) -> Path:
     that no longer occurs (all its cells suppressed) is no longer a category, as
     :func:`read_data` makes categories only of labels and codes present. SPSS value labels
     hold at most 120 bytes: a longer new category name is an error rather than truncated.
+    Fractional codes (``1.5``) keep their codes and labels in SPSS files. Stata labels
+    integer values only: a value label on a fractional or text code is an error naming the
+    column (rather than a label silently dropped or a code changed); write such a file as
+    SPSS.
 
     Other columns: SPSS and Stata store numbers (booleans as 0 / 1), text and dates; a
     float column with value labels and whole numbers is written as integers. CSV: categories
@@ -780,10 +788,13 @@ def _labelled_to_enum(s: pl.Series, labels: dict) -> pl.Series:
             continue
     present = s.drop_nulls().unique().to_list()
     label_names = set(code_label.values())
+    shared = _shared_names(code_label)
     cats: list[str] = []
     name_of: dict = {}
     for code in sorted(set(code_label) | {key(v) for v in present}, key=_sort_key):
-        if code in code_label:
+        if code in shared:
+            name = shared[code]
+        elif code in code_label:
             name = code_label[code]
         else:
             name = _code_text(code)
@@ -798,6 +809,16 @@ def _labelled_to_enum(s: pl.Series, labels: dict) -> pl.Series:
     return s.replace_strict(present, new, return_dtype=pl.String).cast(pl.Enum(cats)).alias(s.name)
 
 
+def _shared_names(code_label: dict) -> dict:
+    """code -> category name for the codes whose label another code also has: the label
+    followed by ``" (code <code>)"``, so that each code stays its own category (a writer
+    gives every such category its code back; see :func:`write_data`)."""
+    count: dict = {}
+    for lab in code_label.values():
+        count[str(lab)] = count.get(str(lab), 0) + 1
+    return {c: f"{lab}{_SHARED.format(_code_text(c))}" for c, lab in code_label.items() if count[str(lab)] > 1}
+
+
 # -- writing SPSS / Stata ------------------------------------------------------------------
 _OUT = {
     ".csv": "CSV",
@@ -810,6 +831,7 @@ _OUT = {
 }
 _STAT_OUT = (".sav", ".zsav", ".dta")
 _UNLABELLED = " (unlabelled code)"
+_SHARED = " (code {})"
 _SPSS_LABEL_BYTES = 120
 _INT32 = 2_147_483_620  # the largest Stata long (values above are its missing codes)
 _NAME_RULES = {
@@ -963,6 +985,8 @@ def _coded_frame(frame: pl.DataFrame, meta: dict, *, spss: bool) -> tuple[pl.Dat
         s, labs = _coded_column(frame.get_column(name), meta["value_labels"].get(name), meta["user_missing"].get(name))
         if labs and spss:
             _check_label_bytes(name, labs)
+        elif labs:
+            _check_stata_codes(name, labs)
         columns.append(s)
         if labs:
             labels[name] = labs
@@ -988,13 +1012,15 @@ def _coded_column(s: pl.Series, labs: dict | None, missing) -> tuple[pl.Series, 
         return _replace(text, cats, codes), dict(zip(codes, cats))
     if all(isinstance(c, str) for c in labs):
         code_of = _label_codes(labs)
-        s, out = _replace(text, cats, [code_of.get(c, c) for c in cats], pl.String), labs
+        codes = [code_of.get(c, c) for c in cats]
+        s, out = _replace(text, cats, codes, pl.String), labs
     else:
         code_of, out = _category_codes(cats, labs, missing)
-        s = _replace(text, cats, [code_of[c] for c in cats])
-    if is_enum:  # labels of categories a recode removed are not written
-        kept = set(cats)
-        out = {c: lab for c, lab in out.items() if str(lab) in kept}
+        codes = [code_of[c] for c in cats]
+        s = _replace(text, cats, codes)
+    if is_enum:  # labels of categories a recode removed are not written (codes in use keep theirs)
+        kept, used = set(cats), set(codes)
+        out = {c: lab for c, lab in out.items() if str(lab) in kept or _plain(c) in used}
     return s, out
 
 
@@ -1011,7 +1037,8 @@ def _replace(text: pl.Series, cats: list, codes: list, dtype=None) -> pl.Series:
         dtype = _code_dtype(codes)
     if not cats:
         return pl.Series(text.name, [None] * text.len(), dtype=dtype)
-    return text.replace_strict(cats, codes, return_dtype=dtype).alias(text.name)
+    # the codes as a typed Series: a list literal takes its type from its first element
+    return text.replace_strict(cats, pl.Series(codes, dtype=dtype), return_dtype=dtype).alias(text.name)
 
 
 def _code_dtype(codes: list):
@@ -1021,10 +1048,14 @@ def _code_dtype(codes: list):
 
 
 def _label_codes(labs: dict) -> dict:
-    """label -> code, the smallest code when several codes share a label."""
+    """category name -> code: a label gives its code (the smallest code when several codes
+    share a label), and the name :func:`read_data` gives a code of a shared label
+    (``"yes (code 2)"``) gives that code."""
     code_of: dict = {}
     for code, lab in sorted(labs.items(), key=lambda kv: _sort_key(kv[0])):
         code_of.setdefault(str(lab), _plain(code))
+    for code, name in _shared_names(labs).items():
+        code_of.setdefault(name, _plain(code))
     return code_of
 
 
@@ -1091,6 +1122,18 @@ def _missing_ranges(coded: pl.DataFrame, user_missing: dict) -> dict:
         if all(_code_kind(x) == ("number" if numeric else "text") for x in flat):
             out[col] = list(vals)
     return out
+
+
+def _check_stata_codes(name: str, labs: dict) -> None:
+    """Stata labels integer values only: a label on a fractional or text code is an error
+    (dropping it would lose the label without a word; changing the code would change data)."""
+    bad = sum(1 for c in labs if _code_kind(c) != "number" or not float(c).is_integer())
+    if bad:
+        raise SdcError(
+            f"data: column {name!r} has {bad} value label(s) on codes that are not integers (fractional or text codes), which a "
+            "Stata file cannot hold (Stata labels integer values only); expected integer codes, or "
+            "write the file as SPSS (.sav), which keeps such codes and their labels"
+        )
 
 
 def _check_label_bytes(name: str, labs: dict) -> None:
