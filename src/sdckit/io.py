@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+import polars.selectors as cs
 
 from ._errors import MissingColumnError, SdcError
 from ._validation import check_bool, check_new_file, missing_columns_message
@@ -509,6 +510,8 @@ def _guard(p: Path, kind: str, fn):
     except SdcError:
         raise
     except Exception as exc:
+        if "invalid utf-8" in str(exc).lower():
+            raise SdcError(_NOT_UTF8.format(p=p)) from None
         raise SdcError(f"path: could not read {p} ({_short(exc)}); expected a valid {kind} file") from None
 
 
@@ -549,6 +552,15 @@ def _text_source(p: Path, ext: str, sep: str | None, encoding: str | None):
     source: Any = p
     if enc not in (None, "utf8", "utf-8", "utf-8-sig", "utf8-lossy", "utf-8-lossy"):
         source = _transcoded(p, encoding)
+    elif (bom := _bom(p)) is not None:
+        if encoding is not None:
+            raise SdcError(
+                f"encoding: {p} starts with a {bom} byte-order mark, but encoding={encoding!r} was given; "
+                f"expected encoding={bom.split()[0].lower()!r}, or no encoding (the mark is then read)"
+            )
+        source = _transcoded(p, bom.split()[0].lower())
+    else:
+        _check_utf8(p, lossy=enc is not None and enc.endswith("lossy"))
     if sep is None:
         if ext == ".tsv":
             sep = "\t"
@@ -568,6 +580,55 @@ def _text_source(p: Path, ext: str, sep: str | None, encoding: str | None):
     elif not isinstance(sep, str) or len(sep) != 1:
         raise SdcError(f"sep: got {sep!r}; expected a single character such as ',' or ';'")
     return sep, source
+
+
+_BOMS = (
+    (b"\x00\x00\xfe\xff", "UTF-32 (big-endian)"),
+    (b"\xff\xfe\x00\x00", "UTF-32 (little-endian)"),
+    (b"\xfe\xff", "UTF-16 (big-endian)"),
+    (b"\xff\xfe", "UTF-16 (little-endian)"),
+)
+_UTF8_PROBE = 1 << 20  # bytes checked at each end of a CSV file
+
+
+def _bom(p: Path) -> str | None:
+    """The UTF-16 / UTF-32 encoding a file's byte-order mark names, or None."""
+    try:
+        with open(p, "rb") as fh:
+            head = fh.read(4)
+    except OSError as exc:
+        raise SdcError(f"path: could not read {p} ({_short(exc)}); expected a readable file") from None
+    return next((name for mark, name in _BOMS if head.startswith(mark)), None)
+
+
+def _check_utf8(p: Path, *, lossy: bool) -> None:
+    """Refuse a file that is not UTF-8 before Polars reads it (its error would come later, from
+    a lazy scan, as a traceback): the first and the last MiB are decoded."""
+    if lossy:
+        return
+    try:
+        size = p.stat().st_size
+        with open(p, "rb") as fh:
+            parts = [fh.read(_UTF8_PROBE)]
+            if size > 2 * _UTF8_PROBE:
+                fh.seek(size - _UTF8_PROBE)
+                parts.append(fh.read())
+    except OSError as exc:
+        raise SdcError(f"path: could not read {p} ({_short(exc)}); expected a readable file") from None
+    for i, part in enumerate(parts):
+        try:
+            part.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            # a character cut by the probe's edge is not an error
+            cut = (exc.start >= len(part) - 3) if i == 0 else (exc.start < 4)
+            if not (cut and exc.reason in ("unexpected end of data", "invalid start byte")):
+                raise SdcError(_NOT_UTF8.format(p=p)) from None
+
+
+_NOT_UTF8 = (
+    "path: {p} is not UTF-8 text (it holds bytes that are not valid UTF-8); expected a UTF-8 file, "
+    "or its encoding given to read_data (encoding='latin-1', 'cp1252', ...)"
+)
 
 
 def _transcoded(p: Path, encoding: str) -> Path:
@@ -618,7 +679,9 @@ def _header(source: Path, sep: str, p: Path) -> list[str]:
             names = next(csv.reader(fh, delimiter=sep), [])
     except OSError as exc:
         raise SdcError(f"path: could not read {p} ({_short(exc)}); expected a readable file") from None
-    dup = sorted({c for c in names if names.count(c) > 1})
+    from collections import Counter
+
+    dup = sorted(c for c, n in Counter(names).items() if n > 1)  # one pass: linear in the columns
     if dup:
         raise SdcError(
             f"path: column name(s) {', '.join(dup)} appear more than once in the header of {p}; "
@@ -680,7 +743,7 @@ def _keep_leading_zeros(source, kw: dict, columns, p: Path, kind: str) -> None:
         kind,
         lambda: (
             pl.scan_csv(source, infer_schema=False, **text_kw)
-            .select([pl.col(c).str.contains(pattern).any().alias(c) for c in ints])
+            .select(cs.by_name(ints).str.contains(pattern).any())  # one expression: linear in the columns
             .collect()
             .row(0)
         ),
