@@ -27,6 +27,7 @@ import atexit
 import contextlib
 import inspect
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,7 @@ _STAT = {
 _KIND = {**_TEXT, **_PARQUET, **_STAT}
 _SUPPORTED = ", ".join(_KIND)
 _WRITABLE = {".csv": ",", ".tsv": "\t", ".parquet": None, ".pq": None}
+_IMPORTED = time.time()
 
 
 # ------------------------------------------------------------------------------------------
@@ -423,16 +425,21 @@ def _frame(data, param: str):
 def atomic_write(path, write, *, overwrite: bool = True) -> Path:
     """Call ``write(temporary_path)`` and move the result to ``path`` in one step.
 
-    The temporary file sits in the destination's directory (so the rename is atomic) and is
-    removed if ``write`` fails or is interrupted: no half-written file is ever left at
-    ``path``. With ``overwrite=False`` the finished file is published by a hard link, which
-    fails with :class:`FileExistsError` if ``path`` exists (also if it appeared while writing);
-    on a file system without hard links the existence check and the rename are two steps.
+    The temporary file sits in the destination's directory (so the rename is atomic), is
+    named ``.<name>.sdckit-<8 random characters>.part`` and is removed, in a ``finally``, if
+    ``write`` fails or is interrupted: no half-written file is ever left at ``path``. A hard
+    kill (power loss, ``kill -9``) cannot run that clean-up; the next write of the same
+    ``path`` removes such a leftover: the files of exactly that name pattern for that target
+    that are older than this process's start. With ``overwrite=False`` the finished file is
+    published by a hard link, which fails with :class:`FileExistsError` if ``path`` exists
+    (also if it appeared while writing); on a file system without hard links the existence
+    check and the rename are two steps.
     """
     import tempfile
 
     p = Path(os.fspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".part", dir=p.parent)
+    _remove_stale_parts(p)
+    fd, tmp = tempfile.mkstemp(prefix=_part_prefix(p), suffix=_PART_SUFFIX, dir=p.parent)
     os.close(fd)
     try:
         write(tmp)
@@ -440,11 +447,50 @@ def atomic_write(path, write, *, overwrite: bool = True) -> Path:
             os.replace(tmp, p)
         else:
             _publish_new(tmp, p)
-    except BaseException:
+    finally:
         with contextlib.suppress(OSError):
-            os.remove(tmp)
-        raise
+            os.remove(tmp)  # gone already after a successful replace
     return p
+
+
+_PART_SUFFIX = ".part"
+_PROCESS_START = None
+
+
+def _part_prefix(p: Path) -> str:
+    return f".{p.name}.sdckit-"
+
+
+def _process_start() -> float:
+    """When this process started (Linux: from /proc; elsewhere: when sdckit.io was imported)."""
+    global _PROCESS_START
+    if _PROCESS_START is None:
+        _PROCESS_START = _IMPORTED
+        with contextlib.suppress(OSError, ValueError, IndexError, AttributeError):
+            ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])  # since boot
+            boot = time.time() - float(Path("/proc/uptime").read_text().split()[0])  # to 10 ms, not 1 s
+            _PROCESS_START = min(_IMPORTED, boot + ticks / os.sysconf("SC_CLK_TCK"))
+    return _PROCESS_START
+
+
+def _remove_stale_parts(p: Path) -> None:
+    """Remove the temporary files a killed earlier write of ``p`` left: only names of the exact
+    pattern :func:`atomic_write` gives (``.<name>.sdckit-XXXXXXXX.part``), only files older than
+    this process's start (a write still running elsewhere is younger)."""
+    import re
+
+    pattern = re.compile(re.escape(_part_prefix(p)) + r"[a-z0-9_]{8}" + re.escape(_PART_SUFFIX))
+    start = _process_start()
+    try:
+        entries = list(os.scandir(p.parent))
+    except OSError:
+        return
+    for entry in entries:
+        if not pattern.fullmatch(entry.name):
+            continue
+        with contextlib.suppress(OSError):
+            if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mtime < start:
+                os.remove(entry.path)
 
 
 def _publish_new(tmp: str, p: Path) -> None:
@@ -728,6 +774,9 @@ def _read_text(p, ext, columns, string_columns, na, sep, encoding, lazy=False):
     return df
 
 
+_WIDE = 1000  # integer columns above which the leading-zero scan goes through one long column
+
+
 def _keep_leading_zeros(source, kw: dict, columns, p: Path, kind: str) -> None:
     """Columns inferred as integers whose text has a leading zero somewhere ("01", "007") are
     codes, not numbers: read them as text (one scan of those columns only)."""
@@ -738,16 +787,13 @@ def _keep_leading_zeros(source, kw: dict, columns, p: Path, kind: str) -> None:
         return
     text_kw = {k: v for k, v in kw.items() if k != "schema_overrides"}
     pattern = r"^\s*[+-]?0[0-9]"
-    flags = _guard(
-        p,
-        kind,
-        lambda: (
-            pl.scan_csv(source, infer_schema=False, **text_kw)
-            .select(cs.by_name(ints).str.contains(pattern).any())  # one expression: linear in the columns
-            .collect()
-            .row(0)
-        ),
-    )
+    text = pl.scan_csv(source, infer_schema=False, **text_kw).select(cs.by_name(ints))
+    if len(ints) > _WIDE:  # one long column (name, text): Polars' cost per column expression is large
+        query = text.unpivot().filter(pl.col("value").str.contains(pattern)).select(pl.col("variable").unique())
+        found = set(_guard(p, kind, lambda: query.collect().get_column("variable").to_list()))
+        flags = [c in found for c in ints]
+    else:
+        flags = _guard(p, kind, lambda: text.select(pl.all().str.contains(pattern).any()).collect().row(0))
     lead = [c for c, f in zip(ints, flags) if f]
     if lead:
         kw["schema_overrides"] = {**(kw.get("schema_overrides") or {}), **{c: pl.String for c in lead}}
@@ -756,8 +802,8 @@ def _keep_leading_zeros(source, kw: dict, columns, p: Path, kind: str) -> None:
 # -- Parquet -------------------------------------------------------------------------------
 def _scan_parquet(p: Path, columns) -> pl.LazyFrame:
     scan = _guard(p, "Parquet", lambda: pl.scan_parquet(p))
+    names = _guard(p, "Parquet", lambda: list(scan.collect_schema()))  # a corrupt file fails here, not later
     if columns:
-        names = _guard(p, "Parquet", lambda: list(scan.collect_schema()))
         _require(names, columns, "columns", p)
         scan = scan.select(columns)
     return scan
