@@ -217,6 +217,18 @@ CASES = [
         id="unknown-encoding",
     ),
     pytest.param(_bytes("bom8.csv", b"\xef\xbb\xbf" + TEXT.encode()), _read(), ("ok", _rows(ROWS)), id="utf8-bom"),
+    pytest.param(
+        _bytes("u16d.csv", TEXT.encode("utf-16")),
+        lambda path: sdckit.frequencies(path, ["sexe"], engine="duckdb"),
+        ("error", ["data", "u16d.csv", "UTF-16 (little-endian)", "engine='polars'"]),
+        id="utf16-duckdb",
+    ),
+    pytest.param(
+        _bytes("l1d.csv", TEXT.encode("latin-1")),
+        lambda path: sdckit.frequencies(path, ["sexe"], engine="duckdb"),
+        ("error", ["l1d.csv", "not UTF-8"]),
+        id="latin1-duckdb",
+    ),
     # -- empty and broken files --------------------------------------------------------------
     pytest.param(_bytes("empty.csv", b""), _read(), ("error", ["path", "empty.csv", "CSV"]), id="empty-csv"),
     pytest.param(

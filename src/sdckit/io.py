@@ -103,9 +103,12 @@ def read_data(
         ``";"`` if the header line contains ``";"`` and no ``","``, a tab if it contains a
         tab and neither ``","`` nor ``";"``, otherwise ``","``.
     encoding : str, optional
-        Text encoding. CSV default UTF-8 (a byte-order mark is ignored); other encodings
-        (``"latin-1"``, ``"cp1252"``, ...) are decoded by Python. SPSS / Stata / SAS: passed
-        to pyreadstat (default: the encoding recorded in the file).
+        Text encoding. CSV default: UTF-8 (a UTF-8 byte-order mark is ignored), or UTF-16 /
+        UTF-32 when the file starts with their byte-order mark. A file that is not UTF-8 is an
+        error naming it (the first and last MiB are checked before reading; the rest as Polars
+        reads it), never garbage: give its encoding (``"latin-1"``, ``"cp1252"``, ...), which
+        Python then decodes. A UTF-16 / UTF-32 mark with ``encoding="utf-8"`` is an error.
+        SPSS / Stata / SAS: passed to pyreadstat (default: the encoding recorded in the file).
     lazy : bool, default False
         Return a Polars ``LazyFrame`` that scans the file: a measure then reads only the
         columns it uses (CSV and Parquet; the other formats are read whole). A CSV file in

@@ -211,8 +211,30 @@ class DuckDBEngine(RelationalEngine):
         if ext in (".parquet", ".pq"):
             reader = f"read_parquet({_sql_string(str(target))})"
         elif ext in (".csv", ".tsv", ".txt"):
+            if not path.is_dir() and path.exists():
+                _check_utf8_text(path, param)
             delim = "\t" if ext == ".tsv" else ","
             reader = f"read_csv({_sql_string(str(target))}, delim = {_sql_string(delim)}, header = true)"
         else:
             raise SdcError(f"{param}: cannot read {path.name} with the duckdb engine; expected .parquet, .csv or .tsv")
-        self.con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT * FROM {reader}")
+        try:
+            self.con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT * FROM {reader}")
+        except _import_duckdb().Error as exc:
+            first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+            raise SdcError(
+                f"{param}: DuckDB could not read {path} ({first}); expected a valid {ext[1:]} file"
+            ) from None
+
+
+def _check_utf8_text(path: Path, param: str) -> None:
+    """DuckDB reads UTF-8 text: a UTF-16 / UTF-32 file (byte-order mark) or one that is not
+    UTF-8 is refused here, naming the file, rather than read as garbage or failing later."""
+    from ..io import _bom, _check_utf8
+
+    bom = _bom(path)
+    if bom is not None:
+        raise SdcError(
+            f"{param}: {path} is {bom} text (it starts with that byte-order mark); the duckdb engine reads "
+            "UTF-8 files; expected a UTF-8 file, or engine='polars', which decodes it"
+        )
+    _check_utf8(path, lossy=False)
