@@ -211,6 +211,19 @@ CASES = [
     ),
     pytest.param(_late_latin1, _read(), ("error", ["path", "late.csv", "not UTF-8"]), id="latin1-byte-mid-file"),
     pytest.param(
+        # 2.4 MB of two-byte characters: the probed ends cut characters, which is no error
+        _bytes("cut.csv", b"a,b\n" + "é,ü\n".encode() * 400_000),
+        _read(),
+        ("ok", lambda out: out.shape == (400_000, 2) and out.row(-1) == ("é", "ü")),
+        id="utf8-probe-cuts-characters",
+    ),
+    pytest.param(
+        _bytes("tail.csv", b"a,b\n" + "é,ü\n".encode() * 300_000 + "ä,1\n".encode("latin-1") + b"x,y\n" * 10),
+        _read_lazy(),
+        ("error", ["path", "tail.csv", "not UTF-8"]),
+        id="latin1-byte-near-end-lazy",
+    ),
+    pytest.param(
         _bytes("k.csv", TEXT.encode()),
         _read(encoding="klingon-8"),
         ("error", ["encoding", "unknown encoding"]),

@@ -653,25 +653,28 @@ def _bom(p: Path) -> str | None:
 def _check_utf8(p: Path, *, lossy: bool) -> None:
     """Refuse a file that is not UTF-8 before Polars reads it (its error would come later, from
     a lazy scan, as a traceback): the first and the last MiB are decoded."""
+    import codecs
+
     if lossy:
         return
     try:
         size = p.stat().st_size
         with open(p, "rb") as fh:
-            parts = [fh.read(_UTF8_PROBE)]
-            if size > 2 * _UTF8_PROBE:
-                fh.seek(size - _UTF8_PROBE)
-                parts.append(fh.read())
+            head = fh.read(_UTF8_PROBE)
+            tail = b""
+            if size > _UTF8_PROBE:
+                fh.seek(max(_UTF8_PROBE, size - _UTF8_PROBE))
+                tail = fh.read()
     except OSError as exc:
         raise SdcError(f"path: could not read {p} ({_short(exc)}); expected a readable file") from None
-    for i, part in enumerate(parts):
-        try:
-            part.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            # a character cut by the probe's edge is not an error
-            cut = (exc.start >= len(part) - 3) if i == 0 else (exc.start < 4)
-            if not (cut and exc.reason in ("unexpected end of data", "invalid start byte")):
-                raise SdcError(_NOT_UTF8.format(p=p)) from None
+    skip = 0  # the tail may start inside a character: its continuation bytes (at most 3)
+    while skip < min(3, len(tail)) and 0x80 <= tail[skip] <= 0xBF:
+        skip += 1
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(head, final=False)  # a character cut at the end is fine
+        tail[skip:].decode("utf-8")
+    except UnicodeDecodeError:
+        raise SdcError(_NOT_UTF8.format(p=p)) from None
 
 
 _NOT_UTF8 = (
