@@ -640,3 +640,61 @@ def test_a_younger_temporary_file_is_not_removed(tmp_path):
     os.utime(old, (1_000_000_000, 1_000_000_000))
     write_data(pl.DataFrame({"a": [1]}), target)
     assert young.exists() and not old.exists()
+
+
+# ----------------------------------------------------------------------------------------------
+# no message lists category labels: a scan of the source
+# ----------------------------------------------------------------------------------------------
+#: formatted collections that are not data labels: column names, the caller's memory limit
+_NOT_LABELS = {
+    ("engines/_polars_frame.py", "' and '.join(dict.fromkeys((repr(v) for v in labs)))"),  # column names
+    ("engines/_relational.py", "str(value)"),  # the memory_limit the caller gave
+    ("_validation.py", "_show(value)"),  # a parameter's value as the caller gave it
+}
+#: calls that format a number or a type, never a label
+_COUNTS = ("len", "int", "float", "type", "sum", "round", "min", "max", "abs", "count_nonzero", "dtype_name")
+_LABEL_LIKE = r"(value|label|labs|categor|cats|levels|codes|uncovered|conflict|impossible)"
+
+
+def _formatted_collections(tree):
+    """(line, expression) of each call (other than a count) formatted into an f-string of an
+    error, a warning or a problem list, whose names look like labels or values."""
+    import ast
+    import re
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            fn = node.func
+            if (fn.attr if isinstance(fn, ast.Attribute) else getattr(fn, "id", "")) not in (
+                "warn",
+                "SdcError",
+                "MissingColumnError",
+                "append",
+            ):
+                continue
+        elif not isinstance(node, ast.Raise):
+            continue
+        for fv in (v for js in ast.walk(node) if isinstance(js, ast.JoinedStr) for v in js.values):
+            call = getattr(fv, "value", None)
+            if not isinstance(call, ast.Call):
+                continue
+            name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+            if name in _COUNTS:
+                continue
+            used = [getattr(n, "id", None) or getattr(n, "attr", "") for n in ast.walk(call)]
+            if any(re.search(_LABEL_LIKE, u or "", re.I) for u in used):
+                yield fv.lineno, ast.unparse(call)
+
+
+def test_no_message_formats_a_list_of_labels():
+    """Messages say how many categories, not which: a label held by one record identifies it."""
+    import ast
+
+    root = Path(sdckit.__file__).parent
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        for line, expr in _formatted_collections(ast.parse(path.read_text(encoding="utf-8"))):
+            if (rel, expr) not in _NOT_LABELS:
+                found.append(f"{rel}:{line}: {expr}")
+    assert not found, "messages that format labels or values:\n" + "\n".join(sorted(set(found)))

@@ -373,6 +373,10 @@ def write_data(data, path, *, metadata=None, overwrite: bool = False) -> Path:
     column (rather than a label silently dropped or a code changed); write such a file as
     SPSS.
 
+    Missing values: :func:`read_data` reads SPSS user-missing codes (``9`` "Refused") and
+    Stata's ``.a``-``.z`` as null, so they are written as system-missing; their labels and
+    (SPSS) missing-value definitions are written from ``metadata``.
+
     Other columns: SPSS and Stata store numbers (booleans as 0 / 1), text and dates; a
     float column with value labels and whole numbers is written as integers. CSV: categories
     are written as text, missing values as empty fields (NaN too). Parquet keeps every type
