@@ -137,11 +137,17 @@ def test_unlabelled_codes_are_placed_by_code(tmp_path):
 def test_duplicate_label_and_label_clash(tmp_path):
     path = tmp_path / "dup.sav"
     df = pd.DataFrame({"x": [1.0, 2, 3, 4]})
-    # codes 1 and 2 share a label (one category); unlabelled code 4 would clash with the label "4" of code 3
+    # codes 1 and 2 share a label (a category each, named by their code, so the codes are kept);
+    # unlabelled code 4 would clash with the label "4" of code 3
     pyreadstat.write_sav(df, path, variable_value_labels={"x": {1: "same", 2: "same", 3: "4"}})
     out = read_data(path)
-    assert out.schema["x"].categories.to_list() == ["same", "4", "4 (unlabelled code)"]
-    assert out.get_column("x").cast(pl.String).to_list() == ["same", "same", "4", "4 (unlabelled code)"]
+    assert out.schema["x"].categories.to_list() == ["same (code 1)", "same (code 2)", "4", "4 (unlabelled code)"]
+    assert out.get_column("x").cast(pl.String).to_list() == [
+        "same (code 1)",
+        "same (code 2)",
+        "4",
+        "4 (unlabelled code)",
+    ]
 
 
 def test_spss_user_missing_values_are_null(tmp_path):

@@ -233,7 +233,7 @@ def test_mapping_not_covering_the_data_names_the_categories():
     with pytest.raises(SdcError) as err:
         global_recode(d, "edu", mapping={"a": "x", "b": "x"})
     assert str(err.value) == (
-        "mapping: 2 categor(y/ies) of edu not covered: 'c', 'd'; expected a new category for every category of the data"
+        "mapping: 2 categor(y/ies) of edu not covered; expected a new category for every category of the data"
     )
 
 
@@ -288,7 +288,7 @@ def test_hierarchy_as_a_table_or_rows_with_numbers_matching_text():
 def test_hierarchy_missing_categories_are_named():
     d = pl.DataFrame({"edu": ["Masters", "Preschool", "9th"]})
     rows = [r.split(";") for r in ARX_EDUCATION.splitlines()]
-    with pytest.raises(SdcError, match=r"^hierarchy: 2 categor\(y/ies\) of edu not covered: '9th', 'Preschool'"):
+    with pytest.raises(SdcError, match=r"^hierarchy: 2 categor\(y/ies\) of edu not covered;"):
         global_recode(d, "edu", hierarchy=rows, level=1)
 
 
@@ -386,7 +386,7 @@ def test_value_above_the_last_break():
         ({"mapping": {1: 1, 2: 1, 3: 1}, "labels": ["a"]}, r"^labels: applies only with breaks"),
         ({"breaks": 2, "labels": ["a"]}, r"^labels: got 1 label\(s\) for 2 interval\(s\) of x"),
         ({"hierarchy": [[1, "a"]]}, r"^level: missing"),
-        ({"mapping": {1: None, 2: 1, 3: 1}}, r"^mapping: the new category of 1 is missing"),
+        ({"mapping": {1: None, 2: 1, 3: 1}}, r"^mapping: an entry's new category is missing"),
         ({"mapping": {"y": {1: 1}}}, r"mapping: y not among the variables; expected one entry per variable"),
     ],
 )
@@ -419,7 +419,7 @@ def test_top_coding_categorical_errors():
         top_bottom_coding({"s": ["a", "b"]}, "s", value="a")
     with pytest.raises(SdcError, match=r"^value: not a category of s"):
         top_bottom_coding({"s": ["a", "b"]}, "s", value="z", categories=["a", "b"])
-    with pytest.raises(SdcError, match=r"^categories: 1 categor\(y/ies\) of s not in the order: 'c'"):
+    with pytest.raises(SdcError, match=r"^categories: 1 categor\(y/ies\) of s not in the order;"):
         top_bottom_coding({"s": ["a", "b", "c"]}, "s", value="a", categories=["a", "b"])
     with pytest.raises(SdcError, match=r"^replacement: a category of s on the kept side of the cut"):
         top_bottom_coding({"s": ["a", "b", "c"]}, "s", value="b", replacement="a", categories=["a", "b", "c"])

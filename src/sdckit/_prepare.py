@@ -143,7 +143,10 @@ def _prepare_relation(eng, data, roles: Roles, allow_degenerate_keys: bool, zero
     table, enc = validate_roles(small, inner, allow_degenerate_keys=allow_degenerate_keys, engine=mem)
     _warn_suspicious(roles, enc, None)
     if roles.weight is not None:
-        _warn_low_weights(roles.weight, rel.n_below(roles.weight, 1.0))
+        n_low = rel.n_below(roles.weight, 1.0)
+        _warn_low_weights(roles.weight, n_low)
+        # every weight >= 1 and the sum equal to n: every weight is 1
+        _warn_census(roles.weight, n_low == 0 and float(comp.weight_sums.sum()) == float(comp.counts.sum()))
     st = mem.encode(table, roles.strata) if roles.strata else None
     return Prepared(table, roles, enc, comp.weight_sums, st, comp.counts, comp)
 
@@ -153,6 +156,19 @@ def _warn_low_weights(name: str, n_low: int) -> None:
         warn(
             f"weight: column {name} has {n_low} value(s) below 1; a design weight 1/pi is at least 1, "
             "so F_k can fall below f_k"
+        )
+
+
+#: the census note (a pattern for callers that use the weights only relatively)
+CENSUS_NOTE = "weight: every weight in column {} is 1"
+
+
+def _warn_census(name: str, census: bool) -> None:
+    """The one place that says a weight column of ones makes the file a census."""
+    if census:
+        warn(
+            CENSUS_NOTE.format(name) + ", so the sample is treated as the whole population (a census): "
+            "F_k = f_k and a record's risk is 1/f_k; if the file is a sample, give the real design weights"
         )
 
 
@@ -166,6 +182,7 @@ def _warn_suspicious(roles: Roles, enc: EncodedKeys, w) -> None:
         )
     if w is not None and w.size:
         _warn_low_weights(str(roles.weight), int(np.count_nonzero(w < 1)))
+        _warn_census(str(roles.weight), bool(np.all(w == 1.0)))
 
 
 def validate_roles(

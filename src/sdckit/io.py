@@ -27,10 +27,12 @@ import atexit
 import contextlib
 import inspect
 import os
+import time
 from pathlib import Path
 from typing import Any
 
 import polars as pl
+import polars.selectors as cs
 
 from ._errors import MissingColumnError, SdcError
 from ._validation import check_bool, check_new_file, missing_columns_message
@@ -50,6 +52,7 @@ _STAT = {
 _KIND = {**_TEXT, **_PARQUET, **_STAT}
 _SUPPORTED = ", ".join(_KIND)
 _WRITABLE = {".csv": ",", ".tsv": "\t", ".parquet": None, ".pq": None}
+_IMPORTED = time.time()
 
 
 # ------------------------------------------------------------------------------------------
@@ -87,8 +90,10 @@ def read_data(
         SPSS / Stata / SAS only. If True a variable with value labels becomes a Polars
         ``Enum`` whose categories are the labels in code order; values present in the data
         without a label become categories named by their code (``"7"``), placed by code, so
-        the category order of ordinal variables is preserved. Two codes with the same label
-        become one category. If False the raw codes are returned.
+        the category order of ordinal variables is preserved. Codes that share a label stay
+        apart, one category each named by the label and the code (``"yes (code 1)"``,
+        ``"yes (code 2)"``), so that :func:`write_data` writes every cell with its own code.
+        If False the raw codes are returned.
     na_values : sequence of str, default ("", "NA")
         Strings read as missing (null): in every column of a CSV file, and in the text
         variables of SPSS / Stata / SAS files (whose formats have no null text value).
@@ -98,9 +103,12 @@ def read_data(
         ``";"`` if the header line contains ``";"`` and no ``","``, a tab if it contains a
         tab and neither ``","`` nor ``";"``, otherwise ``","``.
     encoding : str, optional
-        Text encoding. CSV default UTF-8 (a byte-order mark is ignored); other encodings
-        (``"latin-1"``, ``"cp1252"``, ...) are decoded by Python. SPSS / Stata / SAS: passed
-        to pyreadstat (default: the encoding recorded in the file).
+        Text encoding. CSV default: UTF-8 (a UTF-8 byte-order mark is ignored), or UTF-16 /
+        UTF-32 when the file starts with their byte-order mark. A file that is not UTF-8 is an
+        error naming it (the first and last MiB are checked before reading; the rest as Polars
+        reads it), never garbage: give its encoding (``"latin-1"``, ``"cp1252"``, ...), which
+        Python then decodes. A UTF-16 / UTF-32 mark with ``encoding="utf-8"`` is an error.
+        SPSS / Stata / SAS: passed to pyreadstat (default: the encoding recorded in the file).
     lazy : bool, default False
         Return a Polars ``LazyFrame`` that scans the file: a measure then reads only the
         columns it uses (CSV and Parquet; the other formats are read whole). A CSV file in
@@ -337,7 +345,9 @@ def write_data(data, path, *, metadata=None, overwrite: bool = False) -> Path:
     back into its numeric codes with the same value labels:
 
     - a category equal to a label of the column in ``metadata`` gets that label's code (the
-      smallest code when several codes share the label);
+      smallest code when several codes share the label); a category named by
+      :func:`read_data` after a shared label and its code (``"yes (code 2)"``) gets that code,
+      and each code keeps the shared label in the written value labels;
     - a category named by an unlabelled code (``"7"``, or ``"7 (unlabelled code)"`` when
       ``"7"`` is also a label) gets that code back, unlabelled, unless the code is labelled
       or declared missing;
@@ -347,8 +357,8 @@ def write_data(data, path, *, metadata=None, overwrite: bool = False) -> Path:
     - an ``Enum`` column without value labels in ``metadata`` gets the codes 1, 2, ... in
       category order and the categories as value labels.
 
-    Labels whose text is no longer a category of the ``Enum`` (removed by a recode) are not
-    written; the codes they had are not reused. A recoded category therefore sorts after the
+    Labels whose text is no longer a category of the ``Enum`` and whose code no category
+    uses (removed by a recode) are not written; the codes they had are not reused. A recoded category therefore sorts after the
     original codes when the file is read again.
 
     A text column with value labels in ``metadata`` is coded by the same rules (new codes in
@@ -358,6 +368,14 @@ def write_data(data, path, *, metadata=None, overwrite: bool = False) -> Path:
     that no longer occurs (all its cells suppressed) is no longer a category, as
     :func:`read_data` makes categories only of labels and codes present. SPSS value labels
     hold at most 120 bytes: a longer new category name is an error rather than truncated.
+    Fractional codes (``1.5``) keep their codes and labels in SPSS files. Stata labels
+    integer values only: a value label on a fractional or text code is an error naming the
+    column (rather than a label silently dropped or a code changed); write such a file as
+    SPSS.
+
+    Missing values: :func:`read_data` reads SPSS user-missing codes (``9`` "Refused") and
+    Stata's ``.a``-``.z`` as null, so they are written as system-missing; their labels and
+    (SPSS) missing-value definitions are written from ``metadata``.
 
     Other columns: SPSS and Stata store numbers (booleans as 0 / 1), text and dates; a
     float column with value labels and whole numbers is written as integers. CSV: categories
@@ -414,16 +432,21 @@ def _frame(data, param: str):
 def atomic_write(path, write, *, overwrite: bool = True) -> Path:
     """Call ``write(temporary_path)`` and move the result to ``path`` in one step.
 
-    The temporary file sits in the destination's directory (so the rename is atomic) and is
-    removed if ``write`` fails or is interrupted: no half-written file is ever left at
-    ``path``. With ``overwrite=False`` the finished file is published by a hard link, which
-    fails with :class:`FileExistsError` if ``path`` exists (also if it appeared while writing);
-    on a file system without hard links the existence check and the rename are two steps.
+    The temporary file sits in the destination's directory (so the rename is atomic), is
+    named ``.<name>.sdckit-<8 random characters>.part`` and is removed, in a ``finally``, if
+    ``write`` fails or is interrupted: no half-written file is ever left at ``path``. A hard
+    kill (power loss, ``kill -9``) cannot run that clean-up; the next write of the same
+    ``path`` removes such a leftover: the files of exactly that name pattern for that target
+    that are older than this process's start. With ``overwrite=False`` the finished file is
+    published by a hard link, which fails with :class:`FileExistsError` if ``path`` exists
+    (also if it appeared while writing); on a file system without hard links the existence
+    check and the rename are two steps.
     """
     import tempfile
 
     p = Path(os.fspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".part", dir=p.parent)
+    _remove_stale_parts(p)
+    fd, tmp = tempfile.mkstemp(prefix=_part_prefix(p), suffix=_PART_SUFFIX, dir=p.parent)
     os.close(fd)
     try:
         write(tmp)
@@ -431,11 +454,50 @@ def atomic_write(path, write, *, overwrite: bool = True) -> Path:
             os.replace(tmp, p)
         else:
             _publish_new(tmp, p)
-    except BaseException:
+    finally:
         with contextlib.suppress(OSError):
-            os.remove(tmp)
-        raise
+            os.remove(tmp)  # gone already after a successful replace
     return p
+
+
+_PART_SUFFIX = ".part"
+_PROCESS_START = None
+
+
+def _part_prefix(p: Path) -> str:
+    return f".{p.name}.sdckit-"
+
+
+def _process_start() -> float:
+    """When this process started (Linux: from /proc; elsewhere: when sdckit.io was imported)."""
+    global _PROCESS_START
+    if _PROCESS_START is None:
+        _PROCESS_START = _IMPORTED
+        with contextlib.suppress(OSError, ValueError, IndexError, AttributeError):
+            ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])  # since boot
+            boot = time.time() - float(Path("/proc/uptime").read_text().split()[0])  # to 10 ms, not 1 s
+            _PROCESS_START = min(_IMPORTED, boot + ticks / os.sysconf("SC_CLK_TCK"))
+    return _PROCESS_START
+
+
+def _remove_stale_parts(p: Path) -> None:
+    """Remove the temporary files a killed earlier write of ``p`` left: only names of the exact
+    pattern :func:`atomic_write` gives (``.<name>.sdckit-XXXXXXXX.part``), only files older than
+    this process's start (a write still running elsewhere is younger)."""
+    import re
+
+    pattern = re.compile(re.escape(_part_prefix(p)) + r"[a-z0-9_]{8}" + re.escape(_PART_SUFFIX))
+    start = _process_start()
+    try:
+        entries = list(os.scandir(p.parent))
+    except OSError:
+        return
+    for entry in entries:
+        if not pattern.fullmatch(entry.name):
+            continue
+        with contextlib.suppress(OSError):
+            if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mtime < start:
+                os.remove(entry.path)
 
 
 def _publish_new(tmp: str, p: Path) -> None:
@@ -501,6 +563,8 @@ def _guard(p: Path, kind: str, fn):
     except SdcError:
         raise
     except Exception as exc:
+        if "invalid utf-8" in str(exc).lower():
+            raise SdcError(_NOT_UTF8.format(p=p)) from None
         raise SdcError(f"path: could not read {p} ({_short(exc)}); expected a valid {kind} file") from None
 
 
@@ -541,6 +605,15 @@ def _text_source(p: Path, ext: str, sep: str | None, encoding: str | None):
     source: Any = p
     if enc not in (None, "utf8", "utf-8", "utf-8-sig", "utf8-lossy", "utf-8-lossy"):
         source = _transcoded(p, encoding)
+    elif (bom := _bom(p)) is not None:
+        if encoding is not None:
+            raise SdcError(
+                f"encoding: {p} starts with a {bom} byte-order mark, but encoding={encoding!r} was given; "
+                f"expected encoding={bom.split()[0].lower()!r}, or no encoding (the mark is then read)"
+            )
+        source = _transcoded(p, bom.split()[0].lower())
+    else:
+        _check_utf8(p, lossy=enc is not None and enc.endswith("lossy"))
     if sep is None:
         if ext == ".tsv":
             sep = "\t"
@@ -560,6 +633,58 @@ def _text_source(p: Path, ext: str, sep: str | None, encoding: str | None):
     elif not isinstance(sep, str) or len(sep) != 1:
         raise SdcError(f"sep: got {sep!r}; expected a single character such as ',' or ';'")
     return sep, source
+
+
+_BOMS = (
+    (b"\x00\x00\xfe\xff", "UTF-32 (big-endian)"),
+    (b"\xff\xfe\x00\x00", "UTF-32 (little-endian)"),
+    (b"\xfe\xff", "UTF-16 (big-endian)"),
+    (b"\xff\xfe", "UTF-16 (little-endian)"),
+)
+_UTF8_PROBE = 1 << 20  # bytes checked at each end of a CSV file
+
+
+def _bom(p: Path) -> str | None:
+    """The UTF-16 / UTF-32 encoding a file's byte-order mark names, or None."""
+    try:
+        with open(p, "rb") as fh:
+            head = fh.read(4)
+    except OSError as exc:
+        raise SdcError(f"path: could not read {p} ({_short(exc)}); expected a readable file") from None
+    return next((name for mark, name in _BOMS if head.startswith(mark)), None)
+
+
+def _check_utf8(p: Path, *, lossy: bool) -> None:
+    """Refuse a file that is not UTF-8 before Polars reads it (its error would come later, from
+    a lazy scan, as a traceback): the first and the last MiB are decoded."""
+    import codecs
+
+    if lossy:
+        return
+    try:
+        size = p.stat().st_size
+        with open(p, "rb") as fh:
+            head = fh.read(_UTF8_PROBE)
+            tail = b""
+            if size > _UTF8_PROBE:
+                fh.seek(max(_UTF8_PROBE, size - _UTF8_PROBE))
+                tail = fh.read()
+    except OSError as exc:
+        raise SdcError(f"path: could not read {p} ({_short(exc)}); expected a readable file") from None
+    skip = 0  # the tail may start inside a character: its continuation bytes (at most 3)
+    while skip < min(3, len(tail)) and 0x80 <= tail[skip] <= 0xBF:
+        skip += 1
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(head, final=False)  # a character cut at the end is fine
+        tail[skip:].decode("utf-8")
+    except UnicodeDecodeError:
+        raise SdcError(_NOT_UTF8.format(p=p)) from None
+
+
+_NOT_UTF8 = (
+    "path: {p} is not UTF-8 text (it holds bytes that are not valid UTF-8); expected a UTF-8 file, "
+    "or its encoding given to read_data (encoding='latin-1', 'cp1252', ...)"
+)
 
 
 def _transcoded(p: Path, encoding: str) -> Path:
@@ -610,7 +735,9 @@ def _header(source: Path, sep: str, p: Path) -> list[str]:
             names = next(csv.reader(fh, delimiter=sep), [])
     except OSError as exc:
         raise SdcError(f"path: could not read {p} ({_short(exc)}); expected a readable file") from None
-    dup = sorted({c for c in names if names.count(c) > 1})
+    from collections import Counter
+
+    dup = sorted(c for c, n in Counter(names).items() if n > 1)  # one pass: linear in the columns
     if dup:
         raise SdcError(
             f"path: column name(s) {', '.join(dup)} appear more than once in the header of {p}; "
@@ -657,6 +784,9 @@ def _read_text(p, ext, columns, string_columns, na, sep, encoding, lazy=False):
     return df
 
 
+_WIDE = 1000  # integer columns above which the leading-zero scan goes through one long column
+
+
 def _keep_leading_zeros(source, kw: dict, columns, p: Path, kind: str) -> None:
     """Columns inferred as integers whose text has a leading zero somewhere ("01", "007") are
     codes, not numbers: read them as text (one scan of those columns only)."""
@@ -667,16 +797,13 @@ def _keep_leading_zeros(source, kw: dict, columns, p: Path, kind: str) -> None:
         return
     text_kw = {k: v for k, v in kw.items() if k != "schema_overrides"}
     pattern = r"^\s*[+-]?0[0-9]"
-    flags = _guard(
-        p,
-        kind,
-        lambda: (
-            pl.scan_csv(source, infer_schema=False, **text_kw)
-            .select([pl.col(c).str.contains(pattern).any().alias(c) for c in ints])
-            .collect()
-            .row(0)
-        ),
-    )
+    text = pl.scan_csv(source, infer_schema=False, **text_kw).select(cs.by_name(ints))
+    if len(ints) > _WIDE:  # one long column (name, text): Polars' cost per column expression is large
+        query = text.unpivot().filter(pl.col("value").str.contains(pattern)).select(pl.col("variable").unique())
+        found = set(_guard(p, kind, lambda: query.collect().get_column("variable").to_list()))
+        flags = [c in found for c in ints]
+    else:
+        flags = _guard(p, kind, lambda: text.select(pl.all().str.contains(pattern).any()).collect().row(0))
     lead = [c for c, f in zip(ints, flags) if f]
     if lead:
         kw["schema_overrides"] = {**(kw.get("schema_overrides") or {}), **{c: pl.String for c in lead}}
@@ -685,8 +812,8 @@ def _keep_leading_zeros(source, kw: dict, columns, p: Path, kind: str) -> None:
 # -- Parquet -------------------------------------------------------------------------------
 def _scan_parquet(p: Path, columns) -> pl.LazyFrame:
     scan = _guard(p, "Parquet", lambda: pl.scan_parquet(p))
+    names = _guard(p, "Parquet", lambda: list(scan.collect_schema()))  # a corrupt file fails here, not later
     if columns:
-        names = _guard(p, "Parquet", lambda: list(scan.collect_schema()))
         _require(names, columns, "columns", p)
         scan = scan.select(columns)
     return scan
@@ -780,10 +907,13 @@ def _labelled_to_enum(s: pl.Series, labels: dict) -> pl.Series:
             continue
     present = s.drop_nulls().unique().to_list()
     label_names = set(code_label.values())
+    shared = _shared_names(code_label)
     cats: list[str] = []
     name_of: dict = {}
     for code in sorted(set(code_label) | {key(v) for v in present}, key=_sort_key):
-        if code in code_label:
+        if code in shared:
+            name = shared[code]
+        elif code in code_label:
             name = code_label[code]
         else:
             name = _code_text(code)
@@ -798,6 +928,16 @@ def _labelled_to_enum(s: pl.Series, labels: dict) -> pl.Series:
     return s.replace_strict(present, new, return_dtype=pl.String).cast(pl.Enum(cats)).alias(s.name)
 
 
+def _shared_names(code_label: dict) -> dict:
+    """code -> category name for the codes whose label another code also has: the label
+    followed by ``" (code <code>)"``, so that each code stays its own category (a writer
+    gives every such category its code back; see :func:`write_data`)."""
+    count: dict = {}
+    for lab in code_label.values():
+        count[str(lab)] = count.get(str(lab), 0) + 1
+    return {c: f"{lab}{_SHARED.format(_code_text(c))}" for c, lab in code_label.items() if count[str(lab)] > 1}
+
+
 # -- writing SPSS / Stata ------------------------------------------------------------------
 _OUT = {
     ".csv": "CSV",
@@ -810,6 +950,7 @@ _OUT = {
 }
 _STAT_OUT = (".sav", ".zsav", ".dta")
 _UNLABELLED = " (unlabelled code)"
+_SHARED = " (code {})"
 _SPSS_LABEL_BYTES = 120
 _INT32 = 2_147_483_620  # the largest Stata long (values above are its missing codes)
 _NAME_RULES = {
@@ -963,6 +1104,8 @@ def _coded_frame(frame: pl.DataFrame, meta: dict, *, spss: bool) -> tuple[pl.Dat
         s, labs = _coded_column(frame.get_column(name), meta["value_labels"].get(name), meta["user_missing"].get(name))
         if labs and spss:
             _check_label_bytes(name, labs)
+        elif labs:
+            _check_stata_codes(name, labs)
         columns.append(s)
         if labs:
             labels[name] = labs
@@ -988,13 +1131,15 @@ def _coded_column(s: pl.Series, labs: dict | None, missing) -> tuple[pl.Series, 
         return _replace(text, cats, codes), dict(zip(codes, cats))
     if all(isinstance(c, str) for c in labs):
         code_of = _label_codes(labs)
-        s, out = _replace(text, cats, [code_of.get(c, c) for c in cats], pl.String), labs
+        codes = [code_of.get(c, c) for c in cats]
+        s, out = _replace(text, cats, codes, pl.String), labs
     else:
         code_of, out = _category_codes(cats, labs, missing)
-        s = _replace(text, cats, [code_of[c] for c in cats])
-    if is_enum:  # labels of categories a recode removed are not written
-        kept = set(cats)
-        out = {c: lab for c, lab in out.items() if str(lab) in kept}
+        codes = [code_of[c] for c in cats]
+        s = _replace(text, cats, codes)
+    if is_enum:  # labels of categories a recode removed are not written (codes in use keep theirs)
+        kept, used = set(cats), set(codes)
+        out = {c: lab for c, lab in out.items() if str(lab) in kept or _plain(c) in used}
     return s, out
 
 
@@ -1011,7 +1156,8 @@ def _replace(text: pl.Series, cats: list, codes: list, dtype=None) -> pl.Series:
         dtype = _code_dtype(codes)
     if not cats:
         return pl.Series(text.name, [None] * text.len(), dtype=dtype)
-    return text.replace_strict(cats, codes, return_dtype=dtype).alias(text.name)
+    # the codes as a typed Series: a list literal takes its type from its first element
+    return text.replace_strict(cats, pl.Series(codes, dtype=dtype), return_dtype=dtype).alias(text.name)
 
 
 def _code_dtype(codes: list):
@@ -1021,10 +1167,14 @@ def _code_dtype(codes: list):
 
 
 def _label_codes(labs: dict) -> dict:
-    """label -> code, the smallest code when several codes share a label."""
+    """category name -> code: a label gives its code (the smallest code when several codes
+    share a label), and the name :func:`read_data` gives a code of a shared label
+    (``"yes (code 2)"``) gives that code."""
     code_of: dict = {}
     for code, lab in sorted(labs.items(), key=lambda kv: _sort_key(kv[0])):
         code_of.setdefault(str(lab), _plain(code))
+    for code, name in _shared_names(labs).items():
+        code_of.setdefault(name, _plain(code))
     return code_of
 
 
@@ -1091,6 +1241,18 @@ def _missing_ranges(coded: pl.DataFrame, user_missing: dict) -> dict:
         if all(_code_kind(x) == ("number" if numeric else "text") for x in flat):
             out[col] = list(vals)
     return out
+
+
+def _check_stata_codes(name: str, labs: dict) -> None:
+    """Stata labels integer values only: a label on a fractional or text code is an error
+    (dropping it would lose the label without a word; changing the code would change data)."""
+    bad = sum(1 for c in labs if _code_kind(c) != "number" or not float(c).is_integer())
+    if bad:
+        raise SdcError(
+            f"data: column {name!r} has {bad} value label(s) on codes that are not integers (fractional or text codes), which a "
+            "Stata file cannot hold (Stata labels integer values only); expected integer codes, or "
+            "write the file as SPSS (.sav), which keeps such codes and their labels"
+        )
 
 
 def _check_label_bytes(name: str, labs: dict) -> None:

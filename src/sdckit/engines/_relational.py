@@ -65,7 +65,10 @@ def parse_memory_limit(value) -> int | None:
         raise SdcError(f"memory_limit: cannot read {str(value)!r}; expected a size such as '4GB', '512MB' or '1.5GiB'")
     size = float(m.group(1)) * _FACTOR[(m.group(2) or "B").upper()]
     if size < 2**20:
-        raise SdcError(f"memory_limit: {str(value)!r} is below 1 MiB; expected a size such as '4GB'")
+        raise SdcError(
+            f"memory_limit: {str(value)!r} ({int(size):,} bytes) is below 1 MiB (1,048,576 bytes); "
+            "expected a size such as '4GB'"
+        )
     return int(size)
 
 

@@ -4,6 +4,7 @@ compressed table and aggregates come back to Python."""
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
 import uuid
@@ -24,6 +25,20 @@ def _import_duckdb():
 
 
 _BATCH_ROWS = 1 << 20  # rows per Arrow batch of per-record output
+
+
+def _memory_guarded(method):
+    """DuckDB's out-of-memory error as an :class:`SdcError` that says what to change."""
+
+    @functools.wraps(method)
+    def run(self, *args, **kwargs):
+        oom = getattr(_import_duckdb(), "OutOfMemoryException", None) or MemoryError
+        try:
+            return method(self, *args, **kwargs)
+        except oom:
+            raise SdcError(self._out_of_memory()) from None
+
+    return run
 
 
 def _sql_string(text: str) -> str:
@@ -93,6 +108,20 @@ class DuckDBEngine(RelationalEngine):
         if self.threads is not None:
             con.execute(f"SET threads = {int(self.threads)}")
 
+    def _out_of_memory(self) -> str:
+        if self.memory_limit is None:
+            return (
+                "memory_limit: DuckDB ran out of memory (no memory limit was set, so the machine's memory or "
+                "DuckDB's default limit ran out); expected fewer threads (threads=1, --threads 1) or an "
+                "explicit memory limit, under which DuckDB spills to disk"
+            )
+        return (
+            f"memory_limit: DuckDB ran out of memory under the memory limit of {self.memory_limit:,} bytes, "
+            "too small for this computation (DuckDB spills to disk above the limit, but needs some memory "
+            "for every thread); expected a larger limit such as '1GB' (memory_limit='1GB', --memory-limit 1GB), "
+            "or fewer threads (threads=1, --threads 1)"
+        )
+
     # -- dialect ---------------------------------------------------------------------------------
     @staticmethod
     def quote(name: str) -> str:
@@ -110,6 +139,7 @@ class DuckDBEngine(RelationalEngine):
         return "row_number() OVER () - 1"
 
     # -- session ---------------------------------------------------------------------------------
+    @_memory_guarded
     def frame(self, sql: str):
         import polars as pl
 
@@ -120,18 +150,23 @@ class DuckDBEngine(RelationalEngine):
     def relation(self, sql: str):
         return self.con.sql(sql)
 
+    @_memory_guarded
     def scalar(self, sql: str):
         return self.con.execute(sql).fetchall()[0][0]
 
+    @_memory_guarded
     def row(self, sql: str):
         return tuple(self.con.execute(sql).fetchall()[0])
 
+    @_memory_guarded
     def materialize(self, name: str, sql: str) -> None:
         self.con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {sql}").fetchall()
 
+    @_memory_guarded
     def register(self, name: str, frame) -> None:
         self.con.register(name, frame.to_arrow())
 
+    @_memory_guarded
     def copy_parquet(self, sql: str, path: Path, names: list[str]) -> None:
         """DuckDB renames columns that differ only in case (``Fk`` beside ``fk``), so the result
         streams to the file in Arrow batches under the caller's names (never collected whole)."""
@@ -147,6 +182,7 @@ class DuckDBEngine(RelationalEngine):
                 out.write_batch(pa.RecordBatch.from_arrays(batch.columns, schema=schema))
 
     # -- input -----------------------------------------------------------------------------------
+    @_memory_guarded
     def register_source(self, data, view: str, param: str) -> dict:
         duckdb = _import_duckdb()
         path = self._path(data)
@@ -175,8 +211,30 @@ class DuckDBEngine(RelationalEngine):
         if ext in (".parquet", ".pq"):
             reader = f"read_parquet({_sql_string(str(target))})"
         elif ext in (".csv", ".tsv", ".txt"):
+            if not path.is_dir() and path.exists():
+                _check_utf8_text(path, param)
             delim = "\t" if ext == ".tsv" else ","
             reader = f"read_csv({_sql_string(str(target))}, delim = {_sql_string(delim)}, header = true)"
         else:
             raise SdcError(f"{param}: cannot read {path.name} with the duckdb engine; expected .parquet, .csv or .tsv")
-        self.con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT * FROM {reader}")
+        try:
+            self.con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT * FROM {reader}")
+        except _import_duckdb().Error as exc:
+            first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+            raise SdcError(
+                f"{param}: DuckDB could not read {path} ({first}); expected a valid {ext[1:]} file"
+            ) from None
+
+
+def _check_utf8_text(path: Path, param: str) -> None:
+    """DuckDB reads UTF-8 text: a UTF-16 / UTF-32 file (byte-order mark) or one that is not
+    UTF-8 is refused here, naming the file, rather than read as garbage or failing later."""
+    from ..io import _bom, _check_utf8
+
+    bom = _bom(path)
+    if bom is not None:
+        raise SdcError(
+            f"{param}: {path} is {bom} text (it starts with that byte-order mark); the duckdb engine reads "
+            "UTF-8 files; expected a UTF-8 file, or engine='polars', which decodes it"
+        )
+    _check_utf8(path, lossy=False)

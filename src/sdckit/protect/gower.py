@@ -104,7 +104,8 @@ def microaggregation_gower(
         or one drawn in proportion to the counts (``sampleCat``, sdcMicro's default).
     variable_weights : number, list or dict, optional
         Weights w_v of the distance variables (one per variable, in order, or a dict;
-        default 1 each).
+        default 1 each). A variable of weight 0 does not count in the distance (it is still
+        aggregated); all weights 0 is an error, as every distance would be 0.
     strata : str or list of str, optional
         Neighbours are found within each stratum (sdcMicro's ``by``); every stratum needs at
         least ``group_size`` records.
@@ -307,9 +308,19 @@ def _ranks(v, values, scale, enum, active, codes) -> tuple[np.ndarray, int]:
 
 
 def _weights(value, names) -> dict:
-    """One weight per distance variable (default 1)."""
+    """One weight per distance variable (default 1), not all 0."""
     if value is None:
         return dict.fromkeys(names, 1.0)
+    weights = _given_weights(value, names)
+    if names and not any(weights.values()):
+        raise SdcError(
+            f"variable_weights: every one of the {len(names)} distance variables has weight 0, so every "
+            "distance is 0 and the neighbours would be arbitrary records; expected at least one positive weight"
+        )
+    return weights
+
+
+def _given_weights(value, names) -> dict:
     if isinstance(value, Mapping):
         unknown = [str(k) for k in value if k not in names]
         raise_problems(

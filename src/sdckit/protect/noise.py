@@ -247,7 +247,7 @@ def _check_romm_size(X: np.ndarray, groups: list) -> None:
     for label, rows in groups:
         m = int(np.count_nonzero(complete[rows]))
         if m > ROMM_MAX_RECORDS:
-            where = "" if label is None else f" in stratum {label}"
+            where = "" if label is None else " in one stratum"
             raise SdcError(
                 f"method: ROMM on {m:,} records{where}; ROMM builds an n x n orthogonal matrix (n^3 time, "
                 f"n^2 memory), expected at most {ROMM_MAX_RECORDS:,} complete records per stratum "

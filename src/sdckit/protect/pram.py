@@ -234,8 +234,7 @@ def _labelled_matrix(name: str, spec) -> tuple[np.ndarray, list]:
     bad = np.flatnonzero(row_sum_errors(M) > _ROW_SUM_TOL)
     if bad.size:
         raise SdcError(
-            f"{param}: the rows of {', '.join(map(str, (cats[i] for i in bad[:10])))} do not sum to 1; "
-            f"expected every row to sum to 1 (within {_ROW_SUM_TOL:g})"
+            f"{param}: {bad.size} row(s) do not sum to 1; expected every row to sum to 1 (within {_ROW_SUM_TOL:g})"
         )
     return M, cats
 
@@ -252,11 +251,11 @@ def _match_categories(name: str, cats: list, values: list, usable: np.ndarray, p
     problems = []
     unknown = [str(c) for c, k in zip(cats, codes) if k < 0]
     if unknown:
-        problems.append(f"matrix[{name!r}]: categories {', '.join(unknown)} are not categories of {name}")
+        problems.append(f"matrix[{name!r}]: {len(unknown)} categor(y/ies) are not categories of {name}")
     uncovered = sorted(set(np.flatnonzero(present).tolist()) - set(codes.tolist()))
     if uncovered:
         problems.append(
-            f"matrix[{name!r}]: categories {', '.join(str(values[c]) for c in uncovered)} of the data are not in "
+            f"matrix[{name!r}]: {len(uncovered)} categor(y/ies) of the data are not in "
             "the matrix; expected a row and a column for every category"
         )
     raise_problems(problems)

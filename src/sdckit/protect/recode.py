@@ -39,7 +39,6 @@ _METHODS = {
     "equal_amount": "equal_amount",
     "equalAmount": "equal_amount",
 }
-_LIST_LIMIT = 20  # categories named in one message
 _FLOAT_SAFE = 2**1000  # integers below this magnitude convert to float without overflow
 
 
@@ -62,11 +61,6 @@ def _key(value) -> str:
 def _plain_value(value):
     """A NumPy scalar as the Python value (JSON-friendly parameters)."""
     return value.item() if isinstance(value, np.generic) else value
-
-
-def _listing(values) -> str:
-    shown = ", ".join(repr(_plain_value(v)) for v in values[:_LIST_LIMIT])
-    return shown + (f" ... ({len(values)} in all)" if len(values) > _LIST_LIMIT else "")
 
 
 def _is_missing(value) -> bool:
@@ -164,10 +158,10 @@ def _one_mapping(mapping, param: str) -> dict:
     out: dict = {}
     for old, new in mapping.items():
         if _is_missing(new):
-            raise SdcError(f"{param}: the new category of {old!r} is missing; expected a category (not None or NaN)")
+            raise SdcError(f"{param}: an entry's new category is missing; expected a category (not None or NaN)")
         k = _key(old)
         if k in out and _key(out[k]) != _key(new):
-            raise SdcError(f"{param}: {old!r} is mapped twice (as {k!r}) to different categories; expected one entry")
+            raise SdcError(f"{param}: a category is mapped twice to different categories; expected one entry")
         out[k] = _plain_value(new)
     return out
 
@@ -246,7 +240,7 @@ def _hierarchy_map(rows: list[list], level) -> dict:
         )
     if conflicts:
         problems.append(
-            f"hierarchy: categor(y/ies) {_listing(conflicts)} appear in several rows with different level-{lev} "
+            f"hierarchy: {len(conflicts)} categor(y/ies) appear in several rows with different level-{lev} "
             "values; expected one ancestor per category"
         )
     raise_problems(problems)
@@ -298,11 +292,11 @@ def _apply_map(inp: Input, table, var: str, new_of: dict, order=None):
 def _uncovered_problem(param: str, var: str, uncovered: list) -> str:
     if param == "categories":
         return (
-            f"categories: {len(uncovered)} categor(y/ies) of {var} not in the order: {_listing(uncovered)}; "
+            f"categories: {len(uncovered)} categor(y/ies) of {var} not in the order; "
             "expected every category of the data in categories"
         )
     return (
-        f"{param}: {len(uncovered)} categor(y/ies) of {var} not covered: {_listing(uncovered)}; "
+        f"{param}: {len(uncovered)} categor(y/ies) of {var} not covered; "
         "expected a new category for every category of the data"
     )
 

@@ -41,6 +41,8 @@ _UNUSED_IN_KEYS = r"missing: .* occur\(s\) in none of the key columns"
 #: prepare()'s warning about design weights below 1 (F_k below f_k): t-closeness uses the weights
 #: only relatively, to weight the distributions, so any positive weights are fine
 _WEIGHT_BELOW_1 = r"weight: column .* below 1"
+#: prepare()'s census note for weights that are all 1: here equal weights are just equal weights
+_ALL_ONE = r"weight: every weight in column .* is 1"
 
 
 def prepared_roles(
@@ -59,6 +61,7 @@ def prepared_roles(
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=_UNUSED_IN_KEYS, category=SdcWarning)
         warnings.filterwarnings("ignore", message=_WEIGHT_BELOW_1, category=SdcWarning)
+        warnings.filterwarnings("ignore", message=_ALL_ONE, category=SdcWarning)
         return prepare(
             data,
             keys,
@@ -117,11 +120,6 @@ def _sensitive_names(sensitive) -> list[str]:
     if sensitive is None:
         raise SdcError("sensitive: no sensitive variable given; expected a column name or a list of names")
     return as_name_list(sensitive, "sensitive")
-
-
-def _fmt_values(values, limit: int = 10) -> str:
-    vals = [repr(v) for v in values[:limit]]
-    return ", ".join(vals) + (f" ... ({len(values)} in all)" if len(values) > limit else "")
 
 
 def _missing_counts(s: SensitiveCodes, names, counts=None) -> dict:
@@ -296,7 +294,7 @@ def _ordered_items(ordered) -> list:
 
 def _declared_categories(name: str, cats) -> list:
     if isinstance(cats, (str, bytes)) or not hasattr(cats, "__iter__"):
-        raise SdcError(f"ordered: categories of {name} must be a list of values in order; got {cats!r}")
+        raise SdcError(f"ordered: categories of {name} must be a list of values in order; got {type(cats).__name__}")
     cats = list(cats)
     if not cats:
         raise SdcError(f"ordered: empty category list for {name}; expected the categories in order")
@@ -306,7 +304,7 @@ def _declared_categories(name: str, cats) -> list:
             dup.append(x)
         seen.add(x)
     if dup:
-        raise SdcError(f"ordered: categories of {name} listed more than once: {_fmt_values(dup)}")
+        raise SdcError(f"ordered: {len(dup)} categor(y/ies) of {name} listed more than once; expected each once")
     return cats
 
 
@@ -340,8 +338,8 @@ def _apply_categories(codes: np.ndarray, labels: list, cats: list, name: str):
     unknown = [x for x, u in zip(labels, used) if u and x not in pos]
     if unknown:
         raise SdcError(
-            f"ordered: column {name} has value(s) {_fmt_values(unknown)} not in the declared categories; "
-            f"expected one of {_fmt_values(cats)}"
+            f"ordered: column {name} has {len(unknown)} value(s) not in the declared categories; "
+            f"expected one of its {len(cats)} declared categories"
         )
     perm = np.array([pos.get(x, -1) for x in labels], dtype=np.int32)
     out = np.full_like(codes, -1)

@@ -602,12 +602,6 @@ def _check_finite(M, names, label, problems) -> None:
                 )
 
 
-def _fmt_labels(vals, limit=8):
-    vals = list(vals)
-    s = ", ".join(repr(v) for v in vals[:limit])
-    return s + (f" ... ({len(vals)} in all)" if len(vals) > limit else "")
-
-
 def _code(v, t_o, t_p, missing, scale, order, new_categories, problems, engine=None) -> Coded:
     """Codes of variable v in both files on one code table, with ranks for an ordinal one."""
     co, cp, labs = access.encode_pair(v, t_o, t_p, missing, engine)
@@ -630,8 +624,8 @@ def _code(v, t_o, t_p, missing, scale, order, new_categories, problems, engine=N
             bad = [lab for lab, r in zip(labs, rank) if r == 0]
             if bad:
                 problems.append(
-                    f"scales: ordinal variable {v} has value(s) {_fmt_labels(bad)} that are not in its "
-                    f"declared order ({_fmt_labels(order)})"
+                    f"scales: ordinal variable {v} has {len(bad)} value(s) that are not in its "
+                    f"declared order (of {len(order)} categories)"
                 )
                 return Coded(co, cp, tuple(labs))
             R = len(order)
@@ -647,7 +641,7 @@ def _code(v, t_o, t_p, missing, scale, order, new_categories, problems, engine=N
         new = [labs[i] for i in np.flatnonzero(seen_p[:L] & ~seen_o[:L])]
         if new:
             problems.append(
-                f"protected: variable {v} has categories that the original lacks: {_fmt_labels(new)}; "
+                f"protected: variable {v} has {len(new)} categor(y/ies) that the original lacks; "
                 "expected the original's categories (recode to them, or pass new_categories='allow')"
             )
     return Coded(co, cp, tuple(labs), n_ranks=L)
@@ -787,13 +781,13 @@ def _pram_input(v, spec, e, rows=None) -> PramInput:
     absent = np.unique(np.concatenate([codes_o[mo == -2], codes_p[mp == -2]]))
     if absent.size:
         bad = [e.labels[c] for c in absent]
-        raise SdcError(f"pram: {v}: categories {_fmt_labels(bad)} of the data are not in the matrix")
+        raise SdcError(f"pram: {v}: {len(bad)} categor(y/ies) of the data are not in the matrix")
     p = np.bincount(mo[mo >= 0], minlength=len(cats)).astype(float)
     counts = np.bincount(mp[mp >= 0], minlength=len(cats)).astype(float)
     impossible = [cats[j] for j in np.flatnonzero((counts > 0) & ~(p @ P > 0))]
     if impossible:
         raise SdcError(
-            f"pram: {v}: protected categories {_fmt_labels(impossible)} cannot arise from the original "
+            f"pram: {v}: {len(impossible)} protected categor(y/ies) cannot arise from the original "
             "distribution under this matrix; expected the matrix that produced the protected file"
         )
     return PramInput(P, mo, mp, p, counts)
