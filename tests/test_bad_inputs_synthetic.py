@@ -222,159 +222,84 @@ def files(tmp_path) -> dict[str, Path]:
     return out
 
 
-def _synthetic_cli(f, *extra) -> list[str]:
-    return ["synthetic", str(f["original"]), str(f["synthetic"]), "--control", str(f["control"]), "--keys",
-            "region,sex", "--variables", "age", "--n-attacks", "20", "--no-progress", "--no-utility", *extra]  # fmt: skip
-
-
-def _link(kind: str, target: Path) -> Path:
-    link = target.with_name(f"{kind}-link-{target.name}")
-    if kind == "symlink":
-        link.symlink_to(target)
-    else:
-        os.link(target, link)
-    return link
-
+SYNTHETIC = "synthetic {original} {synthetic} --control {control} --keys region,sex --variables age --n-attacks 20 "
+SYNTHETIC += "--no-utility --no-progress"
+ASSESS = "assess {original} --keys region,sex --synthetic {synthetic} --no-progress"
 
 CLI = [
-    # (argv builder, the input it must leave alone, fragments of the error)
+    # (the command line, the input it must leave alone, fragments of the error)
     pytest.param(
-        lambda f: _synthetic_cli(f, "--json", str(f["synthetic"]), "--overwrite"),
-        "synthetic",
+        SYNTHETIC + " --json {synthetic} --overwrite",
         ["--json:", "is the input file synthetic"],
         id="synthetic-json-over-synthetic",
     ),  # fmt: skip
     pytest.param(
-        lambda f: _synthetic_cli(f, "--records", str(f["control"]), "--overwrite"),
-        "control",
+        SYNTHETIC + " --records {control} --overwrite",
         ["--records:", "is the input file control"],
         id="synthetic-records-over-control",
     ),  # fmt: skip
+    pytest.param(SYNTHETIC + " --json {original}", ["is the input file original"], id="synthetic-json-over-original"),
     pytest.param(
-        lambda f: _synthetic_cli(f, "--json", str(f["original"])),
-        "original",
-        ["is the input file original"],
-        id="synthetic-json-over-original",
-    ),  # fmt: skip
-    pytest.param(
-        lambda f: _synthetic_cli(f, "--json", str(_link("symlink", f["control"])), "--overwrite"),
-        "control",
+        SYNTHETIC + " --json {control_symlink} --overwrite",
         ["is the input file control"],
         id="synthetic-json-over-control-by-symlink",
     ),  # fmt: skip
     pytest.param(
-        lambda f: _synthetic_cli(f, "--records", str(_link("hardlink", f["synthetic"])), "--overwrite"),
-        "synthetic",
+        SYNTHETIC + " --records {synthetic_hardlink} --overwrite",
         ["is the input file synthetic"],
         id="synthetic-records-over-synthetic-by-hard-link",
     ),  # fmt: skip
     pytest.param(
-        lambda f: _synthetic_cli(f, "--json", str(f["control"].parent / "." / f["control"].name), "--overwrite"),
-        "control",
+        SYNTHETIC + " --json {dir}/./control.csv --overwrite",
         ["is the input file control"],
         id="synthetic-json-over-control-by-another-path",
     ),  # fmt: skip
     pytest.param(
-        lambda f: [
-            "assess",
-            str(f["original"]),
-            "--keys",
-            "region,sex",
-            "--synthetic",
-            str(f["synthetic"]),
-            "--report",
-            str(f["original"].with_name("r.html")),
-            "--json",
-            str(f["synthetic"]),
-            "--overwrite",
-            "--no-progress",
-        ],
-        "synthetic",
+        ASSESS + " --report {dir}/r.html --json {synthetic} --overwrite",
         ["--json:", "is the input file synthetic"],
         id="assess-json-over-synthetic",
     ),  # fmt: skip
     pytest.param(
-        lambda f: [
-            "assess",
-            str(f["original"]),
-            "--keys",
-            "region,sex",
-            "--synthetic",
-            str(f["synthetic"]),
-            "--control",
-            str(f["control"]),
-            "--report",
-            str(f["control"]),
-            "--overwrite",
-            "--no-progress",
-        ],
-        "control",
+        ASSESS + " --control {control} --report {control} --overwrite",
         ["--report:", "is the input file control"],
         id="assess-report-over-control",
     ),  # fmt: skip
     pytest.param(
-        lambda f: [
-            "search",
-            str(f["original"]),
-            "--keys",
-            "region,sex",
-            "--k",
-            "2",
-            "--hierarchy",
-            f"region={f['hierarchy']}",
-            "--json",
-            str(f["hierarchy"]),
-            "--overwrite",
-            "--no-progress",
-        ],
-        "hierarchy",
+        ASSESS + " --control {control} --report {dir}/r.html --external-report {control}",
+        ["--external-report:", "is the input file control"],
+        id="assess-external-report-over-control",
+    ),  # fmt: skip
+    pytest.param(
+        "search {original} --keys region,sex --k 2 --hierarchy region={hierarchy} --json {hierarchy} "
+        "--overwrite --no-progress",
         ["is the input file hierarchies"],
         id="search-json-over-hierarchy",
     ),  # fmt: skip
     pytest.param(
-        lambda f: [
-            "protect",
-            str(f["original"]),
-            "--step",
-            f"recode:variables=region,hierarchy={f['hierarchy']}",
-            "--out",
-            str(f["hierarchy"]),
-            "--overwrite",
-            "--no-progress",
-        ],
-        "hierarchy",
+        "protect {original} --step recode:variables=region,hierarchy={hierarchy} --out {hierarchy} "
+        "--overwrite --no-progress",
         ["--out:", "is the input file steps"],
         id="protect-out-over-step-hierarchy",
     ),  # fmt: skip
     pytest.param(
-        lambda f: [
-            "recode",
-            str(f["original"]),
-            "--keys",
-            "region,sex",
-            "--variables",
-            "region",
-            "--hierarchy",
-            str(f["hierarchy"]),
-            "--out",
-            str(f["original"].with_name("o.csv")),
-            "--save-recipe",
-            str(f["hierarchy"]),
-            "--overwrite",
-            "--no-progress",
-        ],
-        "hierarchy",
+        "recode {original} --keys region,sex --variables region --hierarchy {hierarchy} --out {dir}/o.csv "
+        "--save-recipe {hierarchy} --overwrite --no-progress",
         ["--save-recipe:", "is the input file hierarchy"],
         id="recode-recipe-over-hierarchy",
     ),  # fmt: skip
 ]
 
 
-@pytest.mark.parametrize("argv,kept,fragments", CLI)
-def test_command_line_output_over_an_input(argv, kept, fragments, files, capsys):
+@pytest.mark.parametrize("line,fragments", CLI)
+def test_command_line_output_over_an_input(line, fragments, files, capsys):
     digests = {k: file_digest(p) for k, p in files.items()}
+    paths = {**{k: str(p) for k, p in files.items()}, "dir": str(files["original"].parent)}
+    paths["control_symlink"] = str(files["original"].parent / "control-link.csv")
+    os.symlink(files["control"], paths["control_symlink"])
+    paths["synthetic_hardlink"] = str(files["original"].parent / "synthetic-link.csv")
+    os.link(files["synthetic"], paths["synthetic_hardlink"])
     start = time.monotonic()
-    assert main(argv(files)) == 2
+    assert main(line.format(**paths).split()) == 2
     err = capsys.readouterr().err
     assert all(f in err for f in fragments), err
     assert not any(v in err for v in LABELS), err
@@ -384,9 +309,10 @@ def test_command_line_output_over_an_input(argv, kept, fragments, files, capsys)
 
 def test_command_line_control_equal_to_original_is_said(files, tmp_path, capsys):
     out = tmp_path / "r.json"
-    argv = _synthetic_cli(files, "--json", str(out))
-    argv[argv.index("--control") + 1] = str(files["original"])
-    assert main(argv) == 0
+    paths = {k: str(p) for k, p in files.items()}
+    assert (
+        main((SYNTHETIC + " --json {out}").format(**{**paths, "control": paths["original"], "out": out}).split()) == 0
+    )
     captured = capsys.readouterr()
     assert "sdckit: warning: control: 100.0% of the control records are exact copies" in captured.err
     assert "not decidable" in captured.out
