@@ -193,3 +193,19 @@ def test_a_scenario_given_as_the_control_is_named(three):
         sdckit.synthetic_risk(ori, syn, sc)
     with pytest.raises(sdckit.SdcError, match=r"^synthetic: got a Scenario"):
         sdckit.synthetic_risk(ori, sc)
+
+
+def test_the_singling_out_test_within_its_memory_bound(three, monkeypatch):
+    """Past MAX_PAIRS query-row pairs the control's count is taken by the queries' counts (the
+    same number) and the test leaves out the queries matching over MAX_MATCHES pooled rows."""
+    import sdckit.risk.synthetic as S
+
+    ori, syn, ctl = three
+    full = sdckit.synthetic_risk(ori, syn, ctl, **CALL, seed=4).attacks["singling_out"]
+    monkeypatch.setattr(S, "MAX_PAIRS", 0)
+    same = sdckit.synthetic_risk(ori, syn, ctl, **CALL, seed=4).attacks["singling_out"]
+    assert same["n_control"] == full["n_control"] and same["p_value"] == full["p_value"]
+    monkeypatch.setattr(S, "MAX_MATCHES", 3)
+    bounded = sdckit.synthetic_risk(ori, syn, ctl, **CALL, seed=4).attacks["singling_out"]
+    assert bounded["n_control"] == full["n_control"] and bounded["n_success"] == full["n_success"]
+    assert 0 < bounded["p_value"] <= 1

@@ -601,11 +601,13 @@ def _as_arrays(queries: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return arr[:, :, 0].astype(np.int64), arr[:, :, 1].astype(np.int64), arr[:, :, 2]
 
 
-def query_matches(data: np.ndarray, queries: list) -> tuple[np.ndarray, np.ndarray]:
-    """The (query, row) pairs of the rows of ``data`` each query matches."""
+def query_matches(data, queries: list) -> tuple[np.ndarray, np.ndarray]:
+    """The (query, row) pairs of the rows of ``data`` (a float matrix or its
+    :class:`QueryIndex`) each query matches."""
     if not queries:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    return QueryIndex(data).matches(*_as_arrays(queries))
+    index = data if isinstance(data, QueryIndex) else QueryIndex(data)
+    return index.matches(*_as_arrays(queries))
 
 
 def query_counts(data, queries: list) -> np.ndarray:
