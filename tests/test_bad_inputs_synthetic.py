@@ -334,4 +334,15 @@ def test_demo_records_over_its_bundled_data_is_refused(tmp_path, monkeypatch, ca
 
 
 def test_catalogue_size():
-    assert len(LIBRARY) + len(CLI) + 2 >= 30
+    assert len(LIBRARY) + len(CLI) + 3 >= 30
+
+
+def test_assessment_with_the_original_as_control_says_it_cannot_decide():
+    sc = sdckit.Scenario(keys=KEYS, numeric_keys=NUM)
+    before = ORI.clone()
+    res = sdckit.assess(ORI, sc, synthetic={"syn": SYN}, control=ORI, progress=False)
+    html = res.to_html()
+    assert "Leak of original records found: cannot be decided (100.0% of the control records" in html
+    assert "not decidable" in html and not any(v in html for v in ("Secrethigh", "Secretlow"))
+    assert next(v for v in res.variants if v.kind == "synthetic").synthetic["leak"] is None
+    assert ORI.equals(before)
