@@ -141,9 +141,8 @@ def _cli_inputs_unchanged(monkeypatch):
     original = cli.check_output_paths
 
     def recording(args):
-        for name in cli.INPUTS:
-            path = getattr(args, name, None)
-            if isinstance(path, str) and Path(path).is_file():
+        for _, path in cli.input_files(args):
+            if Path(path).is_file():
                 seen[path] = file_digest(path)
         return original(args)
 

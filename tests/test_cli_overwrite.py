@@ -13,7 +13,7 @@ import pytest
 
 import sdckit
 from conftest import DATA, file_digest, s002_table
-from sdckit.cli import OUTPUTS, build_parser, main
+from sdckit.cli import INPUT_ITEMS, INPUTS, OUTPUTS, build_parser, main
 
 KEYS = "Residence,Gender,Education,Labor"
 TESTDATA = DATA / "sdcmicro" / "testdata.csv"
@@ -109,15 +109,130 @@ def test_protect_out_and_save_recipe(tmp_path, capsys):
     assert file_digest(recipe) == first  # the same deterministic steps, written again
 
 
-def test_demo_report_needs_overwrite_the_second_time(tmp_path, monkeypatch, capsys):
+def test_demo_run_twice_replaces_its_own_report(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert main(["demo", "--no-progress"]) == 0
     report = tmp_path / "sdckit-demo-report.html"
-    before = file_digest(report)
+    first = report.read_text()
     capsys.readouterr()
-    assert main(["demo", "--no-progress"]) == 2
+    # the second run needs no option the user never typed: it replaces the first run's report, and says so
+    assert main(["demo", "--no-progress"]) == 0
+    out = capsys.readouterr()
+    assert "replaces the report of an earlier sdckit demo" in out.out and "--report" not in out.err
+    assert report.read_text() == first  # the same deterministic report, written again
+    # another file of that name is kept: the report takes the next free name
+    report.write_text("my own notes\n")
+    assert main(["demo", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "sdckit-demo-report.html holds another file, left as it is" in out and "sdckit-demo-report-2.html" in out
+    assert report.read_text() == "my own notes\n" and (tmp_path / "sdckit-demo-report-2.html").read_text() == first
+    # a --report the user types follows the rule of every output: an existing file only with --overwrite
+    assert main(["demo", "--no-progress", "--report", "sdckit-demo-report.html"]) == 2
     assert f"--report: sdckit-demo-report.html {OLD}" in capsys.readouterr().err
-    assert main(["demo", "--no-progress", "--overwrite"]) == 0 and file_digest(report) == before
+    assert report.read_text() == "my own notes\n"
+    assert main(["demo", "--no-progress", "--report", "sdckit-demo-report.html", "--overwrite"]) == 0
+    assert report.read_text() == first
+
+
+# ----------------------------------------------------------------------------------------------
+# no output may be an input, whatever the flags
+# ----------------------------------------------------------------------------------------------
+def _input_actions(parser) -> list[argparse.Action]:
+    return [a for a in parser._actions if a.dest in INPUTS + INPUT_ITEMS]
+
+
+def _value(action: argparse.Action) -> str:
+    if action.choices:
+        return str(next(iter(action.choices)))
+    return "2" if action.type is not None else "a"
+
+
+def _argv(parser, files: dict, testing: argparse.Action, tmp_path) -> list[str]:
+    """The shortest command line that parses, naming the files of ``files`` (argument -> path)
+    and ``testing`` among its inputs; required outputs go to files of their own."""
+    argv: list[str] = []
+    grouped = {a.dest: g for g in parser._mutually_exclusive_groups if g.required for a in g._group_actions}
+    chosen = {}
+    for g in {id(g): g for g in grouped.values()}.values():
+        own = [a for a in g._group_actions if a.help != argparse.SUPPRESS]
+        chosen[id(g)] = testing if testing in g._group_actions else own[0]
+    for a in parser._actions:
+        if a.dest == "help":
+            continue
+        if not a.option_strings:
+            if a.nargs != "?" or a is testing:
+                argv.append(files[a.dest] if a.dest in files else "a")
+            continue
+        in_group = grouped.get(a.dest)
+        if a is testing or (in_group is not None and chosen[id(in_group)] is a) or a.required:
+            flag = a.option_strings[0]
+            if a.dest in OUTPUTS:
+                argv += [flag, str(tmp_path / f"required-{a.dest}.out")]
+            elif a.dest == "hierarchies":
+                argv += [flag, f"a={files[a.dest]}"]
+            elif a.dest == "steps":
+                argv += [flag, f"recode:variables=a,hierarchy={files[a.dest]}"]
+            elif a.dest in files:
+                argv += [flag, files[a.dest]]
+            else:
+                argv += [flag, _value(a)]
+    return argv
+
+
+def _cases():
+    for name, parser in _commands().items():
+        outputs = [a for a in parser._actions if a.dest in OUTPUTS]
+        for inp in _input_actions(parser):
+            for out in outputs:
+                yield pytest.param(name, inp.dest, out.dest, id=f"{name}-{inp.dest}-{out.dest}")
+
+
+@pytest.mark.parametrize("command,input_dest,output_dest", list(_cases()))
+def test_no_output_may_be_an_input(command, input_dest, output_dest, tmp_path, capsys):
+    """Every command, every output option, pointed at each of the command's input files (the
+    data, the synthetic and control files, recipes, scenario and hierarchy files, register
+    samples, protected files): refused with and without --overwrite, the input unchanged."""
+    parser = _commands()[command]
+    testing = next(a for a in parser._actions if a.dest == input_dest)
+    files = {}
+    for a in _input_actions(parser):
+        path = tmp_path / f"{a.dest}.csv"
+        path.write_text(f"an input: {a.dest}\n")
+        files[a.dest] = str(path)
+    before = file_digest(Path(files[input_dest]))
+    argv = _argv(parser, files, testing, tmp_path)
+    out_flag = "--" + output_dest.replace("_", "-")
+    if out_flag in argv:  # a required output: this time pointed at the input
+        argv[argv.index(out_flag) + 1] = files[input_dest]
+    else:
+        argv += [out_flag, files[input_dest]]
+    for extra in ([], ["--overwrite"]):
+        assert main([command, *argv, *extra]) == 2, (command, argv)
+        err = capsys.readouterr().err
+        assert f"is the input file {input_dest}" in err, err
+        assert file_digest(Path(files[input_dest])) == before
+
+
+def test_every_command_with_input_files_is_covered():
+    covered = {c.values[0] for c in _cases()}
+    assert covered == set(_commands()) - {"app", "demo"}  # app writes no file; demo reads its bundled file only
+    assert len(list(_cases())) >= 90
+
+
+def test_an_undeclared_input_file_is_protected_too(tmp_path):
+    """A command whose input argument is in no list (a new command that forgot it): any argument
+    naming an existing file is an input, also after '=' in KEY=PATH items."""
+    from sdckit.cli import check_output_paths
+
+    lookup = tmp_path / "lookup.csv"
+    lookup.write_text("a,b\n")
+    for value in (str(lookup), f"key={lookup}", f"x=1,key={lookup}"):
+        args = argparse.Namespace(command="new", lookup=value, json=str(lookup), overwrite=True)
+        with pytest.raises(sdckit.SdcError, match="is the input file lookup"):
+            check_output_paths(args)
+    assert lookup.read_text() == "a,b\n"
+    fine = argparse.Namespace(command="new", lookup=str(lookup), json=str(tmp_path / "new.json"), overwrite=True)
+    check_output_paths(fine)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -94,6 +94,7 @@ LOCAL_CHECKS = {
     "risk/individual.py:_check_household_keys_engine": "household_keys constant within households (data)",
     "risk/individual.py:_check_household_keys": "household_keys constant within households (data)",
     "risk/_register_steps.py:_check_joint": "the register and sample share categories (data)",
+    "risk/synthetic.py:_check_files": "a Scenario given where a file is expected, by position (structure)",
     "risk/_register_steps.py:_check_overlap": "the register and sample overlap (data)",
     "risk/_loglinear_steps.py:_checked_terms": "a model's terms against the keys (structure)",
     "risk/_loglinear_steps.py:_check_weights_match": "weights against the sampling fraction (data)",

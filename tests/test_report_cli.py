@@ -43,9 +43,8 @@ def test_demo_writes_its_report(tmp_path, capsys, monkeypatch):
     out = capsys.readouterr().out
     report = tmp_path / "sdckit-demo-report.html"
     assert report.exists() and str(report) in out
-    assert main(["demo", "--no-progress"]) == 2  # a second run does not replace it silently
-    assert "--overwrite" in capsys.readouterr().err
-    assert main(["demo", "--no-progress", "--overwrite"]) == 0
+    assert main(["demo", "--no-progress"]) == 0  # a second run replaces its own report, and says so
+    assert "replaces the report of an earlier sdckit demo" in capsys.readouterr().out
 
 
 def test_problem_report_has_one_variant_per_step(tmp_path):

@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+from pathlib import Path
 
 from ._errors import SdcError
 from ._validation import check_new_file
@@ -99,28 +101,57 @@ def _for_command_line(msg: str) -> str:
     return msg
 
 
-#: positional file arguments that a command reads, and options naming files it writes
+#: arguments that name input files (a path, or a repeated option's list of paths)
 INPUTS: tuple[str, ...] = ("data", "original", "protected", "released", "external", "recipe", "hierarchy", "config")
 INPUTS += ("register", "sample", "register_sample")  # sdckit register; sdckit assess --register-sample
+INPUTS += ("synthetic", "control")  # sdckit synthetic; sdckit assess --synthetic, --control
+#: arguments whose comma-separated items name input files after '=' (--hierarchy KEY=PATH,
+#: --step 'recode:variables=V,hierarchy=PATH')
+INPUT_ITEMS: tuple[str, ...] = ("hierarchies", "steps")
+#: options naming the files a command writes
 OUTPUTS = ("json", "records", "out", "save_recipe", "report", "external_report")
+
+
+def _values(value) -> list[str]:
+    return [v for v in (value if isinstance(value, list) else [value]) if isinstance(v, str)]
+
+
+def _item_paths(text: str) -> list[str]:
+    """The values after '=' of the comma-separated items of ``text``."""
+    return [item.rsplit("=", 1)[1].strip() for item in text.split(",") if "=" in item and item.rsplit("=", 1)[1]]
+
+
+def input_files(args) -> list[tuple[str, str]]:
+    """Every input file a command line names, as ``(argument, path)``: the arguments of
+    :data:`INPUTS` (whether the file exists or not), the paths inside the items of
+    :data:`INPUT_ITEMS`, and any other argument (but an output) whose value, or a value after
+    '=' in one of its items, names an existing file: a command added without declaring its
+    input files still never writes over them."""
+    out = []
+    for name, value in vars(args).items():
+        if name in OUTPUTS or name == "func":
+            continue
+        for v in _values(value):
+            if name in INPUTS:
+                out.append((name, v))
+                continue
+            candidates = ([] if name in INPUT_ITEMS else [v]) + _item_paths(v)
+            out += [(name, c) for c in candidates if c and Path(c).is_file()]
+    return out
 
 
 def check_output_paths(args) -> None:
     """No output may be an input file, and no two outputs the same file: the command line never
-    writes over the microdata it reads, nor one result over another."""
-    import os
-    from pathlib import Path
+    writes over the microdata it reads (nor over a recipe, a hierarchy or a scenario file it
+    reads), nor one result over another, whatever the flags."""
 
     def same(a: str, b: str) -> bool:
         pa, pb = Path(a), Path(b)
         if pa.exists() and pb.exists():
-            return os.path.samefile(pa, pb)
+            return os.path.samefile(pa, pb)  # hard links and symbolic links too
         return pa.resolve() == pb.resolve()
 
-    inputs = []
-    for n in INPUTS:
-        value = getattr(args, n, None)
-        inputs += [(n, v) for v in (value if isinstance(value, list) else [value]) if isinstance(v, str)]
+    inputs = input_files(args)
     outputs = [(n, getattr(args, n)) for n in OUTPUTS if isinstance(getattr(args, n, None), str)]
     for i, (name, path) in enumerate(outputs):
         for in_name, in_path in inputs:

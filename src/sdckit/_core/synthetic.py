@@ -19,6 +19,13 @@ __all__ = [
     "AttackCounts",
     "PSEUDO_COUNT",
     "attack_risk",
+    "equal_row_pairs",
+    "fisher_greater",
+    "match_matrix",
+    "presence_test",
+    "singled_out",
+    "row_ids",
+    "weighted_holm",
     "cell_ids",
     "distances",
     "exact_matches",
@@ -30,6 +37,7 @@ __all__ = [
     "residual",
     "singling_out_queries",
     "query_counts",
+    "query_matches",
     "random_queries",
     "wilson",
 ]
@@ -357,6 +365,110 @@ def attack_risk(c: AttackCounts, confidence: float) -> dict:
     }
 
 
+# -- the leak decision -------------------------------------------------------------------------
+#: the random relabellings of a permutation test (its smallest p-value is 1 / (B + 1))
+PERMUTATIONS = 999
+
+
+def fisher_greater(success_a: int, n_a: int, success_b: int, n_b: int) -> float:
+    r"""One-sided p-value of Fisher's exact test that group a succeeds more often than group b:
+    :math:`P(X \ge s_a)` with X hypergeometric (the :math:`s_a + s_b` successes of the
+    :math:`n_a + n_b` trials spread at random over the two groups). Exact when the trials of
+    both groups are exchangeable (records of one population), whatever the sizes."""
+    from scipy.stats import hypergeom
+
+    k = int(success_a) + int(success_b)
+    if k == 0 or n_a == 0:
+        return 1.0
+    return float(min(1.0, hypergeom.sf(int(success_a) - 1, int(n_a) + int(n_b), k, int(n_a))))
+
+
+def row_ids(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of a float matrix (NaN equal to NaN) and each row's id among them."""
+    y = np.where(np.isnan(x), np.inf, x)
+    rows, ids = np.unique(y, axis=0, return_inverse=True)
+    return np.where(np.isinf(rows), np.nan, rows), ids.reshape(-1)
+
+
+def equal_row_pairs(asked: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The (asked row, row) pairs of equal rows (``rows`` distinct; NaN equal to NaN)."""
+    both = np.vstack([asked, rows])
+    _, ids = np.unique(np.where(np.isnan(both), np.inf, both), axis=0, return_inverse=True)
+    ids = ids.reshape(-1)
+    pos = np.full(int(ids.max()) + 1 if len(ids) else 0, -1, dtype=np.int64)
+    pos[ids[len(asked) :]] = np.arange(len(rows))
+    hit = pos[ids[: len(asked)]]
+    q = np.flatnonzero(hit >= 0)
+    return q, hit[q]
+
+
+def match_matrix(pairs_q: np.ndarray, pairs_u: np.ndarray, n_queries: int, n_rows: int):
+    """The sparse (n_queries, n_rows) 0/1 matrix of which query matches which row."""
+    from scipy.sparse import csr_matrix
+
+    return csr_matrix((np.ones(len(pairs_q), np.float32), (pairs_q, pairs_u)), shape=(n_queries, n_rows))
+
+
+def singled_out(matches, present: np.ndarray) -> int:
+    """How many queries match exactly one of the rows ``present`` (row positions): the
+    successes of a singling-out attack on a file of those distinct rows."""
+    x = np.zeros(matches.shape[1], np.float32)
+    x[present] = 1.0
+    return int((matches @ x == 1).sum())
+
+
+def presence_test(matches, ids: np.ndarray, n_first: int, rng, permutations: int = PERMUTATIONS) -> tuple[int, float]:
+    r"""A permutation test of a singling-out attack against its control records.
+
+    The pooled records (the first ``n_first`` the original's, the rest the control's) have
+    distinct-row ids ``ids``; ``matches`` (:func:`match_matrix`) says which query matches which
+    distinct row. With :math:`I_u = 1` when a record of row u is in the first group, the
+    statistic is :math:`T = \#\{q : \sum_{u \in q} I_u = 1\}`, the queries that single out one
+    distinct original row. Under the null hypothesis (original and control records are
+    exchangeable: the synthetic file was made without either) every split of the pooled
+    records into groups of their sizes is equally likely, so
+    :math:`p = (1 + \#\{b : T_b \ge T\}) / (B + 1)` over B random splits is exact (never below
+    its level), whatever the sizes of the files. Only the records of matched rows are
+    relabelled (how many of them fall in the first group is hypergeometric). Returns ``(T, p)``.
+    """
+    observed = singled_out(matches, np.unique(ids[:n_first]))
+    rel = np.unique(matches.indices)
+    if len(rel) == 0:
+        return observed, 1.0
+    a = matches[:, rel]
+    rec = np.flatnonzero(np.isin(ids, rel))  # the records of matched rows
+    col = np.searchsorted(rel, ids[rec])
+    m, n = len(rec), len(ids)
+    beyond = 0
+    chunk = max(1, 2_000_000 // max(m, 1))
+    for s in range(0, permutations, chunk):
+        b = min(chunk, permutations - s)
+        k = rng.hypergeometric(m, n - m, n_first, size=b)  # matched records in the first group
+        rank = np.argsort(np.argsort(rng.random((b, m)), axis=1), axis=1)
+        bi, ri = np.nonzero(rank < k[:, None])
+        present = np.zeros((len(rel), b), np.float32)
+        present[col[ri], bi] = 1.0
+        beyond += int((np.asarray(a @ present) == 1).sum(axis=0).__ge__(observed).sum())
+    return observed, (1 + beyond) / (permutations + 1)
+
+
+def weighted_holm(pvalues: dict, weights: dict, level: float) -> dict:
+    r"""Holm's step-down procedure with weights (Holm 1979): the tests in the order of
+    :math:`p_i / w_i`; the j-th is rejected, with every test before it, while
+    :math:`p_i \le \alpha\, w_i / \sum_{\text{not yet rejected}} w`. The chance of one false
+    rejection or more is at most ``level`` whatever the dependence between the tests. Returns
+    test -> rejected; a p-value of None (not tested) is never rejected and weighs nothing."""
+    tested = {k: p for k, p in pvalues.items() if p is not None and weights.get(k, 0) > 0}
+    out = {k: False for k in pvalues}
+    left = sum(weights[k] for k in tested)
+    for k in sorted(tested, key=lambda t: tested[t] / weights[t]):
+        if tested[k] > level * weights[k] / left:
+            break
+        out[k] = True
+        left -= weights[k]
+    return out
+
+
 # -- singling out ------------------------------------------------------------------------------
 #: operators of a query term: 0 ==, 1 !=, 2 >, 3 <, 4 >=, 5 <=
 _EQ, _NE, _GT, _LT, _GE, _LE = range(6)
@@ -414,15 +526,41 @@ class QueryIndex:
         return out
 
     def _count_rows(self, cols, ops, vals, j, a, size) -> np.ndarray:
-        b = len(j)
-        qid = np.repeat(np.arange(b), size)
+        qid, rows = self._match_rows(cols, ops, vals, j, a, size)
+        return np.bincount(qid, minlength=len(j)).astype(np.int64)
+
+    def _match_rows(self, cols, ops, vals, j, a, size) -> tuple[np.ndarray, np.ndarray]:
+        """The (query, row) pairs of the queries among the candidate rows of their most
+        selective term."""
+        qid = np.repeat(np.arange(len(j)), size)
         offs = np.arange(len(qid)) - np.repeat(np.cumsum(size) - size, size)
         rows = self.order[j[qid], a[qid] + offs]
         ok = np.ones(len(qid), dtype=bool)
         for t in range(cols.shape[1]):
             x = self.data[rows, cols[qid, t]]
             ok &= _satisfies(x, ops[qid, t], vals[qid, t])
-        return np.bincount(qid, weights=ok, minlength=b).astype(np.int64)
+        return qid[ok], rows[ok]
+
+    def matches(
+        self, cols: np.ndarray, ops: np.ndarray, vals: np.ndarray, chunk: int = 2_000_000
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Every (query, row) pair of the (B, t) queries and the rows they match."""
+        b = cols.shape[0]
+        if b == 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        lo, hi = (x.reshape(b, cols.shape[1]) for x in self._bounds(cols.ravel(), ops.ravel(), vals.ravel()))
+        best = np.argmin(hi - lo, axis=1)
+        r = np.arange(b)
+        j, a, size = cols[r, best], lo[r, best], (hi - lo)[r, best]
+        parts = []
+        start = 0
+        while start < b:  # groups of queries whose candidate rows fit in ``chunk``
+            stop = start + max(1, int(np.searchsorted(np.cumsum(size[start:]), chunk, "right")))
+            qid, rows = self._match_rows(cols[start:stop], ops[start:stop], vals[start:stop], j[start:stop],
+                                         a[start:stop], size[start:stop])  # fmt: skip
+            parts.append((qid + start, rows))
+            start = stop
+        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
 
 def _satisfies(x: np.ndarray, op: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -461,6 +599,15 @@ def _as_arrays(queries: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     t = len(queries[0]) if queries else 0
     arr = np.array(queries, dtype=float).reshape(len(queries), t, 3)
     return arr[:, :, 0].astype(np.int64), arr[:, :, 1].astype(np.int64), arr[:, :, 2]
+
+
+def query_matches(data, queries: list) -> tuple[np.ndarray, np.ndarray]:
+    """The (query, row) pairs of the rows of ``data`` (a float matrix or its
+    :class:`QueryIndex`) each query matches."""
+    if not queries:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    index = data if isinstance(data, QueryIndex) else QueryIndex(data)
+    return index.matches(*_as_arrays(queries))
 
 
 def query_counts(data, queries: list) -> np.ndarray:
@@ -581,9 +728,10 @@ def _so_probability_integral(n, w_max):
     return (1.0 - (n * w_max + 1.0) * (1.0 - w_max) ** n) / (n + 1.0)
 
 
-def size_correction(control: np.ndarray, queries: list, n_target: int, rng) -> float:
+def size_correction(control: np.ndarray, queries: list, n_target: int, rng, count=None) -> float:
     """The factor that carries the control set's singling-out successes to a file of
-    ``n_target`` records (anonymeter's correction): the successes are counted on random
+    ``n_target`` records (anonymeter's correction; ``count``: the successes on the rows at some
+    positions of ``control``, when they are counted another way): the successes are counted on random
     subsets of 10 sizes (5 repeats each) from min(1000, n) to n records, the model
     ``norm * integral(n, 0, w_eff)`` is fitted, and the factor is model(n_target) / model(n)."""
     from scipy.optimize import curve_fit
@@ -592,8 +740,8 @@ def size_correction(control: np.ndarray, queries: list, n_target: int, rng) -> f
     sizes, succ = [], []
     for size in np.linspace(min(1000, n), n, 10).astype(int):
         for _ in range(5):
-            sub = control[rng.choice(n, size=size, replace=False)]
-            succ.append(int((query_counts(sub, queries) == 1).sum()))
+            sub = rng.choice(n, size=size, replace=False)
+            succ.append(count(sub) if count is not None else int((query_counts(control[sub], queries) == 1).sum()))
             sizes.append(size)
     xs, ys = np.array(sizes, dtype=float), np.array(succ, dtype=float)
     w0 = 1.0 / xs.max()

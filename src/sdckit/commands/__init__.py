@@ -26,9 +26,11 @@ __all__ = [
     "key_list",
     "name_list",
     "parse_pairs",
+    "print_warnings",
     "read_input",
     "run_measure",
     "split_list",
+    "with_warnings",
     "write_json",
     "progress_enabled",
 ]
@@ -318,18 +320,29 @@ def run_measure(args, name: str, call, *, inputs: dict, doing: str) -> int:
     """The common body of a measure command: read the input files (``inputs``: argument name ->
     path, in the order ``call`` takes them), run ``call(*tables, keys)`` with its warnings
     printed to stderr, and :func:`report` the result under ``name``."""
-    import warnings
-
     keys = key_list(args)
     prog = Progress(3, progress_enabled(args))
     prog.step("reading data")
     tables = [read_input(path, keys, args.na_values) for path in inputs.values()]
     prog.step(doing)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        res = call(*tables, keys)
+    res, caught = with_warnings(call, *tables, keys)
     prog.step("writing output")
     prog.close()
+    print_warnings(caught)
+    return report(args, res, name, **inputs)
+
+
+def with_warnings(call, *args, **kwargs) -> tuple:
+    """``call(*args, **kwargs)`` and the warnings it gave (to print after its progress bar)."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = call(*args, **kwargs)
+    return res, list(caught)
+
+
+def print_warnings(caught) -> None:
+    """Each warning as one ``sdckit: warning: ...`` line on stderr."""
     for w in caught:
         print(f"sdckit: warning: {w.message}", file=sys.stderr)
-    return report(args, res, name, **inputs)

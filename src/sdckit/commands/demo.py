@@ -11,11 +11,17 @@ def register(sub) -> None:
     add_output_options(d, id_option=False)
     d.add_argument(
         "--report",
-        default="sdckit-demo-report.html",
-        help="the HTML report to write (default sdckit-demo-report.html in the current folder; an existing one "
-        "only with --overwrite)",
+        help=f"the HTML report to write (an existing file only with --overwrite; default {DEFAULT_REPORT} in the "
+        "current folder, which replaces an earlier demo's report there, or, when that name holds another file, "
+        "takes the next free name)",
     )
-    d.set_defaults(func=run)
+    from ..datasets import example_path
+
+    d.set_defaults(func=run, data=str(example_path()))  # the bundled file it reads: never an output
+
+
+#: the report's name when --report is not given
+DEFAULT_REPORT = "sdckit-demo-report.html"
 
 
 def run(args) -> int:
@@ -37,8 +43,9 @@ def run(args) -> int:
     prog.step("frequencies and risk")
     res, thr, kan, messages = risk.assess(data, keys, weight="weight", household="household")
     prog.step("the HTML report")
+    target, replace, told = _report_target(args.report, args.overwrite)
     try:
-        report = _report(args.report, keys, args.overwrite)
+        report = _report(target, keys, replace)
     except SdcError as exc:  # e.g. matplotlib not installed: the text results still stand
         report = None
         note = " ".join(str(exc).split())
@@ -63,12 +70,46 @@ def run(args) -> int:
     if report is None:
         print(f"\nNo HTML report: {note}")
     else:
-        print(f"\nThe full report (figures, riskiest key combinations, SUDA): {report}\nOpen it in a browser.")
+        print(f"\nThe full report (figures, riskiest key combinations, SUDA): {report}{told}\nOpen it in a browser.")
     print(
         "\nTo measure and protect your own file in the browser, without code: "
         'pip install "sdckit[app]" && sdckit app your-file.csv'
     )
     return 0
+
+
+def _report_target(typed: str | None, overwrite: bool) -> tuple[str, bool, str]:
+    """Where the report goes: ``(path, replace an existing file, what to tell)``. A typed
+    --report as typed (an existing file only with --overwrite); without it the default name,
+    replacing an earlier demo's report there; another file of that name is kept and the report
+    takes the next free name ``sdckit-demo-report-2.html``, ..."""
+    from pathlib import Path
+
+    if typed is not None:
+        return typed, overwrite, ""
+    out = Path(DEFAULT_REPORT)
+    if not out.exists() or out.is_dir():
+        return str(out), False, ""
+    if _is_sdckit_report(out):
+        return str(out), True, "\n(it replaces the report of an earlier sdckit demo; --report NAME writes another)"
+    n = 2
+    while Path(f"{out.stem}-{n}{out.suffix}").exists():
+        n += 1
+    new = f"{out.stem}-{n}{out.suffix}"
+    return new, False, f"\n({out} holds another file, left as it is: the report is written to {new} instead)"
+
+
+def _is_sdckit_report(path) -> bool:
+    """Whether ``path`` is a regular file holding an sdckit HTML report (the demo replaces
+    only its own)."""
+    from pathlib import Path
+
+    p = Path(path)
+    if p.is_symlink() or not p.is_file():
+        return False
+    with open(p, "rb") as f:
+        head = f.read(200_000)
+    return head.lstrip().lower().startswith(b"<!doctype html") and b'<div class="sdckit-report">' in head
 
 
 def _report(path: str, keys, overwrite: bool) -> str:

@@ -8,9 +8,11 @@ from . import (
     add_missing_options,
     add_output_options,
     key_list,
+    print_warnings,
     progress_enabled,
     read_input,
     split_list,
+    with_warnings,
     write_json,
 )
 
@@ -38,6 +40,12 @@ def register(sub) -> None:
     s.add_argument("--order", type=int, default=2, help="largest number of variables in a compared table (default 2)")
     s.add_argument("--n-attacks", dest="n_attacks", type=int, default=500, help="attacks per type (default 500)")
     s.add_argument("--n-cols", dest="n_cols", type=int, default=3, help="columns of a singling-out query (default 3)")
+    s.add_argument(
+        "--significance",
+        type=float,
+        default=0.05,
+        help="chance of flagging a leak in a synthetic file made without the original records (default 0.05)",
+    )
     s.add_argument("--seed", type=int, help="seed of the random choices (the same seed gives the same result)")
     s.add_argument("--no-utility", dest="utility", action="store_false", help="the risk only")
     add_missing_options(s, "variables")
@@ -71,10 +79,11 @@ def run(args) -> int:
     missing = split_list(args.missing) or None
     roles = {"keys": keys, "variables": split_list(args.variables) or None, "missing": missing}
     prog.step("risk")
-    risk = sdckit.synthetic_risk(tables["original"], tables["synthetic"], tables.get("control"), **roles,
-                                 sensitive=split_list(args.sensitive) or None, split=_split(args.split),
+    risk, caught = with_warnings(sdckit.synthetic_risk, tables["original"], tables["synthetic"], tables.get("control"),
+                                 **roles, sensitive=split_list(args.sensitive) or None, split=_split(args.split),
                                  order=args.order, n_attacks=args.n_attacks, n_cols=args.n_cols,
-                                 seed=args.seed, records=bool(args.records), id=args.id)  # fmt: skip
+                                 significance=args.significance, seed=args.seed, records=bool(args.records),
+                                 id=args.id)  # fmt: skip
     prog.step("utility")
     util = (
         sdckit.synthetic_utility(tables["original"], tables["synthetic"], **roles, order=args.order)
@@ -83,6 +92,7 @@ def run(args) -> int:
     )
     prog.step("writing output")
     prog.close()
+    print_warnings(caught)
     print(risk.summary())
     if util is not None:
         print()

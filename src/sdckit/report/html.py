@@ -659,6 +659,13 @@ def _recodes(res) -> str:
     return out
 
 
+def _leak_text(block: dict) -> str:
+    """yes, no, or why it cannot be decided (escaped)."""
+    if block["leak"] is None:
+        return "cannot be decided (" + e(block.get("leak_cause") or "no control file") + ")"
+    return "yes" if block["leak"] else "no"
+
+
 def _synthetic(res) -> str:
     """Per synthetic file: its copies of original records, the attacks' success beyond the
     control file with their intervals, and how far its distributions are (aggregates only)."""
@@ -679,7 +686,7 @@ def _synthetic(res) -> str:
         out += (
             f"<h3>{e(v.name)}</h3><p>Copies of original records: {fmt_percent(block['exact_copy_share'] or 0.0)}"
             + (f" ({fmt(block['excess_copies'])} beyond the control file)" if block["control"] else "")
-            + f". Leak of original records found: {'yes' if block['leak'] else 'no'}. Distance of the key table: "
+            + f". Leak of original records found: {_leak_text(block)}. Distance of the key table: "
             f"total variation {fmt(dist['tv'])}, Hellinger {fmt(dist['hellinger'])}, KL {fmt(dist['kl'])}; pMSE "
             f"{fmt(block['pmse'])} (standardised {fmt(block['s_pmse'])}); mean distance of the one- and two-way "
             f"tables {fmt(block['table_loss'])}.</p>"

@@ -71,6 +71,7 @@ def _synthetic(original, table, control, sc: Scenario, notes: list, prefix: str)
     return {
         "risk": risk.risk,
         "leak": risk.leak,
+        "leak_cause": risk.leak_decision.get("cause"),
         "control": control is not None,
         "exact_copy_share": risk.closeness.get("exact_copy_share"),
         "excess_copies": risk.closeness.get("excess_copies"),

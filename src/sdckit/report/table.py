@@ -134,7 +134,7 @@ def tradeoff_table(res) -> tuple[list[str], list[tuple]]:
             synthetic(lambda b: _pct(b["risk"]) if b["control"] else "no control"),
         )
         row("synthetic: copies of original records", synthetic(lambda b: fmt_percent(b["exact_copy_share"] or 0.0)))
-        row("synthetic: leak found", synthetic(lambda b: "yes" if b["leak"] else "no"))
+        row("synthetic: leak found", synthetic(lambda b: {True: "yes", False: "no"}.get(b["leak"], "not decidable")))
         row("synthetic: table distance (mean TV)", synthetic(lambda b: fmt(b["table_loss"])))
     return ["", *[v.name for v in vs]], rows
 
@@ -201,7 +201,9 @@ def _synthetic_text(v, res) -> str:
         return text + "."
     if block["control"]:
         text += f"; attack risk beyond the control {_g(block['risk'])}"
-    if block["leak"]:
+    if block["leak"] is None:
+        text += f"; whether original records leaked cannot be decided ({block.get('leak_cause') or 'no control file'})"
+    elif block["leak"]:
         text += "; a leak of original records was found"
         if risk.get("meets_target"):
             text += " (the risk rules, measured on its own records, cannot see copies of original records)"

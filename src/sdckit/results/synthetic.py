@@ -43,12 +43,16 @@ class SyntheticRiskResult(Result):
         the compared synthetic records); with a control file ``control_exact_copy_share``,
         ``excess_copies`` and ``excess_copies_ci`` (the copies beyond the control baseline),
         ``control_dcr_median``, ``control_dcr_q05``, ``share_below_control_q05`` (about 0.05
-        for a safe file) and ``leak`` (the excess is significant).
+        for a safe file), ``excess_copies_p`` (Fisher's exact test of the copies against the
+        control's), ``control_overlap`` (the control records are copies of original records
+        beyond chance: nothing can be decided), and ``leak`` (the copies' test rejected in the
+        leak decision; None: not decided).
     attacks : dict name -> dict
         ``singling_out``, ``linkability``, ``inference:<variable>``: ``risk`` and ``ci`` (the
         success beyond the control baseline, bounded to [0, 1]), ``attack_rate``,
         ``baseline_rate``, ``control_rate`` (Wilson estimates) and their errors, the counts,
-        and ``detected`` (the interval's lower end above 0).
+        ``p_value`` (the test against the control records) and ``detected`` (rejected in the
+        leak decision; None: not decided).
     risk : float
         The largest attack risk (beyond the control file).
     confidence : float
@@ -56,6 +60,11 @@ class SyntheticRiskResult(Result):
     dcr, exact_copy : ndarray (n_synthetic,) or None
         Per synthetic record (``records=True``).
     notes : tuple of str
+    leak_decision : dict
+        ``leak`` (True, False, or None when it cannot be decided), ``significance`` (the
+        chance of flagging a file made without the original records), ``tests`` (per test its
+        ``p_value``, ``weight`` and whether it was ``rejected``) and ``reason`` (why nothing was
+        decided, or None).
     """
 
     keys: tuple = ()
@@ -75,6 +84,7 @@ class SyntheticRiskResult(Result):
     dcr: np.ndarray | None = field(default=None, repr=False)
     exact_copy: np.ndarray | None = field(default=None, repr=False)
     notes: tuple = ()
+    leak_decision: dict = field(default_factory=dict)
 
     _headline: ClassVar[tuple] = ("n_synthetic", "risk")
 
@@ -83,10 +93,11 @@ class SyntheticRiskResult(Result):
         return self.n_synthetic
 
     @property
-    def leak(self) -> bool:
-        """Whether the closeness or an attack shows a significant excess over the control
-        baseline."""
-        return bool(self.closeness.get("leak")) or any(a["detected"] for a in self.attacks.values())
+    def leak(self) -> bool | None:
+        """Whether the exact copies or an attack exceed the control baseline (the tests
+        together at the level ``leak_decision["significance"]``); None when it cannot be
+        decided: no control file, or a control file that overlaps the original."""
+        return self.leak_decision.get("leak")
 
     def to_dict(self) -> dict:
         """Aggregates only, JSON-serialisable."""
@@ -101,6 +112,7 @@ class SyntheticRiskResult(Result):
                 "sensitive": list(self.sensitive),
                 "risk": self.risk,
                 "leak": self.leak,
+                "leak_decision": dict(self.leak_decision),
                 "confidence": self.confidence,
                 "distribution": dict(self.distribution),
                 "by_combination": [dict(c) for c in self.by_combination],
@@ -118,7 +130,8 @@ class SyntheticRiskResult(Result):
             ("original / synthetic / control records", f"{fmt(self.n_original)} / {fmt(self.n_synthetic)} / "
              f"{fmt(self.n_control)}"),
             ("risk (largest attack risk)", self.risk),
-            ("leak found", self.leak),
+            ("leak found", {True: "yes", False: "no"}.get(self.leak, "not decidable")),
+            ("significance of the leak decision", self.leak_decision.get("significance")),
         ]  # fmt: skip
         dist = [("KL divergence (joint keys)", d.get("kl")), ("total variation", d.get("tv")),
                 ("Hellinger distance", d.get("hellinger")), ("cells", d.get("cells"))]  # fmt: skip
@@ -129,9 +142,29 @@ class SyntheticRiskResult(Result):
         close = [(k.replace("_", " "), v if not isinstance(v, (list, tuple)) else f"[{fmt(v[0])}, {fmt(v[1])}]")
                  for k, v in c.items()]  # fmt: skip
         att = {
-            "columns": ["attack", "risk", "CI low", "CI high", "attack rate", "baseline rate", "control rate"],
+            "columns": [
+                "attack",
+                "risk",
+                "CI low",
+                "CI high",
+                "attack rate",
+                "baseline rate",
+                "control rate",
+                "p-value",
+                "detected",
+            ],
             "rows": [
-                (k, a["risk"], a["ci"][0], a["ci"][1], a["attack_rate"], a["baseline_rate"], a["control_rate"])
+                (
+                    k,
+                    a["risk"],
+                    a["ci"][0],
+                    a["ci"][1],
+                    a["attack_rate"],
+                    a["baseline_rate"],
+                    a["control_rate"],
+                    a.get("p_value"),
+                    {True: "yes", False: "no"}.get(a.get("detected"), "-"),
+                )
                 for k, a in self.attacks.items()
             ],  # fmt: skip
         }

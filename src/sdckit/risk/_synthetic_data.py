@@ -78,6 +78,8 @@ def read_files(files, labels, cat_names, num_names, missing, engine, what: str) 
         for f, c in enumerate(codes):
             cats[f][:, j] = c
         lab_list.append(tuple(eng.label_values(labs)))
+        problems += _no_common_category(v, codes, tables)
+    raise_problems(problems)
     nums = [t.floats(list(num_names), miss) if num_names else np.empty((t.n, 0)) for t in tables]
     for x, lab in zip(nums, labels):
         if np.isinf(x).any():
@@ -91,3 +93,18 @@ def read_files(files, labels, cat_names, num_names, missing, engine, what: str) 
         n=tuple(t.n for t in tables),
         backend=tables[0].backend,
     )
+
+
+def _no_common_category(column: str, codes: list, tables: list) -> list[str]:
+    """A categorical column whose categories in the synthetic file are none of the original's
+    (both with values): the files are coded differently (codes against labels, another type),
+    and every distance would be a silent 1."""
+    ori, syn = (c[c >= 0] for c in codes[:2])
+    if not len(ori) or not len(syn) or np.intersect1d(ori, syn).size:
+        return []
+    kinds = [tables[0].dtype_name(column), tables[1].dtype_name(column)]
+    types = f" (type {kinds[0]} in the original, {kinds[1]} in the synthetic file)" if kinds[0] != kinds[1] else ""
+    return [
+        f"column {column}: none of its categories in the synthetic file occurs in the original{types}; expected the "
+        "same coding in both files"
+    ]

@@ -12,7 +12,7 @@ import numpy as np
 
 from .._core import synthetic as K
 from .._declare import Param, check_declared, declare
-from .._errors import SdcError
+from .._errors import SdcError, warn
 from .._validation import as_name_list, check_column, raise_problems
 from ..engines import get_engine
 from ..results.synthetic import SyntheticRiskResult
@@ -38,6 +38,7 @@ _ORIGINAL, _SYNTHETIC, _CONTROL = 0, 1, 2
     Param("n_neighbors", "int"),
     Param("closeness_sample", "int"),
     Param("confidence", "number"),
+    Param("significance", "number"),
     Param("records", "bool"),
     Param("missing"),
     Param("seed"),
@@ -60,6 +61,7 @@ def synthetic_risk(
     n_neighbors: int = 1,
     closeness_sample: int = 5000,
     confidence: float = 0.95,
+    significance: float = 0.05,
     records: bool = False,
     missing=None,
     seed=None,
@@ -86,8 +88,8 @@ def synthetic_risk(
     (:math:`R_j` the range over the files) on the keys, ``variables`` and ``sensitive``; its
     distance to closest record (DCR) is compared with the DCR of the control records, which
     were not used to generate the synthetic file. Exact copies of original records are
-    counted over all synthetic records; their share beyond the share of control records that
-    equal an original record, with a Wilson interval, flags a leak.
+    counted over all synthetic records and compared with the share of control records that
+    equal an original record.
 
     **Attacks** (Giomi et al. 2023, as in anonymeter), each as the attack's success rate on
     the original records beyond its rate on the control records,
@@ -107,6 +109,16 @@ def synthetic_risk(
 
     Each attack also has a random-guess baseline, reported beside it.
 
+    **The leak decision** (``leak``). Each comparison with the control records is a one-sided
+    test: Fisher's exact test for the exact copies, linkability and inference (each record's
+    success depends on it and the synthetic file only), a permutation test of the original and
+    control records for the two singling-out attacks. Holm's procedure with weights (the copies
+    half, the attacks the other half) decides them together, so that a synthetic file made
+    without the original records is flagged with a chance of at most ``significance``. A
+    control file whose records are copies of original records beyond chance cannot be a
+    baseline: an :class:`~sdckit.SdcWarning`, and ``leak`` is None (not decidable), as without
+    a control file.
+
     Parameters
     ----------
     original : pandas / Polars / PyArrow table, dict of columns, 2-D NumPy array
@@ -115,7 +127,8 @@ def synthetic_risk(
         The synthetic file, with the same columns.
     control : table, optional
         Original records that were not used to generate the synthetic file (a holdout from
-        the same population): the baseline of the closeness and of the attacks.
+        the same population): the baseline of the closeness and of the attacks. A file, not a
+        :class:`~sdckit.Scenario` (pass that as ``scenario=``).
     keys : str or list of str
         Categorical key variables.
     variables : str or list of str, optional
@@ -140,6 +153,9 @@ def synthetic_risk(
         is searched; exact copies are counted over all records.
     confidence : float, default 0.95
         Level of the confidence intervals.
+    significance : float, default 0.05
+        The chance, at most, that the leak decision flags a synthetic file made without the
+        original records (all its tests together).
     records : bool, default False
         Search the nearest original record of every synthetic record and keep its DCR and
         whether it is an exact copy (``to_frame()``, one row per synthetic record).
@@ -161,7 +177,13 @@ def synthetic_risk(
     ------
     SdcError
         A column absent from a file (:class:`MissingColumnError`), a numeric variable holding
-        text, an empty file, a bad ``split``, an out-of-range parameter.
+        text, an empty file, a bad ``split``, an out-of-range parameter, a Scenario given as a
+        file.
+
+    Warns
+    -----
+    SdcWarning
+        The control file overlaps the original (the leak is not decided).
 
     Notes
     -----
@@ -175,16 +197,21 @@ def synthetic_risk(
     Framework for Quantifying Privacy Risk in Synthetic Data" (anonymeter), for the attacks;
     Cohen and Nissim (2020) for the singling-out model.
     """
+    _check_files(original, synthetic, control)
     par = _parameters(keys, variables, sensitive, split, order, top, n_attacks, n_cols, n_neighbors,
-                   closeness_sample, confidence, records, seed)  # fmt: skip
+                   closeness_sample, confidence, significance, records, seed)  # fmt: skip
     files = [original, synthetic] + ([control] if control is not None else [])
     labels = ["original", "synthetic", "control"][: len(files)]
     data = read_files(files, labels, par["cat"], par["num"], missing, engine, "synthetic_risk")
     rng = np.random.default_rng(par["seed"])
     dist = distribution_part(data, par["keys"], par["order"], par["top"])
-    close = closeness_part(data, par["closeness_sample"], par["records"], par["confidence"], rng)
+    close = closeness_part(data, par["closeness_sample"], par["records"], par["confidence"], rng,
+                           par["permutation_rng"])  # fmt: skip
     attacks = attack_part(data, par, rng)
-    res = _result(data, par, dist, close, attacks)
+    decision = leak_decision(close, attacks, par["significance"])
+    if decision["reason"] and close.get("control_overlap"):
+        warn(decision["reason"])
+    res = _result(data, par, dist, close, attacks, decision)
     if id is not None:
         name = str(check_column(id, "id", allow_none=False))
         table = get_engine(engine, synthetic).table(synthetic, "synthetic")
@@ -196,10 +223,21 @@ def synthetic_risk(
 # ----------------------------------------------------------------------------------------------
 # parameters
 # ----------------------------------------------------------------------------------------------
+def _check_files(original, synthetic, control) -> None:
+    """A Scenario given where a file is expected (by position, as ``control``) is named as
+    such, before the roles are checked."""
+    from ..scenario import Scenario
+
+    for name, value in (("original", original), ("synthetic", synthetic), ("control", control)):
+        if isinstance(value, Scenario):
+            raise SdcError(f"{name}: got a Scenario; pass it as scenario=... (the third argument is the control file)")
+
+
 def _parameters(keys, variables, sensitive, split, order, top, n_attacks, n_cols, n_neighbors, closeness_sample,
-             confidence, records, seed) -> dict:  # fmt: skip
+             confidence, significance, records, seed) -> dict:  # fmt: skip
     values = {"order": order, "top": top, "n_attacks": n_attacks, "n_cols": n_cols, "n_neighbors": n_neighbors,
-              "closeness_sample": closeness_sample, "confidence": confidence, "records": records, "seed": seed}  # fmt: skip
+              "closeness_sample": closeness_sample, "confidence": confidence, "significance": significance,
+              "records": records, "seed": seed}  # fmt: skip
     par, problems = check_declared(synthetic_risk, values)
     if keys is None:
         problems.append("keys: no key variables given; expected one or more column names")
@@ -214,8 +252,10 @@ def _parameters(keys, variables, sensitive, split, order, top, n_attacks, n_cols
     raise_problems(problems)
     cat = k + [c for c in s if c not in v and c not in k]
     num = v
+    # the permutation tests draw from their own stream: the attacks' draws do not depend on them
+    prng = np.random.default_rng(np.random.SeedSequence(par["seed"], spawn_key=(1,)))
     return {**par, "keys": k, "variables": v, "sensitive": s, "split": parts, "cat": cat, "num": num,
-            "attack_cols": attack_cols}  # fmt: skip
+            "attack_cols": attack_cols, "permutation_rng": prng}  # fmt: skip
 
 
 def _split(split, attack_cols, problems) -> tuple | None:
@@ -291,9 +331,9 @@ def _sample(n: int, size: int, rng) -> np.ndarray:
     return np.arange(n) if n <= size else np.sort(rng.choice(n, size=size, replace=False))
 
 
-def closeness_part(data: Files, sample: int, records: bool, confidence: float, rng) -> dict:
-    """DCR of (sampled) synthetic and control records and the exact copies beyond the control
-    baseline."""
+def closeness_part(data: Files, sample: int, records: bool, confidence: float, rng, prng) -> dict:
+    """DCR of (sampled) synthetic and control records, the exact copies beyond the control
+    baseline and whether the control overlaps the original (``prng``: the tests' draws)."""
     scale = _scale(data)
     full = [data.matrix(f) for f in range(len(data.n))]
     copies = K.exact_matches(full[_SYNTHETIC], full[_ORIGINAL])
@@ -311,25 +351,56 @@ def closeness_part(data: Files, sample: int, records: bool, confidence: float, r
         _, dcr_c = K.nearest(data.num[_CONTROL][c_idx], data.cat[_CONTROL][c_idx], data.num[_ORIGINAL],
                              data.cat[_ORIGINAL], scale, 1, rng)  # fmt: skip
         dcr_c = dcr_c[:, 0]
+        n_copies, n_ctrl_copies = int(copies.sum()), int(ctrl_copies.sum())
         excess = K.attack_risk(
-            K.AttackCounts(data.n[_SYNTHETIC], int(copies.sum()), 0, int(ctrl_copies.sum()), 1, data.n[_CONTROL]),
-            confidence,
+            K.AttackCounts(data.n[_SYNTHETIC], n_copies, 0, n_ctrl_copies, 1, data.n[_CONTROL]), confidence
         )
         q05 = float(np.quantile(dcr_c, 0.05))
         out.update({
             "control_exact_copy_share": float(ctrl_copies.mean()),
             "excess_copies": excess["risk"],
             "excess_copies_ci": excess["ci"],
+            "excess_copies_p": K.fisher_greater(n_copies, data.n[_SYNTHETIC], n_ctrl_copies, data.n[_CONTROL]),
             "control_dcr_median": float(np.median(dcr_c)),
             "control_dcr_q05": q05,
             "share_below_control_q05": float(np.mean(dcr < q05)),
-            "leak": excess["detected"],
+            **control_overlap(full[_ORIGINAL], full[_CONTROL], prng),
+            "leak": None,  # decided with the attacks (leak_decision)
         })  # fmt: skip
     else:
         out.update({"leak": None})
     out["_dcr"] = dcr if records else None
     out["_copies"] = copies if records else None
     return out
+
+
+#: the level of the check that the control records are not copies of original records (a
+#: strict one: the warning must not come by chance)
+OVERLAP_LEVEL = 0.001
+
+
+def control_overlap(original: np.ndarray, control: np.ndarray, rng) -> dict:
+    """Whether the control file overlaps the original: the same records, or more control
+    records equal to an original record than chance gives. Chance: the original is split at
+    random in two halves; the records of the second half and the control records are records
+    of one population that the first half does not hold, so they equal a record of the first
+    half equally often, and Fisher's exact test at :data:`OVERLAP_LEVEL` compares them."""
+    n_o, n_c = len(original), len(control)
+    same = (
+        n_o == n_c and bool(K.exact_matches(control, original).all()) and bool(K.exact_matches(original, control).all())
+    )
+    perm = rng.permutation(n_o)
+    first, second = original[perm[: n_o // 2]], original[perm[n_o // 2 :]]
+    hits = int(K.exact_matches(control, first).sum()) if len(first) else 0
+    chance = int(K.exact_matches(second, first).sum()) if len(first) else 0
+    p = K.fisher_greater(hits, n_c, chance, len(second)) if len(first) else 1.0
+    return {
+        "control_half_copy_share": hits / n_c,
+        "control_copies_expected_share": chance / len(second),
+        "control_overlap_p": p,
+        "control_overlap": bool(same or p < OVERLAP_LEVEL),
+        "control_equals_original": same,
+    }
 
 
 # ----------------------------------------------------------------------------------------------
@@ -343,7 +414,9 @@ def _distinct(x: np.ndarray) -> np.ndarray:
 
 
 def attack_part(data: Files, par: dict, rng) -> dict:
-    out = {"singling_out": singling_out(data, par, rng), "singling_out_records": singling_out_records(data, par, rng)}
+    pool = _pool(data)
+    out = {"singling_out": singling_out(data, par, rng, pool),
+           "singling_out_records": singling_out_records(data, par, rng, pool)}  # fmt: skip
     if par["split"] is not None:
         out["linkability"] = linkability(data, par, rng)
     for s in par["sensitive"]:
@@ -358,7 +431,56 @@ def _columns(data: Files, names) -> tuple[list, list]:
     ]
 
 
-def singling_out(data: Files, par: dict, rng) -> dict:
+def _pool(data: Files) -> tuple | None:
+    """The original and the control records pooled: their distinct rows and each record's id
+    among them (the original's first), for the permutation tests of singling out."""
+    if len(data.n) <= _CONTROL:
+        return None
+    return K.row_ids(np.vstack([data.matrix(_ORIGINAL), data.matrix(_CONTROL)]))
+
+
+def _presence_p(pool, matches, n_success: int, data: Files, par: dict, every: bool = True) -> float | None:
+    """The permutation test's p-value of a singling-out attack (None without a control;
+    ``every``: the matches hold every query, so the test's statistic is the attack's count)."""
+    if pool is None:
+        return None
+    observed, p = K.presence_test(matches, pool[1], data.n[_ORIGINAL], par["permutation_rng"])
+    if observed > n_success or (every and observed != n_success):  # pragma: no cover - a defect
+        raise AssertionError(f"singling out: the permutation statistic {observed} is not the count {n_success}")
+    return p
+
+
+#: the (query, row) pairs kept for the singling-out test in memory; past it the queries that
+#: match more than :data:`MAX_MATCHES` pooled rows (which single out almost never) are left
+#: out of the test's statistic, on the real split and on every random one alike (still exact)
+MAX_PAIRS = 5_000_000
+MAX_MATCHES = 10_000
+
+
+def _singling_out_control(pool, queries: list, n_original: int, n_ori_rows: int, rng) -> tuple:
+    """The control's singling-out count (carried to the original's size) and the query-row
+    matches of the permutation test, on the pooled distinct rows: ``(count, matches, every
+    query in the matches)``."""
+    index = K.QueryIndex(pool[0])
+    counts = K.query_counts(index, queries)
+    ctrl = np.unique(pool[1][n_original:])  # the control's distinct rows among the pooled ones
+    every = int(counts.sum()) <= MAX_PAIRS
+    kept = np.arange(len(queries)) if every else np.flatnonzero(counts <= MAX_MATCHES)
+    qid, rows = K.query_matches(index, [queries[i] for i in kept])
+    matches = K.match_matrix(kept[qid], rows, len(queries), len(pool[0]))
+    if every:
+        n_ctrl = float(K.singled_out(matches, ctrl))
+        if len(ctrl) != n_ori_rows and queries:
+            n_ctrl *= K.size_correction(ctrl, queries, n_ori_rows, rng, lambda sub: K.singled_out(matches, ctrl[sub]))
+    else:
+        rows_c = pool[0][ctrl]
+        n_ctrl = float((K.query_counts(rows_c, queries) == 1).sum())
+        if len(ctrl) != n_ori_rows and queries:
+            n_ctrl *= K.size_correction(rows_c, queries, n_ori_rows, rng)
+    return n_ctrl, matches, every
+
+
+def singling_out(data: Files, par: dict, rng, pool=None) -> dict:
     """anonymeter's multivariate singling-out attack on the distinct rows of each file."""
     names = list(data.names)
     numeric = np.array([c in data.num_names for c in names])
@@ -369,17 +491,16 @@ def singling_out(data: Files, par: dict, rng) -> dict:
     base = K.random_queries(syn, numeric, n, par["n_cols"], rng)
     n_base = int((K.query_counts(ori, base) == 1).sum())
     n_ctrl: float | None = None
-    if len(data.n) > _CONTROL:
-        ctrl = _distinct(data.matrix(_CONTROL))
-        n_ctrl = float((K.query_counts(ctrl, queries) == 1).sum())
-        if len(ctrl) != len(ori) and queries:
-            n_ctrl *= K.size_correction(ctrl, queries, len(ori), rng)
+    matches, every = None, True
+    if pool is not None:
+        n_ctrl, matches, every = _singling_out_control(pool, queries, data.n[_ORIGINAL], len(ori), rng)
     res = K.attack_risk(K.AttackCounts(n, n_success, n_base, n_ctrl, n, n), par["confidence"])
     res["n_queries"] = len(queries)
+    res["p_value"] = _presence_p(pool, matches, n_success, data, par, every)
     return res
 
 
-def singling_out_records(data: Files, par: dict, rng) -> dict:
+def singling_out_records(data: Files, par: dict, rng, pool=None) -> dict:
     """Singling out with whole records: ``n_attacks`` distinct synthetic records, each asked as
     an equality query on every column; success when it matches exactly one original record
     (exactly one control record for the baseline, scaled by the ratio of the files' sizes);
@@ -397,7 +518,10 @@ def singling_out_records(data: Files, par: dict, rng) -> dict:
     if len(data.n) > _CONTROL:
         ctrl = _distinct(data.matrix(_CONTROL))
         n_ctrl = float((K.row_counts(asked, ctrl) == 1).sum()) * len(ori) / len(ctrl)
-    return K.attack_risk(K.AttackCounts(n, n_success, n_base, n_ctrl, n, n), par["confidence"])
+    res = K.attack_risk(K.AttackCounts(n, n_success, n_base, n_ctrl, n, n), par["confidence"])
+    matches = K.match_matrix(*K.equal_row_pairs(asked, pool[0]), n, len(pool[0])) if pool else None
+    res["p_value"] = _presence_p(pool, matches, n_success, data, par)
+    return res
 
 
 def _nn_guesses(data: Files, f: int, targets: np.ndarray, names, k: int, rng, keep=None) -> np.ndarray:
@@ -435,8 +559,18 @@ def linkability(data: Files, par: dict, rng) -> dict:
     kk = min(k, n_syn)
     base = K.linkability_successes(*(np.array([rng.choice(n_syn, size=kk, replace=False) for _ in range(n)])
                                      for _ in range(2)))  # fmt: skip
+    return _per_target_risk(counts, base, n, par)
+
+
+def _per_target_risk(counts: list, base: float, n_base: int, par: dict) -> dict:
+    """The risk of an attack on sampled targets (linkability, inference) and the p-value of
+    Fisher's exact test of its successes on the original targets against the control targets
+    (each target's success depends on it and the synthetic file only)."""
+    n = counts[0][0]
     ctrl = counts[1] if len(counts) > 1 else (n, None)
-    return K.attack_risk(K.AttackCounts(n, counts[0][1], base, ctrl[1], n, ctrl[0]), par["confidence"])
+    res = K.attack_risk(K.AttackCounts(n, counts[0][1], base, ctrl[1], n_base, ctrl[0]), par["confidence"])
+    res["p_value"] = None if ctrl[1] is None else K.fisher_greater(counts[0][1], n, ctrl[1], ctrl[0])
+    return res
 
 
 def inference(data: Files, par: dict, secret: str, rng) -> dict:
@@ -467,23 +601,62 @@ def inference(data: Files, par: dict, secret: str, rng) -> dict:
     t = rng.choice(data.n[_ORIGINAL], size=n_base, replace=False)
     guess = s_syn[rng.choice(data.n[_SYNTHETIC], size=n_base, replace=False)]
     base = K.inference_successes(guess, secret_values(_ORIGINAL)[t], regression)
-    ctrl = counts[1] if len(counts) > 1 else (n, None)
-    return K.attack_risk(K.AttackCounts(n, counts[0][1], base, ctrl[1], n_base, ctrl[0]), par["confidence"])
+    return _per_target_risk(counts, base, n_base, par)
+
+
+# ----------------------------------------------------------------------------------------------
+# the leak decision
+# ----------------------------------------------------------------------------------------------
+def leak_decision(close: dict, attacks: dict, significance: float) -> dict:
+    """The leak decision over the exact copies and the attacks together: each test's p-value
+    against the control records, and weighted Holm at ``significance`` (the exact copies carry
+    half the weight, the attacks share the other half), so that a synthetic file made without
+    the original records is flagged with a chance of at most ``significance``. Sets each
+    attack's ``detected`` and the closeness ``leak`` (None: not decided). Returns ``{"leak",
+    "significance", "tests", "reason", "cause"}`` (cause: the short reason)."""
+    names = [k for k, a in attacks.items() if a.get("p_value") is not None]
+    pvalues = {"exact_copies": close.get("excess_copies_p"), **{k: attacks[k]["p_value"] for k in names}}
+    reason = cause = None
+    if "excess_copies_p" not in close:
+        cause = "no control file"
+        reason = (
+            "no control file: the attack risks are the success rates, without a baseline of records held out of "
+            "the synthesiser's training data, and whether original records leaked cannot be decided"
+        )
+    elif close.get("control_overlap"):
+        cause = (
+            f"{close['control_exact_copy_share']:.1%} of the control records are exact copies of original records; "
+            f"{close['control_half_copy_share']:.1%} equal a record of a random half of the original, where chance "
+            f"(its other half) gives {close['control_copies_expected_share']:.1%}"
+        )
+        reason = (
+            f"control: {cause}"
+            + ("; the control file holds the original's records" if close.get("control_equals_original") else "")
+            + ": a control file must hold records kept out of the synthesiser's training data, so whether original "
+            "records leaked cannot be decided"
+        )
+    weights = {"exact_copies": max(len(names), 1), **{k: 1 for k in names}}
+    rejected = K.weighted_holm(pvalues, weights, significance) if reason is None else {}
+    tests = {k: {"p_value": p, "weight": weights[k] / sum(weights.values()), "rejected": rejected.get(k)}
+             for k, p in pvalues.items()}  # fmt: skip
+    for k, a in attacks.items():
+        a["detected"] = rejected.get(k) if reason is None and k in names else None
+    close["leak"] = rejected.get("exact_copies") if reason is None else None
+    leak = None if reason is not None else any(rejected.values())
+    return {"leak": leak, "significance": significance, "tests": tests, "reason": reason, "cause": cause}
 
 
 # ----------------------------------------------------------------------------------------------
 # result
 # ----------------------------------------------------------------------------------------------
-def _result(data: Files, par: dict, dist: dict, close: dict, attacks: dict) -> SyntheticRiskResult:
+def _result(data: Files, par: dict, dist: dict, close: dict, attacks: dict, decision: dict) -> SyntheticRiskResult:
     dcr, copies = close.pop("_dcr"), close.pop("_copies")
-    notes = []
+    notes = [decision["reason"]] if decision["reason"] else []
     if attacks["singling_out"]["n_queries"] < par["n_attacks"]:
         notes.append(
             f"singling out: {attacks['singling_out']['n_queries']} queries that single out a synthetic record were "
             f"found out of the {par['n_attacks']} asked for; the risk may be underestimated"
         )
-    if len(data.n) <= _CONTROL:
-        notes.append("no control file: the attack risks are the success rates, without a baseline of unseen records")
     return SyntheticRiskResult(
         keys=tuple(par["keys"]),
         variables=tuple(par["variables"]),
@@ -502,5 +675,6 @@ def _result(data: Files, par: dict, dist: dict, close: dict, attacks: dict) -> S
         dcr=dcr,
         exact_copy=copies,
         notes=tuple(notes),
+        leak_decision=decision,
         backend=data.backend,
     )
