@@ -119,6 +119,10 @@ LOCAL_CHECKS = {
     "workflow/search.py:_check_model": "which targets and objectives a suppression model takes (structure)",
     "workflow/search.py:_check_weights": "the per-key weights of the loss (structure; each weight by the toolkit)",
     "workflow/problem.py:_check_row_order": "a recipe's row_order entry: its structure (the seed by the toolkit's rule)",
+    "engines/duckdb.py:_check_utf8_text": "a CSV given to DuckDB is UTF-8 text (the file's bytes)",
+    "io.py:_check_utf8": "a text file is UTF-8 before Polars reads it (the file's bytes)",
+    "io.py:_check_stata_codes": "value labels on integer codes only, as Stata stores them (data)",
+    "workflow/search.py:_check_finite": "a key on a numeric scale holds finite numbers (data)",
     "app/model.py:_check_targets": "the export's file paths, all before anything is written (the toolkit's file checks)",
 }
 
