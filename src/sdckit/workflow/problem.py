@@ -273,7 +273,7 @@ class SdcProblem:
         """Replay a recipe (a dict, or a YAML or JSON file written by :meth:`to_recipe`) on
         ``data``; the scenario comes from the recipe unless given."""
         rec = read_recipe(recipe)
-        sc = scenario if scenario is not None else Scenario(**rec.get("scenario", {}))
+        sc = scenario if scenario is not None else _recipe_scenario(rec)
         problem = cls(data, sc, **options)
         for i, step in enumerate(rec["steps"]):
             try:
@@ -326,6 +326,14 @@ class SdcProblem:
             order = np.random.default_rng(self._row_order["seed"]).permutation(self._original.n)
             data = take_rows(data, order)
         return write_data(data, path, metadata=metadata, overwrite=overwrite)
+
+
+def _recipe_scenario(recipe: dict) -> Scenario:
+    """The scenario a recipe records; an unknown role or a wrong value is an error naming it."""
+    try:
+        return Scenario.from_dict(recipe.get("scenario", {}))
+    except SdcError as exc:
+        raise SdcError(f"recipe: {exc}") from None
 
 
 def _method(name):
