@@ -193,3 +193,19 @@ def test_the_reader_reads_no_more_than_the_bound(tmp_path, monkeypatch):
     with pytest.raises(sdckit.SdcError, match=r"r\.json is larger than 1,000 bytes"):
         _files.read_config_file(path)
     assert os.path.getsize(path) == 2002
+
+
+def test_an_absolute_path_stays_absolute(project, monkeypatch):
+    """A file given by its absolute path is named so in the written recipe (it does not move with
+    the recipe), with its checksum."""
+    monkeypatch.chdir(project / "h")
+    absolute = str(project / "h" / "levels.csv")
+    recipe = {
+        "steps": [
+            {"method": "global_recode", "parameters": {"variables": ["level"], "hierarchy": absolute, "level": 1}}
+        ]
+    }
+    write_recipe(recipe, project / "out" / "r.json")
+    written = json.loads((project / "out" / "r.json").read_text(encoding="utf-8"))
+    assert written["steps"][0]["parameters"]["hierarchy"] == absolute
+    assert set(written["files"]) == {absolute}

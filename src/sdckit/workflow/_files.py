@@ -226,9 +226,10 @@ def named_files(method: str, parameters: dict) -> dict:
 
 
 def relative_files(recipe: dict, folder: Path) -> dict:
-    """The recipe as written into ``folder``: every named file's path relative to that folder
-    (absolute when no relative path exists, another drive), its ``files`` checksums under the
-    new paths, a checksum computed now for a file the recipe does not record yet."""
+    """The recipe as written into ``folder``: every named file given by a relative path named
+    relative to that folder (an absolute path stays absolute; so does a file on another
+    drive), its ``files`` checksums under the new paths, a checksum computed now for a file
+    the recipe does not record yet."""
     files = dict(recipe.get("files") or {})
     out_files: dict = {}
     steps = []
@@ -236,10 +237,12 @@ def relative_files(recipe: dict, folder: Path) -> dict:
         params = dict(step.get("parameters") or {})
         for name, path in _file_values(step["method"], params):
             absolute = os.path.abspath(path)
-            try:
-                shown = Path(os.path.relpath(absolute, folder.resolve())).as_posix()
-            except ValueError:
-                shown = absolute
+            shown = absolute
+            if not os.path.isabs(path):
+                try:
+                    shown = Path(os.path.relpath(absolute, folder.absolute())).as_posix()
+                except ValueError:  # another drive: no relative path
+                    pass
             params[name] = shown
             checksum = files.get(path) or (file_checksum(absolute) if os.path.isfile(absolute) else None)
             if checksum is not None:
