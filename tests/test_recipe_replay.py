@@ -15,6 +15,7 @@ import pytest
 import sdckit
 from conftest import DATA, shared_file
 from sdckit.cli import main
+from sdckit.workflow.problem import read_recipe
 
 RECIPES = DATA / "recipes"
 EXPECTED = json.loads((RECIPES / "expected.json").read_text(encoding="utf-8"))["recipes"]
@@ -51,7 +52,7 @@ def test_an_earlier_recipe_replays_to_the_same_data(name, ext):
     problem = sdckit.SdcProblem.from_recipe(_data(entry), recipe)
     assert _digest(problem.data) == entry["sha256"]
     # the same steps applied to a problem built from the recipe's scenario
-    scenario = sdckit.Scenario(**make_recipes.WORKFLOWS[name][2])
+    scenario = sdckit.Scenario.from_dict(read_recipe(recipe)["scenario"])
     again = sdckit.SdcProblem(_data(entry), scenario).apply_recipe(recipe)
     assert _digest(again.data) == entry["sha256"]
 

@@ -2,7 +2,8 @@
 commit checked out with ``git worktree add``) and print the SHA-256 of the data each recipe
 protected, for ``expected.json``.
 
-Usage: ``PYTHONPATH=/tmp/old/src python make_recipes.py COMMIT OUT_DIR EUSILC_CSV TESTDATA_CSV``.
+Usage: ``PYTHONPATH=/tmp/old/src python make_recipes.py COMMIT OUT_DIR EUSILC_CSV TESTDATA_CSV``
+(with ``--docs``: replay the docs' recipes found in OUT_DIR and print their checksums).
 Each workflow is one that a user wrote then; a workflow the old sdckit refused is reported and
 skipped. The checksum is that of the protected data written by :func:`canonical_csv` (the
 same function the replay test uses), so that it compares the data, not a writer's format.
@@ -73,6 +74,30 @@ WORKFLOWS = {
 }
 
 
+#: recipes written by hand in the docs (docs/recipes.md's YAML and JSON examples, as committed
+#: in 8947a84 and unchanged since): name -> (data, reader, file)
+DOCS_RECIPES = {
+    "docs_recipes_example.yaml": ("testdata", "polars", "8947a84_docs_recipes_example.yaml"),
+    "docs_recipes_example.json": ("testdata", "polars", "8947a84_docs_recipes_example.json"),
+}
+
+
+def replay_docs(commit: str, folder: Path, files: dict) -> dict:
+    """The checksum of each docs recipe replayed by the sdckit on ``PYTHONPATH``."""
+    import sdckit
+
+    found = {}
+    for name, (which, reader, file) in DOCS_RECIPES.items():
+        problem = sdckit.SdcProblem.from_recipe(read(which, reader, files), folder / file)
+        found[name] = {
+            "commit": commit,
+            "data": which,
+            "reader": reader,
+            "sha256": hashlib.sha256(canonical_csv(problem.data)).hexdigest(),
+        }
+    return found
+
+
 def read(which: str, reader: str, files: dict):
     path = files[which]
     return pd.read_csv(path) if reader == "pandas" else pl.read_csv(path)
@@ -84,6 +109,9 @@ def main() -> None:
     commit, out_dir, eusilc, testdata = sys.argv[1:5]
     out = Path(out_dir)
     files = {"eusilc": eusilc, "testdata": testdata}
+    if "--docs" in sys.argv:  # replay the docs' recipes (in OUT_DIR) instead of writing recipes
+        print(json.dumps(replay_docs(commit, out, files), indent=2))
+        return
     found = {}
     for name, (which, reader, scenario, steps) in WORKFLOWS.items():
         data = read(which, reader, files)
