@@ -105,6 +105,8 @@ LOCAL_CHECKS = {
     "protect/suppression.py:_check_k": "k (by the toolkit's check_k) against the records and combs",
     "report/variants.py:_checked": "a protected file or recipe variant against the original (data)",
     "workflow/problem.py:_check_version": "a recipe's format version",
+    "workflow/_files.py:_check_graph": "a YAML file's size and depth with its aliases expanded (structure)",
+    "workflow/_files.py:_check_files_entry": "a recipe's checksums of the files it names (structure)",
     "results/diversity.py:_check_variable": "a result method's sensitive variable among the result's",
     "results/suda.py:_check_index": "a record position within the result",
     "io.py:_check_path": "a file path (the readers' structure)",

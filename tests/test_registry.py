@@ -225,8 +225,11 @@ def _valid(value, schema: dict) -> bool:
     """The subset of JSON Schema the recipe schema uses (type, enum, const, bounds, properties,
     required, additionalProperties, items, anyOf, oneOf)."""
     known = {"type", "enum", "const", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "properties",
-             "required", "additionalProperties", "items", "anyOf", "oneOf", "description", "title", "$schema"}  # fmt: skip
+             "required", "additionalProperties", "items", "anyOf", "oneOf", "description", "title", "$schema",
+             "pattern"}  # fmt: skip
     assert set(schema) <= known, set(schema) - known
+    if "pattern" in schema and not (isinstance(value, str) and re.search(schema["pattern"], value)):
+        return False
     if "type" in schema:
         t = _TYPES[schema["type"]]
         if isinstance(value, bool) and schema["type"] in ("integer", "number"):
@@ -276,6 +279,20 @@ def written_recipe(testdata, tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("recipe") / "recipe.json"
     p.to_recipe(path)
     return path
+
+
+def test_a_recipe_naming_a_file_follows_the_schema(testdata, tmp_path, monkeypatch):
+    """The ``files`` entry (checksums of a hierarchy file) as written; a checksum that is not
+    64 hexadecimal digits does not."""
+    monkeypatch.chdir(tmp_path)
+    Path("h.csv").write_text("".join(f"{v};{1 + (v > 4)};*\n" for v in range(1, 10)), encoding="utf-8")
+    p = sdckit.SdcProblem(testdata, sdckit.Scenario(keys=KEYS))
+    p.apply("global_recode", variables=["water"], hierarchy="h.csv", level=1).to_recipe("r.json")
+    recipe = json.loads(Path("r.json").read_text())
+    assert list(recipe["files"]) == ["h.csv"]
+    assert _valid(recipe, recipe_schema())
+    recipe["files"]["h.csv"]["sha256"] = "not a checksum"
+    assert not _valid(recipe, recipe_schema())
 
 
 def test_a_written_recipe_follows_the_schema(written_recipe):

@@ -10,6 +10,7 @@ one error listing all of them (:func:`raise_problems`).
 
 from __future__ import annotations
 
+import codecs
 import math
 import numbers
 import os
@@ -53,6 +54,7 @@ __all__ = [
     "missing_columns_message",
     "mixed_type_problems",
     "raise_problems",
+    "read_text_file",
 ]
 
 
@@ -557,3 +559,65 @@ def check_scales(
         for v in variables:
             out.setdefault(v, default)
     return out, problems
+
+
+#: byte-order marks of the Unicode encodings other than UTF-8 (UTF-32 first: its
+#: little-endian mark begins with UTF-16's)
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+
+
+def read_text_file(path, param: str, *, max_bytes: int, utf16: bool = False) -> str:
+    """The text of a small file sdckit reads besides data (a recipe, a scenario, a hierarchy):
+    UTF-8, a leading byte-order mark dropped; with ``utf16``, UTF-16 and UTF-32 files that
+    start with their byte-order mark are read too. A file over ``max_bytes``, another
+    encoding (Latin-1, Windows-1252, UTF-16 without a mark) or a file that cannot be read is
+    an error naming the file and what was expected; no content of the file is shown."""
+    p = os.fspath(path)
+    name = os.path.basename(p)
+    try:
+        with open(p, "rb") as fh:
+            raw = fh.read(max_bytes + 1)
+    except OSError as exc:
+        raise SdcError(f"{param}: {p} cannot be read ({exc.strerror}); expected a readable file") from None
+    if len(raw) > max_bytes:
+        raise SdcError(
+            f"{param}: {name} is larger than {max_bytes:,} bytes; expected a small text file "
+            f"(at most {max_bytes:,} bytes)"
+        )
+    return _decode(raw, param, name, utf16)
+
+
+def _decode(raw: bytes, param: str, name: str, utf16: bool) -> str:
+    expected = "expected UTF-8 text" + (" (or UTF-16 with a byte-order mark)" if utf16 else "") + "; save it as UTF-8"
+    if raw.startswith(codecs.BOM_UTF8):
+        raw = raw[len(codecs.BOM_UTF8) :]
+    else:
+        for bom, encoding in _BOMS:
+            if raw.startswith(bom):
+                if not utf16:
+                    raise SdcError(
+                        f"{param}: {name} is {encoding.upper()} text (it starts with its byte-order mark); {expected}"
+                    )
+                try:
+                    return raw.decode(encoding)
+                except UnicodeDecodeError as exc:
+                    raise SdcError(
+                        f"{param}: {name} starts with the {encoding.upper()} byte-order mark but byte {exc.start + 1} "
+                        f"is not {encoding.upper()}; {expected}"
+                    ) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SdcError(
+            f"{param}: {name} is not UTF-8 (byte {exc.start + 1} is not UTF-8: Latin-1 or Windows-1252 text?); {expected}"
+        ) from None
+    if "\x00" in text:
+        raise SdcError(
+            f"{param}: {name} holds NUL bytes (UTF-16 without a byte-order mark, or a binary file?); {expected}"
+        )
+    return text

@@ -60,7 +60,8 @@ class Scenario:
         ``"nominal"`` (categories: a change costs the chance of a wrong category) or
         ``"numeric"`` (numbers: a change costs by how many standard deviations it moves the
         value, whatever the unit). Default: text columns nominal; the numeric keys and other
-        floating-point columns numeric; integer-coded keys nominal.
+        floating-point columns numeric; categorical keys nominal (codes stored as integers or
+        as floats alike), numeric when they hold more than 20 numbers (an age).
     name : str, optional
         The scenario's name (an intruder's view: "linkage with the census", ...), which an
         assessment against several scenarios shows beside each verdict.

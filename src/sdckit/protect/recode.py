@@ -25,7 +25,7 @@ import numpy as np
 from .._core import recode as core
 from .._declare import Param, declare
 from .._errors import SdcError
-from .._validation import check_choice, check_rule, raise_problems
+from .._validation import check_choice, check_rule, raise_problems, read_text_file
 from ..results.protection import ProtectionResult
 from ._common import Change, Input, finish, read_input
 
@@ -184,13 +184,18 @@ def _mappings(mapping, variables) -> dict[str, dict]:
     return {v: _one_mapping(m, f"mapping[{v!r}]") for v, m in per.items()}
 
 
+#: the largest hierarchy file read
+MAX_HIERARCHY_BYTES = 256 * 2**20
+
+
 def _read_hierarchy_file(path) -> list[list]:
     """Rows of a hierarchy CSV without a header (ARX's format: ``;``-separated; ``,`` and tab
-    are recognised too)."""
+    are recognised too): UTF-8 (with or without a byte-order mark), or UTF-16 with its mark
+    (a spreadsheet's "Unicode text")."""
     p = Path(path)
     if not p.is_file():
         raise SdcError(f"hierarchy: file {os.fspath(path)} not found; expected a CSV file or a table")
-    text = p.read_text(encoding="utf-8-sig")
+    text = read_text_file(p, "hierarchy", max_bytes=MAX_HIERARCHY_BYTES, utf16=True)
     lines = [ln for ln in text.splitlines() if ln.strip()]
     first = lines[0] if lines else ""
     sep = ";" if ";" in first else "\t" if "\t" in first else ","

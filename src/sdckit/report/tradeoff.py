@@ -19,6 +19,7 @@ __all__ = [
     "loss_of",
     "loss_scales",
     "loss_variables",
+    "nominal_pram",
     "pram_tables",
     "recode_tables",
     "risk_rules",
@@ -44,19 +45,29 @@ def loss_variables(sc, changed_by_variant) -> list[str]:
 
 def loss_scales(table, sc, variables, eng) -> dict[str, str]:
     """The measurement scale of each variable: the scenario's, else numeric for numeric keys,
-    floating-point columns and integer-coded keys with more than NUMERIC_KEY_MIN_VALUES
-    values; nominal for the rest."""
+    floating-point columns that are not categorical keys, and numbers with more than
+    NUMERIC_KEY_MIN_VALUES values; nominal for the rest. A categorical key is read by its
+    values, whatever its storage type: codes stored as floats (an integer-coded key read with
+    missing values by pandas) are categories as they are when stored as integers."""
     out = {}
     for v in variables:
+        kind = table.kind(v)
         if v in sc.scales:
             out[v] = sc.scales[v]
-        elif v in sc.numeric_keys or table.kind(v) == "float":
+        elif v in sc.numeric_keys or (kind == "float" and v not in sc.keys):
             out[v] = "numeric"
-        elif table.kind(v) == "integer" and _n_values(table, v, sc, eng) > NUMERIC_KEY_MIN_VALUES:
+        elif kind in ("integer", "float") and _n_values(table, v, sc, eng) > NUMERIC_KEY_MIN_VALUES:
             out[v] = "numeric"
         else:
             out[v] = "nominal"
     return out
+
+
+def nominal_pram(pram, scales) -> dict | None:
+    """The PRAM matrices of the variables measured as categories: a PRAMed variable measured
+    as a number (an age with many values) has its loss from the distances of its values."""
+    kept = {v: m for v, m in (pram or {}).items() if scales.get(v) == "nominal"}
+    return kept or None
 
 
 def _n_values(table, v, sc, eng) -> int:
@@ -78,7 +89,7 @@ def loss_of(original, table, variables, scales, sc, pram) -> dict:
         list(variables),
         scales=dict(scales),
         missing=list(sc.missing) or None,
-        pram=matrices or None,
+        pram=nominal_pram(matrices, scales),
     )
     d = res.to_dict()
     keep = ("loss", "loss_by_variable", "share_by_variable", "suppressed_by_variable", "change_by_variable", "ebil")

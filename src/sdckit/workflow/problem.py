@@ -15,6 +15,7 @@ from .._validation import check_bool, check_k_list, check_new_file, raise_proble
 from ..engines import in_memory_engine
 from ..results._base import Summary, fmt
 from ..scenario import Scenario
+from ._files import check_named_files, named_files, read_config_file, relative_files
 from ._steps import run_step
 
 __all__ = ["SdcProblem", "Step", "protection_methods", "recipe_schema"]
@@ -43,6 +44,8 @@ class Step:
     parameters: dict
     result: Any = field(repr=False)
     measures: dict = field(default_factory=dict)
+    #: {path: {"sha256", "bytes"}} of the files the parameters name (a hierarchy table), as read
+    files: dict = field(default_factory=dict)
 
 
 class SdcProblem:
@@ -120,10 +123,12 @@ class SdcProblem:
         ``strata``, ``missing``) come from the scenario unless given, and the ``variables`` of
         the continuous methods default to the scenario's ``numeric_keys`` (the roles each method
         declares, see :mod:`sdckit.registry`). Returns ``self``."""
+        files = named_files(method, parameters) if isinstance(method, str) else {}  # as read, before the step
         result = run_step(self._current, self.scenario, method, parameters, engine=self._engine)
         changed = tuple(sorted({v for s in self._steps for v in s.result.n_changed} | set(result.n_changed)))
         pram = _published_pram([*(st.result for st in self._steps), result])
-        self._steps.append(Step(method, dict(result.parameters), result, self._measure(result.table, changed, pram)))
+        measures = self._measure(result.table, changed, pram)
+        self._steps.append(Step(method, dict(result.parameters), result, measures, files))
         return self
 
     def undo(self) -> SdcProblem:
@@ -227,12 +232,20 @@ class SdcProblem:
         """Every step with its parameters and seeds, and the scenario: a dict, also written to
         ``path`` (``.yaml``/``.yml`` or ``.json``; written atomically) when given. An existing
         file is an error unless ``overwrite=True``. :meth:`from_recipe` replays it with
-        identical output."""
+        identical output.
+
+        A file a step names (a hierarchy table) is recorded with its SHA-256 and size as read
+        when the step was applied (``files``); the file written names it relative to the
+        recipe's folder, the dict returned as the step was given (relative to the current
+        folder)."""
         recipe = {
             "sdckit_recipe": RECIPE_VERSION,
             "scenario": self.scenario.to_dict(),
             "steps": [{"method": s.method, "parameters": _jsonable(s.parameters)} for s in self._steps],
         }
+        files = {path: dict(c) for s in self._steps for path, c in s.files.items()}
+        if files:
+            recipe["files"] = files
         if self._row_order is not None:
             recipe["row_order"] = {"order": "random", **self._row_order}
         if path is not None:
@@ -244,7 +257,7 @@ class SdcProblem:
         """Replay a recipe (a dict, or a YAML or JSON file written by :meth:`to_recipe`) on
         ``data``; the scenario comes from the recipe unless given."""
         rec = read_recipe(recipe)
-        sc = scenario if scenario is not None else Scenario(**rec.get("scenario", {}))
+        sc = scenario if scenario is not None else _recipe_scenario(rec)
         problem = cls(data, sc, **options)
         for i, step in enumerate(rec["steps"]):
             try:
@@ -297,6 +310,14 @@ class SdcProblem:
             order = np.random.default_rng(self._row_order["seed"]).permutation(self._original.n)
             data = take_rows(data, order)
         return write_data(data, path, metadata=metadata, overwrite=overwrite)
+
+
+def _recipe_scenario(recipe: dict) -> Scenario:
+    """The scenario a recipe records; an unknown role or a wrong value is an error naming it."""
+    try:
+        return Scenario.from_dict(recipe.get("scenario", {}))
+    except SdcError as exc:
+        raise SdcError(f"recipe: {exc}") from None
 
 
 def _published_pram(results) -> dict | None:
@@ -382,6 +403,21 @@ def recipe_schema() -> dict:
             "name": {"type": "string", "description": "the variant's name in an assessment (sdckit assess --recipe)"},
             "scenario": {"type": "object", "properties": scenario, "additionalProperties": False},
             "steps": {"type": "array", "items": {"oneOf": steps}},
+            "files": {
+                "type": "object",
+                "description": "the files the steps name (a hierarchy table), by the path a step gives (relative "
+                "to the recipe's folder): their SHA-256 and size when the recipe was written; a file that "
+                "differs is refused",
+                "additionalProperties": {
+                    "type": "object",
+                    "properties": {
+                        "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+                        "bytes": {"type": "integer", "minimum": 0},
+                    },
+                    "required": ["sha256"],
+                    "additionalProperties": False,
+                },
+            },
             "row_order": {
                 "type": "object",
                 "description": "the order of the records in the written file: random, a permutation drawn from seed",
@@ -402,8 +438,12 @@ def _jsonable(value):
 
 
 def read_recipe(recipe) -> dict:
-    """A recipe as a dict, from a dict or a ``.yaml``/``.yml``/``.json`` file; checked."""
+    """A recipe as a dict, from a dict or a ``.yaml``/``.yml``/``.json`` file; checked, with
+    the files it names found (relative to the recipe file's folder; for a dict, to the current
+    folder) and checked against the checksums it records."""
+    folder = None
     if isinstance(recipe, (str, os.PathLike)):
+        folder = Path(os.fspath(recipe)).absolute().parent
         recipe = read_recipe_file(recipe, "recipe")
     if not isinstance(recipe, dict) or not isinstance(recipe.get("steps"), list):
         raise SdcError("recipe: expected a mapping with a list of 'steps' (each a 'method' and its 'parameters')")
@@ -419,7 +459,7 @@ def read_recipe(recipe) -> dict:
         if not isinstance(step.get("parameters", {}), dict):
             raise SdcError(f"recipe: step {i + 1} parameters must be a mapping")
     _check_row_order(recipe.get("row_order"))
-    return recipe
+    return check_named_files(recipe, folder, "recipe")
 
 
 def _check_row_order(row_order) -> None:
@@ -474,36 +514,9 @@ def _decode_floats(value):
 
 
 def read_recipe_file(path, param: str = "recipe"):
-    """The content of a YAML (``.yaml``/``.yml``) or JSON file (a recipe or a scenario)."""
-    p = Path(os.fspath(path))
-    if not p.is_file():
-        raise SdcError(f"{param}: file {p} does not exist; expected a YAML or JSON file")
-    text = p.read_text(encoding="utf-8")
-    content = _load_yaml(text, p, param) if p.suffix.lower() in (".yaml", ".yml") else _load_json(text, p, param)
-    if not isinstance(content, dict):
-        raise SdcError(f"{param}: {p.name} does not hold a mapping; expected names and values")
-    return content
-
-
-def _load_yaml(text: str, p: Path, param: str = "recipe"):
-    try:
-        import yaml
-    except ImportError:
-        raise SdcError(
-            f"{param}: reading {p.name} needs the optional package pyyaml (pip install sdckit[yaml]); "
-            "or give it as JSON"
-        ) from None
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise SdcError(f"{param}: {p.name} is not valid YAML ({str(exc).splitlines()[0]})") from None
-
-
-def _load_json(text: str, p: Path, param: str = "recipe"):
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SdcError(f"{param}: {p.name} is not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    """The content of a YAML (``.yaml``/``.yml``) or JSON file (a recipe or a scenario), read
+    with bounded work (size, nesting, YAML aliases; UTF-8)."""
+    return read_config_file(path, param)
 
 
 def check_recipe_path(path, overwrite: bool = False, param: str = "path") -> Path:
@@ -530,12 +543,18 @@ def write_recipe(recipe: dict, path, *, overwrite: bool = False) -> Path:
     from ..io import atomic_write
 
     p = check_recipe_path(path, overwrite)
+    if isinstance(recipe.get("steps"), list):  # a recipe (not a scenario): named files beside it
+        recipe = relative_files(recipe, p.absolute().parent)
     if p.suffix.lower() == ".json":
         text = json.dumps(_encode_floats(recipe), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     else:
         import yaml
 
-        text = yaml.safe_dump(recipe, sort_keys=False, allow_unicode=True)
+        class _Dumper(yaml.SafeDumper):  # no anchors and aliases: a value repeated is written again
+            def ignore_aliases(self, data):
+                return True
+
+        text = yaml.dump(recipe, Dumper=_Dumper, sort_keys=False, allow_unicode=True)
     try:
         return atomic_write(p, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"), overwrite=overwrite)
     except FileExistsError:  # appeared while writing

@@ -78,7 +78,7 @@ def _lambda(problem, table, changed: tuple, matrices=None) -> dict:
     """lambda_j of the key variables and of every variable a step changed: the loss of every
     change (:func:`sdckit.variant_loss`; a recoded number counts against its interval), on the
     scales the assessment uses."""
-    from ..report.tradeoff import loss_scales
+    from ..report.tradeoff import loss_scales, nominal_pram
     from ..utility import variant_loss
 
     sc = problem.scenario
@@ -87,7 +87,7 @@ def _lambda(problem, table, changed: tuple, matrices=None) -> dict:
     if not variables:
         return {}
     scales = loss_scales(original, sc, variables, problem._engine)
-    pram = {v: m for v, m in (matrices or {}).items() if v in variables} or None
+    pram = nominal_pram({v: m for v, m in (matrices or {}).items() if v in variables}, scales)
     res = variant_loss(original, table, variables, scales=scales, missing=list(sc.missing) or None, pram=pram)
     return {v: float(res.loss_by_variable[v]) for v in variables}
 
