@@ -142,8 +142,8 @@ def _cli_inputs_unchanged(monkeypatch):
 
     def recording(args):
         for _, path in cli.input_files(args):
-            if Path(path).is_file():
-                seen[path] = file_digest(path)
+            if Path(path).is_file():  # by its absolute path: a test may change the current folder
+                seen[Path(path).resolve()] = file_digest(path)
         return original(args)
 
     monkeypatch.setattr(cli, "check_output_paths", recording)
