@@ -182,7 +182,7 @@ def _swap_group(x: np.ndarray, opts: dict, rng: np.random.Generator) -> tuple[np
     """Pool and swap the observed values of one variable in one group (rank order: largest
     first, ties by row); returns the new values (NaN where missing) and the group's counts."""
     rows = np.flatnonzero(~np.isnan(x))
-    order = rows[np.argsort(-x[rows], kind="stable")]
+    order = rows[_rank_order(x[rows])]
     m = order.size
     top, bottom = core.pool_counts(m, opts["top_percent"], opts["bottom_percent"])
     pooled, top_value, bottom_value = core.pool_tails(x[order], top, bottom)
@@ -200,6 +200,17 @@ def _swap_group(x: np.ndarray, opts: dict, rng: np.random.Generator) -> tuple[np
     out[order] = pooled
     counts = {"swap_range": 100.0 * share, "window": width, "n_swapped": n_swapped}
     return out, {**counts, "n_top": top, "n_bottom": bottom, "n_values": middle.size}
+
+
+def _rank_order(v: np.ndarray) -> np.ndarray:
+    """Positions of ``v`` from the largest value to the smallest, ties in position order (a
+    stable sort); the faster unstable sort when no two values are equal (the same order)."""
+    neg = -v
+    order = np.argsort(neg)
+    ranked = neg[order]
+    if ranked.size > 1 and np.any(ranked[1:] == ranked[:-1]):
+        order = np.argsort(neg, kind="stable")
+    return order
 
 
 def _details(names: list[str], info: list) -> dict:
