@@ -31,7 +31,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import base_parser, best_of, markdown_table  # noqa: E402
+from _common import base_parser, best_of, markdown_table, print_conditions  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
@@ -274,6 +274,7 @@ def main() -> int:
     if a.compat_json:
         print(json.dumps(time_compat(repeats, batch)))
         return 0
+    print_conditions()
     try:
         fits_table(1 if a.quick else 3)
         before = None if a.baseline is None else time_compat_elsewhere(a.baseline / "src", repeats, batch)

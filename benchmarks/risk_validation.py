@@ -66,6 +66,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from _common import print_conditions
+
 ROOT = Path(__file__).resolve().parents[1]
 EUSILC = ROOT.parent / "shared" / "data" / "simpop" / "eusilcP.csv"
 DOCS_PAGE = ROOT / "docs" / "measures" / "risk-calibration.md"
@@ -528,6 +530,7 @@ def main(argv=None) -> int:
     p.add_argument("--estimators", help=f"comma-separated, of {', '.join(ESTIMATORS)} (default: those of the table)")
     p.add_argument("--write-docs", action="store_true", help="write the table into the documentation page")
     a = p.parse_args(argv)
+    print_conditions()
     if not EUSILC.exists():
         print(f"risk validation skipped: {EUSILC} not found (the shared public datasets are not beside the repository)")
         return 0

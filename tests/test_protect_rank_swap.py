@@ -392,3 +392,24 @@ def test_the_same_file_whichever_loop(monkeypatch):
         files[name] = rank_swap(df, ["a", "b"], strata="s", seed=5).data
     for name, out in files.items():
         assert out.equals(files["plain"]), name
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    values=st.lists(
+        st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.sampled_from([2.0**480, -(2.0**600), 0.0])),
+        max_size=30,
+    )
+)
+def test_common_scale_without_copies_equals_the_direct_rule(values):
+    """The scale of the continuous methods (a power of two when the largest finite magnitude
+    reaches 2^480, else 1), now read from the maximum and minimum: the rule written directly.
+    Values from 2^1023 on take 2^1023 (2^1024 is not a float: an OverflowError before)."""
+    from sdckit.protect._common import common_scale
+
+    X = np.array(values, dtype=float)
+    finite = np.abs(X[np.isfinite(X)])
+    top = float(finite.max()) if finite.size else 0.0
+    expected = math.ldexp(1.0, min(math.frexp(top)[1], 1023)) if top >= 2.0**480 else 1.0  # 2^1024 overflows
+    assert common_scale(X) == expected
+    assert common_scale(X.reshape(-1, 1)) == expected
