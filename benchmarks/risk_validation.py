@@ -66,7 +66,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from _common import print_conditions
+from _common import conditions, print_conditions
 
 ROOT = Path(__file__).resolve().parents[1]
 EUSILC = ROOT.parent / "shared" / "data" / "simpop" / "eusilcP.csv"
@@ -423,7 +423,7 @@ def markdown(table: dict, n_samples: int) -> str:
     lines.append(
         f"{n_samples} seeded samples per setting; bias = mean of estimate / truth - 1, SE its standard error over "
         "the samples, RMSE the root mean square of estimate / truth - 1; seconds per estimate, mean and largest "
-        "(wall clock, 2 cores)."
+        f"(wall clock, 2 cores). {run_note()}"
     )
     return "\n".join(lines)
 
@@ -477,7 +477,7 @@ def markdown_grid(table: dict, n_samples: int) -> str:
         "the samples, RMSE the root mean square of estimate / truth - 1; models: the number of different "
         "models chosen in the samples (and the share of the most frequent one); seconds per estimate: wall clock, "
         "mean and largest, on 2 cores shared with other work, and the CPU time of the process (what a quiet "
-        "machine would take)."
+        f"machine would take). {run_note()}"
     )
     return "\n".join(out)
 
@@ -500,6 +500,11 @@ def markdown_stability(table: dict, n_samples: int) -> str:
             )
     lines += ["", f"{n_samples} seeded samples per setting (the samples of the grid, seeded by the setting's name)."]
     return "\n".join(lines)
+
+
+def run_note() -> str:
+    """How the timings were run (machine, threads, load), for the footnote of a table."""
+    return conditions().replace("Run on:", "Timings run on:") + "."
 
 
 def write_docs(text: str, page: Path = DOCS_PAGE, markers=(START, END)) -> None:
