@@ -332,7 +332,7 @@ def _sdcmicro_child(csv: str, keys, method: str, batch: int, r_source: str | Non
         f"{load}\n"
         f'd <- read.csv("{csv}")\n'
         f"f <- ~ {' + '.join(keys)}\n"
-        f't <- sapply(1:{batch}, function(i) system.time(r <- modRisk(d, method = "{method}", '
+        f't <- sapply(1:{batch}, function(i) system.time(r <<- modRisk(d, method = "{method}", '
         'formulaM = f, weights = "sampling_weight"))[["elapsed"]])\n'
         'cat(median(t), r$gr1, "\\n")\n'
     )

@@ -48,8 +48,14 @@ from sdckit._core import _rank_swap_jit  # noqa: E402
 from sdckit.protect.rank_swap import rank_swap  # noqa: E402
 
 #: (n, case) -> sdcMicro rankSwap wall / CPU seconds, medians measured with this script
-#: (sdcMicro 5.8.1's rankSwap sources in R 4.2.2, the 2-core machine, loads in the docs page)
-RECORDED: dict[tuple[int, str], tuple[float, float]] = {}
+#: (sdcMicro's rankSwap R and C++ code in R 4.2.2 with Rcpp, as sdcMicro is not installable there)
+#: on 2026-12-02, AMD EPYC, 2 cores shared with other jobs, load average 11-19 (docs/protection.md)
+RECORDED: dict[tuple[int, str], tuple[float, float]] = {
+    (100_000, "defaults (R0 = 0.95)"): (1.087, 0.310),
+    (100_000, "swap range 1 %"): (0.420, 0.111),
+    (1_000_000, "defaults (R0 = 0.95)"): (691.287, 139.688),
+    (1_000_000, "swap range 1 %"): (31.900, 6.982),
+}
 
 CASES = {"defaults (R0 = 0.95)": {}, "swap range 1 %": {"swap_range": 1.0}}
 R_CALL = {"defaults (R0 = 0.95)": "", "swap range 1 %": ", P = 0.01"}
@@ -143,7 +149,7 @@ def main() -> int:
                         if got is not None:
                             r.append(got)
                 anchor = _median(r) if r else RECORDED.get((n, case))
-                source = f"{len(r)} runs" if r else ("recorded" if anchor else "no R")
+                source = f"{len(r)} runs" if r else ("recorded" if anchor else "not measured")
                 mp, mj = _median(py), _median(jit)
                 rows.append(
                     [f"{n:,}", case, _cell(mp), _cell(mj), f"{_cell(anchor)} ({source})", _ratio(anchor, mp)]

@@ -350,8 +350,8 @@ def uniqueness_probabilities(mu: np.ndarray):
     """For a sample unique with mu = (1 - pi) lambda:
     P(F = 1 | f = 1) = exp(-mu) and E(1/F | f = 1) = (1 - exp(-mu)) / mu (:= 1 at mu = 0)."""
     mu = np.asarray(mu, float)
-    p1 = np.exp(-mu)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):  # mu < 0 (sdcMicro's pi > 1): inf
+        p1 = np.exp(-mu)
         p2 = np.where(mu > 0, -np.expm1(-mu) / mu, 1.0)
     return p1, p2
 
