@@ -23,6 +23,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from _common import print_conditions
+
 ROOT = Path(__file__).resolve().parents[1]
 EUSILC = ROOT.parent / "shared" / "data" / "simpop" / "eusilcP.csv"
 KEYS = {
@@ -162,6 +164,7 @@ def main(argv=None) -> int:
     p.add_argument("--samples", type=int, default=20)
     p.add_argument("--seed", type=int, default=2024)
     a = p.parse_args(argv)
+    print_conditions()
     if not EUSILC.exists():
         print(f"eusilcP not found at {EUSILC}; nothing to validate")
         return 0

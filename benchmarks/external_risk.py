@@ -46,7 +46,7 @@ import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
 import sdckit  # noqa: E402
-from _common import best_of, fmt_s, markdown_table, parse_sizes  # noqa: E402
+from _common import best_of, fmt_s, markdown_table, parse_sizes, print_conditions  # noqa: E402
 from synthetic import _draw_codes, make_keys  # noqa: E402
 
 TARGETS = {"keys": 2.0, "integers": 5.0}
@@ -134,6 +134,7 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--check", action="store_true")
     args = ap.parse_args()
+    print_conditions()
     print(
         f"# external_risk benchmark ({platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
         "shared machine: timings may be contended)\n"

@@ -43,7 +43,7 @@ import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
 import sdckit  # noqa: E402
-from _common import base_parser, best_of, fmt_s, markdown_table  # noqa: E402
+from _common import base_parser, best_of, fmt_s, markdown_table, print_conditions  # noqa: E402
 from synthetic import make_keys  # noqa: E402
 
 KEYS = [f"k{j}" for j in range(7)]
@@ -108,6 +108,7 @@ def _steps(df: pl.DataFrame, weight) -> dict[str, float]:
 def main(argv=None) -> int:
     ap = base_parser(__doc__, sizes_default="1e5,1e6,1e7", tune_memory=True)
     args = ap.parse_args(argv)
+    print_conditions()
     if args.tune_memory:
         sdckit.tune_memory()
 

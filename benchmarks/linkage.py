@@ -27,7 +27,7 @@ import polars as pl
 import sdckit
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import best_of  # noqa: E402
+from _common import best_of, print_conditions  # noqa: E402
 
 TARGET = 10.0
 VARS = [f"x{j}" for j in range(6)]
@@ -55,6 +55,7 @@ def main() -> int:
     ap.add_argument("--n", type=float, default=1e5)
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
+    print_conditions()
     n = int(args.n)
     print(
         f"# linkage benchmark ({platform.processor() or platform.machine()}, {os.cpu_count()} cores; "

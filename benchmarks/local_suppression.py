@@ -36,7 +36,7 @@ import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
 import sdckit  # noqa: E402
-from _common import base_parser, best_of, fmt_s, markdown_table  # noqa: E402
+from _common import base_parser, best_of, fmt_s, markdown_table, print_conditions  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 EUSILC = ROOT.parent / "shared" / "data" / "simpop" / "eusilcP.csv"
@@ -74,6 +74,7 @@ def _lambda(original, protected, keys) -> float:
 def main() -> None:
     ap = base_parser(__doc__, quick_help="one run each")
     args = ap.parse_args()
+    print_conditions()
     repeats = 1 if args.quick else args.repeats
     rows = []
     for name, data, keys in _files(args.seed):

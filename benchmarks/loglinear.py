@@ -14,8 +14,18 @@ compatibility mode (``compat="sdcMicro"``, sdcMicro's ``modRisk``) on its refere
    with ``--baseline`` (see ``RECORDED_BEFORE``). There is no R here: sdcMicro's ``modRisk``
    takes about half of the old sdckit time on these calls (measured by the project).
 
+3. ``--side-by-side``: the compatibility mode beside sdcMicro's ``modRisk`` itself, in turns
+   under the same load: testdata2 (93 records, 3 keys), testdata (4,580 records, 7 keys) and
+   10^6 records drawn from testdata (seeded, weights times U(0.5, 1.5)), methods default and
+   IPF. Each round runs sdckit in a fresh process (its first call, then the median of
+   ``--batch`` further calls), once with the default threads and once with one thread for
+   OpenBLAS and Polars, then sdcMicro in a fresh R process (``library(sdcMicro)``, or the
+   functions of ``--r-source``, an R file defining ``modRisk`` like sdcMicro's; only the call is
+   timed, median of ``--batch`` calls); the table gives the medians over the rounds.
+
 Prints markdown tables; always exits 0. Timings on a shared machine may be contended.
-Usage: ``python benchmarks/loglinear.py [--baseline DIR] [--repeats 7] [--batch 20] [--quick]``.
+Usage: ``python benchmarks/loglinear.py [--baseline DIR] [--repeats 7] [--batch 20] [--quick]``,
+``python benchmarks/loglinear.py --side-by-side [--r-source FILE] [--rounds 5]``.
 """
 
 from __future__ import annotations
@@ -31,7 +41,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import base_parser, best_of, markdown_table  # noqa: E402
+from _common import base_parser, best_of, markdown_table, print_conditions  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
@@ -255,6 +265,143 @@ def fits_table(repeats: int) -> None:
     markdown_table(["case", f"seconds (best of {repeats})", "target", "ok?", "tau1", "tau2", "terms"], "lrrlrrr", rows)
 
 
+SIDE_CASES = [
+    ("testdata2", "testdata2", ["sex", "water", "roof"], "default"),
+    ("testdata", "testdata", ["urbrur", "roof", "walls", "water", "electcon", "relat", "sex"], "default"),
+    ("testdata", "testdata", ["urbrur", "roof", "walls", "water", "electcon", "relat", "sex"], "IPF"),
+    ("10^6 from testdata", "big", ["urbrur", "roof", "walls", "water", "electcon", "relat", "sex"], "default"),
+    ("10^6 from testdata", "big", ["urbrur", "roof", "walls", "water", "electcon", "relat", "sex"], "IPF"),
+]
+
+_SDCKIT_CHILD = """
+import json, statistics, sys, time, warnings
+import polars as pl
+import sdckit
+csv, keys, method, batch = sys.argv[1], sys.argv[2].split(","), sys.argv[3], int(sys.argv[4])
+df = pl.read_csv(csv)
+def call():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return sdckit.loglinear_risk(df, keys, weight="sampling_weight", model=" + ".join(keys),
+                                     compat="sdcMicro", compat_method=method)
+t = time.perf_counter(); call(); first = time.perf_counter() - t
+times = []
+for _ in range(batch):
+    t = time.perf_counter(); r = call(); times.append(time.perf_counter() - t)
+print(json.dumps({"first": first, "warm": statistics.median(times), "gr1": r.modrisk["gr1"]}))
+"""
+
+
+def _side_data(tmp: Path, seed: int) -> dict[str, str]:
+    """CSV files of the three data sets (the 10^6 one drawn from testdata)."""
+    import polars as pl
+
+    out = {}
+    for name in ("testdata2", "testdata"):
+        out[name] = str(DATA / "sdcmicro" / f"{name}.csv")
+    td = pl.read_csv(DATA / "sdcmicro" / "testdata.csv")
+    rng = np.random.default_rng(seed)
+    big = td[rng.integers(0, td.height, 10**6)]
+    big = big.with_columns(
+        pl.Series("sampling_weight", big["sampling_weight"].to_numpy() * rng.uniform(0.5, 1.5, 10**6))
+    )
+    out["big"] = str(tmp / "big.csv")
+    big.select(SIDE_CASES[1][2] + ["sampling_weight"]).write_csv(out["big"])
+    return out
+
+
+def _sdckit_child(csv: str, keys, method: str, batch: int, threads: int | None) -> dict:
+    env = dict(os.environ)
+    if threads is not None:
+        env.update({v: str(threads) for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "POLARS_MAX_THREADS")})
+    res = subprocess.run(
+        [sys.executable, "-c", _SDCKIT_CHILD, csv, ",".join(keys), method, str(batch)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=1200,
+    )
+    if res.returncode != 0:
+        raise RuntimeError(res.stderr.strip()[-500:])
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def _sdcmicro_child(csv: str, keys, method: str, batch: int, r_source: str | None) -> dict | None:
+    load = f'source("{r_source}")' if r_source else "suppressMessages(library(sdcMicro))"
+    prog = (
+        f"{load}\n"
+        f'd <- read.csv("{csv}")\n'
+        f"f <- ~ {' + '.join(keys)}\n"
+        f't <- sapply(1:{batch}, function(i) system.time(r <<- modRisk(d, method = "{method}", '
+        'formulaM = f, weights = "sampling_weight"))[["elapsed"]])\n'
+        'cat(median(t), r$gr1, "\\n")\n'
+    )
+    res = subprocess.run(["Rscript", "-e", prog], capture_output=True, text=True, timeout=1200)
+    if res.returncode != 0:
+        print(f"(sdcMicro run failed: {res.stderr.strip()[-300:]})", file=sys.stderr)
+        return None
+    warm, gr1 = res.stdout.split()[-2:]
+    return {"warm": float(warm), "gr1": float(gr1)}
+
+
+def side_by_side_table(rounds: int, batch: int, r_source: str | None, seed: int) -> None:
+    import shutil
+    import statistics
+    import tempfile
+
+    from _common import load_average
+
+    have_r = shutil.which("Rscript") is not None
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        files = _side_data(Path(tmp), seed)
+        for label, data, keys, method in SIDE_CASES:
+            got: dict[str, list] = {"two": [], "one": [], "r": []}
+            b = max(1, batch // 10) if data == "big" else batch
+            for _ in range(rounds):
+                got["two"].append(_sdckit_child(files[data], keys, method, b, None))
+                got["one"].append(_sdckit_child(files[data], keys, method, b, 1))
+                if have_r:
+                    r = _sdcmicro_child(files[data], keys, method, b, r_source)
+                    if r is not None:
+                        got["r"].append(r)
+
+            def med(name, field, got=got):
+                return statistics.median(x[field] for x in got[name]) if got[name] else None
+
+            r_warm = med("r", "warm")
+            two_w, one_w = med("two", "warm"), med("one", "warm")
+            rows.append(
+                [
+                    label,
+                    method,
+                    f"{1000 * med('two', 'first'):.0f} / {1000 * med('one', 'first'):.0f}",
+                    f"{1000 * two_w:.1f} / {1000 * one_w:.1f}",
+                    "-" if r_warm is None else f"{1000 * r_warm:.1f}",
+                    "-" if r_warm is None else f"{r_warm / two_w:.1f}x / {r_warm / one_w:.1f}x",
+                    f"{got['two'][-1]['gr1']:.6g}" + ("" if not got["r"] else f" / {got['r'][-1]['gr1']:.6g}"),
+                ]
+            )
+            print(f"  {label} {method}: done (load {load_average()})", file=sys.stderr, flush=True)
+    print(
+        f"\nloglinear_risk(compat='sdcMicro') beside sdcMicro modRisk, in turns, medians of {rounds} rounds "
+        "(sdckit: 2 threads / 1 thread for OpenBLAS and Polars; sdcMicro: single-threaded R)\n"
+    )
+    markdown_table(
+        [
+            "data",
+            "method",
+            "sdckit first call (ms)",
+            "sdckit later calls (ms)",
+            "sdcMicro modRisk (ms)",
+            "sdcMicro / sdckit",
+            "gr1 sdckit / sdcMicro",
+        ],
+        "llrrrrr",
+        rows,
+    )
+
+
 def main() -> int:
     ap = base_parser(__doc__, quick_help="one run per case and batches of 5 calls")
     ap.add_argument("--batch", type=int, default=20, help="calls per timed batch in the compatibility table")
@@ -264,6 +411,9 @@ def main() -> int:
         default=None,
         help="a checkout of the old code: time the compatibility calls with its src/ as well",
     )
+    ap.add_argument("--side-by-side", action="store_true", help="only the table beside sdcMicro's modRisk")
+    ap.add_argument("--rounds", type=int, default=5, help="rounds of the side-by-side table (default 5)")
+    ap.add_argument("--r-source", default=None, help="an R file defining modRisk (when sdcMicro is not installed)")
     ap.add_argument(
         "--compat-json",
         action="store_true",
@@ -273,6 +423,10 @@ def main() -> int:
     repeats, batch = (1, 5) if a.quick else (a.repeats, a.batch)
     if a.compat_json:
         print(json.dumps(time_compat(repeats, batch)))
+        return 0
+    print_conditions()
+    if a.side_by_side:
+        side_by_side_table(2 if a.quick else a.rounds, batch, a.r_source, a.seed)
         return 0
     try:
         fits_table(1 if a.quick else 3)

@@ -28,6 +28,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from _common import print_conditions
+
 ROOT = Path(__file__).resolve().parents[1]
 EUSILC = ROOT.parent / "shared" / "data" / "simpop" / "eusilcP.csv"
 EUSILC_KEYS = ["region", "gender", "age5", "ecoStat", "citizenship", "hsize"]
@@ -187,6 +189,7 @@ def main(argv=None) -> int:
     p.add_argument("--samples", type=int, default=100)
     p.add_argument("--synthetic-samples", type=int, default=20)
     a = p.parse_args(argv)
+    print_conditions()
     try:
         if EUSILC.exists():
             t0 = time.perf_counter()

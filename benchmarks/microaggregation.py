@@ -34,7 +34,7 @@ import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 import scipy.spatial  # noqa: E402, F401  (loaded before timing, as R's packages are)
 
-from _common import base_parser, best_of, fmt_s, markdown_table  # noqa: E402
+from _common import base_parser, best_of, fmt_s, markdown_table, print_conditions  # noqa: E402
 from sdckit._core.microaggregation import mdav_groups_plain  # noqa: E402
 from sdckit.protect.microaggregation import microaggregation  # noqa: E402
 
@@ -74,6 +74,7 @@ def main() -> None:
     ap = base_parser(__doc__, quick_help="10^4 only, one run each")
     ap.add_argument("--check", action="store_true", help="compare the 10^4 groups with the plain algorithm")
     args = ap.parse_args()
+    print_conditions()
     repeats = 1 if args.quick else args.repeats
     rows = []
     for n, method in QUICK if args.quick else CASES:

@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
-from _common import base_parser, best_of, fmt_s, markdown_table  # noqa: E402
+from _common import base_parser, best_of, fmt_s, markdown_table, print_conditions  # noqa: E402
 from sdckit.protect.record_swap import record_swap  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -93,6 +93,7 @@ def _populations(seed: int, quick: bool):
 def main() -> None:
     ap = base_parser(__doc__, quick_help="eusilcP only, one run each")
     args = ap.parse_args()
+    print_conditions()
     repeats = 1 if args.quick else args.repeats
     rows = []
     for name, data in _populations(args.seed, args.quick):

@@ -50,6 +50,8 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from _common import print_conditions
+
 FRACTION = 1 / 50
 N_POPULATION = 1_000_000
 LEVELS = {
@@ -471,6 +473,7 @@ def main(argv=None) -> int:
     )
     ap.add_argument("--save", metavar="PREFIX", help="also write the per-sample values to PREFIX<scenario>.npz")
     a = ap.parse_args(argv)
+    print_conditions()
     try:
         for scenario in [x.strip() for x in a.scenarios.split(",") if x.strip()]:
             t0 = time.perf_counter()

@@ -47,7 +47,7 @@ import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
 import sdckit  # noqa: E402
-from _common import base_parser, fmt_s, markdown_table  # noqa: E402
+from _common import base_parser, fmt_s, markdown_table, print_conditions  # noqa: E402
 from synthetic import make_keys  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -137,6 +137,7 @@ def main() -> None:
 
     ap = base_parser(__doc__, quick_help="testdata and 10^5 records, one run each")
     args = ap.parse_args()
+    print_conditions()
     repeats = 1 if args.quick else args.repeats
     rows = []
     for name, data, scenario, recipes, target in _cases(args.quick, args.seed):

@@ -45,7 +45,7 @@ import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
 import sdckit  # noqa: E402
-from _common import base_parser, best_of, fmt_s, markdown_table  # noqa: E402
+from _common import base_parser, best_of, fmt_s, markdown_table, print_conditions  # noqa: E402
 from synthetic import make_keys  # noqa: E402
 
 KEYS = [f"k{j}" for j in range(7)]
@@ -94,6 +94,7 @@ def _steps(df: pl.DataFrame) -> dict[str, float]:
 def main(argv=None) -> int:
     ap = base_parser(__doc__, sizes_default="1e6,1e7")
     args = ap.parse_args(argv)
+    print_conditions()
 
     sizes = args.sizes or ([10**5, 10**6] if args.quick else [10**6, 10**7])
     repeats = 1 if args.quick else args.repeats

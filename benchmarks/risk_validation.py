@@ -66,6 +66,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from _common import conditions, print_conditions
+
 ROOT = Path(__file__).resolve().parents[1]
 EUSILC = ROOT.parent / "shared" / "data" / "simpop" / "eusilcP.csv"
 DOCS_PAGE = ROOT / "docs" / "measures" / "risk-calibration.md"
@@ -421,7 +423,7 @@ def markdown(table: dict, n_samples: int) -> str:
     lines.append(
         f"{n_samples} seeded samples per setting; bias = mean of estimate / truth - 1, SE its standard error over "
         "the samples, RMSE the root mean square of estimate / truth - 1; seconds per estimate, mean and largest "
-        "(wall clock, 2 cores)."
+        f"(wall clock, 2 cores). {run_note()}"
     )
     return "\n".join(lines)
 
@@ -475,7 +477,7 @@ def markdown_grid(table: dict, n_samples: int) -> str:
         "the samples, RMSE the root mean square of estimate / truth - 1; models: the number of different "
         "models chosen in the samples (and the share of the most frequent one); seconds per estimate: wall clock, "
         "mean and largest, on 2 cores shared with other work, and the CPU time of the process (what a quiet "
-        "machine would take)."
+        f"machine would take). {run_note()}"
     )
     return "\n".join(out)
 
@@ -498,6 +500,11 @@ def markdown_stability(table: dict, n_samples: int) -> str:
             )
     lines += ["", f"{n_samples} seeded samples per setting (the samples of the grid, seeded by the setting's name)."]
     return "\n".join(lines)
+
+
+def run_note() -> str:
+    """How the timings were run (machine, threads, load), for the footnote of a table."""
+    return conditions().replace("Run on:", "Timings run on:") + "."
 
 
 def write_docs(text: str, page: Path = DOCS_PAGE, markers=(START, END)) -> None:
@@ -528,6 +535,7 @@ def main(argv=None) -> int:
     p.add_argument("--estimators", help=f"comma-separated, of {', '.join(ESTIMATORS)} (default: those of the table)")
     p.add_argument("--write-docs", action="store_true", help="write the table into the documentation page")
     a = p.parse_args(argv)
+    print_conditions()
     if not EUSILC.exists():
         print(f"risk validation skipped: {EUSILC} not found (the shared public datasets are not beside the repository)")
         return 0

@@ -61,7 +61,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import base_parser, fmt_s, markdown_table  # noqa: E402
+from _common import base_parser, fmt_s, markdown_table, print_conditions  # noqa: E402
 from _scale_data import KEYS, cached_synthetic, default_data_dir  # noqa: E402
 
 ENGINES = ("duckdb", "spark", "polars")
@@ -458,6 +458,7 @@ def main(argv=None) -> int:
         elif action.dest == "profile":
             action.help = "no effect here (the steps are always timed)"
     args = ap.parse_args(argv)
+    print_conditions()
     if args.child:
         _child(args.child)
         return 0

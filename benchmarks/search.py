@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
-from _common import base_parser, best_of, fmt_s, markdown_table  # noqa: E402
+from _common import base_parser, best_of, fmt_s, markdown_table, print_conditions  # noqa: E402
 from sdckit.workflow._arx import arx_search  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -302,6 +302,7 @@ def main() -> None:
     ap = base_parser(__doc__, quick_help="one run each; 10^5 records for the large case")
     ap.add_argument("--n", type=float, default=1e6, help="records of the large case (default 1e6)")
     args = ap.parse_args()
+    print_conditions()
     repeats = 1 if args.quick else args.repeats
     n = int(1e5) if args.quick else int(args.n)
     if ARX_REF.exists() and ADULT.is_dir():

@@ -55,7 +55,7 @@ import pandas as pd  # noqa: E402
 import polars as pl  # noqa: E402
 
 import sdckit  # noqa: E402
-from _common import base_parser, markdown_table  # noqa: E402
+from _common import base_parser, markdown_table, print_conditions  # noqa: E402
 
 TESTDATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "sdcmicro" / "testdata.csv"
 BREAKS = [-1, 15, 30, 45, 60, 100]
@@ -128,6 +128,7 @@ def main() -> None:
     ap.add_argument("--target", type=float, default=None, help="seconds per timing (default 0.2; --quick 0.05)")
     ap.set_defaults(repeats=None)
     args = ap.parse_args()
+    print_conditions()
     repeats = args.repeats or (5 if args.quick else 25)
     target = args.target or (0.05 if args.quick else 0.2)
     pdf = pd.read_csv(TESTDATA)

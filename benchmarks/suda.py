@@ -40,7 +40,7 @@ import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
 import sdckit  # noqa: E402
-from _common import base_parser, best_of, fmt_s, markdown_table  # noqa: E402
+from _common import base_parser, best_of, fmt_s, markdown_table, print_conditions  # noqa: E402
 from synthetic import default_cards, make_keys  # noqa: E402
 
 CASES = [(10**5, 7), (10**6, 7), (10**5, 10)]
@@ -108,6 +108,7 @@ def main(argv=None) -> int:
     ap = base_parser(__doc__, quick_help="one run per case", tune_memory=True)
     ap.add_argument("--missing", type=float, default=None, help="also run every case with this share of missing values")
     args = ap.parse_args(argv)
+    print_conditions()
     repeats = 1 if args.quick else args.repeats
     if args.tune_memory:
         sdckit.tune_memory()

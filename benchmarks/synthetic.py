@@ -40,6 +40,8 @@ import time
 import numpy as np
 import polars as pl
 
+from _common import print_conditions
+
 __all__ = ["DEFAULT_CARDS", "default_cards", "zipf_probabilities", "make_keys"]
 
 DEFAULT_CARDS = (2, 5, 10, 20, 30, 40, 50)
@@ -176,6 +178,7 @@ def make_keys(
 
 
 if __name__ == "__main__":  # pragma: no cover - manual timing
+    print_conditions()
     n = int(float(sys.argv[1])) if len(sys.argv) > 1 else 10**7
     for miss in (0.0, 0.05):
         t = time.perf_counter()

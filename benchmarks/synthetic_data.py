@@ -61,7 +61,7 @@ import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
 import sdckit  # noqa: E402
-from _common import base_parser, best_of, fmt_s, markdown_table  # noqa: E402
+from _common import base_parser, best_of, fmt_s, markdown_table, print_conditions  # noqa: E402
 from sdckit.risk import synthetic as S  # noqa: E402
 from sdckit.risk._synthetic_data import read_files  # noqa: E402
 
@@ -100,6 +100,7 @@ def main() -> None:
     ap.add_argument("--anonymeter-python", help="a Python with anonymeter installed, to time it afresh")
     ap.add_argument("--blas-threads", default="1", help="BLAS threads (default 1; set before NumPy loads)")
     args = ap.parse_args()
+    print_conditions()
     repeats = 1 if args.quick else args.repeats
     ori, syn, ctl, num, label = _files(args.quick)
     par = S._parameters(KEYS, num, ["income"], None, 2, 10, 500, 3, 1, 5000, 0.95, False, args.seed)

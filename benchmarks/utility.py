@@ -37,7 +37,7 @@ import polars as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import base_parser, best_of, fmt_s, markdown_table  # noqa: E402
+from _common import base_parser, best_of, fmt_s, markdown_table, print_conditions  # noqa: E402
 from synthetic import make_keys  # noqa: E402
 
 TARGET_1E6 = 10.0  # seconds for all measures on 10**6 records x 20 variables
@@ -134,6 +134,7 @@ def target_of(kind: str, options: str, n: int):
 def main(argv=None) -> int:
     ap = base_parser(__doc__, sizes_default="1e5,1e6", quick_help="sizes 1e4,1e5 and one run each")
     args = ap.parse_args(argv)
+    print_conditions()
     sizes = args.sizes or ([10**4, 10**5] if args.quick else [10**5, 10**6])
     repeats = 1 if args.quick else args.repeats
     print(

@@ -29,6 +29,7 @@ CASES = {
     "scale.py": ["--quick", "--engines", "duckdb,polars"],  # 10^5 records; Spark runs in test_engines_outofcore
     "small_calls.py": ["--quick"],  # testdata, three calls, pandas and Polars, a few timings each
     "search.py": ["--quick"],
+    "rank_swap.py": ["--sizes", "2e3", "--rounds", "1"],  # sdcMicro only where R has it (else "-")
     "synthetic_data.py": [
         "--quick"
     ],  # anonymeter's 100-record test files (bundled), one run  # ARX's four runs when ../shared is present, else the bundled file; 10^5 records

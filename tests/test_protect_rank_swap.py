@@ -5,6 +5,7 @@ properties every protection method keeps."""
 
 from __future__ import annotations
 
+import importlib.util
 import math
 from collections import Counter
 from fractions import Fraction
@@ -300,3 +301,115 @@ def test_properties(cols, seed, use_strata, swap_range):
         assert res.n_changed[v] == int((out[v] != df[v]).fill_null(False).sum())
     again = rank_swap(df, ["x", "y"], swap_range=swap_range, top_percent=0, bottom_percent=0, seed=seed, **kw)
     assert again.data.equals(out)
+
+
+# ----------------------------------------------------------------------------------------------
+# the faster loops against the plain one (the oracle): the same partners from the same draws
+# ----------------------------------------------------------------------------------------------
+def _same_partners_and_draws(fast, m, width, seed):
+    """``fast`` gives the partners of :func:`swap_partners` and leaves the generator where it
+    does (the next variable's draws depend on it)."""
+    slow_rng, fast_rng = np.random.default_rng(seed), np.random.default_rng(seed)
+    expected = swap_partners(m, width, slow_rng)
+    got = fast(m, width, fast_rng)
+    assert np.array_equal(got, expected), (m, width, seed)
+    assert fast_rng.random() == slow_rng.random(), (m, width, seed)
+
+
+def _jit_loop():
+    pytest.importorskip("numba", reason="the compiled loop needs Numba (pip install 'sdckit[fast]')")
+    from sdckit._core import _rank_swap_jit
+
+    block = rank_swap_core._BLOCK
+    return lambda m, width, rng: _rank_swap_jit.swap_partners_jit(
+        m, width, rng, rank_swap_core._REJECTION_SHARE, min(block, 2 * m + 64)
+    )
+
+
+CASES = [(2, 1), (3, 1), (3, 2), (6, 5), (7, 3), (50, 1), (50, 2), (100, 98), (100, 99), (1000, 999)]
+CASES += [(5000, 300), (100_000, 6822), (100_000, 1), (140_000, 70_000), (300_000, 20)]
+
+
+@pytest.mark.parametrize(("m", "width"), CASES)
+def test_fast_loop_equals_the_plain_one(m, width):
+    """Windows of one rank, of all ranks, cut at the end, and several blocks of draws (m = 3 x
+    10^5 takes ten blocks of 65,536)."""
+    for seed in (0, 1):
+        _same_partners_and_draws(rank_swap_core.swap_partners_fast, m, width, seed)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(m=st.integers(0, 400), width_share=st.floats(0, 1.2), seed=st.integers(0, 2**32), listing=st.booleans())
+def test_fast_loop_equals_the_plain_one_everywhere(m, width_share, seed, listing):
+    """Any size and width (up to beyond the last rank), by rejection or (share 0) always by
+    listing the free ranks."""
+    width = int(width_share * m)
+    share = 0 if listing else rank_swap_core._REJECTION_SHARE
+    saved = rank_swap_core._REJECTION_SHARE
+    rank_swap_core._REJECTION_SHARE = share
+    try:
+        _same_partners_and_draws(rank_swap_core.swap_partners_fast, m, width, seed)
+    finally:
+        rank_swap_core._REJECTION_SHARE = saved
+
+
+@pytest.mark.parametrize(("m", "width"), CASES)
+def test_compiled_loop_equals_the_plain_one(m, width):
+    jit = _jit_loop()
+    for seed in (0, 1):
+        _same_partners_and_draws(jit, m, width, seed)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(m=st.integers(0, 400), width_share=st.floats(0, 1.2), seed=st.integers(0, 2**32))
+def test_compiled_loop_equals_the_plain_one_everywhere(m, width_share, seed):
+    _same_partners_and_draws(_jit_loop(), m, int(width_share * m), seed)
+
+
+def test_rank_order_with_and_without_ties():
+    """The unstable sort is taken only without ties; with ties the order is the stable one
+    (ties by position), as the plain stable sort gives it."""
+    from sdckit.protect.rank_swap import _rank_order
+
+    rng = np.random.default_rng(9)
+    for v in (rng.normal(size=5000), rng.integers(0, 30, 5000).astype(float), np.array([0.0, -0.0, 1.0, 0.0])):
+        assert np.array_equal(_rank_order(v), np.argsort(-v, kind="stable"))
+
+
+def test_the_same_file_whichever_loop(monkeypatch):
+    """rank_swap gives the same file by the plain, the fast and (when installed) the compiled
+    loop: two variables and strata, so the later swaps depend on where the generator was left."""
+    rng = np.random.default_rng(12)
+    df = pl.DataFrame(
+        {"a": rng.gamma(2, 10, 30_000), "b": rng.normal(size=30_000), "s": rng.choice(["p", "q"], 30_000)}
+    )
+    loops = {"plain": rank_swap_core.swap_partners, "fast": rank_swap_core.swap_partners_fast}
+    if importlib.util.find_spec("numba") is not None:
+        loops["compiled"] = _jit_loop()
+    files = {}
+    for name, loop in loops.items():
+        monkeypatch.setattr(rank_swap_core, "_best_partners", loop)
+        files[name] = rank_swap(df, ["a", "b"], strata="s", seed=5).data
+    for name, out in files.items():
+        assert out.equals(files["plain"]), name
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    values=st.lists(
+        st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.sampled_from([2.0**480, -(2.0**600), 0.0])),
+        max_size=30,
+    )
+)
+def test_common_scale_without_copies_equals_the_direct_rule(values):
+    """The scale of the continuous methods (a power of two when the largest finite magnitude
+    reaches 2^480, else 1), now read from the maximum and minimum: the rule written directly.
+    Values from 2^1023 on take 2^1023 (2^1024 is not a float: an OverflowError before)."""
+    from sdckit.protect._common import common_scale
+
+    X = np.array(values, dtype=float)
+    finite = np.abs(X[np.isfinite(X)])
+    top = float(finite.max()) if finite.size else 0.0
+    expected = math.ldexp(1.0, min(math.frexp(top)[1], 1023)) if top >= 2.0**480 else 1.0  # 2^1024 overflows
+    assert common_scale(X) == expected
+    assert common_scale(X.reshape(-1, 1)) == expected

@@ -284,17 +284,20 @@ def _design_blocks(shape, terms, numeric):
 
 
 def _cholesky_solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Solve A x = b for a symmetric positive definite A (LAPACK potrf/potrs, the routines of
-    ``scipy.linalg.cho_factor``/``cho_solve`` without their per-call checks); least squares
-    when A is singular or the solution is not finite."""
-    from scipy.linalg import lapack
+    """Solve A x = b for a symmetric positive definite A: the Cholesky factor L (which exists
+    only for such an A), then L y = b and L' x = y; least squares when A is not positive
+    definite (a singular design) or the solution is not finite.
 
-    potrf, potrs = lapack.get_lapack_funcs(("potrf", "potrs"), (A,))
-    c, info = potrf(A, lower=False, overwrite_a=False, clean=False)
-    if info == 0:
-        x, info = potrs(c, b, lower=False, overwrite_b=False)
-        if info == 0 and np.all(np.isfinite(x)):
-            return x
+    NumPy's own LAPACK routines: importing ``scipy.linalg`` for this costs 0.2 s on an idle
+    machine and several seconds under load, paid by the first fit of a process (the spread of
+    first and later calls of ``loglinear_risk``)."""
+    try:
+        L = np.linalg.cholesky(A)
+    except np.linalg.LinAlgError:
+        return np.linalg.lstsq(A, b, rcond=None)[0]
+    x = np.linalg.solve(L.T, np.linalg.solve(L, b))
+    if np.all(np.isfinite(x)):
+        return x
     return np.linalg.lstsq(A, b, rcond=None)[0]
 
 
@@ -347,8 +350,8 @@ def uniqueness_probabilities(mu: np.ndarray):
     """For a sample unique with mu = (1 - pi) lambda:
     P(F = 1 | f = 1) = exp(-mu) and E(1/F | f = 1) = (1 - exp(-mu)) / mu (:= 1 at mu = 0)."""
     mu = np.asarray(mu, float)
-    p1 = np.exp(-mu)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):  # mu < 0 (sdcMicro's pi > 1): inf
+        p1 = np.exp(-mu)
         p2 = np.where(mu > 0, -np.expm1(-mu) / mu, 1.0)
     return p1, p2
 

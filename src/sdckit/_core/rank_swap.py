@@ -25,10 +25,21 @@ For one variable with m observed values, sorted from the largest to the smallest
 from __future__ import annotations
 
 import math
+from array import array
 
 import numpy as np
 
-__all__ = ["pool_counts", "pool_tails", "range_from_k0", "range_from_r0", "swap_partners", "swap_values"]
+from . import _rank_swap_jit
+
+__all__ = [
+    "pool_counts",
+    "pool_tails",
+    "range_from_k0",
+    "range_from_r0",
+    "swap_partners",
+    "swap_partners_fast",
+    "swap_values",
+]
 
 #: tolerance of floor() for counts that are whole numbers in exact arithmetic (m * 5 / 100)
 _FLOOR_TOL = 1e-9
@@ -157,8 +168,136 @@ def swap_partners(m: int, width: int, rng: np.random.Generator) -> np.ndarray:
     return np.asarray(partner, dtype=np.int64)
 
 
+class _Stream:
+    """The uniforms of :class:`_Uniforms` (same blocks, drawn as lazily), as lists: ``u`` the
+    draws and ``d`` = 1 + floor(u * width), the rank offset of a draw in a full window."""
+
+    __slots__ = ("block", "d", "rng", "u", "width")
+
+    def __init__(self, rng: np.random.Generator, block: int, width: int):
+        self.rng, self.block, self.width = rng, block, width
+        self.refill()
+
+    def refill(self) -> None:
+        raw = self.rng.random(self.block)
+        self.u = raw.tolist()
+        self.d = ((raw * self.width).astype(np.int64) + 1).tolist()  # int(u * width) + 1
+
+
+def swap_partners_fast(m: int, width: int, rng: np.random.Generator) -> np.ndarray:
+    """:func:`swap_partners` with the same draws and the same result (its tests compare the
+    two), about 2-3 times faster: the loop visits only the ranks not yet swapped (the next one
+    found by ``bytearray.find``) and keeps the count of free ranks in the window by the jump.
+
+    With i the rank just paired and i' > i the next free one (the ranks between are swapped),
+    the window (i', i' + W] holds the free ranks of (i', i + W] (those left in i's window but
+    i') and every rank of (i + W, i' + W] (beyond every earlier window, so free). The last W
+    ranks, whose window is cut at the end, take the plain step of :func:`swap_partners`.
+    """
+    if m < 2 or width < 1:
+        return np.arange(m, dtype=np.int64)
+    done = bytearray(m)
+    view = np.frombuffer(done, dtype=np.uint8)
+    draws = _Stream(rng, min(_BLOCK, 2 * m + 64), width)
+    pairs = (array("q"), array("q"))
+    i, k = 0, 0
+    cut = m - 1 - width
+    if cut > 0:
+        i, k = _full_windows(done, view, draws, pairs, cut, width)
+    if i < m:
+        _cut_windows(done, view, draws, pairs, i, k, m)
+    partner = np.arange(m, dtype=np.int64)
+    a, b = (np.frombuffer(p, dtype=np.int64) for p in pairs)
+    partner[a] = b
+    partner[b] = a
+    return partner
+
+
+def _full_windows(done: bytearray, view: np.ndarray, draws: _Stream, pairs, cut: int, width: int) -> tuple[int, int]:
+    """The ranks below ``cut`` (a full window of ``width`` ranks); returns the first rank at or
+    above it that is not swapped and the draws used of the current block."""
+    add_i, add_j = pairs[0].append, pairs[1].append
+    find = done.find
+    offsets = draws.d
+    share = _REJECTION_SHARE
+    threshold = -(-width // share) if share else width + 1  # free * share >= width: by rejection
+    i, k, free = 0, 0, width
+    while i < cut:
+        try:
+            while i < cut:
+                done[i] = 1
+                if free >= threshold:
+                    j = i + offsets[k]
+                    k += 1
+                    while done[j]:
+                        j = i + offsets[k]
+                        k += 1
+                elif free:
+                    cand = np.flatnonzero(view[i + 1 : i + width + 1] == 0)
+                    j = i + 1 + int(cand[int(draws.u[k] * cand.size)])
+                    k += 1
+                else:  # the whole window swapped: the next free rank has a free window
+                    i = find(0, i + 1)
+                    free = width
+                    continue
+                done[j] = 1
+                add_i(i)
+                add_j(j)
+                nxt = find(0, i + 1)
+                jump = nxt - i
+                free += jump - 2 if jump <= width else width - 1  # (free - 1) + min(jump - 1, W)
+                i = nxt
+        except IndexError:  # the block is used up (nothing was changed by the failed draw)
+            draws.refill()
+            offsets, k = draws.d, 0
+    return i, k
+
+
+def _cut_windows(done: bytearray, view: np.ndarray, draws: _Stream, pairs, i: int, k: int, m: int) -> None:
+    """The ranks from ``i`` (not swapped) on, whose window (i, m - 1] is cut at the end."""
+    add_i, add_j = pairs[0].append, pairs[1].append
+    free = m - 1 - i - int(np.count_nonzero(view[i + 1 :]))
+    while True:
+        done[i] = 1
+        if free:
+            span = m - 1 - i
+            listing = free * _REJECTION_SHARE < span
+            while True:
+                try:
+                    u = draws.u[k]
+                except IndexError:
+                    draws.refill()
+                    k = 0
+                    u = draws.u[0]
+                k += 1
+                if listing:
+                    cand = np.flatnonzero(view[i + 1 :] == 0)
+                    j = i + 1 + int(cand[int(u * cand.size)])
+                    break
+                j = i + 1 + int(u * span)
+                if not done[j]:
+                    break
+            done[j] = 1
+            add_i(i)
+            add_j(j)
+            free -= 1
+        i = done.find(0, i + 1)
+        if i < 0:
+            return
+        free -= 1
+
+
+def _best_partners(m: int, width: int, rng: np.random.Generator) -> np.ndarray:
+    """:func:`swap_partners` by the fastest loop at hand: the compiled one when Numba is
+    installed and worth its one-off cost (:func:`_rank_swap_jit.use_jit`), else
+    :func:`swap_partners_fast`. All three give the same partners from the same draws."""
+    if m >= 2 and width >= 1 and _rank_swap_jit.use_jit(m):
+        return _rank_swap_jit.swap_partners_jit(m, width, rng, _REJECTION_SHARE, min(_BLOCK, 2 * m + 64))
+    return swap_partners_fast(m, width, rng)
+
+
 def swap_values(v: np.ndarray, width: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
     """Swap the values of ``v`` (sorted, largest first) within ``width`` ranks; returns the new
     values in rank order and the number of values that took part in a swap."""
-    partner = swap_partners(v.size, width, rng)
+    partner = _best_partners(v.size, width, rng)
     return np.asarray(v, dtype=float)[partner], int(np.count_nonzero(partner != np.arange(v.size)))

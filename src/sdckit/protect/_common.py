@@ -68,19 +68,23 @@ _SAFE_MAGNITUDE = 2.0**480
 
 
 def common_scale(X: np.ndarray) -> float:
-    """A power of two s with max |X / s| in [0.5, 1) when the largest finite magnitude of X is
+    """A power of two s with max |X / s| in [0.5, 1) (in [1, 2) from 2^1023 on) when the largest finite magnitude of X is
     at least 2^480 (about 3e144, where squares and sums of squares would overflow); 1 otherwise.
 
     Dividing by a power of two is exact (short of values 2^1000 times smaller than the largest,
     which become subnormal), and the continuous methods are equivariant under a common scale:
     a method run on X / s and multiplied back by s gives what exact arithmetic gives on X."""
-    finite = np.abs(X[np.isfinite(X)])
-    if not finite.size:
-        return 1.0
-    top = float(finite.max())
+    hi, lo = (float(f.reduce(X, axis=None)) if X.size else math.nan for f in (np.fmax, np.fmin))  # NaN ignored
+    if math.isfinite(hi) and math.isfinite(lo):
+        top = max(abs(hi), abs(lo))  # no copy of X when it holds no infinite value
+    else:
+        finite = np.abs(X[np.isfinite(X)])
+        if not finite.size:
+            return 1.0
+        top = float(finite.max())
     if top < _SAFE_MAGNITUDE:
         return 1.0
-    return math.ldexp(1.0, math.frexp(top)[1])
+    return math.ldexp(1.0, min(math.frexp(top)[1], 1023))  # 2^1024 overflows: max |X / s| < 2 there
 
 
 def resolve_seed(seed) -> int:

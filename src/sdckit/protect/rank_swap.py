@@ -133,13 +133,20 @@ def rank_swap(
     rng = np.random.default_rng(seed)
     table, changes = inp.table, {}
     stats = {label: {k: np.zeros(len(names)) for k in _STATS} for label, _ in groups}
+    whole = len(groups) == 1  # no strata: the group is every row, in order
     for j, name in enumerate(names):
         new = raw[:, j].copy()
         scale = common_scale(X[:, j])  # values near 1e200: swapped at a power-of-two scale (exact)
         for label, rows in groups:
-            values, got = _swap_group(X[rows, j] / scale, opts, rng)
-            values = values * scale
-            new[rows] = np.where(np.isnan(X[rows, j]), raw[rows, j], values)
+            x = X[:, j] if whole else X[rows, j]
+            values, got = _swap_group(x / scale if scale != 1.0 else x, opts, rng)
+            if scale != 1.0:
+                values = values * scale
+            missing_here = np.isnan(x)
+            if whole:
+                new = np.where(missing_here, new, values) if missing_here.any() else values
+            else:
+                new[rows] = np.where(missing_here, raw[rows, j], values)
             for key, value in got.items():
                 stats[label][key][j] = value
         observed = ~np.isnan(X[:, j])
@@ -181,8 +188,12 @@ def _options(inp: Input, swap_range, r0, k0, top_percent, bottom_percent) -> dic
 def _swap_group(x: np.ndarray, opts: dict, rng: np.random.Generator) -> tuple[np.ndarray, dict]:
     """Pool and swap the observed values of one variable in one group (rank order: largest
     first, ties by row); returns the new values (NaN where missing) and the group's counts."""
-    rows = np.flatnonzero(~np.isnan(x))
-    order = rows[np.argsort(-x[rows], kind="stable")]
+    observed = ~np.isnan(x)
+    if observed.all():
+        order = _rank_order(x)
+    else:
+        rows = np.flatnonzero(observed)
+        order = rows[_rank_order(x[rows])]
     m = order.size
     top, bottom = core.pool_counts(m, opts["top_percent"], opts["bottom_percent"])
     pooled, top_value, bottom_value = core.pool_tails(x[order], top, bottom)
@@ -200,6 +211,17 @@ def _swap_group(x: np.ndarray, opts: dict, rng: np.random.Generator) -> tuple[np
     out[order] = pooled
     counts = {"swap_range": 100.0 * share, "window": width, "n_swapped": n_swapped}
     return out, {**counts, "n_top": top, "n_bottom": bottom, "n_values": middle.size}
+
+
+def _rank_order(v: np.ndarray) -> np.ndarray:
+    """Positions of ``v`` from the largest value to the smallest, ties in position order (a
+    stable sort); the faster unstable sort when no two values are equal (the same order)."""
+    neg = -v
+    order = np.argsort(neg)
+    ranked = neg[order]
+    if ranked.size > 1 and np.any(ranked[1:] == ranked[:-1]):
+        order = np.argsort(neg, kind="stable")
+    return order
 
 
 def _details(names: list[str], info: list) -> dict:

@@ -226,6 +226,8 @@ class LoglinearInput:
 
     def full(self, x, fill=np.nan) -> np.ndarray:
         """Per complete record -> per input record (``fill`` for the excluded ones)."""
+        if self.complete.all():
+            return np.asarray(x, dtype=float)
         out = np.full(self.complete.shape[0], fill, float)
         out[self.complete] = x
         return out
@@ -304,7 +306,9 @@ def validate_loglinear(
         )
     if not complete.any():
         raise SdcError("keys: every record has a missing key value; expected complete records for the model")
-    weights = None if prep.weights is None else prep.weights[complete]
+    every = complete.all()
+    rows = slice(None) if every else complete  # every record complete: no copies of the codes and weights
+    weights = None if prep.weights is None else prep.weights[rows]
     strata = _stratum_fractions(sampling_fraction, enc) if by_stratum else None
     if strata is not None and params["compat"] is not None:
         raise SdcError(
@@ -323,7 +327,7 @@ def validate_loglinear(
     )
     return LoglinearInput(
         names=names,
-        codes=enc.codes[complete],
+        codes=enc.codes[rows],
         weights=weights,
         complete=complete,
         levels=tuple(int(c) for c in enc.cardinalities),
@@ -1048,9 +1052,8 @@ def modrisk_result(inp: LoglinearInput) -> LoglinearRiskResult:
     """
     step("sdcMicro modRisk computation")
     terms = list(inp.terms)
-    codes, shape, numeric = _observed_levels(inp)
+    idx, shape, numeric = _observed_levels(inp)
     K = math.prod(shape)
-    idx = ll.cell_index(codes, shape)
     f, W = ll.cell_table(idx, K, inp.weights)
     incl = np.bincount(idx, weights=1.0 / inp.weights, minlength=K)
     mu = _modrisk_fit(inp.compat_method, f, W, shape, terms, numeric)
@@ -1099,26 +1102,30 @@ def modrisk_result(inp: LoglinearInput) -> LoglinearRiskResult:
 
 
 def _observed_levels(inp: LoglinearInput):
-    """Codes renumbered over the observed categories only (sorted, as R's ``unique`` + sort),
-    the table shape, and the numeric covariates (key -> value per observed category)."""
+    """The cell (C order) of every record in the table over the observed categories only
+    (sorted, as R's ``unique`` + sort), the table shape, and the numeric covariates (key ->
+    value per observed category). The cell index is built key by key (no renumbered copy of
+    the codes): idx = (...(c_1 L_2 + c_2) L_3 + ...) + c_m."""
     codes = inp.codes
-    out = np.empty(codes.shape, np.int64)
+    idx = np.zeros(codes.shape[0], np.int64)
     shape = []
     numeric = {}
     for j, L in enumerate(inp.levels):
         col = codes[:, j]
         present = np.bincount(col, minlength=L) > 0
         if present.all():
-            out[:, j] = col
+            c = col
             used: slice | np.ndarray = slice(None)
         else:  # declared categories that do not occur (Enum): renumber
-            out[:, j] = (np.cumsum(present) - 1)[col]
+            c = (np.cumsum(present) - 1)[col]
             used = np.flatnonzero(present)
         shape.append(int(np.count_nonzero(present)))
+        idx *= shape[-1]
+        idx += c
         values = inp.label_numbers[j] if inp.label_numbers else None
         if values is not None:
             numeric[j] = values[used]
-    return out, tuple(shape), numeric
+    return idx, tuple(shape), numeric
 
 
 def _modrisk_fit(method: str, f, W, shape, terms, numeric) -> np.ndarray:
