@@ -209,3 +209,17 @@ def test_an_absolute_path_stays_absolute(project, monkeypatch):
     written = json.loads((project / "out" / "r.json").read_text(encoding="utf-8"))
     assert written["steps"][0]["parameters"]["hierarchy"] == absolute
     assert set(written["files"]) == {absolute}
+
+
+@pytest.mark.parametrize("out", ["h/levels.csv", "levels-link.csv"])
+def test_no_output_over_a_hierarchy_file_a_recipe_names(project, monkeypatch, capsys, out):
+    """A file named inside a recipe is an input of ``sdckit protect --recipe``: an output over
+    it (or over a link to it) is refused, with --overwrite too, and the file is unchanged."""
+    monkeypatch.chdir(project)
+    _, problem = _problem()
+    problem.to_recipe(project / "out" / "r.yaml")
+    os.symlink(project / "h" / "levels.csv", project / "levels-link.csv")
+    data = str(project / "data.csv")
+    assert main(["protect", data, "--recipe", "out/r.yaml", "--out", out, "--overwrite", "--no-progress"]) == 2
+    assert "is the input file recipe" in capsys.readouterr().err
+    assert (project / "h" / "levels.csv").read_text(encoding="utf-8") == HIERARCHY

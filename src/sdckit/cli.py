@@ -137,6 +137,10 @@ def input_files(args) -> list[tuple[str, str]]:
                 continue
             candidates = ([] if name in INPUT_ITEMS else [v]) + _item_paths(v)
             out += [(name, c) for c in candidates if c and Path(c).is_file()]
+        if name == "recipe":  # the hierarchy files a recipe names are inputs too
+            from .workflow._files import recipe_file_paths
+
+            out += [(name, c) for v in _values(value) for c in recipe_file_paths(v) if Path(c).is_file()]
     return out
 
 

@@ -225,6 +225,20 @@ def named_files(method: str, parameters: dict) -> dict:
     return {path: file_checksum(path) for _, path in _file_values(method, parameters) if os.path.isfile(path)}
 
 
+def recipe_file_paths(path) -> list[str]:
+    """The files a recipe file names, each as it may be read: beside the recipe and, for a
+    relative path, also from the current folder (where an earlier sdckit read it). A recipe
+    that cannot be read gives none (its own reading reports why)."""
+    try:
+        recipe = read_config_file(path)
+        steps = list(recipe.get("steps") or [])
+        folder = Path(os.fspath(path)).parent
+        named = [p for step in steps for _, p in _file_values(step["method"], dict(step.get("parameters") or {}))]
+    except (SdcError, OSError, TypeError, KeyError, AttributeError):
+        return []
+    return [str(c) for p in named for c in ([Path(p)] if os.path.isabs(p) else [folder / p, Path(p)])]
+
+
 def relative_files(recipe: dict, folder: Path) -> dict:
     """The recipe as written into ``folder``: every named file given by a relative path named
     relative to that folder (an absolute path stays absolute; so does a file on another
