@@ -394,3 +394,10 @@ def test_properties(cols, seed, use_strata):
         assert set(out[v].drop_nulls().to_list()) <= set(df[v].drop_nulls().to_list())
         assert res.n_changed[v] == int((out[v] != df[v]).fill_null(False).sum())
     assert pram(df, ["x", "y"], pd=0.3, seed=seed, **kw).data.equals(out)
+
+
+def test_notes_count_strata_rather_than_name_them():
+    """A stratum's label can identify: a note says how many strata, never which (issue 36)."""
+    d = pl.DataFrame({"reg": ["Zorglub"] * 5 + ["Quuxville"] * 20, "v": ["a"] * 5 + ["a", "b", "c", "d"] * 5})
+    notes = sdckit.pram(d, ["v"], strata=["reg"], seed=1).notes
+    assert notes == ("v: a single category in 1 stratum; left unchanged there",)

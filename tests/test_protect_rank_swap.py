@@ -413,3 +413,10 @@ def test_common_scale_without_copies_equals_the_direct_rule(values):
     expected = math.ldexp(1.0, min(math.frexp(top)[1], 1023)) if top >= 2.0**480 else 1.0  # 2^1024 overflows
     assert common_scale(X) == expected
     assert common_scale(X.reshape(-1, 1)) == expected
+
+
+def test_notes_count_strata_rather_than_name_them():
+    """A stratum's label can identify: a note says how many strata, never which (issue 36)."""
+    d = pl.DataFrame({"reg": ["Zorglub"] * 5 + ["Quuxville"] * 20, "x": np.arange(25.0)})
+    notes = sdckit.rank_swap(d, ["x"], strata=["reg"], swap_range=1, seed=1).notes
+    assert notes == ("x in 2 strata: the swap range covers less than one rank; no value swapped",)

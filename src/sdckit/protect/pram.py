@@ -151,7 +151,8 @@ def pram(
         new, var_entries, single = _randomise(rng, var, inp)
         entries += var_entries
         published[name] = set(np.unique(new[var.active]).tolist())
-        notes += [f"{name}: a single category in {s}; left unchanged" for s in single]
+        if single:  # how many strata, not which (a stratum's label can identify)
+            notes.append(f"{name}: a single category in {_strata_count(single)}; left unchanged there")
         table = inp.engine.with_codes(table, name, new, var.labels, categories=inp.table.categories(name))
         changes[name] = Change(new != var.codes, np.where(var.active, var.codes, -1), var.labels)
     parameters = {
@@ -375,3 +376,10 @@ def _details(entries, inp, published: dict, strata: tuple = ()) -> dict:
         "pram_by_stratum": None if plain else full,
         "pram_diagonal_by_stratum": None if plain else diag,
     }
+
+
+def _strata_count(strata: list) -> str:
+    """``"1 stratum"`` / ``"3 strata"``; ``"the file"`` without strata (the label None)."""
+    if list(strata) == [None]:
+        return "the file"
+    return f"{len(strata)} {'stratum' if len(strata) == 1 else 'strata'}"

@@ -235,10 +235,14 @@ def _details(names: list[str], info: list) -> dict:
 
 
 def _notes(names: list[str], info: list) -> list[str]:
+    """A note per variable whose swap range covers less than one rank somewhere: in the file,
+    or in how many strata (a count, not the strata's labels, which can identify)."""
     notes = []
-    for label, s in info:
-        where = "" if label is None else f" in stratum {label}"
-        for j, v in enumerate(names):
-            if s["n_values"][j] >= 2 and s["window"][j] < 1:
-                notes.append(f"{v}{where}: the swap range covers less than one rank; no value swapped")
+    for j, v in enumerate(names):
+        short = [label for label, s in info if s["n_values"][j] >= 2 and s["window"][j] < 1]
+        if not short:
+            continue
+        n = len(short)
+        where = "" if short == [None] else f" in {n} {'stratum' if n == 1 else 'strata'}"
+        notes.append(f"{v}{where}: the swap range covers less than one rank; no value swapped")
     return notes
