@@ -312,7 +312,7 @@ def _randomise(rng, var: _Variable, inp) -> tuple[np.ndarray, list, list]:
         if L == 0:
             continue
         if L == 1:
-            single.append("the data" if label is None else f"stratum {label}")
+            single.append(label)
             entries.append((var, label, present, np.ones((1, 1)), True))
             continue
         counts = np.bincount(local.reshape(-1), minlength=L).astype(float)
@@ -379,7 +379,7 @@ def _details(entries, inp, published: dict, strata: tuple = ()) -> dict:
 
 
 def _strata_count(strata: list) -> str:
-    """``"1 stratum"`` / ``"3 strata"``; ``"the file"`` without strata (the label None)."""
+    """``"1 stratum"`` / ``"3 strata"``; ``"the data"`` without strata (the label None)."""
     if list(strata) == [None]:
-        return "the file"
+        return "the data"
     return f"{len(strata)} {'stratum' if len(strata) == 1 else 'strata'}"
