@@ -137,14 +137,14 @@ def check_output_paths(args) -> None:
                     "output"
                 )
     for name, path in outputs:  # then: a folder to write into, and an existing file only with --overwrite
-        _check_folder(path, _option(name))
-        if name == "out":
-            _check_data_extension(path)
-        elif name == "records":
+        if name == "records":  # its extension by the engine, then its folder
             from .commands import check_records_option
             from .engines import DEFAULT_ENGINE
 
             check_records_option(path, getattr(args, "engine", DEFAULT_ENGINE))
+        _check_folder(path, _option(name))
+        if name == "out":
+            _check_data_extension(path)
         check_new_file(path, bool(getattr(args, "overwrite", False)), _option(name), how="--overwrite")
 
 
