@@ -367,3 +367,13 @@ SPECIFIC = [
 @pytest.mark.parametrize("argv, fragments", SPECIFIC)
 def test_specific_bad_input(argv, fragments, tmp_path, capsys, monkeypatch):
     run_bad(argv, fragments, tmp_path, capsys, monkeypatch)
+
+
+@pytest.mark.parametrize("command", sorted(GOOD))
+def test_the_good_call_of_every_command_succeeds(command, tmp_path, capsys, monkeypatch):
+    """Each case changes one thing in a call that succeeds: the cases fail for their own reason."""
+    paths = _files(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    argv = [a.format(**paths) for a in GOOD[command][0]]
+    assert main([*argv, "--json", str(tmp_path / "good.json"), "--no-progress"]) == 0, capsys.readouterr().err
+    assert (tmp_path / "good.json").is_file()
