@@ -119,6 +119,8 @@ LOCAL_CHECKS = {
     "workflow/search.py:_check_weights": "the per-key weights of the loss (structure; each weight by the toolkit)",
     "workflow/problem.py:_check_row_order": "a recipe's row_order entry: its structure (the seed by the toolkit's rule)",
     "app/model.py:_check_targets": "the export's file paths, all before anything is written (the toolkit's file checks)",
+    "cli.py:_check_folder": "an output's folder exists, checked before any work (a file path's structure)",
+    "cli.py:_check_data_extension": "--out names a format sdckit writes, checked before any work",
 }
 
 

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 import sdckit
-from conftest import DATA
+from conftest import DATA, read_csv_exactly
 from sdckit.cli import main
 
 KEYS = ["urbrur", "roof", "walls", "water", "electcon", "relat", "sex"]
@@ -19,9 +19,7 @@ TESTDATA = DATA / "sdcmicro" / "testdata.csv"
 
 @pytest.fixture(scope="module")
 def testdata() -> pd.DataFrame:
-    # read as the command line reads it: pandas before 3.0 parses some decimals one unit in the last
-    # place off (11.111111111111111), and the written file would differ from the replayed one
-    return pl.read_csv(TESTDATA).to_pandas()
+    return read_csv_exactly(TESTDATA)
 
 
 @pytest.fixture
