@@ -47,6 +47,13 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(skip)
 
 
+def read_csv_exactly(path):
+    """A CSV file as a pandas frame, read as the command line reads it (Polars): pandas before
+    3.0 parses some decimals one unit in the last place off (11.111111111111111), so a file
+    written from its frame would differ from the command line's."""
+    return pl.read_csv(path).to_pandas()
+
+
 def shared_file(*parts: str) -> Path:
     """A file under ../shared/data. Only for tests marked ``shared_data``: when the folder is
     present the file must be there (a missing file is a failure, not a skip)."""

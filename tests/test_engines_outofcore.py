@@ -535,7 +535,12 @@ def test_local_suppression_in_the_engine(engine, kw, tmp_path):
     assert fr.n_violations[kw["k"]] == 0
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# data_too_large: hypothesis 6.90 (the declared floor) often draws frames over its size limit here
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.data_too_large],
+)
 @given(d=frames(), k=st.integers(1, 4), alpha=st.sampled_from([1.0, 0.5, 0.25]))
 def test_local_suppression_duckdb_matches_polars_on_generated_data(d, k, alpha, tmp_path):
     path = tmp_path / "s.parquet"

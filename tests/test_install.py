@@ -125,3 +125,18 @@ def test_extra_all_installs_every_optional_feature():
             missing = _expand(requirements, extras) - everything
             assert not missing, f"sdckit[all] lacks the {name!r} extra's {sorted(missing)}"
     assert {"duckdb", "pyspark", "pandas", "pyarrow", "matplotlib", "pyreadstat"} <= everything
+
+
+def test_ci_tests_the_declared_minimum_versions():
+    """.ci/run, after the main suite, runs .ci/floors: sdckit and its test dependencies at the
+    lowest versions pyproject.toml allows, and a fast part of the suite whose modules exist (a
+    renamed module would otherwise drop out unseen)."""
+    run = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    main_suite = next(i for i, line in enumerate(run) if line == _quick_start_commands()[1])
+    assert ".ci/floors" in run[main_suite + 1 :]
+    floors = (ROOT / ".ci" / "floors").read_text(encoding="utf-8")
+    assert '--resolution lowest-direct ".[test]"' in floors
+    modules = re.findall(r"^\s+(tests/test_\w+\.py)$", floors, re.MULTILINE)
+    assert len(modules) >= 8
+    assert all((ROOT / m).is_file() for m in modules), [m for m in modules if not (ROOT / m).is_file()]
+    assert '-m "not slow and not spark" "${FLOOR_TESTS[@]}"' in floors

@@ -126,6 +126,8 @@ LOCAL_CHECKS = {
     "io.py:_check_stata_codes": "value labels on integer codes only, as Stata stores them (data)",
     "workflow/search.py:_check_finite": "a key on a numeric scale holds finite numbers (data)",
     "app/model.py:_check_targets": "the export's file paths, all before anything is written (the toolkit's file checks)",
+    "cli.py:_check_folder": "an output's folder exists, checked before any work (a file path's structure)",
+    "cli.py:_check_data_extension": "--out names a format sdckit writes, checked before any work",
 }
 
 

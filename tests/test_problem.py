@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 import sdckit
-from conftest import DATA
+from conftest import DATA, read_csv_exactly
 from sdckit.cli import main
 
 KEYS = ["urbrur", "roof", "walls", "water", "electcon", "relat", "sex"]
@@ -19,7 +19,7 @@ TESTDATA = DATA / "sdcmicro" / "testdata.csv"
 
 @pytest.fixture(scope="module")
 def testdata() -> pd.DataFrame:
-    return pd.read_csv(TESTDATA)
+    return read_csv_exactly(TESTDATA)
 
 
 @pytest.fixture

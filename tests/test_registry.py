@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 import sdckit
-from conftest import DATA
+from conftest import DATA, read_csv_exactly
 from sdckit import SdcError, protect, registry, risk, utility
 from sdckit._declare import COMMON, REQUIRED, Param, declare, docstring_params, with_help
 from sdckit.cli import main
@@ -266,7 +266,7 @@ def _valid(value, schema: dict) -> bool:
 
 @pytest.fixture(scope="module")
 def testdata() -> pd.DataFrame:
-    return pd.read_csv(TESTDATA)
+    return read_csv_exactly(TESTDATA)
 
 
 @pytest.fixture(scope="module")
@@ -348,7 +348,7 @@ def test_three_steps_give_the_file_of_the_python_calls_and_of_the_recipe(testdat
     assert main([*args, *(a for s in steps for a in ("--step", s)), "--no-progress"]) == 0
     # the three Python calls
     sc = sdckit.Scenario(keys=KEYS, numeric_keys=["income"])
-    p = sdckit.SdcProblem(pd.read_csv(TESTDATA), sc)
+    p = sdckit.SdcProblem(read_csv_exactly(TESTDATA), sc)
     p.apply("global_recode", variables=["age"], breaks=[-math.inf, 20, 40, 60, math.inf])
     p.apply("local_suppression", k=3).apply("microaggregation", variables=["income"])
     p.write(tmp_path / "python.csv")

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 import sdckit
-from conftest import DATA
+from conftest import DATA, read_csv_exactly
 from sdckit import registry
 from sdckit._declare import REQUIRED
 from sdckit.cli import main
@@ -55,7 +55,7 @@ METHOD_EXAMPLES = {
 
 @pytest.fixture(scope="module")
 def testdata() -> pd.DataFrame:
-    return pd.read_csv(TESTDATA)
+    return read_csv_exactly(TESTDATA)
 
 
 def _explicit_defaults(decl) -> dict:

@@ -170,8 +170,39 @@ def check_output_paths(args) -> None:
                     f"{_option(name)}: {path} is also the {_option(other)} file; expected a different file for each "
                     "output"
                 )
-    for name, path in outputs:  # then: an existing file only with --overwrite
+    for name, path in outputs:  # then: a folder to write into, and an existing file only with --overwrite
+        if name == "records":  # its extension by the engine, then its folder
+            from .commands import check_records_option
+            from .engines import DEFAULT_ENGINE
+
+            check_records_option(path, getattr(args, "engine", DEFAULT_ENGINE))
+        _check_folder(path, _option(name))
+        if name == "out":
+            _check_data_extension(path)
         check_new_file(path, bool(getattr(args, "overwrite", False)), _option(name), how="--overwrite")
+
+
+def _check_folder(path: str, option: str) -> None:
+    """The folder of an output exists: checked before any work, so that a command never writes
+    one output and then fails on the next."""
+    from pathlib import Path
+
+    folder = Path(path).parent
+    if not folder.is_dir():
+        what = "is not a directory" if folder.exists() or any(p.is_file() for p in folder.parents) else "does not exist"
+        raise SdcError(f"{option}: directory {folder} {what}; expected an existing directory to write {path} in")
+
+
+def _check_data_extension(path: str) -> None:
+    """--out names a data file sdckit writes (checked before any work)."""
+    from pathlib import Path
+
+    from .io import _OUT
+
+    ext = Path(path).suffix.lower()
+    if ext not in _OUT:
+        raise SdcError(f"--out: cannot write {path}: unsupported extension {ext or '(none)'!r}; expected one of "
+                       f"{', '.join(_OUT)}")  # fmt: skip
 
 
 def _option(dest: str) -> str:

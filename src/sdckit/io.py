@@ -772,6 +772,8 @@ def _read_text(p, ext, columns, string_columns, na, sep, encoding, lazy=False):
         kw["empty_string_is_null"] = empty_null
     elif "missing_is_null" in _CSV_PARAMS:  # polars 1.x
         kw["missing_is_null"] = empty_null
+    elif "missing_utf8_is_empty_string" in _CSV_PARAMS:  # older polars 1.x: an empty text field is null
+        kw["missing_utf8_is_empty_string"] = not empty_null
     _keep_leading_zeros(source, kw, columns, p, kind)
     if lazy:
         scan = _guard(p, kind, lambda: pl.scan_csv(source, **kw))

@@ -80,7 +80,8 @@ class DuckDBEngine(RelationalEngine):
     @classmethod
     def default(cls) -> DuckDBEngine:
         """The engine of ``engine="duckdb"``: DuckDB's default connection, DuckDB's settings."""
-        return cls(connection=_import_duckdb().default_connection())
+        con = _import_duckdb().default_connection  # a function from DuckDB 1.2, the connection itself before
+        return cls(connection=con() if callable(con) else con)
 
     shared = default
 
@@ -174,7 +175,7 @@ class DuckDBEngine(RelationalEngine):
         import pyarrow.parquet as pq
 
         rel = self.con.sql(sql)
-        reader = getattr(rel, "to_arrow_reader", None) or rel.fetch_record_batch  # duckdb < 1.4: fetch_...
+        reader = getattr(rel, "to_arrow_reader", None) or rel.fetch_arrow_reader  # duckdb < 1.4: fetch_...
         reader = reader(_BATCH_ROWS)
         schema = pa.schema([f.with_name(n) for f, n in zip(reader.schema, names)])
         with pq.ParquetWriter(path, schema) as out:
