@@ -66,6 +66,16 @@ def _set(col: str, rows: list[int], value):
     return build
 
 
+def _many_values(rows: list[int], value):
+    """x with a value of its own in every record (more than 20 values: a float key measured as
+    a number by default), ``value`` in ``rows``."""
+
+    def build(d: pl.DataFrame) -> pl.DataFrame:
+        return _set("x", rows, value)(d.with_columns(x=10.0 + 0.5 * pl.int_range(pl.len())))
+
+    return build
+
+
 def _wide(m: int, levels: int = 3):
     """m keys of ``levels`` categories (automatic nominal hierarchies of height 2 for 3)."""
 
@@ -110,8 +120,10 @@ CASES = [
     pytest.param(_set("x", list(range(N)), INF), NUM, K, ("keys", "x", "single category"), id="all-inf"),
     pytest.param(pandas(_set("x", [3], INF)), NUM, K, ("key x", "1 infinite"), id="inf-pandas"),
     pytest.param(
-        _set("x", [3], INF), {"keys": ["x", "s"]}, K, ("key x", "1 infinite"), id="inf-float-key-default-scale"
+        _many_values([3], INF), {"keys": ["x", "s"]}, K, ("key x", "1 infinite"), id="inf-float-key-default-scale"
     ),
+    # a float-coded key with few values is a key of categories (as stored integer codes are): inf one of them
+    pytest.param(_set("x", [3], INF), {"keys": ["x", "s"]}, K, "ok", id="inf-float-key-few-values"),
     pytest.param(
         _set("x", [3], INF),
         NUM,
@@ -275,7 +287,7 @@ def test_cli_infinite_key(tmp_path, capsys):
     from sdckit.cli import main
 
     path = tmp_path / "inf.csv"
-    _set("x", [3], INF)(base()).write_csv(path)
+    _many_values([3], INF)(base()).write_csv(path)
     rc = main(["search", str(path), "--keys", "x,s", "--k", "2", "--suppression-limit", "0.1"])
     err = capsys.readouterr().err
     assert rc != 0 and "key x holds 1 infinite value(s)" in err and "Traceback" not in err
