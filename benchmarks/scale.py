@@ -445,7 +445,6 @@ def main(argv=None) -> int:
         help=f"where the Parquet files are kept (default {default_data_dir()})",
     )
     ap.add_argument("--memory-limit", default="4GB", help="DuckDB's memory limit (default 4GB)")
-    ap.add_argument("--threads", type=int, default=None, help="DuckDB threads (default: one per core)")
     ap.add_argument("--spark-master", default="local[2]", help="Spark master (default local[2])")
     ap.add_argument("--spark-memory", default="4g", help="spark.driver.memory (default 4g; '' for Spark's default)")
     ap.add_argument(

@@ -103,7 +103,7 @@ def main() -> None:
     print_conditions()
     repeats = 1 if args.quick else args.repeats
     ori, syn, ctl, num, label = _files(args.quick)
-    par = S._parameters(KEYS, num, ["income"], None, 2, 10, 500, 3, 1, 5000, 0.95, False, args.seed)
+    par = S._parameters(KEYS, num, ["income"], None, 2, 10, 500, 3, 1, 5000, 0.95, 0.05, False, args.seed)
     data = read_files([ori, syn, ctl], ["original", "synthetic", "control"], par["cat"], par["num"], None, None, "b")
 
     def attack(fn, *extra):
