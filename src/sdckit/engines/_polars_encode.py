@@ -127,9 +127,13 @@ def _int_codes(s: pl.Series, n: int, out: np.ndarray | None = None):
     valid = s.is_not_null().to_numpy() if nulls else None
     present = _present(x if valid is None else x[valid], lo - base, hi - base)
     values = np.flatnonzero(present)
-    lut = np.zeros(present.size, dtype=np.int32)
-    lut[values] = np.arange(values.size, dtype=np.int32)
-    codes = lut.take(x, out=out)
+    if values.size == hi - lo + 1:  # every value of the range occurs: the code is the value less the minimum
+        dest = np.empty(x.shape[0], dtype=np.int32) if out is None else out
+        codes = np.subtract(x, lo - base, out=dest, casting="unsafe")
+    else:
+        lut = np.zeros(present.size, dtype=np.int32)
+        lut[values] = np.arange(values.size, dtype=np.int32)
+        codes = lut.take(x, out=out)
     if valid is not None:
         codes[~valid] = -1
     return codes, pl.Series(s.name, _unshifted(values, base, x.dtype)).cast(s.dtype)
