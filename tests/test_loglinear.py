@@ -183,6 +183,36 @@ def test_modrisk_unobserved_declared_categories_are_dropped():
         assert declared.modrisk == plain.modrisk
 
 
+@pytest.mark.parametrize("method", ["default", "IPF"])
+def test_modrisk_category_only_beside_a_missing_key_is_dropped(method):
+    """A category that occurs only in records excluded for a missing value of another key is
+    not in the table (the encoding saw it, the model does not): the numbers equal those of the
+    complete records alone, and the excluded records get NaN (also with an Enum key)."""
+    data = pl.read_csv(DATA / "sdcmicro" / "testdata2.csv")
+    rare = int(data["roof"].max()) + 7  # a category of its own, held by two records
+    holed = data.with_columns(
+        pl.when(pl.int_range(pl.len()) < 2).then(rare).otherwise(pl.col("roof")).alias("roof"),
+        pl.when(pl.int_range(pl.len()) < 3).then(None).otherwise(pl.col("water")).alias("water"),
+    )
+    complete = holed.slice(3)
+    for frame, alone in (
+        (holed, complete),
+        (
+            holed.with_columns(pl.col("sex").cast(pl.String).cast(pl.Enum(["1", "2", "9"]))),
+            complete.with_columns(pl.col("sex").cast(pl.String)),
+        ),
+    ):
+        with pytest.warns(SdcWarning, match="excluded"):
+            r = _modrisk_call(frame, method)
+        ref = _modrisk_call(alone, method)
+        assert r.levels == ref.levels and r.n_cells == ref.n_cells and r.n_excluded == 3
+        assert r.modrisk == ref.modrisk
+        np.testing.assert_array_equal(r.lam[3:], ref.lam)
+        np.testing.assert_array_equal(r.fk[3:], ref.fk)
+        np.testing.assert_array_equal(r.risk[3:], ref.risk)
+        assert np.isnan(r.lam[:3]).all() and np.isnan(r.fk[:3]).all()
+
+
 def test_modrisk_warns_when_the_glm_does_not_converge():
     # weightedLLM on the 10-record reference table: the Poisson GLM with the weighted counts as a
     # covariate has no finite MLE here; the kernel itself reports converged=False (oracle)

@@ -310,3 +310,71 @@ def test_compact_integers_encoded_by_look_up_table(dtype):
     assert enc.labels[0].dtype == dtype and enc.labels[0].to_list() == u.tolist()
     np.testing.assert_array_equal(enc.codes[valid, 0], inv)
     assert (enc.codes[~valid, 0] == -1).all()
+
+
+@pytest.mark.parametrize(
+    "dtype, lo, hi",
+    [
+        (pl.Int64, 0, 9),  # small non-negative values: the values index the table as they are
+        (pl.Int64, -3, 4),  # negative values: shifted by the minimum
+        (pl.Int64, 2**62, 2**62 + 50),  # large values in a compact range
+        (pl.Int64, -(2**63), -(2**63) + 20),  # the smallest int64
+        (pl.Int32, 70_000, 70_100),  # far from 0: shifted
+        (pl.Int8, -128, 127),
+        (pl.UInt8, 0, 255),
+        (pl.UInt32, 2**32 - 40, 2**32 - 1),
+        (pl.UInt64, 2**64 - 40, 2**64 - 1),  # shifted in its own type (no int64 overflow)
+    ],
+)
+def test_complete_integer_columns_encoded_as_numpy_unique(dtype, lo, hi):
+    """An integer column without missing values (the columns' own buffers, several chunks):
+    labels are the distinct values in order, each record's code the position of its value."""
+    from sdckit.engines._polars_encode import encode_keys
+
+    rng = np.random.default_rng(abs(lo) % 97)
+    vals = [lo + int(v) for v in rng.integers(0, hi - lo + 1, size=600)] + [lo, hi]
+    s = pl.concat([pl.Series("k", vals[:300], dtype=dtype), pl.Series("k", vals[300:], dtype=dtype)], rechunk=False)
+    assert s.n_chunks() == 2
+    enc = encode_keys(pl.DataFrame([s]), ["k"])
+    u = sorted(set(vals))
+    assert enc.labels[0].dtype == dtype and enc.labels[0].to_list() == u
+    pos = {v: i for i, v in enumerate(u)}
+    np.testing.assert_array_equal(enc.codes[:, 0], [pos[v] for v in vals])
+    assert enc.codes.dtype == np.int32
+    holes = encode_keys(pl.DataFrame([s.scatter([0, 5], None)]), ["k"])  # with missing values
+    kept = sorted(set(vals[1:5] + vals[6:]))
+    assert holes.labels[0].to_list() == kept
+    expected = [-1 if i in (0, 5) else kept.index(v) for i, v in enumerate(vals)]
+    np.testing.assert_array_equal(holes.codes[:, 0], expected)
+
+
+def test_wide_complete_integer_column_not_encoded_by_table():
+    """A range wider than the table limit (max(4 n, 2^16)) goes to the sorted route with the
+    same result: the lookup table is never allocated at the column's maximum."""
+    from sdckit.engines import _polars_encode as enc
+
+    x = pl.Series("k", [0, 5, 2**20, 5, 0], dtype=pl.Int64)
+    assert enc._int_codes(x, x.len()) is None
+    got = enc.encode_keys(pl.DataFrame([x]), ["k"])
+    assert got.labels[0].to_list() == [0, 5, 2**20]
+    np.testing.assert_array_equal(got.codes[:, 0], [0, 1, 2, 1, 0])
+
+
+@pytest.mark.parametrize("late", [None, 3, 0, "every"])
+def test_large_integer_column_with_a_value_only_after_the_first_records(late):
+    """The first records of a long column are looked at first; a value of the range that occurs
+    only further on (``late``, absent before the last record) still gets its own code, and a
+    value never seen keeps none ("every": every value of the range occurs early)."""
+    from sdckit.engines._polars_encode import _PROBE, encode_keys
+
+    rng = np.random.default_rng(11)
+    n = 4 * _PROBE + 1000
+    x = rng.choice([0, 1, 2, 3, 4, 5] if late == "every" else [0, 1, 2, 4, 5], size=n)  # 3: only as late
+    if isinstance(late, int):
+        x[:-1][x[:-1] == late] = 1
+        x[-1] = late
+    x[-2] = 5 if late != 5 else 4
+    enc = encode_keys(pl.DataFrame({"k": x}), ["k"])
+    u, inv = np.unique(x, return_inverse=True)
+    assert enc.labels[0].to_list() == u.tolist()
+    np.testing.assert_array_equal(enc.codes[:, 0], inv)

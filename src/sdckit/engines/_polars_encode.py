@@ -9,8 +9,6 @@ ordered pandas categoricals read from labelled files), sorted label order otherw
 
 from __future__ import annotations
 
-from typing import cast
-
 import numpy as np
 import polars as pl
 
@@ -106,32 +104,73 @@ def _float_codes(s: pl.Series, n: int):
     return codes, labels
 
 
-def _int_codes(s: pl.Series, n: int):
+def _int_codes(s: pl.Series, n: int, out: np.ndarray | None = None):
     """Codes of an integer column with a compact range by a lookup table (no hashing or
     sorting): ``(codes, labels)``, or None when the range is too wide for a table.
 
-    Float columns holding whole numbers take the same path; their labels stay floats."""
+    The column's own buffer is read (no copy without missing values); small non-negative
+    values index the table as they are, others are shifted by the minimum first. Float
+    columns holding whole numbers take the same path; their labels stay floats. ``out``: an
+    int32 array of n where the codes of an integer column are written (and returned)."""
     if s.dtype.is_float():
         return _float_codes(s, n)
-    if not s.dtype.is_integer() or s.null_count() == s.len():
+    nulls = s.null_count()
+    if not s.dtype.is_integer() or nulls == s.len():
         return None
-    lo, hi = cast(int, s.min()), cast(int, s.max())  # an integer column with a non-null value
-    span = int(hi) - int(lo) + 1
-    if span > max(4 * n, 1 << 16) or span > (1 << 26):
+    x = (s.fill_null(s.min()) if nulls else s).to_numpy()  # the minimum keeps the range
+    lo, hi = int(x.min()), int(x.max())
+    limit = min(max(4 * n, 1 << 16), 1 << 26)
+    if hi - lo + 1 > limit:
         return None
-    has_nulls = s.null_count() > 0
-    x = (s.fill_null(lo) if has_nulls else s).to_numpy().astype(np.int64, copy=False) - int(lo)
-    nulls = s.is_null().to_numpy() if has_nulls else None
-    present = np.zeros(span, dtype=bool)
-    present[x if nulls is None else x[~nulls]] = True
+    base = 0 if 0 <= lo and hi < limit else lo
+    x = _shifted(x, base)
+    valid = s.is_not_null().to_numpy() if nulls else None
+    present = _present(x if valid is None else x[valid], lo - base, hi - base)
     values = np.flatnonzero(present)
-    lut = np.empty(span, dtype=np.int32)
-    lut[values] = np.arange(values.size, dtype=np.int32)
-    codes = lut[x]
-    if nulls is not None:
-        codes[nulls] = -1
-    labels = pl.Series(s.name, values + int(lo)).cast(s.dtype)
-    return codes, labels
+    if values.size == hi - lo + 1:  # every value of the range occurs: the code is the value less the minimum
+        dest = np.empty(x.shape[0], dtype=np.int32) if out is None else out
+        codes = np.subtract(x, lo - base, out=dest, casting="unsafe")
+    else:
+        lut = np.zeros(present.size, dtype=np.int32)
+        lut[values] = np.arange(values.size, dtype=np.int32)
+        codes = lut.take(x, out=out)
+    if valid is not None:
+        codes[~valid] = -1
+    return codes, pl.Series(s.name, _unshifted(values, base, x.dtype)).cast(s.dtype)
+
+
+#: records whose values are looked at first: when they hold every value of the column's range,
+#: so does the column (the usual case for a few categories), and the other records are not read
+_PROBE = 1 << 16
+
+
+def _present(x: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    """Which of the values ``0..hi`` occur in ``x`` (whose minimum is ``lo``, maximum ``hi``)."""
+    present = np.zeros(hi + 1, dtype=bool)
+    if x.size > 4 * _PROBE and hi - lo < _PROBE // 64:
+        present[x[:_PROBE]] = True
+        if present[lo:].all():
+            return present
+    present[x] = True
+    return present
+
+
+def _shifted(x: np.ndarray, base: int) -> np.ndarray:
+    """``x - base`` without overflow (unsigned in its own type, as every value >= base)."""
+    if base == 0:
+        return x
+    if x.dtype.kind == "u":
+        return x - x.dtype.type(base)
+    return x.astype(np.int64) - base
+
+
+def _unshifted(offsets: np.ndarray, base: int, dtype) -> np.ndarray:
+    """The values ``base + offsets`` (the inverse of :func:`_shifted`)."""
+    if base == 0:
+        return offsets
+    if dtype.kind == "u":
+        return offsets.astype(dtype) + dtype.type(base)
+    return offsets + base
 
 
 #: below this many records a column without a compact range is encoded by NumPy's sort (no
@@ -190,12 +229,14 @@ def encode_keys(frame: pl.DataFrame, keys, missing=None) -> EncodedKeys:
             cj = codes[:, j]
             observed[j] = tuple(np.flatnonzero(np.bincount(cj[cj >= 0], minlength=len(labels[j]))).tolist())
             continue
-        fast = _int_codes(s, n)
+        dest = codes[:, j]
+        fast = _int_codes(s, n, out=dest)
         if fast is None:
             fast = _sorted_codes(s, n)
         if fast is not None:
-            codes[:, j], lab = fast
-            labels[j] = lab.alias(k)
+            if fast[0] is not dest:  # an integer column's codes are written in place
+                dest[:] = fast[0]
+            labels[j] = fast[1].alias(k)
         else:
             plain.append(j)
     if plain:

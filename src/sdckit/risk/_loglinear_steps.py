@@ -1063,8 +1063,7 @@ def modrisk_result(inp: LoglinearInput) -> LoglinearRiskResult:
     one = keep & (f == 1)
     gr1 = float(p1[one].sum() / C) if C else 0.0
     gr2 = float(p2[one].sum() / C) if C else 0.0
-    f_rec = f[idx]
-    su = f_rec == 1
+    per_record = _modrisk_records(inp, idx, f, mu, p1, p2)
     names = inp.names
     numbers = ModriskNumbers(
         {
@@ -1083,7 +1082,7 @@ def modrisk_result(inp: LoglinearInput) -> LoglinearRiskResult:
         n_excluded=inp.n_excluded,
         n_cells=K,
         levels=shape,
-        n_sample_uniques=int(su.sum()),
+        n_sample_uniques=int(np.count_nonzero(f == 1)),
         terms=term_names(terms, names),
         generators=term_names(terms, names),
         method="ipf" if inp.compat_method == "IPF" else "irls",
@@ -1092,40 +1091,72 @@ def modrisk_result(inp: LoglinearInput) -> LoglinearRiskResult:
         criterion="tau2",
         modrisk=numbers,
         compat="sdcMicro",
-        fk=inp.full(f_rec),
-        lam=inp.full(mu[idx]),
-        p_unique=inp.full(np.where(su, p1[idx], np.nan)),
-        risk=inp.full(np.where(su, p2[idx], np.nan)),
+        **per_record,
         backend=inp.backend,
         row_index=inp.row_index,
     )
+
+
+def _modrisk_records(inp: LoglinearInput, idx, f, mu, p1, p2) -> dict:
+    """The per-record arrays of the compatibility mode: each a per-cell table (the sample-unique
+    ones NaN outside the cells with f = 1) read at every record's cell, one gather each."""
+    unique = f == 1
+    cells = {
+        "fk": f,
+        "lam": mu,
+        "p_unique": np.where(unique, p1, np.nan),
+        "risk": np.where(unique, p2, np.nan),
+    }
+    return {name: inp.full(table.take(idx)) for name, table in cells.items()}
 
 
 def _observed_levels(inp: LoglinearInput):
     """The cell (C order) of every record in the table over the observed categories only
     (sorted, as R's ``unique`` + sort), the table shape, and the numeric covariates (key ->
     value per observed category). The cell index is built key by key (no renumbered copy of
-    the codes): idx = (...(c_1 L_2 + c_2) L_3 + ...) + c_m."""
+    the codes): idx = (...(c_1 L_2 + c_2) L_3 + ...) + c_m, in 32-bit integers when the table
+    has fewer than 2^31 cells (the codes' own type: about five times faster than mixing it
+    with 64-bit integers)."""
     codes = inp.codes
-    idx = np.zeros(codes.shape[0], np.int64)
-    shape = []
+    columns: list[np.ndarray] = []
+    shape: list[int] = []
     numeric = {}
     for j, L in enumerate(inp.levels):
         col = codes[:, j]
-        present = np.bincount(col, minlength=L) > 0
-        if present.all():
-            c = col
+        present = _present_codes(inp, j, col, L)
+        if present is None:  # every category occurs
             used: slice | np.ndarray = slice(None)
+            shape.append(int(L))
         else:  # declared categories that do not occur (Enum): renumber
-            c = (np.cumsum(present) - 1)[col]
+            col = (np.cumsum(present, dtype=np.int32) - 1)[col]
             used = np.flatnonzero(present)
-        shape.append(int(np.count_nonzero(present)))
-        idx *= shape[-1]
-        idx += c
+            shape.append(int(np.count_nonzero(present)))
+        columns.append(col)
         values = inp.label_numbers[j] if inp.label_numbers else None
         if values is not None:
             numeric[j] = values[used]
-    return idx, tuple(shape), numeric
+    dtype = np.int32 if math.prod(shape) < 2**31 else np.int64
+    idx: np.ndarray = columns[0].astype(dtype) if columns else np.zeros(codes.shape[0], dtype)
+    for col, L in zip(columns[1:], shape[1:]):
+        idx *= L
+        idx += col
+    return idx.astype(np.int64, copy=False), tuple(shape), numeric
+
+
+def _present_codes(inp: LoglinearInput, j: int, col: np.ndarray, L: int) -> np.ndarray | None:
+    """Which of the ``L`` codes of key ``j`` occur in the complete records (None: all). Known
+    from the encoding when every record is complete; counted otherwise (a category may occur
+    only beside a missing value of another key)."""
+    enc = inp.prep.keys if inp.prep is not None else None
+    if enc is not None and inp.counts is None and inp.n_rows == inp.complete.shape[0]:
+        obs = enc.observed[j] if enc.observed else None
+        if obs is None:
+            return None
+        present = np.zeros(L, dtype=bool)
+        present[list(obs)] = True
+    else:
+        present = np.bincount(col, minlength=L) > 0
+    return None if present.all() else present
 
 
 def _modrisk_fit(method: str, f, W, shape, terms, numeric) -> np.ndarray:
