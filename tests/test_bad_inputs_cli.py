@@ -324,7 +324,8 @@ SPECIFIC = [
     _case("microaggregate", ("sort_by", "numeric"), "sort-by-text", None, "--method", "single", sort_by="region"),
     _case("swap", ("swap",), "swap-range-negative", swap_range="-5"),
     _case("pram", ("pd",), "pd-above-one", pd="2"),
-    _case("pram", ("income",), "variables-numeric-column", variables="income"),
+    _case("pram", ("variables", "sex", "more than once"), "variables-duplicated", variables="sex,sex"),
+    _case("pram", ("strength",), "strength-negative", strength="-0.5"),
     # search
     pytest.param(["search", "{data}", "--keys", KEYS], ("target", "--k"), id="search-no-target"),
     _case("search", ("k",), "k-zero", k="0"),
