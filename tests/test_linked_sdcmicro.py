@@ -85,20 +85,15 @@ EXACT = [
 ]
 
 
-@pytest.mark.parametrize("case_id", EXACT)
+#: the cases on mu-ARGUS's household demo file, which is read from ../shared/data
+SAMHH = ["ghost_kAnon_Samhh_k3", "ghost_kAnon_Samhh_k2_importance"]
+
+
+@pytest.mark.parametrize("case_id", [*EXACT, *(pytest.param(c, marks=pytest.mark.shared_data) for c in SAMHH)])
 def test_kanon_key_and_ghost_cells(case_id):
     """kAnon with one or several ghosts per key, importance, ghosts with missing values of their
-    own (which stay missing): the same key cells and ghost cells."""
-    case = CASES[case_id]
-    data = _data(case)
-    out = _kanon(_problem(case, data), case["parameters"]["k"], case["parameters"].get("importance")).data
-    _assert_keys(case, data, out)
-    _assert_ghosts_equal(case, out)
-
-
-@pytest.mark.shared_data
-@pytest.mark.parametrize("case_id", ["ghost_kAnon_Samhh_k3", "ghost_kAnon_Samhh_k2_importance"])
-def test_kanon_on_the_mu_argus_household_demo(case_id):
+    own (which stay missing), on testdata and on mu-ARGUS's household demo: the same key cells
+    and ghost cells."""
     case = CASES[case_id]
     data = _data(case)
     out = _kanon(_problem(case, data), case["parameters"]["k"], case["parameters"].get("importance")).data
@@ -239,8 +234,7 @@ def test_the_risk_does_not_read_a_linked_variable():
 def test_every_case_of_the_reference_file_is_tested():
     tested = {
         *EXACT,
-        "ghost_kAnon_Samhh_k3",
-        "ghost_kAnon_Samhh_k2_importance",
+        *SAMHH,
         "ghost_kAnon_eusilcP_n5000_k3",
         "ghost_localSupp_then_kAnon_testdata",
         "ghost_localSupp_testdata_hhw_thr0.15_relat",
