@@ -563,11 +563,13 @@ def check_scales(
 
 #: byte-order marks of the Unicode encodings other than UTF-8 (UTF-32 first: its
 #: little-endian mark begins with UTF-16's)
-_BOMS = (
-    (codecs.BOM_UTF32_LE, "utf-32"),
-    (codecs.BOM_UTF32_BE, "utf-32"),
-    (codecs.BOM_UTF16_LE, "utf-16"),
-    (codecs.BOM_UTF16_BE, "utf-16"),
+#: (mark, codec, name) of the UTF-32 and UTF-16 byte-order marks; UTF-32's first, since its
+#: little-endian mark begins with UTF-16's
+BYTE_ORDER_MARKS = (
+    (codecs.BOM_UTF32_LE, "utf-32", "UTF-32 (little-endian)"),
+    (codecs.BOM_UTF32_BE, "utf-32", "UTF-32 (big-endian)"),
+    (codecs.BOM_UTF16_LE, "utf-16", "UTF-16 (little-endian)"),
+    (codecs.BOM_UTF16_BE, "utf-16", "UTF-16 (big-endian)"),
 )
 
 
@@ -597,7 +599,7 @@ def _decode(raw: bytes, param: str, name: str, utf16: bool) -> str:
     if raw.startswith(codecs.BOM_UTF8):
         raw = raw[len(codecs.BOM_UTF8) :]
     else:
-        for bom, encoding in _BOMS:
+        for bom, encoding, _ in BYTE_ORDER_MARKS:
             if raw.startswith(bom):
                 if not utf16:
                     raise SdcError(

@@ -35,7 +35,7 @@ import polars as pl
 import polars.selectors as cs
 
 from ._errors import MissingColumnError, SdcError
-from ._validation import check_bool, check_new_file, missing_columns_message
+from ._validation import BYTE_ORDER_MARKS, check_bool, check_new_file, missing_columns_message
 from .engines._polars_frame import as_table
 
 __all__ = ["read_data", "read_metadata", "write_data", "write_records"]
@@ -635,12 +635,6 @@ def _text_source(p: Path, ext: str, sep: str | None, encoding: str | None):
     return sep, source
 
 
-_BOMS = (
-    (b"\x00\x00\xfe\xff", "UTF-32 (big-endian)"),
-    (b"\xff\xfe\x00\x00", "UTF-32 (little-endian)"),
-    (b"\xfe\xff", "UTF-16 (big-endian)"),
-    (b"\xff\xfe", "UTF-16 (little-endian)"),
-)
 _UTF8_PROBE = 1 << 20  # bytes checked at each end of a CSV file
 
 
@@ -651,7 +645,7 @@ def _bom(p: Path) -> str | None:
             head = fh.read(4)
     except OSError as exc:
         raise SdcError(f"path: could not read {p} ({_short(exc)}); expected a readable file") from None
-    return next((name for mark, name in _BOMS if head.startswith(mark)), None)
+    return next((name for mark, _, name in BYTE_ORDER_MARKS if head.startswith(mark)), None)
 
 
 def _check_utf8(p: Path, *, lossy: bool) -> None:
