@@ -433,7 +433,7 @@ def test_precision_below_half_gs_factor_is_bounded_correctly():
         (dict(suppression_limit=-0.1), "suppression_limit"),
         (dict(metric="height"), "metric"),
         (dict(gs_factor=2), "gs_factor"),
-        (dict(k=None), "k, l: both None"),
+        (dict(k=None), "k, l, t: all None"),
         (dict(l=2), "sensitive: None"),
         (dict(l=2, sensitive="age"), "also a key"),
         (dict(l=2, sensitive="nope"), "no column(s) 'nope'"),

@@ -33,6 +33,7 @@ import numpy as np
 
 __all__ = [
     "MAX_NODES",
+    "Closeness",
     "Criteria",
     "Hierarchy",
     "Model",
@@ -61,6 +62,8 @@ _CACHE_BYTES = 256 * 2**20
 #: nodes per block when the bounds are computed: a multiple of every SIMD width, so that each
 #: block gives the floats the whole array would
 _BLOCK = 1 << 16
+#: the cells of a dense (classes x sensitive values) table of t-closeness, built in blocks
+_DENSE_CELLS = 1 << 20
 #: the largest lattice searched (the product of the keys' numbers of levels); checked before
 #: anything of the lattice's size is built
 MAX_NODES = 2_000_000
@@ -170,18 +173,51 @@ class Criteria:
     (all three), and ``"entropy"``: ``log2(n) - sum_s n_s log2(n_s) / n >= log2(l)``;
     ``"recursive"``: ``r_1 < c (r_l + ... + r_m)`` over the value counts in decreasing order.
 
-    Monotonicity: a class made of classes that satisfy a criterion satisfies it (all four).
-    With record suppression the search also needs the converse for the records suppressed: a
-    class that fails k-anonymity or distinct l-diversity is made of classes that all fail, so
-    the records suppressed only shrink from a node to its generalisations. Entropy and
-    recursive diversity lack this (a failing merged class may contain satisfying parts), so
-    with a suppression limit they are not monotone (ARX flags them so) and no tagging is done.
+    ``t`` with ``t_distance``: t-closeness of the sensitive attribute (ARX's
+    ``EqualDistanceTCloseness`` and ``HierarchicalDistanceTCloseness``): the earth mover's
+    distance between the class's distribution and the whole input's is at most ``t`` (see
+    :class:`Closeness`).
+
+    Monotonicity: a class made of classes that satisfy a criterion satisfies it (all six; for
+    t-closeness because the earth mover's distance is convex in the class's distribution, Li,
+    Li & Venkatasubramanian 2007, section 4.3). With record suppression the search also needs
+    the converse for the records suppressed: a class that fails k-anonymity or distinct
+    l-diversity is made of classes that all fail, so the records suppressed only shrink from a
+    node to its generalisations. Entropy and recursive diversity and t-closeness lack this (a
+    failing merged class may contain satisfying parts), so with a suppression limit they are
+    not monotone (ARX flags them so) and no tagging is done.
     """
 
     k: int = 1
     l: float | None = None
     diversity: str = "distinct"
     c: float = 1.0
+    t: float | None = None
+    t_distance: str = "equal"
+
+
+@dataclass(frozen=True)
+class Closeness:
+    """What t-closeness needs of the sensitive attribute, computed once from the whole input
+    (ARX's ``DataManager.getDistribution`` and ``getTree``: the records suppressed later count
+    in the input's distribution P).
+
+    ``freq``: P, each sensitive code's count over n (equal distance). For the hierarchical
+    distance the codes are renumbered so that the values under every node of the sensitive
+    attribute's hierarchy are consecutive; for each level L = 1..H, ``counts[L]`` holds the
+    input's records under each node of level L (``counts[0]``: per value), ``children[L]`` the
+    first node of level L - 1 under each node of level L (they are consecutive), and
+    ``order[L]`` the nodes of level L in the order ARX's tree lists them (the order of its sums).
+    """
+
+    freq: np.ndarray
+    counts: tuple = ()
+    children: tuple = ()
+    order: tuple = ()
+
+    @property
+    def height(self) -> int:
+        return len(self.counts) - 1
 
 
 @dataclass(frozen=True)
@@ -203,6 +239,7 @@ class Model:
     metric: str
     gs_factor: float
     bound_parts: np.ndarray = field(repr=False)  # (m, max height + 1): per key and level, sum of counts x rows covered
+    closeness: Closeness | None = field(default=None, repr=False)
 
     @property
     def m(self) -> int:
@@ -213,7 +250,9 @@ class Model:
         """Whether satisfying the criteria within the suppression limit is monotone in the
         levels (see :class:`Criteria`)."""
         crit = self.criteria
-        return crit.l is None or crit.diversity == "distinct" or self.max_outliers == 0
+        if self.max_outliers == 0:
+            return True
+        return (crit.l is None or crit.diversity == "distinct") and crit.t is None
 
     @property
     def heights(self) -> list[int]:
@@ -238,18 +277,28 @@ def make_model(
     suppression_limit: float = 0.0,
     metric: str = "loss",
     gs_factor: float = 0.5,
+    sens_levels: np.ndarray | None = None,
+    sens_order: np.ndarray | None = None,
 ) -> Model:
     """Compress the records (``base``: (n, m) level-0 codes; ``sensitive``: codes 0..sens_size-1)
     to their distinct rows with counts and precompute the per-key bound parts.
 
     ARX's suppression limit is a share of the records: at most ``floor(limit * n)`` records
-    may be suppressed (``ARXConfiguration``)."""
+    may be suppressed (``ARXConfiguration``). For t-closeness with the hierarchical distance,
+    ``sens_levels`` (sens_size, H + 1) gives each sensitive code's value code at every level of
+    its hierarchy (a tree: one parent per value, one value at the top) and ``sens_order`` the
+    codes in the order ARX's dictionary holds them (their first appearance in the data; default
+    the codes' order), which fixes the order of ARX's sums."""
     base = np.asarray(base, dtype=np.int32)
     n, m = base.shape
     cols = [base[:, j] for j in range(m)]
     sizes = [h.size(0) for h in hierarchies]
+    closeness = None
     if sensitive is not None:
-        cols.append(np.asarray(sensitive, dtype=np.int32))
+        sensitive = np.asarray(sensitive, dtype=np.int32)
+        if criteria.t is not None:
+            closeness, sensitive = _closeness(sensitive, sens_size, criteria, sens_levels, sens_order)
+        cols.append(sensitive)
         sizes.append(sens_size)
     _, rows, counts, inverse = group_rows(cols, sizes, np.ones(n))
     width = max((h.height for h in hierarchies), default=0) + 1
@@ -272,6 +321,38 @@ def make_model(
         metric,
         float(gs_factor),
         parts,
+        closeness,
+    )
+
+
+def _closeness(sensitive, sens_size: int, criteria: Criteria, sens_levels, sens_order) -> tuple:
+    """The :class:`Closeness` of the sensitive codes and the codes to group on (renumbered for
+    the hierarchical distance so that each node's values are consecutive)."""
+    counts = np.bincount(sensitive, minlength=sens_size).astype(np.int64)
+    freq = counts / float(len(sensitive))  # ARX: cardinality / number of rows
+    if criteria.t_distance != "hierarchical":
+        return Closeness(freq), sensitive
+    levels = np.asarray(sens_levels, dtype=np.int64)
+    # lexicographic order of the paths from the top: every node's values become consecutive
+    leaf_order = np.lexsort(tuple(levels[:, lev] for lev in range(levels.shape[1])))
+    renumber = np.empty(sens_size, dtype=np.int64)
+    renumber[leaf_order] = np.arange(sens_size)
+    seen = renumber[np.arange(sens_size) if sens_order is None else np.asarray(sens_order, dtype=np.int64)]
+    by_level, children, order = [counts[leaf_order]], [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+    below = np.arange(sens_size)  # each renumbered value's node at the level below
+    for lev in range(1, levels.shape[1]):
+        col = levels[leaf_order, lev]
+        ids = np.zeros(sens_size, dtype=np.int64)
+        ids[1:] = np.cumsum(col[1:] != col[:-1])
+        first = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+        children.append(below[first])  # the level-below node of its first value (consecutive ids)
+        by_level.append(np.add.reduceat(by_level[0], first))
+        # ARX lists a level's nodes in the order it first reaches them over its dictionary
+        _, reached = np.unique(ids[seen], return_index=True)
+        order.append(np.argsort(reached, kind="stable"))
+        below = ids
+    return Closeness(freq[leaf_order], tuple(by_level), tuple(children), tuple(order)), renumber[sensitive].astype(
+        np.int32
     )
 
 
@@ -423,7 +504,63 @@ def _class_violations(model: Model, keys: np.ndarray, counts: np.ndarray):
             bad |= (n_distinct < math.ceil(crit.l)) | ~(ent >= math.log(crit.l) / math.log(2.0))
         else:
             bad |= ~_recursive_ok(counts, starts, n_distinct, sizes, crit)
+    if model.closeness is not None:
+        bad |= ~(_class_distances(model, keys, counts, starts, sizes) <= crit.t)
     return np.repeat(bad, np.diff(np.r_[starts, len(keys)]))
+
+
+def _class_distances(model: Model, keys, counts, starts, sizes) -> np.ndarray:
+    """Per class, the earth mover's distance between its distribution of the sensitive
+    attribute and the input's (ARX's ``EqualDistanceTCloseness`` or
+    ``HierarchicalDistanceTCloseness``), on a dense (classes x values) table of counts built
+    in blocks of at most _DENSE_CELLS cells."""
+    n_sens = model.sens_size
+    ends = np.r_[starts, len(keys)]
+    out = np.empty(len(starts))
+    step = max(1, _DENSE_CELLS // n_sens)
+    for g0 in range(0, len(starts), step):
+        g1 = min(len(starts), g0 + step)
+        a, b = int(ends[g0]), int(ends[g1])
+        dense = np.zeros((g1 - g0, n_sens), dtype=np.int64)
+        dense[np.repeat(np.arange(g1 - g0), np.diff(ends[g0 : g1 + 1])), keys[a:b] % n_sens] = counts[a:b]
+        if model.criteria.t_distance == "hierarchical":
+            out[g0:g1] = _hierarchical_distances(model.closeness, dense, sizes[g0:g1], model.n)
+        else:
+            out[g0:g1] = _equal_distances(model.closeness, dense, sizes[g0:g1])
+    return out
+
+
+def _equal_distances(tc: Closeness, dense: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Equal-distance EMD per class, with p_s the input's share of value s and q_s the
+    class's: ``D = (1 + sum_{s in class} (|p_s - q_s| - p_s)) / 2`` (= sum_s |p_s - q_s| / 2; a
+    value absent from the class adds |p_s - 0| - p_s = 0 exactly)."""
+    part = np.abs(tc.freq - dense / sizes.astype(float)[:, None]) - tc.freq
+    return (1.0 + part.sum(axis=1)) / 2.0
+
+
+def _hierarchical_distances(tc: Closeness, dense: np.ndarray, sizes: np.ndarray, n: int) -> np.ndarray:
+    """Hierarchical-distance EMD per class (Li, Li & Venkatasubramanian 2007, section 4.2, as
+    ARX computes it). With P = n and Q the class's size, the extra of a node N is
+    ``e_N = P_N Q - q_N P`` (the input's and the class's records under N, scaled by P Q); an
+    inner node at level L costs ``(L / H) min(pos_N, neg_N)``, pos_N and neg_N the sums of its
+    children's positive and negative extras, with
+    ``min(pos_N, neg_N) = (sum_{children c} |e_c| - |e_N|) / 2`` (integers, as ARX's), and
+    ``D = sum_N cost_N / (P Q)``, the costs added in ARX's order (level by level, ARX's order
+    of a level's nodes) so that the sum is ARX's to the last bit."""
+    big_q = sizes.astype(np.int64)[:, None]
+    q = dense
+    extra = np.abs(tc.counts[0] * big_q - q * n)
+    total = np.zeros(len(sizes))
+    height = tc.height
+    for lev in range(1, height + 1):
+        q = np.add.reduceat(q, tc.children[lev], axis=1)
+        up = np.abs(tc.counts[lev] * big_q - q * n)
+        pairs = (np.add.reduceat(extra, tc.children[lev], axis=1) - up) // 2
+        weight = lev / height
+        for node in tc.order[lev]:
+            total += weight * pairs[:, node]
+        extra = up
+    return total / (float(n) * big_q[:, 0].astype(float))
 
 
 def _recursive_ok(counts, starts, n_distinct, sizes, crit: Criteria) -> np.ndarray:
