@@ -41,6 +41,8 @@ __all__ = [
     "SearchOutcome",
     "aggregate",
     "attribute_values",
+    "class_distances",
+    "closeness_of",
     "combine_codes",
     "evaluate",
     "group_rows",
@@ -62,8 +64,6 @@ _CACHE_BYTES = 256 * 2**20
 #: nodes per block when the bounds are computed: a multiple of every SIMD width, so that each
 #: block gives the floats the whole array would
 _BLOCK = 1 << 16
-#: the cells of a dense (classes x sensitive values) table of t-closeness, built in blocks
-_DENSE_CELLS = 1 << 20
 #: the largest lattice searched (the product of the keys' numbers of levels); checked before
 #: anything of the lattice's size is built
 MAX_NODES = 2_000_000
@@ -202,22 +202,27 @@ class Closeness:
     (ARX's ``DataManager.getDistribution`` and ``getTree``: the records suppressed later count
     in the input's distribution P).
 
-    ``freq``: P, each sensitive code's count over n (equal distance). For the hierarchical
+    ``freq``: P, each sensitive code's count over ``n`` (equal distance). For the hierarchical
     distance the codes are renumbered so that the values under every node of the sensitive
-    attribute's hierarchy are consecutive; for each level L = 1..H, ``counts[L]`` holds the
-    input's records under each node of level L (``counts[0]``: per value), ``children[L]`` the
-    first node of level L - 1 under each node of level L (they are consecutive), and
-    ``order[L]`` the nodes of level L in the order ARX's tree lists them (the order of its sums).
+    attribute's hierarchy are consecutive; for each level L = 0..H, ``node[L]`` maps each code
+    to its node of level L (never decreasing; level 0 the codes themselves), ``counts[L]`` holds
+    the input's records under each node and ``order[L]`` the nodes in the order ARX's tree
+    lists them (the order of its sums).
     """
 
     freq: np.ndarray
+    n: int
+    node: tuple = ()
     counts: tuple = ()
-    children: tuple = ()
     order: tuple = ()
 
     @property
     def height(self) -> int:
-        return len(self.counts) - 1
+        return len(self.node) - 1
+
+    @property
+    def hierarchical(self) -> bool:
+        return bool(self.node)
 
 
 @dataclass(frozen=True)
@@ -297,7 +302,8 @@ def make_model(
     if sensitive is not None:
         sensitive = np.asarray(sensitive, dtype=np.int32)
         if criteria.t is not None:
-            closeness, sensitive = _closeness(sensitive, sens_size, criteria, sens_levels, sens_order)
+            levels = sens_levels if criteria.t_distance == "hierarchical" else None
+            closeness, sensitive = closeness_of(sensitive, sens_size, levels, sens_order)
         cols.append(sensitive)
         sizes.append(sens_size)
     _, rows, counts, inverse = group_rows(cols, sizes, np.ones(n))
@@ -325,35 +331,35 @@ def make_model(
     )
 
 
-def _closeness(sensitive, sens_size: int, criteria: Criteria, sens_levels, sens_order) -> tuple:
-    """The :class:`Closeness` of the sensitive codes and the codes to group on (renumbered for
-    the hierarchical distance so that each node's values are consecutive)."""
+def closeness_of(sensitive, sens_size: int, sens_levels=None, sens_order=None) -> tuple:
+    """The :class:`Closeness` of the sensitive codes (0..sens_size-1, the whole input) and the
+    codes to group on: the same for the equal distance; for the hierarchical distance
+    (``sens_levels``: each code's value code at every level of the hierarchy, a tree with one
+    top value; ``sens_order``: the codes in ARX's dictionary order) renumbered so that each
+    node's values are consecutive."""
+    sensitive = np.asarray(sensitive, dtype=np.int32)
     counts = np.bincount(sensitive, minlength=sens_size).astype(np.int64)
     freq = counts / float(len(sensitive))  # ARX: cardinality / number of rows
-    if criteria.t_distance != "hierarchical":
-        return Closeness(freq), sensitive
+    if sens_levels is None:
+        return Closeness(freq, len(sensitive)), sensitive
     levels = np.asarray(sens_levels, dtype=np.int64)
     # lexicographic order of the paths from the top: every node's values become consecutive
     leaf_order = np.lexsort(tuple(levels[:, lev] for lev in range(levels.shape[1])))
     renumber = np.empty(sens_size, dtype=np.int64)
     renumber[leaf_order] = np.arange(sens_size)
     seen = renumber[np.arange(sens_size) if sens_order is None else np.asarray(sens_order, dtype=np.int64)]
-    by_level, children, order = [counts[leaf_order]], [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
-    below = np.arange(sens_size)  # each renumbered value's node at the level below
-    for lev in range(1, levels.shape[1]):
+    node, by_level, order = [], [], []
+    for lev in range(levels.shape[1]):
         col = levels[leaf_order, lev]
         ids = np.zeros(sens_size, dtype=np.int64)
         ids[1:] = np.cumsum(col[1:] != col[:-1])
-        first = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
-        children.append(below[first])  # the level-below node of its first value (consecutive ids)
-        by_level.append(np.add.reduceat(by_level[0], first))
+        node.append(ids)
+        by_level.append(np.bincount(ids, weights=counts[leaf_order]).astype(np.int64))
         # ARX lists a level's nodes in the order it first reaches them over its dictionary
         _, reached = np.unique(ids[seen], return_index=True)
         order.append(np.argsort(reached, kind="stable"))
-        below = ids
-    return Closeness(freq[leaf_order], tuple(by_level), tuple(children), tuple(order)), renumber[sensitive].astype(
-        np.int32
-    )
+    tc = Closeness(freq[leaf_order], len(sensitive), tuple(node), tuple(by_level), tuple(order))
+    return tc, renumber[sensitive].astype(np.int32)
 
 
 def _arx_round(x):
@@ -505,62 +511,61 @@ def _class_violations(model: Model, keys: np.ndarray, counts: np.ndarray):
         else:
             bad |= ~_recursive_ok(counts, starts, n_distinct, sizes, crit)
     if model.closeness is not None:
-        bad |= ~(_class_distances(model, keys, counts, starts, sizes) <= crit.t)
+        bad |= ~(class_distances(model.closeness, keys % model.sens_size, counts, starts, sizes) <= crit.t)
     return np.repeat(bad, np.diff(np.r_[starts, len(keys)]))
 
 
-def _class_distances(model: Model, keys, counts, starts, sizes) -> np.ndarray:
+def class_distances(tc: Closeness, sens, counts, starts, sizes) -> np.ndarray:
     """Per class, the earth mover's distance between its distribution of the sensitive
     attribute and the input's (ARX's ``EqualDistanceTCloseness`` or
-    ``HierarchicalDistanceTCloseness``), on a dense (classes x values) table of counts built
-    in blocks of at most _DENSE_CELLS cells."""
-    n_sens = model.sens_size
-    ends = np.r_[starts, len(keys)]
-    out = np.empty(len(starts))
-    step = max(1, _DENSE_CELLS // n_sens)
-    for g0 in range(0, len(starts), step):
-        g1 = min(len(starts), g0 + step)
-        a, b = int(ends[g0]), int(ends[g1])
-        dense = np.zeros((g1 - g0, n_sens), dtype=np.int64)
-        dense[np.repeat(np.arange(g1 - g0), np.diff(ends[g0 : g1 + 1])), keys[a:b] % n_sens] = counts[a:b]
-        if model.criteria.t_distance == "hierarchical":
-            out[g0:g1] = _hierarchical_distances(model.closeness, dense, sizes[g0:g1], model.n)
-        else:
-            out[g0:g1] = _equal_distances(model.closeness, dense, sizes[g0:g1])
-    return out
+    ``HierarchicalDistanceTCloseness``). The rows (class, sensitive code ``sens``) with
+    ``counts`` records are sorted by class, then code; ``starts`` is the first row of each
+    class and ``sizes`` its records.
+
+    Equal distance, with p_s the input's share of value s and q_s the class's:
+    ``D = (1 + sum_{s in class} (|p_s - q_s| - p_s)) / 2`` (= sum_s |p_s - q_s| / 2, ARX's sum)."""
+    cls = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(sens)]))
+    if tc.hierarchical:
+        return _hierarchical_distances(tc, cls, sens, counts, sizes)
+    p = tc.freq[sens]
+    part = np.abs(p - counts / sizes[cls].astype(float)) - p
+    return (1.0 + np.bincount(cls, weights=part, minlength=len(starts))) / 2.0
 
 
-def _equal_distances(tc: Closeness, dense: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-    """Equal-distance EMD per class, with p_s the input's share of value s and q_s the
-    class's: ``D = (1 + sum_{s in class} (|p_s - q_s| - p_s)) / 2`` (= sum_s |p_s - q_s| / 2; a
-    value absent from the class adds |p_s - 0| - p_s = 0 exactly)."""
-    part = np.abs(tc.freq - dense / sizes.astype(float)[:, None]) - tc.freq
-    return (1.0 + part.sum(axis=1)) / 2.0
-
-
-def _hierarchical_distances(tc: Closeness, dense: np.ndarray, sizes: np.ndarray, n: int) -> np.ndarray:
+def _hierarchical_distances(tc: Closeness, cls, sens, counts, sizes) -> np.ndarray:
     """Hierarchical-distance EMD per class (Li, Li & Venkatasubramanian 2007, section 4.2, as
     ARX computes it). With P = n and Q the class's size, the extra of a node N is
     ``e_N = P_N Q - q_N P`` (the input's and the class's records under N, scaled by P Q); an
     inner node at level L costs ``(L / H) min(pos_N, neg_N)``, pos_N and neg_N the sums of its
-    children's positive and negative extras, with
-    ``min(pos_N, neg_N) = (sum_{children c} |e_c| - |e_N|) / 2`` (integers, as ARX's), and
-    ``D = sum_N cost_N / (P Q)``, the costs added in ARX's order (level by level, ARX's order
-    of a level's nodes) so that the sum is ARX's to the last bit."""
-    big_q = sizes.astype(np.int64)[:, None]
-    q = dense
-    extra = np.abs(tc.counts[0] * big_q - q * n)
+    children's positive and negative extras, and ``D = sum_N cost_N / (P Q)``.
+
+    Only the (class, node) pairs holding records are visited: elsewhere e_N = P_N Q >= 0 and
+    the cost is 0. With ``d_N = |e_N| - P_N Q`` (0 there),
+    ``min(pos_N, neg_N) = (sum_{children c} |e_c| - |e_N|) / 2 = (sum_{c with records} d_c - d_N) / 2``,
+    in integers as ARX's. The costs are added in ARX's order (level by level, ARX's order of a
+    level's nodes), so that the sum is ARX's to the last bit."""
+    big_q = sizes.astype(np.int64)
+    big_p = np.int64(tc.n)
+    q = counts.astype(np.int64)
+    share = tc.counts[0][sens] * big_q[cls]
+    d = np.abs(share - q * big_p) - share
+    starts = np.arange(len(sens))
     total = np.zeros(len(sizes))
-    height = tc.height
-    for lev in range(1, height + 1):
-        q = np.add.reduceat(q, tc.children[lev], axis=1)
-        up = np.abs(tc.counts[lev] * big_q - q * n)
-        pairs = (np.add.reduceat(extra, tc.children[lev], axis=1) - up) // 2
-        weight = lev / height
-        for node in tc.order[lev]:
-            total += weight * pairs[:, node]
-        extra = up
-    return total / (float(n) * big_q[:, 0].astype(float))
+    for lev in range(1, tc.height + 1):
+        node = tc.node[lev][sens]
+        first = np.ones(len(sens), dtype=bool)
+        first[1:] = (cls[1:] != cls[:-1]) | (node[1:] != node[:-1])
+        up = np.flatnonzero(first)
+        owner, at = cls[up], node[up]
+        share = tc.counts[lev][at] * big_q[owner]
+        d_up = np.abs(share - np.add.reduceat(q, up) * big_p) - share
+        pairs = (np.add.reduceat(d, np.searchsorted(starts, up)) - d_up) // 2
+        cost = np.zeros((len(sizes), len(tc.counts[lev])))
+        cost[owner, at] = (lev / tc.height) * pairs.astype(float)
+        for col in tc.order[lev]:
+            total += cost[:, col]
+        starts, d = up, d_up
+    return total / (float(big_p) * big_q.astype(float))
 
 
 def _recursive_ok(counts, starts, n_distinct, sizes, crit: Criteria) -> np.ndarray:
