@@ -99,7 +99,7 @@ def _rebuild(s, levels: tuple, metric: float, n_suppressed: int) -> Candidate:
     """The candidate of ``levels`` with the public methods; its loss is ARX's metric."""
     cand = Candidate(levels, metric)
     table, steps = s.generalise(levels)
-    if n_suppressed and s.target.k is not None:
+    if n_suppressed and (s.target.k is not None or s.target.t is not None):
         table, extra, _ = s.suppress_cells(table)
         steps += extra
     cand.meets, cand.risk = s.check(table)

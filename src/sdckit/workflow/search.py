@@ -46,6 +46,9 @@ SEARCH_TARGETS = (
 DIVERSITIES = ("distinct", "entropy", "recursive")
 #: the ground distances of t-closeness (ARX's equal and hierarchical distance)
 T_DISTANCES = ("equal", "hierarchical")
+#: a class within t of the file's distribution when measured is within t + T_TOLERANCE: the public
+#: measure and ARX's sums (which decide what is suppressed) agree to rounding, not to the last bit
+T_TOLERANCE = 1e-12
 SUPPRESSIONS = ("cells", "records")
 OBJECTIVES = ("loss", "arx")
 #: at most this many thresholds are tried per node when cells are suppressed for a risk target
@@ -326,7 +329,11 @@ class _Search:
         cand = Candidate(levels, self.bound(levels))
         table, steps = self.generalise(levels)
         meets, risk = (True, {}) if tagged else self.check(table)
-        can_suppress = self.target.k is not None or (self.target.risk_based and self.suppression == "cells")
+        can_suppress = (
+            self.target.k is not None
+            or self.target.t is not None
+            or (self.target.risk_based and self.suppression == "cells")
+        )
         suppressed = False
         if not meets and self.budget > 0 and can_suppress:
             table, extra, units = self.suppress_cells(table)
@@ -405,7 +412,7 @@ class _Search:
             ok &= risk["l"] is not None and risk["l"] >= t.l
         if t.t is not None:
             risk["t"] = self._t_of(table)
-            ok &= risk["t"] is None or risk["t"] <= t.t
+            ok &= risk["t"] is None or risk["t"] <= t.t + T_TOLERANCE
         if t.risk_based:
             household = self.sc.household if t.household else None
             ir = individual_risk(
@@ -456,6 +463,12 @@ class _Search:
             res = self.step(table, "local_suppression", keys=self.active(table), k=self.target.k, missing=self.missing)
             table, cells = res.table, sum(res.n_changed.values())
             steps.append(_step("local_suppression", res))
+        if self.target.t is not None and cells <= self.budget:
+            res = self.step(table, "suppress_records", **self._far_parameters(table))
+            if res.details["n_records"]:
+                table = res.table
+                cells += sum(res.n_changed.values())
+                steps.append(_step("suppress_records", res))
         if self.target.risk_based and cells <= self.budget:
             res = self._suppress_risk(table, self.budget - cells)
             if res is not None:
@@ -465,11 +478,28 @@ class _Search:
         return table, steps, cells
 
     def _suppress_records(self, table):
-        """Whole-record suppression of the classes below k; the count is in records."""
-        if self.target.k is None:
+        """Whole-record suppression of the classes below k or farther than t; the count is in
+        records."""
+        if self.target.k is None and self.target.t is None:
             return table, [], 0
-        res = self.step(table, "suppress_records", keys=self.active(table), k=self.target.k, missing=self.missing)
+        if self.target.t is None:
+            res = self.step(table, "suppress_records", keys=self.active(table), k=self.target.k, missing=self.missing)
+        else:
+            res = self.step(table, "suppress_records", **self._far_parameters(table, self.target.k or 1))
         return res.table, [_step("suppress_records", res)], int(res.details["n_records"])
+
+    def _far_parameters(self, table, k: int = 1) -> dict:
+        """``suppress_records`` of the classes farther than the target's t (and below ``k``):
+        every key of their records set missing. With cell suppression this comes after the
+        single values suppressed for k: suppressing single values moves records between classes
+        but cannot bring a class's distribution closer to the file's, so a class that is too far
+        loses every key; the records with every key suppressed then form one class, measured
+        like the others."""
+        t = self.target
+        return dict(
+            keys=self.active(table), k=k, missing=self.missing, sensitive=t.sensitive, t=t.t,
+            t_distance=t.t_distance, hierarchies=self.t_hierarchies,
+        )  # fmt: skip
 
     def _suppress_risk(self, table, budget: int):
         """``suppress_by_risk`` at the highest threshold whose result meets the target.
