@@ -433,7 +433,7 @@ def test_precision_below_half_gs_factor_is_bounded_correctly():
         (dict(suppression_limit=-0.1), "suppression_limit"),
         (dict(metric="height"), "metric"),
         (dict(gs_factor=2), "gs_factor"),
-        (dict(k=None), "k, l: both None"),
+        (dict(k=None), "k, l, t: all None"),
         (dict(l=2), "sensitive: None"),
         (dict(l=2, sensitive="age"), "also a key"),
         (dict(l=2, sensitive="nope"), "no column(s) 'nope'"),
@@ -445,6 +445,21 @@ def test_precision_below_half_gs_factor_is_bounded_correctly():
         (dict(l=2.5, sensitive="disease"), "l: 2.5 is not a whole number"),
         (dict(l=2, sensitive="disease", diversity="recursive", c=0), "c: got 0"),
         (dict(max_nodes=0), "max_nodes"),
+        (dict(t=0, sensitive="disease"), "t: got 0; expected a number in (0, 1]"),
+        (dict(t=1.5, sensitive="disease"), "t: got 1.5"),
+        (dict(t=0.2), "sensitive: None"),
+        (dict(t=0.2, sensitive="disease", t_distance="ordered"), "t_distance"),
+        (dict(t=0.2, sensitive="disease", t_distance="hierarchical"), "hierarchies['disease']: none"),
+        (
+            dict(t=0.2, sensitive="disease", t_distance="hierarchical",
+                 hierarchies={**SMALL_H, "disease": [["flu", "*"], ["none", "*"]]}),
+            "3 value(s) of the sensitive attribute not in the hierarchy",
+        ),  # fmt: skip
+        (
+            dict(t=0.2, sensitive="disease", t_distance="hierarchical",
+                 hierarchies={**SMALL_H, "disease": [[v, v] for v in ("asthma", "cancer", "diabetes", "flu", "none")]}),
+            "the top level holds several values",
+        ),  # fmt: skip
         (dict(time_limit=-1), "time_limit"),
     ],
 )

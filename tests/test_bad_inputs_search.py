@@ -111,6 +111,11 @@ WIDE13 = {"keys": [f"k{j}" for j in range(13)]}
 WIDE14 = {"keys": [f"k{j}" for j in range(14)]}
 NUM9 = {"keys": [f"x{j}" for j in range(9)], "scales": {f"x{j}": "numeric" for j in range(9)}}
 INF = float("inf")
+#: t-closeness of s (Sex0 / Sex1) with keys r and x; of u (a label per record) with keys r and s
+TS = {"keys": ["r", "x"], "sensitive": ["s"]}
+TU = {"keys": ["r", "s"], "sensitive": ["u"]}
+T_HIER = {"t": 0.2, "t_distance": "hierarchical"}
+S_TREE = [["Sex0", "*"], ["Sex1", "*"]]
 
 CASES = [
     # -- infinite and missing values in a numeric key ------------------------------------------
@@ -175,6 +180,72 @@ CASES = [
     pytest.param(same, NUM, {**K, "time_limit": float("nan")}, ("time_limit", "nan"), id="time-limit-nan"),
     pytest.param(same, NUM, {**K, "time_limit": "soon"}, ("time_limit", "'soon'"), id="time-limit-text"),
     pytest.param(same, NUM, {**K, "exhaustive": "yes"}, ("exhaustive", "'yes'"), id="exhaustive-text"),
+    # -- t-closeness ---------------------------------------------------------------------------
+    pytest.param(same, TS, {"target": {"t": 0}}, ("target['t']", "got 0", "(0, 1]"), id="t-0"),
+    pytest.param(same, TS, {"target": {"t": 1.5}}, ("target['t']", "got 1.5", "(0, 1]"), id="t-above-1"),
+    pytest.param(same, TS, {"target": {"t": -0.2}}, ("target['t']", "got -0.2"), id="t-negative"),
+    pytest.param(same, TS, {"target": {"t": "small"}}, ("target['t']", "'small'"), id="t-text"),
+    pytest.param(same, {"keys": ["r", "x"]}, {"target": {"t": 0.3}}, ("target['sensitive']",), id="t-no-sensitive"),
+    pytest.param(
+        same, TS, {"target": {"t": 0.3, "t_distance": "manhattan"}}, ("target['t_distance']",), id="t-distance-bad"
+    ),
+    pytest.param(
+        same, TS, {"target": {"k": 2, "t_distance": "equal"}}, ("target['t_distance']", "without t"), id="t-distance-alone"
+    ),
+    pytest.param(
+        same, TS, {"target": T_HIER}, ("hierarchies", "sensitive variable s", "hierarchies['s']"), id="t-hier-none"
+    ),
+    pytest.param(
+        same,
+        TS,
+        {"target": T_HIER, "hierarchies": {"s": [["Sex0", "*"]]}},
+        ("hierarchies[s]", "1 categor", "not in the hierarchy"),
+        id="t-hier-uncovered",
+    ),
+    pytest.param(
+        same,
+        TU,
+        {"target": {**T_HIER, "sensitive": "u"}, "hierarchies": {"u": [[f"Unote{j:03d}", "*"] for j in range(1, N)]}},
+        ("hierarchies[u]", "1 categor", "not in the hierarchy"),
+        id="t-hier-uncovered-rare-label",
+    ),
+    pytest.param(
+        same,
+        TS,
+        {"target": T_HIER, "hierarchies": {"s": [["Sex0", "A"], ["Sex1", "B"]]}},
+        ("hierarchies['s']", "top level holds several values"),
+        id="t-hier-two-tops",
+    ),
+    pytest.param(
+        same,
+        TS,
+        {"target": T_HIER, "hierarchies": {"s": [["Sex0", "A", "*"], ["Sex1", "*"]]}},
+        ("hierarchies['s']", "rows of different lengths"),
+        id="t-hier-ragged",
+    ),
+    pytest.param(
+        same,
+        TS,
+        {"target": {"t": 0.3}, "hierarchies": {"s": S_TREE}},
+        ("hierarchies", "not among the keys"),
+        id="t-equal-with-sensitive-hierarchy",
+    ),
+    pytest.param(same, TS, {"target": {"t": 0.05, "k": 2}, "suppression_limit": 0.1}, "ok", id="t-cells"),
+    pytest.param(
+        same,
+        TS,
+        {"target": {"t": 0.05}, "suppression_limit": 0.1, "suppression": "records", "objective": "arx"},
+        "ok",
+        id="t-records",
+    ),
+    pytest.param(
+        pandas(same),
+        TS,
+        {"target": T_HIER, "hierarchies": {"s": S_TREE}, "suppression_limit": 0.1, "suppression": "records",
+         "objective": "arx"},
+        "ok",
+        id="t-hier-records-pandas",
+    ),  # fmt: skip
     # -- linked variables ----------------------------------------------------------------------
     pytest.param(
         same,

@@ -585,8 +585,9 @@ def test_given_hierarchy_as_mapping():
 
 def test_t_closeness_target_is_met_afresh():
     """t-closeness of a sensitive variable: the winner's classes are within t of the file's
-    distribution when measured afresh with sdckit.t_closeness, and t is refused with record
-    suppression."""
+    distribution when measured afresh with sdckit.t_closeness, with cell and with record
+    suppression (the records with every key suppressed left out, as ARX), and t outside (0, 1]
+    is refused."""
     from sdckit.datasets import EXAMPLE_KEYS, load_example
 
     data = load_example()
@@ -599,10 +600,11 @@ def test_t_closeness_target_is_met_afresh():
     assert tc.max["health"] <= 0.3 + 1e-12 and res.risk["t"] == pytest.approx(tc.max["health"])
     original = sdckit.t_closeness(data, keys, "health").max["health"]
     assert original > 0.3  # the target made the search work
-    with pytest.raises(sdckit.SdcError, match="expected suppression='cells' for t"):
-        sdckit.search(data, sc, target={"t": 0.3, "k": 2}, suppression="records", progress=False)
-    with pytest.raises(sdckit.SdcError, match="target\\['t'\\]"):
-        sdckit.search(data, sc, target={"t": -1}, progress=False)
+    rec = sdckit.search(data, sc, target={"t": 0.3, "k": 2}, suppression="records", suppression_limit=0.05, progress=False)
+    assert rec.found and rec.risk["t"] <= 0.3 + 1e-12
+    for bad in (-1, 0, 1.5):
+        with pytest.raises(sdckit.SdcError, match="target\\['t'\\]"):
+            sdckit.search(data, sc, target={"t": bad}, progress=False)
 
 
 def test_exhaustive_search_agrees_and_the_bound_is_named():

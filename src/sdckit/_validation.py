@@ -48,6 +48,7 @@ __all__ = [
     "check_scales",
     "check_seed",
     "check_swap_rate",
+    "check_t_target",
     "check_threshold",
     "check_tol",
     "check_width",
@@ -169,6 +170,14 @@ def check_number(
     ):
         raise SdcError(f"{param}: got {_show(value)}; expected {what} {_range_text(low, high, low_open, high_open)}")
     return x
+
+
+def check_t_target(value, param: str = "t") -> float:
+    """A t-closeness level to reach (a search target, ARX's model): in (0, 1]. Earth mover's
+    distances lie in [0, 1]; t = 0 would ask every class for the file's own distribution, and a
+    t above 1 holds for every class (the measures' ``t``, a level to count classes above, may be
+    any number >= 0)."""
+    return check_fraction(value, param)
 
 
 def check_fraction(

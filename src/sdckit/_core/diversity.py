@@ -21,6 +21,7 @@ __all__ = [
     "ldiversity_classes",
     "multi_ldiversity_classes",
     "tcloseness_classes",
+    "tcloseness_hierarchical_classes",
 ]
 
 
@@ -256,3 +257,45 @@ def tcloseness_classes(
         d = (lead + np.bincount(pcls, weights=below + above, minlength=G)) / (q - 1)
     out[has] = np.clip(d[has], 0.0, 1.0)
     return out
+
+
+def tcloseness_hierarchical_classes(
+    class_ids: np.ndarray, n_classes: int, s_codes: np.ndarray, levels: np.ndarray, weights=None
+) -> np.ndarray:
+    """Earth mover's distance with the hierarchical ground distance between each class's
+    distribution Q_E and the overall P (Li, Li & Venkatasubramanian 2007, section 4.2).
+
+    The ground distance of two categories is the level of their lowest common ancestor in the
+    hierarchy over its height H; the EMD is then, with the extra of a node N
+    ``e_N = p_N - q_N`` (the shares of the file and of the class under N),
+    ``D = sum_{inner N} level(N) / H * min(pos_N, neg_N)``, pos_N and neg_N the sums of the
+    positive and the negative extras of N's children. Summed level by level this telescopes
+    (the root's extra is 0) to the mean over the levels below the top of the total variation
+    of the two distributions generalised to that level:
+
+    ``D = (1/H) sum_{L=0}^{H-1} (1/2) sum_{N at level L} |p_N - q_N|``.
+
+    Parameters
+    ----------
+    class_ids, n_classes, weights : as :func:`tcloseness_classes`
+    s_codes : ndarray (n,) of int in -1..q-1 (-1 missing: excluded from P and Q_E)
+    levels : ndarray (q, H + 1) of int
+        Each category's node code at every level (column 0 the category itself, dense codes
+        per column; the last column one node, the top), H >= 1.
+
+    Returns
+    -------
+    ndarray (G,) of float in [0, 1]; NaN for a class whose sensitive values are all missing.
+    """
+    s_codes = np.asarray(s_codes).reshape(-1).astype(np.int64, copy=False)
+    levels = np.asarray(levels, dtype=np.int64)
+    height = levels.shape[1] - 1
+    total = np.zeros(int(n_classes))
+    valid = s_codes >= 0
+    if not levels.shape[0]:
+        return np.full(int(n_classes), np.nan)
+    for lev in range(height):
+        col = levels[:, lev]
+        codes = np.where(valid, col[np.where(valid, s_codes, 0)], -1)
+        total += tcloseness_classes(class_ids, n_classes, codes, int(col.max()) + 1, weights=weights)
+    return np.clip(total / height, 0.0, 1.0)

@@ -33,6 +33,7 @@ import numpy as np
 
 __all__ = [
     "MAX_NODES",
+    "Closeness",
     "Criteria",
     "Hierarchy",
     "Model",
@@ -40,6 +41,8 @@ __all__ = [
     "SearchOutcome",
     "aggregate",
     "attribute_values",
+    "class_distances",
+    "closeness_of",
     "combine_codes",
     "evaluate",
     "group_rows",
@@ -170,18 +173,56 @@ class Criteria:
     (all three), and ``"entropy"``: ``log2(n) - sum_s n_s log2(n_s) / n >= log2(l)``;
     ``"recursive"``: ``r_1 < c (r_l + ... + r_m)`` over the value counts in decreasing order.
 
-    Monotonicity: a class made of classes that satisfy a criterion satisfies it (all four).
-    With record suppression the search also needs the converse for the records suppressed: a
-    class that fails k-anonymity or distinct l-diversity is made of classes that all fail, so
-    the records suppressed only shrink from a node to its generalisations. Entropy and
-    recursive diversity lack this (a failing merged class may contain satisfying parts), so
-    with a suppression limit they are not monotone (ARX flags them so) and no tagging is done.
+    ``t`` with ``t_distance``: t-closeness of the sensitive attribute (ARX's
+    ``EqualDistanceTCloseness`` and ``HierarchicalDistanceTCloseness``): the earth mover's
+    distance between the class's distribution and the whole input's is at most ``t`` (see
+    :class:`Closeness`).
+
+    Monotonicity: a class made of classes that satisfy a criterion satisfies it (all six; for
+    t-closeness because the earth mover's distance is convex in the class's distribution, Li,
+    Li & Venkatasubramanian 2007, section 4.3). With record suppression the search also needs
+    the converse for the records suppressed: a class that fails k-anonymity or distinct
+    l-diversity is made of classes that all fail, so the records suppressed only shrink from a
+    node to its generalisations. Entropy and recursive diversity and t-closeness lack this (a
+    failing merged class may contain satisfying parts), so with a suppression limit they are
+    not monotone (ARX flags them so) and no tagging is done.
     """
 
     k: int = 1
     l: float | None = None
     diversity: str = "distinct"
     c: float = 1.0
+    t: float | None = None
+    t_distance: str = "equal"
+
+
+@dataclass(frozen=True)
+class Closeness:
+    """What t-closeness needs of the sensitive attribute, computed once from the whole input
+    (ARX's ``DataManager.getDistribution`` and ``getTree``: the records suppressed later count
+    in the input's distribution P).
+
+    ``freq``: P, each sensitive code's count over ``n`` (equal distance). For the hierarchical
+    distance the codes are renumbered so that the values under every node of the sensitive
+    attribute's hierarchy are consecutive; for each level L = 0..H, ``node[L]`` maps each code
+    to its node of level L (never decreasing; level 0 the codes themselves), ``counts[L]`` holds
+    the input's records under each node and ``order[L]`` the nodes in the order ARX's tree
+    lists them (the order of its sums).
+    """
+
+    freq: np.ndarray
+    n: int
+    node: tuple = ()
+    counts: tuple = ()
+    order: tuple = ()
+
+    @property
+    def height(self) -> int:
+        return len(self.node) - 1
+
+    @property
+    def hierarchical(self) -> bool:
+        return bool(self.node)
 
 
 @dataclass(frozen=True)
@@ -203,6 +244,7 @@ class Model:
     metric: str
     gs_factor: float
     bound_parts: np.ndarray = field(repr=False)  # (m, max height + 1): per key and level, sum of counts x rows covered
+    closeness: Closeness | None = field(default=None, repr=False)
 
     @property
     def m(self) -> int:
@@ -213,7 +255,9 @@ class Model:
         """Whether satisfying the criteria within the suppression limit is monotone in the
         levels (see :class:`Criteria`)."""
         crit = self.criteria
-        return crit.l is None or crit.diversity == "distinct" or self.max_outliers == 0
+        if self.max_outliers == 0:
+            return True
+        return (crit.l is None or crit.diversity == "distinct") and crit.t is None
 
     @property
     def heights(self) -> list[int]:
@@ -238,18 +282,29 @@ def make_model(
     suppression_limit: float = 0.0,
     metric: str = "loss",
     gs_factor: float = 0.5,
+    sens_levels: np.ndarray | None = None,
+    sens_order: np.ndarray | None = None,
 ) -> Model:
     """Compress the records (``base``: (n, m) level-0 codes; ``sensitive``: codes 0..sens_size-1)
     to their distinct rows with counts and precompute the per-key bound parts.
 
     ARX's suppression limit is a share of the records: at most ``floor(limit * n)`` records
-    may be suppressed (``ARXConfiguration``)."""
+    may be suppressed (``ARXConfiguration``). For t-closeness with the hierarchical distance,
+    ``sens_levels`` (sens_size, H + 1) gives each sensitive code's value code at every level of
+    its hierarchy (a tree: one parent per value, one value at the top) and ``sens_order`` the
+    codes in the order ARX's dictionary holds them (their first appearance in the data; default
+    the codes' order), which fixes the order of ARX's sums."""
     base = np.asarray(base, dtype=np.int32)
     n, m = base.shape
     cols = [base[:, j] for j in range(m)]
     sizes = [h.size(0) for h in hierarchies]
+    closeness = None
     if sensitive is not None:
-        cols.append(np.asarray(sensitive, dtype=np.int32))
+        sensitive = np.asarray(sensitive, dtype=np.int32)
+        if criteria.t is not None:
+            levels = sens_levels if criteria.t_distance == "hierarchical" else None
+            closeness, sensitive = closeness_of(sensitive, sens_size, levels, sens_order)
+        cols.append(sensitive)
         sizes.append(sens_size)
     _, rows, counts, inverse = group_rows(cols, sizes, np.ones(n))
     width = max((h.height for h in hierarchies), default=0) + 1
@@ -272,7 +327,39 @@ def make_model(
         metric,
         float(gs_factor),
         parts,
+        closeness,
     )
+
+
+def closeness_of(sensitive, sens_size: int, sens_levels=None, sens_order=None) -> tuple:
+    """The :class:`Closeness` of the sensitive codes (0..sens_size-1, the whole input) and the
+    codes to group on: the same for the equal distance; for the hierarchical distance
+    (``sens_levels``: each code's value code at every level of the hierarchy, a tree with one
+    top value; ``sens_order``: the codes in ARX's dictionary order) renumbered so that each
+    node's values are consecutive."""
+    sensitive = np.asarray(sensitive, dtype=np.int32)
+    counts = np.bincount(sensitive, minlength=sens_size).astype(np.int64)
+    freq = counts / float(len(sensitive))  # ARX: cardinality / number of rows
+    if sens_levels is None:
+        return Closeness(freq, len(sensitive)), sensitive
+    levels = np.asarray(sens_levels, dtype=np.int64)
+    # lexicographic order of the paths from the top: every node's values become consecutive
+    leaf_order = np.lexsort(tuple(levels[:, lev] for lev in range(levels.shape[1])))
+    renumber = np.empty(sens_size, dtype=np.int64)
+    renumber[leaf_order] = np.arange(sens_size)
+    seen = renumber[np.arange(sens_size) if sens_order is None else np.asarray(sens_order, dtype=np.int64)]
+    node, by_level, order = [], [], []
+    for lev in range(levels.shape[1]):
+        col = levels[leaf_order, lev]
+        ids = np.zeros(sens_size, dtype=np.int64)
+        ids[1:] = np.cumsum(col[1:] != col[:-1])
+        node.append(ids)
+        by_level.append(np.bincount(ids, weights=counts[leaf_order]).astype(np.int64))
+        # ARX lists a level's nodes in the order it first reaches them over its dictionary
+        _, reached = np.unique(ids[seen], return_index=True)
+        order.append(np.argsort(reached, kind="stable"))
+    tc = Closeness(freq[leaf_order], len(sensitive), tuple(node), tuple(by_level), tuple(order))
+    return tc, renumber[sensitive].astype(np.int32)
 
 
 def _arx_round(x):
@@ -423,7 +510,62 @@ def _class_violations(model: Model, keys: np.ndarray, counts: np.ndarray):
             bad |= (n_distinct < math.ceil(crit.l)) | ~(ent >= math.log(crit.l) / math.log(2.0))
         else:
             bad |= ~_recursive_ok(counts, starts, n_distinct, sizes, crit)
+    if model.closeness is not None:
+        bad |= ~(class_distances(model.closeness, keys % model.sens_size, counts, starts, sizes) <= crit.t)
     return np.repeat(bad, np.diff(np.r_[starts, len(keys)]))
+
+
+def class_distances(tc: Closeness, sens, counts, starts, sizes) -> np.ndarray:
+    """Per class, the earth mover's distance between its distribution of the sensitive
+    attribute and the input's (ARX's ``EqualDistanceTCloseness`` or
+    ``HierarchicalDistanceTCloseness``). The rows (class, sensitive code ``sens``) with
+    ``counts`` records are sorted by class, then code; ``starts`` is the first row of each
+    class and ``sizes`` its records.
+
+    Equal distance, with p_s the input's share of value s and q_s the class's:
+    ``D = (1 + sum_{s in class} (|p_s - q_s| - p_s)) / 2`` (= sum_s |p_s - q_s| / 2, ARX's sum)."""
+    cls = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(sens)]))
+    if tc.hierarchical:
+        return _hierarchical_distances(tc, cls, sens, counts, sizes)
+    p = tc.freq[sens]
+    part = np.abs(p - counts / sizes[cls].astype(float)) - p
+    return (1.0 + np.bincount(cls, weights=part, minlength=len(starts))) / 2.0
+
+
+def _hierarchical_distances(tc: Closeness, cls, sens, counts, sizes) -> np.ndarray:
+    """Hierarchical-distance EMD per class (Li, Li & Venkatasubramanian 2007, section 4.2, as
+    ARX computes it). With P = n and Q the class's size, the extra of a node N is
+    ``e_N = P_N Q - q_N P`` (the input's and the class's records under N, scaled by P Q); an
+    inner node at level L costs ``(L / H) min(pos_N, neg_N)``, pos_N and neg_N the sums of its
+    children's positive and negative extras, and ``D = sum_N cost_N / (P Q)``.
+
+    Only the (class, node) pairs holding records are visited: elsewhere e_N = P_N Q >= 0 and
+    the cost is 0. With ``d_N = |e_N| - P_N Q`` (0 there),
+    ``min(pos_N, neg_N) = (sum_{children c} |e_c| - |e_N|) / 2 = (sum_{c with records} d_c - d_N) / 2``,
+    in integers as ARX's. The costs are added in ARX's order (level by level, ARX's order of a
+    level's nodes), so that the sum is ARX's to the last bit."""
+    big_q = sizes.astype(np.int64)
+    big_p = np.int64(tc.n)
+    q = counts.astype(np.int64)
+    share = tc.counts[0][sens] * big_q[cls]
+    d = np.abs(share - q * big_p) - share
+    starts = np.arange(len(sens))
+    total = np.zeros(len(sizes))
+    for lev in range(1, tc.height + 1):
+        node = tc.node[lev][sens]
+        first = np.ones(len(sens), dtype=bool)
+        first[1:] = (cls[1:] != cls[:-1]) | (node[1:] != node[:-1])
+        up = np.flatnonzero(first)
+        owner, at = cls[up], node[up]
+        share = tc.counts[lev][at] * big_q[owner]
+        d_up = np.abs(share - np.add.reduceat(q, up) * big_p) - share
+        pairs = (np.add.reduceat(d, np.searchsorted(starts, up)) - d_up) // 2
+        cost = np.zeros((len(sizes), len(tc.counts[lev])))
+        cost[owner, at] = (lev / tc.height) * pairs.astype(float)
+        for col in tc.order[lev]:
+            total += cost[:, col]
+        starts, d = up, d_up
+    return total / (float(big_p) * big_q.astype(float))
 
 
 def _recursive_ok(counts, starts, n_distinct, sizes, crit: Criteria) -> np.ndarray:

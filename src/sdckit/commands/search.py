@@ -35,6 +35,12 @@ def register(sub) -> None:
     t.add_argument("--sensitive", help="the sensitive variable of --l and --t")
     t.add_argument("--diversity", choices=("distinct", "entropy", "recursive"), help="the kind of l-diversity")
     t.add_argument("--t", type=float, help="t-closeness of --sensitive: largest distance of a class's distribution")
+    t.add_argument(
+        "--t-distance",
+        dest="t_distance",
+        choices=("equal", "hierarchical"),
+        help="the ground distance of --t: equal (default) or hierarchical (needs --hierarchy SENSITIVE=PATH)",
+    )
     t.add_argument("--max-risk", dest="max_risk", type=float, help="largest individual risk allowed")
     t.add_argument(
         "--max-global-risk", dest="max_global_risk", type=float, help="largest re-identification rate (e.g. 0.01)"
@@ -76,7 +82,7 @@ def register(sub) -> None:
 
 def _target(args) -> dict:
     target: dict = {}
-    for name in ("k", "l", "t", "sensitive", "diversity", "max_risk", "max_global_risk", "max_suda"):
+    for name in ("k", "l", "t", "t_distance", "sensitive", "diversity", "max_risk", "max_global_risk", "max_suda"):
         value = getattr(args, name)
         if value is not None:
             target[name] = value

@@ -230,6 +230,8 @@ class TClosenessResult(Result):
     keys, sensitive : tuple of str
     ordered : tuple of str
         Sensitive variables measured with the ordered ground distance.
+    hierarchical : tuple of str
+        Sensitive variables measured with the hierarchical ground distance (``hierarchies``).
     weighted : bool
         Whether P and Q_E are weighted distributions.
     distance : dict name -> ndarray (n,) of float
@@ -252,6 +254,7 @@ class TClosenessResult(Result):
     ordered: tuple = ()
     weighted: bool = False
     distance: dict = field(default_factory=dict, repr=False)
+    hierarchical: tuple = ()
     class_ids: np.ndarray = field(default=None, repr=False)
     class_sizes: np.ndarray = field(default=None, repr=False)
     class_distance: dict = field(default_factory=dict, repr=False)
@@ -311,6 +314,7 @@ class TClosenessResult(Result):
             "keys": list(self.keys),
             "sensitive": list(self.sensitive),
             "ordered": list(self.ordered),
+            "hierarchical": list(self.hierarchical),
             "weighted": self.weighted,
             "n": self.n,
             "n_classes": self.n_classes,
@@ -344,7 +348,7 @@ class TClosenessResult(Result):
             "rows": [
                 (
                     v,
-                    "ordered" if v in self.ordered else "nominal",
+                    "ordered" if v in self.ordered else "hierarchical" if v in self.hierarchical else "nominal",
                     self.n_categories[v],
                     d["max"][v],
                     d["mean"][v],

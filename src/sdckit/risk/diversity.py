@@ -19,6 +19,7 @@ from .._core.diversity import (
     ldiversity_classes,
     multi_ldiversity_classes,
     tcloseness_classes,
+    tcloseness_hierarchical_classes,
 )
 from .._declare import Param, declare
 from .._deprecation import renamed_parameters
@@ -354,10 +355,11 @@ class _TClosenessInput:
     names: tuple
     spec: dict
     weighted: bool
+    hierarchies: dict = None  # type: ignore[assignment]  # name -> rows of its hierarchy
 
 
 def _tcloseness_input(
-    data, keys, sensitive, *, ordered, weight, weighted, missing, allow_degenerate_keys, engine=None
+    data, keys, sensitive, *, ordered, hierarchies, weight, weighted, missing, allow_degenerate_keys, engine=None
 ) -> _TClosenessInput:
     names = _sensitive_names(sensitive)
     wt = check_bool(weighted, "weighted")
@@ -367,7 +369,67 @@ def _tcloseness_input(
     prep = prepared_roles(
         data, keys, names, weight=weight, missing=missing, allow_degenerate_keys=allow_degenerate_keys, engine=engine
     )
-    return _TClosenessInput(prep, tuple(names), spec, wt)
+    rows = _hierarchy_specs(hierarchies, names, spec, prep.mem)
+    return _TClosenessInput(prep, tuple(names), spec, wt, rows)
+
+
+def _hierarchy_specs(hierarchies, names, spec: dict, eng) -> dict:
+    """``hierarchies`` as ``{name: rows}``: each a sensitive variable not also ordered, its rows
+    one width of at least two columns, without empty cells, each category once, one parent per
+    value and one value at the top (a tree)."""
+    if hierarchies is None:
+        return {}
+    if not isinstance(hierarchies, dict):
+        raise SdcError("hierarchies: expected a mapping {sensitive variable: hierarchy}")
+    from ..protect.recode import _hierarchy_rows, _key
+
+    out = {}
+    for name, h in hierarchies.items():
+        where = f"hierarchies[{name!r}]"
+        if name not in names:
+            raise SdcError(f"{where}: not a sensitive variable; sensitive variables: {', '.join(names)}")
+        if name in spec:
+            raise SdcError(f"{where}: {name} is also in ordered; expected one ground distance per variable")
+        if isinstance(h, dict):
+            rows = [[c, *(a if isinstance(a, (list, tuple)) else [a])] for c, a in h.items()]
+        else:
+            rows = _hierarchy_rows(h, eng)[0]
+        text = [["" if v is None else _key(v) for v in r] for r in rows]
+        width = len(text[0]) if text else 0
+        if width < 2 or any(len(r) != width for r in text) or any(v in ("", "nan") for r in text for v in r):
+            raise SdcError(
+                f"{where}: rows of different lengths, empty cells or fewer than two columns; expected the "
+                "categories and at least one coarser level in every row"
+            )
+        if len({r[0] for r in text}) != len(text):
+            raise SdcError(f"{where}: a category appears in several rows; expected each category once")
+        for lev in range(1, width):
+            if len({(r[lev - 1], r[lev]) for r in text}) != len({r[lev - 1] for r in text}):
+                raise SdcError(f"{where}: a level-{lev - 1} value has two level-{lev} values; expected a tree")
+        if len({r[-1] for r in text}) != 1:
+            raise SdcError(f"{where}: the top level holds several values; expected one value at the top (a tree)")
+        out[name] = text
+    return out
+
+
+def _hierarchy_levels(name: str, text: list, labels: list) -> np.ndarray:
+    """Each category's node code at every level of its hierarchy (categories in code order);
+    every category must be in the hierarchy's first column."""
+    from ..protect.recode import _key
+
+    row_of = {r[0]: r for r in text}
+    absent = sum(1 for v in labels if _key(v) not in row_of)
+    if absent:
+        raise SdcError(
+            f"hierarchies[{name!r}]: {absent} categor(y/ies) of {name} observed in the data are not in the "
+            "hierarchy's first column; expected a row for every category"
+        )
+    width = len(text[0])
+    out = np.zeros((len(labels), width), dtype=np.int64)
+    for lev in range(width):
+        index: dict = {}
+        out[:, lev] = [index.setdefault(row_of[_key(v)][lev], len(index)) for v in labels]
+    return out
 
 
 def _tcloseness_values(inp: _TClosenessInput, ids, G, s: SensitiveCodes):
@@ -376,9 +438,13 @@ def _tcloseness_values(inp: _TClosenessInput, ids, G, s: SensitiveCodes):
     dist, cdist, ncat = {}, {}, {}
     for j, v in enumerate(inp.names):
         codes, q = s.codes[:, j], len(s.labels[j])
-        if inp.spec.get(v) is not None:
-            codes, q = _apply_categories(codes, s.labels[j], inp.spec[v], v)
-        d = tcloseness_classes(ids, G, codes, q, ordered=v in inp.spec, weights=w)
+        if v in inp.hierarchies:
+            levels = _hierarchy_levels(v, inp.hierarchies[v], s.labels[j])
+            d = tcloseness_hierarchical_classes(ids, G, codes, levels, weights=w)
+        else:
+            if inp.spec.get(v) is not None:
+                codes, q = _apply_categories(codes, s.labels[j], inp.spec[v], v)
+            d = tcloseness_classes(ids, G, codes, q, ordered=v in inp.spec, weights=w)
         cdist[v], dist[v], ncat[v] = d, d[ids], q
     return dist, cdist, ncat
 
@@ -390,6 +456,7 @@ def _tcloseness_values(inp: _TClosenessInput, ids, G, s: SensitiveCodes):
     Param("keys", help="Categorical key variables"),
     Param("sensitive", help="Sensitive variables (not key variables)"),
     Param("ordered", "columns"),
+    Param("hierarchies", "mapping", help="Per sensitive variable, a hierarchy: the hierarchical ground distance"),
     Param("weight"),
     Param("weighted", "bool"),
     Param("missing"),
@@ -401,6 +468,7 @@ def t_closeness(
     sensitive,
     *,
     ordered=None,
+    hierarchies=None,
     weight=None,
     weighted: bool = False,
     missing=None,
@@ -419,6 +487,19 @@ def t_closeness(
         D_{nominal} = \tfrac12 \sum_j |p_j - q_j|, \qquad
         D_{ordered} = \frac{1}{q-1} \sum_{i=1}^{q-1} \Big|\sum_{j \le i} (q_j - p_j)\Big|
 
+    With a hierarchy of the categories (levels 0..H, one value at the top), the ground
+    distance of two categories is the level of their lowest common ancestor over H, and
+
+    .. math::
+
+        D_{hierarchical} = \sum_{N} \frac{level(N)}{H} \min(pos_N, neg_N)
+        = \frac1H \sum_{L=0}^{H-1} \tfrac12 \sum_{N \in level\ L} |p_N - q_N|
+
+    over the inner nodes N, with pos_N / neg_N the sums of the positive / negative extras
+    p_c - q_c of N's children (p_N, q_N: the shares under N); the right side, the mean over
+    the levels below the top of the nominal distance of the generalised distributions, is the
+    left summed level by level (ARX's ``HierarchicalDistanceTCloseness``).
+
     A class is t-close iff D <= t; the file's t is the maximum over classes.
 
     Parameters
@@ -434,6 +515,13 @@ def t_closeness(
         Without a declared list the order is the natural one: numeric order for numbers
         (q = number of distinct values), declared order for Enum / ordered categoricals,
         sorted labels for strings. Default: nominal (total variation) for all.
+    hierarchies : dict, optional
+        ``{sensitive variable: hierarchy}``: these variables use the hierarchical ground
+        distance. A hierarchy is an ARX hierarchy file (``;``-separated, no header: the
+        category, then one column per level), a list of rows, a table, or
+        ``{category: [level 1, level 2, ...]}``; every row of one width, one parent per value,
+        one value at the top level, and every observed category in the first column. A
+        variable is not both in ``ordered`` and here.
     weight : str, optional
         Weight column, used only with ``weighted=True``.
     weighted : bool, default False
@@ -458,13 +546,14 @@ def t_closeness(
     ----------
     Li, N., Li, T. and Venkatasubramanian, S. (2007), t-closeness: privacy beyond k-anonymity
     and l-diversity, *Proceedings of the 23rd IEEE International Conference on Data
-    Engineering*, 106-115.
+    Engineering*, 106-115 (section 4.2: the hierarchical distance).
     """
     inp = _tcloseness_input(
         data,
         keys,
         sensitive,
         ordered=ordered,
+        hierarchies=hierarchies,
         weight=weight,
         weighted=weighted,
         missing=missing,
@@ -479,6 +568,7 @@ def t_closeness(
         keys=prep.keys.names,
         sensitive=names,
         ordered=tuple(v for v in names if v in inp.spec),
+        hierarchical=tuple(v for v in names if v in inp.hierarchies),
         weighted=inp.weighted,
         distance=dist,
         class_ids=ids,

@@ -17,7 +17,7 @@ import numpy as np
 from .._core import lattice as _lat
 from .._errors import SdcError
 from .._progress import progress_bar
-from .._validation import check_choice, check_int, check_number, check_rule
+from .._validation import check_choice, check_int, check_number, check_rule, check_t_target
 from ..engines import in_memory_engine
 from ..protect.recode import _hierarchy_rows, _is_missing, _key
 from ._hierarchies import check_lattice_size
@@ -26,6 +26,7 @@ __all__ = ["ArxOutcome", "arx_search"]
 
 _METRICS = ("loss", "precision")
 _DIVERSITY = ("distinct", "entropy", "recursive")
+_T_DISTANCES = ("equal", "hierarchical")
 
 
 @dataclass(frozen=True)
@@ -116,22 +117,59 @@ def _base_codes(eng, enc, j: int, key: str, base_of: dict) -> np.ndarray:
     return codes
 
 
-def _criteria(k, l, sensitive, diversity, c) -> _lat.Criteria:
-    if k is None and l is None:
-        raise SdcError("k, l: both None; expected k (k-anonymity), l with sensitive (l-diversity), or both")
+def _criteria(k, l, sensitive, diversity, c, t=None, t_distance="equal") -> _lat.Criteria:
+    if k is None and l is None and t is None:
+        raise SdcError(
+            "k, l, t: all None; expected k (k-anonymity), l with sensitive (l-diversity), t with sensitive "
+            "(t-closeness), or several"
+        )
     kk = 1 if k is None else check_rule("k", k)
     div = check_choice(diversity, "diversity", _DIVERSITY)
-    if l is None:
+    tt = None if t is None else check_t_target(t, "t")
+    dist = check_choice(t_distance, "t_distance", _T_DISTANCES)
+    if l is None and t is None:
         if sensitive is not None:
-            raise SdcError("sensitive: given without l; expected l with it")
+            raise SdcError("sensitive: given without l or t; expected l or t with it")
         return _lat.Criteria(k=kk)
     if sensitive is None:
-        raise SdcError("sensitive: None; expected the sensitive attribute of l-diversity")
+        raise SdcError("sensitive: None; expected the sensitive attribute of l-diversity or t-closeness")
+    if l is None:
+        return _lat.Criteria(k=kk, t=tt, t_distance=dist)
     ll = check_rule("l", l)
     if div != "entropy" and not float(ll).is_integer():
         raise SdcError(f"l: {ll:g} is not a whole number; expected an integer >= 1 for {div} diversity")
     cc = check_rule("c", c)
-    return _lat.Criteria(k=kk, l=ll, diversity=div, c=float(cc))
+    return _lat.Criteria(k=kk, l=ll, diversity=div, c=float(cc), t=tt, t_distance=dist)
+
+
+def _sensitive_levels(eng, labels, sensitive: str, spec) -> np.ndarray:
+    """Each sensitive value's code at every level of its hierarchy (hierarchical t-closeness):
+    (number of values, levels); the hierarchy must be a tree with one value at the top and
+    cover every value of the data."""
+    if spec is None:
+        raise SdcError(
+            f"hierarchies[{sensitive!r}]: none; expected the hierarchy of the sensitive attribute for "
+            "t_distance='hierarchical'"
+        )
+    rows, _ = _hierarchy_rows(spec, eng)
+    text = _check_hierarchy_rows(sensitive, rows)
+    if len(text[0]) < 2 or len({r[-1] for r in text}) != 1:
+        raise SdcError(
+            f"hierarchies[{sensitive!r}]: the top level holds several values; expected one value at the top "
+            "(a tree, as the hierarchical distance needs)"
+        )
+    hier, base_of = _hierarchy(sensitive, text)
+    values = [_key(v) for v in eng.label_values(labels)]
+    codes = np.array([base_of.get(v, -1) for v in values], dtype=np.int64)
+    if (codes < 0).any():
+        raise SdcError(
+            f"hierarchies[{sensitive!r}]: {int((codes < 0).sum())} value(s) of the sensitive attribute not in the "
+            "hierarchy's first column; expected every value of the data in its hierarchy"
+        )
+    out = np.empty((len(codes), hier.height + 1), dtype=np.int64)
+    for lev in range(hier.height + 1):
+        out[:, lev] = hier.lift(codes, 0, lev)
+    return out
 
 
 def arx_search(
@@ -151,6 +189,8 @@ def arx_search(
     max_nodes=None,
     c=1.0,
     exhaustive=False,
+    t=None,
+    t_distance="equal",
 ) -> ArxOutcome:
     """ARX's optimal full-domain generalisation with record suppression.
 
@@ -167,6 +207,13 @@ def arx_search(
     l, sensitive, diversity, c : optional
         l-diversity of ``sensitive`` in every class: ``"distinct"`` (at least ``l`` values),
         ``"entropy"`` (entropy at least log2 l) or ``"recursive"`` ((c, l)-diversity).
+    t, t_distance : optional
+        t-closeness of ``sensitive`` in every class, t in (0, 1]: the earth mover's distance
+        between the class's distribution and the whole input's (suppressed records included,
+        as ARX) is at most t. ``"equal"``: every two values at distance 1, D = sum |p - q| / 2;
+        ``"hierarchical"``: the distance of two values is the level of their lowest common
+        ancestor in ``hierarchies[sensitive]`` over its height (Li, Li & Venkatasubramanian
+        2007, section 4.2; ARX's ``HierarchicalDistanceTCloseness``).
     suppression_limit : float in [0, 1]
         The share of records that may be suppressed (ARX: at most floor(limit x n)); the
         records of the classes that violate the criteria are suppressed.
@@ -209,7 +256,7 @@ def arx_search(
     missing = [kk for kk in keys if kk not in hierarchies]
     if missing:
         raise SdcError(f"hierarchies: no hierarchy for key(s) {', '.join(map(repr, missing))}; expected one per key")
-    criteria = _criteria(k, l, sensitive, diversity, c)
+    criteria = _criteria(k, l, sensitive, diversity, c, t, t_distance)
     limit = check_rule("suppression_limit", suppression_limit)
     metric = check_choice(metric, "metric", _METRICS)
     gs = check_number(gs_factor, "gs_factor", low=0.0, high=1.0)
@@ -234,12 +281,16 @@ def arx_search(
     enc = eng.encode(table, cols)
     hiers = [h for h, _ in parsed]
     base = [_base_codes(eng, enc, j, key, base_of) for j, (key, (_, base_of)) in enumerate(zip(keys, parsed))]
-    sens, sens_size = None, 0
+    sens, sens_size, sens_levels, sens_order = None, 0, None, None
     if sensitive is not None:
         sens = enc.codes[:, len(keys)].astype(np.int64)
         if (sens < 0).any():
             raise SdcError(f"sensitive: {sensitive!r} has missing values; expected a value in every record")
         sens_size = len(enc.labels[len(keys)])
+        if criteria.t is not None and criteria.t_distance == "hierarchical":
+            sens_levels = _sensitive_levels(eng, enc.labels[len(keys)], sensitive, hierarchies.get(sensitive))
+            _, first = np.unique(sens, return_index=True)
+            sens_order = sens[np.sort(first)]  # ARX's dictionary: the values in their first appearance
     model = _lat.make_model(
         np.stack(base, axis=1),
         hiers,
@@ -249,6 +300,8 @@ def arx_search(
         suppression_limit=limit,
         metric=metric,
         gs_factor=gs,
+        sens_levels=sens_levels,
+        sens_order=sens_order,
     )
     with progress_bar(progress, n_nodes, "arx search", unit="nodes") as bar:
         out = _lat.search(

@@ -26,11 +26,13 @@ def records_search(s, limit_t, progress, limit_n=None, t0=None) -> Outcome:
     out = arx_search(
         s.table,
         s.keys,
-        {k: s.h[k].recorded for k in s.keys},
+        {**{k: s.h[k].recorded for k in s.keys}, **(s.t_hierarchies or {})},
         k=t.k,
         l=t.l,
         sensitive=t.sensitive,
         diversity=t.diversity,
+        t=t.t,
+        t_distance=t.t_distance,
         suppression_limit=s.limit,
         metric="loss",
         time_limit=limit_t,
@@ -97,7 +99,7 @@ def _rebuild(s, levels: tuple, metric: float, n_suppressed: int) -> Candidate:
     """The candidate of ``levels`` with the public methods; its loss is ARX's metric."""
     cand = Candidate(levels, metric)
     table, steps = s.generalise(levels)
-    if n_suppressed and s.target.k is not None:
+    if n_suppressed and (s.target.k is not None or s.target.t is not None):
         table, extra, _ = s.suppress_cells(table)
         steps += extra
     cand.meets, cand.risk = s.check(table)

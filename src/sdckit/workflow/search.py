@@ -28,6 +28,7 @@ from .._validation import (
     check_max_global_risk,
     check_number,
     check_rule,
+    check_t_target,
     raise_problems,
 )
 from ..engines import in_memory_engine
@@ -39,8 +40,15 @@ from ._hierarchies import check_lattice_size, read_hierarchies
 __all__ = ["SEARCH_TARGETS", "search"]
 
 #: the names a search target may combine
-SEARCH_TARGETS = ("k", "l", "sensitive", "diversity", "c", "t", "max_risk", "max_global_risk", "household", "max_suda")
+SEARCH_TARGETS = (
+    "k", "l", "sensitive", "diversity", "c", "t", "t_distance", "max_risk", "max_global_risk", "household", "max_suda"
+)  # fmt: skip
 DIVERSITIES = ("distinct", "entropy", "recursive")
+#: the ground distances of t-closeness (ARX's equal and hierarchical distance)
+T_DISTANCES = ("equal", "hierarchical")
+#: a class within t of the file's distribution when measured is within t + T_TOLERANCE: the public
+#: measure and ARX's sums (which decide what is suppressed) agree to rounding, not to the last bit
+T_TOLERANCE = 1e-12
 SUPPRESSIONS = ("cells", "records")
 OBJECTIVES = ("loss", "arx")
 #: at most this many thresholds are tried per node when cells are suppressed for a risk target
@@ -64,6 +72,7 @@ class Target:
     diversity: str = "distinct"
     c: float = 2.0
     t: float | None = None
+    t_distance: str = "equal"
     max_risk: float | None = None
     max_global_risk: float | None = None
     household: bool = False
@@ -83,6 +92,8 @@ class Target:
         for name in SEARCH_TARGETS:
             value = getattr(self, name)
             if name in ("diversity", "c") and self.l is None:
+                continue
+            if name == "t_distance" and self.t is None:
                 continue
             if name == "sensitive" and self.l is None and self.t is None:
                 continue
@@ -111,7 +122,8 @@ def check_target(target, scenario: Scenario, table) -> Target:
         ("max_risk", lambda v: check_rule("threshold", v, "target['max_risk']")),
         ("max_global_risk", lambda v: check_max_global_risk(v, "target['max_global_risk']")),
         ("max_suda", lambda v: check_number(v, "target['max_suda']", low=0.0)),
-        ("t", lambda v: check_number(v, "target['t']", low=0.0)),
+        ("t", lambda v: check_t_target(v, "target['t']")),
+        ("t_distance", lambda v: check_choice(v, "target['t_distance']", T_DISTANCES)),
         ("household", lambda v: check_bool(v, "target['household']")),
     ):
         if name in t:
@@ -125,6 +137,8 @@ def check_target(target, scenario: Scenario, table) -> Target:
         problems.append(
             "target: 'sensitive', 'diversity' and 'c' go with 'l' or 't'; expected target['l'] or ['t'] too"
         )
+    if "t_distance" in t and "t" not in t:
+        problems.append("target['t_distance']: given without t; expected target['t'] with it")
     if out.get("household"):
         if scenario.household is None:
             problems.append(
@@ -183,6 +197,7 @@ class _Search:
 
         self.scales = loss_scales(self.table, scenario, self.keys, self.eng)
         self._check_finite()
+        hierarchies, self.t_hierarchies = self._sensitive_hierarchy(hierarchies)
         self.h = read_hierarchies(hierarchies, self.keys, self._values, self._kind, self.eng)
         self.n_nodes = check_lattice_size({k: self.h[k].height for k in self.keys})
         self.n = self.table.n
@@ -197,13 +212,35 @@ class _Search:
         self.deadline = deadline
         self.lam = self._level_losses()
 
+    def _sensitive_hierarchy(self, hierarchies) -> tuple:
+        """The keys' hierarchies and, for hierarchical t-closeness, ``{sensitive: rows}`` of the
+        sensitive variable's hierarchy (``hierarchies[sensitive]``), checked before the search
+        by measuring the original with it (a tree with one top value, covering every value)."""
+        t = self.target
+        if t.t is None or t.t_distance != "hierarchical":
+            return hierarchies, None
+        from ..risk import t_closeness
+        from ._hierarchies import _given
+
+        given = dict(hierarchies) if isinstance(hierarchies, Mapping) else {}
+        if t.sensitive not in given:
+            raise SdcError(
+                f"hierarchies: no hierarchy for the sensitive variable {t.sensitive}; expected "
+                f"hierarchies[{t.sensitive!r}] with target['t_distance'] = 'hierarchical'"
+            )
+        rows = _given(t.sensitive, given.pop(t.sensitive), self._values(t.sensitive)[0], self.eng).rows
+        spec = {t.sensitive: rows}
+        t_closeness(self.table, self.keys, t.sensitive, hierarchies=spec, missing=self.missing, **_ANY_KEYS)
+        return given or None, spec
+
     def _check_model(self) -> None:
         """Whole-record suppression and ARX's objective take the targets of ARX's model."""
         t = self.target
-        if self.suppression == "records" and (t.risk_based or t.max_suda is not None or t.t is not None):
+        if self.suppression == "records" and (t.risk_based or t.max_suda is not None):
             raise SdcError(
-                "suppression: 'records' suppresses the records of small key classes (ARX's model) and "
-                "takes the targets k and l; expected suppression='cells' for t, max_risk, max_global_risk or max_suda"
+                "suppression: 'records' suppresses the records of the key classes that fail k, l or t (ARX's model) "
+                "and takes the targets k, l and t; expected suppression='cells' for max_risk, max_global_risk or "
+                "max_suda"
             )
         if self.objective == "arx" and self.weights is not None:
             raise SdcError("weights: ARX's Loss weighs the keys equally; expected no weights with objective='arx'")
@@ -292,7 +329,11 @@ class _Search:
         cand = Candidate(levels, self.bound(levels))
         table, steps = self.generalise(levels)
         meets, risk = (True, {}) if tagged else self.check(table)
-        can_suppress = self.target.k is not None or (self.target.risk_based and self.suppression == "cells")
+        can_suppress = (
+            self.target.k is not None
+            or self.target.t is not None
+            or (self.target.risk_based and self.suppression == "cells")
+        )
         suppressed = False
         if not meets and self.budget > 0 and can_suppress:
             table, extra, units = self.suppress_cells(table)
@@ -357,7 +398,7 @@ class _Search:
 
     def check(self, table) -> tuple[bool, dict]:
         """Whether ``table`` meets every target, measured afresh with the public measures."""
-        from ..risk import individual_risk, k_anonymity, l_diversity, suda, t_closeness
+        from ..risk import individual_risk, k_anonymity, l_diversity, suda
 
         t, ok = self.target, True
         risk: dict[str, float | int | None] = {}
@@ -370,10 +411,8 @@ class _Search:
             risk["l"] = ld.min[t.diversity][t.sensitive]
             ok &= risk["l"] is not None and risk["l"] >= t.l
         if t.t is not None:
-            tc = t_closeness(table, self.keys, t.sensitive, missing=self.missing, allow_degenerate_keys=True)
-            value = tc.max[t.sensitive]
-            risk["t"] = None if np.isnan(value) else value
-            ok &= risk["t"] is None or risk["t"] <= t.t
+            risk["t"] = self._t_of(table)
+            ok &= risk["t"] is None or risk["t"] <= t.t + T_TOLERANCE
         if t.risk_based:
             household = self.sc.household if t.household else None
             ir = individual_risk(
@@ -394,6 +433,23 @@ class _Search:
             ok &= risk["max_suda"] <= t.max_suda
         return bool(ok), risk
 
+    def _t_of(self, table) -> float | None:
+        """The largest distance of a class's distribution of the sensitive variable from the
+        file's (:func:`sdckit.t_closeness`, the target's ground distance). With whole-record
+        suppression the class of the records whose every key is suppressed is left out (ARX's
+        model: a suppressed record is removed); the file's distribution P keeps them, as ARX's."""
+        from ..risk import t_closeness
+
+        s = self.target.sensitive
+        tc = t_closeness(table, self.keys, s, hierarchies=self.t_hierarchies, missing=self.missing, **_ANY_KEYS)
+        dist = np.asarray(tc.class_distance[s], dtype=float)
+        if self.suppression == "records":  # a record is kept whole or loses every key it had
+            gone = np.logical_or.reduce(list(self._suppressed_masks(table).values()))
+            dist = dist.copy()
+            dist[np.unique(tc.class_ids[gone])] = np.nan
+        dist = dist[~np.isnan(dist)]
+        return float(dist.max()) if dist.size else None
+
     # -- cell suppression --------------------------------------------------------------------
     def suppress_cells(self, table):
         """Local suppression for k, then suppression by risk for the risk targets; returns the
@@ -407,6 +463,12 @@ class _Search:
             res = self.step(table, "local_suppression", keys=self.active(table), k=self.target.k, missing=self.missing)
             table, cells = res.table, sum(res.n_changed.values())
             steps.append(_step("local_suppression", res))
+        if self.target.t is not None and cells <= self.budget:
+            res = self.step(table, "suppress_records", **self._far_parameters(table))
+            if res.details["n_records"]:
+                table = res.table
+                cells += sum(res.n_changed.values())
+                steps.append(_step("suppress_records", res))
         if self.target.risk_based and cells <= self.budget:
             res = self._suppress_risk(table, self.budget - cells)
             if res is not None:
@@ -416,11 +478,28 @@ class _Search:
         return table, steps, cells
 
     def _suppress_records(self, table):
-        """Whole-record suppression of the classes below k; the count is in records."""
-        if self.target.k is None:
+        """Whole-record suppression of the classes below k or farther than t; the count is in
+        records."""
+        if self.target.k is None and self.target.t is None:
             return table, [], 0
-        res = self.step(table, "suppress_records", keys=self.active(table), k=self.target.k, missing=self.missing)
+        if self.target.t is None:
+            res = self.step(table, "suppress_records", keys=self.active(table), k=self.target.k, missing=self.missing)
+        else:
+            res = self.step(table, "suppress_records", **self._far_parameters(table, self.target.k or 1))
         return res.table, [_step("suppress_records", res)], int(res.details["n_records"])
+
+    def _far_parameters(self, table, k: int = 1) -> dict:
+        """``suppress_records`` of the classes farther than the target's t (and below ``k``):
+        every key of their records set missing. With cell suppression this comes after the
+        single values suppressed for k: suppressing single values moves records between classes
+        but cannot bring a class's distribution closer to the file's, so a class that is too far
+        loses every key; the records with every key suppressed then form one class, measured
+        like the others."""
+        t = self.target
+        return dict(
+            keys=self.active(table), k=k, missing=self.missing, sensitive=t.sensitive, t=t.t,
+            t_distance=t.t_distance, hierarchies=self.t_hierarchies,
+        )  # fmt: skip
 
     def _suppress_risk(self, table, budget: int):
         """``suppress_by_risk`` at the highest threshold whose result meets the target.
