@@ -695,13 +695,14 @@ def evaluate(model: Model, src_levels, src_rows, src_counts, levels) -> NodeResu
 
 def _entropy_suppressed(model: Model, rows, vc: np.ndarray, viol: np.ndarray, levels) -> np.ndarray:
     """Per key: ``sum_v c_v log2(c_v / S)`` over the generalised values v of the S suppressed
-    records (c_v of them with v) (``MetricMDNUNMEntropyPrecomputed``)."""
+    records (c_v of them with v) (``MetricMDNUNMEntropyPrecomputed``; ARX adds the terms in the
+    order of its hash map, here they are summed exactly rounded)."""
     total = float(vc.sum())
     out = np.zeros(model.m)
     for j, h in enumerate(model.hierarchies):
         c = np.bincount(rows[j][viol], weights=vc, minlength=h.size(int(levels[j])))
-        c = c[c > 0]
-        out[j] = float(np.sum(c * (np.log(c / total) / _LN2)))
+        # math.log term by term and a correctly rounded sum: the same float in any order
+        out[j] = math.fsum(x * (math.log(x / total) / _LN2) for x in c[c > 0].tolist())
     return out
 
 
