@@ -279,6 +279,7 @@ RULES: dict[str, NumberRule] = {
     "c": NumberRule(low=0.0, low_open=True),
     "l": NumberRule(low=1.0, what="an l-diversity level"),
     "suppression_limit": NumberRule(low=0.0, high=1.0, what="a share"),
+    "gs_factor": NumberRule(low=0.0, high=1.0, what="a weight"),
     "time_limit": NumberRule(low=0.0, what="a number of seconds"),
     "tol": NumberRule(low=0.0, low_open=True, what="a positive number"),
     "max_iter": NumberRule(low=1, integer=True),

@@ -1,5 +1,6 @@
 """ARX's model of anonymisation: full-domain generalisation over a lattice of level vectors,
-record suppression up to a limit, ARX's information-loss metrics and an optimal search.
+record suppression up to a limit, ARX's quality models (Loss, precision, discernibility,
+non-uniform entropy; :data:`METRICS`) and an optimal search.
 
 Pure NumPy. Everything works on integer codes:
 
@@ -19,8 +20,13 @@ Pure NumPy. Everything works on integer codes:
 
 References: Prasser F., Kohlmayer F. (2015), *Putting statistical disclosure control into
 practice: the ARX data anonymization tool*; Kohlmayer F. et al. (2012), *Flash: efficient,
-stable and optimal k-anonymity*, IEEE PASSAT; ARX's classes ``MetricMDNMLoss``,
-``MetricMDNMPrecision``, ``ILMultiDimensionalGeometricMean`` (Apache 2.0).
+stable and optimal k-anonymity*, IEEE PASSAT; Sweeney L. (2002), *Achieving k-anonymity privacy
+protection using generalization and suppression*, IJUFKS 10(5) (precision); Bayardo R.,
+Agrawal R. (2005), *Data privacy through optimal k-anonymization*, ICDE (discernibility);
+Gionis A., Tassa T. (2009), *k-Anonymization with minimal loss of information*, IEEE TKDE 21(2)
+(non-uniform entropy); ARX's classes ``MetricMDNMLoss``, ``MetricMDNMPrecision``,
+``MetricSDNMDiscernability``, ``MetricMDNUNMEntropy``, ``ILMultiDimensionalGeometricMean``,
+``ILMultiDimensionalArithmeticMean``, ``ILMultiDimensionalSum`` (Apache 2.0).
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ import numpy as np
 __all__ = [
     "MAX_NODES",
     "Closeness",
+    "METRICS",
     "Criteria",
     "Hierarchy",
     "Model",
@@ -50,6 +57,7 @@ __all__ = [
     "lattice_nodes",
     "lower_bound",
     "make_model",
+    "metric_bounds",
     "node_aggregate",
     "node_values",
     "search",
@@ -226,6 +234,40 @@ class Closeness:
 
 
 @dataclass(frozen=True)
+class MetricSpec:
+    """What ARX declares about one quality model.
+
+    ``arx_class``: ARX's class; ``aggregate``: how the per-key values combine (``"geometric"``:
+    ``ILMultiDimensionalGeometricMean``, ``"arithmetic"``, ``"sum"``, ``"none"``: one value,
+    no per-key parts); ``monotonic_with_generalization`` / ``monotonic_with_suppression``: ARX's
+    flags (``Metric.isMonotonic(limit)`` takes the first without a suppression limit, the second
+    with one); ``gs_factor``: whether the gs-factor weighs generalisation against suppression
+    (ARX's "configurable coding model"); ``independent``: the value of a node that suppresses
+    nothing follows from its levels alone (no classes needed).
+
+    The search never prunes by these flags: it prunes by lower bounds (:func:`metric_bounds`),
+    valid for every metric with and without suppression, and by the cone of a checked node's
+    class-based bound for discernibility.
+    """
+
+    arx_class: str
+    aggregate: str
+    monotonic_with_generalization: bool
+    monotonic_with_suppression: bool
+    gs_factor: bool
+    independent: bool
+
+
+#: ARX's quality models, as ARX declares them (``Metric.list()`` and each class's constructor)
+METRICS = {
+    "loss": MetricSpec("MetricMDNMLoss", "geometric", True, False, True, True),
+    "precision": MetricSpec("MetricMDNMPrecision", "arithmetic", True, False, True, True),
+    "discernibility": MetricSpec("MetricSDNMDiscernability", "none", True, False, False, False),
+    "entropy": MetricSpec("MetricMDNUNMEntropy", "sum", True, False, True, True),
+}
+
+
+@dataclass(frozen=True)
 class Model:
     """The compressed records and what the search needs about them.
 
@@ -245,10 +287,27 @@ class Model:
     gs_factor: float
     bound_parts: np.ndarray = field(repr=False)  # (m, max height + 1): per key and level, sum of counts x rows covered
     closeness: Closeness | None = field(default=None, repr=False)
+    #: entropy: (m, max height + 1), per key and level, sum_v a_v log2(a_v / b_v) (<= 0) over the
+    #: base values v (a_v records, b_v the records of v's generalised value); discernibility:
+    #: (m, max height + 1), per key and level, sum of the squared class sizes of the node with
+    #: that key at that level and every other key at 0; otherwise None
+    metric_parts: np.ndarray | None = field(default=None, repr=False)
+    #: the order in which the per-key values are aggregated (None: the keys' order)
+    agg_order: tuple | None = None
 
     @property
     def m(self) -> int:
         return len(self.hierarchies)
+
+    @property
+    def spec(self) -> MetricSpec:
+        return METRICS[self.metric]
+
+    @property
+    def metric_monotone(self) -> bool:
+        """ARX's ``isMonotonic(suppression limit)`` of the metric (see :class:`MetricSpec`)."""
+        spec = self.spec
+        return spec.monotonic_with_generalization if self.max_outliers == 0 else spec.monotonic_with_suppression
 
     @property
     def monotone(self) -> bool:
@@ -284,6 +343,7 @@ def make_model(
     gs_factor: float = 0.5,
     sens_levels: np.ndarray | None = None,
     sens_order: np.ndarray | None = None,
+    agg_order=None,
 ) -> Model:
     """Compress the records (``base``: (n, m) level-0 codes; ``sensitive``: codes 0..sens_size-1)
     to their distinct rows with counts and precompute the per-key bound parts.
@@ -293,7 +353,12 @@ def make_model(
     ``sens_levels`` (sens_size, H + 1) gives each sensitive code's value code at every level of
     its hierarchy (a tree: one parent per value, one value at the top) and ``sens_order`` the
     codes in the order ARX's dictionary holds them (their first appearance in the data; default
-    the codes' order), which fixes the order of ARX's sums."""
+    the codes' order), which fixes the order of ARX's sums. ``metric``: a name of
+    :data:`METRICS`; ``agg_order``: the keys' positions in the order their values are
+    aggregated (ARX's: the data's column order), which changes the last bits of the aggregate
+    only."""
+    if metric not in METRICS:
+        raise ValueError(f"metric: {metric!r}; expected one of {', '.join(METRICS)}")
     base = np.asarray(base, dtype=np.int32)
     n, m = base.shape
     cols = [base[:, j] for j in range(m)]
@@ -315,6 +380,11 @@ def make_model(
             parts[j, lev] = int(np.dot(counts, h.counts[lev][codes]))
             if lev < h.height:
                 codes = h.up[lev][codes]
+    extra = None
+    if metric == "entropy":
+        extra = _entropy_parts(base, hierarchies, width)
+    elif metric == "discernibility":
+        extra = _discernibility_parts(rows[:m], counts, hierarchies, width)
     return Model(
         tuple(hierarchies),
         rows,
@@ -328,7 +398,45 @@ def make_model(
         float(gs_factor),
         parts,
         closeness,
+        extra,
+        None if agg_order is None else tuple(int(j) for j in agg_order),
     )
+
+
+def _entropy_parts(base: np.ndarray, hierarchies, width: int) -> np.ndarray:
+    """Per key j and level L: ``G_j(L) = sum_v a_v log2(a_v / b_v)`` over the base values v
+    present (a_v records), b_v the records whose level-L value is v's (ARX's
+    ``MetricMDNUEntropyPrecomputed``: the sum in the order of the values' first appearance, as
+    ARX's dictionary numbers them; log2 x = ln x / ln 2)."""
+    out = np.zeros((len(hierarchies), width))
+    for j, h in enumerate(hierarchies):
+        col = base[:, j]
+        uniq, first = np.unique(col, return_index=True)
+        order = uniq[np.argsort(first, kind="stable")]
+        a = np.bincount(col, minlength=h.size(0)).astype(float)
+        for lev in range(h.height + 1):
+            gen = h.lift(np.arange(h.size(0)), 0, lev)
+            b = np.bincount(gen, weights=a, minlength=h.size(lev))
+            value = 0.0
+            for v in order.tolist():  # plain float arithmetic in ARX's order
+                value += a[v] * (math.log(a[v] / b[gen[v]]) / _LN2)
+            out[j, lev] = value
+    return out
+
+
+def _discernibility_parts(rows, counts: np.ndarray, hierarchies, width: int) -> np.ndarray:
+    """Per key j and level L: the sum of squared class sizes of the node with key j at L and
+    every other key at level 0 (a specialisation of every node with key j at L or above)."""
+    m = len(hierarchies)
+    out = np.zeros((m, width))
+    sizes = [h.size(0) for h in hierarchies]
+    for j, h in enumerate(hierarchies):
+        for lev in range(h.height + 1):
+            cols = list(rows)
+            cols[j] = h.lift(rows[j], 0, lev)
+            _, _, c, _ = group_rows(cols, [*sizes[:j], h.size(lev), *sizes[j + 1 :]], counts, want_inverse=False)
+            out[j, lev] = float(np.dot(c, c))
+    return out
 
 
 def closeness_of(sensitive, sens_size: int, sens_levels=None, sens_order=None) -> tuple:
@@ -370,21 +478,30 @@ def _arx_round(x):
 def attribute_values(model: Model, levels: np.ndarray, supp_parts, n_supp) -> np.ndarray:
     """ARX's per-attribute information loss for nodes ``levels`` (N, m).
 
-    ``supp_parts`` (N, m): per key, the sum over suppressed records of the rows covered by
-    their generalised value; ``n_supp`` (N,): suppressed records. With both zero this is ARX's
-    lower bound (the loss without suppression).
+    ``supp_parts`` (N, m): per key, what the suppressed records add (Loss: the sum over them of
+    the rows covered by their generalised value; entropy: ``sum_v c_v log2(c_v / S)`` over the
+    generalised values v of the S suppressed records, c_v of them with v); ``n_supp`` (N,):
+    suppressed records. With both zero this is the metric without suppression. g and s are the
+    generalisation and suppression factors of the gs-factor (both 1 at 0.5; ARX's ``Metric``).
 
-    Loss (``MetricMDNMLoss``): with share(v) = rows covered by v / |D|, g and s the
-    generalisation and suppression factors (both 1 at gs-factor 0.5),
+    Loss (``MetricMDNMLoss``): with share(v) = rows covered by v / |D|,
     ``sum = g * sum_{kept records} share + sum_{suppressed} (s == 1 ? 1 : share + s (1 - share))``
     and ``value = floor10((sum - g n / |D|) / (n - g n / |D|))`` (at least 0).
 
     Non-monotonic precision (``MetricMDNMPrecision``):
     ``value = (kept * level / height * g + suppressed * s) / n``.
+
+    Non-monotonic non-uniform entropy (``MetricMDNUNMEntropy``): with G_j the generalisation
+    part (:func:`_entropy_parts`, over every record, suppressed ones included),
+    ``value = floor10(-(g G_j + s supp_parts_j))``.
+
+    Discernibility has no per-attribute values: an (N, 0) array.
     """
+    levels = np.atleast_2d(levels)
+    if model.metric == "discernibility":
+        return np.zeros((levels.shape[0], 0))
     g, s = model.factors
     n = float(model.n)
-    levels = np.atleast_2d(levels)
     supp_parts = np.atleast_2d(np.asarray(supp_parts, dtype=float))
     n_supp = np.asarray(n_supp, dtype=float).reshape(-1, 1)
     out = np.empty(levels.shape, dtype=float)
@@ -393,6 +510,10 @@ def attribute_values(model: Model, levels: np.ndarray, supp_parts, n_supp) -> np
         if model.metric == "precision":
             rel = lev / h.height if h.height else np.zeros(len(lev))
             out[:, j] = ((n - n_supp[:, 0]) * rel * g + n_supp[:, 0] * s) / n
+            continue
+        if model.metric == "entropy":
+            raw = model.metric_parts[j, lev] * g + supp_parts[:, j] * s
+            out[:, j] = np.where(raw == 0.0, 0.0, _arx_round(-raw))
             continue
         size = float(h.n_rows)
         total = model.bound_parts[j, lev] / size
@@ -407,13 +528,26 @@ def attribute_values(model: Model, levels: np.ndarray, supp_parts, n_supp) -> np
     return out
 
 
-def aggregate(values: np.ndarray, metric: str) -> np.ndarray:
-    """ARX's aggregate of per-attribute values (N, m): the geometric mean of ``1 + v`` minus 1
-    for Loss (``ILMultiDimensionalGeometricMean``), the arithmetic mean for precision."""
+def aggregate(values: np.ndarray, metric: str, order=None) -> np.ndarray:
+    """ARX's aggregate of per-attribute values (N, m), every attribute of weight 1: the
+    geometric mean of ``1 + v`` minus 1 for Loss (``ILMultiDimensionalGeometricMean``), the
+    arithmetic mean ``sum_j v_j / m`` for precision (``ILMultiDimensionalArithmeticMean``),
+    the sum for entropy (``ILMultiDimensionalSum``), each term taken in the keys' ``order``
+    (default: as given; ARX's is the order of the columns in the data)."""
     values = np.atleast_2d(values)
+    if order is not None:
+        values = values[:, list(order)]
     m = values.shape[1]
     if metric == "precision":
-        return values.sum(axis=1) / m
+        result = np.zeros(values.shape[0])
+        for j in range(m):
+            result = result + values[:, j] / m
+        return result
+    if metric == "entropy":
+        result = np.zeros(values.shape[0])
+        for j in range(m):
+            result = result + values[:, j]
+        return result
     result = np.ones(values.shape[0])
     for j in range(m):
         result = result * np.power(values[:, j] + 1.0, 1.0 / m)
@@ -422,22 +556,50 @@ def aggregate(values: np.ndarray, metric: str) -> np.ndarray:
 
 def lower_bound(model: Model, free_values: np.ndarray, free: np.ndarray) -> np.ndarray:
     """A lower bound of the metric of each node, whatever it suppresses, that never decreases
-    from a node to its generalisations.
+    from a node to its generalisations, from the per-key values without suppression.
 
     Loss: the loss without suppression (ARX's ``getLowerBound``): a suppressed record counts
     at least its share (``share + s (1 - share)`` with s <= 1, or 1 >= g share).
     Precision: per key, a kept record counts ``g level / height`` and a suppressed one ``s``,
     so the value is at least ``min(g level / height, s)``. ARX's bound, the first term alone,
     is too high when s < g level / height (gs-factor below 0.5) and could prune the optimum.
+    Entropy: the generalisation part (ARX's bound): the suppression part ``-s sum c_v log2(c_v
+    / S)`` is never negative, and the generalisation part grows with the levels (a value's
+    records b_v only grow).
+    Discernibility: see :func:`metric_bounds`.
     """
     if model.metric != "precision":
         return free
     _, s = model.factors
-    return aggregate(np.minimum(free_values, s), model.metric)
+    return aggregate(np.minimum(free_values, s), model.metric, model.agg_order)
+
+
+def metric_bounds(model: Model, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(free, bound)`` per node: the metric when nothing is suppressed (NaN where it needs the
+    classes: discernibility) and a lower bound of the metric whatever is suppressed, that never
+    decreases from a node to its generalisations.
+
+    Discernibility (``MetricSDNMDiscernability``): ``DM = sum_{kept classes} |E|^2 + n *
+    suppressed`` is at least ``DM* = sum_{classes} |E|^2`` (a suppressed class of size c counts
+    n c >= c^2), and DM* never decreases from a node to a generalisation (merging classes of
+    sizes a, b: (a + b)^2 >= a^2 + b^2). Each node's classes merge those of the node with only
+    key j at its level (the other keys at 0), so the bound is the largest of those DM*.
+    """
+    nodes = np.atleast_2d(nodes)
+    if model.metric == "discernibility":
+        bound = np.zeros(len(nodes))
+        for j in range(model.m):
+            bound = np.maximum(bound, model.metric_parts[j, nodes[:, j]])
+        return np.full(len(nodes), math.nan), bound
+    values = attribute_values(model, nodes, np.zeros(nodes.shape), np.zeros(len(nodes)))
+    free = aggregate(values, model.metric, model.agg_order)
+    return free, lower_bound(model, values, free)
 
 
 def node_values(model: Model, levels, supp_parts, n_supp: int) -> list[float]:
     """:func:`attribute_values` of one node, in plain float arithmetic (the same operations)."""
+    if model.metric == "discernibility":
+        return []
     g, s = model.factors
     n = float(model.n)
     ns = float(n_supp)
@@ -447,6 +609,10 @@ def node_values(model: Model, levels, supp_parts, n_supp: int) -> list[float]:
         if model.metric == "precision":
             rel = lev / h.height if h.height else 0.0
             out.append(((n - ns) * rel * g + ns * s) / n)
+            continue
+        if model.metric == "entropy":
+            raw = float(model.metric_parts[j, lev]) * g + float(supp_parts[j]) * s
+            out.append(0.0 if raw == 0.0 else math.floor(-raw * _FACTOR) / _FACTOR)
             continue
         size = float(h.n_rows)
         total = float(model.bound_parts[j, lev]) / size
@@ -459,11 +625,16 @@ def node_values(model: Model, levels, supp_parts, n_supp: int) -> list[float]:
     return out
 
 
-def node_aggregate(values, metric: str) -> float:
+def node_aggregate(values, metric: str, order=None) -> float:
     """:func:`aggregate` of one node's values."""
+    if order is not None:
+        values = [values[j] for j in order]
     m = len(values)
-    if metric == "precision":
-        return float(sum(values) / m)
+    if metric in ("precision", "entropy"):
+        result = 0.0
+        for v in values:
+            result += v / m if metric == "precision" else v
+        return result
     result = 1.0
     for v in values:
         result *= math.pow(v + 1.0, 1.0 / m)
@@ -484,6 +655,10 @@ class NodeResult:
     n_supp: int
     supp_parts: np.ndarray
     violating_rows: np.ndarray  # bool per distinct row
+    #: discernibility: ``DM`` (kept classes squared, n per suppressed record) and ``DM*`` (every
+    #: class squared); NaN for the other metrics
+    dm: float = math.nan
+    dm_star: float = math.nan
 
 
 def _class_violations(model: Model, keys: np.ndarray, counts: np.ndarray):
@@ -653,7 +828,40 @@ def evaluate(model: Model, src_levels, src_rows, src_counts, levels) -> NodeResu
         vc = counts[viol]
         for j, h in enumerate(model.hierarchies):
             parts[j] = float(np.dot(vc, h.counts[int(levels[j])][rows[j][viol]]))
+    elif ok and n_supp and model.metric == "entropy":
+        parts = _entropy_suppressed(model, rows, counts[viol], viol, levels)
+    if model.metric == "discernibility":
+        dm, dm_star = _discernibility(model, keys, counts, viol, n_supp)
+        return NodeResult(rows, counts, bool(ok), n_supp, parts, viol, dm, dm_star)
     return NodeResult(rows, counts, bool(ok), n_supp, parts, viol)
+
+
+def _entropy_suppressed(model: Model, rows, vc: np.ndarray, viol: np.ndarray, levels) -> np.ndarray:
+    """Per key: ``sum_v c_v log2(c_v / S)`` over the generalised values v of the S suppressed
+    records (c_v of them with v) (``MetricMDNUNMEntropyPrecomputed``; ARX adds the terms in the
+    order of its hash map, here they are summed exactly rounded)."""
+    total = float(vc.sum())
+    out = np.zeros(model.m)
+    for j, h in enumerate(model.hierarchies):
+        c = np.bincount(rows[j][viol], weights=vc, minlength=h.size(int(levels[j])))
+        # math.log term by term and a correctly rounded sum: the same float in any order
+        out[j] = math.fsum(x * (math.log(x / total) / _LN2) for x in c[c > 0].tolist())
+    return out
+
+
+def _discernibility(model: Model, keys: np.ndarray, counts: np.ndarray, viol: np.ndarray, n_supp: int):
+    """``(DM, DM*)`` of a node's classes (sorted ``keys``, rows of a class together): DM* the
+    sum of the squared class sizes, DM the same over the kept classes plus n per suppressed
+    record (``MetricSDNMDiscernability``)."""
+    if model.sens_size:
+        prefix = keys // model.sens_size
+        starts = np.flatnonzero(np.r_[True, prefix[1:] != prefix[:-1]])
+    else:
+        starts = np.arange(len(keys))
+    sizes = np.add.reduceat(counts, starts).astype(float) if len(keys) else counts.astype(float)
+    kept = ~viol[starts] if len(keys) else viol
+    dm_star = float(np.dot(sizes, sizes))
+    return float(np.dot(sizes[kept], sizes[kept])) + float(model.n) * n_supp, dm_star
 
 
 def suppressed_rows(model: Model, levels) -> np.ndarray:
@@ -769,6 +977,8 @@ class _Search:
         n_nodes = len(nodes)
         self.level_sum = nodes.sum(axis=1, dtype=np.int32)
         self.free, self.bound, self.expired = self._bounds(nodes)
+        # discernibility: a checked node's DM* bounds every generalisation (the cone above it)
+        self.floor = self.bound.copy() if model.metric == "discernibility" and not exhaustive else None
         radix = [h + 1 for h in model.heights]
         self.mult = np.array([int(np.prod(radix[j + 1 :])) for j in range(len(radix))], dtype=np.int64)
         self.state = np.zeros(n_nodes, dtype=np.int8)  # 1 satisfies, -1 violates, 0 unknown
@@ -788,9 +998,7 @@ class _Search:
             if self.out_of_time():
                 return free, bound, True
             block = nodes[a : a + _BLOCK]
-            values = attribute_values(self.model, block, np.zeros(block.shape), np.zeros(len(block)))
-            free[a : a + len(block)] = aggregate(values, self.model.metric)
-            bound[a : a + len(block)] = lower_bound(self.model, values, free[a : a + len(block)])
+            free[a : a + len(block)], bound[a : a + len(block)] = metric_bounds(self.model, block)
         return free, bound, False
 
     def free_values(self, x: int) -> np.ndarray:
@@ -802,15 +1010,19 @@ class _Search:
     def key(self, x: int) -> tuple:
         return (float(self.bound[x]), int(self.level_sum[x]), x)
 
-    def record(self, x: int, ok: bool, n_supp: int, values) -> None:
+    def record(self, x: int, ok: bool, n_supp: int, values, loss: float | None = None) -> None:
+        """Node ``x`` checked (or tagged): its metric from ``values`` (per key), or ``loss``
+        when the metric has no per-key values (discernibility)."""
         self.done[x] = True
         if not ok:
             loss = None
+        elif self.model.metric == "discernibility":
+            values = []
         elif n_supp == 0:  # the metric without suppression: the same float, so ties compare equal
             loss = float(self.free[x])
             values = self.free_values(x)
         else:
-            loss = node_aggregate(values, self.model.metric)
+            loss = node_aggregate(values, self.model.metric, self.model.agg_order)
         self.evaluated.append((x, ok, loss, n_supp))
         if ok and (self.best is None or (loss, int(self.level_sum[x]), x) < self.best):
             self.best = (loss, int(self.level_sum[x]), x)
@@ -827,16 +1039,23 @@ class _Search:
         values = None
         if res.satisfies and res.n_supp:
             values = node_values(self.model, self.nodes[x], res.supp_parts, res.n_supp)
-        self.record(x, res.satisfies, res.n_supp, values)
+        self.record(x, res.satisfies, res.n_supp, values, res.dm)
+        if self.floor is not None:
+            cone = self.cone(x, up=True)
+            np.maximum(self.floor, np.where(cone, res.dm_star, -math.inf), out=self.floor)
         if self.tagging:
             self.tag(x, res.satisfies)
         return res.satisfies
 
-    def tag(self, x: int, ok: bool) -> None:
+    def cone(self, x: int, up: bool) -> np.ndarray:
+        """The nodes at or above ``x`` in every key (``up``), or at or below."""
         mask = np.ones(len(self.nodes), dtype=bool)
         for col in self.columns:
-            mask &= (col >= col[x]) if ok else (col <= col[x])
-        self.state[mask] = 1 if ok else -1
+            mask &= (col >= col[x]) if up else (col <= col[x])
+        return mask
+
+    def tag(self, x: int, ok: bool) -> None:
+        self.state[self.cone(x, up=ok)] = 1 if ok else -1
 
     # -- bisecting a chain -------------------------------------------------------------------
     def chain(self, x: int) -> list[int]:
@@ -870,6 +1089,13 @@ class _Search:
             else:
                 lo = mid
 
+    def floored(self, x: int) -> bool:
+        """Discernibility: node ``x`` cannot beat the best node, by the DM* of a checked node
+        below it (its DM is at least that, its sum of levels larger)."""
+        if self.floor is None or self.best is None:
+            return False
+        return (float(self.floor[x]), int(self.level_sum[x]), x) > self.best
+
     def out_of_time(self) -> bool:
         return self.time_limit is not None and time.perf_counter() - self.t0 > self.time_limit
 
@@ -886,7 +1112,7 @@ class _Search:
             if self.out_of_budget():
                 optimal = False
                 break
-            if self.done[x]:
+            if self.done[x] or self.floored(x):
                 continue
             if not self.tagging:
                 self.check(x)
@@ -895,8 +1121,8 @@ class _Search:
                 self.probe(x)
                 if self.done[x] or self.state[x] == 0:
                     continue  # checked by the probe, or the budget ran out (the next turn says so)
-            if self.state[x] == 1:
-                if self.model.max_outliers == 0:
+            if self.state[x] == 1 and not self.floored(x):
+                if self.model.max_outliers == 0 and self.model.spec.independent:
                     self.record(x, True, 0, None)
                 else:
                     self.check(x)

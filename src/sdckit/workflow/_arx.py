@@ -17,14 +17,14 @@ import numpy as np
 from .._core import lattice as _lat
 from .._errors import SdcError
 from .._progress import progress_bar
-from .._validation import check_choice, check_int, check_number, check_rule, check_t_target
+from .._validation import check_choice, check_int, check_rule, check_t_target
 from ..engines import in_memory_engine
 from ..protect.recode import _hierarchy_rows, _is_missing, _key
 from ._hierarchies import check_lattice_size
 
 __all__ = ["ArxOutcome", "arx_search"]
 
-_METRICS = ("loss", "precision")
+_METRICS = tuple(_lat.METRICS)
 _DIVERSITY = ("distinct", "entropy", "recursive")
 _T_DISTANCES = ("equal", "hierarchical")
 
@@ -40,9 +40,11 @@ class ArxOutcome:
     suppressed : ndarray of bool, shape (n,)
         The records suppressed, in input order.
     loss : float
-        ARX's metric value of the answer (Loss, or non-monotonic precision); NaN without one.
+        ARX's metric value of the answer (Loss, non-monotonic precision, non-monotonic
+        discernibility or non-monotonic non-uniform entropy); NaN without one.
     loss_by_key : dict
-        ARX's per-attribute values (``per_attribute_by_qi``).
+        ARX's per-attribute values (``per_attribute_by_qi``); empty for discernibility, which
+        has none.
     n_checked, n_pruned, n_nodes : int
         Nodes whose classes were computed, nodes never computed, nodes of the lattice.
     optimal : bool
@@ -217,11 +219,16 @@ def arx_search(
     suppression_limit : float in [0, 1]
         The share of records that may be suppressed (ARX: at most floor(limit x n)); the
         records of the classes that violate the criteria are suppressed.
-    metric : {"loss", "precision"}
-        ARX's ``Loss`` (``MetricMDNMLoss``, geometric mean of 1 + the per-key loss, minus 1)
-        or ARX's non-monotonic precision (``MetricMDNMPrecision``, arithmetic mean).
+    metric : {"loss", "precision", "discernibility", "entropy"}
+        ARX's quality model (:data:`sdckit._core.lattice.METRICS`): ``Loss``
+        (``MetricMDNMLoss``, geometric mean of 1 + the per-key loss, minus 1), non-monotonic
+        precision (``MetricMDNMPrecision``, arithmetic mean), non-monotonic discernibility
+        (``MetricSDNMDiscernability``: the sum of the squared class sizes, n per suppressed
+        record) or non-monotonic non-uniform entropy (``MetricMDNUNMEntropy``, summed over the
+        keys).
     gs_factor : float in [0, 1]
-        ARX's weight of generalisation against suppression (0.5: equal).
+        ARX's weight of generalisation against suppression (0.5: equal): generalisation counts
+        g = min(1, 2 (1 - gs)), suppression s = min(1, 2 gs). Discernibility has none (0.5 only).
     time_limit : float, optional
         Seconds; stop with the best node so far (``optimal=False``).
     progress : bool, optional
@@ -259,7 +266,12 @@ def arx_search(
     criteria = _criteria(k, l, sensitive, diversity, c, t, t_distance)
     limit = check_rule("suppression_limit", suppression_limit)
     metric = check_choice(metric, "metric", _METRICS)
-    gs = check_number(gs_factor, "gs_factor", low=0.0, high=1.0)
+    gs = check_rule("gs_factor", gs_factor)
+    if metric == "discernibility" and gs != 0.5:
+        raise SdcError(
+            f"gs_factor: got {gs:g}; ARX's discernibility does not weigh generalisation against suppression, "
+            "expected the default 0.5 with metric 'discernibility'"
+        )
     check_rule("time_limit", time_limit, allow_none=True)
     check_int(max_nodes, "max_nodes", low=1, allow_none=True)
     if sensitive is not None and sensitive in keys:
@@ -302,6 +314,7 @@ def arx_search(
         gs_factor=gs,
         sens_levels=sens_levels,
         sens_order=sens_order,
+        agg_order=sorted(range(len(keys)), key=lambda j: table.columns.index(keys[j])),
     )
     with progress_bar(progress, n_nodes, "arx search", unit="nodes") as bar:
         out = _lat.search(
