@@ -504,13 +504,21 @@ def test_precision_below_half_gs_factor_is_bounded_correctly():
         (dict(t=0.2, sensitive="disease", t_distance="ordered"), "t_distance"),
         (dict(t=0.2, sensitive="disease", t_distance="hierarchical"), "hierarchies['disease']: none"),
         (
-            dict(t=0.2, sensitive="disease", t_distance="hierarchical",
-                 hierarchies={**SMALL_H, "disease": [["flu", "*"], ["none", "*"]]}),
+            dict(
+                t=0.2,
+                sensitive="disease",
+                t_distance="hierarchical",
+                hierarchies={**SMALL_H, "disease": [["flu", "*"], ["none", "*"]]},
+            ),
             "3 value(s) of the sensitive attribute not in the hierarchy",
         ),  # fmt: skip
         (
-            dict(t=0.2, sensitive="disease", t_distance="hierarchical",
-                 hierarchies={**SMALL_H, "disease": [[v, v] for v in ("asthma", "cancer", "diabetes", "flu", "none")]}),
+            dict(
+                t=0.2,
+                sensitive="disease",
+                t_distance="hierarchical",
+                hierarchies={**SMALL_H, "disease": [[v, v] for v in ("asthma", "cancer", "diabetes", "flu", "none")]},
+            ),
             "the top level holds several values",
         ),  # fmt: skip
         (dict(time_limit=-1), "time_limit"),

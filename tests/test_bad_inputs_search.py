@@ -190,7 +190,11 @@ CASES = [
         same, TS, {"target": {"t": 0.3, "t_distance": "manhattan"}}, ("target['t_distance']",), id="t-distance-bad"
     ),
     pytest.param(
-        same, TS, {"target": {"k": 2, "t_distance": "equal"}}, ("target['t_distance']", "without t"), id="t-distance-alone"
+        same,
+        TS,
+        {"target": {"k": 2, "t_distance": "equal"}},
+        ("target['t_distance']", "without t"),
+        id="t-distance-alone",
     ),
     pytest.param(
         same, TS, {"target": T_HIER}, ("hierarchies", "sensitive variable s", "hierarchies['s']"), id="t-hier-none"
@@ -241,8 +245,13 @@ CASES = [
     pytest.param(
         pandas(same),
         TS,
-        {"target": T_HIER, "hierarchies": {"s": S_TREE}, "suppression_limit": 0.1, "suppression": "records",
-         "objective": "arx"},
+        {
+            "target": T_HIER,
+            "hierarchies": {"s": S_TREE},
+            "suppression_limit": 0.1,
+            "suppression": "records",
+            "objective": "arx",
+        },
         "ok",
         id="t-hier-records-pandas",
     ),  # fmt: skip

@@ -600,7 +600,9 @@ def test_t_closeness_target_is_met_afresh():
     assert tc.max["health"] <= 0.3 + 1e-12 and res.risk["t"] == pytest.approx(tc.max["health"])
     original = sdckit.t_closeness(data, keys, "health").max["health"]
     assert original > 0.3  # the target made the search work
-    rec = sdckit.search(data, sc, target={"t": 0.3, "k": 2}, suppression="records", suppression_limit=0.05, progress=False)
+    rec = sdckit.search(
+        data, sc, target={"t": 0.3, "k": 2}, suppression="records", suppression_limit=0.05, progress=False
+    )
     assert rec.found and rec.risk["t"] <= 0.3 + 1e-12
     for bad in (-1, 0, 1.5):
         with pytest.raises(sdckit.SdcError, match="target\\['t'\\]"):

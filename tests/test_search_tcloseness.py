@@ -255,7 +255,7 @@ def test_overall_distribution_keeps_the_suppressed_records():
     and b fail: 14 records, above the limit floor(0.2 * 24) = 4, so level 0 fails and the
     answer is u at "*" (one class, D = 0). Were P taken from the records kept after suppressing
     b (20 records, P(x) = 0.6), a and c would be at 0.1 and level 0 would pass."""
-    data = pl.DataFrame({"u": ["a"] * 10 + ["c"] * 10 + ["b"] * 4, "s": list("xxxxxyyyyy" "xxxxxxxyyy" "yyyy")})
+    data = pl.DataFrame({"u": ["a"] * 10 + ["c"] * 10 + ["b"] * 4, "s": list("xxxxxyyyyyxxxxxxxyyyyyyy")})
     hier = {"u": [["a", "*"], ["b", "*"], ["c", "*"]]}
     out = arx_search(data, ["u"], hier, sensitive="s", t=0.15, suppression_limit=0.2)
     assert out.levels == {"u": 1} and not out.suppressed.any()
