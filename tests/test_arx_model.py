@@ -5,10 +5,9 @@ file and on random data, ARX's Loss worked by hand, and bad inputs."""
 from __future__ import annotations
 
 import gzip
-import itertools
 import json
 import math
-from collections import Counter, defaultdict
+from collections import Counter
 from fractions import Fraction
 
 import numpy as np
@@ -18,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import SHARED, TESTDATA, shared_file
+from lattice_brute import every_node
 from sdckit import SdcError
 from sdckit.workflow._arx import ArxOutcome, arx_search
 
@@ -44,15 +44,9 @@ def _oracle(
     hierarchy's rows, group, suppress the violating classes, compute ARX's metric, keep the
     least (ties: lower sum of levels, then first node in mixed-radix order)."""
     n = len(records)
-    anc = {key: {row[0]: row for row in hier[key]} for key in keys}
-    heights = [len(hier[key][0]) - 1 for key in keys]
     max_out = math.floor(limit * n)
     best = None
-    for index, levels in enumerate(itertools.product(*[range(h + 1) for h in heights])):
-        gen = [tuple(anc[key][str(rec[key])][lev] for key, lev in zip(keys, levels)) for rec in records]
-        classes = defaultdict(list)
-        for i, g in enumerate(gen):
-            classes[g].append(i)
+    for index, levels, gen, classes in every_node(records, keys, hier):
         bad = set()
         for members in classes.values():
             if _fails(records, members, k, l, sensitive, diversity, c):

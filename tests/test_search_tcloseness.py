@@ -5,7 +5,6 @@ ARX-Adult, and every returned file checked with the public measure."""
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections import Counter, defaultdict
 
@@ -15,6 +14,7 @@ import pytest
 
 import sdckit
 from conftest import TESTDATA, shared_file
+from lattice_brute import every_node
 from sdckit._core import lattice as L
 from sdckit.workflow._arx import arx_search
 
@@ -184,17 +184,11 @@ def _oracle(records, keys, hier, *, k, t, distance, limit):
     than t from the whole file's distribution (suppressed records included, as ARX), ARX's
     Loss; the least (ties: lower sum of levels, then the first node)."""
     n = len(records)
-    anc = {key: {row[0]: row for row in hier[key]} for key in keys}
     covered = {key: [Counter(row[lev] for row in hier[key]) for lev in range(len(hier[key][0]))] for key in keys}
-    heights = [len(hier[key][0]) - 1 for key in keys]
     tree = {row[0]: row for row in DISEASE}
     overall = Counter(r["disease"] for r in records)
     best = None
-    for index, levels in enumerate(itertools.product(*[range(h + 1) for h in heights])):
-        gen = [tuple(anc[key][str(rec[key])][lev] for key, lev in zip(keys, levels)) for rec in records]
-        classes = defaultdict(list)
-        for i, g in enumerate(gen):
-            classes[g].append(i)
+    for index, levels, gen, classes in every_node(records, keys, hier):
         bad = set()
         for members in classes.values():
             q = Counter(records[i]["disease"] for i in members)
