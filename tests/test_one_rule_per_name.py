@@ -115,7 +115,7 @@ LOCAL_CHECKS = {
     "io.py:_check_label_bytes": "value labels fit the file format (data)",
     "utility/information_loss.py:_check_options": "gathers the options; each is checked by the toolkit",
     "utility/information_loss.py:_check_finite": "the variables' values are finite (data)",
-    "workflow/_arx.py:_check_hierarchy_rows": "a hierarchy's rows against the key's values (data)",
+    "protect/recode.py:_check_hierarchy_rows": "a hierarchy's rows against the key's values (data)",
     "workflow/_search_records.py:_check_same_records": "a replayed recipe suppresses the records the search chose (data)",
     "workflow/search.py:_check_diversity": "the parts of an l-diversity or t-closeness target; numbers by the toolkit",
     "workflow/search.py:_check_model": "which targets and objectives a suppression model takes (structure)",

@@ -381,7 +381,7 @@ def _hierarchy_specs(hierarchies, names, spec: dict, eng) -> dict:
         return {}
     if not isinstance(hierarchies, dict):
         raise SdcError("hierarchies: expected a mapping {sensitive variable: hierarchy}")
-    from ..protect.recode import _hierarchy_rows, _key
+    from ..protect.recode import _check_hierarchy_rows, _hierarchy_rows
 
     out = {}
     for name, h in hierarchies.items():
@@ -394,18 +394,9 @@ def _hierarchy_specs(hierarchies, names, spec: dict, eng) -> dict:
             rows = [[c, *(a if isinstance(a, (list, tuple)) else [a])] for c, a in h.items()]
         else:
             rows = _hierarchy_rows(h, eng)[0]
-        text = [["" if v is None else _key(v) for v in r] for r in rows]
-        width = len(text[0]) if text else 0
-        if width < 2 or any(len(r) != width for r in text) or any(v in ("", "nan") for r in text for v in r):
-            raise SdcError(
-                f"{where}: rows of different lengths, empty cells or fewer than two columns; expected the "
-                "categories and at least one coarser level in every row"
-            )
-        if len({r[0] for r in text}) != len(text):
-            raise SdcError(f"{where}: a category appears in several rows; expected each category once")
-        for lev in range(1, width):
-            if len({(r[lev - 1], r[lev]) for r in text}) != len({r[lev - 1] for r in text}):
-                raise SdcError(f"{where}: a level-{lev - 1} value has two level-{lev} values; expected a tree")
+        text = _check_hierarchy_rows(name, rows)
+        if len(text[0]) < 2:
+            raise SdcError(f"{where}: one column; expected the categories and at least one coarser level")
         if len({r[-1] for r in text}) != 1:
             raise SdcError(f"{where}: the top level holds several values; expected one value at the top (a tree)")
         out[name] = text

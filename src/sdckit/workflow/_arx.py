@@ -19,7 +19,7 @@ from .._errors import SdcError
 from .._progress import progress_bar
 from .._validation import check_choice, check_int, check_rule, check_t_target
 from ..engines import in_memory_engine
-from ..protect.recode import _hierarchy_rows, _is_missing, _key
+from ..protect.recode import _check_hierarchy_rows, _hierarchy_rows, _key
 from ._hierarchies import check_lattice_size
 
 __all__ = ["ArxOutcome", "arx_search"]
@@ -67,31 +67,6 @@ class ArxOutcome:
     optimal: bool
     evaluated: list
     seconds: float
-
-
-def _check_hierarchy_rows(key: str, rows: list) -> list[list[str]]:
-    """The rows as text, all of one width with no empty cell, each base value once, each value
-    of a level with one parent."""
-    if not rows:
-        raise SdcError(f"hierarchies[{key!r}]: empty; expected one row per value of {key!r}")
-    width = len(rows[0])
-    if width < 1 or any(len(r) != width for r in rows):
-        raise SdcError(f"hierarchies[{key!r}]: rows of different lengths; expected one column per level in every row")
-    if any(_is_missing(v) or v == "" for r in rows for v in r):
-        raise SdcError(f"hierarchies[{key!r}]: empty cells; expected a value at every level of every row")
-    text = [[_key(v) for v in r] for r in rows]
-    base = [r[0] for r in text]
-    if len(set(base)) != len(base):
-        raise SdcError(f"hierarchies[{key!r}]: a value appears in several rows; expected each value of the key once")
-    for lev in range(width - 1):
-        parent: dict = {}
-        for r in text:
-            if parent.setdefault(r[lev], r[lev + 1]) != r[lev + 1]:
-                raise SdcError(
-                    f"hierarchies[{key!r}]: a level-{lev} value has two different level-{lev + 1} values; "
-                    "expected one parent per value (a tree)"
-                )
-    return text
 
 
 def _hierarchy(key: str, text: list[list[str]]) -> tuple[_lat.Hierarchy, dict]:
