@@ -1,34 +1,55 @@
-"""Whole-record suppression of the records of small key classes (the model of ARX)."""
+"""Whole-record suppression of the records of the key classes that fail k-anonymity or
+l-diversity (the model of ARX)."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from .._core import lattice as _lat
 from .._declare import Param, declare
-from .._validation import as_missing_codes, check_k
+from .._errors import SdcError
+from .._validation import as_missing_codes, as_name_list, check_choice, check_k, check_rule
 from ..results.protection import ProtectionResult
 from ._common import Change, finish, read_input
 
 __all__ = ["suppress_records"]
+
+#: the kinds of l-diversity (ARX's criteria)
+DIVERSITIES = ("distinct", "entropy", "recursive")
 
 
 @declare(
     "method",
     Param("keys"),
     Param("k", "int"),
+    Param("l", "number"),
+    Param("sensitive"),
+    Param("diversity", "choice", choices=DIVERSITIES),
+    Param("c", "number"),
     Param("missing"),
-    changes="every key value of the records whose key class has fewer than k records (set missing)",
+    changes="every key value of the records whose key class fails k-anonymity or l-diversity (set missing)",
 )
-def suppress_records(data, keys, *, k=2, missing=None, engine=None) -> ProtectionResult:
-    """Whole-record suppression: every key value of each record whose key class has fewer than
-    ``k`` records is set missing.
+def suppress_records(
+    data, keys, *, k=2, l=None, sensitive=None, diversity="distinct", c=2.0, missing=None, engine=None  # noqa: E741
+) -> ProtectionResult:
+    """Whole-record suppression: every key value of each record whose key class fails the
+    criteria is set missing.
 
     A key class is the set of records with the same values on every key, exact equality, a
-    missing value being one more category; a class of size f_c < k is suppressed whole. This
-    is the record suppression of ARX and of the k-anonymity literature (Samarati 2001; Sweeney
-    2002) after full-domain generalisation: the suppressed records carry no key value, and the
-    others are in classes of at least k records. Unlike :func:`local_suppression`, which
-    suppresses single values, it removes every key of the record.
+    missing value being one more category. A class of ``n`` records fails k-anonymity when
+    ``n < k``; with ``l`` it also fails when its values of ``sensitive`` (counts
+    ``r_1 >= r_2 >= ...``) are not l-diverse, by ARX's definitions:
+
+    * ``"distinct"``: fewer than ``l`` distinct values;
+    * ``"entropy"``: fewer than ``ceil(l)`` values, or
+      ``-(sum_s r_s log2 r_s / n - log2 n) < log2 l`` (the Shannon entropy in bits);
+    * ``"recursive"``: fewer than ``l`` values, or ``r_1 >= c (r_l + r_{l+1} + ...)``.
+
+    A failing class is suppressed whole. This is the record suppression of ARX and of the
+    k-anonymity literature (Samarati 2001; Sweeney 2002; Machanavajjhala et al. 2007) after
+    full-domain generalisation: the suppressed records carry no key value, and the others are
+    in classes that meet the criteria. Unlike :func:`local_suppression`, which suppresses
+    single values, it removes every key of the record.
 
     Parameters
     ----------
@@ -38,6 +59,16 @@ def suppress_records(data, keys, *, k=2, missing=None, engine=None) -> Protectio
         Categorical key variables.
     k : int, default 2
         The smallest class size kept, >= 1.
+    l : float, optional
+        The l-diversity every kept class must have (a whole number for ``"distinct"`` and
+        ``"recursive"``); None: k-anonymity alone.
+    sensitive : str, optional
+        The sensitive variable of ``l`` (one column, not a key, without missing values);
+        ignored without ``l``.
+    diversity : {"distinct", "entropy", "recursive"}, default "distinct"
+        The kind of l-diversity.
+    c : float > 0, default 2
+        The constant of recursive (c, l)-diversity.
     missing : value or list of values, optional
         Extra missing-value codes of the key columns.
     engine : str, optional
@@ -53,19 +84,60 @@ def suppress_records(data, keys, *, k=2, missing=None, engine=None) -> Protectio
     ----------
     Samarati, P. (2001). Protecting respondents' identities in microdata release. *IEEE
     Transactions on Knowledge and Data Engineering* 13(6), 1010-1027.
+    Machanavajjhala, A., Kifer, D., Gehrke, J. and Venkitasubramaniam, M. (2007).
+    l-diversity: privacy beyond k-anonymity. *ACM TKDD* 1(1).
     """
     inp = read_input(data, keys, "keys", None, engine, method="suppress_records")
-    kk = check_k(k)
+    crit, sens_name = _criteria(k, l, sensitive, diversity, c, inp.variables)
     miss = as_missing_codes(missing)
     enc = inp.engine.encode(inp.table, list(inp.variables), miss or None)
     codes = enc.codes
-    rows = np.where(codes < 0, -1, codes).astype(np.int64)
-    _, cls, size = np.unique(rows, axis=0, return_inverse=True, return_counts=True)
-    cls = np.asarray(cls).reshape(-1)
-    small = size[cls] < kk
+    sizes = [len(lab) + 1 for lab in enc.labels]
+    _, _, size, cls = _lat.group_rows([codes[:, j] + 1 for j in range(codes.shape[1])], sizes, np.ones(len(codes)))
+    small = _failing(inp, crit, sens_name, miss, cls, size)
     masks = {v: small & (codes[:, j] >= 0) for j, v in enumerate(inp.variables)}
     table = inp.engine.with_missing(inp.table, masks)
-    parameters = {"keys": list(inp.variables), "k": kk, "missing": list(miss) or None}
-    details = {"n_records": int(small.sum()), "n_classes": int(np.count_nonzero(size < kk))}
+    parameters = {"keys": list(inp.variables), "k": crit.k, "missing": list(miss) or None}
+    if crit.l is not None:
+        parameters.update(l=crit.l, sensitive=sens_name, diversity=crit.diversity, c=crit.c)
+    n_classes = int(np.unique(cls[small]).size)
+    details = {"n_records": int(small.sum()), "n_classes": n_classes}
     changes = {v: Change(masks[v], codes[:, j], enc.labels[j]) for j, v in enumerate(inp.variables)}
     return finish("suppress_records", parameters, inp, table, changes, details)
+
+
+def _criteria(k, l, sensitive, diversity, c, keys) -> tuple[_lat.Criteria, str | None]:  # noqa: E741
+    """The checked criteria and the sensitive column (None without ``l``)."""
+    kk = check_k(k)
+    if l is None:
+        return _lat.Criteria(k=kk), None
+    ll = check_rule("l", l)
+    div = check_choice(diversity, "diversity", DIVERSITIES)
+    if div != "entropy" and not float(ll).is_integer():
+        raise SdcError(f"l: {ll:g} is not a whole number; expected an integer >= 1 for {div} diversity")
+    cc = check_rule("c", c)
+    if sensitive is None:
+        raise SdcError("sensitive: None; expected the sensitive column of l-diversity")
+    names = as_name_list(sensitive, "sensitive")
+    if len(names) != 1:
+        raise SdcError(f"sensitive: {len(names)} columns; expected one sensitive column with l")
+    if names[0] in keys:
+        raise SdcError(f"sensitive: {names[0]!r} is also a key; expected a column that is not a key")
+    return _lat.Criteria(k=kk, l=float(ll), diversity=div, c=float(cc)), names[0]
+
+
+def _failing(inp, crit: _lat.Criteria, sens_name, miss, cls: np.ndarray, size: np.ndarray) -> np.ndarray:
+    """Per record, whether its class (``cls``, records per class ``size``) fails ``crit``."""
+    if crit.l is None:
+        return size[cls] < crit.k
+    inp.table.require([sens_name], "sensitive")
+    enc = inp.engine.encode(inp.table, [sens_name], miss or None)
+    sens = enc.codes[:, 0].astype(np.int64)
+    if (sens < 0).any():
+        raise SdcError(
+            f"sensitive: {int((sens < 0).sum())} record(s) with a missing value of {sens_name!r}; expected a value "
+            "in every record (the l-diversity of a class counts its sensitive values)"
+        )
+    n_sens = max(len(enc.labels[0]), 1)
+    keys, _, counts, inverse = _lat.group_rows([cls, sens], [len(size), n_sens], np.ones(len(cls)))
+    return _lat.class_violations(keys, counts, n_sens, crit)[inverse]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -22,7 +22,7 @@ from ..engines import in_memory_engine
 from ..protect.recode import _hierarchy_rows, _is_missing, _key
 from ._hierarchies import check_lattice_size
 
-__all__ = ["ArxOutcome", "arx_search"]
+__all__ = ["ArxOutcome", "ArxProblem", "arx_problem", "arx_search", "criteria", "run_search"]
 
 _METRICS = ("loss", "precision")
 _DIVERSITY = ("distinct", "entropy", "recursive")
@@ -104,7 +104,7 @@ def _hierarchy(key: str, text: list[list[str]]) -> tuple[_lat.Hierarchy, dict]:
 def _base_codes(eng, enc, j: int, key: str, base_of: dict) -> np.ndarray:
     """The records' level-0 codes of key ``j``; every value must be in the hierarchy."""
     labels = eng.label_values(enc.labels[j])
-    lookup = np.array([base_of.get(_key(v), -1) for v in labels] + [-1], dtype=np.int64)
+    lookup = np.array([base_of.get(_key(v), -1) for v in labels] + [-1], dtype=np.int32)
     codes = lookup[enc.codes[:, j]]  # code -1 (missing) picks the trailing -1
     if (codes < 0).any():
         n_missing = int((enc.codes[:, j] < 0).sum())
@@ -116,7 +116,8 @@ def _base_codes(eng, enc, j: int, key: str, base_of: dict) -> np.ndarray:
     return codes
 
 
-def _criteria(k, l, sensitive, diversity, c) -> _lat.Criteria:
+def criteria(k, l, sensitive, diversity, c) -> _lat.Criteria:  # noqa: E741
+    """The checked criteria of ARX's model (k and/or l of ``sensitive``, its diversity and c)."""
     if k is None and l is None:
         raise SdcError("k, l: both None; expected k (k-anonymity), l with sensitive (l-diversity), or both")
     kk = 1 if k is None else check_rule("k", k)
@@ -209,7 +210,7 @@ def arx_search(
     missing = [kk for kk in keys if kk not in hierarchies]
     if missing:
         raise SdcError(f"hierarchies: no hierarchy for key(s) {', '.join(map(repr, missing))}; expected one per key")
-    criteria = _criteria(k, l, sensitive, diversity, c)
+    crit = criteria(k, l, sensitive, diversity, c)
     limit = check_rule("suppression_limit", suppression_limit)
     metric = check_choice(metric, "metric", _METRICS)
     gs = check_number(gs_factor, "gs_factor", low=0.0, high=1.0)
@@ -220,39 +221,81 @@ def arx_search(
 
     eng = in_memory_engine(None, "search")
     table = eng.table(data)
-    cols = keys + ([sensitive] if sensitive is not None else [])
-    absent = [v for v in cols if v not in table.columns]
+    absent = [v for v in keys + ([sensitive] if sensitive is not None else []) if v not in table.columns]
     if absent:
         raise SdcError(
             f"data: no column(s) {', '.join(map(repr, absent))}; expected the keys and the sensitive attribute"
         )
-    parsed = []
-    for key in keys:
-        rows, _ = _hierarchy_rows(hierarchies[key], eng)
-        parsed.append(_hierarchy(key, _check_hierarchy_rows(key, rows)))
+    rows = {key: _hierarchy_rows(hierarchies[key], eng)[0] for key in keys}
+    problem = arx_problem(
+        eng, table, keys, rows, criteria=crit, sensitive=sensitive, suppression_limit=limit, metric=metric, gs_factor=gs
+    )
+    out = run_search(problem, time_limit=time_limit, max_nodes=max_nodes, progress=progress, exhaustive=exhaustive, t0=t0)
+    return _outcome(problem.model, out, keys, t0)
+
+
+@dataclass(frozen=True)
+class ArxProblem:
+    """A search under ARX's model, ready to run: the kernel's model of the records, the keys,
+    the encoding of the keys (and the sensitive attribute, last) and the lattice's size."""
+
+    model: _lat.Model
+    keys: list
+    enc: object
+    n_nodes: int
+    extra: dict = field(default_factory=dict, compare=False)  # what a caller computes once
+
+
+def arx_problem(
+    eng,
+    table,
+    keys,
+    rows: dict,
+    *,
+    criteria,
+    sensitive=None,
+    suppression_limit=0.0,
+    metric="loss",
+    gs_factor=0.5,
+    missing=None,
+    encoded=None,
+    sensitive_encoded=None,
+) -> ArxProblem:
+    """The kernel's model of ``table`` (an engine table): each key's hierarchy ``rows[key]``
+    checked and turned into integer maps, the keys and ``sensitive`` encoded once (``missing``:
+    extra missing-value codes; a missing key or sensitive value is an error). ``encoded`` (the
+    keys' :class:`EncodedKeys`) and ``sensitive_encoded`` (codes, labels) when the caller holds
+    them."""
+    parsed = [_hierarchy(key, _check_hierarchy_rows(key, rows[key])) for key in keys]
     n_nodes = check_lattice_size({key: h.height for key, (h, _) in zip(keys, parsed)})
-    enc = eng.encode(table, cols)
-    hiers = [h for h, _ in parsed]
+    enc = eng.encode(table, keys, missing) if encoded is None else encoded
     base = [_base_codes(eng, enc, j, key, base_of) for j, (key, (_, base_of)) in enumerate(zip(keys, parsed))]
     sens, sens_size = None, 0
     if sensitive is not None:
-        sens = enc.codes[:, len(keys)].astype(np.int64)
+        codes, labels = eng.encode_column(table, sensitive, missing) if sensitive_encoded is None else sensitive_encoded
+        sens = np.asarray(codes, dtype=np.int64)
         if (sens < 0).any():
             raise SdcError(f"sensitive: {sensitive!r} has missing values; expected a value in every record")
-        sens_size = len(enc.labels[len(keys)])
+        sens_size = len(eng.label_values(labels))
     model = _lat.make_model(
-        np.stack(base, axis=1),
-        hiers,
+        base,
+        [h for h, _ in parsed],
         sensitive=sens,
         sens_size=sens_size,
         criteria=criteria,
-        suppression_limit=limit,
+        suppression_limit=suppression_limit,
         metric=metric,
-        gs_factor=gs,
+        gs_factor=gs_factor,
     )
-    with progress_bar(progress, n_nodes, "arx search", unit="nodes") as bar:
+    return ArxProblem(model, list(keys), enc, n_nodes)
+
+
+def run_search(problem: ArxProblem, *, time_limit=None, max_nodes=None, progress=None, exhaustive=False, t0=None):
+    """The kernel's search of ``problem`` (:func:`sdckit._core.lattice.search`) with a progress
+    bar of the nodes checked."""
+    with progress_bar(progress, problem.n_nodes, "arx search", unit="nodes") as bar:
         out = _lat.search(
-            model,
+            problem.model,
             time_limit=time_limit,
             max_nodes=max_nodes,
             on_check=lambda: bar.update(1),
@@ -260,7 +303,7 @@ def arx_search(
             started=t0,
         )
         bar.update(out.n_pruned)  # the nodes decided without a check: the bar ends full
-    return _outcome(model, out, keys, t0)
+    return out
 
 
 def _outcome(model, out: _lat.SearchOutcome, keys: list[str], t0: float) -> ArxOutcome:
