@@ -9,8 +9,6 @@ import importlib
 import io
 import json
 import math
-import sys
-import types
 
 import numpy as np
 import polars as pl
@@ -318,45 +316,30 @@ def test_report_has_the_variants(k3, tmp_path):
 
 
 # ----------------------------------------------------------------------------------------------
-# objective="arx": ARX's model through sdckit.workflow._arx (a stub here, monkeypatched)
+# objective="arx": ARX's model through sdckit.workflow._arx (the kernel's answer, built and checked)
 # ----------------------------------------------------------------------------------------------
-def test_arx_objective_rebuilds_arx_node(monkeypatch):
+def test_arx_objective_builds_arx_node():
+    """The search under ARX's model returns the kernel's optimal node (arx_search on the same
+    hierarchies), with exactly the kernel's suppressed records, and its recipe replays."""
+    from sdckit.workflow._arx import arx_search
+
     d = _small(11, 120)
     sc = sdckit.Scenario(keys=["age", "colour", "town"])
-    seen = {}
-
-    def arx_search(data, keys, hierarchies, **kw):
-        seen.update(kw, keys=keys, hierarchies=hierarchies)
-        lv = {"age": 2, "colour": 1, "town": 0}
-        # the records ARX would suppress: those of classes below k after the recode
-        s = S._Search(d, sc, {"k": 2}, None, 0.0, "records", "loss", None)
-        table, _ = s.generalise(tuple(lv.values()))
-        gone = sdckit.suppress_records(s.eng.native_frame(table), keys, k=2).data["town"].is_null().to_numpy()
-        top = {k: s.h[k].height for k in keys}  # everything merged: 2-anonymous without suppression
-        return types.SimpleNamespace(
-            levels=lv,
-            suppressed=gone,
-            loss=0.25,
-            loss_by_key={"age": 0.5, "colour": 0.25, "town": 0.0},
-            n_checked=5,
-            n_pruned=3,
-            n_nodes=8,
-            optimal=True,
-            evaluated=[(lv, True, 0.25, int(gone.sum())), (top, True, 0.5, 0)],
-            seconds=0.01,
-        )
-
-    monkeypatch.setitem(sys.modules, "sdckit.workflow._arx", types.SimpleNamespace(arx_search=arx_search))
     res = sdckit.search(
         d, sc, target={"k": 2}, suppression="records", objective="arx", suppression_limit=0.2, progress=False
     )
-    assert seen["k"] == 2 and seen["suppression_limit"] == 0.2 and seen["metric"] == "loss"
-    assert res.levels == {"age": 2, "colour": 1, "town": 0} and res.loss == 0.25
-    assert res.loss_by_variable == {"age": 0.5, "colour": 0.25, "town": 0.0}
-    assert (res.n_checked, res.n_pruned, res.n_candidates) == (5, 3, 8)
-    assert not res.notes  # the recipe suppresses exactly ARX's records
+    s = S._Search(d, sc, {"k": 2}, None, 0.2, "records", "arx", None)
+    ref = arx_search(d, s.keys, {k: s.h[k].rows for k in s.keys}, k=2, suppression_limit=0.2)
+    assert res.found and res.optimal and res.levels == ref.levels and res.loss == ref.loss
+    assert res.loss_by_variable == ref.loss_by_key
+    assert (res.n_checked, res.n_pruned, res.n_candidates) == (ref.n_checked, ref.n_pruned, ref.n_nodes)
+    gone = res.protected.select(pl.all_horizontal([pl.col(k).is_null() for k in s.keys])).to_series().to_numpy()
+    np.testing.assert_array_equal(gone, ref.suppressed)
+    assert res.suppressed_records == int(ref.suppressed.sum()) and res.suppressed_cells == 3 * int(gone.sum())
+    assert not res.notes
     assert _csv(sdckit.SdcProblem.from_recipe(d, res.recipe).data) == _csv(res.protected)
-    assert [r["loss"] for r in res.runners_up] == [0.5]
+    feasible = sorted((e[2], sum(e[0].values())) for e in ref.evaluated if e[1] and e[2] is not None)
+    assert [r["loss"] for r in res.runners_up] == [loss for loss, _ in feasible[1:4]]
 
 
 # ----------------------------------------------------------------------------------------------

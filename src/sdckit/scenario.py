@@ -213,9 +213,11 @@ class Scenario:
         allow_degenerate_keys: bool = False,
         zero_weight: str = "error",
         engine=None,
+        encoded: bool = False,
     ):
         """Check every role against ``data`` at once (every problem in one error) and return the
-        engine's view of the table."""
+        engine's view of the table (with ``encoded=True``: the table and the keys' encoding,
+        which the check makes anyway)."""
         eng = get_engine(engine)
         table = eng.table(data)
         problems = [
@@ -229,14 +231,15 @@ class Scenario:
         ]
         if problems:
             raise_problems(problems, missing_column=True)
-        return validate_roles(
+        checked = validate_roles(
             table,
             self._roles(),
             require_keys=require_keys,
             allow_degenerate_keys=allow_degenerate_keys,
             zero_weight=zero_weight,
             engine=eng,
-        )[0]
+        )
+        return checked if encoded else checked[0]
 
 
 #: scenario role -> the parameter name a measure gives it

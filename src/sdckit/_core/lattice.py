@@ -44,11 +44,14 @@ __all__ = [
     "Criteria",
     "Hierarchy",
     "Model",
+    "NodeClasses",
     "NodeResult",
     "SearchOutcome",
     "aggregate",
     "attribute_values",
     "class_distances",
+    "class_starts",
+    "class_violations",
     "closeness_of",
     "combine_codes",
     "evaluate",
@@ -59,6 +62,7 @@ __all__ = [
     "make_model",
     "metric_bounds",
     "node_aggregate",
+    "node_classes",
     "node_values",
     "search",
     "suppressed_rows",
@@ -72,6 +76,9 @@ _CACHE_BYTES = 256 * 2**20
 #: nodes per block when the bounds are computed: a multiple of every SIMD width, so that each
 #: block gives the floats the whole array would
 _BLOCK = 1 << 16
+#: rows are counted on a dense key (bincount) when the keys' radix product is at most this many
+#: times the rows (plus 4096), else by sorting the keys
+_DENSE = 8
 #: the largest lattice searched (the product of the keys' numbers of levels); checked before
 #: anything of the lattice's size is built
 MAX_NODES = 2_000_000
@@ -147,10 +154,16 @@ def combine_codes(cols, sizes) -> np.ndarray:
     significant; the order of the keys is the lexicographic order of the rows). When the
     radix would overflow, the partial key is re-ranked first (np.unique keeps the order)."""
     n = len(cols[0]) if cols else 0
-    key = np.zeros(n, dtype=np.int64)
+    key = None
     radix = 1
     for col, size in zip(cols, sizes):
         size = max(int(size), 1)
+        if size == 1:  # one value (0): the digit adds nothing
+            continue
+        if key is None:
+            key = np.asarray(col, dtype=np.int64).copy()
+            radix = size
+            continue
         if radix * size >= 2**62:
             uniq, key = np.unique(key, return_inverse=True)
             key = key.reshape(-1).astype(np.int64)
@@ -158,7 +171,7 @@ def combine_codes(cols, sizes) -> np.ndarray:
         key *= size
         key += col
         radix *= size
-    return key
+    return np.zeros(n, dtype=np.int64) if key is None else key
 
 
 def lattice_nodes(heights, dtype=np.int64) -> np.ndarray:
@@ -345,8 +358,9 @@ def make_model(
     sens_order: np.ndarray | None = None,
     agg_order=None,
 ) -> Model:
-    """Compress the records (``base``: (n, m) level-0 codes; ``sensitive``: codes 0..sens_size-1)
-    to their distinct rows with counts and precompute the per-key bound parts.
+    """Compress the records (``base``: (n, m) level-0 codes, or a list of the m columns;
+    ``sensitive``: codes 0..sens_size-1) to their distinct rows with counts and precompute the
+    per-key bound parts.
 
     ARX's suppression limit is a share of the records: at most ``floor(limit * n)`` records
     may be suppressed (``ARXConfiguration``). For t-closeness with the hierarchical distance,
@@ -359,9 +373,12 @@ def make_model(
     only."""
     if metric not in METRICS:
         raise ValueError(f"metric: {metric!r}; expected one of {', '.join(METRICS)}")
-    base = np.asarray(base, dtype=np.int32)
-    n, m = base.shape
-    cols = [base[:, j] for j in range(m)]
+    if isinstance(base, (list, tuple)):
+        cols = [np.asarray(c, dtype=np.int32) for c in base]
+    else:
+        base = np.asarray(base, dtype=np.int32)
+        cols = [base[:, j] for j in range(base.shape[1])]
+    n, m = (len(cols[0]) if cols else 0), len(cols)
     sizes = [h.size(0) for h in hierarchies]
     closeness = None
     if sensitive is not None:
@@ -382,7 +399,7 @@ def make_model(
                 codes = h.up[lev][codes]
     extra = None
     if metric == "entropy":
-        extra = _entropy_parts(base, hierarchies, width)
+        extra = _entropy_parts(cols[:m], hierarchies, width)
     elif metric == "discernibility":
         extra = _discernibility_parts(rows[:m], counts, hierarchies, width)
     return Model(
@@ -403,14 +420,14 @@ def make_model(
     )
 
 
-def _entropy_parts(base: np.ndarray, hierarchies, width: int) -> np.ndarray:
+def _entropy_parts(cols, hierarchies, width: int) -> np.ndarray:
     """Per key j and level L: ``G_j(L) = sum_v a_v log2(a_v / b_v)`` over the base values v
     present (a_v records), b_v the records whose level-L value is v's (ARX's
     ``MetricMDNUEntropyPrecomputed``: the sum in the order of the values' first appearance, as
     ARX's dictionary numbers them; log2 x = ln x / ln 2)."""
     out = np.zeros((len(hierarchies), width))
     for j, h in enumerate(hierarchies):
-        col = base[:, j]
+        col = cols[j]
         uniq, first = np.unique(col, return_index=True)
         order = uniq[np.argsort(first, kind="stable")]
         a = np.bincount(col, minlength=h.size(0)).astype(float)
@@ -647,9 +664,11 @@ def node_aggregate(values, metric: str, order=None) -> float:
 @dataclass(frozen=True)
 class NodeResult:
     """One evaluated node: its classes' table (for rolling up), whether it satisfies the
-    criteria within the suppression limit, suppressed records and the per-key suppressed parts."""
+    criteria within the suppression limit, suppressed records and the per-key suppressed parts.
+    ``rows`` are decoded from the table's mixed-radix keys when first read (most tables are
+    never rolled up from)."""
 
-    rows: tuple
+    table: _Rows
     counts: np.ndarray
     satisfies: bool
     n_supp: int
@@ -660,18 +679,73 @@ class NodeResult:
     dm: float = math.nan
     dm_star: float = math.nan
 
+    @property
+    def rows(self) -> tuple:
+        return self.table.rows
+
+
+class _Rows:
+    """The columns of a table of distinct rows, given directly or decoded (once, when first
+    read) from their mixed-radix ``keys`` over ``sizes``."""
+
+    def __init__(self, rows=None, keys=None, sizes=None):
+        self._rows, self.keys, self.sizes = rows, keys, sizes
+
+    @property
+    def rows(self) -> tuple:
+        if self._rows is None:
+            self._rows = decode_keys(self.keys, self.sizes)
+        return self._rows
+
+    def nbytes(self, width: int) -> int:
+        return len(self.keys) * 4 * width if self._rows is None else sum(c.nbytes for c in self._rows)
+
+
+def decode_keys(keys: np.ndarray, sizes) -> tuple:
+    """The int32 columns of mixed-radix ``keys`` over ``sizes`` (the first most significant)."""
+    out = []
+    rest = keys.copy()
+    for size in reversed(sizes):
+        size = max(int(size), 1)
+        out.append((rest % size).astype(np.int32))
+        rest //= size
+    return tuple(out[::-1])
+
 
 def _class_violations(model: Model, keys: np.ndarray, counts: np.ndarray):
-    """Per distinct row (sorted ``keys``), whether its class violates the criteria."""
-    crit = model.criteria
-    if model.sens_size:
-        prefix = keys // model.sens_size
-        starts = np.flatnonzero(np.r_[True, prefix[1:] != prefix[:-1]])
-    else:
-        starts = np.arange(len(keys))
+    """Per distinct row (sorted ``keys``), whether its class violates the model's criteria."""
+    return class_violations(keys, counts, model.sens_size, model.criteria, model.closeness)
+
+
+def class_starts(keys: np.ndarray, sens_size: int) -> np.ndarray:
+    """The first row of each class among rows sorted by ``keys`` (mixed radix, the sensitive
+    code the last digit when ``sens_size``: a class is a run of rows with the same prefix)."""
+    if not sens_size:
+        return np.arange(len(keys))
+    prefix = keys // sens_size
+    return np.flatnonzero(np.r_[True, prefix[1:] != prefix[:-1]])
+
+
+def class_violations(
+    keys: np.ndarray, counts: np.ndarray, sens_size: int, crit: Criteria, closeness: Closeness | None = None
+) -> np.ndarray:
+    """Per distinct row, whether its class violates ``crit`` (ARX's definitions).
+
+    ``keys`` are sorted mixed-radix keys of the rows (the sensitive code the last digit when
+    ``sens_size``), ``counts`` the records per row. A class of ``n`` records with sensitive
+    counts ``f_s`` violates k-anonymity when ``n < k``; distinct l-diversity when it has fewer
+    than ``ceil(l)`` values; entropy l-diversity when also
+    ``-(sum_s f_s log2 f_s / n - log2 n) < log2 l`` (ARX's ``EntropyLDiversity``, log2 as
+    ln / ln 2); recursive (c, l)-diversity when ``r_1 >= c (r_l + ... + r_m)`` over the counts in
+    decreasing order (ARX's ``RecursiveCLDiversity``; Machanavajjhala et al. 2007); t-closeness
+    (``closeness``, see :func:`closeness_of`) when its distance from the input's distribution
+    exceeds ``t`` (:func:`class_distances`)."""
+    if not sens_size:  # each row is a class
+        return counts < crit.k
+    starts = class_starts(keys, sens_size)
     sizes = np.add.reduceat(counts, starts) if len(keys) else counts
     bad = sizes < crit.k
-    if model.sens_size and crit.l is not None:
+    if sens_size and crit.l is not None:
         n_distinct = np.diff(np.r_[starts, len(keys)])
         if crit.diversity == "distinct":
             bad |= n_distinct < crit.l
@@ -685,8 +759,8 @@ def _class_violations(model: Model, keys: np.ndarray, counts: np.ndarray):
             bad |= (n_distinct < math.ceil(crit.l)) | ~(ent >= math.log(crit.l) / math.log(2.0))
         else:
             bad |= ~_recursive_ok(counts, starts, n_distinct, sizes, crit)
-    if model.closeness is not None:
-        bad |= ~(class_distances(model.closeness, keys % model.sens_size, counts, starts, sizes) <= crit.t)
+    if closeness is not None:
+        bad |= ~(class_distances(closeness, keys % sens_size, counts, starts, sizes) <= crit.t)
     return np.repeat(bad, np.diff(np.r_[starts, len(keys)]))
 
 
@@ -768,6 +842,22 @@ def _node_columns(model: Model, src_levels, src_rows, levels):
     return cols, sizes
 
 
+def _group_table(cols, sizes, weights):
+    """``(keys, rows, counts)`` of :func:`group_rows` without the inverse, ``rows`` a
+    :class:`_Rows` (decoded from the keys when first read, on the dense path)."""
+    n = len(weights)
+    total = 1
+    for size in sizes:
+        total *= max(int(size), 1)
+    if total <= _DENSE * n + 4096:
+        key = combine_codes(cols, sizes)
+        full = np.bincount(key, weights=weights, minlength=total)
+        keys = np.flatnonzero(full)
+        return keys, _Rows(keys=keys, sizes=list(sizes)), full[keys].astype(np.int64)
+    keys, rows, counts, _ = group_rows(cols, sizes, weights, want_inverse=False)
+    return keys, _Rows(rows=rows), counts
+
+
 def group_rows(cols, sizes, weights, want_inverse: bool = True):
     """The distinct rows of integer columns: ``(keys, rows, counts, inverse)`` with ``keys``
     sorted (mixed radix, so sorted keys list the rows in lexicographic order), ``rows`` their
@@ -780,7 +870,7 @@ def group_rows(cols, sizes, weights, want_inverse: bool = True):
     total = 1
     for size in sizes:
         total *= max(int(size), 1)
-    if total <= 8 * n + 4096:
+    if total <= _DENSE * n + 4096:
         key = combine_codes(cols, sizes)
         full = np.bincount(key, weights=weights, minlength=total)
         keys = np.flatnonzero(full)
@@ -790,16 +880,9 @@ def group_rows(cols, sizes, weights, want_inverse: bool = True):
             rank = np.zeros(total, dtype=np.int64)
             rank[keys] = np.arange(len(keys))
             inverse = rank[key]
-        out = []
-        rest = keys.copy()
-        for j in range(len(cols) - 1, -1, -1):
-            size = max(int(sizes[j]), 1)
-            out.append((rest % size).astype(np.int32))
-            rest //= size
-        return keys, tuple(out[::-1]), counts, inverse
+        return keys, decode_keys(keys, sizes), counts, inverse
     key = combine_codes(cols, sizes)
-    order = np.argsort(key)  # quicksort: a member of each group stands for it (same codes)
-    ordered = key[order]
+    order, ordered = _sorted_keys(key)
     starts = np.empty(len(key), dtype=bool)
     starts[:1] = True
     np.not_equal(ordered[1:], ordered[:-1], out=starts[1:])
@@ -815,35 +898,52 @@ def group_rows(cols, sizes, weights, want_inverse: bool = True):
     return keys, rows, counts, inverse
 
 
+def _sorted_keys(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(order, key[order])``, the keys sorted. When a key and a row number fit in 63 bits
+    together, the pairs are sorted as one integer (NumPy's sort of values is several times
+    faster than its argsort); else an argsort (quicksort: any member of a group stands for it)."""
+    n = len(key)
+    bits = max((n - 1).bit_length(), 1)
+    if n and int(key.max()) < (1 << (62 - bits)):
+        packed = key << bits
+        packed |= np.arange(n, dtype=np.int64)
+        packed.sort()
+        return packed & ((1 << bits) - 1), packed >> bits
+    order = np.argsort(key)
+    return order, key[order]
+
+
 def evaluate(model: Model, src_levels, src_rows, src_counts, levels) -> NodeResult:
     """The classes of node ``levels`` rolled up from a table at ``src_levels`` (every level
     lower or equal), the criteria and the suppressed records."""
     cols, sizes = _node_columns(model, src_levels, src_rows, levels)
-    keys, rows, counts, _ = group_rows(cols, sizes, src_counts, want_inverse=False)
+    keys, table, counts = _group_table(cols, sizes, src_counts)
     viol = _class_violations(model, keys, counts)
     n_supp = int(counts[viol].sum())
     ok = n_supp <= model.max_outliers
     parts = np.zeros(model.m)
     if ok and n_supp and model.metric == "loss":
         vc = counts[viol]
+        gone = decode_keys(keys[viol], sizes) if table.keys is not None else [c[viol] for c in table.rows]
         for j, h in enumerate(model.hierarchies):
-            parts[j] = float(np.dot(vc, h.counts[int(levels[j])][rows[j][viol]]))
+            parts[j] = float(np.dot(vc, h.counts[int(levels[j])][gone[j]]))
     elif ok and n_supp and model.metric == "entropy":
-        parts = _entropy_suppressed(model, rows, counts[viol], viol, levels)
+        gone = decode_keys(keys[viol], sizes) if table.keys is not None else [c[viol] for c in table.rows]
+        parts = _entropy_suppressed(model, gone, counts[viol], levels)
     if model.metric == "discernibility":
         dm, dm_star = _discernibility(model, keys, counts, viol, n_supp)
-        return NodeResult(rows, counts, bool(ok), n_supp, parts, viol, dm, dm_star)
-    return NodeResult(rows, counts, bool(ok), n_supp, parts, viol)
+        return NodeResult(table, counts, bool(ok), n_supp, parts, viol, dm, dm_star)
+    return NodeResult(table, counts, bool(ok), n_supp, parts, viol)
 
 
-def _entropy_suppressed(model: Model, rows, vc: np.ndarray, viol: np.ndarray, levels) -> np.ndarray:
+def _entropy_suppressed(model: Model, gone, vc: np.ndarray, levels) -> np.ndarray:
     """Per key: ``sum_v c_v log2(c_v / S)`` over the generalised values v of the S suppressed
-    records (c_v of them with v) (``MetricMDNUNMEntropyPrecomputed``; ARX adds the terms in the
+    records (``gone``: the suppressed rows' columns, ``vc`` their records; c_v of them with v) (``MetricMDNUNMEntropyPrecomputed``; ARX adds the terms in the
     order of its hash map, here they are summed exactly rounded)."""
     total = float(vc.sum())
     out = np.zeros(model.m)
     for j, h in enumerate(model.hierarchies):
-        c = np.bincount(rows[j][viol], weights=vc, minlength=h.size(int(levels[j])))
+        c = np.bincount(gone[j], weights=vc, minlength=h.size(int(levels[j])))
         # math.log term by term and a correctly rounded sum: the same float in any order
         out[j] = math.fsum(x * (math.log(x / total) / _LN2) for x in c[c > 0].tolist())
     return out
@@ -853,11 +953,7 @@ def _discernibility(model: Model, keys: np.ndarray, counts: np.ndarray, viol: np
     """``(DM, DM*)`` of a node's classes (sorted ``keys``, rows of a class together): DM* the
     sum of the squared class sizes, DM the same over the kept classes plus n per suppressed
     record (``MetricSDNMDiscernability``)."""
-    if model.sens_size:
-        prefix = keys // model.sens_size
-        starts = np.flatnonzero(np.r_[True, prefix[1:] != prefix[:-1]])
-    else:
-        starts = np.arange(len(keys))
+    starts = class_starts(keys, model.sens_size)
     sizes = np.add.reduceat(counts, starts).astype(float) if len(keys) else counts.astype(float)
     kept = ~viol[starts] if len(keys) else viol
     dm_star = float(np.dot(sizes, sizes))
@@ -870,6 +966,34 @@ def suppressed_rows(model: Model, levels) -> np.ndarray:
     cols, sizes = _node_columns(model, np.zeros(model.m, dtype=np.int64), model.rows, levels)
     keys, _, counts, inverse = group_rows(cols, sizes, model.counts)
     return _class_violations(model, keys, counts)[inverse]
+
+
+@dataclass(frozen=True)
+class NodeClasses:
+    """The equivalence classes of one node (the keys' generalised values, without the
+    sensitive attribute): ``row_class`` the class of each distinct base row of the model (map
+    to the records with ``model.inverse``), ``sizes`` the records per class, ``violating``
+    whether each class violates the criteria (its records are suppressed)."""
+
+    row_class: np.ndarray
+    sizes: np.ndarray
+    violating: np.ndarray
+
+    @property
+    def n_suppressed(self) -> int:
+        return int(self.sizes[self.violating].sum())
+
+
+def node_classes(model: Model, levels) -> NodeClasses:
+    """The classes of node ``levels`` computed from the base rows (see :class:`NodeClasses`)."""
+    cols, sizes = _node_columns(model, np.zeros(model.m, dtype=np.int64), model.rows, levels)
+    keys, _, counts, inverse = group_rows(cols, sizes, model.counts)
+    starts = class_starts(keys, model.sens_size)
+    first = np.zeros(len(keys), dtype=bool)
+    first[starts] = True
+    row_cls = np.cumsum(first) - 1
+    bad = class_violations(keys, counts, model.sens_size, model.criteria, model.closeness)
+    return NodeClasses(row_cls[inverse], np.add.reduceat(counts, starts) if len(keys) else counts, bad[starts])
 
 
 # ----------------------------------------------------------------------------------------------
@@ -914,19 +1038,19 @@ class _Cache:
         if cand.size:
             best = int(cand[np.argmin(self.size[cand])])
             if self.size[best] < len(self.base[2]):
-                return self.tables[best]
+                levels, table, counts, _ = self.tables[best]
+                return levels, table.rows, counts
         return self.base
 
     def add(self, x: int, res: NodeResult) -> None:
-        nbytes = sum(c.nbytes for c in res.rows) + res.counts.nbytes
+        nbytes = res.table.nbytes(len(self.base[1])) + res.counts.nbytes
         if nbytes > _CACHE_BYTES // 4:
             return
         while self.bytes + nbytes > _CACHE_BYTES and self.tables:
             drop = max(self.tables, key=lambda i: int(self.size[i]))
-            t = self.tables.pop(drop)
-            self.bytes -= sum(c.nbytes for c in t[1]) + t[2].nbytes
+            self.bytes -= self.tables.pop(drop)[3]
             self.size[drop] = -1
-        self.tables[x] = (self.nodes[x], res.rows, res.counts)
+        self.tables[x] = (self.nodes[x], res.table, res.counts, nbytes)
         self.size[x] = len(res.counts)
         self.bytes += nbytes
 
@@ -981,6 +1105,7 @@ class _Search:
         self.floor = self.bound.copy() if model.metric == "discernibility" and not exhaustive else None
         radix = [h + 1 for h in model.heights]
         self.mult = np.array([int(np.prod(radix[j + 1 :])) for j in range(len(radix))], dtype=np.int64)
+        self._mult = [int(v) for v in self.mult]
         self.state = np.zeros(n_nodes, dtype=np.int8)  # 1 satisfies, -1 violates, 0 unknown
         self.done = np.zeros(n_nodes, dtype=bool)
         self.columns = [np.ascontiguousarray(nodes[:, j], dtype=np.int8) for j in range(nodes.shape[1])]
@@ -1060,17 +1185,17 @@ class _Search:
     # -- bisecting a chain -------------------------------------------------------------------
     def chain(self, x: int) -> list[int]:
         """From ``x`` to the top, each step the generalisation of least bound."""
-        heights = np.array(self.model.heights)
-        out = [x]
-        lev = self.nodes[x].copy()
-        while (lev < heights).any():
-            steps = np.flatnonzero(lev < heights)
-            idx = int(lev @ self.mult)
-            nxt = idx + self.mult[steps]
-            j = int(np.lexsort((nxt, self.bound[nxt]))[0])
-            lev[steps[j]] += 1
-            out.append(int(nxt[j]))
-        return out
+        heights, mult, bound = self.model.heights, self._mult, self.bound
+        lev = [int(v) for v in self.nodes[x]]
+        out, idx = [x], x
+        while True:
+            steps = [j for j in range(len(lev)) if lev[j] < heights[j]]
+            if not steps:
+                return out
+            j = min(steps, key=lambda j: (bound[idx + mult[j]], idx + mult[j]))
+            lev[j] += 1
+            idx += mult[j]
+            out.append(idx)
 
     def status(self, x: int) -> bool:
         if self.state[x]:

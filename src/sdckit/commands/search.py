@@ -34,6 +34,7 @@ def register(sub) -> None:
     t.add_argument("--l", type=_option_type(Param("k", "int")), help="l-diversity of --sensitive")
     t.add_argument("--sensitive", help="the sensitive variable of --l and --t")
     t.add_argument("--diversity", choices=("distinct", "entropy", "recursive"), help="the kind of l-diversity")
+    t.add_argument("--c", type=float, help="the constant c of recursive (c, l)-diversity (default 2)")
     t.add_argument("--t", type=float, help="t-closeness of --sensitive: largest distance of a class's distribution")
     t.add_argument(
         "--t-distance",
@@ -57,10 +58,26 @@ def register(sub) -> None:
         help="a key's hierarchy (ARX CSV, ';'-separated, no header); repeat per key (default: automatic)",
     )
     p.add_argument(
-        "--suppression-limit", dest="suppression_limit", type=float, default=0.0, help="share of cells (default 0)"
+        "--suppression-limit",
+        dest="suppression_limit",
+        type=float,
+        default=0.0,
+        help="share of the key cells that may be suppressed, or of the records with --suppression records or --model arx "
+        "(default 0)",
     )
-    p.add_argument("--suppression", choices=("cells", "records"), default="cells", help="what is suppressed")
-    p.add_argument("--objective", choices=("loss", "arx"), default="loss", help="the loss minimised")
+    p.add_argument(
+        "--suppression",
+        choices=("cells", "records"),
+        help="what is suppressed (default: cells; records with --model arx)",
+    )
+    p.add_argument(
+        "--objective", choices=("loss", "arx"), help="the loss minimised (default: loss; ARX's Loss with --model arx)"
+    )
+    p.add_argument(
+        "--model",
+        choices=("arx",),
+        help="arx: ARX's model (whole-record suppression of the classes that fail the target, ARX's optimal node)",
+    )
     p.add_argument("--weights", metavar="KEY=W,...", help="per-key weights of the loss (default 1 each)")
     p.add_argument("--time-limit", dest="time_limit", type=float, help="stop after this many seconds (best effort)")
     p.add_argument(
@@ -82,7 +99,7 @@ def register(sub) -> None:
 
 def _target(args) -> dict:
     target: dict = {}
-    for name in ("k", "l", "t", "t_distance", "sensitive", "diversity", "max_risk", "max_global_risk", "max_suda"):
+    for name in ("k", "l", "t", "t_distance", "sensitive", "diversity", "c", "max_risk", "max_global_risk", "max_suda"):
         value = getattr(args, name)
         if value is not None:
             target[name] = value
@@ -143,6 +160,7 @@ def run_search(args) -> int:
         max_candidates=args.max_candidates,
         exhaustive=args.exhaustive,
         progress=args.progress if args.progress is not None else False,
+        model=args.model,
     )
     prog.close()
     print(res.summary())

@@ -263,8 +263,15 @@ def _apply_map(inp: Input, table, var: str, new_of: dict, order=None):
     and the observed categories the map does not cover. New categories take the place of the
     first old category mapped to them (declared order for ordered columns, or ``order``).
     """
-    eng = inp.engine
-    codes, labels = eng.encode_column(inp.table, var)
+    codes, labels = inp.engine.encode_column(inp.table, var)
+    ordered = inp.table.categories(var) is not None
+    return map_codes(inp.engine, table, var, codes, labels, new_of, order, ordered)
+
+
+def map_codes(eng, table, var: str, codes, labels, new_of: dict, order=None, ordered: bool = False):
+    """:func:`_apply_map` on ``var``'s codes and labels as the engine encoded them (without
+    missing-value codes): the recode of every global recoding, also for a caller that holds
+    the encoding already (the protection search); ``ordered``: the column is ordered."""
     values = eng.label_values(labels)
     keys = [_key(v) for v in values]
     observed = np.flatnonzero(np.bincount(codes[codes >= 0], minlength=len(values))).tolist()
@@ -288,7 +295,6 @@ def _apply_map(inp: Input, table, var: str, new_of: dict, order=None):
     renamed = np.array([lut[c] >= 0 and keys[c] != _key(new_labels[lut[c]]) for c in range(len(values))], dtype=bool)
     new_codes, mask = core.recode_codes(codes, lut, renamed)
     new_labels = _same_kind_labels(new_labels)
-    ordered = inp.table.categories(var) is not None
     table = eng.with_codes(table, var, new_codes, new_labels, categories=new_labels if ordered else None)
     applied = {_plain_value(values[c]): new_labels[lut[c]] for c in observed}
     return table, Change(mask, codes, labels), applied, []

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -22,7 +22,7 @@ from ..engines import in_memory_engine
 from ..protect.recode import _check_hierarchy_rows, _hierarchy_rows, _key
 from ._hierarchies import check_lattice_size
 
-__all__ = ["ArxOutcome", "arx_search"]
+__all__ = ["ArxOutcome", "ArxProblem", "arx_problem", "arx_search", "criteria", "run_search"]
 
 _METRICS = tuple(_lat.METRICS)
 _DIVERSITY = ("distinct", "entropy", "recursive")
@@ -82,7 +82,7 @@ def _hierarchy(key: str, text: list[list[str]]) -> tuple[_lat.Hierarchy, dict]:
 def _base_codes(eng, enc, j: int, key: str, base_of: dict) -> np.ndarray:
     """The records' level-0 codes of key ``j``; every value must be in the hierarchy."""
     labels = eng.label_values(enc.labels[j])
-    lookup = np.array([base_of.get(_key(v), -1) for v in labels] + [-1], dtype=np.int64)
+    lookup = np.array([base_of.get(_key(v), -1) for v in labels] + [-1], dtype=np.int32)
     codes = lookup[enc.codes[:, j]]  # code -1 (missing) picks the trailing -1
     if (codes < 0).any():
         n_missing = int((enc.codes[:, j] < 0).sum())
@@ -94,7 +94,9 @@ def _base_codes(eng, enc, j: int, key: str, base_of: dict) -> np.ndarray:
     return codes
 
 
-def _criteria(k, l, sensitive, diversity, c, t=None, t_distance="equal") -> _lat.Criteria:
+def criteria(k, l, sensitive, diversity, c, t=None, t_distance="equal") -> _lat.Criteria:  # noqa: E741
+    """The checked criteria of ARX's model (k, l of ``sensitive`` with its diversity and c, t
+    with its ground distance)."""
     if k is None and l is None and t is None:
         raise SdcError(
             "k, l, t: all None; expected k (k-anonymity), l with sensitive (l-diversity), t with sensitive "
@@ -238,7 +240,7 @@ def arx_search(
     missing = [kk for kk in keys if kk not in hierarchies]
     if missing:
         raise SdcError(f"hierarchies: no hierarchy for key(s) {', '.join(map(repr, missing))}; expected one per key")
-    criteria = _criteria(k, l, sensitive, diversity, c, t, t_distance)
+    crit = criteria(k, l, sensitive, diversity, c, t, t_distance)
     limit = check_rule("suppression_limit", suppression_limit)
     metric = check_choice(metric, "metric", _METRICS)
     gs = check_rule("gs_factor", gs_factor)
@@ -254,46 +256,101 @@ def arx_search(
 
     eng = in_memory_engine(None, "search")
     table = eng.table(data)
-    cols = keys + ([sensitive] if sensitive is not None else [])
-    absent = [v for v in cols if v not in table.columns]
+    absent = [v for v in keys + ([sensitive] if sensitive is not None else []) if v not in table.columns]
     if absent:
         raise SdcError(
             f"data: no column(s) {', '.join(map(repr, absent))}; expected the keys and the sensitive attribute"
         )
-    parsed = []
-    for key in keys:
-        rows, _ = _hierarchy_rows(hierarchies[key], eng)
-        parsed.append(_hierarchy(key, _check_hierarchy_rows(key, rows)))
-    n_nodes = check_lattice_size({key: h.height for key, (h, _) in zip(keys, parsed)})
-    enc = eng.encode(table, cols)
-    hiers = [h for h, _ in parsed]
-    base = [_base_codes(eng, enc, j, key, base_of) for j, (key, (_, base_of)) in enumerate(zip(keys, parsed))]
-    sens, sens_size, sens_levels, sens_order = None, 0, None, None
-    if sensitive is not None:
-        sens = enc.codes[:, len(keys)].astype(np.int64)
-        if (sens < 0).any():
-            raise SdcError(f"sensitive: {sensitive!r} has missing values; expected a value in every record")
-        sens_size = len(enc.labels[len(keys)])
-        if criteria.t is not None and criteria.t_distance == "hierarchical":
-            sens_levels = _sensitive_levels(eng, enc.labels[len(keys)], sensitive, hierarchies.get(sensitive))
-            _, first = np.unique(sens, return_index=True)
-            sens_order = sens[np.sort(first)]  # ARX's dictionary: the values in their first appearance
-    model = _lat.make_model(
-        np.stack(base, axis=1),
-        hiers,
-        sensitive=sens,
-        sens_size=sens_size,
-        criteria=criteria,
+    rows = {key: _hierarchy_rows(hierarchies[key], eng)[0] for key in keys}
+    problem = arx_problem(
+        eng,
+        table,
+        keys,
+        rows,
+        criteria=crit,
+        sensitive=sensitive,
         suppression_limit=limit,
         metric=metric,
         gs_factor=gs,
+        sensitive_hierarchy=hierarchies.get(sensitive) if sensitive is not None else None,
+    )
+    out = run_search(
+        problem, time_limit=time_limit, max_nodes=max_nodes, progress=progress, exhaustive=exhaustive, t0=t0
+    )
+    return _outcome(problem.model, out, keys, t0)
+
+
+@dataclass(frozen=True)
+class ArxProblem:
+    """A search under ARX's model, ready to run: the kernel's model of the records, the keys,
+    the encoding of the keys (and the sensitive attribute, last) and the lattice's size."""
+
+    model: _lat.Model
+    keys: list
+    enc: object
+    n_nodes: int
+    extra: dict = field(default_factory=dict, compare=False)  # what a caller computes once
+
+
+def arx_problem(
+    eng,
+    table,
+    keys,
+    rows: dict,
+    *,
+    criteria,
+    sensitive=None,
+    suppression_limit=0.0,
+    metric="loss",
+    gs_factor=0.5,
+    missing=None,
+    encoded=None,
+    sensitive_encoded=None,
+    sensitive_hierarchy=None,
+) -> ArxProblem:
+    """The kernel's model of ``table`` (an engine table): each key's hierarchy ``rows[key]``
+    checked and turned into integer maps, the keys and ``sensitive`` encoded once (``missing``:
+    extra missing-value codes; a missing key or sensitive value is an error). ``encoded`` (the
+    keys' :class:`EncodedKeys`) and ``sensitive_encoded`` (codes, labels) when the caller holds
+    them; ``sensitive_hierarchy``: the sensitive attribute's hierarchy, for t-closeness with the
+    hierarchical distance."""
+    parsed = [_hierarchy(key, _check_hierarchy_rows(key, rows[key])) for key in keys]
+    n_nodes = check_lattice_size({key: h.height for key, (h, _) in zip(keys, parsed)})
+    enc = eng.encode(table, keys, missing) if encoded is None else encoded
+    base = [_base_codes(eng, enc, j, key, base_of) for j, (key, (_, base_of)) in enumerate(zip(keys, parsed))]
+    sens, sens_size, sens_levels, sens_order = None, 0, None, None
+    if sensitive is not None:
+        codes, labels = eng.encode_column(table, sensitive, missing) if sensitive_encoded is None else sensitive_encoded
+        sens = np.asarray(codes, dtype=np.int64)
+        if (sens < 0).any():
+            raise SdcError(f"sensitive: {sensitive!r} has missing values; expected a value in every record")
+        sens_size = len(eng.label_values(labels))
+        if criteria.t is not None and criteria.t_distance == "hierarchical":
+            sens_levels = _sensitive_levels(eng, labels, sensitive, sensitive_hierarchy)
+            _, first = np.unique(sens, return_index=True)
+            sens_order = sens[np.sort(first)]  # ARX's dictionary: the values in their first appearance
+    model = _lat.make_model(
+        base,
+        [h for h, _ in parsed],
+        sensitive=sens,
+        sens_size=sens_size,
+        criteria=criteria,
+        suppression_limit=suppression_limit,
+        metric=metric,
+        gs_factor=gs_factor,
         sens_levels=sens_levels,
         sens_order=sens_order,
-        agg_order=sorted(range(len(keys)), key=lambda j: table.columns.index(keys[j])),
+        agg_order=sorted(range(len(keys)), key=lambda j: list(table.columns).index(keys[j])),
     )
-    with progress_bar(progress, n_nodes, "arx search", unit="nodes") as bar:
+    return ArxProblem(model, list(keys), enc, n_nodes)
+
+
+def run_search(problem: ArxProblem, *, time_limit=None, max_nodes=None, progress=None, exhaustive=False, t0=None):
+    """The kernel's search of ``problem`` (:func:`sdckit._core.lattice.search`) with a progress
+    bar of the nodes checked."""
+    with progress_bar(progress, problem.n_nodes, "arx search", unit="nodes") as bar:
         out = _lat.search(
-            model,
+            problem.model,
             time_limit=time_limit,
             max_nodes=max_nodes,
             on_check=lambda: bar.update(1),
@@ -301,7 +358,7 @@ def arx_search(
             started=t0,
         )
         bar.update(out.n_pruned)  # the nodes decided without a check: the bar ends full
-    return _outcome(model, out, keys, t0)
+    return out
 
 
 def _outcome(model, out: _lat.SearchOutcome, keys: list[str], t0: float) -> ArxOutcome:

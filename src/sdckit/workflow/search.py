@@ -51,6 +51,8 @@ T_DISTANCES = ("equal", "hierarchical")
 T_TOLERANCE = 1e-12
 SUPPRESSIONS = ("cells", "records")
 OBJECTIVES = ("loss", "arx")
+#: the anonymisation models: None (sdckit's lattice search) or "arx" (ARX's model)
+MODELS = ("arx",)
 #: at most this many thresholds are tried per node when cells are suppressed for a risk target
 MAX_RISK_TRIES = 24
 #: the next-best candidates the summary shows (evaluated after the proof when pruned)
@@ -177,18 +179,22 @@ def _check_diversity(t: dict, scenario: Scenario, table, problems: list) -> dict
 class _Search:
     """The state of one search: data, roles, hierarchies, per-level losses, candidates."""
 
-    def __init__(self, data, scenario, target, hierarchies, limit, suppression, objective, weights, deadline=None):
+    def __init__(
+        self, data, scenario, target, hierarchies, limit, suppression, objective, weights, deadline=None, model=None
+    ):
+        self.model, suppression, objective = resolve_model(model, suppression, objective)
         self.eng = in_memory_engine(None, "search", data)
         self.table = self.eng.table(data)
         if not isinstance(scenario, Scenario):
             raise_problems([f"scenario: got {type(scenario).__name__}; expected an sdckit.Scenario"])
         if not scenario.keys:
             raise SdcError("scenario: no categorical key variables; expected Scenario(keys=[...])")
-        scenario.validate(self.table, require_keys=True, engine=self.eng)
+        _, self._enc = scenario.validate(self.table, require_keys=True, engine=self.eng, encoded=True)
         self.sc = scenario
         self.keys = list(scenario.keys)
         self.missing = list(scenario.missing) or None
         self.target = check_target(target, scenario, self.table)
+        self._check_reachable()
         self.limit = check_rule("suppression_limit", limit)
         self.suppression = check_choice(suppression, "suppression", SUPPRESSIONS)
         self.objective = check_choice(objective, "objective", OBJECTIVES)
@@ -210,7 +216,7 @@ class _Search:
 
             self.arx = ArxLoss(self)
         self.deadline = deadline
-        self.lam = self._level_losses()
+        self.lam = {} if self.model == "arx" else self._level_losses()
 
     def _sensitive_hierarchy(self, hierarchies) -> tuple:
         """The keys' hierarchies and, for hierarchical t-closeness, ``{sensitive: rows}`` of the
@@ -245,6 +251,24 @@ class _Search:
         if self.objective == "arx" and self.weights is not None:
             raise SdcError("weights: ARX's Loss weighs the keys equally; expected no weights with objective='arx'")
 
+    def _check_reachable(self) -> None:
+        """A target some node can meet: k at most the records, l at most the categories of the
+        sensitive variable (a missing value one more): no class can hold more."""
+        t, problems = self.target, []
+        if t.k is not None and t.k > self.table.n:
+            problems.append(
+                f"target['k']: {t.k} is larger than the {self.table.n} records; expected at most {self.table.n}"
+            )
+        if t.l is not None:
+            codes, labels = self.sensitive_encoded
+            n_cat = len(self.eng.label_values(labels)) + int((codes < 0).any())
+            if t.l > n_cat:
+                problems.append(
+                    f"target['l']: {t.l:g} is above the {n_cat} categories of the sensitive variable {t.sensitive!r}; "
+                    f"no class can be {t.l:g}-diverse: expected l at most {n_cat}"
+                )
+        raise_problems(problems)
+
     def _check_finite(self) -> None:
         """A key on a numeric scale holds finite numbers (NaN and null are missing values)."""
         problems = []
@@ -266,7 +290,7 @@ class _Search:
 
     # -- hierarchies -------------------------------------------------------------------------
     def _values(self, key: str):
-        codes, labels = self.eng.encode_column(self.table, key, self.missing)
+        codes, labels = self.encoded(key)
         values = self.eng.label_values(labels)
         counts = np.bincount(codes[codes >= 0], minlength=len(values)).tolist()
         return [v.item() if isinstance(v, np.generic) else v for v in values], counts
@@ -333,6 +357,7 @@ class _Search:
             self.target.k is not None
             or self.target.t is not None
             or (self.target.risk_based and self.suppression == "cells")
+            or (self.target.l is not None and self.suppression == "records")
         )
         suppressed = False
         if not meets and self.budget > 0 and can_suppress:
@@ -370,10 +395,35 @@ class _Search:
         cells = int(sum(res.suppressed_by_variable.values()))
         return self.combine(by), by, cells, self._records_all_suppressed(masks, levels)
 
+    @property
+    def keys_encoded(self):
+        """The keys of the original encoded (the scenario's missing values -1): the encoding the
+        scenario's check made, once."""
+        if self._enc is None:
+            self._enc = self.eng.encode(self.table, self.keys, self.missing)
+        return self._enc
+
+    def encoded(self, key: str) -> tuple:
+        """``(codes, labels)`` of one key of the original (see :attr:`keys_encoded`), or of the
+        target's sensitive variable."""
+        if key not in self.keys:
+            return (
+                self.sensitive_encoded
+                if key == self.target.sensitive
+                else self.eng.encode_column(self.table, key, self.missing)
+            )
+        j = self.keys.index(key)
+        return self.keys_encoded.codes[:, j], self.keys_encoded.labels[j]
+
+    @functools.cached_property
+    def sensitive_encoded(self) -> tuple:
+        """``(codes, labels)`` of the target's sensitive variable in the original (encoded once)."""
+        return self.eng.encode_column(self.table, self.target.sensitive, self.missing)
+
     @functools.cached_property
     def _observed(self) -> dict:
         """Per key, the records with a value in the original (encoded once for every candidate)."""
-        return {key: self.eng.encode_column(self.table, key, self.missing)[0] >= 0 for key in self.keys}
+        return {key: self.encoded(key)[0] >= 0 for key in self.keys}
 
     def _suppressed_masks(self, table) -> dict:
         """Per key: observed in the original, missing in ``table``."""
@@ -397,9 +447,15 @@ class _Search:
         return float(ir.global_risk)
 
     def check(self, table) -> tuple[bool, dict]:
-        """Whether ``table`` meets every target, measured afresh with the public measures."""
-        from ..risk import individual_risk, k_anonymity, l_diversity, suda
+        """Whether ``table`` meets every target, measured afresh with the public measures
+        (under whole-record suppression: :func:`._search_records.check_records`)."""
+        from ..risk import k_anonymity, l_diversity
 
+        if self.suppression == "records":
+            from ._search_records import check_records
+
+            ok, risk, _, _, _ = check_records(self, table, np.stack([self._observed[k] for k in self.keys], axis=1))
+            return ok, risk
         t, ok = self.target, True
         risk: dict[str, float | int | None] = {}
         if t.k is not None:
@@ -410,6 +466,14 @@ class _Search:
             ld = l_diversity(table, self.keys, t.sensitive, c=t.c, missing=self.missing, allow_degenerate_keys=True)
             risk["l"] = ld.min[t.diversity][t.sensitive]
             ok &= risk["l"] is not None and risk["l"] >= t.l
+        return self.check_rest(table, risk, bool(ok))
+
+    def check_rest(self, table, risk: dict, ok: bool) -> tuple[bool, dict]:
+        """The targets beyond k and l (t, the risk rules, SUDA) measured on ``table``, added to
+        ``risk``; ``ok``: whether k and l are met."""
+        from ..risk import individual_risk, suda
+
+        t = self.target
         if t.t is not None:
             risk["t"] = self._t_of(table)
             ok &= risk["t"] is None or risk["t"] <= t.t + T_TOLERANCE
@@ -478,14 +542,15 @@ class _Search:
         return table, steps, cells
 
     def _suppress_records(self, table):
-        """Whole-record suppression of the classes below k or farther than t; the count is in
-        records."""
-        if self.target.k is None and self.target.t is None:
-            return table, [], 0
-        if self.target.t is None:
-            res = self.step(table, "suppress_records", keys=self.active(table), k=self.target.k, missing=self.missing)
-        else:
-            res = self.step(table, "suppress_records", **self._far_parameters(table, self.target.k or 1))
+        """Whole-record suppression of the classes that fail k, l or t (every key of their
+        records set missing); the count is in records."""
+        t = self.target
+        params: dict = {"keys": self.keys, "k": t.k or 1, "missing": self.missing}
+        if t.l is not None:
+            params.update(l=t.l, sensitive=t.sensitive, diversity=t.diversity, c=t.c)
+        if t.t is not None:
+            params.update(sensitive=t.sensitive, t=t.t, t_distance=t.t_distance, hierarchies=self.t_hierarchies)
+        res = self.step(table, "suppress_records", **params)
         return res.table, [_step("suppress_records", res)], int(res.details["n_records"])
 
     def _far_parameters(self, table, k: int = 1) -> dict:
@@ -621,13 +686,14 @@ def search(
     target,
     hierarchies=None,
     suppression_limit: float = 0.0,
-    suppression: str = "cells",
-    objective: str = "loss",
+    suppression: str | None = None,
+    objective: str | None = None,
     weights=None,
     time_limit: float | None = None,
     max_candidates: int | None = None,
     exhaustive: bool = False,
     progress=None,
+    model: str | None = None,
 ) -> SearchResult:
     r"""The protection with the least loss that meets a risk target.
 
@@ -733,10 +799,12 @@ def search(
     limit_n = check_rule("k", max_candidates, "max_candidates") if max_candidates is not None else None
     prune = not check_bool(exhaustive, "exhaustive")
     deadline = None if limit_t is None else t0 + limit_t
-    s = _Search(data, scenario, target, hierarchies, suppression_limit, suppression, objective, weights, deadline)
-    if s.expired or not s.lam:
+    s = _Search(
+        data, scenario, target, hierarchies, suppression_limit, suppression, objective, weights, deadline, model
+    )
+    if s.expired or (not s.lam and s.model != "arx"):
         outcome = Outcome(None, [], s.n_nodes, 0, 0, 0, False, f"the time limit ({limit_t:g} s)")
-    elif s.objective == "arx" and s.suppression == "records":
+    elif s.model == "arx":
         from ._search_records import records_search
 
         outcome = records_search(s, limit_t, progress, limit_n, t0)
@@ -749,7 +817,43 @@ def search(
             "the rest of its group a little more certain; exhaustive=True evaluates every candidate"
         )
         result = dataclasses.replace(result, notes=(*result.notes, note))
+    if s.model is None and s.objective != "loss":
+        note = (
+            f"objective={s.objective!r} with suppression={s.suppression!r} is sdckit's lattice search under that "
+            "quality model, not ARX's model (model='arx': whole-record suppression of the classes that fail the "
+            "target, ARX's optimal node)"
+        )
+        result = dataclasses.replace(result, notes=(*result.notes, note))
     return result
+
+
+def resolve_model(model, suppression, objective) -> tuple[str | None, str, str]:
+    """``(model, suppression, objective)`` with the defaults filled in.
+
+    ``model="arx"`` is ARX's model: whole-record suppression and ARX's Loss unless another of
+    ARX's quality models is given; it cannot be combined with ``suppression="cells"`` nor with
+    sdckit's ``objective="loss"``. Without a model, ``suppression="records"`` with one of ARX's
+    quality models (``objective="arx"``, ...) is ARX's model too (the older spelling)."""
+    if model is not None:
+        model = check_choice(model, "model", MODELS)
+    if model == "arx":
+        if suppression == "cells":
+            raise SdcError(
+                "model: 'arx' suppresses whole records (ARX's model) and cannot be combined with "
+                "suppression='cells'; expected suppression='records' (or none), or model=None for cell suppression"
+            )
+        if objective == "loss":
+            raise SdcError(
+                "model: 'arx' optimises one of ARX's quality models and cannot be combined with objective='loss' "
+                f"(sdckit's variant loss); expected objective one of {', '.join(o for o in OBJECTIVES if o != 'loss')} "
+                "(or none: ARX's Loss), or model=None with suppression='records' for sdckit's lattice search"
+            )
+        suppression, objective = "records", objective or "arx"
+    suppression = check_choice("cells" if suppression is None else suppression, "suppression", SUPPRESSIONS)
+    objective = check_choice("loss" if objective is None else objective, "objective", OBJECTIVES)
+    if model is None and suppression == "records" and objective != "loss":
+        model = "arx"
+    return model, suppression, objective
 
 
 class LatticeOrder:
