@@ -54,7 +54,18 @@ def register(sub) -> None:
         "--suppression-limit", dest="suppression_limit", type=float, default=0.0, help="share of cells (default 0)"
     )
     p.add_argument("--suppression", choices=("cells", "records"), default="cells", help="what is suppressed")
-    p.add_argument("--objective", choices=("loss", "arx"), default="loss", help="the loss minimised")
+    p.add_argument(
+        "--objective",
+        choices=("loss", "arx", "precision", "discernibility", "entropy"),
+        default="loss",
+        help="the loss minimised: sdckit's loss of every change, or one of ARX's quality models (arx: ARX's Loss)",
+    )
+    p.add_argument(
+        "--gs-factor",
+        dest="gs_factor",
+        type=_option_type(Param("gs_factor", "number")),
+        help="ARX's weight of generalisation against suppression, in [0, 1] (default 0.5; arx, precision, entropy)",
+    )
     p.add_argument("--weights", metavar="KEY=W,...", help="per-key weights of the loss (default 1 each)")
     p.add_argument("--time-limit", dest="time_limit", type=float, help="stop after this many seconds (best effort)")
     p.add_argument(
@@ -137,6 +148,7 @@ def run_search(args) -> int:
         max_candidates=args.max_candidates,
         exhaustive=args.exhaustive,
         progress=args.progress if args.progress is not None else False,
+        gs_factor=args.gs_factor,
     )
     prog.close()
     print(res.summary())
