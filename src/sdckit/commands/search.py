@@ -71,12 +71,21 @@ def register(sub) -> None:
         help="what is suppressed (default: cells; records with --model arx)",
     )
     p.add_argument(
-        "--objective", choices=("loss", "arx"), help="the loss minimised (default: loss; ARX's Loss with --model arx)"
+        "--objective",
+        choices=("loss", "arx", "precision", "discernibility", "entropy"),
+        help="the loss minimised: sdckit's loss of every change (default), or one of ARX's quality models "
+        "(arx: ARX's Loss, the default with --model arx)",
     )
     p.add_argument(
         "--model",
         choices=("arx",),
         help="arx: ARX's model (whole-record suppression of the classes that fail the target, ARX's optimal node)",
+    )
+    p.add_argument(
+        "--gs-factor",
+        dest="gs_factor",
+        type=_option_type(Param("gs_factor", "number")),
+        help="ARX's weight of generalisation against suppression, in [0, 1] (default 0.5; arx, precision, entropy)",
     )
     p.add_argument("--weights", metavar="KEY=W,...", help="per-key weights of the loss (default 1 each)")
     p.add_argument("--time-limit", dest="time_limit", type=float, help="stop after this many seconds (best effort)")
@@ -161,6 +170,7 @@ def run_search(args) -> int:
         exhaustive=args.exhaustive,
         progress=args.progress if args.progress is not None else False,
         model=args.model,
+        gs_factor=args.gs_factor,
     )
     prog.close()
     print(res.summary())

@@ -11,6 +11,16 @@ from ._base import Result, Summary, fmt, json_safe, new_axes
 __all__ = ["SearchResult"]
 
 
+#: the name of each objective of the search
+_OBJECTIVE_NAMES = {
+    "loss": "the loss of every change",
+    "arx": "ARX's Loss",
+    "precision": "ARX's precision",
+    "discernibility": "ARX's discernibility",
+    "entropy": "ARX's non-uniform entropy",
+}
+
+
 def _levels_text(levels) -> str:
     return ", ".join(f"{k}={v}" for k, v in levels.items())
 
@@ -34,8 +44,10 @@ class SearchResult(Result):
         Key values suppressed (observed in the original, missing in ``protected``).
     loss : float
         The objective of the winner: the (weighted) mean of lambda_j of
-        :func:`sdckit.variant_loss`, or ARX's Loss with ``objective="arx"``.
+        :func:`sdckit.variant_loss`, or ARX's quality model named by ``objective`` (Loss,
+        precision, discernibility, non-uniform entropy).
     loss_by_variable : dict key -> float
+        The objective's per-key parts (none for discernibility).
     risk : dict
         The target measures reached, measured afresh on ``protected`` (``k_violations``,
         ``l``, ``max_risk``, ``global_risk``, ``household_global_risk``, ``max_suda``) and
@@ -61,6 +73,9 @@ class SearchResult(Result):
     stopped : str or None
         What stopped the search early.
     objective, suppression : str
+    gs_factor : float or None
+        ARX's weight of generalisation against suppression of an ARX quality model (None for
+        ``objective="loss"``).
     suppression_limit : float
     seconds : float
     notes : tuple of str
@@ -86,6 +101,7 @@ class SearchResult(Result):
     optimal: bool = True
     stopped: str | None = None
     objective: str = "loss"
+    gs_factor: float | None = None
     suppression: str = "cells"
     suppression_limit: float = 0.0
     seconds: float = 0.0
@@ -131,6 +147,8 @@ class SearchResult(Result):
                 "optimal": self.optimal,
                 "stopped": self.stopped,
                 "objective": self.objective,
+                "objective_name": _OBJECTIVE_NAMES.get(self.objective, self.objective),
+                "gs_factor": self.gs_factor,
                 "suppression": self.suppression,
                 "suppression_limit": self.suppression_limit,
                 "seconds": self.seconds,
@@ -155,13 +173,20 @@ class SearchResult(Result):
             proof = "optimal up to the loss bound: every candidate not checked loses at least this much by its recodes alone"
         else:
             proof = "proven optimal: every candidate not checked has a lower bound at least this loss"
-        return f"Least loss {fmt(self.loss)} at {_levels_text(self.levels)} ({proof})."
+        name = "loss" if self.objective in ("loss", "arx") else _OBJECTIVE_NAMES.get(self.objective, "loss")
+        return f"Least {name} {fmt(self.loss)} at {_levels_text(self.levels)} ({proof})."
+
+    def _objective_text(self) -> str:
+        """The objective's name, with ARX's gs-factor where it has one."""
+        name = _OBJECTIVE_NAMES.get(self.objective, self.objective)
+        gs = "" if self.gs_factor is None else f", gs-factor {fmt(self.gs_factor)}"
+        return f"{self.objective} ({name}{gs})"
 
     def summary(self) -> Summary:
         """Why this candidate won, what the next-best ones cost, how many were checked and pruned."""
         head = [
             ("target", ", ".join(f"{k}={fmt(v)}" for k, v in self.target.items())),
-            ("objective", self.objective),
+            ("objective", self._objective_text()),
             ("suppression", f"{self.suppression} (limit {fmt(self.suppression_limit)})"),
             ("loss", self.loss),
             ("suppressed cells", self.suppressed_cells),

@@ -94,7 +94,7 @@ def _problem(s):
         sensitive=sens,
         suppression_limit=s.limit,
         metric=kernel_metric(s.objective),
-        gs_factor=getattr(s, "gs_factor", 0.5),
+        gs_factor=0.5 if s.gs_factor is None else s.gs_factor,
         missing=s.missing,
         encoded=s.keys_encoded,
         sensitive_encoded=s.sensitive_encoded if sens is not None else None,

@@ -50,9 +50,18 @@ T_DISTANCES = ("equal", "hierarchical")
 #: measure and ARX's sums (which decide what is suppressed) agree to rounding, not to the last bit
 T_TOLERANCE = 1e-12
 SUPPRESSIONS = ("cells", "records")
-OBJECTIVES = ("loss", "arx")
+OBJECTIVES = ("loss", "arx", "precision", "discernibility", "entropy")
 #: the anonymisation models: None (sdckit's lattice search) or "arx" (ARX's model)
 MODELS = ("arx",)
+#: the objectives that are ARX's quality models, and the kernel's name of each
+ARX_METRICS = {"arx": "loss", "precision": "precision", "discernibility": "discernibility", "entropy": "entropy"}
+#: ARX's name of each of its quality models
+ARX_NAMES = {
+    "arx": "Loss",
+    "precision": "precision",
+    "discernibility": "discernibility",
+    "entropy": "non-uniform entropy",
+}
 #: at most this many thresholds are tried per node when cells are suppressed for a risk target
 MAX_RISK_TRIES = 24
 #: the next-best candidates the summary shows (evaluated after the proof when pruned)
@@ -180,7 +189,18 @@ class _Search:
     """The state of one search: data, roles, hierarchies, per-level losses, candidates."""
 
     def __init__(
-        self, data, scenario, target, hierarchies, limit, suppression, objective, weights, deadline=None, model=None
+        self,
+        data,
+        scenario,
+        target,
+        hierarchies,
+        limit,
+        suppression,
+        objective,
+        weights,
+        deadline=None,
+        model=None,
+        gs_factor=None,
     ):
         self.model, suppression, objective = resolve_model(model, suppression, objective)
         self.eng = in_memory_engine(None, "search", data)
@@ -198,6 +218,8 @@ class _Search:
         self.limit = check_rule("suppression_limit", limit)
         self.suppression = check_choice(suppression, "suppression", SUPPRESSIONS)
         self.objective = check_choice(objective, "objective", OBJECTIVES)
+        self.gs_factor = _gs_factor(gs_factor, self.objective)
+        self.arx_metric = ARX_METRICS.get(self.objective)
         self.weights = _check_weights(weights, self.keys)
         from ..report.tradeoff import loss_scales
 
@@ -211,12 +233,15 @@ class _Search:
         self.budget = int(math.floor(self.limit * units + 1e-9))
         self._check_model()
         self.arx = None
-        if self.objective == "arx" and self.suppression == "cells":
+        if self.arx_metric is not None and self.suppression == "cells":
             from ._arx_loss import ArxLoss
 
-            self.arx = ArxLoss(self)
+            self.arx = ArxLoss(self, self.arx_metric, self.gs_factor)
         self.deadline = deadline
         self.lam = {} if self.model == "arx" else self._level_losses()
+        self.lam_low = None  # a lower bound per key and level where it is below lam (ARX's precision)
+        if self.arx is not None and self.lam:
+            self.lam_low = {k: [self.arx.low(k, lv) for lv in range(self.h[k].height + 1)] for k in self.keys}
 
     def _sensitive_hierarchy(self, hierarchies) -> tuple:
         """The keys' hierarchies and, for hierarchical t-closeness, ``{sensitive: rows}`` of the
@@ -248,8 +273,11 @@ class _Search:
                 "and takes the targets k, l and t; expected suppression='cells' for max_risk, max_global_risk or "
                 "max_suda"
             )
-        if self.objective == "arx" and self.weights is not None:
-            raise SdcError("weights: ARX's Loss weighs the keys equally; expected no weights with objective='arx'")
+        if self.arx_metric is not None and self.weights is not None:
+            raise SdcError(
+                f"weights: ARX's {ARX_NAMES[self.objective]} weighs the keys equally; expected no weights with "
+                f"objective={self.objective!r}"
+            )
 
     def _check_reachable(self) -> None:
         """A target some node can meet: k at most the records, l at most the categories of the
@@ -308,7 +336,7 @@ class _Search:
         from ..utility import variant_loss
 
         if self.arx is not None:
-            return {k: [_arx_one(self.arx, k, lv) for lv in range(self.h[k].height + 1)] for k in self.keys}
+            return {k: [self.arx.free(k, lv) for lv in range(self.h[k].height + 1)] for k in self.keys}
         out = {}
         for key in self.keys:
             lam = [0.0]
@@ -322,7 +350,8 @@ class _Search:
         return out
 
     def bound(self, levels: tuple) -> float:
-        return self.combine({k: self.lam[k][lv] for k, lv in zip(self.keys, levels)})
+        lam = self.lam if self.lam_low is None else self.lam_low
+        return self.combine({k: lam[k][lv] for k, lv in zip(self.keys, levels)})
 
     def combine(self, by: dict) -> float:
         """The objective from the per-key losses: their (weighted) mean, or ARX's geometric mean."""
@@ -374,6 +403,8 @@ class _Search:
             cand.loss, cand.loss_by_variable, cand.cells, cand.records = self.loss(table, levels)
             if self.suppression == "records":
                 cand.records = units
+        elif self.arx is not None:  # ARX's metric without suppression (discernibility needs the classes)
+            cand.loss, cand.loss_by_variable = self.arx.value(levels)
         else:
             cand.loss = cand.bound
             cand.loss_by_variable = {k: self.lam[k][lv] for k, lv in zip(self.keys, levels)}
@@ -387,9 +418,9 @@ class _Search:
 
         masks = self._suppressed_masks(table)
         if self.arx is not None:
-            by = self.arx.by_key(levels, masks)
+            total, by = self.arx.value(levels, masks)
             cells = int(sum(int(m.sum()) for m in masks.values()))
-            return self.arx.combine(by), by, cells, self._records_all_suppressed(masks, levels)
+            return total, by, cells, self._records_all_suppressed(masks, levels)
         res = variant_loss(self.table, table, self.keys, scales=dict(self.scales), missing=self.missing)
         by = {k: float(v) for k, v in res.loss_by_variable.items()}
         cells = int(sum(res.suppressed_by_variable.values()))
@@ -640,11 +671,22 @@ class _Search:
         return out
 
 
-def _arx_one(arx, key: str, level: int) -> float:
-    """ARX's v_j of one key at one level, without suppression."""
-    share = arx.shares[key][level]
-    low = arx.n / arx.domain[key]
-    return max(0.0, (float(share.sum()) - low) / (arx.n - low)) if arx.n > low else 0.0
+def _gs_factor(gs_factor, objective: str) -> float | None:
+    """ARX's gs-factor of an ARX quality model (default 0.5); None for sdckit's loss."""
+    if gs_factor is None:
+        return 0.5 if objective in ARX_METRICS else None
+    gs = check_rule("gs_factor", gs_factor)
+    if objective == "loss":
+        raise SdcError(
+            "gs_factor: given with objective='loss', which has no gs-factor; expected it with one of ARX's "
+            "quality models (objective 'arx', 'precision' or 'entropy')"
+        )
+    if objective == "discernibility":
+        raise SdcError(
+            "gs_factor: ARX's discernibility does not weigh generalisation against suppression; expected no "
+            "gs_factor with objective='discernibility' (or objective 'arx', 'precision' or 'entropy')"
+        )
+    return gs
 
 
 def _step(method: str, res) -> dict:
@@ -694,6 +736,7 @@ def search(
     exhaustive: bool = False,
     progress=None,
     model: str | None = None,
+    gs_factor: float | None = None,
 ) -> SearchResult:
     r"""The protection with the least loss that meets a risk target.
 
@@ -760,14 +803,21 @@ def search(
         ``"other"``; the top level is ``"*"``.
     suppression_limit : float in [0, 1], default 0
         The share of the key cells (n times the number of keys) that may be suppressed.
-    suppression : {"cells", "records"}, default "cells"
-        Suppress single key values, or whole records (the model of ARX).
-    objective : {"loss", "arx"}, default "loss"
-        The loss of :func:`sdckit.variant_loss`, or ARX's Loss: per key, the mean share of its
-        domain a released value covers (1 for a suppressed value), rescaled as
-        (S_j - n/|D_j|) / (n - n/|D_j|), aggregated as prod(1 + v_j)^(1/m) - 1. With
-        ``suppression="records"`` the search is ARX's own (its optimal node); with cells it
-        finds what ARX cannot (single suppressed values).
+    suppression : {"cells", "records"}, optional
+        Suppress single key values (default), or whole records (the model of ARX; the default
+        with ``model="arx"``).
+    objective : {"loss", "arx", "precision", "discernibility", "entropy"}, optional
+        The loss of :func:`sdckit.variant_loss`, or one of ARX's quality models, exactly as ARX
+        defines them: ``"arx"``, ARX's Loss (per key, the mean share of its domain a released
+        value covers, 1 for a suppressed value, rescaled as (S_j - n/|D_j|) / (n - n/|D_j|),
+        aggregated as prod(1 + v_j)^(1/m) - 1); ``"precision"`` (per key, the mean of level /
+        height, 1 for a suppressed value, averaged over the keys); ``"discernibility"`` (the
+        sum of the squared class sizes, n for each suppressed record); ``"entropy"`` (ARX's
+        non-uniform entropy: the bits lost per value, -log2 of the share of its original value
+        among the records of its released value, summed). With ``suppression="records"`` the
+        search is ARX's own (its optimal node); with cells it finds what ARX cannot (single
+        suppressed values, each counted as ARX counts a suppressed record's value). Default
+        ``"loss"``; ``"arx"`` with ``model="arx"``.
     weights : mapping, optional
         ``{key: weight}`` of the per-variable losses (default 1 each).
     time_limit : float, optional
@@ -782,6 +832,18 @@ def search(
         candidate that a suppression makes a little cheaper than its recodes alone).
     progress : bool, optional
         A progress bar counting candidates (None: on a terminal).
+    gs_factor : float in [0, 1], optional
+        ARX's weight of generalisation against suppression in its quality models (default
+        0.5: equal; below, suppression counts s = 2 gs; above, generalisation counts
+        g = 2 (1 - gs)); with ``"arx"``, ``"precision"`` and ``"entropy"`` only (an error with
+        ``"loss"``, and with ``"discernibility"``, which ARX does not weigh).
+    model : {None, "arx"}, optional
+        ``"arx"``: ARX's model, one switch: whole-record suppression of the classes that fail
+        the target, ARX's optimal node under ARX's Loss (or the ``objective`` among ARX's
+        quality models), the file built from the search's own tables and checked against the
+        whole target. It cannot be combined with ``suppression="cells"`` nor with
+        ``objective="loss"`` (an error says so). ``suppression="records"`` with one of ARX's
+        quality models is ARX's model too.
 
     Returns
     -------
@@ -800,7 +862,17 @@ def search(
     prune = not check_bool(exhaustive, "exhaustive")
     deadline = None if limit_t is None else t0 + limit_t
     s = _Search(
-        data, scenario, target, hierarchies, suppression_limit, suppression, objective, weights, deadline, model
+        data,
+        scenario,
+        target,
+        hierarchies,
+        suppression_limit,
+        suppression,
+        objective,
+        weights,
+        deadline,
+        model,
+        gs_factor,
     )
     if s.expired or (not s.lam and s.model != "arx"):
         outcome = Outcome(None, [], s.n_nodes, 0, 0, 0, False, f"the time limit ({limit_t:g} s)")
@@ -817,13 +889,8 @@ def search(
             "the rest of its group a little more certain; exhaustive=True evaluates every candidate"
         )
         result = dataclasses.replace(result, notes=(*result.notes, note))
-    if s.model is None and s.objective != "loss":
-        note = (
-            f"objective={s.objective!r} with suppression={s.suppression!r} is sdckit's lattice search under that "
-            "quality model, not ARX's model (model='arx': whole-record suppression of the classes that fail the "
-            "target, ARX's optimal node)"
-        )
-        result = dataclasses.replace(result, notes=(*result.notes, note))
+    if s.arx is not None:
+        result = dataclasses.replace(result, notes=(*result.notes, *_arx_cell_notes(s)))
     return result
 
 
@@ -854,6 +921,23 @@ def resolve_model(model, suppression, objective) -> tuple[str | None, str, str]:
     if model is None and suppression == "records" and objective != "loss":
         model = "arx"
     return model, suppression, objective
+
+
+def _arx_cell_notes(s: _Search) -> list[str]:
+    """What ARX's quality model means on a file with suppressed values."""
+    notes = [
+        f"objective={s.objective!r} with suppression={s.suppression!r} is sdckit's lattice search under that "
+        "quality model, not ARX's model (model='arx': whole-record suppression of the classes that fail the "
+        "target, ARX's optimal node)",
+        f"ARX's {ARX_NAMES[s.objective]} of a file with suppressed values: each counts as ARX counts a suppressed "
+        "record's value",
+    ]
+    if s.arx_metric == "discernibility":
+        notes.append(
+            "ARX's discernibility has no lower bound under cell suppression (suppressing a value can split a "
+            "class): every candidate is evaluated"
+        )
+    return notes
 
 
 class LatticeOrder:
@@ -995,6 +1079,7 @@ def _result(s: _Search, out: Outcome, data, seconds: float) -> SearchResult:
         optimal=out.optimal and best is not None,
         stopped=out.stopped,
         objective=s.objective,
+        gs_factor=None if s.objective == "discernibility" else s.gs_factor,
         suppression=s.suppression,
         suppression_limit=s.limit,
         seconds=seconds,
