@@ -21,6 +21,7 @@ class Candidate:
     loss_by_variable: dict = field(default_factory=dict)
     risk: dict = field(default_factory=dict)
     rate: float = math.nan
+    household_rate: float | None = None
     cells: int = 0
     records: int = 0
     steps: list = field(default_factory=list)
