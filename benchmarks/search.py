@@ -507,6 +507,44 @@ def model_table(time_limit: float = 120.0) -> None:
         markdown_table(["ARX run", "records suppressed", "meets target (independent check)"], "lrl", checked)
 
 
+#: the 107,520-node lattice: every column of ARX-Adult, finer or extra levels (product of the levels)
+LARGE_KEYS = [*ADULT_KEYS, "salary-class"]
+
+
+def large_lattice() -> tuple[pl.DataFrame, dict]:
+    """ARX-Adult with all 9 columns as keys and hierarchies whose numbers of levels multiply to
+    107,520 = 7 x 5 x 4^4 x 3 x 2^2: age 7 (years, blocks of 2, 4, 8, 16 and 32 years, ``*``),
+    education 5 (ARX's 4 and higher/lower education), marital status 4, native country 4,
+    occupation 4, workclass 4 (ARX's with one level added each), race 3 (white, non-white),
+    sex 2, salary class 2 (ARX's). Returns the data (text columns) and ``{key: rows}``."""
+    data = pl.read_csv(ADULT / "adult.csv", separator=";", infer_schema_length=0)
+
+    def arx(key):
+        return [ln.split(";") for ln in (ADULT / f"adult_hierarchy_{key}.csv").read_text().splitlines() if ln.strip()]
+
+    def add(key, pos, new_level):  # a level inserted before column ``pos`` of ARX's rows
+        return [[*r[:pos], new_level(r), *r[pos:]] for r in arx(key)]
+
+    ages = sorted({int(a) for a in data["age"]})
+    age = [[str(a), *(f"[{a // w * w}-{a // w * w + w - 1}]" for w in (2, 4, 8, 16, 32)), "*"] for a in ages]
+    married = {"Married-civ-spouse": "married", "Married-AF-spouse": "married", "Never-married": "never married"}
+    public = {"Federal-gov", "Local-gov", "State-gov"}
+    hier = {
+        "age": age,
+        "education": add("education", 3, lambda r: "higher" if r[2] == "Higher education" else "lower"),
+        "marital-status": add("marital-status", 1, lambda r: married.get(r[0], "formerly married")),
+        "native-country": add("native-country", 2, lambda r: "Americas" if "America" in r[1] else "other"),
+        "occupation": add("occupation", 2, lambda r: "technical" if r[1] == "Technical" else "other"),
+        "workclass": add(
+            "workclass", 1, lambda r: r[1] if r[1] == "Unemployed" else ("public" if r[0] in public else r[0][:8])
+        ),
+        "race": [[r[0], "white" if r[0] == "White" else "non-white", "*"] for r in arx("race")],
+        "sex": arx("sex"),
+        "salary-class": arx("salary-class"),
+    }
+    return data, hier
+
+
 def main() -> None:
     ap = base_parser(__doc__, quick_help="one run each; 10^5 records for the large case")
     ap.add_argument("--n", type=float, default=1e6, help="records of the large case (default 1e6)")

@@ -20,6 +20,7 @@ from itertools import combinations
 
 import numpy as np
 
+from . import _suppression_jit
 from .frequencies import pattern_table, record_frequencies
 
 __all__ = [
@@ -303,7 +304,10 @@ class _Patterns:
             self._compat.popitem(last=False)
         return vec
 
-    def find_or_add(self, q: np.ndarray) -> int:
+    def find_or_add(self, q: np.ndarray, compat: np.ndarray | None = None) -> int:
+        """The index of pattern ``q``, added (with no records) when new. ``compat``: q's
+        compatibility with the current patterns when the caller knows it (derived from a
+        neighbour's, which spares the scan of every pattern)."""
         key = q.astype(np.int32).tobytes()
         p = self.index.get(key)
         if p is not None:
@@ -317,9 +321,12 @@ class _Patterns:
         self.first[p] = np.iinfo(np.int64).max
         self.size += 1
         self.index[key] = p
-        c, _ = self.mismatches(q)
-        self._compat[p] = c == 0  # kept for the moves to and from the new pattern
-        self.f[p] = self._f_of(p, self._compat[p])
+        if compat is None:
+            compat = self.mismatches(q)[0] == 0
+        else:  # the new pattern is compatible with itself
+            compat = np.append(compat[:p], True)
+        self._compat[p] = compat  # kept for the moves to and from the new pattern
+        self.f[p] = self._f_of(p, compat)
         return p
 
     def _grow(self):
@@ -380,10 +387,11 @@ class _Patterns:
         t = self.types[:size]
         w = self.W[_PARTIAL, t] * self.cnt[:size]  # the weights a partial pattern gives the others
         base = float(w[c == 0].sum())
-        one = c == 1
+        one = np.flatnonzero(c == 1)  # the same elements, in the same order, as a mask over all
+        w_one = w[one]
         out = {}
         for v in obs:
-            total = base + float(w[one & flags[v]].sum())
+            total = base + float(w_one[flags[v][one]].sum())
             total += self.cnt[p] * (1.0 - self.W[_PARTIAL, self.types[p]])  # p's own records count fully
             target = q.copy()
             target[v] = -1
@@ -404,7 +412,7 @@ def _choose(fa: dict[int, float], k: float, col_order: np.ndarray) -> int:
     return next(int(j) for j in col_order if int(j) in fa and fa[int(j)] == best)
 
 
-def greedy_suppression(codes: np.ndarray, k: int, importance: np.ndarray, alpha: float = 1.0):
+def greedy_suppression(codes: np.ndarray, k: int, importance: np.ndarray, alpha: float = 1.0, jit: bool | None = None):
     """Greedy local suppression with exact recounting (sdckit's default).
 
     Works on the distinct key patterns. Patterns below k are visited by increasing f; a
@@ -415,6 +423,10 @@ def greedy_suppression(codes: np.ndarray, k: int, importance: np.ndarray, alpha:
     Passes repeat until no pattern is below k. A last pass restores suppressed values, most
     important variables first, wherever k-anonymity of every record survives.
 
+    With Numba installed (``sdckit[fast]``) and alpha = 1 the same algorithm runs compiled
+    (:mod:`._suppression_jit`: the same cells) when it is worth Numba's one-off cost;
+    ``jit=False`` keeps the NumPy kernel, ``jit=None`` decides.
+
     Returns ``(codes, unresolved)`` as :func:`sdcmicro_suppression`.
     """
     n = len(codes)
@@ -423,10 +435,19 @@ def greedy_suppression(codes: np.ndarray, k: int, importance: np.ndarray, alpha:
     pt = _Patterns(codes, alpha)
     col_order = _suppression_order(importance)
     kk = float(min(int(k), n))
+    restore_order = np.argsort(importance, kind="stable")
+    radix = [int(codes[:, j].max()) + 2 for j in range(codes.shape[1])]
+    if jit is not False and _suppression_jit.use_jit(pt.n_below(kk), alpha, radix):
+        size = pt.size
+        out = _suppression_jit.greedy_jit(
+            codes, pt.cols[:, :size].T, pt.rec, pt.cnt[:size], pt.f[:size], pt.types[:size], pt.first[:size],
+            kk, pt.W, col_order, restore_order, radix, float(pt.n),
+        )  # fmt: skip
+        return out, _below_k(out, int(k), alpha)
     while _greedy_pass(pt, kk, col_order):
         pass
     out = pt.cols[:, pt.rec].T.copy()
-    out = _restore(codes, out, pt, kk, np.argsort(importance, kind="stable"))
+    out = _restore(codes, out, pt, kk, restore_order)
     return out, _below_k(out, int(k), alpha)
 
 
@@ -498,7 +519,8 @@ def _greedy_pass(pt: _Patterns, k: float, col_order: np.ndarray) -> bool:
         v = _choose(fa, k, col_order)
         target = pt.row(p)
         target[v] = -1
-        r = pt.find_or_add(target)
+        # p without v: compatible with the patterns p is, and with those differing from p at v alone
+        r = pt.find_or_add(target, (c == 0) | ((c == 1) & flags[v]))
         members = np.flatnonzero(pt.rec == p)
         pt.move(p, r, float(pt.cnt[p]), c_from=pt.compat(p))
         pt.rec[members] = r
@@ -524,7 +546,10 @@ def _restore(
             a = int(rec[i])
             target = pt.row(a)
             target[v] = original[i, v]
-            b = pt.find_or_add(target)
+            c_a = pt.compat(a)
+            col = pt.cols[v, : pt.size]
+            # a with v observed: compatible with a's compatible patterns missing at v or equal there
+            b = pt.find_or_add(target, c_a & ((col < 0) | (col == target[v])))
             idx, d = pt.delta(a, b, pt.compat(a), pt.compat(b), 1.0)
             ia, ib = np.searchsorted(idx, (a, b))
             cnt = pt.cnt[idx]

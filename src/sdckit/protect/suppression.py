@@ -138,16 +138,9 @@ def local_suppression(
     masks = {v: (new[:, j] < 0) & (codes[:, j] >= 0) for j, v in enumerate(inp.variables)}
     table = inp.engine.with_missing(inp.table, masks)
     rows = np.flatnonzero(unresolved)
-    parameters = {
-        "keys": list(inp.variables),
-        "k": ks if combs is not None else ks[0],
-        "importance": [int(i) for i in imp],
-        "combs": None if combs is None else [int(c) for c in combs],
-        "strata": None if strata is None else [str(v) for v in np.atleast_1d(strata)],
-        "alpha": float(alpha),
-        "method": method,
-        "missing": list(missing) or None,
-    }
+    parameters = recorded_parameters(
+        inp.variables, ks if combs is not None else ks[0], imp, combs, strata, alpha, method, missing
+    )
     notes = unresolved_notes(rows.size)
     details = {
         "n_suppressed": int(sum(int(m.sum()) for m in masks.values())),
@@ -157,6 +150,21 @@ def local_suppression(
     }
     changes = {v: Change(masks[v], codes[:, j], enc.labels[j]) for j, v in enumerate(inp.variables)}
     return finish("local_suppression", parameters, inp, table, changes, details, notes)
+
+
+def recorded_parameters(keys, k, importance, combs, strata, alpha, method, missing) -> dict:
+    """The parameters a local suppression records (its recipe step): what was asked, with the
+    importance ranks used."""
+    return {
+        "keys": list(keys),
+        "k": k,
+        "importance": [int(i) for i in importance],
+        "combs": None if combs is None else [int(c) for c in combs],
+        "strata": None if strata is None else [str(v) for v in np.atleast_1d(strata)],
+        "alpha": float(alpha),
+        "method": method,
+        "missing": list(missing or ()) or None,
+    }
 
 
 def _check_k(k, combs, n: int, m: int) -> list[int]:

@@ -50,19 +50,25 @@ class SearchResult(Result):
         The objective's per-key parts (none for discernibility).
     risk : dict
         The target measures reached, measured afresh on ``protected`` (``k_violations``,
-        ``l``, ``max_risk``, ``global_risk``, ``household_global_risk``, ``max_suda``) and
-        ``rate``, the expected re-identification rate sum r_i / n.
+        ``l``, ``max_risk``, ``global_risk``, ``household_global_risk``, ``max_suda``),
+        ``rate``, the expected re-identification rate sum r_i / n of
+        :func:`sdckit.individual_risk`, and, when the scenario has households,
+        ``household_rate``, sum_i r^h_{g(i)} / n with r^h_g = 1 - prod_{i in g} (1 - r_i).
     recipe : dict
         A recipe that :meth:`sdckit.SdcProblem.from_recipe` replays to ``protected``.
     protected : frame
         The protected file, as the caller's frame type.
     front : tuple of dict
         The Pareto front of the re-identification rate against the loss over the candidates
-        evaluated (within the suppression limit): ``levels``, ``loss``, ``rate``, ``meets``,
-        ``suppressed_cells``, ``recipe``; in increasing loss.
+        evaluated (within the suppression limit): ``levels``, ``loss``, ``rate`` (the
+        re-identification rate of the candidate's file, as in ``risk``), ``household_rate``
+        (when the scenario has households), ``meets``, ``suppressed_cells``, ``recipe``; in
+        increasing loss. A cell answer meets k under the rule that a suppressed value matches
+        every category, and its rate can still be far above a record answer's: the rate is the
+        risk the loss is weighed against.
     runners_up : tuple of dict
         The next-best candidates that meet the target (up to 3): ``levels``, ``loss``, ``rate``,
-        ``suppressed_cells``, ``recipe``.
+        ``household_rate`` (with households), ``suppressed_cells``, ``recipe``.
     n_candidates : int
         The nodes of the lattice.
     n_checked, n_pruned, n_tagged : int
@@ -70,6 +76,11 @@ class SearchResult(Result):
         best loss; taken as safe without measuring (a generalisation of a safe node).
     optimal : bool
         True when the search was exhaustive (proven optimal); False for a best effort.
+    lower_bound : float or None
+        The least loss any candidate can have: ``loss`` when proven optimal; after an early
+        stop, the smallest lower bound of the candidates not checked when it is below the best
+        loss found (the optimum lies between it and ``loss``). None when not computed (the
+        search under ARX's model reports ``optimal`` only).
     stopped : str or None
         What stopped the search early.
     objective, suppression : str
@@ -99,6 +110,7 @@ class SearchResult(Result):
     n_pruned: int = 0
     n_tagged: int = 0
     optimal: bool = True
+    lower_bound: float | None = None
     stopped: str | None = None
     objective: str = "loss"
     gs_factor: float | None = None
@@ -145,6 +157,7 @@ class SearchResult(Result):
                 "n_pruned": self.n_pruned,
                 "n_tagged": self.n_tagged,
                 "optimal": self.optimal,
+                "lower_bound": self.lower_bound,
                 "stopped": self.stopped,
                 "objective": self.objective,
                 "objective_name": _OBJECTIVE_NAMES.get(self.objective, self.objective),
@@ -167,7 +180,12 @@ class SearchResult(Result):
                 f"No candidate meets the target within the suppression limit "
                 f"({self.n_checked} of {self.n_candidates} checked)."
             )
-        if not self.optimal:
+        if not self.optimal and self.lower_bound is not None:
+            proof = (
+                f"best effort: the search stopped at {self.stopped}; no candidate not checked can lose less than "
+                f"{fmt(self.lower_bound)}"
+            )
+        elif not self.optimal:
             proof = f"best effort: the search stopped at {self.stopped}"
         elif self.objective == "loss" and self.n_pruned:
             proof = "optimal up to the loss bound: every candidate not checked loses at least this much by its recodes alone"
@@ -197,6 +215,11 @@ class SearchResult(Result):
             ("pruned by the loss bound", self.n_pruned),
             ("taken as safe (monotone target)", self.n_tagged),
             ("optimal", self.optimal),
+            *(
+                (("lower bound of the loss", self.lower_bound),)
+                if not self.optimal and self.lower_bound is not None
+                else ()
+            ),
             ("seconds", round(self.seconds, 3)),
         ]
         sections: list = [("", head)]
@@ -206,23 +229,28 @@ class SearchResult(Result):
                 "the next-best candidates were evaluated after the proof (they are among the pruned), to show "
                 "what they cost"
             )
+        hh = self._households
         if self.runners_up:
             rows = [
                 [_levels_text(r["levels"]), r["loss"], r["loss"] - (self.loss or 0.0), r["suppressed_cells"], r["rate"]]
+                + ([r["household_rate"]] if hh else [])
                 for r in self.runners_up
             ]
-            sections.append(
-                (
-                    "Next-best candidates that meet the target",
-                    {"columns": ["levels", "loss", "extra loss", "suppressed cells", "rate"], "rows": rows},
-                )
-            )
+            columns = ["levels", "loss", "extra loss", "suppressed cells", "rate"] + (["household rate"] if hh else [])
+            sections.append(("Next-best candidates that meet the target", {"columns": columns, "rows": rows}))
         if self.front:
-            rows = [[_levels_text(f["levels"]), f["loss"], f["rate"], f["meets"]] for f in self.front]
-            sections.append(
-                ("Pareto front (loss against rate)", {"columns": ["levels", "loss", "rate", "meets"], "rows": rows})
-            )
+            rows = [
+                [_levels_text(f["levels"]), f["loss"], f["rate"]] + ([f["household_rate"]] if hh else []) + [f["meets"]]
+                for f in self.front
+            ]
+            columns = ["levels", "loss", "rate"] + (["household rate"] if hh else []) + ["meets"]
+            sections.append(("Pareto front (loss against rate)", {"columns": columns, "rows": rows}))
         return Summary("Protection search", tuple(sections), tuple(notes), headline=self._headline_text())
+
+    @property
+    def _households(self) -> bool:
+        """The front carries the household rate (the scenario has households)."""
+        return any("household_rate" in f for f in (*self.front, *self.runners_up))
 
     def _records(self) -> dict:
         raise SdcError("to_frame: a search result has no per-record values; it gives the front as a table")
@@ -231,7 +259,7 @@ class SearchResult(Result):
         """The Pareto front as a table (one row per candidate: levels, loss, rate, meets,
         suppressed cells), the caller's frame type."""
         cols: dict[str, list] = {f"level_{k}": [f["levels"][k] for f in self.front] for k in self.keys}
-        for name in ("loss", "rate", "meets", "suppressed_cells"):
+        for name in ("loss", "rate", *(("household_rate",) if self._households else ()), "meets", "suppressed_cells"):
             cols[name] = [f[name] for f in self.front]
         cols["winner"] = [dict(f["levels"]) == dict(self.levels) for f in self.front]
         from ..engines import local_engine

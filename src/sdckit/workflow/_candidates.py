@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-__all__ = ["Candidate", "Outcome"]
+__all__ = ["Candidate", "Outcome", "plain_step"]
 
 
 @dataclass
@@ -21,6 +21,7 @@ class Candidate:
     loss_by_variable: dict = field(default_factory=dict)
     risk: dict = field(default_factory=dict)
     rate: float = math.nan
+    household_rate: float | None = None
     cells: int = 0
     records: int = 0
     steps: list = field(default_factory=list)
@@ -38,3 +39,10 @@ class Outcome:
     optimal: bool
     stopped: str | None = None
     extra: dict = field(default_factory=dict)
+
+
+def plain_step(method: str, parameters) -> dict:
+    """A recipe step: the method and its recorded parameters (JSON-friendly)."""
+    from ..results.protection import _plain
+
+    return {"method": method, "parameters": _plain(dict(parameters))}

@@ -34,7 +34,7 @@ from .._validation import (
 from ..engines import in_memory_engine
 from ..results.search import SearchResult
 from ..scenario import Scenario
-from ._candidates import Candidate, Outcome
+from ._candidates import Candidate, Outcome, plain_step
 from ._hierarchies import check_lattice_size, read_hierarchies
 
 __all__ = ["SEARCH_TARGETS", "search"]
@@ -408,7 +408,7 @@ class _Search:
         else:
             cand.loss = cand.bound
             cand.loss_by_variable = {k: self.lam[k][lv] for k, lv in zip(self.keys, levels)}
-        cand.rate = self.rate(table)
+        cand.rate, cand.household_rate = self.rates(table)
         return cand
 
     def loss(self, table, levels: tuple) -> tuple[float, dict, int, int]:
@@ -476,6 +476,18 @@ class _Search:
 
         ir = individual_risk(table, self.keys, weight=self.sc.weight, missing=self.missing, **_ANY_KEYS)
         return float(ir.global_risk)
+
+    def rates(self, table) -> tuple[float, float | None]:
+        """The re-identification rate and, when the scenario has households, the household
+        rate (sum_i r^h_{g(i)} / n, r^h_g = 1 - prod_{i in g} (1 - r_i)), else None."""
+        from ..risk import individual_risk
+
+        if self.sc.household is None:
+            return self.rate(table), None
+        ir = individual_risk(
+            table, self.keys, weight=self.sc.weight, household=self.sc.household, missing=self.missing, **_ANY_KEYS
+        )
+        return float(ir.global_risk), float(ir.household_global_risk)
 
     def check(self, table) -> tuple[bool, dict]:
         """Whether ``table`` meets every target, measured afresh with the public measures
@@ -690,9 +702,7 @@ def _gs_factor(gs_factor, objective: str) -> float | None:
 
 
 def _step(method: str, res) -> dict:
-    from ..results.protection import _plain
-
-    return {"method": method, "parameters": _plain(dict(res.parameters))}
+    return plain_step(method, res.parameters)
 
 
 def _weighted(weights: dict | None, by: dict) -> float:
@@ -986,7 +996,7 @@ def _by_loss(lam: list[float]) -> list[int]:
     return sorted(range(len(lam)), key=lambda lv: (lam[lv], lv))
 
 
-def _next_best(s: _Search, rest, budget: int, deadline: float | None) -> list:
+def _next_best(s: _Search, rest, budget: int, deadline: float | None, evaluate=None) -> list:
     """After the proof: the first pruned nodes in bound order, evaluated until RUNNERS_UP of them
     meet the target (at most 4 RUNNERS_UP tried, and within the limits left), to show what the
     next-best candidates cost."""
@@ -994,7 +1004,7 @@ def _next_best(s: _Search, rest, budget: int, deadline: float | None) -> list:
     for node in itertools.islice(rest, max(0, min(4 * RUNNERS_UP, budget))):
         if deadline is not None and time.perf_counter() > deadline:
             break
-        cand = s.evaluate(node)
+        cand = (evaluate or s.evaluate)(node)
         cand.table = None
         if cand.within_limit:
             out.append(cand)
@@ -1004,9 +1014,50 @@ def _next_best(s: _Search, rest, budget: int, deadline: float | None) -> list:
 
 
 def _lattice_search(s: _Search, limit_t, limit_n, progress, t0, prune: bool = True) -> Outcome:
+    """sdckit's search of the lattice (see :func:`search`). With cell suppression for k alone
+    the candidates are evaluated on codes (:mod:`._cells`) and the winner is then built with the
+    public methods and checked against the target (:func:`_built_winner`); the outcome carries
+    ``lower_bound``, the least loss a node could have: the best loss when proven, else the
+    smallest bound of the nodes not checked (when below the best loss)."""
+    from ._cells import cell_candidates
+
+    deadline = None if limit_t is None else t0 + limit_t
+    cells = cell_candidates(s)
+    evaluate = cells.evaluate if cells is not None else s.evaluate
+    out, order = _walk(s, evaluate, limit_t, limit_n, progress, deadline, prune)
+    pending = order.peek()
+    low = s.bound(pending) if pending is not None and not out.optimal else None
+    if cells is not None:
+        out = _built_winner(s, out)
+    if out.best is not None:
+        low = out.best.loss if low is None else min(low, out.best.loss)
+    out.extra["lower_bound"] = low
+    return out
+
+
+def _built_winner(s: _Search, out: Outcome) -> Outcome:
+    """The winner evaluated on codes, built with the public methods (its recipe's steps) and
+    measured afresh; a file that misses the target is never the answer: the next candidate that
+    meets the target is built instead. The built candidate's figures are the file's."""
+    ranked = sorted((c for c in out.evaluated if c.meets), key=lambda c: (c.loss, sum(c.levels), c.levels))
+    for cand in ranked:
+        built = s.evaluate(cand.levels)
+        if built.meets and built.within_limit:
+            evaluated = [built if c is cand else c for c in out.evaluated]
+            return dataclasses.replace(out, best=built, evaluated=evaluated)
+        out.extra.setdefault("notes", []).append(
+            f"the candidate at {', '.join(f'{k}={v}' for k, v in zip(s.keys, cand.levels))} missed the target once "
+            "built with the public methods and was left out"
+        )
+        out.evaluated = [c for c in out.evaluated if c is not cand]
+    return dataclasses.replace(out, best=None, optimal=False if out.best is not None else out.optimal)
+
+
+def _walk(s: _Search, evaluate, limit_t, limit_n, progress, deadline, prune: bool):
+    """The best-first walk of the lattice with the bound; returns the outcome and the order
+    (at the first node not checked)."""
     n_nodes = s.n_nodes
     order = LatticeOrder(s)
-    deadline = None if limit_t is None else t0 + limit_t
     best, evaluated = None, []
     safe_nodes: list[tuple] = []
     n_tagged, stopped, checked = 0, None, 0
@@ -1015,8 +1066,8 @@ def _lattice_search(s: _Search, limit_t, limit_n, progress, t0, prune: bool = Tr
             if prune and best is not None and s.bound(node) >= best.loss:
                 bar.update(n_nodes - checked)  # the pruned candidates: done
                 budget = 4 * RUNNERS_UP if limit_n is None else limit_n - checked
-                evaluated += _next_best(s, order, budget, deadline)
-                return Outcome(best, evaluated, n_nodes, checked, n_nodes - checked, n_tagged, True)
+                evaluated += _next_best(s, order, budget, deadline, evaluate)
+                return Outcome(best, evaluated, n_nodes, checked, n_nodes - checked, n_tagged, True), order
             if limit_n is not None and checked >= limit_n:
                 stopped = f"the candidate limit ({limit_n})"
                 break
@@ -1026,7 +1077,7 @@ def _lattice_search(s: _Search, limit_t, limit_n, progress, t0, prune: bool = Tr
             next(order)
             tagged = s.target.monotone and any(all(a >= b for a, b in zip(node, sn)) for sn in safe_nodes)
             n_tagged += tagged
-            cand = s.evaluate(node, tagged=tagged)
+            cand = evaluate(node, tagged=tagged)
             checked += 1
             bar.update(1)
             if cand.meets and cand.cells == 0 and s.target.monotone:
@@ -1037,7 +1088,7 @@ def _lattice_search(s: _Search, limit_t, limit_n, progress, t0, prune: bool = Tr
                 if cand.meets and (best is None or cand.loss < best.loss):
                     best, best_table = cand, cand_table
                     best.table = best_table
-    return Outcome(best, evaluated, n_nodes, checked, 0, n_tagged, stopped is None, stopped)
+    return Outcome(best, evaluated, n_nodes, checked, 0, n_tagged, stopped is None, stopped), order
 
 
 def _result(s: _Search, out: Outcome, data, seconds: float) -> SearchResult:
@@ -1047,11 +1098,14 @@ def _result(s: _Search, out: Outcome, data, seconds: float) -> SearchResult:
     def recipe(steps):
         return {"sdckit_recipe": RECIPE_VERSION, "scenario": s.sc.to_dict(), "steps": list(steps)}
 
+    households = s.sc.household is not None
+
     def entry(c: Candidate) -> dict:
         return {
             "levels": dict(zip(s.keys, c.levels)),
             "loss": c.loss,
             "rate": c.rate,
+            **({"household_rate": c.household_rate} if households else {}),
             "meets": c.meets,
             "suppressed_cells": c.cells,
             "recipe": recipe(c.steps),
@@ -1077,6 +1131,7 @@ def _result(s: _Search, out: Outcome, data, seconds: float) -> SearchResult:
         n_pruned=out.n_pruned,
         n_tagged=out.n_tagged,
         optimal=out.optimal and best is not None,
+        lower_bound=out.extra.get("lower_bound"),
         stopped=out.stopped,
         objective=s.objective,
         gs_factor=None if s.objective == "discernibility" else s.gs_factor,
@@ -1097,7 +1152,7 @@ def _result(s: _Search, out: Outcome, data, seconds: float) -> SearchResult:
         suppressed_cells=best.cells,
         loss=best.loss,
         loss_by_variable=dict(best.loss_by_variable),
-        risk={**best.risk, "rate": best.rate},
+        risk={**best.risk, "rate": best.rate, **({"household_rate": best.household_rate} if households else {})},
         recipe=recipe(best.steps),
         protected=s.eng.native_frame(best.table),
         **common,
