@@ -180,6 +180,18 @@ CASES = [
     pytest.param(same, NUM, {**K, "time_limit": float("nan")}, ("time_limit", "nan"), id="time-limit-nan"),
     pytest.param(same, NUM, {**K, "time_limit": "soon"}, ("time_limit", "'soon'"), id="time-limit-text"),
     pytest.param(same, NUM, {**K, "exhaustive": "yes"}, ("exhaustive", "'yes'"), id="exhaustive-text"),
+    # -- targets no node can meet, l-diversity's c, the lattice's size --------------------------
+    pytest.param(same, NUM, {"target": {"k": N + 1}}, ("target['k']", "larger than the"), id="k-above-records"),
+    pytest.param(
+        same, TS, {"target": {"l": 3, "k": 2}}, ("target['l']", "above the 2 categories"), id="l-above-categories"
+    ),
+    pytest.param(same, TS, {"target": {"l": 2, "diversity": "recursive", "c": 0}}, ("target['c']", "got 0"), id="c-0"),
+    pytest.param(
+        same, TS, {"target": {"l": 2, "diversity": "recursive", "c": -1}}, ("target['c']", "got -1"), id="c-negative"
+    ),
+    pytest.param(same, NUM, {**K, "max_lattice_size": 2}, ("max_lattice_size", "nodes"), id="lattice-above-max"),
+    pytest.param(same, NUM, {**K, "max_lattice_size": 0}, ("max_lattice_size", "got 0"), id="max-lattice-size-0"),
+    pytest.param(same, NUM, {**K, "max_lattice_size": 10**7}, "ok", id="max-lattice-size-raised"),
     # -- t-closeness ---------------------------------------------------------------------------
     pytest.param(same, TS, {"target": {"t": 0}}, ("target['t']", "got 0", "(0, 1]"), id="t-0"),
     pytest.param(same, TS, {"target": {"t": 1.5}}, ("target['t']", "got 1.5", "(0, 1]"), id="t-above-1"),

@@ -89,6 +89,7 @@ def test_every_rule_is_a_glossary_name():
 #: the local ``_check*`` functions left outside the toolkit, each with the reason: none checks a
 #: glossary name by itself (they check a function's own structure, or data against parameters)
 LOCAL_CHECKS = {
+    "io.py:_check_separator": "a CSV field separator: one character (the format's structure)",
     "risk/_linkage_engine.py:_check_ids": "the id column's values against the engine's table (data)",
     "risk/individual.py:_check_household": "the household column's roles and type (data)",
     "risk/individual.py:_check_household_keys_engine": "household_keys constant within households (data)",

@@ -605,3 +605,41 @@ def test_exhaustive_search_agrees_and_the_bound_is_named():
     assert fast.levels == full.levels and fast.loss == pytest.approx(full.loss, abs=1e-15)
     assert any("exhaustive=True" in n for n in fast.notes) == (fast.n_pruned > 0)
     assert not any("exhaustive=True" in n for n in full.notes)
+
+
+def test_cli_out_keeps_the_input_format(tmp_path, capsys):
+    """--out writes a CSV with the input's separator and the missing code the input uses (the
+    first --missing), so the file reads back as the input does; --max-lattice-size raises the
+    cap of the lattice, and a smaller one refuses it before the search."""
+    d = _small(3, 120).with_columns(pl.col("age").cast(pl.String))
+    d = d.with_columns(pl.when(pl.int_range(pl.len()) == 0).then(pl.lit("-999")).otherwise("colour").alias("colour"))
+    src, out = tmp_path / "in.csv", tmp_path / "out.csv"
+    d.write_csv(src, separator=";")
+    argv = [str(src), "--keys", "age,colour,town", "--k", "3", "--suppression-limit", "0.1", "--missing", "-999"]
+    assert _cli("search", *argv, "--out", str(out)) == 0
+    capsys.readouterr()
+    text = out.read_text().splitlines()
+    assert text[0] == "age;colour;town;w"
+    written = pl.read_csv(out, separator=";", infer_schema_length=0)
+    res = sdckit.search(
+        sdckit.read_data(src), sdckit.Scenario(keys=["age", "colour", "town"], missing=("-999",)),
+        target={"k": 3}, suppression_limit=0.1, progress=False,
+    )  # fmt: skip
+    n_missing = sum(int(res.protected[c].is_null().sum()) for c in ("age", "colour", "town"))
+    assert n_missing > 0
+    n_coded = sum(int((written[c] == "-999").sum()) for c in ("age", "colour", "town"))
+    assert n_coded == n_missing + 1  # and the input's own -999
+    assert not any(ln.endswith(";") or ";;" in ln for ln in text)  # no empty cells
+    assert _cli("search", *argv, "--max-lattice-size", "2") != 0
+    assert "max_lattice_size" in capsys.readouterr().err
+    assert _cli("search", *argv, "--max-lattice-size", "100000") == 0
+
+
+def test_write_data_separator_and_missing(tmp_path):
+    d = pl.DataFrame({"a": ["x", None], "b": [1.0, float("nan")]})
+    p = tmp_path / "o.csv"
+    sdckit.write_data(d, p, sep=";", na="NA")
+    assert p.read_text().splitlines() == ["a;b", "x;1.0", "NA;NA"]
+    with pytest.raises(sdckit.SdcError, match="sep: got 'ab'"):
+        sdckit.write_data(d, tmp_path / "q.csv", sep="ab")
+    assert not (tmp_path / "q.csv").exists()

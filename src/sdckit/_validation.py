@@ -281,6 +281,7 @@ RULES: dict[str, NumberRule] = {
     "suppression_limit": NumberRule(low=0.0, high=1.0, what="a share"),
     "gs_factor": NumberRule(low=0.0, high=1.0, what="a weight"),
     "time_limit": NumberRule(low=0.0, what="a number of seconds"),
+    "max_lattice_size": NumberRule(low=1, integer=True, what="a number of nodes"),
     "tol": NumberRule(low=0.0, low_open=True, what="a positive number"),
     "max_iter": NumberRule(low=1, integer=True),
     "bound": NumberRule(low=0.0, low_open=True, allow_inf=True),

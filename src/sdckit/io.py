@@ -200,6 +200,7 @@ def read_metadata(path, *, encoding: str | None = None) -> dict[str, Any]:
     }
     if ext in _TEXT:
         sep, text = _text_source(p, ext, None, encoding)
+        out["separator"] = sep
         out["columns"] = _guard(p, _KIND[ext], lambda: pl.read_csv(text, separator=sep, n_rows=0).columns)
         return out
     if ext in _PARQUET:
@@ -297,7 +298,7 @@ def take_rows(data, order) -> pl.DataFrame:
     return frame[list(map(int, order))]
 
 
-def write_data(data, path, *, metadata=None, overwrite: bool = False) -> Path:
+def write_data(data, path, *, metadata=None, overwrite: bool = False, sep: str | None = None, na: str = "") -> Path:
     """Write a (protected) data file: CSV, TSV, Parquet, SPSS or Stata, labels kept.
 
     The rows and the column order of ``data`` are written unchanged; missing values (for
@@ -325,6 +326,13 @@ def write_data(data, path, *, metadata=None, overwrite: bool = False) -> Path:
         Replace an existing file. Without it an existing ``path`` is an error and nothing is
         written. Either way the file is written atomically: to a temporary file beside it,
         then renamed, so an interrupted write leaves no half file.
+    sep : str, optional
+        The field separator of a CSV or TSV file (one character; default ``","`` for ``.csv``,
+        a tab for ``.tsv``), for example the input's (:func:`read_metadata` gives it as
+        ``"separator"``). Ignored by the other formats.
+    na : str, default ""
+        How a CSV or TSV file writes a missing value (an empty field by default; ``"NA"`` or
+        the input's own missing code to keep its convention). Ignored by the other formats.
 
     Returns
     -------
@@ -405,10 +413,12 @@ def write_data(data, path, *, metadata=None, overwrite: bool = False) -> Path:
     elif ext in (".csv", ".tsv"):
         _check_flat(frame, kind)
         text = frame.with_columns(pl.col(n).fill_nan(None) for n, t in frame.schema.items() if t.is_float())
-        sep = _WRITABLE[ext]
+        sep = _WRITABLE[ext] if sep is None else _check_separator(sep)
+        if not isinstance(na, str):
+            raise SdcError(f"na: got {type(na).__name__}; expected the text of a missing value (default empty)")
 
         def write(tmp):
-            text.write_csv(tmp, separator=sep)
+            text.write_csv(tmp, separator=sep, null_value=na)
     else:
         write = frame.write_parquet
     try:
@@ -630,8 +640,8 @@ def _text_source(p: Path, ext: str, sep: str | None, encoding: str | None):
                 sep = "\t"
             else:
                 sep = ","
-    elif not isinstance(sep, str) or len(sep) != 1:
-        raise SdcError(f"sep: got {sep!r}; expected a single character such as ',' or ';'")
+    else:
+        sep = _check_separator(sep)
     return sep, source
 
 
@@ -1257,3 +1267,10 @@ def _check_label_bytes(name: str, labs: dict) -> None:
             f"data: column {name!r} has a category name longer than {_SPSS_LABEL_BYTES} bytes, "
             f"which SPSS would truncate as a value label; expected names of at most {_SPSS_LABEL_BYTES} bytes"
         )
+
+
+def _check_separator(sep) -> str:
+    """A CSV field separator: one character, not a quote or a line break."""
+    if not isinstance(sep, str) or len(sep) != 1 or sep in '"\r\n':
+        raise SdcError(f"sep: got {sep!r}; expected a single character such as ',' or ';'")
+    return sep

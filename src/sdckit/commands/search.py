@@ -87,6 +87,12 @@ def register(sub) -> None:
         type=_option_type(Param("gs_factor", "number")),
         help="ARX's weight of generalisation against suppression, in [0, 1] (default 0.5; arx, precision, entropy)",
     )
+    p.add_argument(
+        "--max-lattice-size",
+        dest="max_lattice_size",
+        type=_option_type(Param("k", "int")),
+        help="the most nodes the lattice may have (default 2,000,000)",
+    )
     p.add_argument("--weights", metavar="KEY=W,...", help="per-key weights of the loss (default 1 each)")
     p.add_argument("--time-limit", dest="time_limit", type=float, help="stop after this many seconds (best effort)")
     p.add_argument(
@@ -95,7 +101,11 @@ def register(sub) -> None:
     p.add_argument(
         "--exhaustive", action="store_true", help="evaluate every candidate, without the loss bound (exact, slow)"
     )
-    p.add_argument("--out", help="the protected file to write (.csv, .parquet, .sav, .dta)")
+    p.add_argument(
+        "--out",
+        help="the protected file to write (.csv, .tsv, .parquet, .sav, .dta); a CSV keeps the input's separator "
+        "and writes a missing value as the first --missing code (else empty)",
+    )
     p.add_argument("--save-recipe", dest="save_recipe", help="write the winner's recipe (.yaml or .json)")
     p.add_argument("--json", metavar="OUT", help="write the search result (aggregates) as JSON to OUT")
     p.add_argument("--report", help="write the assessment of the winner and the next best as HTML")
@@ -171,11 +181,12 @@ def run_search(args) -> int:
         progress=args.progress if args.progress is not None else False,
         model=args.model,
         gs_factor=args.gs_factor,
+        max_lattice_size=args.max_lattice_size,
     )
     prog.close()
     print(res.summary())
     if res.found and args.out:
-        write_data(res.protected, args.out, overwrite=args.overwrite)
+        write_data(res.protected, args.out, overwrite=args.overwrite, **_text_format(args))
         print(f"\nProtected file written to {args.out}")
     if res.found and args.save_recipe:
         write_recipe(json.loads(json.dumps(res.recipe)), args.save_recipe, overwrite=args.overwrite)
@@ -184,3 +195,21 @@ def run_search(args) -> int:
     if res.found and args.report:
         res.report(args.report, overwrite=args.overwrite)
     return 0 if res.found else 1
+
+
+def _text_format(args) -> dict:
+    """The input's CSV convention for a CSV ``--out``: its separator (a CSV or TSV input), and
+    the first ``--missing`` code for a missing value (else an empty field)."""
+    from pathlib import Path
+
+    from ..io import read_metadata
+
+    if Path(args.out).suffix.lower() != ".csv":
+        return {}
+    out: dict = {}
+    if Path(args.data).suffix.lower() in (".csv", ".txt", ".tsv"):
+        out["sep"] = read_metadata(args.data).get("separator", ",")
+    missing = split_list(args.missing)
+    if missing:
+        out["na"] = str(missing[0])
+    return out

@@ -307,15 +307,17 @@ def arx_problem(
     encoded=None,
     sensitive_encoded=None,
     sensitive_hierarchy=None,
+    max_lattice_size=None,
 ) -> ArxProblem:
     """The kernel's model of ``table`` (an engine table): each key's hierarchy ``rows[key]``
     checked and turned into integer maps, the keys and ``sensitive`` encoded once (``missing``:
     extra missing-value codes; a missing key or sensitive value is an error). ``encoded`` (the
     keys' :class:`EncodedKeys`) and ``sensitive_encoded`` (codes, labels) when the caller holds
     them; ``sensitive_hierarchy``: the sensitive attribute's hierarchy, for t-closeness with the
-    hierarchical distance."""
+    hierarchical distance; ``max_lattice_size``: the most nodes (default
+    :data:`sdckit._core.lattice.MAX_NODES`)."""
     parsed = [_hierarchy(key, _check_hierarchy_rows(key, rows[key])) for key in keys]
-    n_nodes = check_lattice_size({key: h.height for key, (h, _) in zip(keys, parsed)})
+    n_nodes = check_lattice_size({key: h.height for key, (h, _) in zip(keys, parsed)}, max_lattice_size)
     enc = eng.encode(table, keys, missing) if encoded is None else encoded
     base = [_base_codes(eng, enc, j, key, base_of) for j, (key, (_, base_of)) in enumerate(zip(keys, parsed))]
     sens, sens_size, sens_levels, sens_order = None, 0, None, None

@@ -40,11 +40,14 @@ class Hierarchy:
         return _hierarchy_map(self.rows, level)
 
 
-def read_hierarchies(hierarchies, keys, values_of, kind_of, eng) -> dict[str, Hierarchy]:
+def read_hierarchies(hierarchies, keys, values_of, kind_of, eng, missing_of=None) -> dict[str, Hierarchy]:
     """One :class:`Hierarchy` per key: the caller's, else an automatic one.
 
     ``values_of(key)`` gives the distinct observed values with their counts; ``kind_of(key)`` is
-    ``"numeric"``, ``"ordered"`` (with the order from ``values_of``) or ``"nominal"``."""
+    ``"numeric"``, ``"ordered"`` (with the order from ``values_of``) or ``"nominal"``;
+    ``missing_of(key)`` the missing-value codes (the scenario's) the column holds: each maps to
+    itself at every level (a missing value stays missing), so that every level's recode
+    covers the column."""
     given = {} if hierarchies is None else hierarchies
     if not isinstance(given, Mapping):
         raise SdcError("hierarchies: expected a mapping {key: CSV path, rows, mapping or table}")
@@ -61,23 +64,38 @@ def read_hierarchies(hierarchies, keys, values_of, kind_of, eng) -> dict[str, Hi
         else:
             out[key] = Hierarchy(auto_hierarchy(values, counts, kind_of(key)), None, "automatic")
             out[key].recorded = out[key].rows
+        if missing_of is not None:
+            out[key] = _with_missing_codes(out[key], missing_of(key))
     return out
 
 
-def check_lattice_size(heights: dict[str, int]) -> int:
+def _with_missing_codes(h: Hierarchy, codes) -> Hierarchy:
+    """``h`` with a row per missing code it lacks, the code at every level (recorded as rows)."""
+    have = {_key(r[0]) for r in h.rows if r}
+    extra = [[c] * (h.height + 1) for c in codes if _key(c) not in have]
+    if not extra:
+        return h
+    rows = [list(r) for r in h.rows] + extra
+    return Hierarchy(rows, rows, h.source)
+
+
+def check_lattice_size(heights: dict[str, int], limit: int | None = None) -> int:
     """The number of nodes of the lattice of ``{key: height}`` (the product of the keys' numbers
-    of levels, height + 1 each), or a clear error when it is above :data:`MAX_NODES`: checked
-    before anything of the lattice's size is built."""
+    of levels, height + 1 each), or a clear error when it is above ``limit`` (default
+    :data:`MAX_NODES`; a search's ``max_lattice_size``): checked before anything of the
+    lattice's size is built."""
     from .._core.lattice import MAX_NODES
 
+    cap = MAX_NODES if limit is None else int(limit)
     size = math.prod(h + 1 for h in heights.values())
-    if size > MAX_NODES:
+    if size > cap:
         widest = sorted(heights, key=lambda k: -heights[k])[:3]
         levels = ", ".join(f"{k} {heights[k] + 1}" for k in widest)
         raise SdcError(
             f"hierarchies: the lattice of the {len(heights)} keys' levels has {size:,} nodes (the product of "
-            f"each key's number of levels; the most: {levels}); expected at most {MAX_NODES:,}: search fewer "
-            "keys, give hierarchies with fewer levels (hierarchies={key: ...}), or recode keys before the search"
+            f"each key's number of levels; the most: {levels}); expected at most {cap:,} (max_lattice_size): "
+            "search fewer keys, give hierarchies with fewer levels (hierarchies={key: ...}), recode keys before "
+            "the search, or raise max_lattice_size (the lattice's nodes are held in memory, 1 byte per key each)"
         )
     return size
 

@@ -99,6 +99,7 @@ def _problem(s):
         encoded=s.keys_encoded,
         sensitive_encoded=s.sensitive_encoded if sens is not None else None,
         sensitive_hierarchy=(s.t_hierarchies or {}).get(sens) if sens is not None else None,
+        max_lattice_size=s.max_lattice_size,
     )
 
 
@@ -127,7 +128,8 @@ def _winner(s, prob, out, x: int, levels: tuple, loss: float, notes: list) -> Ca
     meets, risk, records, cells, rate = check_records(s, table, prob.enc.codes[:, : len(s.keys)] >= 0)
     if not meets:
         notes.append(
-            f"the node {dict(zip(s.keys, levels))} meets the target in the search, but its file does not when "
+            f"the node at levels {tuple(int(v) for v in levels)} (in the order of the keys) meets the target in the "
+            "search, but its file does not when "
             f"measured ({_failed(s, risk)}); it is not returned"
         )
         return None

@@ -201,8 +201,10 @@ class _Search:
         deadline=None,
         model=None,
         gs_factor=None,
+        max_lattice_size=None,
     ):
         self.model, suppression, objective = resolve_model(model, suppression, objective)
+        self.max_lattice_size = check_rule("max_lattice_size", max_lattice_size, allow_none=True)
         self.eng = in_memory_engine(None, "search", data)
         self.table = self.eng.table(data)
         if not isinstance(scenario, Scenario):
@@ -226,8 +228,8 @@ class _Search:
         self.scales = loss_scales(self.table, scenario, self.keys, self.eng)
         self._check_finite()
         hierarchies, self.t_hierarchies = self._sensitive_hierarchy(hierarchies)
-        self.h = read_hierarchies(hierarchies, self.keys, self._values, self._kind, self.eng)
-        self.n_nodes = check_lattice_size({k: self.h[k].height for k in self.keys})
+        self.h = read_hierarchies(hierarchies, self.keys, self._values, self._kind, self.eng, self._missing_codes)
+        self.n_nodes = check_lattice_size({k: self.h[k].height for k in self.keys}, self.max_lattice_size)
         self.n = self.table.n
         units = self.n if self.suppression == "records" else self.n * len(self.keys)
         self.budget = int(math.floor(self.limit * units + 1e-9))
@@ -322,6 +324,16 @@ class _Search:
         values = self.eng.label_values(labels)
         counts = np.bincount(codes[codes >= 0], minlength=len(values)).tolist()
         return [v.item() if isinstance(v, np.generic) else v for v in values], counts
+
+    def _missing_codes(self, key: str) -> list:
+        """The scenario's missing-value codes that ``key`` holds (as its values)."""
+        if not self.missing:
+            return []
+        codes, labels = self.eng.encode_column(self.table, key, None)
+        values = self.eng.label_values(labels)
+        seen = np.bincount(codes[codes >= 0], minlength=len(values)) > 0
+        miss = list(self.missing)
+        return [v.item() if isinstance(v, np.generic) else v for v, s in zip(values, seen) if s and v in miss]
 
     def _kind(self, key: str) -> str:
         if self.table.categories(key) is not None:
@@ -747,6 +759,7 @@ def search(
     progress=None,
     model: str | None = None,
     gs_factor: float | None = None,
+    max_lattice_size: int | None = None,
 ) -> SearchResult:
     r"""The protection with the least loss that meets a risk target.
 
@@ -854,6 +867,10 @@ def search(
         whole target. It cannot be combined with ``suppression="cells"`` nor with
         ``objective="loss"`` (an error says so). ``suppression="records"`` with one of ARX's
         quality models is ARX's model too.
+    max_lattice_size : int, optional
+        The most nodes the lattice may have (default 2,000,000): a larger lattice is refused
+        before anything is built; raise it for a large lattice (its nodes are held in memory,
+        one byte per key each).
 
     Returns
     -------
@@ -883,6 +900,7 @@ def search(
         deadline,
         model,
         gs_factor,
+        max_lattice_size,
     )
     if s.expired or (not s.lam and s.model != "arx"):
         outcome = Outcome(None, [], s.n_nodes, 0, 0, 0, False, f"the time limit ({limit_t:g} s)")
@@ -1046,7 +1064,8 @@ def _built_winner(s: _Search, out: Outcome) -> Outcome:
             evaluated = [built if c is cand else c for c in out.evaluated]
             return dataclasses.replace(out, best=built, evaluated=evaluated)
         out.extra.setdefault("notes", []).append(
-            f"the candidate at {', '.join(f'{k}={v}' for k, v in zip(s.keys, cand.levels))} missed the target once "
+            f"the candidate at levels {tuple(int(v) for v in cand.levels)} (in the order of the keys) missed the "
+            "target once "
             "built with the public methods and was left out"
         )
         out.evaluated = [c for c in out.evaluated if c is not cand]
