@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-__all__ = ["Candidate", "Outcome", "plain_step"]
+__all__ = ["Candidate", "Outcome", "levels_text", "plain_step"]
 
 
 @dataclass
@@ -46,3 +46,9 @@ def plain_step(method: str, parameters) -> dict:
     from ..results.protection import _plain
 
     return {"method": method, "parameters": _plain(dict(parameters))}
+
+
+def levels_text(levels) -> str:
+    """A node's levels for a message, in the order of the keys (levels are numbers, never data
+    values): ``"(3, 1, 0)"``."""
+    return "(" + ", ".join(str(int(v)) for v in levels) + ")"

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core import lattice as _lat
-from ._candidates import Candidate, Outcome
+from ._candidates import Candidate, Outcome, levels_text
 
 __all__ = ["build_file", "check_records", "kernel_metric", "records_rate", "records_search", "sdcmicro_rate"]
 
@@ -127,10 +127,10 @@ def _winner(s, prob, out, x: int, levels: tuple, loss: float, notes: list) -> Ca
     table, steps = build_file(s, prob, levels, gone)
     meets, risk, records, cells, rate = check_records(s, table, prob.enc.codes[:, : len(s.keys)] >= 0)
     if not meets:
+        node = levels_text(levels)  # numbers, in the order of the keys
         notes.append(
-            f"the node at levels {tuple(int(v) for v in levels)} (in the order of the keys) meets the target in the "
-            "search, but its file does not when "
-            f"measured ({_failed(s, risk)}); it is not returned"
+            f"the node at levels {node} (in the order of the keys) meets the target in the search, but its file "
+            f"does not when measured ({_failed(s, risk)}); it is not returned"
         )
         return None
     cand = Candidate(levels, loss, meets=True, loss=float(loss), risk=risk, rate=rate, cells=cells, records=records)

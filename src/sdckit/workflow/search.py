@@ -34,7 +34,7 @@ from .._validation import (
 from ..engines import in_memory_engine
 from ..results.search import SearchResult
 from ..scenario import Scenario
-from ._candidates import Candidate, Outcome, plain_step
+from ._candidates import Candidate, Outcome, levels_text, plain_step
 from ._hierarchies import check_lattice_size, read_hierarchies
 
 __all__ = ["SEARCH_TARGETS", "search"]
@@ -1063,10 +1063,10 @@ def _built_winner(s: _Search, out: Outcome) -> Outcome:
         if built.meets and built.within_limit:
             evaluated = [built if c is cand else c for c in out.evaluated]
             return dataclasses.replace(out, best=built, evaluated=evaluated)
+        node = levels_text(cand.levels)  # numbers, in the order of the keys
         out.extra.setdefault("notes", []).append(
-            f"the candidate at levels {tuple(int(v) for v in cand.levels)} (in the order of the keys) missed the "
-            "target once "
-            "built with the public methods and was left out"
+            f"the candidate at levels {node} (in the order of the keys) missed the target once built with the "
+            "public methods and was left out"
         )
         out.evaluated = [c for c in out.evaluated if c is not cand]
     return dataclasses.replace(out, best=None, optimal=False if out.best is not None else out.optimal)
