@@ -422,3 +422,30 @@ def test_every_returned_file_meets_its_target(seed, n, target, limit, records):
         assert res.found == (best is not None)
         if best is not None:
             assert res.levels == best[1]
+
+
+def test_a_hierarchy_of_the_sensitive_variable_is_accepted_with_l():
+    """ARX's projects give a hierarchy for every column: one for the sensitive variable is used
+    by hierarchical t-closeness and accepted (not used) with an l target; the answer is the one
+    without it."""
+    rng = np.random.default_rng(7)
+    d = pl.DataFrame(
+        {
+            "a": rng.choice(["a1", "a2", "a3", "a4"], 200),
+            "b": rng.choice(["b1", "b2"], 200),
+            "s": rng.choice(["x", "y", "z"], 200),
+        }
+    )
+    hier = {
+        "a": {"a1": ["A", "*"], "a2": ["A", "*"], "a3": ["B", "*"], "a4": ["B", "*"]},
+        "b": {"b1": ["*"], "b2": ["*"]},
+    }
+    target = {"k": 3, "l": 2, "sensitive": "s"}
+    sc = sdckit.Scenario(keys=["a", "b"])
+    plain = sdckit.search(d, sc, target=target, hierarchies=hier, model="arx", suppression_limit=0.1, progress=False)
+    extra = {**hier, "s": {"x": ["xy", "*"], "y": ["xy", "*"], "z": ["z", "*"]}}
+    given = sdckit.search(d, sc, target=target, hierarchies=extra, model="arx", suppression_limit=0.1, progress=False)
+    assert given.found and given.levels == plain.levels and given.loss == plain.loss
+    assert given.suppressed_records == plain.suppressed_records
+    with pytest.raises(sdckit.SdcError, match="not among the keys"):
+        sdckit.search(d, sc, target={"k": 3}, hierarchies=extra, model="arx", progress=False)

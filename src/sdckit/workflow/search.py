@@ -248,9 +248,14 @@ class _Search:
     def _sensitive_hierarchy(self, hierarchies) -> tuple:
         """The keys' hierarchies and, for hierarchical t-closeness, ``{sensitive: rows}`` of the
         sensitive variable's hierarchy (``hierarchies[sensitive]``), checked before the search
-        by measuring the original with it (a tree with one top value, covering every value)."""
+        by measuring the original with it (a tree with one top value, covering every value).
+        A hierarchy of the sensitive variable is accepted with any target (ARX's projects give
+        one per column) and used by hierarchical t-closeness only."""
         t = self.target
         if t.t is None or t.t_distance != "hierarchical":
+            if t.sensitive is not None and isinstance(hierarchies, Mapping) and t.sensitive in hierarchies:
+                rest = {k: v for k, v in hierarchies.items() if k != t.sensitive}
+                return rest or None, None
             return hierarchies, None
         from ..risk import t_closeness
         from ._hierarchies import _given
