@@ -6,6 +6,7 @@ keeps a per-record value or a category label.
 from __future__ import annotations
 
 import math
+import threading
 import warnings
 from contextlib import contextmanager
 
@@ -45,11 +46,18 @@ PERTURBATION_EDGES = np.logspace(-4, 1, 21)
 NEIGHBOUR_EDGES = (0, 1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
 
 
+#: ``warnings.catch_warnings`` swaps the process's warning state: two captures in two threads
+#: (the app's overview and one still winding down after Cancel) would restore each other's
+#: state, printing one's warnings and keeping the other's hook; captures take turns instead
+_CAPTURE_LOCK = threading.RLock()
+
+
 @contextmanager
 def capture(notes: list, prefix: str = ""):
     """Collect the SdcWarnings raised inside into ``notes`` (they become notes of the report);
-    other warnings pass on unchanged."""
-    with warnings.catch_warnings(record=True) as log:
+    other warnings pass on unchanged. Captures in different threads take turns (the warning
+    state is the process's)."""
+    with _CAPTURE_LOCK, warnings.catch_warnings(record=True) as log:
         warnings.simplefilter("always", SdcWarning)
         yield
     for w in log:
