@@ -345,7 +345,7 @@ class Model:
 
 
 def make_model(
-    base: np.ndarray,
+    base: np.ndarray | list | tuple,
     hierarchies,
     *,
     sensitive: np.ndarray | None = None,

@@ -219,7 +219,7 @@ def _generalisation_entropy(gen: np.ndarray, base: np.ndarray) -> float:
         return 0.0
     uniq, first, a = np.unique(base, return_index=True, return_counts=True)
     gen_of = gen[first]
-    b = {}
+    b: dict[int, int] = {}
     for g, c in zip(gen_of.tolist(), a.tolist()):
         b[g] = b.get(g, 0) + c
     value = 0.0

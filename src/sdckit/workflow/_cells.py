@@ -76,6 +76,9 @@ class CellCandidates:
         numeric = s.scales[key] == "numeric"
         x = s.table.floats([key], s.missing)[:, 0] if numeric else None
         # each map has one more entry, -1, read by the missing codes (-1: the last entry)
+        maps: list[np.ndarray]
+        numbers: list[np.ndarray | None]
+        steps: list[dict | None]
         maps, numbers, steps = [np.r_[np.arange(n_cat), -1].astype(np.int32)], [x if numeric else None], [None]
         ok = codes >= 0
         for level in range(1, s.h[key].height + 1):

@@ -198,7 +198,7 @@ def _recode_step(s, key: str, level: int) -> dict:
     as the method records them)."""
     from ..results.protection import _plain
 
-    params = {"variables": [key], "mapping": None, "breaks": None, "method": "equidistant", "labels": None}
+    params: dict = {"variables": [key], "mapping": None, "breaks": None, "method": "equidistant", "labels": None}
     params.update(hierarchy=s.h[key].recorded, level=int(level))
     return {"method": "global_recode", "parameters": _plain(params)}
 

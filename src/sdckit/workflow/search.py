@@ -514,8 +514,8 @@ class _Search:
         if self.suppression == "records":
             from ._search_records import check_records
 
-            ok, risk, _, _, _ = check_records(self, table, np.stack([self._observed[k] for k in self.keys], axis=1))
-            return ok, risk
+            met, found, _, _, _ = check_records(self, table, np.stack([self._observed[k] for k in self.keys], axis=1))
+            return met, found
         t, ok = self.target, True
         risk: dict[str, float | int | None] = {}
         if t.k is not None:
