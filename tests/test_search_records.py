@@ -16,20 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sdckit
-from conftest import TESTDATA, shared_file
-from test_arx_model import _oracle
-
-SMALL = TESTDATA / "arx"
-SMALL_KEYS = ["age", "sex", "region", "job"]
-SMALL_H = {key: SMALL / f"small_hierarchy_{key}.csv" for key in SMALL_KEYS}
-
-
-def _small() -> pl.DataFrame:
-    return pl.read_csv(SMALL / "small.csv", separator=";")
-
-
-def _rows(path) -> list[list[str]]:
-    return [line.split(";") for line in path.read_text().splitlines() if line.strip()]
+from conftest import shared_file
+from test_arx_model import SMALL_H, SMALL_KEYS, _oracle, _rows, _small
 
 
 def _csv(frame) -> bytes:

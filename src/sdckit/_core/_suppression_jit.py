@@ -70,13 +70,14 @@ def load() -> bool:
 
 
 def _kernel():
-    global _compiled, _grow, _grow_pool, _collect, _insert
+    global _compiled, _grow, _grow_pool, _collect, _insert, _write
     if _compiled is None:
         import numba
 
         jit = numba.njit(cache=True, nogil=True)
         _grow, _grow_pool = jit(_grow_arrays), jit(_grow_pool_arrays)
         _insert = jit(_insert_pattern)
+        _write = jit(_write_pattern)
         _collect = jit(_collect_pairs)
         _compiled = jit(_greedy_loop)
     return _compiled
@@ -135,6 +136,20 @@ def _grow_pool_arrays(pq, pn):  # pragma: no cover - compiled
     pn2 = np.empty(2 * used, np.int64)
     pn2[:used] = pn
     return pq2, pn2
+
+
+def _write_pattern(r, target, pats, types, cnt, first, big):  # pragma: no cover - compiled
+    """A new pattern r with the values ``target`` and no records: its row, its type (0 every
+    key observed, 1 partial, 2 every key missing), no count, no first record."""
+    m = pats.shape[1]
+    n_miss = 0
+    for j in range(m):
+        pats[r, j] = target[j]
+        if target[j] < 0:
+            n_miss += 1
+    types[r] = 0 if n_miss == 0 else (2 if n_miss == m else 1)
+    cnt[r] = 0.0
+    first[r] = big
 
 
 def _insert_pattern(q, pats, width, phead, pq, pn, used, bsize):  # pragma: no cover - compiled
@@ -400,15 +415,8 @@ def _greedy_loop(
                 r = size
                 size += 1
                 index[key] = r
-                n_miss = 0
-                for j in range(m):
-                    pats[r, j] = target[j]
-                    if target[j] < 0:
-                        n_miss += 1
+                _write(r, target, pats, types, cnt, first, big)
                 pq, pn, used = _insert(r, pats, width, phead, pq, pn, used, bsize)
-                types[r] = 0 if n_miss == 0 else (2 if n_miss == m else 1)
-                cnt[r] = 0.0
-                first[r] = big
                 c[r] = 0  # p and r agree wherever both are observed
                 which[r] = -1
                 seen[r] = visit
@@ -496,15 +504,8 @@ def _greedy_loop(
                 b = size
                 size += 1
                 index[key] = b
-                n_miss = 0
-                for j in range(m):
-                    pats[b, j] = target[j]
-                    if target[j] < 0:
-                        n_miss += 1
+                _write(b, target, pats, types, cnt, first, big)
                 pq, pn, used = _insert(b, pats, width, phead, pq, pn, used, bsize)
-                types[b] = 0 if n_miss == 0 else (2 if n_miss == m else 1)
-                cnt[b] = 0.0
-                first[b] = big
             # the patterns compatible with a (which = 1 when also with b): in the pair lists of
             # two keys observed in a, else among every pattern
             visit += 1

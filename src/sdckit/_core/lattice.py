@@ -845,17 +845,26 @@ def _node_columns(model: Model, src_levels, src_rows, levels):
 def _group_table(cols, sizes, weights):
     """``(keys, rows, counts)`` of :func:`group_rows` without the inverse, ``rows`` a
     :class:`_Rows` (decoded from the keys when first read, on the dense path)."""
-    n = len(weights)
+    dense = _dense_counts(cols, sizes, weights)
+    if dense is not None:
+        _, keys, counts, _ = dense
+        return keys, _Rows(keys=keys, sizes=list(sizes)), counts
+    keys, rows, counts, _ = group_rows(cols, sizes, weights, want_inverse=False)
+    return keys, _Rows(rows=rows), counts
+
+
+def _dense_counts(cols, sizes, weights):
+    """``(key, keys, counts, total)`` counted on the dense mixed-radix key (bincount, no sort)
+    when the radix product ``total`` is small against the rows, else None."""
     total = 1
     for size in sizes:
         total *= max(int(size), 1)
-    if total <= _DENSE * n + 4096:
-        key = combine_codes(cols, sizes)
-        full = np.bincount(key, weights=weights, minlength=total)
-        keys = np.flatnonzero(full)
-        return keys, _Rows(keys=keys, sizes=list(sizes)), full[keys].astype(np.int64)
-    keys, rows, counts, _ = group_rows(cols, sizes, weights, want_inverse=False)
-    return keys, _Rows(rows=rows), counts
+    if total > _DENSE * len(weights) + 4096:
+        return None
+    key = combine_codes(cols, sizes)
+    full = np.bincount(key, weights=weights, minlength=total)
+    keys = np.flatnonzero(full)
+    return key, keys, full[keys].astype(np.int64), total
 
 
 def group_rows(cols, sizes, weights, want_inverse: bool = True):
@@ -866,15 +875,9 @@ def group_rows(cols, sizes, weights, want_inverse: bool = True):
 
     When the radix product is small the rows are counted on the dense key (bincount, no sort)
     and decoded from it; otherwise the key is sorted once (quicksort)."""
-    n = len(weights)
-    total = 1
-    for size in sizes:
-        total *= max(int(size), 1)
-    if total <= _DENSE * n + 4096:
-        key = combine_codes(cols, sizes)
-        full = np.bincount(key, weights=weights, minlength=total)
-        keys = np.flatnonzero(full)
-        counts = full[keys].astype(np.int64)
+    dense = _dense_counts(cols, sizes, weights)
+    if dense is not None:
+        key, keys, counts, total = dense
         inverse = None
         if want_inverse:
             rank = np.zeros(total, dtype=np.int64)
