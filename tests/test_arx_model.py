@@ -639,3 +639,14 @@ def test_arx_junit_entropy_case(params, value, levels):
         assert out.loss == pytest.approx(value, abs=1e-9)  # ARX's older metric: its last digits differ
     else:
         assert out.loss == value  # ARX's value to the last bit
+
+
+def test_a_missing_key_value_is_named_as_missing_not_as_the_hierarchys_fault():
+    """ARX's model has no missing value: a key with missing values is refused with the count
+    and what to do (recode them, or cell suppression), not blamed on the hierarchy."""
+    d = _small().with_columns(pl.when(pl.int_range(pl.len()) < 3).then(None).otherwise(pl.col("sex")).alias("sex"))
+    with pytest.raises(SdcError) as err:
+        arx_search(d, ["age", "sex"], {key: SMALL_H[key] for key in ("age", "sex")}, k=2)
+    msg = str(err.value)
+    assert msg.startswith("keys: sex has 3 record(s) with a missing value") and "cell suppression" in msg
+    assert "hierarchies[" not in msg

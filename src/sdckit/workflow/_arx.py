@@ -87,6 +87,12 @@ def _base_codes(eng, enc, j: int, key: str, base_of: dict) -> np.ndarray:
     if (codes < 0).any():
         n_missing = int((enc.codes[:, j] < 0).sum())
         n_out = int((codes < 0).sum()) - n_missing
+        if n_out == 0:  # ARX has no missing value: the hierarchy is not at fault
+            raise SdcError(
+                f"keys: {key} has {n_missing} record(s) with a missing value; expected a value in every record under "
+                "ARX's model (model='arx'), which has no missing value: recode the missing values to a category "
+                "of their own first, or search with cell suppression (model=None)"
+            )
         raise SdcError(
             f"hierarchies[{key!r}]: {n_out} record(s) with a value not in the hierarchy's first column and "
             f"{n_missing} with a missing value; expected every value of {key!r} in its hierarchy"
@@ -325,7 +331,11 @@ def arx_problem(
         codes, labels = eng.encode_column(table, sensitive, missing) if sensitive_encoded is None else sensitive_encoded
         sens = np.asarray(codes, dtype=np.int64)
         if (sens < 0).any():
-            raise SdcError(f"sensitive: {sensitive!r} has missing values; expected a value in every record")
+            raise SdcError(
+                f"sensitive: {sensitive} has {int((sens < 0).sum())} record(s) with a missing value; expected a value "
+                "in every record under ARX's model (model='arx'), which has no missing value: recode the missing "
+                "values to a category of their own first, or search with cell suppression (model=None)"
+            )
         sens_size = len(eng.label_values(labels))
         if criteria.t is not None and criteria.t_distance == "hierarchical":
             sens_levels = _sensitive_levels(eng, labels, sensitive, sensitive_hierarchy)
