@@ -80,7 +80,7 @@ def test_no_upward_imports():
 LAYERS = (
     # kernels on NumPy arrays, errors, parameter checks, progress, memory tuning
     # and the declaration of a function's parameters (checked through the validation toolkit)
-    ("_core", "_errors", "_deprecation", "_validation", "_progress", "_memory", "_version", "_declare"),
+    ("_core", "_errors", "_deprecation", "_validation", "_progress", "_memory", "_version", "_declare", "_lazy"),
     # data access: the engines (all record-level work), the file readers and writers, bundled data
     ("engines", "io", "datasets"),
     # the roles, checked against the data once at the boundary

@@ -23,10 +23,10 @@ import argparse
 import importlib
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from ._errors import SdcError
-from ._validation import check_new_file
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -51,19 +51,34 @@ COMMANDS = [
 ]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from . import __version__
+def build_parser(commands: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of the command line with the commands of the modules ``commands`` (default:
+    every module of :data:`COMMANDS`); only those modules are imported."""
+    from ._version import __version__
 
     p = argparse.ArgumentParser(prog="sdckit", description="Statistical disclosure control for microdata.")
     p.add_argument("--version", action="version", version=f"sdckit {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
+    for name in COMMANDS if commands is None else commands:
         importlib.import_module(f"sdckit.commands.{name}").register(sub)
     return p
 
 
+def command_modules(argv: Sequence[str]) -> list[str]:
+    """The command modules a command line needs, as argparse reads it from the left: none when
+    ``--version`` (or a prefix of it, which argparse accepts) comes first, the module of the
+    command named first, and every module when the line shows the list of commands (``--help``,
+    no command, an unknown command or option) or names a command one module adds beside its
+    own (``recode``, ``suppress``, ... of ``protect``)."""
+    first = argv[0] if argv else ""
+    if len(first) > 2 and "--version".startswith(first):
+        return []
+    return [first] if first in COMMANDS else list(COMMANDS)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(command_modules(argv))
     args = parser.parse_args(argv)
     from ._memory import tune_memory
 
@@ -154,6 +169,8 @@ def check_output_paths(args) -> None:
         if pa.exists() and pb.exists():
             return os.path.samefile(pa, pb)  # hard links and symbolic links too
         return pa.resolve() == pb.resolve()
+
+    from ._validation import check_new_file
 
     inputs = input_files(args)
     outputs = [(n, getattr(args, n)) for n in OUTPUTS if isinstance(getattr(args, n, None), str)]
