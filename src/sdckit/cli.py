@@ -64,7 +64,7 @@ from pathlib import Path
 
 from ._errors import SdcError
 
-__all__ = ["COMMANDS", "build_parser", "main"]
+__all__ = ["COMMANDS", "build_parser", "command_modules", "main"]
 
 #: command modules under ``sdckit.commands``, in the order ``sdckit --help`` lists them
 COMMANDS = [
