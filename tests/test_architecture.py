@@ -78,9 +78,11 @@ def test_no_upward_imports():
 #: is the first part of a module's path under ``sdckit`` (a package or a module); ``""`` is
 #: ``sdckit/__init__.py``. A new top-level module or package gets its layer here.
 LAYERS = (
-    # kernels on NumPy arrays, errors, parameter checks, progress, memory tuning
-    # and the declaration of a function's parameters (checked through the validation toolkit)
-    ("_core", "_errors", "_deprecation", "_validation", "_progress", "_memory", "_version", "_declare"),
+    # kernels on NumPy arrays, errors, parameter checks, progress, memory tuning, the declaration
+    # of a function's parameters (checked through the validation toolkit), the categories and
+    # hierarchies the methods and measures share, and the lazy loading of a package's names
+    ("_core", "_errors", "_deprecation", "_validation", "_progress", "_memory", "_version", "_declare")
+    + ("_categories", "_lazy"),
     # data access: the engines (all record-level work), the file readers and writers, bundled data
     ("engines", "io", "datasets"),
     # the roles, checked against the data once at the boundary

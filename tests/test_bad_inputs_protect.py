@@ -747,12 +747,12 @@ def test_json_recipe_with_infinite_values_is_json_and_replays(tmp_path):
 
 
 def test_float_tags_round_trip():
-    from sdckit.workflow.problem import _decode_floats, _encode_floats
+    from sdckit.workflow.problem import decode_floats, encode_floats
 
     value = {"a": [math.inf, -math.inf, 1.5, "inf", {"b": math.nan}], "c": {"$float": "x"}}
-    enc = _encode_floats(value)
+    enc = encode_floats(value)
     assert enc["a"][:4] == [{"$float": "inf"}, {"$float": "-inf"}, 1.5, "inf"]  # the text "inf" stays text
-    dec = _decode_floats(enc)
+    dec = decode_floats(enc)
     assert dec["a"][:4] == [math.inf, -math.inf, 1.5, "inf"] and math.isnan(dec["a"][4]["b"])
     assert dec["c"] == {"$float": "x"}  # not a tag: left alone
 

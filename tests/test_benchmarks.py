@@ -28,6 +28,7 @@ CASES = {
     "report.py": ["--quick"],  # testdata with two recipes and 10^5 synthetic records, one run
     "scale.py": ["--quick", "--engines", "duckdb,polars"],  # 10^5 records; Spark runs in test_engines_outofcore
     "small_calls.py": ["--quick"],  # testdata, three calls, pandas and Polars, a few timings each
+    "startup.py": ["--quick"],  # new processes: import sdckit, sdckit --version, polars, numpy; 3 rounds
     "search.py": ["--quick"],
     "rank_swap.py": ["--sizes", "2e3", "--rounds", "1"],  # sdcMicro only where R has it (else "-")
     "synthetic_data.py": [

@@ -442,7 +442,7 @@ def test_the_recipes_in_the_docs_follow_the_schema_and_replay_alike(testdata, tm
     yaml_recipe = yaml.safe_load(re.search(r"```yaml\n(.*?)```", text, flags=re.S).group(1))
     json_recipe = json.loads(re.search(r"```json\n(.*?)```", text, flags=re.S).group(1))
     schema = recipe_schema()
-    assert _valid(sdckit.workflow.problem._encode_floats(yaml_recipe), schema) and _valid(json_recipe, schema)
+    assert _valid(sdckit.workflow.problem.encode_floats(yaml_recipe), schema) and _valid(json_recipe, schema)
     sdckit.SdcProblem.from_recipe(testdata, yaml_recipe).write(tmp_path / "yaml.csv")
     sdckit.SdcProblem.from_recipe(testdata, sdckit.workflow.problem.read_recipe(json_recipe)).write(
         tmp_path / "json.csv"

@@ -95,7 +95,7 @@ def test_method_step_cli_recipe_and_table_from_the_registry(decl, testdata, tmp_
               "steps": [{"method": decl.name, "parameters": params}]}  # fmt: skip
     if decl.roles.get("variables") == "numeric_keys":
         recipe["scenario"]["numeric_keys"] = list(example["variables"])
-    assert _valid(sdckit.workflow.problem._encode_floats(recipe), recipe_schema())
+    assert _valid(sdckit.workflow.problem.encode_floats(recipe), recipe_schema())
     sdckit.SdcProblem.from_recipe(testdata, recipe).write(tmp_path / "recipe.csv")
     expected = (tmp_path / "python.csv").read_bytes()
     assert out.read_bytes() == expected == (tmp_path / "recipe.csv").read_bytes()

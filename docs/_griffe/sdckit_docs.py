@@ -11,6 +11,10 @@ Markdown:
   the static view keeps the submodule of the same name, so ``sdckit.frequencies`` would
   document the module ``sdckit.risk.frequencies``. Such names of the top package are pointed at
   the function (or class) of the same name inside that module.
+* a package of sdckit lists its names as imports under ``if TYPE_CHECKING:`` and imports each
+  on first use (``sdckit._lazy``), so they exist at run time: the static view, which takes such
+  imports for type checkers only, counts them as run-time names (``from .risk import *`` then
+  lends every name of ``sdckit.risk``).
 * ``.. math::`` blocks become ``\\[ ... \\]`` blocks and ``:math:`x``` becomes ``\\( x \\)``
   (typeset by MathJax through pymdownx.arithmatex); ``:func:`x```, ``:class:`x``` and the other
   roles become code, linked to the API reference when ``x`` is a public name of sdckit.
@@ -122,6 +126,11 @@ class SdckitDocs(griffe.Extension):
         cut = next((i for i, p in enumerate(params) if p.kind is griffe.ParameterKind.var_keyword), len(params))
         extra = griffe.Parameter("scenario", kind=griffe.ParameterKind.keyword_only, default="None")
         func.parameters = griffe.Parameters(*params[:cut], extra, *params[cut:])
+
+    def on_alias_instance(self, *, alias: griffe.Alias, **kwargs: Any) -> None:
+        parent = alias.parent
+        if parent is not None and parent.is_init_module and parent.path.split(".")[0] == "sdckit":
+            alias.runtime = True  # a lazy name of the package (sdckit._lazy): there at run time
 
     def on_package(self, *, pkg: griffe.Module, **kwargs: Any) -> None:
         if pkg.name != "sdckit" or getattr(pkg, "_sdckit_docs_done", False):

@@ -3,47 +3,55 @@
 Measures how easily a person in a microdata file can be re-identified, how much a
 protection step damages the data, and applies the protection methods that trade the two.
 
-Importing sdckit loads NumPy, narwhals and Polars; SciPy, pandas, PyArrow, matplotlib and
-pyreadstat are imported only when a function needs them.
+Importing sdckit imports none of its measures, methods or libraries: each public name is
+imported from its module the first time it is used (``sdckit.k_anonymity``), with what that
+module needs (NumPy, narwhals, Polars; SciPy, pandas, PyArrow, matplotlib and pyreadstat only
+when a function needs them). The names are the imports below ``if TYPE_CHECKING:`` (see
+``sdckit._lazy``).
 """
 
+from typing import TYPE_CHECKING
+
 from ._errors import MissingColumnError, SdcError, SdcWarning
-from ._memory import tune_memory
+from ._lazy import attach
 from ._version import __version__
-from .io import read_data, read_metadata, write_data
-from .protect import (
-    ProtectionResult,
-    add_noise,
-    global_recode,
-    local_suppression,
-    microaggregation,
-    microaggregation_gower,
-    pram,
-    rank_swap,
-    record_swap,
-    rounding,
-    suppress_by_risk,
-    suppress_records,
-    top_bottom_coding,
-)
-from .report import AssessmentResult
-from .results.search import SearchResult
-from .risk import *  # noqa: F403  (every risk measure and its result class; see risk.__all__)
 from .risk import __all__ as _risk_all
-from .scenario import Scenario
-from .utility import (
-    AnalysisChangeResult,
-    EstimatesResult,
-    InformationLossResult,
-    SyntheticUtilityResult,
-    VariantLossResult,
-    analysis_change,
-    estimates_change,
-    information_loss,
-    synthetic_utility,
-    variant_loss,
-)
-from .workflow import SdcProblem, assess, search
+
+if TYPE_CHECKING:
+    from ._memory import tune_memory
+    from .io import read_data, read_metadata, write_data
+    from .protect import (
+        ProtectionResult,
+        add_noise,
+        global_recode,
+        local_suppression,
+        microaggregation,
+        microaggregation_gower,
+        pram,
+        rank_swap,
+        record_swap,
+        rounding,
+        suppress_by_risk,
+        suppress_records,
+        top_bottom_coding,
+    )
+    from .report import AssessmentResult
+    from .results.search import SearchResult
+    from .risk import *  # noqa: F403  (every risk measure and its result class; see risk.__all__)
+    from .scenario import Scenario
+    from .utility import (
+        AnalysisChangeResult,
+        EstimatesResult,
+        InformationLossResult,
+        SyntheticUtilityResult,
+        VariantLossResult,
+        analysis_change,
+        estimates_change,
+        information_loss,
+        synthetic_utility,
+        variant_loss,
+    )
+    from .workflow import SdcProblem, assess, search
 
 __all__ = [
     # data and roles
@@ -95,3 +103,6 @@ __all__ = [
     "SdcWarning",
     "__version__",
 ]
+
+if not TYPE_CHECKING:  # a type checker reads the imports above (a module __getattr__ would accept any name)
+    __getattr__, __dir__ = attach(globals())

@@ -12,12 +12,12 @@ import functools
 import inspect
 import warnings
 
-__all__ = ["deprecated_alias", "renamed_parameters"]
+__all__ = ["deprecated_alias", "renamed_parameters", "warn_deprecated"]
 
 REMOVED_IN = "0.3"
 
 
-def _warn(msg: str, stacklevel: int = 3) -> None:
+def warn_deprecated(msg: str, stacklevel: int = 3) -> None:
     warnings.warn(
         f"{msg}; the old form will be removed in sdckit {REMOVED_IN}", DeprecationWarning, stacklevel=stacklevel
     )
@@ -43,7 +43,7 @@ def renamed_parameters(*, positional: tuple[str, ...] = (), **renames: str):
                     raise TypeError(f"{func.__name__}() takes at most {n_pos + len(positional)} positional arguments")
                 args = args[:n_pos]
                 names = positional[: len(extra)]
-                _warn(f"{func.__name__}(): pass {', '.join(names)} by keyword ({names[0]}=...)")
+                warn_deprecated(f"{func.__name__}(): pass {', '.join(names)} by keyword ({names[0]}=...)")
                 for name, value in zip(names, extra):
                     if name in kwargs:
                         raise TypeError(f"{func.__name__}() got multiple values for argument {name!r}")
@@ -52,7 +52,7 @@ def renamed_parameters(*, positional: tuple[str, ...] = (), **renames: str):
                 if old in kwargs:
                     if new in kwargs:
                         raise TypeError(f"{func.__name__}(): give {new}= only ({old}= is its old name)")
-                    _warn(f"{func.__name__}(): {old}= is now called {new}=")
+                    warn_deprecated(f"{func.__name__}(): {old}= is now called {new}=")
                     kwargs[new] = kwargs.pop(old)
             return func(*args, **kwargs)
 
@@ -67,7 +67,7 @@ def deprecated_alias(new: str, old: str) -> property:
     """A read-only property ``old`` that warns and returns attribute ``new``."""
 
     def getter(self):
-        _warn(f"{type(self).__name__}.{old} is now called {new}")
+        warn_deprecated(f"{type(self).__name__}.{old} is now called {new}")
         return getattr(self, new)
 
     return property(getter, doc=f"Deprecated name of :attr:`{new}`.")

@@ -1,18 +1,54 @@
 """Command-line interface: ``sdckit <command> ...``.
 
-Each command lives in its own module under ``sdckit.commands`` (listed in ``COMMANDS``):
+Each command lives in a module under ``sdckit.commands`` (listed in ``COMMANDS``); ``protect``
+also adds the one-off protection steps. ``sdckit <command> --help`` gives every option. The
+commands, in the order ``sdckit --help`` lists them:
 
+``sdckit demo [--report REPORT]``
+    The risk assessment of the bundled synthetic survey sample, with its HTML report.
+``sdckit assess DATA (--keys a,b,c | --config C) [--protected P] [--recipe R] [--synthetic S] --report OUT``
+    Every measure the roles allow, on the original and on protection variants, in one report.
 ``sdckit freq DATA --keys a,b,c [--weight W] [--alpha A] [--k 2,3,5] [--json OUT] [--records OUT]``
     Key frequencies and k-anonymity. Prints a summary, writes aggregates as JSON and the
     per-record columns (fk, Fk, violates_k) as CSV or Parquet.
 ``sdckit risk DATA --keys a,b,c [--weight W] [--household H] [--max-global-risk G] [--json OUT] [--records OUT]``
     Individual, global and household re-identification risk and the mu-ARGUS threshold.
-``sdckit demo``
-    The assessment on the bundled synthetic survey sample.
+``sdckit suda DATA --keys a,b,c [--max-size M] [--dis-fraction D]``
+    SUDA scores and DIS-SUDA from the minimal sample uniques.
 ``sdckit utility ORIGINAL PROTECTED --variables a,b,c [--scales a=ordinal,...] [--json OUT]``
     Information loss of a protected file against its original.
+``sdckit linkage ORIGINAL PROTECTED --variables a,b [--method distance|probabilistic|assignment]``
+    Record-linkage risk of a protected file against its original.
+``sdckit external RELEASED EXTERNAL --variables a,b [--scales ...] [--availability ...]``
+    External risk: pairing an alternative source with the released file.
 ``sdckit interval DATA --variables a,b [--keys k] [--p 0.2] [--c-min 3] [--joint] [--json OUT] [--records OUT]``
     The a-priori relative-interval rule for continuous variables.
+``sdckit loglinear DATA --keys a,b,c [--weight W] [--sampling-fraction F] [--model M]``
+    Population-uniqueness risk (tau_1, tau_2) from log-linear models.
+``sdckit uniques DATA --keys a,b,c [--sampling-fraction F] [--method dankar|pitman|zayatz|snb|all]``
+    The estimated number of population uniques.
+``sdckit register REGISTER SAMPLE --keys a,b,c [--approach A|B|both]``
+    Re-identification risk of the members of a subpopulation register (tau*_1, tau*_2).
+``sdckit synthetic ORIGINAL SYNTHETIC [--control C] --keys a,b,c``
+    Disclosure risk and utility of a synthetic file against its original.
+``sdckit protect DATA (--recipe R | --step NAME:PARAM=VALUE,... ...) --out OUT``
+    Apply protection steps and write the protected file, with the before/after table.
+``sdckit recode DATA --keys a,b,c --variables v (--mapping M | --breaks B | --hierarchy H) --out OUT``
+    Global recoding (category map, intervals or a hierarchy).
+``sdckit suppress DATA --keys a,b,c [--k K | --threshold T | --max-global-risk G] --out OUT``
+    Local suppression until k-anonymity, or until no individual risk exceeds the threshold.
+``sdckit noise DATA --variables a,b [--method M] --out OUT``
+    Noise addition to continuous variables.
+``sdckit microaggregate DATA --variables a,b [--method M] --out OUT``
+    Microaggregation of continuous variables.
+``sdckit swap DATA (--geography G | --variables a,b) --out OUT``
+    Record swapping of households along a geography, or rank swapping of continuous variables.
+``sdckit pram DATA --keys a,b,c --variables v [--pd PD] --out OUT``
+    PRAM (post-randomisation) of categorical variables.
+``sdckit search DATA --keys a,b,c (--k K | --l L | --t T | --max-risk R | ...) [--out OUT] [--report R]``
+    The protection with the least loss that meets a risk target.
+``sdckit app [DATA] [--port P] [--folder F]``
+    The local web application in the browser (needs the app extra).
 
 Bad input exits with status 2 and a one-line ``sdckit: error: ...`` message.
 """
@@ -23,12 +59,12 @@ import argparse
 import importlib
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from ._errors import SdcError
-from ._validation import check_new_file
 
-__all__ = ["COMMANDS", "build_parser", "main"]
+__all__ = ["COMMANDS", "build_parser", "command_modules", "main"]
 
 #: command modules under ``sdckit.commands``, in the order ``sdckit --help`` lists them
 COMMANDS = [
@@ -51,19 +87,34 @@ COMMANDS = [
 ]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from . import __version__
+def build_parser(commands: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of the command line with the commands of the modules ``commands`` (default:
+    every module of :data:`COMMANDS`); only those modules are imported."""
+    from ._version import __version__
 
     p = argparse.ArgumentParser(prog="sdckit", description="Statistical disclosure control for microdata.")
     p.add_argument("--version", action="version", version=f"sdckit {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
+    for name in COMMANDS if commands is None else commands:
         importlib.import_module(f"sdckit.commands.{name}").register(sub)
     return p
 
 
+def command_modules(argv: Sequence[str]) -> list[str]:
+    """The command modules a command line needs, as argparse reads it from the left: none when
+    ``--version`` (or a prefix of it, which argparse accepts) comes first, the module of the
+    command named first, and every module when the line shows the list of commands (``--help``,
+    no command, an unknown command or option) or names a command one module adds beside its
+    own (``recode``, ``suppress``, ... of ``protect``)."""
+    first = argv[0] if argv else ""
+    if len(first) > 2 and "--version".startswith(first):
+        return []
+    return [first] if first in COMMANDS else list(COMMANDS)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(command_modules(argv))
     args = parser.parse_args(argv)
     from ._memory import tune_memory
 
@@ -155,6 +206,8 @@ def check_output_paths(args) -> None:
             return os.path.samefile(pa, pb)  # hard links and symbolic links too
         return pa.resolve() == pb.resolve()
 
+    from ._validation import check_new_file
+
     inputs = input_files(args)
     outputs = [(n, getattr(args, n)) for n in OUTPUTS if isinstance(getattr(args, n, None), str)]
     for i, (name, path) in enumerate(outputs):
@@ -197,12 +250,12 @@ def _check_data_extension(path: str) -> None:
     """--out names a data file sdckit writes (checked before any work)."""
     from pathlib import Path
 
-    from .io import _OUT
+    from .io import DATA_FORMATS
 
     ext = Path(path).suffix.lower()
-    if ext not in _OUT:
+    if ext not in DATA_FORMATS:
         raise SdcError(f"--out: cannot write {path}: unsupported extension {ext or '(none)'!r}; expected one of "
-                       f"{', '.join(_OUT)}")  # fmt: skip
+                       f"{', '.join(DATA_FORMATS)}")  # fmt: skip
 
 
 def _option(dest: str) -> str:

@@ -51,7 +51,8 @@ _STAT = {
 }
 _KIND = {**_TEXT, **_PARQUET, **_STAT}
 _SUPPORTED = ", ".join(_KIND)
-_WRITABLE = {".csv": ",", ".tsv": "\t", ".parquet": None, ".pq": None}
+#: the extensions :func:`write_records` writes, with their field separator (None: Parquet)
+RECORD_FORMATS = {".csv": ",", ".tsv": "\t", ".parquet": None, ".pq": None}
 _IMPORTED = time.time()
 
 
@@ -265,7 +266,7 @@ def write_records(data, path, *, overwrite: bool = False) -> Path:
     p = Path(os.fspath(path))
     check_new_file(p, overwrite)
     ext = p.suffix.lower()
-    if ext not in _WRITABLE:
+    if ext not in RECORD_FORMATS:
         raise SdcError(
             f"path: cannot write {p}: unsupported extension {ext or '(none)'!r}; expected .csv, .tsv, .parquet or .pq"
         )
@@ -273,10 +274,10 @@ def write_records(data, path, *, overwrite: bool = False) -> Path:
         raise SdcError(f"path: cannot write {p}: directory {p.parent} does not exist; expected an existing directory")
     frame = _frame(data, "records")
     try:
-        if _WRITABLE[ext] is None:
+        if RECORD_FORMATS[ext] is None:
             atomic_write(p, frame.write_parquet, overwrite=overwrite)
         else:
-            atomic_write(p, lambda tmp: frame.write_csv(tmp, separator=_WRITABLE[ext]), overwrite=overwrite)
+            atomic_write(p, lambda tmp: frame.write_csv(tmp, separator=RECORD_FORMATS[ext]), overwrite=overwrite)
     except SdcError:
         raise
     except FileExistsError:
@@ -284,7 +285,7 @@ def write_records(data, path, *, overwrite: bool = False) -> Path:
     except Exception as exc:
         raise SdcError(
             f"path: could not write {p} ({_short(exc)}); expected a writable "
-            f"{'Parquet' if _WRITABLE[ext] is None else 'CSV'} destination"
+            f"{'Parquet' if RECORD_FORMATS[ext] is None else 'CSV'} destination"
         ) from None
     return p
 
@@ -407,13 +408,13 @@ def write_data(data, path, *, metadata=None, overwrite: bool = False, sep: str |
     frame = _frame(data, "data")
     if isinstance(frame, pl.LazyFrame):
         frame = frame.collect()
-    kind = _OUT[ext]
+    kind = DATA_FORMATS[ext]
     if ext in _STAT_OUT:
         write = _stat_writer(frame, p, ext, meta)
     elif ext in (".csv", ".tsv"):
         _check_flat(frame, kind)
         text = frame.with_columns(pl.col(n).fill_nan(None) for n, t in frame.schema.items() if t.is_float())
-        sep = _WRITABLE[ext] if sep is None else _check_separator(sep)
+        sep = RECORD_FORMATS[ext] if sep is None else _check_separator(sep)
         if not isinstance(na, str):
             raise SdcError(f"na: got {type(na).__name__}; expected the text of a missing value (default empty)")
 
@@ -463,7 +464,7 @@ def atomic_write(path, write, *, overwrite: bool = True) -> Path:
         if overwrite:
             os.replace(tmp, p)
         else:
-            _publish_new(tmp, p)
+            publish_new(tmp, p)
     finally:
         with contextlib.suppress(OSError):
             os.remove(tmp)  # gone already after a successful replace
@@ -510,7 +511,7 @@ def _remove_stale_parts(p: Path) -> None:
                 os.remove(entry.path)
 
 
-def _publish_new(tmp: str, p: Path) -> None:
+def publish_new(tmp: str, p: Path) -> None:
     """Move ``tmp`` to ``p`` unless ``p`` exists (:class:`FileExistsError`)."""
     try:
         os.link(tmp, p)
@@ -615,7 +616,7 @@ def _text_source(p: Path, ext: str, sep: str | None, encoding: str | None):
     source: Any = p
     if enc not in (None, "utf8", "utf-8", "utf-8-sig", "utf8-lossy", "utf-8-lossy"):
         source = _transcoded(p, encoding)
-    elif (bom := _bom(p)) is not None:
+    elif (bom := byte_order_mark(p)) is not None:
         if encoding is not None:
             raise SdcError(
                 f"encoding: {p} starts with a {bom} byte-order mark, but encoding={encoding!r} was given; "
@@ -623,7 +624,7 @@ def _text_source(p: Path, ext: str, sep: str | None, encoding: str | None):
             )
         source = _transcoded(p, bom.split()[0].lower())
     else:
-        _check_utf8(p, lossy=enc is not None and enc.endswith("lossy"))
+        check_utf8(p, lossy=enc is not None and enc.endswith("lossy"))
     if sep is None:
         if ext == ".tsv":
             sep = "\t"
@@ -648,7 +649,7 @@ def _text_source(p: Path, ext: str, sep: str | None, encoding: str | None):
 _UTF8_PROBE = 1 << 20  # bytes checked at each end of a CSV file
 
 
-def _bom(p: Path) -> str | None:
+def byte_order_mark(p: Path) -> str | None:
     """The UTF-16 / UTF-32 encoding a file's byte-order mark names, or None."""
     try:
         with open(p, "rb") as fh:
@@ -658,7 +659,7 @@ def _bom(p: Path) -> str | None:
     return next((name for mark, _, name in BYTE_ORDER_MARKS if head.startswith(mark)), None)
 
 
-def _check_utf8(p: Path, *, lossy: bool) -> None:
+def check_utf8(p: Path, *, lossy: bool) -> None:
     """Refuse a file that is not UTF-8 before Polars reads it (its error would come later, from
     a lazy scan, as a traceback): the first and the last MiB are decoded."""
     import codecs
@@ -945,7 +946,8 @@ def _shared_names(code_label: dict) -> dict:
 
 
 # -- writing SPSS / Stata ------------------------------------------------------------------
-_OUT = {
+#: the extensions :func:`write_data` writes, with the name of their format
+DATA_FORMATS = {
     ".csv": "CSV",
     ".tsv": "TSV",
     ".parquet": "Parquet",
@@ -974,9 +976,9 @@ def _write_target(path, overwrite) -> tuple[Path, str]:
         raise SdcError(f"path: got {type(path).__name__}; expected a file path (str or os.PathLike)") from None
     check_bool(overwrite, "overwrite")
     ext = p.suffix.lower()
-    if ext not in _OUT:
+    if ext not in DATA_FORMATS:
         raise SdcError(
-            f"path: cannot write {p}: unsupported extension {ext or '(none)'!r}; expected one of {', '.join(_OUT)}"
+            f"path: cannot write {p}: unsupported extension {ext or '(none)'!r}; expected one of {', '.join(DATA_FORMATS)}"
         )
     if not p.parent.is_dir():
         raise SdcError(f"path: cannot write {p}: directory {p.parent} does not exist; expected an existing directory")
@@ -1042,7 +1044,7 @@ def _check_flat(frame: pl.DataFrame, kind: str) -> None:
 
 def _stat_writer(frame: pl.DataFrame, p: Path, ext: str, meta: dict):
     """Code the frame for SPSS / Stata and return ``write(temporary_path)``."""
-    kind = _OUT[ext]
+    kind = DATA_FORMATS[ext]
     _check_flat(frame, kind)
     prs = _pyreadstat(p, ext, "writing")
     coded, labels = _coded_frame(frame, meta, spss=kind == "SPSS")

@@ -39,6 +39,7 @@ import numpy as np
 __all__ = [
     "ExternalInput",
     "AdmissibleClasses",
+    "RecordClasses",
     "nearest_observed",
     "continuous_mismatch",
     "pair_distance",
@@ -217,7 +218,7 @@ def first_found(ptr: np.ndarray, idx: np.ndarray, n_d: int, reuse: bool = False)
 # classes of identical records
 # ----------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class _Classes:
+class RecordClasses:
     """Records grouped by identical values: ``ids[i]`` is the class of record i, the members of
     class c are ``members[ptr[c]:ptr[c+1]]`` (ascending) and ``reps[c]`` its first member."""
 
@@ -291,7 +292,7 @@ def _same_rows(ids: np.ndarray, reps: np.ndarray, ints, floats) -> bool:
     return all(np.array_equal(c, c[r]) for c in ints) and all(np.array_equal(x, x[r], equal_nan=True) for x in floats)
 
 
-def _classes(nom: np.ndarray, ordr: np.ndarray, con: np.ndarray) -> _Classes:
+def _classes(nom: np.ndarray, ordr: np.ndarray, con: np.ndarray) -> RecordClasses:
     """Classes of identical rows, numbered in order of their first record. Rows are grouped by
     a hash of their values; the grouping is checked, and recomputed from exact codes in the
     (astronomically rare) case of a hash collision."""
@@ -306,7 +307,7 @@ def _classes(nom: np.ndarray, ordr: np.ndarray, con: np.ndarray) -> _Classes:
     return cls
 
 
-def _classes_from_key(key: np.ndarray) -> _Classes:
+def _classes_from_key(key: np.ndarray) -> RecordClasses:
     n = key.size
     _, first, inv = np.unique(key, return_index=True, return_inverse=True)
     rank = np.empty(first.size, np.int64)
@@ -315,7 +316,7 @@ def _classes_from_key(key: np.ndarray) -> _Classes:
     members = np.argsort(ids, kind="stable")
     ptr = np.zeros(first.size + 1, np.int64)
     np.cumsum(np.bincount(ids, minlength=first.size), out=ptr[1:])
-    return _Classes(ids, ptr, members)
+    return RecordClasses(ids, ptr, members)
 
 
 def _bucket_ids(cd: np.ndarray, ca: np.ndarray):
@@ -566,8 +567,8 @@ class AdmissibleClasses:
     for external class c are ``idx[ptr[c]:ptr[c+1]]`` (ascending).
     """
 
-    a: _Classes
-    d: _Classes
+    a: RecordClasses
+    d: RecordClasses
     ptr: np.ndarray
     idx: np.ndarray
 

@@ -28,6 +28,7 @@ __all__ = [
     "greedy_suppression",
     "greedy_suppression_rows",
     "sdcmicro_suppression",
+    "strata_rows",
     "suppress_to_k",
 ]
 
@@ -165,7 +166,7 @@ def suppress_to_k(
     run = sdcmicro_suppression if method == "sdcmicro" else greedy_suppression
     out = codes.copy()
     unresolved = np.zeros(len(codes), dtype=bool)
-    groups = [np.arange(len(codes))] if strata is None else _strata_rows(strata)
+    groups = [np.arange(len(codes))] if strata is None else strata_rows(strata)
     for rows in groups:
         block = out[rows]
         if combs is None:
@@ -177,7 +178,7 @@ def suppress_to_k(
     return out, unresolved
 
 
-def _strata_rows(strata: np.ndarray) -> list[np.ndarray]:
+def strata_rows(strata: np.ndarray) -> list[np.ndarray]:
     order = np.argsort(strata, kind="stable")
     bounds = np.flatnonzero(np.diff(strata[order])) + 1
     return np.split(order, bounds)

@@ -404,13 +404,13 @@ def _move_into_place(staging, targets: dict, overwrite: bool) -> None:
     with ``overwrite``, also one that appeared while the set was written)."""
     import os
 
-    from ..io import _publish_new
+    from ..io import publish_new
 
     moved: list[str] = []
     for kind, path in targets.items():
         done = staging / path.name
         try:
-            os.replace(done, path) if overwrite else _publish_new(str(done), path)
+            os.replace(done, path) if overwrite else publish_new(str(done), path)
         except FileExistsError:
             before = f"; already written: {', '.join(moved)}" if moved else ""
             raise SdcError(
@@ -454,10 +454,10 @@ def release_script(recipe: dict, source, out: str = "protected.csv") -> str:
     SPSS or Stata source kept."""
     import pprint
 
-    from ..workflow.problem import _encode_floats
+    from ..workflow.problem import encode_floats
 
     # plain Python values only (an infinite number as {"$float": "inf"}, which the recipe reader decodes)
-    recipe_text = pprint.pformat(_encode_floats(recipe), indent=1, width=100, sort_dicts=False)
+    recipe_text = pprint.pformat(encode_floats(recipe), indent=1, width=100, sort_dicts=False)
     metadata = "sdckit.read_metadata(SOURCE)" if str(source).lower().endswith(LABELLED) else "None"
     return f"""\
 \"\"\"Reproduces a release made with sdckit app: the protected file from the original.

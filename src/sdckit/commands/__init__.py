@@ -243,7 +243,7 @@ def check_records_option(path, engine: str) -> None:
     if not path:
         return
     from ..engines._relational import check_records_path
-    from ..io import _WRITABLE
+    from ..io import RECORD_FORMATS as _WRITABLE
 
     p = Path(path)
     if engine != DEFAULT_ENGINE:

@@ -230,7 +230,8 @@ class DuckDBEngine(RelationalEngine):
 def _check_utf8_text(path: Path, param: str) -> None:
     """DuckDB reads UTF-8 text: a UTF-16 / UTF-32 file (byte-order mark) or one that is not
     UTF-8 is refused here, naming the file, rather than read as garbage or failing later."""
-    from ..io import _bom, _check_utf8
+    from ..io import byte_order_mark as _bom
+    from ..io import check_utf8 as _check_utf8
 
     bom = _bom(path)
     if bom is not None:

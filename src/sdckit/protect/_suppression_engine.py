@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._core.suppression import _strata_rows, greedy_suppression_rows
+from .._core.suppression import greedy_suppression_rows, strata_rows
 from .._errors import SdcError
 from .._validation import as_name_list, raise_problems
 from ..engines import local_engine
@@ -62,7 +62,7 @@ def _run(eng, comp, codes, counts, k, imp, alpha, st_codes) -> dict:
     and the positions of the records still below k."""
     out_rows = codes.copy()
     pos, row_of, out_rec, unresolved, whole = [], [], [], [], []
-    groups = [np.arange(len(codes))] if st_codes is None else _strata_rows(st_codes)
+    groups = [np.arange(len(codes))] if st_codes is None else strata_rows(st_codes)
     for rows in groups:
         local = _local_index(rows, len(codes))
 

@@ -13,19 +13,21 @@ breaks, interval codes and look-up tables is in :mod:`sdckit._core.recode`.
 
 from __future__ import annotations
 
-import csv
 import math
 import numbers
-import os
 from collections.abc import Mapping
-from pathlib import Path
 
 import numpy as np
 
+from .._categories import category_key as _key
+from .._categories import hierarchy_map as _hierarchy_map
+from .._categories import hierarchy_rows as _hierarchy_rows
+from .._categories import is_missing as _is_missing
+from .._categories import plain_value as _plain_value
 from .._core import recode as core
 from .._declare import Param, declare
 from .._errors import SdcError
-from .._validation import check_choice, check_rule, raise_problems, read_text_file
+from .._validation import check_choice, check_rule, raise_problems
 from ..results.protection import ProtectionResult
 from ._common import Change, Input, finish, read_input
 
@@ -43,30 +45,8 @@ _FLOAT_SAFE = 2**1000  # integers below this magnitude convert to float without 
 
 
 # ----------------------------------------------------------------------------------------------
-# small helpers: category identity, lists in messages, JSON-plain values
+# small helpers: labels and lists in messages (a category's identity: sdckit._categories)
 # ----------------------------------------------------------------------------------------------
-def _key(value) -> str:
-    """The identity of a category for matching a map or a hierarchy to the data: numbers and
-    their text match (``1``, ``1.0`` and ``"1"``), anything else by its text."""
-    if isinstance(value, (bool, np.bool_)):
-        return str(bool(value))
-    if isinstance(value, numbers.Integral):
-        return str(int(value))
-    if isinstance(value, numbers.Real):
-        f = float(value)
-        return str(int(f)) if math.isfinite(f) and f.is_integer() else repr(f)
-    return str(value)
-
-
-def _plain_value(value):
-    """A NumPy scalar as the Python value (JSON-friendly parameters)."""
-    return value.item() if isinstance(value, np.generic) else value
-
-
-def _is_missing(value) -> bool:
-    return value is None or (isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isnan(value))
-
-
 def _same_kind_labels(values: list) -> list:
     """New category labels of one type: numbers stay numbers, text stays text, a mixture
     becomes text."""
@@ -182,74 +162,6 @@ def _mappings(mapping, variables) -> dict[str, dict]:
         return {v: one for v in variables}
     per = _per_variable(mapping, variables, "mapping")
     return {v: _one_mapping(m, f"mapping[{v!r}]") for v, m in per.items()}
-
-
-#: the largest hierarchy file read
-MAX_HIERARCHY_BYTES = 256 * 2**20
-
-
-def _read_hierarchy_file(path) -> list[list]:
-    """Rows of a hierarchy CSV without a header (ARX's format: ``;``-separated; ``,`` and tab
-    are recognised too): UTF-8 (with or without a byte-order mark), or UTF-16 with its mark
-    (a spreadsheet's "Unicode text")."""
-    p = Path(path)
-    if not p.is_file():
-        raise SdcError(f"hierarchy: file {os.fspath(path)} not found; expected a CSV file or a table")
-    text = read_text_file(p, "hierarchy", max_bytes=MAX_HIERARCHY_BYTES, utf16=True)
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    first = lines[0] if lines else ""
-    sep = ";" if ";" in first else "\t" if "\t" in first else ","
-    return [list(row) for row in csv.reader(lines, delimiter=sep)]
-
-
-def _hierarchy_rows(hierarchy, eng) -> tuple[list[list], object]:
-    """The hierarchy as rows (original category, level 1, level 2, ...) and the form recorded
-    in the result's parameters (the path, or the rows)."""
-    if isinstance(hierarchy, (str, os.PathLike)):
-        return _read_hierarchy_file(hierarchy), os.fspath(hierarchy)
-    if isinstance(hierarchy, (list, tuple)) and all(isinstance(r, (list, tuple)) for r in hierarchy):
-        rows = [[_plain_value(v) for v in r] for r in hierarchy]
-        return rows, rows
-    table = eng.table(hierarchy, "hierarchy")
-    columns = []
-    for name in table.columns:
-        codes, labels = eng.encode_column(table, name)
-        values = eng.label_values(labels)
-        columns.append([values[c] if c >= 0 else None for c in codes.tolist()])
-    rows = [list(r) for r in zip(*columns)]
-    return rows, rows
-
-
-def _hierarchy_map(rows: list[list], level) -> dict:
-    """``{key(category): its level-``level`` ancestor}`` from the hierarchy's rows."""
-    width = max((len(r) for r in rows), default=0)
-    if width < 2:
-        raise SdcError("hierarchy: fewer than two columns; expected the categories and at least one coarser level")
-    lev = check_rule("level", level, high=width - 1)
-    out: dict = {}
-    conflicts: list = []
-    empty = 0
-    for r in rows:
-        new = r[lev] if len(r) > lev else None
-        if _is_missing(new) or new == "" or _is_missing(r[0]):
-            empty += 1
-            continue
-        k = _key(r[0])
-        if k in out and _key(out[k]) != _key(new):
-            conflicts.append(r[0])
-        out.setdefault(k, new)
-    problems = []
-    if empty:
-        problems.append(
-            f"hierarchy: {empty} row(s) without a category or a level-{lev} value; expected both in every row"
-        )
-    if conflicts:
-        problems.append(
-            f"hierarchy: {len(conflicts)} categor(y/ies) appear in several rows with different level-{lev} "
-            "values; expected one ancestor per category"
-        )
-    raise_problems(problems)
-    return out
 
 
 # ----------------------------------------------------------------------------------------------
@@ -697,28 +609,3 @@ def top_bottom_coding(
         changes.update(cat_changes)
     changes = {v: changes[v] for v in inp.variables}
     return finish("top_bottom_coding", params, inp, table, changes, details)
-
-
-def _check_hierarchy_rows(key: str, rows: list) -> list[list[str]]:
-    """The rows as text, all of one width with no empty cell, each base value once, each value
-    of a level with one parent."""
-    if not rows:
-        raise SdcError(f"hierarchies[{key!r}]: empty; expected one row per value of {key!r}")
-    width = len(rows[0])
-    if width < 1 or any(len(r) != width for r in rows):
-        raise SdcError(f"hierarchies[{key!r}]: rows of different lengths; expected one column per level in every row")
-    if any(_is_missing(v) or v == "" for r in rows for v in r):
-        raise SdcError(f"hierarchies[{key!r}]: empty cells; expected a value at every level of every row")
-    text = [[_key(v) for v in r] for r in rows]
-    base = [r[0] for r in text]
-    if len(set(base)) != len(base):
-        raise SdcError(f"hierarchies[{key!r}]: a value appears in several rows; expected each value of the key once")
-    for lev in range(width - 1):
-        parent: dict = {}
-        for r in text:
-            if parent.setdefault(r[lev], r[lev + 1]) != r[lev + 1]:
-                raise SdcError(
-                    f"hierarchies[{key!r}]: a level-{lev} value has two different level-{lev + 1} values; "
-                    "expected one parent per value (a tree)"
-                )
-    return text

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._categories import hierarchy_levels, sensitive_hierarchies
 from .._core import lattice as _lat
 from .._declare import Param, declare
 from .._errors import SdcError
@@ -203,9 +204,7 @@ def _far_classes(inp, cls, n_classes: int, sens_name, crit: _lat.Criteria, hiera
     if crit.t is None:
         return None
     inp.table.require([sens_name], "sensitive")
-    from ..risk.diversity import _hierarchy_levels, _hierarchy_specs
-
-    spec = _hierarchy_specs(hierarchies, [sens_name], {}, inp.engine) if hierarchies is not None else {}
+    spec = sensitive_hierarchies(hierarchies, [sens_name], {}, inp.engine) if hierarchies is not None else {}
     if crit.t_distance == "hierarchical" and sens_name not in spec:
         raise SdcError(
             f"hierarchies: no hierarchy for {sens_name}; expected hierarchies[{sens_name!r}] for 'hierarchical'"
@@ -217,7 +216,7 @@ def _far_classes(inp, cls, n_classes: int, sens_name, crit: _lat.Criteria, hiera
     out = np.zeros(n_classes, dtype=bool)
     if not ok.any():
         return out
-    levels = _hierarchy_levels(sens_name, spec[sens_name], labels) if crit.t_distance == "hierarchical" else None
+    levels = hierarchy_levels(sens_name, spec[sens_name], labels) if crit.t_distance == "hierarchical" else None
     _, first = np.unique(sens[ok], return_index=True)
     tc, codes = _lat.closeness_of(sens[ok], len(labels), levels, sens[ok][np.sort(first)])
     keys, _, counts, _ = _lat.group_rows([cls[ok], codes], [n_classes, len(labels)], np.ones(int(ok.sum())))

@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from .._deprecation import _warn, deprecated_alias
+from .._deprecation import deprecated_alias
+from .._deprecation import warn_deprecated as _warn
 from .._errors import SdcError
 from .._validation import check_choice, check_rule
 from ._base import Result, Summary, new_axes, weighted_quantiles

@@ -367,7 +367,7 @@ class IndividualRiskResult(Result):
 
     def records_above(self, level: float) -> int:
         """Deprecated name of :meth:`n_above`."""
-        from .._deprecation import _warn
+        from .._deprecation import warn_deprecated as _warn
 
         _warn("IndividualRiskResult.records_above() is now called n_above()")
         return self.n_above(level)

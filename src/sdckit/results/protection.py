@@ -86,13 +86,13 @@ class ProtectionResult(Result):
         """Aggregates only (no record values), JSON-serialisable."""
         return {
             "method": self.method,
-            "parameters": _plain(self.parameters),
+            "parameters": jsonable(self.parameters),
             "n": self.n,
             "n_changed": {str(k): int(v) for k, v in self.n_changed.items()},
             "n_changed_total": self.n_changed_total,
-            "n_changed_by_category": _plain(self.n_changed_by_category),
-            "n_changed_by_stratum": _plain(self.n_changed_by_stratum),
-            "details": _plain({k: v for k, v in self.details.items() if not str(k).endswith("_rows")}),
+            "n_changed_by_category": jsonable(self.n_changed_by_category),
+            "n_changed_by_stratum": jsonable(self.n_changed_by_stratum),
+            "details": jsonable({k: v for k, v in self.details.items() if not str(k).endswith("_rows")}),
             "notes": list(self.notes),
         }
 
@@ -122,16 +122,16 @@ class ProtectionResult(Result):
         return ax
 
 
-def _plain(value):
+def jsonable(value):
     """JSON-friendly copy: mappings with text keys, tuples as lists, NumPy scalars as Python."""
     import numpy as np
 
     if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return [jsonable(v) for v in value]
     if isinstance(value, np.ndarray):
-        return _plain(value.tolist())
+        return jsonable(value.tolist())
     if isinstance(value, np.generic):  # NumPy scalars (numbers, booleans, text) as Python values
         return value.item()
     return value

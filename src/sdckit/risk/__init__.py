@@ -10,31 +10,37 @@ Magnitude tables of business microdata: :func:`dominance_rules`.
 Synthetic data: :func:`synthetic_risk`.
 """
 
-from .combined import CombinedRiskResult, combined_risk
-from .confidentiality import CategoricalConfidentialityResult, categorical_confidentiality_plot
-from .continuous import (
-    ConfidentialityResult,
-    IntervalDisclosureResult,
-    OutlierResult,
-    RelativeIntervalResult,
-    RMDIntervalResult,
-    confidentiality_plot,
-    interval_disclosure,
-    outliers,
-    relative_interval_risk,
-    rmd_interval_disclosure,
-)
-from .diversity import LDiversityResult, TClosenessResult, l_diversity, t_closeness
-from .dominance import DominanceResult, dominance_rules
-from .frequencies import FrequencyResult, KAnonymityResult, frequencies, k_anonymity
-from .individual import IndividualRiskResult, RiskThreshold, individual_risk
-from .linkage import ExternalRiskResult, LinkageResult, external_risk, record_linkage_risk
-from .loglinear import LoglinearRiskResult, loglinear_risk
-from .register import RegisterRiskResult, register_risk
-from .suda import MSU, SudaResult, suda
-from .synthetic import SyntheticRiskResult, synthetic_risk
-from .threshold_rule import ThresholdRuleResult, threshold_rule
-from .uniqueness import PopulationUniquesResult, population_uniques
+from typing import TYPE_CHECKING
+
+from .._lazy import attach
+
+if TYPE_CHECKING:
+    from .combined import CombinedRiskResult, combined_risk
+    from .confidentiality import CategoricalConfidentialityResult, categorical_confidentiality_plot
+    from .continuous import (
+        ConfidentialityResult,
+        IntervalDisclosureResult,
+        OutlierResult,
+        RelativeIntervalResult,
+        RMDIntervalResult,
+        confidentiality_plot,
+        interval_disclosure,
+        outliers,
+        relative_interval_risk,
+        rmd_interval_disclosure,
+    )
+    from .diversity import LDiversityResult, TClosenessResult, l_diversity, t_closeness
+    from .dominance import DominanceResult, dominance_rules
+    from .frequencies import FrequencyResult, KAnonymityResult, frequencies, k_anonymity
+    from .individual import IndividualRiskResult, RiskThreshold, individual_risk
+    from .linkage import ExternalRiskResult, LinkageResult, external_risk, record_linkage_risk
+    from .loglinear import LoglinearRiskResult, loglinear_risk
+    from .register import RegisterRiskResult, register_risk
+    from .suda import MSU, SudaResult, suda
+    from .synthetic import SyntheticRiskResult, synthetic_risk
+    from .threshold_rule import ThresholdRuleResult, threshold_rule
+    from .uniqueness import PopulationUniquesResult, population_uniques
+
 
 __all__ = [
     # categorical keys
@@ -86,3 +92,6 @@ __all__ = [
     "synthetic_risk",
     "SyntheticRiskResult",
 ]
+
+if not TYPE_CHECKING:  # a type checker reads the imports above (a module __getattr__ would accept any name)
+    __getattr__, __dir__ = attach(globals())

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._core.linkage_external import AdmissibleClasses, _Classes, admissible_classes, class_links
+from .._core.linkage_external import AdmissibleClasses, RecordClasses, admissible_classes, class_links
 from .._errors import SdcError
 from .._validation import as_name_list, check_column
 from ..results.linkage import ExternalRiskResult
@@ -70,14 +70,14 @@ def _records(eng, comp, order, rows):
     return pos, back[r]
 
 
-def _restricted(row_class, n_classes: int, rec_rows) -> _Classes:
+def _restricted(row_class, n_classes: int, rec_rows) -> RecordClasses:
     """Classes over the fetched records (indices in position order); classes without fetched
     records are empty. ``members`` gets one sentinel so that every class has a head."""
     ids = row_class[rec_rows]
     members = np.argsort(ids, kind="stable")
     ptr = np.zeros(n_classes + 1, np.int64)
     np.cumsum(np.bincount(ids, minlength=n_classes), out=ptr[1:])
-    return _Classes(ids, ptr, np.append(members, -1))
+    return RecordClasses(ids, ptr, np.append(members, -1))
 
 
 def _links(eng, cD, cA, oD, oA, adm: AdmissibleClasses, one_to_one: bool):

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._categories import hierarchy_levels, sensitive_hierarchies
 from .._core.diversity import (
     equivalence_classes,
     ldiversity_classes,
@@ -369,58 +370,8 @@ def _tcloseness_input(
     prep = prepared_roles(
         data, keys, names, weight=weight, missing=missing, allow_degenerate_keys=allow_degenerate_keys, engine=engine
     )
-    rows = _hierarchy_specs(hierarchies, names, spec, prep.mem)
+    rows = sensitive_hierarchies(hierarchies, names, spec, prep.mem)
     return _TClosenessInput(prep, tuple(names), spec, wt, rows)
-
-
-def _hierarchy_specs(hierarchies, names, spec: dict, eng) -> dict:
-    """``hierarchies`` as ``{name: rows}``: each a sensitive variable not also ordered, its rows
-    one width of at least two columns, without empty cells, each category once, one parent per
-    value and one value at the top (a tree)."""
-    if hierarchies is None:
-        return {}
-    if not isinstance(hierarchies, dict):
-        raise SdcError("hierarchies: expected a mapping {sensitive variable: hierarchy}")
-    from ..protect.recode import _check_hierarchy_rows, _hierarchy_rows
-
-    out = {}
-    for name, h in hierarchies.items():
-        where = f"hierarchies[{name!r}]"
-        if name not in names:
-            raise SdcError(f"{where}: not a sensitive variable; sensitive variables: {', '.join(names)}")
-        if name in spec:
-            raise SdcError(f"{where}: {name} is also in ordered; expected one ground distance per variable")
-        if isinstance(h, dict):
-            rows = [[c, *(a if isinstance(a, (list, tuple)) else [a])] for c, a in h.items()]
-        else:
-            rows = _hierarchy_rows(h, eng)[0]
-        text = _check_hierarchy_rows(name, rows)
-        if len(text[0]) < 2:
-            raise SdcError(f"{where}: one column; expected the categories and at least one coarser level")
-        if len({r[-1] for r in text}) != 1:
-            raise SdcError(f"{where}: the top level holds several values; expected one value at the top (a tree)")
-        out[name] = text
-    return out
-
-
-def _hierarchy_levels(name: str, text: list, labels: list) -> np.ndarray:
-    """Each category's node code at every level of its hierarchy (categories in code order);
-    every category must be in the hierarchy's first column."""
-    from ..protect.recode import _key
-
-    row_of = {r[0]: r for r in text}
-    absent = sum(1 for v in labels if _key(v) not in row_of)
-    if absent:
-        raise SdcError(
-            f"hierarchies[{name!r}]: {absent} categor(y/ies) of {name} observed in the data are not in the "
-            "hierarchy's first column; expected a row for every category"
-        )
-    width = len(text[0])
-    out = np.zeros((len(labels), width), dtype=np.int64)
-    for lev in range(width):
-        index: dict = {}
-        out[:, lev] = [index.setdefault(row_of[_key(v)][lev], len(index)) for v in labels]
-    return out
 
 
 def _tcloseness_values(inp: _TClosenessInput, ids, G, s: SensitiveCodes):
@@ -430,7 +381,7 @@ def _tcloseness_values(inp: _TClosenessInput, ids, G, s: SensitiveCodes):
     for j, v in enumerate(inp.names):
         codes, q = s.codes[:, j], len(s.labels[j])
         if v in inp.hierarchies:
-            levels = _hierarchy_levels(v, inp.hierarchies[v], s.labels[j])
+            levels = hierarchy_levels(v, inp.hierarchies[v], s.labels[j])
             d = tcloseness_hierarchical_classes(ids, G, codes, levels, weights=w)
         else:
             if inp.spec.get(v) is not None:

@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._categories import category_key, check_hierarchy_rows, hierarchy_rows
 from .._core import lattice as _lat
 from .._errors import SdcError
 from .._progress import progress_bar
 from .._validation import check_choice, check_int, check_rule, check_t_target
 from ..engines import in_memory_engine
-from ..protect.recode import _check_hierarchy_rows, _hierarchy_rows, _key
 from ._hierarchies import check_lattice_size
 
 __all__ = ["ArxOutcome", "ArxProblem", "arx_problem", "arx_search", "criteria", "run_search"]
@@ -82,7 +82,7 @@ def _hierarchy(key: str, text: list[list[str]]) -> tuple[_lat.Hierarchy, dict]:
 def _base_codes(eng, enc, j: int, key: str, base_of: dict) -> np.ndarray:
     """The records' level-0 codes of key ``j``; every value must be in the hierarchy."""
     labels = eng.label_values(enc.labels[j])
-    lookup = np.array([base_of.get(_key(v), -1) for v in labels] + [-1], dtype=np.int32)
+    lookup = np.array([base_of.get(category_key(v), -1) for v in labels] + [-1], dtype=np.int32)
     codes = lookup[enc.codes[:, j]]  # code -1 (missing) picks the trailing -1
     if (codes < 0).any():
         n_missing = int((enc.codes[:, j] < 0).sum())
@@ -136,15 +136,15 @@ def _sensitive_levels(eng, labels, sensitive: str, spec) -> np.ndarray:
             f"hierarchies[{sensitive!r}]: none; expected the hierarchy of the sensitive attribute for "
             "t_distance='hierarchical'"
         )
-    rows, _ = _hierarchy_rows(spec, eng)
-    text = _check_hierarchy_rows(sensitive, rows)
+    rows, _ = hierarchy_rows(spec, eng)
+    text = check_hierarchy_rows(sensitive, rows)
     if len(text[0]) < 2 or len({r[-1] for r in text}) != 1:
         raise SdcError(
             f"hierarchies[{sensitive!r}]: the top level holds several values; expected one value at the top "
             "(a tree, as the hierarchical distance needs)"
         )
     hier, base_of = _hierarchy(sensitive, text)
-    values = [_key(v) for v in eng.label_values(labels)]
+    values = [category_key(v) for v in eng.label_values(labels)]
     codes = np.array([base_of.get(v, -1) for v in values], dtype=np.int64)
     if (codes < 0).any():
         raise SdcError(
@@ -267,7 +267,7 @@ def arx_search(
         raise SdcError(
             f"data: no column(s) {', '.join(map(repr, absent))}; expected the keys and the sensitive attribute"
         )
-    rows = {key: _hierarchy_rows(hierarchies[key], eng)[0] for key in keys}
+    rows = {key: hierarchy_rows(hierarchies[key], eng)[0] for key in keys}
     problem = arx_problem(
         eng,
         table,
@@ -322,7 +322,7 @@ def arx_problem(
     them; ``sensitive_hierarchy``: the sensitive attribute's hierarchy, for t-closeness with the
     hierarchical distance; ``max_lattice_size``: the most nodes (default
     :data:`sdckit._core.lattice.MAX_NODES`)."""
-    parsed = [_hierarchy(key, _check_hierarchy_rows(key, rows[key])) for key in keys]
+    parsed = [_hierarchy(key, check_hierarchy_rows(key, rows[key])) for key in keys]
     n_nodes = check_lattice_size({key: h.height for key, (h, _) in zip(keys, parsed)}, max_lattice_size)
     enc = eng.encode(table, keys, missing) if encoded is None else encoded
     base = [_base_codes(eng, enc, j, key, base_of) for j, (key, (_, base_of)) in enumerate(zip(keys, parsed))]

@@ -36,8 +36,8 @@ import math
 
 import numpy as np
 
+from .._categories import category_key
 from .._core.lattice import METRICS
-from ..protect.recode import _key
 
 __all__ = ["ArxLoss"]
 
@@ -65,7 +65,7 @@ class ArxLoss:
         for key in self.keys:
             rows = s.h[key].rows
             codes, labels = s.eng.encode_column(s.table, key, s.missing)
-            values = [_key(v) for v in s.eng.label_values(labels)]
+            values = [category_key(v) for v in s.eng.label_values(labels)]
             self.height[key] = s.h[key].height
             self.missing[key] = codes < 0
             self.covered[key], self.codes[key], self.domain[key] = _record_levels(rows, values, codes, self.height[key])
@@ -192,12 +192,12 @@ def _record_levels(rows: list[list], values: list, codes: np.ndarray, height: in
     missing value); and the domain size (the distinct values of the first column)."""
     first: dict = {}
     for r in rows:
-        first.setdefault(_key(r[0]), r)
+        first.setdefault(category_key(r[0]), r)
     size = len(first)
     covered, gen_codes = [], []
     ok = codes >= 0
     for level in range(height + 1):
-        anc = {k: _key(r[level]) if len(r) > level else None for k, r in first.items()}
+        anc = {k: category_key(r[level]) if len(r) > level else None for k, r in first.items()}
         count: dict = {}
         index: dict = {}
         for a in anc.values():

@@ -43,9 +43,9 @@ class Outcome:
 
 def plain_step(method: str, parameters) -> dict:
     """A recipe step: the method and its recorded parameters (JSON-friendly)."""
-    from ..results.protection import _plain
+    from ..results.protection import jsonable
 
-    return {"method": method, "parameters": _plain(dict(parameters))}
+    return {"method": method, "parameters": jsonable(dict(parameters))}
 
 
 def levels_text(levels) -> str:

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from .._categories import category_key, hierarchy_map, hierarchy_rows
 from .._errors import SdcError
-from ..protect.recode import _hierarchy_map, _hierarchy_rows, _key
 
 __all__ = ["TOP", "Hierarchy", "auto_hierarchy", "check_lattice_size", "read_hierarchies"]
 
@@ -37,7 +37,7 @@ class Hierarchy:
 
     def mapping(self, level: int) -> dict:
         """``{key(category): ancestor}`` at ``level`` (>= 1)."""
-        return _hierarchy_map(self.rows, level)
+        return hierarchy_map(self.rows, level)
 
 
 def read_hierarchies(hierarchies, keys, values_of, kind_of, eng, missing_of=None) -> dict[str, Hierarchy]:
@@ -71,8 +71,8 @@ def read_hierarchies(hierarchies, keys, values_of, kind_of, eng, missing_of=None
 
 def _with_missing_codes(h: Hierarchy, codes) -> Hierarchy:
     """``h`` with a row per missing code it lacks, the code at every level (recorded as rows)."""
-    have = {_key(r[0]) for r in h.rows if r}
-    extra = [[c] * (h.height + 1) for c in codes if _key(c) not in have]
+    have = {category_key(r[0]) for r in h.rows if r}
+    extra = [[c] * (h.height + 1) for c in codes if category_key(c) not in have]
     if not extra:
         return h
     rows = [list(r) for r in h.rows] + extra
@@ -107,13 +107,13 @@ def _given(key: str, spec, values, eng) -> Hierarchy:
         recorded: object = rows
     else:
         try:
-            rows, recorded = _hierarchy_rows(spec, eng)
+            rows, recorded = hierarchy_rows(spec, eng)
         except SdcError as exc:
             raise SdcError(f"hierarchies[{key}]: {exc}") from None
     if max((len(r) for r in rows), default=0) < 2:
         raise SdcError(f"hierarchies[{key}]: fewer than two columns; expected the categories and at least one level")
-    covered = {_key(r[0]) for r in rows if r}
-    absent = sum(1 for v in values if _key(v) not in covered)
+    covered = {category_key(r[0]) for r in rows if r}
+    absent = sum(1 for v in values if category_key(v) not in covered)
     if absent:
         raise SdcError(
             f"hierarchies[{key}]: {absent} categor(y/ies) of {key} observed in the data are not in the "

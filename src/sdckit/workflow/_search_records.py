@@ -196,11 +196,11 @@ def _replayed(s, steps: list):
 def _recode_step(s, key: str, level: int) -> dict:
     """The recipe step of :func:`sdckit.global_recode` of ``key`` to ``level`` (its parameters
     as the method records them)."""
-    from ..results.protection import _plain
+    from ..results.protection import jsonable
 
     params: dict = {"variables": [key], "mapping": None, "breaks": None, "method": "equidistant", "labels": None}
     params.update(hierarchy=s.h[key].recorded, level=int(level))
-    return {"method": "global_recode", "parameters": _plain(params)}
+    return {"method": "global_recode", "parameters": jsonable(params)}
 
 
 def _suppress_step(s) -> dict:

@@ -432,9 +432,9 @@ def recipe_schema() -> dict:
 
 
 def _jsonable(value):
-    from ..results.protection import _plain
+    from ..results.protection import jsonable
 
-    return _plain(value)
+    return jsonable(value)
 
 
 def read_recipe(recipe) -> dict:
@@ -448,7 +448,7 @@ def read_recipe(recipe) -> dict:
     if not isinstance(recipe, dict) or not isinstance(recipe.get("steps"), list):
         raise SdcError("recipe: expected a mapping with a list of 'steps' (each a 'method' and its 'parameters')")
     _check_version(recipe.get("sdckit_recipe", RECIPE_VERSION))
-    recipe = _decode_floats(recipe)
+    recipe = decode_floats(recipe)
     methods = protection_methods()
     for i, step in enumerate(recipe["steps"]):
         if not isinstance(step, dict) or step.get("method") not in methods:
@@ -490,26 +490,26 @@ def _check_version(version) -> None:
         )
 
 
-def _encode_floats(value):
+def encode_floats(value):
     """A recipe with every infinite or NaN float as ``{"$float": "inf" | "-inf" | "nan"}``,
-    which JSON can hold (JSON has no Infinity); :func:`_decode_floats` reads it back exactly."""
+    which JSON can hold (JSON has no Infinity); :func:`decode_floats` reads it back exactly."""
     if isinstance(value, dict):
-        return {k: _encode_floats(v) for k, v in value.items()}
+        return {k: encode_floats(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_encode_floats(v) for v in value]
+        return [encode_floats(v) for v in value]
     if isinstance(value, float) and not math.isfinite(value):
         return {FLOAT_TAG: "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")}
     return value
 
 
-def _decode_floats(value):
-    """The inverse of :func:`_encode_floats` (a recipe without tags comes back equal)."""
+def decode_floats(value):
+    """The inverse of :func:`encode_floats` (a recipe without tags comes back equal)."""
     if isinstance(value, dict):
         if len(value) == 1 and value.get(FLOAT_TAG) in ("inf", "-inf", "nan"):
             return float(value[FLOAT_TAG])
-        return {k: _decode_floats(v) for k, v in value.items()}
+        return {k: decode_floats(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_decode_floats(v) for v in value]
+        return [decode_floats(v) for v in value]
     return value
 
 
@@ -546,7 +546,7 @@ def write_recipe(recipe: dict, path, *, overwrite: bool = False) -> Path:
     if isinstance(recipe.get("steps"), list):  # a recipe (not a scenario): named files beside it
         recipe = relative_files(recipe, p.absolute().parent)
     if p.suffix.lower() == ".json":
-        text = json.dumps(_encode_floats(recipe), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        text = json.dumps(encode_floats(recipe), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     else:
         import yaml
 
