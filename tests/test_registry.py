@@ -47,9 +47,7 @@ def _glossary_parameters() -> set[str]:
 # ---------------------------------------------------------------------------------------------
 def test_every_public_method_and_measure_is_declared():
     assert {d.name for d in registry.methods()} == _public_functions(protect)
-    assert len(registry.methods()) == 12
     assert {d.name for d in registry.measures()} == _public_functions(risk) | _public_functions(utility)
-    assert len(registry.measures()) == 26
     for decl in ALL:
         assert decl.func is getattr(sdckit, decl.name)  # the public function, wrappers included
 

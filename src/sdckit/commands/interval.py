@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from . import (
     Progress,
+    add_declared_options,
     add_missing_options,
     add_output_options,
     add_variables_option,
@@ -16,6 +17,8 @@ from . import (
 
 
 def register(sub) -> None:
+    from ..risk.continuous import relative_interval_risk
+
     f = sub.add_parser(
         "interval",
         help="relative-interval rule for continuous variables (a priori)",
@@ -24,16 +27,13 @@ def register(sub) -> None:
     )
     f.add_argument("data", help="data file: .csv, .tsv, .parquet, .sav, .dta, .sas7bdat, .xpt")
     add_variables_option(f, "comma-separated numeric variables")
-    f.add_argument("--keys", help="count only within the same combination of these categorical keys")
-    f.add_argument("--p", type=float, default=0.2, help="relative half-width of the interval, in (0, 1) (default 0.2)")
-    f.add_argument(
-        "--c-min",
-        dest="c_min",
-        type=int,
-        default=3,
-        help="a value is unsafe with fewer records in its interval (default 3)",
-    )
-    f.add_argument("--joint", action="store_true", help="also count records inside all intervals at once")
+    helps = {
+        "keys": "count only within the same combination of these categorical keys",
+        "p": "relative half-width of the interval, in (0, 1) (default 0.2)",
+        "c_min": "a value is unsafe with fewer records in its interval (default 3)",
+        "joint": "also count records inside all intervals at once",
+    }
+    add_declared_options(f, relative_interval_risk, helps)
     add_missing_options(f)
     add_output_options(f, records="per-record counts and unsafe flags")
     f.set_defaults(func=run)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from . import (
+    add_declared_options,
     add_missing_options,
     add_output_options,
     run_measure,
@@ -11,6 +12,8 @@ from . import (
 
 
 def register(sub) -> None:
+    from ..risk.register import register_risk
+
     f = sub.add_parser(
         "register",
         help="re-identification risk of the members of a subpopulation register (tau*_1, tau*_2)",
@@ -22,36 +25,16 @@ def register(sub) -> None:
     f.add_argument("register", help="the register: every member of the subpopulation (.csv, .parquet, ...)")
     f.add_argument("sample", help="an independent probability sample of the whole population, same key columns")
     f.add_argument("--keys", required=True, help="comma-separated categorical key variables (in both files)")
-    f.add_argument("--sample-weight", dest="sample_weight", help="the sample's design-weight column")
-    f.add_argument(
-        "--sampling-fraction",
-        dest="sampling_fraction",
-        type=float,
-        help="the sample's known constant sampling fraction in (0, 1]; required without --sample-weight",
-    )
-    f.add_argument(
-        "--approach",
-        choices=["A", "B", "both"],
-        default="B",
-        help="B (propensity weighting, default), A (log-linear fit to the sample) or both",
-    )
-    f.add_argument(
-        "--model",
-        default="2way",
-        help='log-linear model of the population counts: 2way (default), independence, 3way, or a formula "a*b+c"',
-    )
-    f.add_argument(
-        "--membership-model",
-        dest="membership_model",
-        default="independence",
-        help='logistic model of membership: independence (main effects, default) or a formula "a+b"',
-    )
-    f.add_argument(
-        "--method",
-        choices=["newton", "fisher"],
-        default="newton",
-        help="approach A's fit of the membership model: newton (default) or fisher (Fisher scoring)",
-    )
+    helps = {
+        "sample_weight": "the sample's design-weight column",
+        "sampling_fraction": "the sample's known constant sampling fraction in (0, 1]; required without "
+        "--sample-weight",
+        "approach": "B (propensity weighting, default), A (log-linear fit to the sample) or both",
+        "model": 'log-linear model of the population counts: 2way (default), independence, 3way, or a formula "a*b+c"',
+        "membership_model": 'logistic model of membership: independence (main effects, default) or a formula "a+b"',
+        "method": "approach A's fit of the membership model: newton (default) or fisher (Fisher scoring)",
+    }
+    add_declared_options(f, register_risk, helps)
     add_missing_options(f)
     add_output_options(f, records="per-record risks of the register records", id_option=False)
     f.set_defaults(func=run)
