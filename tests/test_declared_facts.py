@@ -5,6 +5,7 @@ common tests read."""
 
 from __future__ import annotations
 
+import argparse
 import inspect
 import re
 import warnings
@@ -103,3 +104,45 @@ def test_the_engines_page_names_every_function_the_engines_run():
         for name in re.findall(r"`(\w+)`", line.split("|")[1])
     }
     assert sorted(set(registry.out_of_core()) - rows) == []
+
+
+def _declared_options():
+    """(command, declaration, parameter name, its argparse action) for every option a command
+    took from a declaration (``commands.add_declared_options``)."""
+    from sdckit.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for command, sp in sub.choices.items():
+        for key, names in sp._defaults.items():
+            if key.startswith("_declared_"):
+                decl = registry.get(key.removeprefix("_declared_"))
+                for name in names:
+                    action = next(a for a in sp._actions if a.dest == name and a.help != argparse.SUPPRESS)
+                    yield command, decl, name, action
+
+
+def test_the_measure_commands_take_their_options_from_the_declarations():
+    seen = set()
+    for command, decl, name, action in _declared_options():
+        p = decl.param(name)
+        assert action.option_strings == ["--" + name.replace("_", "-")], (command, name)
+        assert list(action.choices or ()) == list(p.choices), (command, name)
+        if p.type in ("int", "seed", "number") and not p.per_variable:
+            assert action.type is (float if p.type == "number" else int), (command, name)
+        seen.add(command)
+    measures = {"freq", "risk", "suda", "uniques", "loglinear", "linkage", "external", "register"}
+    assert measures | {"synthetic", "interval", "utility"} <= seen
+
+
+def test_a_command_passes_the_declared_options_on_by_name():
+    from sdckit.cli import build_parser
+    from sdckit.commands import declared_values
+    from sdckit.risk.loglinear import loglinear_risk
+
+    args = build_parser().parse_args(["loglinear", "d.csv", "--keys", "a", "--z-target", "-1", "--candidates", "3"])
+    values = declared_values(args, loglinear_risk, model="independence")
+    decl = registry.get("loglinear_risk")
+    assert values["z_target"] == -1.0 and values["candidates"] == 3 and values["model"] == "independence"
+    assert values["criterion"] == decl.param("criterion").default and values["z_crit"] == decl.param("z_crit").default
+    assert set(values) <= set(decl.names)

@@ -19,7 +19,9 @@ from ..engines import DEFAULT_ENGINE, ENGINES
 __all__ = [
     "Progress",
     "add_declared_options",
+    "declared_values",
     "add_key_options",
+    "add_measure_endings",
     "add_missing_options",
     "add_old_spelling",
     "add_output_options",
@@ -113,6 +115,32 @@ def add_declared_options(sp, func, helps: dict, **given: dict) -> None:
     :func:`declared_option`; ``given``: per parameter, settings the command line sets itself)."""
     for name, text in helps.items():
         sp.add_argument("--" + name.replace("_", "-"), help=text, **declared_option(func, name, **given.get(name, {})))
+    key = _declared_key(func)
+    sp.set_defaults(**{key: (*(sp.get_default(key) or ()), *helps)})
+
+
+def declared_values(args, func, **read) -> dict:
+    """The values of the options :func:`add_declared_options` made for ``func``, by parameter
+    name, as the command line read them; ``read``: the parameters the command reads itself
+    (a list from its comma-separated text), which replace the option's text."""
+    return {**{name: getattr(args, name) for name in getattr(args, _declared_key(func))}, **read}
+
+
+def _declared_key(func) -> str:
+    """Where a parser keeps the names of ``func``'s declared options (a default of its own)."""
+    return f"_declared_{func.__name__}"
+
+
+def add_measure_endings(sp, run, missing: str = "key variables", **output) -> None:
+    """The options every measure command ends with, in this order: --missing and --na-values
+    (``missing``: the variables the codes apply to), the output options (``output``: the
+    arguments of :func:`add_output_options`), the engine's when the command takes
+    ``engines=True``; and ``run`` as the command's handler."""
+    add_missing_options(sp, missing)
+    add_output_options(sp, **output)
+    if output.get("engines"):
+        add_engine_options(sp)
+    sp.set_defaults(func=run)
 
 
 def add_missing_options(sp, what: str = "key variables") -> None:

@@ -6,9 +6,9 @@ from .._errors import SdcError
 from . import (
     Progress,
     add_declared_options,
-    add_missing_options,
-    add_output_options,
+    add_measure_endings,
     add_variables_option,
+    declared_values,
     name_list,
     parse_pairs,
     progress_enabled,
@@ -45,9 +45,7 @@ def register(sub) -> None:
     p.add_argument("--id", help="identifier column in both files: report correct links")
     p.add_argument("--reuse", action="store_true", help="first-found linking may take a released record again")
     add_declared_options(p, external_risk, {"internal_risk": "internal risk r_int in [0, 1] for the combined risk"})
-    add_missing_options(p, "categorical variables")
-    add_output_options(p, id_option=False)
-    p.set_defaults(func=run)
+    add_measure_endings(p, run, "categorical variables", id_option=False)
 
 
 def run(args) -> int:
@@ -83,14 +81,10 @@ def run(args) -> int:
         released,
         external,
         names,
-        scales=scales or None,
-        availability=avail or None,
-        tolerance=args.tolerance,
+        **declared_values(args, external_risk, scales=scales or None, availability=avail or None),
         categories=categories or None,
         id=args.id,
-        pair_tol=args.pair_tol,
         one_to_one=not args.reuse,
-        internal_risk=args.internal_risk,
         missing=split_list(args.missing) or None,
     )
     prog.close()

@@ -6,10 +6,8 @@ from . import (
     ALPHA_HELP,
     Progress,
     add_declared_options,
-    add_engine_options,
     add_key_options,
-    add_missing_options,
-    add_output_options,
+    add_measure_endings,
     engine_from_args,
     engine_input,
     key_list,
@@ -36,10 +34,7 @@ def register(sub) -> None:
     add_declared_options(
         f, k_anonymity, {"k": "k values for k-anonymity, comma-separated (default 2,3,5)"}, k={"default": "2,3,5"}
     )
-    add_missing_options(f)
-    add_output_options(f, engines=True)
-    add_engine_options(f)
-    f.set_defaults(func=run)
+    add_measure_endings(f, run, engines=True)
 
 
 def run(args) -> int:

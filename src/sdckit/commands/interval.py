@@ -5,9 +5,9 @@ from __future__ import annotations
 from . import (
     Progress,
     add_declared_options,
-    add_missing_options,
-    add_output_options,
+    add_measure_endings,
     add_variables_option,
+    declared_values,
     name_list,
     progress_enabled,
     read_input,
@@ -34,9 +34,7 @@ def register(sub) -> None:
         "joint": "also count records inside all intervals at once",
     }
     add_declared_options(f, relative_interval_risk, helps)
-    add_missing_options(f)
-    add_output_options(f, records="per-record counts and unsafe flags")
-    f.set_defaults(func=run)
+    add_measure_endings(f, run, records="per-record counts and unsafe flags")
 
 
 def run(args) -> int:
@@ -51,10 +49,7 @@ def run(args) -> int:
     res = relative_interval_risk(
         data,
         names,
-        p=args.p,
-        c_min=args.c_min,
-        joint=args.joint,
-        keys=keys or None,
+        **declared_values(args, relative_interval_risk, keys=keys or None),
         missing=split_list(args.missing) or None,
         id=args.id,
     )

@@ -9,9 +9,9 @@ from .._errors import SdcError
 from . import (
     Progress,
     add_declared_options,
-    add_missing_options,
-    add_output_options,
+    add_measure_endings,
     add_variables_option,
+    declared_values,
     name_list,
     progress_enabled,
     read_input,
@@ -53,9 +53,7 @@ def register(sub) -> None:
         "by bin)",
     }
     add_declared_options(p, record_linkage_risk, helps, bins={"type": int})  # the command takes a number
-    add_missing_options(p, "categorical variables")
-    add_output_options(p)
-    p.set_defaults(func=run)
+    add_measure_endings(p, run, "categorical variables")
 
 
 def _levels(text):
@@ -93,14 +91,14 @@ def run(args) -> int:
         original,
         protected,
         names,
-        method=args.method,
-        standardize=standardize,
-        metric=args.metric,
-        second_weight=args.second_weight,
-        categorical=cat or None,
-        bins=args.bins,
+        **declared_values(
+            args,
+            record_linkage_risk,
+            standardize=standardize,
+            categorical=cat or None,
+            comparison_levels=_levels(args.comparison_levels),
+        ),
         missing=split_list(args.missing) or None,
-        comparison_levels=_levels(args.comparison_levels),
         id=args.id,
     )
     prog.close()

@@ -5,9 +5,9 @@ from __future__ import annotations
 from . import (
     add_declared_options,
     add_key_options,
-    add_missing_options,
+    add_measure_endings,
     add_old_spelling,
-    add_output_options,
+    declared_values,
     run_measure,
     split_list,
 )
@@ -47,9 +47,7 @@ def register(sub) -> None:
     add_old_spelling(f, "--modrisk-method", "--compat-method", choices=methods)
     helps = {"method": "the fit: auto (IPF for hierarchical models, Poisson IRLS otherwise), ipf or irls"}
     add_declared_options(f, loglinear_risk, helps)
-    add_missing_options(f)
-    add_output_options(f)
-    f.set_defaults(func=run)
+    add_measure_endings(f, run)
 
 
 def run(args) -> int:
@@ -59,21 +57,7 @@ def run(args) -> int:
         return loglinear_risk(
             data,
             keys,
-            weight=args.weight,
-            sampling_fraction=args.sampling_fraction,
-            model=args.model,
-            sampling=args.sampling,
-            criterion=args.criterion,
-            search=args.search,
-            z_target=args.z_target,
-            z_crit=args.z_crit,
-            candidates=args.candidates,
-            term_test=args.term_test,
-            stability=args.stability,
-            seed=args.seed,
-            method=args.method,
-            compat=args.compat,
-            compat_method=args.compat_method,
+            **declared_values(args, loglinear_risk),
             missing=split_list(args.missing) or None,
             id=args.id,
         )

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from . import (
     add_declared_options,
-    add_missing_options,
-    add_output_options,
+    add_measure_endings,
+    declared_values,
     run_measure,
     split_list,
 )
@@ -35,9 +35,7 @@ def register(sub) -> None:
         "method": "approach A's fit of the membership model: newton (default) or fisher (Fisher scoring)",
     }
     add_declared_options(f, register_risk, helps)
-    add_missing_options(f)
-    add_output_options(f, records="per-record risks of the register records", id_option=False)
-    f.set_defaults(func=run)
+    add_measure_endings(f, run, records="per-record risks of the register records", id_option=False)
 
 
 def run(args) -> int:
@@ -48,12 +46,7 @@ def run(args) -> int:
             reg,
             smp,
             keys,
-            sample_weight=args.sample_weight,
-            sampling_fraction=args.sampling_fraction,
-            approach=args.approach,
-            model=args.model,
-            membership_model=args.membership_model,
-            method=args.method,
+            **declared_values(args, register_risk),
             missing=split_list(args.missing) or None,
         )
 

@@ -9,10 +9,8 @@ from . import (
     ALPHA_HELP,
     Progress,
     add_declared_options,
-    add_engine_options,
     add_key_options,
-    add_missing_options,
-    add_output_options,
+    add_measure_endings,
     engine_from_args,
     engine_input,
     key_list,
@@ -58,10 +56,7 @@ def register(sub) -> None:
         default=None,
         help="household risk threshold r^h* for the mu-ARGUS household rule (default: derived from --max-global-risk)",
     )
-    add_missing_options(f)
-    add_output_options(f, engines=True)
-    add_engine_options(f)
-    f.set_defaults(func=run)
+    add_measure_endings(f, run, engines=True)
 
 
 def assess(

@@ -9,6 +9,7 @@ from . import (
     add_key_options,
     add_missing_options,
     add_output_options,
+    declared_values,
     key_list,
     progress_enabled,
     read_input,
@@ -73,11 +74,9 @@ def run(args) -> int:
     res = suda(
         data,
         keys,
-        max_size=args.max_size,
-        dis_fraction=frac,
+        **declared_values(args, suda, dis_fraction=frac),
         method=args.scores,
         missing=split_list(args.missing) or None,
-        weight=args.weight,
         id=args.id,
     )
     prog.step("writing output")

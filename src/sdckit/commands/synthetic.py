@@ -6,8 +6,7 @@ from .._errors import SdcError
 from . import (
     Progress,
     add_declared_options,
-    add_missing_options,
-    add_output_options,
+    add_measure_endings,
     key_list,
     print_warnings,
     progress_enabled,
@@ -47,12 +46,12 @@ def register(sub) -> None:
     }
     add_declared_options(s, synthetic_risk, helps)
     s.add_argument("--no-utility", dest="utility", action="store_false", help="the risk only")
-    add_missing_options(s, "variables")
-    add_output_options(
+    add_measure_endings(
         s,
+        run,
+        "variables",
         records="each synthetic record's distance to the closest original record (--id: a column of the synthetic file)",
     )
-    s.set_defaults(func=run)
 
 
 def _split(text: str | None):

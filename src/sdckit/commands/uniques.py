@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from . import add_declared_options, add_key_options, add_missing_options, add_output_options, run_measure, split_list
+from . import (
+    add_declared_options,
+    add_key_options,
+    add_measure_endings,
+    declared_values,
+    run_measure,
+    split_list,
+)
 
 
 def register(sub) -> None:
@@ -23,9 +30,7 @@ def register(sub) -> None:
         "method": "the estimator: dankar (default: the decision rule), pitman, zayatz, snb, or all of them",
     }
     add_declared_options(f, population_uniques, helps)
-    add_missing_options(f)
-    add_output_options(f, records="the class-size profile (aggregates)", id_option=False)
-    f.set_defaults(func=run)
+    add_measure_endings(f, run, records="the class-size profile (aggregates)", id_option=False)
 
 
 def run(args) -> int:
@@ -35,10 +40,7 @@ def run(args) -> int:
         return population_uniques(
             data,
             keys,
-            sampling_fraction=args.sampling_fraction,
-            weight=args.weight,
-            population_size=args.population_size,
-            method=args.method,
+            **declared_values(args, population_uniques),
             missing=split_list(args.missing) or None,
         )
 
