@@ -1,9 +1,9 @@
 """Common checks run over a registry of every public measure (scikit-learn style).
 
-Each entry says how to call the measure on the S002 reference table; every measure must:
-leave the input untouched, give the same per-record results whatever the row order, return
-aggregates only from ``to_dict()`` (JSON-ready) and ``summary()``, and return the caller's
-frame type from ``to_frame()``.
+Each entry calls the measure on the S002 reference table (the calls are in tests/examples.py);
+every measure must: leave the input untouched, give the same per-record results whatever the
+row order, return aggregates only from ``to_dict()`` (JSON-ready) and ``summary()``, and return
+the caller's frame type from ``to_frame()``.
 """
 
 from __future__ import annotations
@@ -18,95 +18,25 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import sdckit
-from conftest import S002_KEYS, as_backend, s002_table
+from conftest import as_backend, s002_table
+from examples import SMALL_ELSEWHERE, SMALL_EXAMPLES, call_small
+from sdckit import registry
 
-REGISTRY = {
-    "frequencies": lambda d: sdckit.frequencies(d, S002_KEYS, weight="w"),
-    "k_anonymity": lambda d: sdckit.k_anonymity(d, S002_KEYS, k=[2, 3, 5], weight="w"),
-    "threshold_rule": lambda d: sdckit.threshold_rule(d, S002_KEYS, max_dimension=3, frequency_threshold=[1, 2, 2]),
-    "individual_risk": lambda d: sdckit.individual_risk(d, S002_KEYS, weight="w"),
-    "l_diversity": lambda d: sdckit.l_diversity(d, S002_KEYS, "Health"),
-    "t_closeness": lambda d: sdckit.t_closeness(d, S002_KEYS, "Health"),
-    "suda": lambda d: sdckit.suda(d, S002_KEYS),
-    # original vs itself (the common checks need one table); tests/test_utility.py has its own pairs
-    "information_loss": lambda d: sdckit.information_loss(d, d, S002_KEYS + ["w"]),
-    "variant_loss": lambda d: sdckit.variant_loss(d, d, S002_KEYS + ["w"], records=True),
-    # original vs itself; the domains' category labels are part of a table of published estimates
-    # (tests/test_estimates_change.py has its own pairs): Residence is left out so that the check
-    # below that no record label ("Urban") leaks still bites on every other field
-    "estimates_change": lambda d: sdckit.estimates_change(d, d, keys=S002_KEYS[1:], weight="w"),
-    # continuous-variable risk, original vs itself on the numeric column
-    "interval_disclosure": lambda d: sdckit.interval_disclosure(d, d, ["w"]),
-    "outliers": lambda d: sdckit.outliers(d, ["w"], quantile=0.8),
-    "relative_interval_risk": lambda d: sdckit.relative_interval_risk(d, ["w"], joint=True, keys=S002_KEYS[:2]),
-    "combined_risk": lambda d: sdckit.combined_risk(d, S002_KEYS[:2], ["w"]),
-    "confidentiality_plot": lambda d: sdckit.confidentiality_plot(d, d, ["w"]),
-    "categorical_confidentiality_plot": lambda d: sdckit.categorical_confidentiality_plot(d, d, S002_KEYS, weight="w"),
-    "loglinear_risk": lambda d: sdckit.loglinear_risk(d, S002_KEYS, weight="w"),
-    "population_uniques": lambda d: sdckit.population_uniques(d, S002_KEYS, weight="w"),
-    # the table as both register and sample (two data arguments; tests/test_register.py has real pairs)
-    "register_risk": lambda d: sdckit.register_risk(d, d, S002_KEYS, sampling_fraction=0.1, model="independence"),
-    # cells of a magnitude table: the key labels are the published table's own (Residence left out)
-    # information loss of types 2 and 3, original vs itself (tests/test_analysis_change.py has its pairs)
-    "analysis_change": lambda d: sdckit.analysis_change(d, d, keys=S002_KEYS[1:3], variables=["w"], min_records=1),
-    "dominance_rules": lambda d: sdckit.dominance_rules(d, S002_KEYS[1:2], ["w"]),
-    # the table as original, synthetic file and control (tests/test_synthetic*.py have real files);
-    # the keys leave Residence out: the cells that differ most are published aggregates
-    "synthetic_risk": lambda d: sdckit.synthetic_risk(d, d, d, keys=S002_KEYS[1:], records=True, seed=1),
-    "synthetic_utility": lambda d: sdckit.synthetic_utility(d, d, keys=S002_KEYS[1:3], variables="w"),
-}
+#: every measure and method with a call on the S002 table (tests/examples.py, SMALL_EXAMPLES)
+MEASURES = {d.name for d in registry.measures()}
+REGISTRY = {n: (lambda d, n=n: call_small(n, d)) for n in SMALL_EXAMPLES if n in MEASURES}
+PROTECT_REGISTRY = {n: (lambda d, n=n: call_small(n, d)) for n in SMALL_EXAMPLES if n not in MEASURES}
 
 # measures whose to_frame() is a small table of aggregates, not one row per record: the row-order
 # check compares the two frames as they are (numbers to 1e-12)
 AGGREGATE_FRAMES = {"population_uniques", "estimates_change", "dominance_rules", "analysis_change", "synthetic_utility"}
 
-# measures whose per-record output refers to row positions or needs a richer pair of files: their
-# common checks (aggregates only, no mutation, row order, caller's frame type) are in
-# tests/test_linkage.py (PAIR_REGISTRY)
-CHECKED_ELSEWHERE = {
-    "record_linkage_risk",
-    "external_risk",
-    "rmd_interval_disclosure",
-    "search",
-}  # search: test_search.py
-
-
-#: every protection method, called on the S002 table (the common checks below)
-PROTECT_REGISTRY = {
-    "global_recode": lambda d: sdckit.global_recode(d, ["Education"], mapping=EDUCATION_MAP),
-    "top_bottom_coding": lambda d: sdckit.top_bottom_coding(d, ["w"], value=50.0, replacement=50.0),
-    "local_suppression": lambda d: sdckit.local_suppression(d, S002_KEYS, k=2),
-    "suppress_records": lambda d: sdckit.suppress_records(d, S002_KEYS, k=2),
-    "suppress_by_risk": lambda d: sdckit.suppress_by_risk(d, S002_KEYS, weight="w", threshold=0.2),
-    "pram": lambda d: sdckit.pram(d, ["Education"], seed=1),
-    "microaggregation": lambda d: sdckit.microaggregation(d, ["w"], group_size=3),
-    "add_noise": lambda d: sdckit.add_noise(d, ["w"], noise=50, seed=1),
-    "rank_swap": lambda d: sdckit.rank_swap(d, ["w"], swap_range=20, top_percent=0, bottom_percent=0, seed=1),
-    "rounding": lambda d: sdckit.rounding(d, ["w"], base=5, method="controlled", seed=1),
-    "microaggregation_gower": lambda d: sdckit.microaggregation_gower(
-        d, ["w", "Education"], distance_variables=["Gender", "Education", "w"], seed=1
-    ),
-}
-
-
-# protection methods that need households and a geography (S002 has neither): the same checks
-# (input untouched, rows, columns, types and pandas index kept, replay) are in their own test files
-PROTECT_CHECKED_ELSEWHERE = {"record_swap"}
-
-EDUCATION_MAP = {
-    "Primary incomplete": "Primary",
-    "Primary complete": "Primary",
-    "Secondary incomplete": "Secondary",
-    "Secondary complete": "Secondary",
-    "Post-secondary": "Post-secondary",
-}
-
 
 def test_registry_covers_public_measures():
     public = {name for name in sdckit.__all__ if callable(getattr(sdckit, name)) and name[0].islower()}
     io = {"read_data", "read_metadata", "write_data", "tune_memory", "assess"}  # assess: tests/test_report.py
-    protect = set(PROTECT_REGISTRY) | PROTECT_CHECKED_ELSEWHERE
-    assert public - io - CHECKED_ELSEWHERE - protect == set(REGISTRY)
+    search = {"search"}  # tests/test_search.py
+    assert public - io - search == set(SMALL_EXAMPLES) | set(SMALL_ELSEWHERE)
 
 
 @pytest.mark.parametrize("name", sorted(REGISTRY))

@@ -18,6 +18,7 @@ import numpy as np
 import polars as pl
 import pytest
 
+import examples
 import sdckit
 import sdckit.protect
 import sdckit.risk
@@ -185,70 +186,10 @@ def test_every_engine_is_built_by_name_with_its_settings():
 #: that it lists every public function of sdckit.risk, sdckit.utility and sdckit.protect)
 PUBLIC = sorted(d.name for d in (*registry.measures(), *registry.methods()))
 
-W = "sampling_weight"
 # name -> call(data, extra, engine): ``data`` is sdcMicro's testdata as the engine takes it,
-# ``extra`` a second file (protected copy, external file) as the engine takes it
-CASES = {
-    "frequencies": lambda d, x, e: sdckit.frequencies(d, KEYS, weight=W, engine=e),
-    "k_anonymity": lambda d, x, e: sdckit.k_anonymity(d, KEYS, k=(2, 3), engine=e),
-    "threshold_rule": lambda d, x, e: sdckit.threshold_rule(d, KEYS, max_dimension=2, engine=e),
-    "l_diversity": lambda d, x, e: sdckit.l_diversity(d, ["urbrur", "roof", "sex"], ["water", "hhcivil"], engine=e),
-    "t_closeness": lambda d, x, e: sdckit.t_closeness(d, ["urbrur", "roof", "sex"], "water", engine=e),
-    "individual_risk": lambda d, x, e: sdckit.individual_risk(d, KEYS, weight=W, household="ori_hid", engine=e),
-    "suda": lambda d, x, e: sdckit.suda(d, KEYS, dis_fraction=0.01, engine=e),
-    "loglinear_risk": lambda d, x, e: sdckit.loglinear_risk(d, KEYS[:5], weight=W, engine=e),
-    "population_uniques": lambda d, x, e: sdckit.population_uniques(d, KEYS, sampling_fraction=0.1, engine=e),
-    "register_risk": lambda d, x, e: sdckit.register_risk(x, d, ["urbrur", "roof"], sample_weight=W, engine=e),
-    "interval_disclosure": lambda d, x, e: sdckit.interval_disclosure(d, x, NUM, engine=e),
-    "relative_interval_risk": lambda d, x, e: sdckit.relative_interval_risk(d, NUM, engine=e),
-    "combined_risk": lambda d, x, e: sdckit.combined_risk(d, ["urbrur", "roof"], NUM, engine=e),
-    "rmd_interval_disclosure": lambda d, x, e: sdckit.rmd_interval_disclosure(d, x, NUM, engine=e),
-    "outliers": lambda d, x, e: sdckit.outliers(d, NUM, engine=e),
-    "record_linkage_risk": lambda d, x, e: sdckit.record_linkage_risk(d, x, NUM, engine=e),
-    "external_risk": lambda d, x, e: sdckit.external_risk(d, x, ["urbrur", "roof", "sex", "age"], engine=e),
-    "confidentiality_plot": lambda d, x, e: sdckit.confidentiality_plot(d, x, NUM, engine=e),
-    "categorical_confidentiality_plot": lambda d, x, e: sdckit.categorical_confidentiality_plot(
-        d, x, KEYS, weight=W, engine=e
-    ),
-    "information_loss": lambda d, x, e: sdckit.information_loss(
-        d, x, NUM, scales=dict.fromkeys(NUM, "continuous"), engine=e
-    ),
-    "variant_loss": lambda d, x, e: sdckit.variant_loss(d, x, NUM, scales=dict.fromkeys(NUM, "numeric"), engine=e),
-    "estimates_change": lambda d, x, e: sdckit.estimates_change(
-        d, x, keys=["urbrur", "roof", "sex"], variables=NUM, weight=W, household="ori_hid", engine=e
-    ),
-    "analysis_change": lambda d, x, e: sdckit.analysis_change(
-        d, x, keys=["urbrur", "roof", "sex"], variables=NUM, weight=W, household="ori_hid", engine=e
-    ),
-    "dominance_rules": lambda d, x, e: sdckit.dominance_rules(d, ["urbrur", "roof"], NUM, engine=e),
-    "synthetic_risk": lambda d, x, e: sdckit.synthetic_risk(
-        d, x, d, keys=["urbrur", "roof", "sex"], variables=NUM, n_attacks=50, seed=1, engine=e
-    ),
-    "synthetic_utility": lambda d, x, e: sdckit.synthetic_utility(
-        d, x, keys=["urbrur", "roof", "sex"], estimates=False, engine=e
-    ),
-    "add_noise": lambda d, x, e: sdckit.add_noise(d, NUM, seed=1, engine=e),
-    "global_recode": lambda d, x, e: sdckit.global_recode(d, "age", breaks=[-1, 20, 40, 60, 200], engine=e),
-    "local_suppression": lambda d, x, e: sdckit.local_suppression(d, KEYS, k=3, engine=e),
-    "microaggregation": lambda d, x, e: sdckit.microaggregation(d, NUM, engine=e),
-    "pram": lambda d, x, e: sdckit.pram(d, ["water", "roof"], seed=1, engine=e),
-    "rank_swap": lambda d, x, e: sdckit.rank_swap(d, NUM, seed=1, engine=e),
-    "microaggregation_gower": lambda d, x, e: sdckit.microaggregation_gower(
-        d,
-        ["income", "walls"],
-        distance_variables=["urbrur", "roof", "income"],
-        scales={"income": "continuous", "walls": "nominal", "urbrur": "nominal", "roof": "nominal"},
-        seed=1,
-        engine=e,
-    ),  # fmt: skip
-    "rounding": lambda d, x, e: sdckit.rounding(d, NUM, base=1000, method="controlled", seed=1, engine=e),
-    "record_swap": lambda d, x, e: sdckit.record_swap(
-        d, ["sex", "relat"], household="ori_hid", geography=["urbrur"], seed=1, engine=e
-    ),
-    "suppress_by_risk": lambda d, x, e: sdckit.suppress_by_risk(d, KEYS, weight=W, threshold=0.01, engine=e),
-    "top_bottom_coding": lambda d, x, e: sdckit.top_bottom_coding(d, "income", value=1e8, engine=e),
-    "suppress_records": lambda d, x, e: sdckit.suppress_records(d, KEYS, k=3, engine=e),
-}
+# ``extra`` a second file (protected copy, external file) as the engine takes it; the calls are
+# the examples of tests/examples.py
+CASES = {name: (lambda d, x, e, name=name: examples.call(name, d, x, engine=e)) for name in examples.EXAMPLES}
 #: the second file of a measure that takes two (default: the protected copy)
 EXTRA = {"external_risk": _external, "register_risk": _external}
 #: out-of-core results that keep counts only (no per-record output; their ``to_frame`` says so)

@@ -47,9 +47,7 @@ def _glossary_parameters() -> set[str]:
 # ---------------------------------------------------------------------------------------------
 def test_every_public_method_and_measure_is_declared():
     assert {d.name for d in registry.methods()} == _public_functions(protect)
-    assert len(registry.methods()) == 12
     assert {d.name for d in registry.measures()} == _public_functions(risk) | _public_functions(utility)
-    assert len(registry.measures()) == 26
     for decl in ALL:
         assert decl.func is getattr(sdckit, decl.name)  # the public function, wrappers included
 
@@ -60,12 +58,9 @@ def test_the_hand_kept_lists_are_derived():
 
     assert protection_methods() == {n: getattr(sdckit, n) for n in protect.METHODS}
     continuous = {d.name for d in registry.methods() if d.roles.get("variables") == "numeric_keys"}
-    assert continuous == {
-        "add_noise",
-        "microaggregation",
-        "rank_swap",
-        "rounding",
-    }  # as the workflow filled them before
+    # as the workflow filled them before (a new method of continuous variables joins them)
+    assert {"add_noise", "microaggregation", "rank_swap", "rounding"} <= continuous
+    assert not continuous & {"global_recode", "pram", "top_bottom_coding", "microaggregation_gower"}
 
 
 @pytest.mark.parametrize("decl", ALL, ids=[d.name for d in ALL])

@@ -4,13 +4,13 @@ values below), run on sdcMicro's testdata; for every registered measure, its Pyt
 from the declaration's defaults and roles.
 
 The data-specific values are what no declaration can know: which columns of this file to
-protect, and a cut or threshold that fits them. Everything else (the step's name, every other
+protect, and a cut or threshold that fits them; they are the functions' examples in
+tests/examples.py, less what the scenario's roles fill. Everything else (the step's name, every other
 parameter written explicitly with its declared default, the roles) comes from the registry.
 """
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import pandas as pd
@@ -18,6 +18,7 @@ import pytest
 
 import sdckit
 from conftest import DATA, read_csv_exactly
+from examples import EXAMPLES
 from sdckit import registry
 from sdckit._declare import REQUIRED
 from sdckit.cli import main
@@ -31,26 +32,11 @@ KEYS = ["urbrur", "roof", "walls", "water", "electcon", "relat", "sex"]
 ROLES = {"keys": KEYS, "weight": "sampling_weight", "household": "ori_hid"}
 NUMERIC = ["income", "expend"]
 
-#: the data-specific parameters of each method on the testdata
-METHOD_EXAMPLES = {
-    "global_recode": {"variables": ["age"], "breaks": [-math.inf, 20, 40, 60, math.inf]},
-    "top_bottom_coding": {"variables": ["income"], "value": 50_000_000},
-    "local_suppression": {},
-    "suppress_by_risk": {"threshold": 0.005},
-    "suppress_records": {"k": 3},
-    "pram": {"variables": ["walls"], "seed": 1},
-    "add_noise": {"variables": NUMERIC, "seed": 1},
-    "microaggregation": {"variables": NUMERIC},
-    "rank_swap": {"variables": NUMERIC, "seed": 1},
-    "microaggregation_gower": {
-        "variables": ["income", "walls"],
-        "distance_variables": ["urbrur", "roof", "income"],
-        "scales": {"income": "continuous", "walls": "nominal", "urbrur": "nominal", "roof": "nominal"},
-        "seed": 1,
-    },
-    "rounding": {"variables": NUMERIC, "base": 1000, "method": "controlled", "seed": 1},
-    "record_swap": {"keys": ["roof", "walls", "water", "sex"], "geography": ["urbrur"], "seed": 1},
-}
+
+def _example(decl, roles) -> dict:
+    """The function's example (tests/examples.py) less the values the scenario's ``roles``
+    give (a workflow fills them)."""
+    return {k: v for k, v in EXAMPLES[decl.name].items() if roles.get(decl.roles.get(k), ()) != v}
 
 
 @pytest.fixture(scope="module")
@@ -69,13 +55,9 @@ def _scenario(decl, example) -> sdckit.Scenario:
     return sdckit.Scenario(**ROLES, numeric_keys=numeric)
 
 
-def test_every_method_has_an_example():
-    assert set(METHOD_EXAMPLES) == {d.name for d in registry.methods()}
-
-
 @pytest.mark.parametrize("decl", registry.methods(), ids=[d.name for d in registry.methods()])
 def test_method_step_cli_recipe_and_table_from_the_registry(decl, testdata, tmp_path):
-    example = METHOD_EXAMPLES[decl.name]
+    example = _example(decl, ROLES)
     params = {**_explicit_defaults(decl), **example}
     # the docs table: one row per declared parameter, as committed in docs/parameters.md
     table = registry._table(decl)
@@ -106,25 +88,11 @@ def test_method_step_cli_recipe_and_table_from_the_registry(decl, testdata, tmp_
 # measures: the Python call from the declaration's defaults and roles
 # ---------------------------------------------------------------------------------------------
 MEASURE_ROLES = {
-    "keys": ["urbrur", "roof", "walls", "sex"],
+    "keys": KEYS,
     "weight": "sampling_weight",
     "household": "ori_hid",
     "sensitive": ["water"],
     "numeric_keys": NUMERIC,
-}
-#: the data-specific parameters no role gives
-MEASURE_EXAMPLES = {
-    "information_loss": {
-        "variables": ["urbrur", "roof", *NUMERIC],
-        "scales": {"urbrur": "nominal", "roof": "nominal", "income": "continuous", "expend": "continuous"},
-    },
-    "external_risk": {"variables": NUMERIC},
-    "variant_loss": {
-        "variables": ["urbrur", "roof", *NUMERIC],
-        "scales": {"urbrur": "nominal", "roof": "nominal", "income": "numeric", "expend": "numeric"},
-    },
-    "register_risk": {"sample_weight": "sampling_weight"},
-    "synthetic_risk": {"seed": 1, "n_attacks": 50},
 }
 
 
@@ -147,7 +115,7 @@ def test_measure_call_from_the_registry(decl, testdata):
     table = registry._table(decl)
     assert "\n".join(table) in (ROOT / "docs" / "parameters.md").read_text()
     roles = {n: MEASURE_ROLES[r] for n, r in decl.roles.items() if r in MEASURE_ROLES}
-    call = {**roles, **MEASURE_EXAMPLES.get(decl.name, {})}
+    call = {**roles, **_example(decl, MEASURE_ROLES)}
     missing = [p.name for p in decl.params if p.required and p.name not in call]
     assert missing == [], f"{decl.name}: no role or example for {missing}"
     inputs = _inputs(decl, testdata)

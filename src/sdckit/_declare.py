@@ -16,7 +16,7 @@ with ``@declare("method", Param(...), ..., changes=..., aliases=...)`` above it,
 ``protect/__init__.py`` (``METHODS`` follows from the declaration) and ``sdckit/__init__.py``,
 add a new parameter name to ``docs/glossary.md``, run ``tools/registry_docs.py`` (the parameter
 tables and the recipe schema), and write its tests. The workflow, recipes, ``--step`` and the
-acceptance test (tests/test_registry_acceptance.py, which needs one example for it) pick it up.
+common tests pick it up from its one example in tests/examples.py.
 A measure is the same with ``@declare("measure", ..., inputs=...)`` in ``risk/`` or ``utility/``.
 """
 
@@ -247,6 +247,10 @@ class Declaration:
     aliases: tuple[str, ...] = ()
     title: str = ""
     common: tuple[str, ...] = ()
+    #: the short title a method's result shows (its summary's heading, its plot's title)
+    heading: str = ""
+    #: whether the out-of-core engines (DuckDB, Spark) run it; else only the in-memory engine
+    out_of_core: bool = False
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -283,11 +287,22 @@ class Declaration:
         }
 
 
-def declare(kind: str, *params: Param, inputs=("data",), random=False, changes="", aliases=()) -> Callable:
+def declare(
+    kind: str,
+    *params: Param,
+    inputs=("data",),
+    random=False,
+    changes="",
+    aliases=(),
+    heading="",
+    out_of_core=False,
+) -> Callable:
     """Decorate a public function with its declaration (the function itself is unchanged).
 
     Every parameter of the signature except the data (``inputs``) and :data:`COMMON` must be
-    declared, and every declared one must be in the signature.
+    declared, and every declared one must be in the signature. ``heading`` is the short title
+    a method's result shows; ``out_of_core`` says that the engines without the records in
+    memory (DuckDB, Spark) run the function too.
     """
     check_choice(kind, "kind", ("method", "measure"))
 
@@ -308,6 +323,8 @@ def declare(kind: str, *params: Param, inputs=("data",), random=False, changes="
             changes=changes,
             aliases=tuple(aliases),
             common=tuple(n for n in sig if n in COMMON),
+            heading=heading,
+            out_of_core=bool(out_of_core),
         )
         setattr(func, ATTRIBUTE, decl)
         return func

@@ -26,7 +26,7 @@ from . import protect, risk, utility
 from ._declare import COMMON, LIST_SEPARATOR, REQUIRED, Declaration, Param, declaration, with_help
 from ._errors import SdcError
 
-__all__ = ["Declaration", "Param", "get", "measures", "methods", "parameter_tables", "step_method"]
+__all__ = ["Declaration", "Param", "get", "measures", "methods", "out_of_core", "parameter_tables", "step_method"]
 
 
 def _collect(kind: str, *modules) -> tuple[Declaration, ...]:
@@ -52,6 +52,13 @@ def methods() -> tuple[Declaration, ...]:
 def measures() -> tuple[Declaration, ...]:
     """Every public measure (risk and information loss), by name."""
     return _collect("measure", risk, utility)
+
+
+def out_of_core() -> tuple[str, ...]:
+    """The measures, then the methods, that the out-of-core engines (DuckDB, Spark) run: those
+    whose declaration says ``out_of_core=True`` (``sdckit.engines.OUT_OF_CORE_MEASURES`` is
+    written from it by ``tools/registry_docs.py``)."""
+    return tuple(d.name for d in (*measures(), *methods()) if d.out_of_core)
 
 
 def get(name: str) -> Declaration:

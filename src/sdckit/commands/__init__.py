@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from .._errors import SdcError
@@ -17,7 +18,10 @@ from ..engines import DEFAULT_ENGINE, ENGINES
 
 __all__ = [
     "Progress",
+    "add_declared_options",
+    "declared_values",
     "add_key_options",
+    "add_measure_endings",
     "add_missing_options",
     "add_old_spelling",
     "add_output_options",
@@ -75,6 +79,68 @@ def add_key_options(sp) -> None:
     """The data file and --keys, shared by every single-file command."""
     sp.add_argument("data", help="data file: .csv, .tsv, .parquet, .sav, .dta, .sas7bdat, .xpt")
     sp.add_argument("--keys", required=True, help="comma-separated categorical key variables")
+
+
+#: the help text of --alpha (sdckit freq, sdckit risk)
+ALPHA_HELP = "weight of matches through missing values, in [0, 1] (default 1)"
+
+#: the argparse ``type`` of a declared parameter's option, by the parameter's type (the other
+#: types are read as text: column names, lists and formulas are parsed by the command)
+_OPTION_TYPES = {"int": int, "seed": int, "number": float}
+
+
+def declared_option(func, name: str, **given) -> dict:
+    """The argparse settings of the option of parameter ``name`` of the declared function
+    ``func``: its destination, and its type, choices and default as the declaration says
+    (a flag when it is a switch that is off by default); ``given`` (its help, a command-line
+    default written as text, a type the command reads itself) is added and wins."""
+    from .._declare import REQUIRED, declaration
+
+    p = declaration(func).param(name)  # type: ignore[union-attr]
+    out: dict = {"dest": name}
+    if p.type == "bool" and p.default is False:
+        out["action"] = "store_true"
+    elif p.type in _OPTION_TYPES:  # one value (a command that reads NAME=VALUE pairs says type=str)
+        out["type"] = _OPTION_TYPES[p.type]
+    if p.choices:
+        out["choices"] = list(p.choices)
+    if p.default is not REQUIRED and not isinstance(p.default, (list, tuple, Mapping)):
+        out["default"] = p.default  # a list's default is written as text by the command (--k 2,3,5)
+    return {**out, **given}
+
+
+def add_declared_options(sp, func, helps: dict, **given: dict) -> None:
+    """One option ``--<name>`` (underscores written as hyphens) for each parameter of ``helps``
+    (parameter name -> the option's help text), its settings from ``func``'s declaration (see
+    :func:`declared_option`; ``given``: per parameter, settings the command line sets itself)."""
+    for name, text in helps.items():
+        sp.add_argument("--" + name.replace("_", "-"), help=text, **declared_option(func, name, **given.get(name, {})))
+    key = _declared_key(func)
+    sp.set_defaults(**{key: (*(sp.get_default(key) or ()), *helps)})
+
+
+def declared_values(args, func, **read) -> dict:
+    """The values of the options :func:`add_declared_options` made for ``func``, by parameter
+    name, as the command line read them; ``read``: the parameters the command reads itself
+    (a list from its comma-separated text), which replace the option's text."""
+    return {**{name: getattr(args, name) for name in getattr(args, _declared_key(func))}, **read}
+
+
+def _declared_key(func) -> str:
+    """Where a parser keeps the names of ``func``'s declared options (a default of its own)."""
+    return f"_declared_{func.__name__}"
+
+
+def add_measure_endings(sp, run, missing: str = "key variables", **output) -> None:
+    """The options every measure command ends with, in this order: --missing and --na-values
+    (``missing``: the variables the codes apply to), the output options (``output``: the
+    arguments of :func:`add_output_options`), the engine's when the command takes
+    ``engines=True``; and ``run`` as the command's handler."""
+    add_missing_options(sp, missing)
+    add_output_options(sp, **output)
+    if output.get("engines"):
+        add_engine_options(sp)
+    sp.set_defaults(func=run)
 
 
 def add_missing_options(sp, what: str = "key variables") -> None:

@@ -5,9 +5,10 @@ from __future__ import annotations
 from .._errors import SdcError
 from . import (
     Progress,
-    add_missing_options,
-    add_output_options,
+    add_declared_options,
+    add_measure_endings,
     add_variables_option,
+    declared_values,
     name_list,
     parse_pairs,
     progress_enabled,
@@ -18,6 +19,8 @@ from . import (
 
 
 def register(sub) -> None:
+    from ..risk.linkage import external_risk
+
     p = sub.add_parser(
         "external",
         help="external risk: pairing an alternative source with the released file",
@@ -29,34 +32,20 @@ def register(sub) -> None:
     p.add_argument("released", help="released (protected) data file")
     p.add_argument("external", help="alternative source the intruder may hold")
     add_variables_option(p, "comma-separated variables in both files")
-    p.add_argument(
-        "--scales",
-        help="comma-separated NAME=SCALE with SCALE nominal, ordinal or continuous, or the "
+    helps = {
+        "scales": "comma-separated NAME=SCALE with SCALE nominal, ordinal or continuous, or the "
         "ordered categories low<mid<high (quote it); default: decimal columns continuous, "
         "others nominal",
-    )
-    p.add_argument(
-        "--availability",
-        help="comma-separated NAME=P, the probability the intruder has the variable (default 1; 0 excludes it)",
-    )
-    p.add_argument(
-        "--tolerance", type=float, default=0.05, help="relative tolerance d* of continuous variables (default 0.05)"
-    )
-    p.add_argument(
-        "--pair-tol",
-        dest="pair_tol",
-        type=float,
-        default=0.0,
-        help="largest record distance that still pairs (default 0: every variable matches)",
-    )
+        "availability": "comma-separated NAME=P, the probability the intruder has the variable (default 1; 0 "
+        "excludes it)",
+        "tolerance": "relative tolerance d* of continuous variables (default 0.05)",
+        "pair_tol": "largest record distance that still pairs (default 0: every variable matches)",
+    }
+    add_declared_options(p, external_risk, helps, availability={"type": str})  # NAME=P pairs
     p.add_argument("--id", help="identifier column in both files: report correct links")
     p.add_argument("--reuse", action="store_true", help="first-found linking may take a released record again")
-    p.add_argument(
-        "--internal-risk", dest="internal_risk", type=float, help="internal risk r_int in [0, 1] for the combined risk"
-    )
-    add_missing_options(p, "categorical variables")
-    add_output_options(p, id_option=False)
-    p.set_defaults(func=run)
+    add_declared_options(p, external_risk, {"internal_risk": "internal risk r_int in [0, 1] for the combined risk"})
+    add_measure_endings(p, run, "categorical variables", id_option=False)
 
 
 def run(args) -> int:
@@ -92,14 +81,10 @@ def run(args) -> int:
         released,
         external,
         names,
-        scales=scales or None,
-        availability=avail or None,
-        tolerance=args.tolerance,
+        **declared_values(args, external_risk, scales=scales or None, availability=avail or None),
         categories=categories or None,
         id=args.id,
-        pair_tol=args.pair_tol,
         one_to_one=not args.reuse,
-        internal_risk=args.internal_risk,
         missing=split_list(args.missing) or None,
     )
     prog.close()

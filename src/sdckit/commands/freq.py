@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from . import (
+    ALPHA_HELP,
     Progress,
-    add_engine_options,
+    add_declared_options,
     add_key_options,
-    add_missing_options,
-    add_output_options,
+    add_measure_endings,
     engine_from_args,
     engine_input,
     key_list,
@@ -18,21 +18,23 @@ from . import (
 
 
 def register(sub) -> None:
+    from ..risk.frequencies import frequencies, k_anonymity
+
     f = sub.add_parser(
         "freq",
         help="key frequencies (f_k, F_k) and k-anonymity",
         description="Sample and weighted key frequencies with sdcMicro's missing-value rule, and k-anonymity.",
     )
     add_key_options(f)
-    f.add_argument("--weight", help="sampling weight column (none: the file is a census, F_k = f_k)")
-    f.add_argument(
-        "--alpha", type=float, default=1.0, help="weight of matches through missing values, in [0, 1] (default 1)"
+    add_declared_options(
+        f,
+        frequencies,
+        {"weight": "sampling weight column (none: the file is a census, F_k = f_k)", "alpha": ALPHA_HELP},
     )
-    f.add_argument("--k", default="2,3,5", help="k values for k-anonymity, comma-separated (default 2,3,5)")
-    add_missing_options(f)
-    add_output_options(f, engines=True)
-    add_engine_options(f)
-    f.set_defaults(func=run)
+    add_declared_options(
+        f, k_anonymity, {"k": "k values for k-anonymity, comma-separated (default 2,3,5)"}, k={"default": "2,3,5"}
+    )
+    add_measure_endings(f, run, engines=True)
 
 
 def run(args) -> int:

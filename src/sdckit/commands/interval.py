@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from . import (
     Progress,
-    add_missing_options,
-    add_output_options,
+    add_declared_options,
+    add_measure_endings,
     add_variables_option,
+    declared_values,
     name_list,
     progress_enabled,
     read_input,
@@ -16,6 +17,8 @@ from . import (
 
 
 def register(sub) -> None:
+    from ..risk.continuous import relative_interval_risk
+
     f = sub.add_parser(
         "interval",
         help="relative-interval rule for continuous variables (a priori)",
@@ -24,19 +27,14 @@ def register(sub) -> None:
     )
     f.add_argument("data", help="data file: .csv, .tsv, .parquet, .sav, .dta, .sas7bdat, .xpt")
     add_variables_option(f, "comma-separated numeric variables")
-    f.add_argument("--keys", help="count only within the same combination of these categorical keys")
-    f.add_argument("--p", type=float, default=0.2, help="relative half-width of the interval, in (0, 1) (default 0.2)")
-    f.add_argument(
-        "--c-min",
-        dest="c_min",
-        type=int,
-        default=3,
-        help="a value is unsafe with fewer records in its interval (default 3)",
-    )
-    f.add_argument("--joint", action="store_true", help="also count records inside all intervals at once")
-    add_missing_options(f)
-    add_output_options(f, records="per-record counts and unsafe flags")
-    f.set_defaults(func=run)
+    helps = {
+        "keys": "count only within the same combination of these categorical keys",
+        "p": "relative half-width of the interval, in (0, 1) (default 0.2)",
+        "c_min": "a value is unsafe with fewer records in its interval (default 3)",
+        "joint": "also count records inside all intervals at once",
+    }
+    add_declared_options(f, relative_interval_risk, helps)
+    add_measure_endings(f, run, records="per-record counts and unsafe flags")
 
 
 def run(args) -> int:
@@ -51,10 +49,7 @@ def run(args) -> int:
     res = relative_interval_risk(
         data,
         names,
-        p=args.p,
-        c_min=args.c_min,
-        joint=args.joint,
-        keys=keys or None,
+        **declared_values(args, relative_interval_risk, keys=keys or None),
         missing=split_list(args.missing) or None,
         id=args.id,
     )

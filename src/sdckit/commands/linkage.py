@@ -8,9 +8,10 @@ import sys
 from .._errors import SdcError
 from . import (
     Progress,
-    add_missing_options,
-    add_output_options,
+    add_declared_options,
+    add_measure_endings,
     add_variables_option,
+    declared_values,
     name_list,
     progress_enabled,
     read_input,
@@ -20,6 +21,9 @@ from . import (
 
 
 def register(sub) -> None:
+    from .._declare import declaration
+    from ..risk.linkage import record_linkage_risk
+
     p = sub.add_parser(
         "linkage",
         help="record-linkage risk of a protected file against its original",
@@ -31,40 +35,25 @@ def register(sub) -> None:
     p.add_argument("original", help="original data file (.csv, .tsv, .parquet, .sav, .dta, .sas7bdat, .xpt)")
     p.add_argument("protected", help="protected data file, same records in the same order")
     add_variables_option(p, "comma-separated variables to link on")
-    p.add_argument(
-        "--method",
-        choices=("distance", "probabilistic", "assignment"),
-        default="distance",
-        help="linkage model (default distance)",
-    )
-    p.add_argument(
-        "--standardize",
-        choices=("original", "separate", "none"),
-        default=None,
-        help="standardisation for distances (default original: the original's mean and sd for both files)",
-    )
-    p.add_argument("--scale", dest="scale_old", choices=("original", "separate", "none"), help=argparse.SUPPRESS)
-    p.add_argument("--metric", choices=("euclidean", "mahalanobis"), default="euclidean")
-    p.add_argument(
-        "--second-weight",
-        dest="second_weight",
-        type=float,
-        default=1.0,
-        help="weight of second-nearest links in the DLD score (default 1)",
-    )
-    p.add_argument("--categorical", help="probabilistic: comma-separated variables compared as categories")
-    p.add_argument(
-        "--bins", type=int, default=10, help="probabilistic: quantile bins of numeric variables (default 10)"
-    )
-    p.add_argument(
-        "--comparison-levels",
-        dest="comparison_levels",
-        help="probabilistic: comparison levels of every numeric variable, one tolerance (equal, within it, "
-        "disagree) or comma-separated cut points on the absolute difference (default: agree/disagree by bin)",
-    )
-    add_missing_options(p, "categorical variables")
-    add_output_options(p)
-    p.set_defaults(func=run)
+    helps = {
+        "method": "linkage model (default distance)",
+        "standardize": "standardisation for distances (default original: the original's mean and sd for both files)",
+    }
+    # --standardize: no default here, so that the handler tells it from the old spelling --scale
+    add_declared_options(p, record_linkage_risk, helps, standardize={"default": None})
+    standardize = list(declaration(record_linkage_risk).param("standardize").choices)  # type: ignore[union-attr]
+    p.add_argument("--scale", dest="scale_old", choices=standardize, help=argparse.SUPPRESS)
+    helps = {
+        "metric": None,
+        "second_weight": "weight of second-nearest links in the DLD score (default 1)",
+        "categorical": "probabilistic: comma-separated variables compared as categories",
+        "bins": "probabilistic: quantile bins of numeric variables (default 10)",
+        "comparison_levels": "probabilistic: comparison levels of every numeric variable, one tolerance (equal, "
+        "within it, disagree) or comma-separated cut points on the absolute difference (default: agree/disagree "
+        "by bin)",
+    }
+    add_declared_options(p, record_linkage_risk, helps, bins={"type": int})  # the command takes a number
+    add_measure_endings(p, run, "categorical variables")
 
 
 def _levels(text):
@@ -102,14 +91,14 @@ def run(args) -> int:
         original,
         protected,
         names,
-        method=args.method,
-        standardize=standardize,
-        metric=args.metric,
-        second_weight=args.second_weight,
-        categorical=cat or None,
-        bins=args.bins,
+        **declared_values(
+            args,
+            record_linkage_risk,
+            standardize=standardize,
+            categorical=cat or None,
+            comparison_levels=_levels(args.comparison_levels),
+        ),
         missing=split_list(args.missing) or None,
-        comparison_levels=_levels(args.comparison_levels),
         id=args.id,
     )
     prog.close()

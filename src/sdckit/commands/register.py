@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from . import (
-    add_missing_options,
-    add_output_options,
+    add_declared_options,
+    add_measure_endings,
+    declared_values,
     run_measure,
     split_list,
 )
 
 
 def register(sub) -> None:
+    from ..risk.register import register_risk
+
     f = sub.add_parser(
         "register",
         help="re-identification risk of the members of a subpopulation register (tau*_1, tau*_2)",
@@ -22,39 +25,17 @@ def register(sub) -> None:
     f.add_argument("register", help="the register: every member of the subpopulation (.csv, .parquet, ...)")
     f.add_argument("sample", help="an independent probability sample of the whole population, same key columns")
     f.add_argument("--keys", required=True, help="comma-separated categorical key variables (in both files)")
-    f.add_argument("--sample-weight", dest="sample_weight", help="the sample's design-weight column")
-    f.add_argument(
-        "--sampling-fraction",
-        dest="sampling_fraction",
-        type=float,
-        help="the sample's known constant sampling fraction in (0, 1]; required without --sample-weight",
-    )
-    f.add_argument(
-        "--approach",
-        choices=["A", "B", "both"],
-        default="B",
-        help="B (propensity weighting, default), A (log-linear fit to the sample) or both",
-    )
-    f.add_argument(
-        "--model",
-        default="2way",
-        help='log-linear model of the population counts: 2way (default), independence, 3way, or a formula "a*b+c"',
-    )
-    f.add_argument(
-        "--membership-model",
-        dest="membership_model",
-        default="independence",
-        help='logistic model of membership: independence (main effects, default) or a formula "a+b"',
-    )
-    f.add_argument(
-        "--method",
-        choices=["newton", "fisher"],
-        default="newton",
-        help="approach A's fit of the membership model: newton (default) or fisher (Fisher scoring)",
-    )
-    add_missing_options(f)
-    add_output_options(f, records="per-record risks of the register records", id_option=False)
-    f.set_defaults(func=run)
+    helps = {
+        "sample_weight": "the sample's design-weight column",
+        "sampling_fraction": "the sample's known constant sampling fraction in (0, 1]; required without "
+        "--sample-weight",
+        "approach": "B (propensity weighting, default), A (log-linear fit to the sample) or both",
+        "model": 'log-linear model of the population counts: 2way (default), independence, 3way, or a formula "a*b+c"',
+        "membership_model": 'logistic model of membership: independence (main effects, default) or a formula "a+b"',
+        "method": "approach A's fit of the membership model: newton (default) or fisher (Fisher scoring)",
+    }
+    add_declared_options(f, register_risk, helps)
+    add_measure_endings(f, run, records="per-record risks of the register records", id_option=False)
 
 
 def run(args) -> int:
@@ -65,12 +46,7 @@ def run(args) -> int:
             reg,
             smp,
             keys,
-            sample_weight=args.sample_weight,
-            sampling_fraction=args.sampling_fraction,
-            approach=args.approach,
-            model=args.model,
-            membership_model=args.membership_model,
-            method=args.method,
+            **declared_values(args, register_risk),
             missing=split_list(args.missing) or None,
         )
 

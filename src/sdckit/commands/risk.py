@@ -6,11 +6,11 @@ import sys
 import warnings
 
 from . import (
+    ALPHA_HELP,
     Progress,
-    add_engine_options,
+    add_declared_options,
     add_key_options,
-    add_missing_options,
-    add_output_options,
+    add_measure_endings,
     engine_from_args,
     engine_input,
     key_list,
@@ -23,6 +23,8 @@ K_VALUES = (2, 3, 5)
 
 
 def register(sub) -> None:
+    from ..risk.individual import individual_risk
+
     f = sub.add_parser(
         "risk",
         help="individual, global and household re-identification risk",
@@ -31,25 +33,15 @@ def register(sub) -> None:
         "target re-identification rate, and k-anonymity for k = 2, 3, 5.",
     )
     add_key_options(f)
-    f.add_argument("--weight", help="sampling weight column (none: the file is a census, risk = 1/f_k)")
-    f.add_argument(
-        "--household", help="household id column (household risk; records without an id are their own household)"
-    )
-    f.add_argument(
-        "--household-keys",
-        dest="household_keys",
-        help="comma-separated key variables that must be constant within a household",
-    )
-    f.add_argument("--strata", help="comma-separated strata variables (frequencies within strata)")
-    f.add_argument(
-        "--alpha", type=float, default=1.0, help="weight of matches through missing values, in [0, 1] (default 1)"
-    )
-    f.add_argument(
-        "--method",
-        choices=["approx", "exact"],
-        default="approx",
-        help="approx: mu-ARGUS/sdcMicro closed forms (default); exact: exact value for every f_k",
-    )
+    helps = {
+        "weight": "sampling weight column (none: the file is a census, risk = 1/f_k)",
+        "household": "household id column (household risk; records without an id are their own household)",
+        "household_keys": "comma-separated key variables that must be constant within a household",
+        "strata": "comma-separated strata variables (frequencies within strata)",
+        "alpha": ALPHA_HELP,
+        "method": "approx: mu-ARGUS/sdcMicro closed forms (default); exact: exact value for every f_k",
+    }
+    add_declared_options(f, individual_risk, helps)
     f.add_argument(
         "--max-global-risk",
         dest="max_global_risk",
@@ -64,10 +56,7 @@ def register(sub) -> None:
         default=None,
         help="household risk threshold r^h* for the mu-ARGUS household rule (default: derived from --max-global-risk)",
     )
-    add_missing_options(f)
-    add_output_options(f, engines=True)
-    add_engine_options(f)
-    f.set_defaults(func=run)
+    add_measure_endings(f, run, engines=True)
 
 
 def assess(

@@ -5,9 +5,11 @@ from __future__ import annotations
 from .._errors import SdcError
 from . import (
     Progress,
+    add_declared_options,
     add_key_options,
     add_missing_options,
     add_output_options,
+    declared_values,
     key_list,
     progress_enabled,
     read_input,
@@ -17,6 +19,8 @@ from . import (
 
 
 def register(sub) -> None:
+    from ..risk.suda import suda
+
     f = sub.add_parser(
         "suda",
         help="SUDA scores and DIS-SUDA from minimal sample uniques",
@@ -24,19 +28,11 @@ def register(sub) -> None:
         "of each key variable (sdcMicro suda2).",
     )
     add_key_options(f)
-    f.add_argument(
-        "--max-size",
-        dest="max_size",
-        type=int,
-        default=None,
-        help="largest MSU size searched and scored (default: the number of keys)",
-    )
-    f.add_argument(
-        "--dis-fraction",
-        dest="dis_fraction",
-        default="0.01",
-        help="sampling fraction for DIS-SUDA in (0, 1], or 'weights' for n / sum of --weight (default 0.01)",
-    )
+    helps = {
+        "max_size": "largest MSU size searched and scored (default: the number of keys)",
+        "dis_fraction": "sampling fraction for DIS-SUDA in (0, 1], or 'weights' for n / sum of --weight (default 0.01)",
+    }
+    add_declared_options(f, suda, helps, dis_fraction={"default": "0.01"})
     f.add_argument(
         "--scores",
         choices=["elliot", "ihsn", "templ", "templ_product"],
@@ -44,7 +40,7 @@ def register(sub) -> None:
         help="score variant: elliot (sdcMicro default), ihsn (sdcMicro original_scores=FALSE), templ (Elliot's "
         "weights / ATT!, summed) or templ_product (their product over a record's MSUs)",
     )
-    f.add_argument("--weight", help="sampling weight column (only for --dis-fraction weights and its check)")
+    add_declared_options(f, suda, {"weight": "sampling weight column (only for --dis-fraction weights and its check)"})
     add_missing_options(f)
     f.add_argument(
         "--levels",
@@ -78,11 +74,9 @@ def run(args) -> int:
     res = suda(
         data,
         keys,
-        max_size=args.max_size,
-        dis_fraction=frac,
+        **declared_values(args, suda, dis_fraction=frac),
         method=args.scores,
         missing=split_list(args.missing) or None,
-        weight=args.weight,
         id=args.id,
     )
     prog.step("writing output")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from .._errors import SdcError
 from . import (
     Progress,
-    add_missing_options,
-    add_output_options,
+    add_declared_options,
+    add_measure_endings,
     key_list,
     print_warnings,
     progress_enabled,
@@ -18,6 +18,8 @@ from . import (
 
 
 def register(sub) -> None:
+    from ..risk.synthetic import synthetic_risk
+
     s = sub.add_parser(
         "synthetic",
         help="disclosure risk and utility of a synthetic file against its original",
@@ -30,30 +32,26 @@ def register(sub) -> None:
     s.add_argument("synthetic", help="synthetic data file with the same columns")
     s.add_argument("--control", help="original records not used to generate the synthetic file (the baseline)")
     s.add_argument("--keys", required=True, help="comma-separated categorical key variables")
-    s.add_argument("--variables", help="comma-separated numeric key variables")
-    s.add_argument("--sensitive", help="comma-separated secret variables of the inference attack")
-    s.add_argument(
-        "--split",
-        help="the two parts of the keys for the linkability attack: A,B;C,D (default: the two halves of keys "
+    helps = {
+        "variables": "comma-separated numeric key variables",
+        "sensitive": "comma-separated secret variables of the inference attack",
+        "split": "the two parts of the keys for the linkability attack: A,B;C,D (default: the two halves of keys "
         "and variables)",
-    )
-    s.add_argument("--order", type=int, default=2, help="largest number of variables in a compared table (default 2)")
-    s.add_argument("--n-attacks", dest="n_attacks", type=int, default=500, help="attacks per type (default 500)")
-    s.add_argument("--n-cols", dest="n_cols", type=int, default=3, help="columns of a singling-out query (default 3)")
-    s.add_argument(
-        "--significance",
-        type=float,
-        default=0.05,
-        help="chance of flagging a leak in a synthetic file made without the original records (default 0.05)",
-    )
-    s.add_argument("--seed", type=int, help="seed of the random choices (the same seed gives the same result)")
+        "order": "largest number of variables in a compared table (default 2)",
+        "n_attacks": "attacks per type (default 500)",
+        "n_cols": "columns of a singling-out query (default 3)",
+        "significance": "chance of flagging a leak in a synthetic file made without the original records "
+        "(default 0.05)",
+        "seed": "seed of the random choices (the same seed gives the same result)",
+    }
+    add_declared_options(s, synthetic_risk, helps)
     s.add_argument("--no-utility", dest="utility", action="store_false", help="the risk only")
-    add_missing_options(s, "variables")
-    add_output_options(
+    add_measure_endings(
         s,
+        run,
+        "variables",
         records="each synthetic record's distance to the closest original record (--id: a column of the synthetic file)",
     )
-    s.set_defaults(func=run)
 
 
 def _split(text: str | None):

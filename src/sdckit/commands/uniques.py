@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
-from . import add_key_options, add_missing_options, add_output_options, run_measure, split_list
+from . import (
+    add_declared_options,
+    add_key_options,
+    add_measure_endings,
+    declared_values,
+    run_measure,
+    split_list,
+)
 
 
 def register(sub) -> None:
+    from ..risk.uniqueness import population_uniques
+
     f = sub.add_parser(
         "uniques",
         help="estimated number of population uniques (Zayatz, Pitman, SNB, Dankar's rule)",
@@ -14,23 +23,14 @@ def register(sub) -> None:
         "(as in ARX).",
     )
     add_key_options(f)
-    f.add_argument(
-        "--sampling-fraction",
-        dest="sampling_fraction",
-        type=float,
-        help="known sampling fraction in (0, 1] (else from --population-size or --weight)",
-    )
-    f.add_argument("--population-size", dest="population_size", type=float, help="population size N (pi = n / N)")
-    f.add_argument("--weight", help="design-weight column (pi = n / sum of the weights)")
-    f.add_argument(
-        "--method",
-        choices=["dankar", "pitman", "zayatz", "snb", "all"],
-        default="dankar",
-        help="the estimator: dankar (default: the decision rule), pitman, zayatz, snb, or all of them",
-    )
-    add_missing_options(f)
-    add_output_options(f, records="the class-size profile (aggregates)", id_option=False)
-    f.set_defaults(func=run)
+    helps = {
+        "sampling_fraction": "known sampling fraction in (0, 1] (else from --population-size or --weight)",
+        "population_size": "population size N (pi = n / N)",
+        "weight": "design-weight column (pi = n / sum of the weights)",
+        "method": "the estimator: dankar (default: the decision rule), pitman, zayatz, snb, or all of them",
+    }
+    add_declared_options(f, population_uniques, helps)
+    add_measure_endings(f, run, records="the class-size profile (aggregates)", id_option=False)
 
 
 def run(args) -> int:
@@ -40,10 +40,7 @@ def run(args) -> int:
         return population_uniques(
             data,
             keys,
-            sampling_fraction=args.sampling_fraction,
-            weight=args.weight,
-            population_size=args.population_size,
-            method=args.method,
+            **declared_values(args, population_uniques),
             missing=split_list(args.missing) or None,
         )
 

@@ -8,8 +8,10 @@ import warnings
 from .._errors import SdcError, SdcWarning
 from . import (
     Progress,
+    add_declared_options,
     add_output_options,
     add_variables_option,
+    declared_values,
     name_list,
     parse_pairs,
     progress_enabled,
@@ -20,6 +22,8 @@ from . import (
 
 
 def register(sub) -> None:
+    from ..utility.information_loss import information_loss
+
     u = sub.add_parser(
         "utility",
         help="information loss of a protected file against its original",
@@ -30,49 +34,24 @@ def register(sub) -> None:
     u.add_argument("original", help="original data file (.csv, .tsv, .parquet, .sav, .dta, .sas7bdat, .xpt)")
     u.add_argument("protected", help="protected data file, same records in the same order")
     add_variables_option(u, "comma-separated variables to compare")
-    u.add_argument(
-        "--scales",
-        help="scales, comma-separated NAME=SCALE with SCALE nominal, ordinal or continuous, "
+    helps = {
+        "scales": "scales, comma-separated NAME=SCALE with SCALE nominal, ordinal or continuous, "
         "or the ordered categories low<mid<high (quote it); a bare scale name applies to "
         "every variable; text columns are nominal and decimal columns continuous unless "
         "declared, integer columns must be declared",
-    )
-    u.add_argument(
-        "--suppressed",
-        choices=("mlodak", "sdcmicro"),
-        default="mlodak",
-        help="distance when one of the two values is missing (default mlodak)",
-    )
-    u.add_argument(
-        "--continuous-distance",
-        dest="continuous_distance",
-        choices=("arctan_sd", "arctan", "max_abs", "max_squared"),
-        default="arctan_sd",
-        help="distance of a continuous variable: arctan_sd (default, (2/pi) arctan(|x - x'| / S), "
+        "suppressed": "distance when one of the two values is missing (default mlodak)",
+        "continuous_distance": "distance of a continuous variable: arctan_sd (default, (2/pi) arctan(|x - x'| / S), "
         "unit-free), arctan (sdcMicro's IL_variables, raw differences), max_abs or max_squared",
-    )
-    u.add_argument(
-        "--ctbil-dim",
-        dest="ctbil_dim",
-        type=int,
-        default=2,
-        help="largest table dimension of the contingency-table loss (default 2; 0 skips it)",
-    )
-    u.add_argument("--bound", type=float, default=1.0, help="Trottini's cap on each mean-variation cell (default 1)")
-    u.add_argument(
-        "--robust",
-        dest="robust",
-        action="store_true",
-        default=False,
-        help="also compute the robust (MCD) eigenvalue loss (the costliest measure; off by default)",
-    )
+        "ctbil_dim": "largest table dimension of the contingency-table loss (default 2; 0 skips it)",
+        "bound": "Trottini's cap on each mean-variation cell (default 1)",
+        "robust": "also compute the robust (MCD) eigenvalue loss (the costliest measure; off by default)",
+    }
+    add_declared_options(u, information_loss, helps)
     u.add_argument("--no-robust", dest="robust", action="store_false", help=argparse.SUPPRESS)  # the default now
-    u.add_argument(
-        "--new-categories",
-        dest="new_categories",
-        choices=("error", "allow"),
-        default="error",
-        help="protected categories that the original lacks: error (default) or allow",
+    add_declared_options(
+        u,
+        information_loss,
+        {"new_categories": "protected categories that the original lacks: error (default) or allow"},
     )
     u.add_argument("--missing", help="extra values to treat as missing, comma-separated (e.g. -999)")
     u.add_argument(
@@ -123,14 +102,8 @@ def run(args) -> int:
             original,
             protected,
             names,
-            scales=scales or None,
+            **declared_values(args, information_loss, scales=scales or None),
             missing=missing,
-            suppressed=args.suppressed,
-            continuous_distance=args.continuous_distance,
-            ctbil_dim=args.ctbil_dim,
-            bound=args.bound,
-            robust=args.robust,
-            new_categories=args.new_categories,
             records=bool(args.records),
             id=args.id,
         )

@@ -15,6 +15,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
+from ._declared import OUT_OF_CORE_MEASURES
+
 __all__ = [
     "RECORDS",
     "STORED",
@@ -35,23 +37,6 @@ RECORDS = "records"
 #: columns a measure needs and maps per-row results back (the operations of
 #: :class:`StoredRecords`).
 STORED = "stored"
-
-#: the measures and methods an engine without :data:`RECORDS` runs
-OUT_OF_CORE_MEASURES = (
-    "frequencies",
-    "k_anonymity",
-    "threshold_rule",
-    "individual_risk",
-    "l_diversity",
-    "t_closeness",
-    "suda",
-    "loglinear_risk",
-    "population_uniques",
-    "external_risk",
-    "local_suppression",
-    "suppress_by_risk",
-    "synthetic_utility",
-)
 
 
 def refusal(engine_name: str, capability: str, what: str) -> str:

@@ -4,11 +4,13 @@ change log, and building the :class:`ProtectionResult`."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from .._declare import declaration
 from .._validation import as_name_list, check_seed, mixed_type_problems, raise_problems
 from ..engines import in_memory_engine
 from ..results.protection import ProtectionResult
@@ -120,7 +122,7 @@ def _by_category(change: Change, eng) -> dict:
 
 
 def finish(
-    method: str,
+    method: Callable,
     parameters: dict,
     inp: Input,
     table,
@@ -128,8 +130,10 @@ def finish(
     details: dict | None = None,
     notes: tuple = (),
 ) -> ProtectionResult:
-    """The result of a protection step: the new table as the caller's frame type and the log
+    """The result of the protection step of ``method`` (the public function, whose declaration
+    gives the result's name and heading): the new table as the caller's frame type and the log
     of changes per variable, per category and per stratum (counts only)."""
+    decl = declaration(method)
     eng = inp.engine
     n_changed = {v: int(np.count_nonzero(c.mask)) for v, c in changes.items()}
     by_category = {v: _by_category(c, eng) for v, c in changes.items() if c.codes is not None}
@@ -139,7 +143,8 @@ def finish(
             rows = inp.strata_codes == s
             by_stratum[label] = {v: int(np.count_nonzero(c.mask & rows)) for v, c in changes.items()}
     return ProtectionResult(
-        method=method,
+        method=decl.name,  # type: ignore[union-attr]
+        title=decl.heading,  # type: ignore[union-attr]
         parameters=parameters,
         data=eng.native_frame(table),
         n=int(inp.table.n),

@@ -43,6 +43,7 @@ _CATEGORY_RULES = ("mode", "sample")
     changes="the values of the variables (replaced by an aggregate of each record's nearest records)",
     aliases=("microaggregate_gower",),
     random=True,
+    heading="Microaggregation by Gower's distance",
 )
 def microaggregation_gower(
     data,
@@ -200,7 +201,7 @@ def microaggregation_gower(
         "mean_neighbour_distance": float(sum(n * d for n, d in spread) / total) if total else None,
         "sse_sst": sse,
     }
-    return finish("microaggregation_gower", parameters, inp, table, changes, details)
+    return finish(microaggregation_gower, parameters, inp, table, changes, details)
 
 
 # ----------------------------------------------------------------------------------------------

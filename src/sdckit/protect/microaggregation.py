@@ -37,6 +37,7 @@ _BLOCK = 256
     Param("missing"),
     changes="the values of the continuous variables (replaced by their group's mean or median)",
     aliases=("microaggregate",),
+    heading="Microaggregation",
 )
 def microaggregation(
     data,
@@ -180,7 +181,7 @@ def microaggregation(
         "missing": list(codes) or None,
     }
     details = _details(Xs, Xns, gid, k, method, statistic, names)  # SSE/var: scale-free
-    return finish("microaggregation", parameters, inp, table, changes, details, _notes(X, names, method))
+    return finish(microaggregation, parameters, inp, table, changes, details, _notes(X, names, method))
 
 
 # ----------------------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ ROMM_MAX_RECORDS = 5000
     random=True,
     changes="the values of the continuous variables (noise added)",
     aliases=("noise",),
+    heading="Noise addition",
 )
 def add_noise(
     data,
@@ -179,7 +180,7 @@ def add_noise(
         "missing": list(missing_codes) or None,
         "seed": seed,
     }
-    return finish("add_noise", parameters, inp, table, changes, _details(opts["method"], names, info), tuple(notes))
+    return finish(add_noise, parameters, inp, table, changes, _details(opts["method"], names, info), tuple(notes))
 
 
 # ----------------------------------------------------------------------------------------------

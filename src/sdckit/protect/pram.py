@@ -48,6 +48,7 @@ class _Variable:
     Param("seed"),
     random=True,
     changes="the categories of the variables (drawn from a transition matrix)",
+    heading="PRAM (post-randomisation)",
 )
 def pram(
     data,
@@ -165,7 +166,7 @@ def pram(
         "seed": seed,
     }
     details = _details(entries, inp, published, () if strata is None else tuple(as_name_list(strata, "strata")))
-    return finish("pram", parameters, inp, table, changes, details, tuple(notes))
+    return finish(pram, parameters, inp, table, changes, details, tuple(notes))
 
 
 # ----------------------------------------------------------------------------------------------

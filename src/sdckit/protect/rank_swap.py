@@ -35,6 +35,7 @@ DEFAULT_R0 = 0.95
     random=True,
     changes="the values of the continuous variables (swapped between records of close rank)",
     aliases=("swap",),
+    heading="Rank swapping",
 )
 def rank_swap(
     data,
@@ -161,7 +162,7 @@ def rank_swap(
         "missing": list(missing_codes) or None,
         "seed": seed,
     }
-    return finish("rank_swap", parameters, inp, table, changes, _details(names, info), tuple(notes))
+    return finish(rank_swap, parameters, inp, table, changes, _details(names, info), tuple(notes))
 
 
 _STATS = ("swap_range", "window", "n_swapped", "n_top", "n_bottom", "n_values")

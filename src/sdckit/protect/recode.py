@@ -339,6 +339,7 @@ def _check_recode_options(mapping, breaks, hierarchy, method, labels, level) -> 
     Param("level", "int"),
     changes="the categories of the variables (merged, generalised, or numbers cut into intervals)",
     aliases=("recode",),
+    heading="Global recoding",
 )
 def global_recode(
     data,
@@ -438,15 +439,15 @@ def global_recode(
         params["labels"] = names = _labels_param(labels)
         table, changes, details = _recode_intervals(inp, spec, name, names)
         details["method"] = name if isinstance(spec, int) else None
-        return finish("global_recode", params, inp, table, changes, details)
+        return finish(global_recode, params, inp, table, changes, details)
     if mapping is not None:
         table, changes, applied = _recode_all(inp, inp.table, _mappings(mapping, inp.variables), "mapping")
-        return finish("global_recode", params, inp, table, changes, {"mapping": applied})
+        return finish(global_recode, params, inp, table, changes, {"mapping": applied})
     rows, recorded = _hierarchy_rows(hierarchy, inp.engine)
     one = _hierarchy_map(rows, level)
     table, changes, applied = _recode_all(inp, inp.table, {v: one for v in inp.variables}, "hierarchy")
     params["hierarchy"] = recorded
-    return finish("global_recode", params, inp, table, changes, {"mapping": applied, "level": int(level)})
+    return finish(global_recode, params, inp, table, changes, {"mapping": applied, "level": int(level)})
 
 
 # ----------------------------------------------------------------------------------------------
@@ -526,6 +527,7 @@ def _category_orders(inp: Input, categories) -> dict[str, list]:
     Param("categories", "any"),
     changes="the values of the variables beyond the cut (replaced by one value)",
     aliases=("topbottom",),
+    heading="Top and bottom coding",
 )
 def top_bottom_coding(
     data,
@@ -608,4 +610,4 @@ def top_bottom_coding(
         table, cat_changes, _ = _recode_all(inp, table, maps, "categories", keyed)
         changes.update(cat_changes)
     changes = {v: changes[v] for v in inp.variables}
-    return finish("top_bottom_coding", params, inp, table, changes, details)
+    return finish(top_bottom_coding, params, inp, table, changes, details)

@@ -36,6 +36,7 @@ T_DISTANCES = ("equal", "hierarchical")
     Param("hierarchies", "mapping", help="The sensitive variable's hierarchy, for t_distance='hierarchical'"),
     changes="every key value of the records whose key class fails k-anonymity, l-diversity or t-closeness "
     "(set missing)",
+    heading="Whole-record suppression",
 )
 def suppress_records(
     data,
@@ -144,7 +145,7 @@ def suppress_records(
     n_classes = int(np.unique(cls[small]).size)
     details = {"n_records": int(small.sum()), "n_classes": n_classes}
     changes = {v: Change(masks[v], codes[:, j], enc.labels[j]) for j, v in enumerate(inp.variables)}
-    return finish("suppress_records", parameters, inp, table, changes, details)
+    return finish(suppress_records, parameters, inp, table, changes, details)
 
 
 def _criteria(k, l, sensitive, diversity, c, t, t_distance, keys) -> tuple[_lat.Criteria, str | None]:  # noqa: E741

@@ -87,6 +87,7 @@ class _Households:
     random=True,
     changes="the geography (and carried-along variables) of the swapped households",
     aliases=("swap",),
+    heading="Targeted record swapping",
 )
 def record_swap(
     data,
@@ -224,7 +225,7 @@ def record_swap(
     table, changes = _write(inp, src, geo, carried)
     details, notes = _details(opts, hh, plan, level)
     details["swapped_rows"] = np.flatnonzero(src != np.arange(src.size))
-    return finish("record_swap", _parameters(opts), inp, table, changes, details, notes)
+    return finish(record_swap, _parameters(opts), inp, table, changes, details, notes)
 
 
 # ----------------------------------------------------------------------------------------------

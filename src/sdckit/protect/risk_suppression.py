@@ -18,7 +18,7 @@ from .._core.risk_suppression import (
     suppress_iteratively,
     suppress_iteratively_rows,
 )
-from .._declare import Param, declare
+from .._declare import Param, declaration, declare
 from .._errors import SdcError
 from .._prepare import Roles, role_conflicts, weight_problems
 from .._validation import (
@@ -81,6 +81,8 @@ class _Plan:
     Param("missing"),
     changes="key values (set missing) until no individual risk is above the threshold",
     aliases=("suppress",),
+    heading="Risk-threshold suppression",
+    out_of_core=True,
 )
 def suppress_by_risk(
     data,
@@ -244,7 +246,7 @@ def suppress_by_risk(
     changes = {v: Change(masks[v], plan.codes[:, keys_.index(v)], plan.labels[keys_.index(v)]) for v in masks}
     details, notes = _details(plan, keys_, r_star, before, after, masks)
     parameters = _parameters(plan, keys_, weight, strata)
-    return finish("suppress_by_risk", parameters, inp, table, changes, details, notes)
+    return finish(suppress_by_risk, parameters, inp, table, changes, details, notes)
 
 
 def _parameters(plan: _Plan, keys: list, weight, strata, household=None, household_risk=None) -> dict:
@@ -456,7 +458,7 @@ def _suppress_by_risk_households(
             "suppressible key variable suppressed (unresolved).",
         )
     parameters = _parameters(plan, keys_, weight, strata, name, h_param)
-    return finish("suppress_by_risk", parameters, inp, table, changes, details, notes)
+    return finish(suppress_by_risk, parameters, inp, table, changes, details, notes)
 
 
 def _household_codes(inp, name: str, weight, strata) -> _Households:
@@ -664,6 +666,7 @@ def _risk_result(eng, comp, names, plan, inp, e, r_star, weight, strata, source)
     parameters = _parameters(plan, keys_, weight, strata)
     return ProtectionResult(
         method="suppress_by_risk",
+        title=declaration(suppress_by_risk).heading,  # type: ignore[union-attr]
         parameters=parameters,
         data=data,
         n=int(e["mult"].sum()),

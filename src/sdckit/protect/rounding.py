@@ -30,6 +30,7 @@ _METHODS = ("nearest", "random", "controlled")
     changes="the values of the continuous variables (replaced by multiples of the base)",
     aliases=("round",),
     random=True,
+    heading="Rounding",
 )
 def rounding(
     data,
@@ -132,7 +133,7 @@ def rounding(
         "seed": seed,
     }
     details = {"base": b, "method": method, "total_change": total, "max_abs_change": largest}
-    return finish("rounding", parameters, inp, table, changes, details)
+    return finish(rounding, parameters, inp, table, changes, details)
 
 
 def _rounded(x: np.ndarray, base: float, method: str, groups, rng) -> np.ndarray:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from .._core.suppression import default_importance, suppress_to_k
-from .._declare import Param, declare
+from .._declare import Param, declaration, declare
 from .._validation import as_missing_codes, check_alpha, check_choice, check_k, raise_problems
 from ..engines import STORED, get_engine
 from ..results.protection import ProtectionResult
@@ -29,6 +31,8 @@ _METHODS = ("greedy", "sdcmicro")
     Param("missing"),
     changes="key values (set missing) until every record is k-anonymous",
     aliases=("suppress",),
+    heading="Local suppression to k-anonymity",
+    out_of_core=True,
 )
 def local_suppression(
     data,
@@ -113,7 +117,7 @@ def local_suppression(
     check_alpha(alpha)
     eng = get_engine(engine, data)
     if eng.has(STORED):
-        return local_suppression_engine(
+        result = local_suppression_engine(
             eng,
             data,
             keys,
@@ -126,6 +130,7 @@ def local_suppression(
             missing=as_missing_codes(missing),
             checks=(_check_k, _importance),
         )
+        return replace(result, title=declaration(local_suppression).heading)  # type: ignore[union-attr]
     inp = read_input(data, keys, "keys", strata, engine)
     missing = as_missing_codes(missing)
     enc = inp.engine.encode(inp.table, list(inp.variables), missing or None)
@@ -149,7 +154,7 @@ def local_suppression(
         "unresolved_rows": rows,
     }
     changes = {v: Change(masks[v], codes[:, j], enc.labels[j]) for j, v in enumerate(inp.variables)}
-    return finish("local_suppression", parameters, inp, table, changes, details, notes)
+    return finish(local_suppression, parameters, inp, table, changes, details, notes)
 
 
 def recorded_parameters(keys, k, importance, combs, strata, alpha, method, missing) -> dict:

@@ -9,18 +9,6 @@ from ._base import Result, Summary, fmt, new_axes
 
 __all__ = ["ProtectionResult"]
 
-_TITLES = {
-    "global_recode": "Global recoding",
-    "top_bottom_coding": "Top and bottom coding",
-    "local_suppression": "Local suppression to k-anonymity",
-    "suppress_by_risk": "Risk-threshold suppression",
-    "pram": "PRAM (post-randomisation)",
-    "record_swap": "Targeted record swapping",
-    "add_noise": "Noise addition",
-    "microaggregation": "Microaggregation",
-    "rank_swap": "Rank swapping",
-}
-
 
 @dataclass(frozen=True, eq=False)
 class ProtectionResult(Result):
@@ -54,6 +42,9 @@ class ProtectionResult(Result):
         suppression could not make safe) and are left out of ``to_dict()``.
     notes : tuple of str
         Plain-language remarks (for instance, records that could not be made safe).
+    title : str
+        The heading of the summary and the plot: the method's declared ``heading`` (the method
+        name when none is given).
 
     The log holds counts only, never a record value; ``data`` is record-level and as
     confidential as the input.
@@ -70,6 +61,7 @@ class ProtectionResult(Result):
     notes: tuple = ()
     #: the engine's view of the protected data (for the next step of a workflow)
     table: Any = field(default=None, repr=False)
+    title: str = field(default="", repr=False)
 
     _headline = ("method", "n", "n_changed_total")
 
@@ -110,7 +102,7 @@ class ProtectionResult(Result):
             f"{fmt(self.n_changed_total)} cells changed in {len([c for c in self.n_changed.values() if c])} "
             f"variable(s) of {fmt(self.n)} records."
         )
-        return Summary(_TITLES.get(self.method, self.method), tuple(sections), self.notes, headline=headline)
+        return Summary(self.title or self.method, tuple(sections), self.notes, headline=headline)
 
     def plot(self, ax=None):
         """Cells changed per variable (bar chart)."""
@@ -118,7 +110,7 @@ class ProtectionResult(Result):
         names = [str(v) for v in self.n_changed]
         ax.bar(names, [self.n_changed[v] for v in self.n_changed], color="#4C72B0")
         ax.set_ylabel("cells changed")
-        ax.set_title(_TITLES.get(self.method, self.method))
+        ax.set_title(self.title or self.method)
         return ax
 
 

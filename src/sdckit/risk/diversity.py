@@ -173,6 +173,7 @@ def _ldiversity_values(ids, G, s: SensitiveCodes, names, c: float, counts=None):
     Param("strata"),
     Param("missing"),
     Param("allow_degenerate_keys"),
+    out_of_core=True,
 )
 def l_diversity(
     data,
@@ -403,6 +404,7 @@ def _tcloseness_values(inp: _TClosenessInput, ids, G, s: SensitiveCodes):
     Param("weighted", "bool"),
     Param("missing"),
     Param("allow_degenerate_keys", help="Accept key variables that are entirely missing or have a single category"),
+    out_of_core=True,
 )
 def t_closeness(
     data,

@@ -35,6 +35,7 @@ NA_RULES = ("sdcmicro", "own_category")
     Param("na_rule", "choice", choices=NA_RULES),
     Param("allow_degenerate_keys"),
     Param("zero_weight"),
+    out_of_core=True,
 )
 def frequencies(
     data,
@@ -224,6 +225,7 @@ def records_fields(prep: Prepared, household=None) -> dict:
     Param("na_rule", "choice", choices=NA_RULES),
     Param("allow_degenerate_keys"),
     Param("zero_weight"),
+    out_of_core=True,
 )
 def k_anonymity(
     data,

@@ -62,6 +62,7 @@ _METHODS = ("approx", "exact")
     Param("pram", "mapping"),
     Param("ci", "bool"),
     Param("confidence", "number"),
+    out_of_core=True,
 )
 def individual_risk(
     data,

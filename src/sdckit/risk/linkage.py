@@ -945,6 +945,7 @@ def _true_partners(a: _ExternalArgs, e, link):
     Param("missing"),
     Param("method", "choice", "`exact` (every pair) or `pairwise`", choices=("exact", "pairwise")),
     inputs=("released", "external"),
+    out_of_core=True,
 )
 def external_risk(
     released,

@@ -79,6 +79,7 @@ def _fractions_by_label(inp) -> dict | None:
     Param("ci", "bool"),
     Param("confidence", "number"),
     random=True,
+    out_of_core=True,
 )
 def loglinear_risk(
     data,

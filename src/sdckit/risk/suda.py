@@ -50,6 +50,7 @@ _KEEP_DEFAULT = 1 << 23  # MSUs kept for explanation by default (8 bytes each)
     Param("weight"),
     Param("allow_degenerate_keys"),
     Param("keep_msus", "bool"),
+    out_of_core=True,
 )
 def suda(
     data,

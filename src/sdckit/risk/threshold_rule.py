@@ -37,6 +37,7 @@ _MAX_COMBINATIONS = 100_000
     Param("missing"),
     Param("na_rule", "choice", choices=NA_RULES),
     Param("allow_degenerate_keys"),
+    out_of_core=True,
 )
 def threshold_rule(
     data,

@@ -51,6 +51,7 @@ class _Sample:
     Param("method", "choice", "The estimator of the number of population uniques (`all`: every one)", choices=METHODS),
     Param("missing"),
     Param("allow_degenerate_keys"),
+    out_of_core=True,
 )
 def population_uniques(
     data,

@@ -37,6 +37,7 @@ __all__ = ["SyntheticUtilityResult", "synthetic_utility"]
     Param("estimates", "bool"),
     Param("missing"),
     inputs=("original", "synthetic"),
+    out_of_core=True,
 )
 def synthetic_utility(
     original,
