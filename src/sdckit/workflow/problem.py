@@ -275,7 +275,7 @@ class SdcProblem:
         :class:`sdckit.report.AssessmentResult`; with ``path``, also writes the HTML report
         (atomically; an existing file only with ``overwrite=True``). ``options`` are passed to
         :func:`sdckit.assess`."""
-        from ..report import assess_variants
+        from ..assessment import assess_variants
 
         if steps not in ("each", "last"):
             raise SdcError(f"steps: got {steps!r}; expected 'each' or 'last'")

@@ -14,17 +14,27 @@ import numpy as np
 from .._progress import measure_progress
 from .._validation import check_bool, check_k_list, check_max_global_risk, raise_problems
 from ..engines import in_memory_engine
+from ..results.assessment import AssessmentResult, VariantAssessment
 from ..scenario import Scenario
 from . import measures as M
 from . import tradeoff as T
-from .result import AssessmentResult, VariantAssessment
 from .synthetic import synthetic_parts, synthetic_scenario
+from .table import applies
 
-__all__ = ["assess_variants"]
+__all__ = [
+    "Options",
+    "Variant",
+    "assess_variant_tables",
+    "assess_variants",
+    "check_options",
+    "protected_variant",
+    "synthetic_variant",
+    "with_register",
+]
 
 
 @dataclass(frozen=True)
-class _Options:
+class Options:
     k: tuple[int, ...]
     max_global_risk: float
     include_records: bool
@@ -68,7 +78,7 @@ def assess_variants(
     ``{"matrices": {variable: {from: {to: p}}}, "diagonal": {variable: {category: p}}}``), e.g.
     the data after each step of an :class:`SdcProblem`. Each table must have the records and
     columns of ``data``."""
-    opts = _options(scenario, k, max_global_risk, include_records)
+    opts = check_options(scenario, k, max_global_risk, include_records)
     eng = in_memory_engine(engine, "assess")
     with measure_progress(progress, "assess"):
         table = eng.table(data)
@@ -80,10 +90,10 @@ def assess_variants(
             if len(rest) > 1:
                 v = replace(v, changed=tuple(rest[1]))
             vs.append(replace(v, pram=rest[2]) if len(rest) > 2 else v)
-        return _assess(table, scenario, vs, opts, eng)
+        return assess_variant_tables(table, scenario, vs, opts, eng)
 
 
-def _with_register(opts: _Options, scenario, sample, weight, fraction, eng) -> _Options:
+def with_register(opts: Options, scenario, sample, weight, fraction, eng) -> Options:
     """The options with the register's reference sample, checked (None: not a register)."""
     if sample is None:
         if weight is not None or fraction is not None:
@@ -96,13 +106,13 @@ def _with_register(opts: _Options, scenario, sample, weight, fraction, eng) -> _
     return replace(opts, register=(eng.table(sample, "register_sample"), weight, fraction))
 
 
-def _options(scenario, k, max_global_risk, include_records) -> _Options:
+def check_options(scenario, k, max_global_risk, include_records) -> Options:
     if not isinstance(scenario, Scenario):
         raise_problems([f"scenario: got {type(scenario).__name__}; expected an sdckit.Scenario"])
     if not scenario.keys and not scenario.numeric_keys:
         raise_problems(["scenario: no key variables; expected Scenario(keys=[...]) and/or numeric_keys=[...]"])
     xi = check_max_global_risk(max_global_risk)
-    return _Options(tuple(check_k_list(k)), xi, check_bool(include_records, "include_records"))
+    return Options(tuple(check_k_list(k)), xi, check_bool(include_records, "include_records"))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -127,7 +137,7 @@ def synthetic_variant(table, scenario, synthetic, control, i: int, eng, name: st
     return Variant(name, "synthetic", other, control=ctrl)
 
 
-def _protected_variant(table, protected, eng) -> Variant:
+def protected_variant(table, protected, eng) -> Variant:
     name = Path(os.fspath(protected)).name if isinstance(protected, (str, os.PathLike)) else "protected file"
     return _checked(table, eng.table(protected, "protected"), name, "protected", ())
 
@@ -156,7 +166,7 @@ def _checked(table, other, name: str, kind: str, steps: tuple) -> Variant:
 # ----------------------------------------------------------------------------------------------
 # measures
 # ----------------------------------------------------------------------------------------------
-def _assess(table, scenario, variants: list[Variant], opts: _Options, eng) -> AssessmentResult:
+def assess_variant_tables(table, scenario, variants: list[Variant], opts: Options, eng) -> AssessmentResult:
     from .combinations import key_subsets
 
     notes: list[str] = []
@@ -242,7 +252,7 @@ def _key_info(table, scenario, eng) -> tuple[dict, tuple]:
     return info, tuple(enc.cardinalities)
 
 
-def _measure(original, v: Variant, sc, opts: _Options, cards, notes: list, eng, loss) -> VariantAssessment:
+def _measure(original, v: Variant, sc, opts: Options, cards, notes: list, eng, loss) -> VariantAssessment:
     """Every measure of one variant that the roles allow (warnings become notes naming it);
     ``loss`` = (the variables of the loss, their scales) for a variant."""
     prefix = "" if v.kind == "original" else f"{v.name}: "
@@ -252,10 +262,10 @@ def _measure(original, v: Variant, sc, opts: _Options, cards, notes: list, eng, 
         cards = None
     pram = _usable_pram(v, sc, notes, prefix)
     with M.capture(notes, prefix):
-        if sc.keys:
+        if applies("individual_risk", sc):
             parts["categorical_risk"] = M.categorical_risk(v.table, sc, opts.k, opts.max_global_risk, pram=pram)
             parts["suda"] = M.suda_of(v.table, sc)
-            if sc.sensitive:
+            if applies("l_diversity", sc):
                 parts["l_diversity"] = M.l_diversity_of(v.table, sc)
             if cards is None:
                 cards = tuple(eng.encode(v.table, list(sc.keys), list(sc.missing) or None).cardinalities)
@@ -266,7 +276,7 @@ def _measure(original, v: Variant, sc, opts: _Options, cards, notes: list, eng, 
             parts.update(synthetic_parts(original, v.table, v.control, sc, notes, prefix))
         elif v.kind != "original":
             parts.update(_tradeoff(original, v, sc, loss, notes, prefix, eng))
-            if sc.numeric_keys:
+            if applies("interval_disclosure", sc):
                 local: list[str] = []
                 parts["continuous"] = M.continuous_risk(original, v.table, sc, local)
                 notes.extend(prefix + n for n in local if prefix + n not in notes)
@@ -308,7 +318,7 @@ def _tradeoff(original, v: Variant, sc, loss, notes: list, prefix: str, eng) -> 
     out = {**lo, "estimates": T.estimates_of(original, v.table, sc)}
     out["recodes"] = T.recode_tables(original, v.table, recoded, list(sc.missing) or None, eng)
     out["pram"] = T.pram_tables(v.pram)
-    if sc.numeric_keys:
+    if applies("information_loss", sc):
         out["il1s"] = M.il1s_of(original, v.table, sc)
     return out
 

@@ -1,21 +1,78 @@
 """The result of :func:`sdckit.assess`: every measure of the original file and of each
-protection variant, as aggregates, with its text summary, JSON form and HTML report."""
+protection variant, as aggregates, with its text summary, JSON form and HTML report (drawn by
+the renderer, :mod:`sdckit.report`)."""
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
+import numpy as np
+
 from .._errors import SdcError
 from .._validation import check_choice, check_new_file
-from ..results._base import Result, Summary, fmt_share, freeze
-from ._frozen import plain
-from .combinations import KeySubsets
-from .measures import NEIGHBOUR_EDGES, PERTURBATION_EDGES, RISK_EDGES
-from .table import decision_text, loss_table, role_text, tradeoff_table, variant_table
+from ._base import Result, Summary, fmt_share, freeze
+from .bins import NEIGHBOUR_EDGES, PERTURBATION_EDGES, RISK_EDGES
 
-__all__ = ["AssessmentResult", "VariantAssessment"]
+__all__ = ["AssessmentResult", "KeySubsets", "VariantAssessment", "plain", "report_path"]
+
+
+def plain(value):
+    """The JSON form: mappings with text keys, lists, Python numbers; NaN and infinities as None."""
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        v = float(value)
+        return v if math.isfinite(v) else None
+    return value
+
+
+@dataclass(frozen=True)
+class KeySubsets:
+    """Records unique on each subset of the keys (sizes ``sizes``), the top ones per size.
+
+    ``counts`` maps a tuple of key names to the number of records with f_k = 1 on those keys
+    alone; ``top`` lists the ``TOP_PER_SIZE`` subsets with the most such records of each size
+    (ties in the keys' order); ``cells`` (only with ``include_records``) holds, for the top
+    subsets, the key values of up to ``CELLS_PER_SUBSET`` unique cells.
+    """
+
+    n: int
+    sizes: tuple[int, ...]
+    n_subsets: int
+    skipped_sizes: tuple[int, ...]
+    counts: dict
+    top: tuple
+    cells: dict | None = None
+
+    def __post_init__(self):
+        for name in ("counts", "top", "cells"):
+            object.__setattr__(self, name, freeze(getattr(self, name)))
+
+    def to_dict(self) -> dict:
+        out = {
+            "n": self.n,
+            "sizes": list(self.sizes),
+            "n_subsets": self.n_subsets,
+            "skipped_sizes": list(self.skipped_sizes),
+            "top": [
+                {"variables": list(v), "size": len(v), "n_sample_uniques": c, "share_sample_uniques": c / self.n}
+                for v, c in self.top
+            ],
+        }
+        if self.cells is not None:
+            out["unique_cells"] = [
+                {"variables": list(v), "cells": [list(c) for c in cells]} for v, cells in self.cells.items()
+            ]
+        return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -225,6 +282,8 @@ class AssessmentResult(Result):
         }
 
     def summary(self) -> Summary:
+        from ..report.table import decision_text, loss_table, role_text, tradeoff_table, variant_table
+
         sc = self.scenario
         rows: list[tuple] = [("records", self.n), ("variables in the file", self.n_columns)]
         rows += [(role.replace("_", " "), role_text(v)) for role, v in sc.items()]
@@ -278,7 +337,7 @@ class AssessmentResult(Result):
         behind when writing fails.
         """
         audience = check_choice(audience, "audience", ("internal", "external"))
-        target = _report_path(path) if path is not None else None
+        target = report_path(path) if path is not None else None
         if target is not None:
             check_new_file(target, overwrite)
         text = self._rendered(document=True, audience=audience)
@@ -298,7 +357,7 @@ class AssessmentResult(Result):
 
     def _rendered(self, document: bool, audience: str = "internal") -> str:
         """The page (or the Jupyter fragment), drawn once: the result is immutable."""
-        from .html import render
+        from ..report.html import render
 
         cache = self.__dict__.setdefault("_rendered_cache", {})
         if (document, audience) not in cache:
@@ -306,7 +365,7 @@ class AssessmentResult(Result):
         return cache[(document, audience)]
 
 
-def _report_path(path) -> Path:
+def report_path(path) -> Path:
     """``path`` checked: an .html/.htm file name in an existing directory, not a directory."""
     if isinstance(path, bool) or not isinstance(path, (str, os.PathLike)):
         raise SdcError(f"path: got {type(path).__name__}; expected a file path ending in .html")

@@ -14,6 +14,7 @@ import numpy as np
 
 from .._errors import SdcError, SdcWarning
 from .._progress import step
+from ..results.bins import NEIGHBOUR_EDGES, PERTURBATION_EDGES, RISK_EDGES
 
 __all__ = [
     "CONFIDENTIALITY_MAX_N",
@@ -38,12 +39,6 @@ LOGLINEAR_MAX_CELLS = 200_000
 CI_MAX_PATTERNS = 50_000
 #: the confidentiality plot (O(n^2) distances) is drawn up to this many records
 CONFIDENTIALITY_MAX_N = 20_000
-#: histogram bins of the individual and household risk: 8 per decade from 1e-6 to 1
-RISK_EDGES = np.logspace(-6, 0, 49)
-#: perturbation bins of the confidentiality plot: 0 exactly, then 4 per decade from 1e-4 to 10
-PERTURBATION_EDGES = np.logspace(-4, 1, 21)
-#: neighbour-count bins of the confidentiality plot (the last is open)
-NEIGHBOUR_EDGES = (0, 1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
 
 
 #: ``warnings.catch_warnings`` swaps the process's warning state: two captures in two threads

@@ -12,17 +12,16 @@ key values of the unique cells.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from itertools import combinations
 
 import numpy as np
 
+from .._core.frequencies import strata_correction
 from .._core.nafreq import pattern_frequencies
 from .._prepare import prepare
 from .._progress import step
 from ..engines import in_memory_engine
-from ..results._base import freeze
-from ..risk.frequencies import _strata_correction
+from ..results.assessment import KeySubsets
 
 __all__ = ["MAX_SIZE", "MAX_SUBSETS", "KeySubsets", "key_subsets"]
 
@@ -33,46 +32,6 @@ MAX_SUBSETS = 300
 #: subsets shown per size, and unique cells listed per subset with ``include_records``
 TOP_PER_SIZE = 5
 CELLS_PER_SUBSET = 10
-
-
-@dataclass(frozen=True)
-class KeySubsets:
-    """Records unique on each subset of the keys (sizes ``sizes``), the top ones per size.
-
-    ``counts`` maps a tuple of key names to the number of records with f_k = 1 on those keys
-    alone; ``top`` lists the ``TOP_PER_SIZE`` subsets with the most such records of each size
-    (ties in the keys' order); ``cells`` (only with ``include_records``) holds, for the top
-    subsets, the key values of up to ``CELLS_PER_SUBSET`` unique cells.
-    """
-
-    n: int
-    sizes: tuple[int, ...]
-    n_subsets: int
-    skipped_sizes: tuple[int, ...]
-    counts: dict
-    top: tuple
-    cells: dict | None = None
-
-    def __post_init__(self):
-        for name in ("counts", "top", "cells"):
-            object.__setattr__(self, name, freeze(getattr(self, name)))
-
-    def to_dict(self) -> dict:
-        out = {
-            "n": self.n,
-            "sizes": list(self.sizes),
-            "n_subsets": self.n_subsets,
-            "skipped_sizes": list(self.skipped_sizes),
-            "top": [
-                {"variables": list(v), "size": len(v), "n_sample_uniques": c, "share_sample_uniques": c / self.n}
-                for v, c in self.top
-            ],
-        }
-        if self.cells is not None:
-            out["unique_cells"] = [
-                {"variables": list(v), "cells": [list(c) for c in cells]} for v, cells in self.cells.items()
-            ]
-        return out
 
 
 def _sizes(m: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -136,7 +95,7 @@ def _uniques_on(eng, patterns, counts, cards, subset: list[int], strata_cols: li
     sub, records = _aggregate(eng, patterns, counts, cols, cards)
     fp, Fp = pattern_frequencies(sub, records, records, 1.0, "sdcmicro")
     if strata_cols:
-        fp, Fp = _strata_correction(sub, records, records, fp, Fp, len(subset), 1.0)
+        fp, Fp = strata_correction(sub, records, records, fp, Fp, len(subset), 1.0)
     unique = fp == 1
     return int(np.round(records[unique].sum())), sub[unique][:, : len(subset)]
 
