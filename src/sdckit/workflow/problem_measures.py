@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import warnings
 
-import numpy as np
-
 from .._errors import SdcWarning
 from ..assessment.table import step_entries
 
@@ -28,7 +26,7 @@ def measure_step(problem, table, changed: tuple, pram=None) -> dict:
         for entry in step_entries(problem.scenario, _options(problem)):
             result = STEP_MEASURES[entry.name](problem, table, diagonal)
             for h in _shown(entry, problem.scenario):
-                out[h.name] = _number(getattr(result, h.attribute))
+                out[h.name] = _number(h.name, getattr(result, h.attribute))
         if changed:
             out["lambda_j"] = _lambda(problem, table, changed, (pram or {}).get("matrices"))
     return out
@@ -43,13 +41,12 @@ def _shown(entry, sc) -> list:
     return [h for h in entry.headlines if h.label is not None and all(getattr(sc, r) for r in h.needs)]
 
 
-def _number(value):
-    """A headline as a plain number (counts per k as ``{k: count}``; a missing IL1s as 0)."""
+def _number(name: str, value):
+    """A headline as a plain number: a count (``n_...``) as int, per k as ``{k: count}``;
+    anything else as float (a missing IL1s as 0)."""
     if isinstance(value, dict):
         return {int(k): int(v) for k, v in value.items()}
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        return int(value)
-    return float(value or 0.0)
+    return int(value) if name.startswith("n_") else float(value or 0.0)
 
 
 def _roles(sc) -> dict:
