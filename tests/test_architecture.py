@@ -87,14 +87,15 @@ LAYERS = (
     ("engines", "io", "datasets"),
     # the roles, checked against the data once at the boundary
     ("_prepare", "scenario"),
-    # what measures and methods return
-    ("results",),
+    # what measures and methods return, and the renderer of the assessment's result (its HTML
+    # report, tables and figures): the report imports nothing above ``results``
+    ("results", "report"),
     # the public measures and protection methods
     ("risk", "utility", "protect"),
     # the registry: every declared method and measure, read from their modules
     ("registry",),
-    # the assessment report
-    ("report",),
+    # the assessment: the measures table, every measure of the original and its variants
+    ("assessment",),
     # the protect-then-measure workflow, recipes and the one-command assessment
     ("workflow",),
     # the interfaces: the package namespace, the command line and the web application (which
@@ -177,7 +178,7 @@ def test_import_graph_reads_every_kind_of_import():
     """The graph sees relative and absolute, module- and function-level imports."""
     g = _import_graph()
     assert "sdckit.results.suda" in g["sdckit.risk.suda"]  # from ..results.suda import ... (module level)
-    assert "sdckit.report" in g["sdckit.workflow.problem"]  # inside SdcProblem.report
+    assert "sdckit.assessment" in g["sdckit.workflow.problem"]  # inside SdcProblem.report
     assert "sdckit.io" in g["sdckit.results._base"]  # from ..io import write_records (in a method)
     assert "sdckit.risk.suda" not in g["sdckit.engines"]
 
@@ -205,11 +206,13 @@ def test_no_arrow_runs_up_the_layers():
 
     The result classes sit below the measures and methods, because a measure builds its result:
     a result class imports nothing above ``results`` (it may ask the engines for labels or
-    per-record output and write through ``io``). The report (every measure of the original and
-    its variants, :class:`AssessmentResult`, the HTML page) sits above every measure and method.
-    The workflow sits above the report: an :class:`SdcProblem` draws its report, and
-    :func:`sdckit.assess` replays recipes through an :class:`SdcProblem`. The package namespace
-    and the command line are on top. A piece two modules both need goes down to the lower one.
+    per-record output and write through ``io``). The report is a renderer beside the results: it
+    draws an :class:`AssessmentResult` and imports nothing above ``results``. The assessment
+    (the measures table, every measure of the original and its variants) sits above the
+    registry. The workflow sits above the assessment: an :class:`SdcProblem` draws its report,
+    and :func:`sdckit.assess` replays recipes through an :class:`SdcProblem`. The package
+    namespace and the command line are on top. A piece two modules both need goes down to the
+    lower one.
     """
     up = [
         f"{a} (line {line}) -> {b}"
@@ -373,8 +376,8 @@ def test_every_result_class_reprs_without_error():
 
 
 def test_every_result_class_is_in_the_results_package():
-    """What a measure or a protection method returns is defined in ``sdckit.results``; the
-    report's own AssessmentResult sits with the report, above every measure."""
+    """What a measure, a protection method or the assessment returns is defined in
+    ``sdckit.results``."""
     from sdckit.results import Result
 
     def subclasses(cls):
@@ -384,9 +387,8 @@ def test_every_result_class_is_in_the_results_package():
 
     found = {f"{c.__module__}.{c.__name__}" for c in subclasses(Result) if c.__module__.startswith("sdckit.")}
     assert {"sdckit.results.protection.ProtectionResult", "sdckit.results.frequencies.FrequencyResult"} <= found
-    assert {name for name in found if not name.startswith("sdckit.results.")} == {
-        "sdckit.report.result.AssessmentResult"
-    }
+    assert "sdckit.results.assessment.AssessmentResult" in found
+    assert {name for name in found if not name.startswith("sdckit.results.")} == set()
 
 
 def test_version_is_single_sourced():

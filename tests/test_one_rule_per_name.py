@@ -104,7 +104,7 @@ LOCAL_CHECKS = {
     "protect/recode.py:_check_recode_options": "which of mapping, breaks and hierarchy are given together",
     "protect/noise.py:_check_romm_size": "the size of the ROMM problem (data)",
     "protect/suppression.py:_check_k": "k (by the toolkit's check_k) against the records and combs",
-    "report/variants.py:_checked": "a protected file or recipe variant against the original (data)",
+    "assessment/variants.py:_checked": "a protected file or recipe variant against the original (data)",
     "workflow/problem.py:_check_version": "a recipe's format version",
     "workflow/_files.py:_check_graph": "a YAML file's size and depth with its aliases expanded (structure)",
     "workflow/_files.py:_check_files_entry": "a recipe's checksums of the files it names (structure)",

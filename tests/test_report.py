@@ -18,7 +18,7 @@ import pytest
 import sdckit
 from conftest import DATA
 from sdckit import assess
-from sdckit.report.combinations import key_subsets
+from sdckit.assessment.combinations import key_subsets
 from sdckit.results._base import fmt, fmt_share
 
 TESTDATA = DATA / "sdcmicro" / "testdata.csv"
@@ -343,7 +343,7 @@ def test_key_combinations_equal_frequencies_on_each_subset(data, monkeypatch):
         for subset, n_unique in got.counts.items():
             want = sdckit.frequencies(df, list(subset), strata=strata or None, allow_degenerate_keys=True)
             assert n_unique == want.n_sample_uniques, (subset, strata)
-        monkeypatch.setattr("sdckit.report.combinations._DENSE_CELLS", 0)
+        monkeypatch.setattr("sdckit.assessment.combinations._DENSE_CELLS", 0)
         assert key_subsets(df, sc).counts == got.counts
         monkeypatch.undo()
 
@@ -476,7 +476,7 @@ def test_progress_names_the_measures(data, capsys):
 def test_variants_given_as_tables(data, scenario, result):
     """assess_variants takes the tables themselves (e.g. an SdcProblem's steps); a variable a
     step changed outside the roles gets its lambda too."""
-    from sdckit.report import assess_variants
+    from sdckit.assessment import assess_variants
 
     p = sdckit.SdcProblem(data, scenario).apply("local_suppression", k=3)
     p.apply("global_recode", variables=["hhcivil"], mapping={1: 1, 2: 2, 3: 3, 4: 3})

@@ -243,8 +243,8 @@ def test_the_assessment_shows_the_interval_of_the_global_risk():
 def test_the_assessment_leaves_the_interval_out_above_its_pattern_limit(monkeypatch):
     """The interval is drawn per key pattern: above CI_MAX_PATTERNS the report says it was left
     out and how to get it, instead of spending minutes on a file of a million records."""
+    from sdckit.assessment import measures
     from sdckit.datasets import EXAMPLE_KEYS, load_example
-    from sdckit.report import measures
 
     monkeypatch.setattr(measures, "CI_MAX_PATTERNS", 10)
     ex = load_example()

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import sdckit
 from sdckit import SdcError
 from sdckit.cli import main
-from sdckit.report.result import AssessmentResult, VariantAssessment
+from sdckit.results.assessment import AssessmentResult, VariantAssessment
 from sdckit.scenario import RELEASE_TYPES, scenarios_from_dict, scenarios_to_dict
 from sdckit.workflow.scenarios import ScenariosAssessment, worst_verdicts
 

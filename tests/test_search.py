@@ -50,8 +50,8 @@ def _csv(frame) -> bytes:
 
 
 def _scales(data, sc):
+    from sdckit.assessment.tradeoff import loss_scales
     from sdckit.engines import in_memory_engine
-    from sdckit.report.tradeoff import loss_scales
 
     eng = in_memory_engine(None, "test")
     return loss_scales(eng.table(data), sc, list(sc.keys), eng)

@@ -154,7 +154,7 @@ def test_map_shows_the_household_rate_when_that_rule_fails(result):
 
 
 def test_deciding_rule():
-    from sdckit.report.tradeoff import deciding_rule
+    from sdckit.assessment.tradeoff import deciding_rule
 
     rule = lambda m, v, t, ok: {"measure": m, "value": v, "target": t, "meets_target": ok}  # noqa: E731
     # fails both: the one furthest above its target (0.03/0.01 = 3 > 0.02/0.01)
@@ -301,7 +301,7 @@ def test_cli_writes_both_reports(tmp_path, data):
 # ----------------------------------------------------------------------------------------------
 def test_skipped_loglinear_says_why_everywhere(result):
     # the example's full key table is small enough; force a skip by a tiny limit
-    from sdckit.report import measures as M
+    from sdckit.assessment import measures as M
 
     old = M.LOGLINEAR_MAX_CELLS
     M.LOGLINEAR_MAX_CELLS = 10
@@ -399,8 +399,8 @@ def test_scenario_scales_and_domains(data):
 
 def test_an_integer_key_with_many_values_is_a_number():
     """Integer-coded keys: more than 20 values read as a number (an age), up to 20 as codes."""
+    from sdckit.assessment.tradeoff import loss_scales
     from sdckit.engines import local_engine
-    from sdckit.report.tradeoff import loss_scales
 
     rng = np.random.default_rng(0)
     d = pl.DataFrame({"age": rng.integers(0, 90, 500), "status": rng.integers(1, 8, 500), "x": rng.normal(size=500)})

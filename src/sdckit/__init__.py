@@ -35,7 +35,7 @@ if TYPE_CHECKING:
         suppress_records,
         top_bottom_coding,
     )
-    from .report import AssessmentResult
+    from .results.assessment import AssessmentResult
     from .results.search import SearchResult
     from .risk import *  # noqa: F403  (every risk measure and its result class; see risk.__all__)
     from .scenario import Scenario

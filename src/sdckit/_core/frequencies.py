@@ -7,7 +7,13 @@ import numpy as np
 from .grouping import group_rows, lookup_sums, row_keys
 from .nafreq import pattern_frequencies
 
-__all__ = ["pattern_table", "pattern_frequencies", "pattern_frequencies_reference", "record_frequencies"]
+__all__ = [
+    "pattern_table",
+    "pattern_frequencies",
+    "pattern_frequencies_reference",
+    "record_frequencies",
+    "strata_correction",
+]
 
 
 def pattern_table(codes: np.ndarray, weights: np.ndarray | None = None, factorize=None, cards=None, multiplicity=None):
@@ -168,3 +174,30 @@ def record_frequencies(
     ids, patterns, counts, wsum = pattern_table(codes, weights)
     fp, Fp = pattern_frequencies(patterns, counts, wsum, alpha, na_rule)
     return fp[ids], Fp[ids]
+
+
+def strata_correction(patterns, counts, wsum, fp, Fp, m, alpha):
+    """Turn frequencies over (keys, strata) into sdcMicro frequencies within each stratum.
+
+    With the strata appended as complete key columns the missing-value rule holds within
+    strata except for records missing every key variable: in a stratum they must get f = n_h
+    (all records of the stratum), and for m >= 2 complete patterns must not count them.
+    """
+    keyp = patterns[:, :m]
+    allmiss = (keyp < 0).all(axis=1)
+    if not allmiss.any():
+        return fp, Fp
+    stratum, n_st = group_rows(patterns[:, m:].astype(np.int64))
+    a_c = np.bincount(stratum[allmiss], weights=counts[allmiss], minlength=n_st)
+    a_w = np.bincount(stratum[allmiss], weights=wsum[allmiss], minlength=n_st)
+    fp, Fp = fp.copy(), Fp.copy()
+    if m >= 2:
+        complete = (keyp >= 0).all(axis=1)
+        fp[complete] -= alpha * a_c[stratum[complete]]
+        Fp[complete] -= alpha * a_w[stratum[complete]]
+        near = np.round(fp)
+        snap = complete & (np.abs(fp - near) <= 1e-9 * np.abs(near))
+        fp[snap] = near[snap]
+    fp[allmiss] = np.bincount(stratum, weights=counts, minlength=n_st)[stratum[allmiss]]
+    Fp[allmiss] = np.bincount(stratum, weights=wsum, minlength=n_st)[stratum[allmiss]]
+    return fp, Fp

@@ -564,7 +564,7 @@ RECODES = ("global_recode", "top_bottom_coding")
 def recode_view(problem) -> dict:
     """For each variable recoded by a step so far, the released categories with the original
     categories merged into each and their counts (counts only, no record)."""
-    from ..report.tradeoff import recode_tables
+    from ..assessment.tradeoff import recode_tables
 
     variables = sorted({v for s in problem.history if s.method in RECODES for v, c in s.result.n_changed.items() if c})
     if not variables:

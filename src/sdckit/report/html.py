@@ -14,8 +14,8 @@ import html as _html
 import numpy as np
 
 from ..results._base import fmt, fmt_percent, fmt_share
+from ..results.bins import NEIGHBOUR_EDGES, PERTURBATION_EDGES, RISK_EDGES
 from . import figures as F
-from .measures import NEIGHBOUR_EDGES, PERTURBATION_EDGES, RISK_EDGES
 from .table import decision_text, loss_table, map_axis, role_text, tradeoff_table, variant_table
 
 __all__ = ["CSS", "render"]

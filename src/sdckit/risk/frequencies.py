@@ -6,8 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._core.frequencies import pattern_frequencies
-from .._core.grouping import group_rows
+from .._core.frequencies import pattern_frequencies, strata_correction
 from .._declare import Param, declare
 from .._deprecation import renamed_parameters
 from .._errors import SdcError
@@ -140,35 +139,8 @@ def pattern_frequencies_of(prep: Prepared, alpha: float, na_rule: str, engine=No
     ids, patterns, counts, wsum = eng.patterns(codes, prep.weights, cards, multiplicity=prep.counts)
     fp, Fp = pattern_frequencies(patterns, counts, wsum, alpha, na_rule)
     if prep.strata is not None and na_rule == "sdcmicro":
-        fp, Fp = _strata_correction(patterns, counts, wsum, fp, Fp, m, alpha)
+        fp, Fp = strata_correction(patterns, counts, wsum, fp, Fp, m, alpha)
     return PatternFrequencies(ids, patterns, counts, wsum, fp, Fp, m)
-
-
-def _strata_correction(patterns, counts, wsum, fp, Fp, m, alpha):
-    """Turn frequencies over (keys, strata) into sdcMicro frequencies within each stratum.
-
-    With the strata appended as complete key columns the missing-value rule holds within
-    strata except for records missing every key variable: in a stratum they must get f = n_h
-    (all records of the stratum), and for m >= 2 complete patterns must not count them.
-    """
-    keyp = patterns[:, :m]
-    allmiss = (keyp < 0).all(axis=1)
-    if not allmiss.any():
-        return fp, Fp
-    stratum, n_st = group_rows(patterns[:, m:].astype(np.int64))
-    a_c = np.bincount(stratum[allmiss], weights=counts[allmiss], minlength=n_st)
-    a_w = np.bincount(stratum[allmiss], weights=wsum[allmiss], minlength=n_st)
-    fp, Fp = fp.copy(), Fp.copy()
-    if m >= 2:
-        complete = (keyp >= 0).all(axis=1)
-        fp[complete] -= alpha * a_c[stratum[complete]]
-        Fp[complete] -= alpha * a_w[stratum[complete]]
-        near = np.round(fp)
-        snap = complete & (np.abs(fp - near) <= 1e-9 * np.abs(near))
-        fp[snap] = near[snap]
-    fp[allmiss] = np.bincount(stratum, weights=counts, minlength=n_st)[stratum[allmiss]]
-    Fp[allmiss] = np.bincount(stratum, weights=wsum, minlength=n_st)[stratum[allmiss]]
-    return fp, Fp
 
 
 def frequency_result(

@@ -10,17 +10,17 @@ from pathlib import Path
 from .._errors import SdcError
 from .._progress import measure_progress, step
 from .._validation import missing_columns_message, raise_problems
-from ..engines import in_memory_engine
-from ..report.result import AssessmentResult
-from ..report.variants import (
+from ..assessment.variants import (
+    Options,
     Variant,
-    _assess,
-    _Options,
-    _options,
-    _protected_variant,
-    _with_register,
+    assess_variant_tables,
+    check_options,
+    protected_variant,
     synthetic_variant,
+    with_register,
 )
+from ..engines import in_memory_engine
+from ..results.assessment import AssessmentResult
 from ..scenario import Scenario, check_scenarios, linked_keys
 from .problem import SdcProblem, _published_pram, read_recipe
 from .scenarios import ScenariosAssessment, worst_verdicts
@@ -128,13 +128,13 @@ def assess(
     """
     several = not isinstance(scenario, Scenario) and isinstance(scenario, (list, tuple))
     scenarios = check_scenarios(scenario) if several else (scenario,)
-    options = [_options(sc, k, max_global_risk, include_records) for sc in scenarios]
+    options = [check_options(sc, k, max_global_risk, include_records) for sc in scenarios]
     eng = in_memory_engine(engine, "assess")
     register = (register_sample, register_sample_weight, register_sampling_fraction)
     with measure_progress(progress, "assess"):
         step("reading and checking the data")
         table = eng.table(data)
-        options = [_with_register(o, sc, *register, eng) for o, sc in zip(options, scenarios)]
+        options = [with_register(o, sc, *register, eng) for o, sc in zip(options, scenarios)]
         for sc in scenarios:
             sc.validate(table, require_keys=bool(sc.keys), allow_degenerate_keys=True, engine=eng)
         ids = _direct_identifiers(table, scenarios)
@@ -149,7 +149,9 @@ def assess(
         variants += [
             synthetic_variant(table, scenarios[0], f, control, i, eng, name) for i, (name, f) in enumerate(files)
         ]
-        results = [_reported(_assess(table, sc, list(variants), o, eng), sc) for sc, o in zip(scenarios, options)]
+        results = [
+            _reported(assess_variant_tables(table, sc, list(variants), o, eng), sc) for sc, o in zip(scenarios, options)
+        ]
     if not several:
         return _with_notes(results[0], notes)
     return _by_scenario(scenarios, results, ids, notes)
@@ -187,7 +189,7 @@ def _released_variant(table, protected, ids, notes: list, eng) -> Variant:
     """The protected file as a variant, without the direct identifiers (one it still holds is
     noted)."""
     if not ids:
-        return _protected_variant(table, protected, eng)
+        return protected_variant(table, protected, eng)
     other = eng.table(protected, "protected")
     kept = [c for c in ids if c in other.columns]
     if kept:
@@ -197,7 +199,7 @@ def _released_variant(table, protected, ids, notes: list, eng) -> Variant:
         )
     is_path = isinstance(protected, (str, os.PathLike))
     name = Path(os.fspath(protected)).name if is_path else "protected file"
-    return replace(_protected_variant(table, _without(other, kept, eng), eng), name=name)
+    return replace(protected_variant(table, _without(other, kept, eng), eng), name=name)
 
 
 #: the scenario entries the report's "Data and scenario" table labels (report/html.py)
@@ -255,7 +257,7 @@ def _recipe_label(recipe, rec: dict | None, i: int) -> str:
     return f"recipe {i + 1}"
 
 
-def _recipe_variants(table, scenario, recipes, opts: _Options, eng) -> list[Variant]:
+def _recipe_variants(table, scenario, recipes, opts: Options, eng) -> list[Variant]:
     """Replay each recipe on the original (one workflow, undone between recipes, so that the
     original is measured once); a recipe that fails is an error naming it and its step."""
     if recipes is None:

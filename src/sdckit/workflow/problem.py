@@ -272,10 +272,10 @@ class SdcProblem:
         """The assessment report of this release: the original and, as variants, the data after
         each step (step 1, steps 1-2, ...; ``steps="last"``: after the last step only),
         with their risk and loss side by side. Returns the
-        :class:`sdckit.report.AssessmentResult`; with ``path``, also writes the HTML report
+        :class:`sdckit.AssessmentResult`; with ``path``, also writes the HTML report
         (atomically; an existing file only with ``overwrite=True``). ``options`` are passed to
         :func:`sdckit.assess`."""
-        from ..report import assess_variants
+        from ..assessment import assess_variants
 
         if steps not in ("each", "last"):
             raise SdcError(f"steps: got {steps!r}; expected 'each' or 'last'")

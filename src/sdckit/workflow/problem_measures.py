@@ -6,79 +6,120 @@ from __future__ import annotations
 import warnings
 
 from .._errors import SdcWarning
+from ..assessment.table import step_entries
 
-__all__ = ["measure_step", "summary_rows"]
+__all__ = ["STEP_MEASURES", "measure_step", "summary_rows"]
 
 
 def measure_step(problem, table, changed: tuple, pram=None) -> dict:
-    """The measures of ``table`` (aggregates only): for categorical keys, k-anonymity violations,
-    individual and household risk and SUDA (if asked); for continuous keys, interval disclosure,
-    distance-based linkage and IL1s against the original; after a step, the loss lambda_j of
-    every key and changed variable. ``pram`` (the published matrices of the PRAM steps so far)
-    makes the risk PRAM-adjusted and the loss of a PRAMed variable its expected change."""
-    sc = problem.scenario
+    """The measures of ``table`` (aggregates only): the per-step entries of the measures table
+    (:func:`sdckit.assessment.table.step_entries`) that the roles allow; for categorical keys,
+    k-anonymity violations, individual and household risk and SUDA (if asked); for continuous
+    keys, interval disclosure, distance-based linkage and IL1s against the original; after a
+    step, the loss lambda_j of every key and changed variable. ``pram`` (the published matrices
+    of the PRAM steps so far) makes the risk PRAM-adjusted and the loss of a PRAMed variable its
+    expected change."""
     out: dict = {}
+    diagonal = (pram or {}).get("diagonal")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SdcWarning)  # the scenario was checked once, at the start
-        if sc.keys:
-            out.update(_categorical(problem, table, (pram or {}).get("diagonal")))
-        if sc.numeric_keys:
-            out.update(_continuous(problem, table))
+        for entry in step_entries(problem.scenario, _options(problem)):
+            result = STEP_MEASURES[entry.name](problem, table, diagonal)
+            for h in _shown(entry, problem.scenario):
+                out[h.name] = _number(h.name, getattr(result, h.attribute))
         if changed:
             out["lambda_j"] = _lambda(problem, table, changed, (pram or {}).get("matrices"))
     return out
 
 
-def _categorical(problem, table, diagonal=None) -> dict:
-    from ..risk import individual_risk, k_anonymity, suda
+def _options(problem) -> frozenset[str]:
+    return frozenset({"suda"} if problem._suda else ())
+
+
+def _shown(entry, sc) -> list:
+    """The headlines of ``entry`` in the per-step table under the scenario ``sc``."""
+    return [h for h in entry.headlines if h.label is not None and all(getattr(sc, r) for r in h.needs)]
+
+
+def _number(name: str, value):
+    """A headline as a plain number: a count (``n_...``) as int, per k as ``{k: count}``;
+    anything else as float (a missing IL1s as 0)."""
+    if isinstance(value, dict):
+        return {int(k): int(v) for k, v in value.items()}
+    return int(value) if name.startswith("n_") else float(value or 0.0)
+
+
+def _roles(sc) -> dict:
+    return {"strata": list(sc.strata) or None, "missing": list(sc.missing) or None}
+
+
+def _k_anonymity(problem, table, diagonal):
+    from ..risk import k_anonymity
 
     sc = problem.scenario
-    roles = {"strata": list(sc.strata) or None, "missing": list(sc.missing) or None}
-    kan = k_anonymity(table, list(sc.keys), k=list(problem._k), allow_degenerate_keys=True, **roles)
+    return k_anonymity(table, list(sc.keys), k=list(problem._k), allow_degenerate_keys=True, **_roles(sc))
+
+
+def _individual_risk(problem, table, diagonal):
+    from ..risk import individual_risk
+
+    sc = problem.scenario
     adjust = {v: d for v, d in (diagonal or {}).items() if v in sc.keys}
-    risk = individual_risk(
+    return individual_risk(
         table,
         list(sc.keys),
         weight=sc.weight,
         household=sc.household,
         allow_degenerate_keys=True,
         pram=adjust or None,
-        **roles,
+        **_roles(sc),
     )
-    out = {
-        "n_violations": {int(k): int(v) for k, v in kan.n_violations.items()},
-        "global_risk": float(risk.global_risk),
-        "expected_reidentifications": float(risk.expected_reidentifications),
-    }
-    if sc.household:
-        out["household_global_risk"] = float(risk.household_global_risk)
-    if problem._suda:
-        out["n_with_msu"] = int(suda(table, list(sc.keys), missing=roles["missing"]).n_with_msu)
-    return out
 
 
-def _continuous(problem, table) -> dict:
-    """Interval disclosure (share of records whose original values all lie within 5 % of a
-    standard deviation of the released ones), the share linked to their own original record by
-    distance, and IL1s, each of ``table`` against the original on the continuous keys."""
-    from ..risk import interval_disclosure, record_linkage_risk
+def _suda(problem, table, diagonal):
+    from ..risk import suda
+
+    return suda(table, list(problem.scenario.keys), missing=list(problem.scenario.missing) or None)
+
+
+def _interval_disclosure(problem, table, diagonal):
+    """Share of records whose original values all lie within 5 % of a standard deviation of the
+    released ones, on the continuous keys."""
+    from ..risk import interval_disclosure
+
+    return interval_disclosure(problem._original, table, list(problem.scenario.numeric_keys))
+
+
+def _record_linkage(problem, table, diagonal):
+    """The share linked to their own original record by distance, on the continuous keys."""
+    from ..risk import record_linkage_risk
+
+    return record_linkage_risk(problem._original, table, list(problem.scenario.numeric_keys))
+
+
+def _information_loss(problem, table, diagonal):
+    """IL1s of ``table`` against the original on the continuous keys."""
     from ..utility import information_loss
 
-    variables = list(problem.scenario.numeric_keys)
-    original = problem._original
-    il = information_loss(original, table, variables, scales="continuous")
-    return {
-        "share_interval_risk": float(interval_disclosure(original, table, variables).share_at_risk),
-        "share_linked": float(record_linkage_risk(original, table, variables).share_linked),
-        "il1s": float(il.il1s or 0.0),
-    }
+    return information_loss(problem._original, table, list(problem.scenario.numeric_keys), scales="continuous")
+
+
+#: how the workflow runs each per-step entry of the measures table on a table after a step
+STEP_MEASURES = {
+    "k_anonymity": _k_anonymity,
+    "individual_risk": _individual_risk,
+    "suda": _suda,
+    "interval_disclosure": _interval_disclosure,
+    "record_linkage_risk": _record_linkage,
+    "information_loss": _information_loss,
+}
 
 
 def _lambda(problem, table, changed: tuple, matrices=None) -> dict:
     """lambda_j of the key variables and of every variable a step changed: the loss of every
     change (:func:`sdckit.variant_loss`; a recoded number counts against its interval), on the
     scales the assessment uses."""
-    from ..report.tradeoff import loss_scales, nominal_pram
+    from ..assessment.tradeoff import loss_scales, nominal_pram
     from ..utility import variant_loss
 
     sc = problem.scenario
@@ -93,20 +134,15 @@ def _lambda(problem, table, changed: tuple, matrices=None) -> dict:
 
 
 def summary_rows(problem) -> tuple[list, list]:
-    """Columns and rows of the before/after table (one row for the original, one per step)."""
+    """Columns and rows of the before/after table (one row for the original, one per step):
+    the labelled headlines of the per-step entries of the measures table, then lambda_j."""
     ks = list(problem._k)
-    hh = bool(problem.scenario.household) and bool(problem.scenario.keys)
+    sc = problem.scenario
+    heads = [h for e in step_entries(sc, _options(problem)) for h in _shown(e, sc)]
     lam_vars = list(dict.fromkeys(v for s in problem.history for v in s.measures.get("lambda_j", {})))
-    cat, num = bool(problem.scenario.keys), bool(problem.scenario.numeric_keys)
     columns = ["step"]
-    if cat:
-        columns += [*[f"f_k < {k}" for k in ks], "global risk", "expected re-identifications"]
-    if hh:
-        columns.append("household risk")
-    if problem._suda:
-        columns.append("records with an MSU")
-    if num:
-        columns += ["share in 5 % sd interval", "share linked by distance", "IL1s"]
+    for h in heads:
+        columns += [h.label.format(k=k) for k in ks] if "{k}" in h.label else [h.label]
     columns += [f"lambda {v}" for v in lam_vars]
     stages = [("original", problem._baseline)] + [
         (f"{i + 1}. {s.method}", s.measures) for i, s in enumerate(problem.history)
@@ -114,14 +150,8 @@ def summary_rows(problem) -> tuple[list, list]:
     table = []
     for _, m in stages:
         row = []
-        if cat:
-            row += [*[m["n_violations"][k] for k in ks], m["global_risk"], m["expected_reidentifications"]]
-        if hh:
-            row.append(m["household_global_risk"])
-        if problem._suda:
-            row.append(m["n_with_msu"])
-        if num:
-            row += [m["share_interval_risk"], m["share_linked"], m["il1s"]]
+        for h in heads:
+            row += [m[h.name][k] for k in ks] if "{k}" in h.label else [m[h.name]]
         row += [m.get("lambda_j", {}).get(v, 0.0 if m is problem._baseline else None) for v in lam_vars]
         table.append(row)
     # one row per measure, one column per stage: reads top to bottom however many steps

@@ -11,9 +11,8 @@ from pathlib import Path
 
 from .._errors import SdcError
 from .._validation import check_choice, check_new_file
-from ..report._frozen import plain
-from ..report.result import AssessmentResult, _report_path
 from ..results._base import Summary, fmt_share, freeze
+from ..results.assessment import AssessmentResult, plain, report_path
 
 __all__ = ["ScenariosAssessment", "worst_verdicts"]
 
@@ -131,7 +130,7 @@ class ScenariosAssessment:
         (an ``.html`` file name) it is also written there, atomically (an existing file only
         with ``overwrite=True``)."""
         audience = check_choice(audience, "audience", ("internal", "external"))
-        target = _report_path(path) if path is not None else None
+        target = report_path(path) if path is not None else None
         if target is not None:
             check_new_file(target, overwrite)
         text = self._page(audience)

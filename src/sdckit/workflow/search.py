@@ -31,6 +31,7 @@ from .._validation import (
     check_t_target,
     raise_problems,
 )
+from ..assessment.table import search_targets
 from ..engines import in_memory_engine
 from ..results.search import SearchResult
 from ..scenario import Scenario
@@ -39,10 +40,9 @@ from ._hierarchies import check_lattice_size, read_hierarchies
 
 __all__ = ["SEARCH_TARGETS", "search"]
 
-#: the names a search target may combine
-SEARCH_TARGETS = (
-    "k", "l", "sensitive", "diversity", "c", "t", "t_distance", "max_risk", "max_global_risk", "household", "max_suda"
-)  # fmt: skip
+#: the names a search target may combine: the targets of the measures table
+#: (:data:`sdckit.assessment.table.MEASURES`), each once, in its order
+SEARCH_TARGETS = search_targets()
 DIVERSITIES = ("distinct", "entropy", "recursive")
 #: the ground distances of t-closeness (ARX's equal and hierarchical distance)
 T_DISTANCES = ("equal", "hierarchical")
@@ -223,7 +223,7 @@ class _Search:
         self.gs_factor = _gs_factor(gs_factor, self.objective)
         self.arx_metric = ARX_METRICS.get(self.objective)
         self.weights = _check_weights(weights, self.keys)
-        from ..report.tradeoff import loss_scales
+        from ..assessment.tradeoff import loss_scales
 
         self.scales = loss_scales(self.table, scenario, self.keys, self.eng)
         self._check_finite()
@@ -1217,7 +1217,7 @@ def replay(data, scenario: Scenario, steps) -> tuple:
 
 def assess_recipes(data, scenario: Scenario, *, recipes, **options):
     """:func:`sdckit.assess` of ``recipes`` (``{"name", "steps"}``) as variants of ``data``."""
-    from ..report import assess_variants
+    from ..assessment import assess_variants
 
     variants = []
     for r in recipes:
