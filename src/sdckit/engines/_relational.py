@@ -33,6 +33,7 @@ import numpy as np
 from .._errors import SdcError
 from .._validation import missing_columns_message
 from .base import RECORDS, STORED, EngineCapabilities
+from .records import HOUSEHOLD_RISK, Records, local_records
 
 __all__ = [
     "HOUSEHOLD_RISK",
@@ -293,6 +294,12 @@ class RelationalEngine(EngineCapabilities):
 
     def to_native(self, columns: dict, backend: str, index=None):
         return self.local().to_native(columns, backend, index)
+
+    def records(self, comp: Compressed | None = None, household=None) -> Records:
+        """The records handle a result keeps: with the compressed table ``comp`` the engine maps
+        the result's per-row values back to the records (and ``household``'s risk to each
+        record); without it (a result of small tables) the in-memory handle."""
+        return local_records() if comp is None else Records(self, comp, household)
 
     # -- dialect (overridden where they differ) -------------------------------------------------
     def quote(self, name: str) -> str:  # pragma: no cover - abstract
@@ -676,10 +683,6 @@ class RelationalEngine(EngineCapabilities):
         finally:
             _remove(tmp)
         return p
-
-
-#: a per-record column computed by the engine: the household risk r^h of the record's household
-HOUSEHOLD_RISK = "__household_risk__"
 
 
 @dataclass(frozen=True)

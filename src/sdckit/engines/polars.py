@@ -15,6 +15,7 @@ from . import _polars_labels, _polars_output
 from ._polars_encode import encode_column, encode_keys
 from ._polars_frame import Table, as_table, to_native
 from .base import RECORDS, EncodedKeys, EngineCapabilities
+from .records import Records, local_records
 
 __all__ = ["PolarsEngine"]
 
@@ -124,6 +125,11 @@ class PolarsEngine(EngineCapabilities):
     # -- output ----------------------------------------------------------------------------------
     def to_native(self, columns: dict, backend: str, index=None):
         return to_native(columns, backend, index)
+
+    @staticmethod
+    def records(comp=None, household=None) -> Records:
+        """The records handle a result keeps (in memory: it builds the caller's frame type)."""
+        return local_records()
 
     # -- protected output (a copy of the caller's table with new column values) ---------------
     with_missing = staticmethod(_polars_output.with_missing)

@@ -12,7 +12,7 @@ import numpy as np
 
 from .._declare import declaration
 from .._validation import as_name_list, check_seed, mixed_type_problems, raise_problems
-from ..engines import in_memory_engine
+from ..engines import in_memory_engine, local_records
 from ..results.protection import ProtectionResult
 
 __all__ = ["Change", "Input", "common_scale", "finish", "read_input", "resolve_seed", "strata_of"]
@@ -155,5 +155,6 @@ def finish(
         notes=tuple(notes),
         table=table,
         backend=inp.table.backend,
+        records=local_records(),
         row_index=inp.table.index,
     )
