@@ -21,9 +21,9 @@ from .._errors import SdcError, warn
 from .._prepare import Prepared, prepare
 from .._progress import step
 from .._validation import check_bool, check_choice, check_rule
-from ._suda_access import label_values
 from ..results.suda import MSU, SudaResult
 from ..scenario import accepts_scenario
+from ._suda_access import label_values
 from .frequencies import records_fields
 
 __all__ = ["MSU", "SudaResult", "suda"]
