@@ -104,9 +104,10 @@ def strata_of(eng, table, strata) -> tuple[np.ndarray | None, tuple[str, ...]]:
         return None, ()
     enc = eng.encode(table, list(strata))
     ids, patterns, _, _ = eng.patterns(enc.codes)
+    values = [eng.label_values(lab) for lab in enc.labels]
     labels = []
     for row in patterns:
-        parts = ["NA" if c < 0 else str(eng.label_at(enc.labels[j], int(c))) for j, c in enumerate(row)]
+        parts = ["NA" if c < 0 else str(values[j][int(c)]) for j, c in enumerate(row)]
         labels.append("-".join(parts))
     return np.asarray(ids, dtype=np.int64), tuple(labels)
 
