@@ -217,14 +217,12 @@ def test_the_id_column_makes_a_new_complete_result(data):
         res.row_ids[1][0] = 0  # frozen at construction
 
 
-def test_a_result_without_a_handle_says_so():
+def test_a_result_without_a_handle_says_so(data):
     from dataclasses import fields
 
     from sdckit.results.uniqueness import PopulationUniquesResult
 
-    res = sdckit.population_uniques(
-        __import__("polars").DataFrame({"a": [1, 1, 2, 3], "b": [1, 2, 2, 3]}), ["a", "b"], sampling_fraction=0.1
-    )
+    res = sdckit.population_uniques(data, ["a", "b"], sampling_fraction=0.1)
     bare = PopulationUniquesResult(**{f.name: getattr(res, f.name) for f in fields(res) if f.name != "records"})
     with pytest.raises(sdckit.SdcError, match="^records: "):
         bare.to_frame()
