@@ -19,6 +19,7 @@ from .._errors import SdcError, warn
 from .._prepare import prepare
 from .._progress import step
 from .._validation import check_choice, check_rule, check_sampling_fraction
+from ..engines import local_records
 from ..results.uniqueness import PopulationUniquesResult
 from ..scenario import accepts_scenario
 
@@ -170,6 +171,7 @@ def population_uniques(
         class_sizes=sizes,
         class_counts=counts,
         backend=sample.backend,
+        records=local_records(),
     )
 
 
