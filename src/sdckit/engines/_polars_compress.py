@@ -1,5 +1,5 @@
 """The distinct-pattern operations of the in-memory engine (those of
-:class:`~sdckit.engines.base.StoredRecords` that a measure over distinct patterns calls:
+:class:`~sdckit.engines.base.Engine` that a measure over distinct patterns calls:
 ``compress``, ``records_of``, ``with_suppressed``), so that one algorithm over the distinct rows
 serves every engine.
 
