@@ -271,3 +271,26 @@ def test_engine_x_measure(name, engine_name, memory_results, spark_engine, tmp_p
         with pytest.raises(sdckit.SdcError) as err:
             CASES[name](data, extra, eng)
         assert str(err.value).startswith(f"engine: {name} needs the records in memory; the {engine_name} engine runs")
+
+
+def test_polars_compress_records_of_and_with_suppressed():
+    """The in-memory engine's distinct-pattern operations (one algorithm over distinct patterns
+    serves every engine): each record belongs to the row of its values, ``records_of`` returns
+    the records of some rows in input order, ``with_suppressed`` makes the flagged cells missing."""
+    import polars as pl
+
+    from sdckit.engines.polars import PolarsEngine
+
+    eng = PolarsEngine()
+    d = pl.DataFrame({"a": [1, 2, 1, None, 2, 1], "b": ["x", "y", "x", "z", "y", "y"], "w": [1.0, 2, 3, 4, 5, 6]})
+    comp = eng.compress(eng.table(d), ["a", "b"], "w", first=True)
+    assert comp.counts.tolist() == [2, 2, 1, 1] and comp.first.tolist() == [0, 1, 3, 5]
+    assert comp.weight_sums.tolist() == [4.0, 7.0, 4.0, 6.0]
+    pos, rows, w = eng.records_of(comp, np.array([3, 0]), weight="w")
+    assert pos.tolist() == [0, 2, 5] and rows.tolist() == [0, 0, 3] and w.tolist() == [1.0, 3.0, 6.0]
+    assert eng.records_of(comp, np.zeros(0, dtype=np.int64))[0].size == 0
+    row_flags = np.array([[True, False], [False, False], [False, False], [False, True]])
+    data, table = eng.with_suppressed(comp, ["a", "b"], row_flags, np.array([2]), np.array([[False, True]]))
+    assert data.get_column("a").to_list() == [None, 2, 1, None, 2, 1]
+    assert data.get_column("b").to_list() == ["x", "y", None, "z", "y", None]
+    assert table.n == 6

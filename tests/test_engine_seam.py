@@ -112,8 +112,9 @@ ONE_CALLER = {
     "per factor over the records (patterns sums one weight only)",
     "label_numbers": "the log-linear model's numeric labels depend on the label table's type (numbers, "
     "text that parses, a factor), which label_values' Python list loses",
-    "with_suppressed": "local suppression out of core: the protected records as the engine's own table, "
-    "nothing record-level through Python",
+    "with_suppressed": "the protected records of a suppression decided on distinct patterns (local "
+    "suppression out of core, suppress_by_risk on every engine; both through _suppression_engine): the "
+    "engine's own table, nothing record-level through Python out of core",
     "households": "household risk out of core: the per-household aggregate stays in the engine",
     "household_key_conflicts": "a household whose members disagree on a household key, counted in the "
     "engine (compress would bring one row per household into memory)",

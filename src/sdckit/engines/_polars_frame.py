@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import narwhals as nw
 import numpy as np
@@ -46,6 +46,9 @@ class Table:
     backend: str
     index: Any = None
     _cache: dict = field(default_factory=dict, repr=False)
+    #: protected records go back as the caller's frame type (as for a relational engine's
+    #: table of an in-memory frame)
+    in_memory: ClassVar[bool] = True
 
     @property
     def lazy(self) -> bool:

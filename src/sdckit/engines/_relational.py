@@ -122,6 +122,8 @@ class RelationTable:
     #: an in-memory frame (pandas, Polars, PyArrow...) given by the caller, not a file, a DuckDB
     #: relation or a Spark DataFrame: protected data goes back to the caller as its frame type
     in_memory: bool = False
+    #: that in-memory frame itself (the protected records are a copy of it)
+    native: Any = field(default=None, repr=False)
     _cache: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -350,6 +352,7 @@ class RelationalEngine(EngineCapabilities):
         declared: dict = {}
         backend, index = "polars", None
         in_memory = _in_memory(data)
+        native = data if in_memory else None
         if in_memory:  # converted once: registered as Arrow, its Enum categories kept
             import polars as pl
 
@@ -359,7 +362,8 @@ class RelationalEngine(EngineCapabilities):
             data, backend, index = wrapped.frame, wrapped.backend, wrapped.index
             declared = {c: t for c, t in data.schema.items() if isinstance(t, pl.Enum)}
         types = self.register_source(data, view, param)
-        return RelationTable(self, view, types, declared=declared, backend=backend, index=index, in_memory=in_memory)
+        return RelationTable(self, view, types, declared=declared, backend=backend, index=index, in_memory=in_memory,
+                             native=native)  # fmt: skip
 
     def register_source(self, data, view: str, param: str) -> dict:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -559,9 +563,24 @@ class RelationalEngine(EngineCapabilities):
 
     def with_suppressed(self, comp: Compressed, keys, row_flags: np.ndarray, pos: np.ndarray, rec_flags: np.ndarray):
         """The records with key values made missing: ``row_flags`` (rows x keys) for every
-        record of a row, ``rec_flags`` for the records at ``pos`` instead. Returned as the
-        engine's own lazy table (a DuckDB relation, a Spark DataFrame), in input order with the
-        input's columns."""
+        record of a row, ``rec_flags`` for the records at ``pos`` instead. Returns ``(data,
+        None)``: ``data`` is the engine's own lazy table (a DuckDB relation, a Spark DataFrame),
+        in input order with the input's columns, for a file, a DuckDB relation or a Spark
+        DataFrame (data that may not fit in memory); for an in-memory frame it is the caller's
+        frame type, written as the in-memory engine writes it (the same columns, types and
+        pandas index): the engine returns each record's row (two integers per record), and the
+        cells are made missing in a copy of the caller's frame."""
+        if comp.source.in_memory:
+            positions, rows = self.records_of(comp, np.arange(len(comp.counts)))
+            flags = np.zeros((int(comp.counts.sum()), len(keys)), dtype=bool)
+            flags[positions] = row_flags[rows]
+            flags[np.asarray(pos, dtype=np.int64)] = rec_flags
+            mem = self.local()
+            source = mem.table(comp.source.native)
+            return mem.native_frame(mem.with_missing(source, {v: flags[:, j] for j, v in enumerate(keys)})), None
+        return self._suppressed_relation(comp, keys, row_flags, pos, rec_flags), None
+
+    def _suppressed_relation(self, comp: Compressed, keys, row_flags, pos, rec_flags):
         import polars as pl
 
         q = self.quote

@@ -35,7 +35,7 @@ __all__ = [
 RECORDS = "records"
 #: capability: the records stay in the engine, which compresses them to the distinct rows of the
 #: columns a measure needs and maps per-row results back (the operations of
-#: :class:`StoredRecords`).
+#: :class:`StoredRecords`; every engine compresses, ``Engine.compress``).
 STORED = "stored"
 
 
@@ -173,6 +173,14 @@ class Engine(Protocol):
         GROUP BY of the key patterns with record counts and weight sums.
         ``group_sums(factors, levels, values)``: column sums of ``values`` per level of each
         factor.
+    Distinct patterns
+        ``compress(table, columns, weight, first)`` groups the records by ``columns`` (record
+        counts, weight sums, first positions) into a small table; ``records_of(comp, rows)``
+        fetches the input positions of the records of some rows; ``with_suppressed(comp, keys,
+        ...)`` returns the protected records with key values made missing, as ``(data,
+        table)``. One algorithm over the distinct patterns serves every engine with them
+        (``suppress_by_risk``, ``synthetic_utility`` on keys): in memory a Polars GROUP BY and
+        gathers, out of core the engine's own tables.
     Map back
         ``gather(ids, *arrays)``: per-group values to records, in record order.
     Labels
@@ -203,6 +211,9 @@ class Engine(Protocol):
     def patterns(self, codes: np.ndarray, weights: np.ndarray | None = None, cards=None, multiplicity=None): ...
     def group_sums(self, factors, levels, values: np.ndarray) -> list[np.ndarray]: ...
     def encode_column(self, table: TableLike, column: str, missing=None) -> tuple[np.ndarray, Any]: ...
+    def compress(self, table, columns, weight: str | None = None, first: bool = False) -> Any: ...
+    def records_of(self, comp, rows: np.ndarray, weight: str | None = None) -> Any: ...
+    def with_suppressed(self, comp, keys, row_flags, pos, rec_flags) -> Any: ...
     def gather(self, ids: np.ndarray, *arrays: np.ndarray) -> list[np.ndarray]: ...
     def label_values(self, labels) -> list: ...
     def label_numbers(self, labels) -> np.ndarray | None: ...
@@ -216,22 +227,16 @@ class Engine(Protocol):
 @runtime_checkable
 class StoredRecords(Protocol):
     """The operations of an engine with the :data:`STORED` capability (DuckDB, Spark): the
-    records stay in the engine, measures work on its compressed tables.
+    records stay in the engine, measures work on its compressed tables (``Engine.compress``,
+    which stays numbered in the engine).
 
-    ``compress(table, columns, weight, first)`` groups the records by ``columns`` (record
-    counts, weight sums, first positions) into a small table that stays numbered in the engine;
-    ``records_of(comp, rows)`` fetches the input positions of the records of some rows;
-    ``with_suppressed(comp, keys, ...)`` returns the records with key values made missing (the
-    engine's own lazy table); ``households(comp, household, row_risk)`` and
+    ``households(comp, household, row_risk)`` and
     ``household_key_conflicts(...)`` aggregate per household; ``n_distinct``, ``id_matches`` and
     ``id_partners`` compare identifiers of two tables. The per-record output is collected or
     written in input order through the records handle of ``Engine.records`` (the relational
     engines' ``records_frame`` and ``write_records``, which only the handle calls).
     """
 
-    def compress(self, table, columns, weight: str | None = None, first: bool = False) -> Any: ...
-    def records_of(self, comp, rows: np.ndarray, weight: str | None = None) -> Any: ...
-    def with_suppressed(self, comp, keys, row_flags, pos, rec_flags) -> Any: ...
     def households(self, comp, household: str, row_risk: np.ndarray) -> Any: ...
     def household_key_conflicts(self, table, household: str, key: str, missing=()) -> int: ...
     def n_distinct(self, table, column: str) -> int: ...

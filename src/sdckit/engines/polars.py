@@ -10,7 +10,7 @@ import polars as pl
 
 from .._core.frequencies import pattern_table
 from ..io import read_data
-from . import _polars_labels, _polars_output
+from . import _polars_compress, _polars_labels, _polars_output
 from ._polars_encode import encode_column, encode_keys
 from ._polars_frame import Table, as_table
 from .base import RECORDS, EncodedKeys, EngineCapabilities
@@ -97,6 +97,11 @@ class PolarsEngine(EngineCapabilities):
             block[g] = res.select([f"y{c}" for c in range(k)]).to_numpy()
             out.append(block)
         return out
+
+    # -- distinct patterns (what a measure over the compressed table calls) -------------------
+    compress = staticmethod(_polars_compress.compress)
+    records_of = staticmethod(_polars_compress.records_of)
+    with_suppressed = staticmethod(_polars_compress.with_suppressed)
 
     # -- map back --------------------------------------------------------------------------------
     def gather(self, ids: np.ndarray, *arrays: np.ndarray) -> list[np.ndarray]:

@@ -47,7 +47,7 @@ def local_suppression_engine(eng, data, keys, *, k, importance, combs, strata, a
     imp = importance_of(importance, names, codes)
     st_codes, st_labels = strata_of(mem, small, st)
     run = _run(eng, comp, codes, counts, ks[0], imp, alpha, st_codes)
-    return _result(eng, comp, names, enc, run, ks[0], imp, alpha, strata, missing, st_codes, st_labels, data)
+    return _result(eng, comp, names, enc, run, ks[0], imp, alpha, strata, missing, st_codes, st_labels)
 
 
 def _local_index(rows: np.ndarray, n_rows: int) -> np.ndarray:
@@ -95,40 +95,28 @@ def _run(eng, comp, codes, counts, k, imp, alpha, st_codes) -> dict:
     }
 
 
-def _protected(eng, comp, keys, row_flags: np.ndarray, pos: np.ndarray, rec_flags: np.ndarray, source):
-    """The protected records: key values made missing, ``row_flags`` (rows x keys) for every
-    record of a row, ``rec_flags`` for the records at input positions ``pos`` instead.
-
-    A file, a DuckDB relation or a Spark DataFrame (data that may not fit in memory) gives the
-    engine's lazy table (:meth:`RelationalEngine.with_suppressed`). An in-memory frame
-    ``source`` gives the caller's frame type, written as the in-memory engine writes it (the
-    same columns, types and pandas index): the engine returns each record's row (two integers
-    per record), and the cells are made missing in a copy of ``source``."""
-    if not comp.source.in_memory:
-        return eng.with_suppressed(comp, keys, row_flags, pos, rec_flags)
-    positions, rows = eng.records_of(comp, np.arange(len(comp.counts)))
-    flags = np.zeros((int(comp.counts.sum()), len(keys)), dtype=bool)
-    flags[positions] = row_flags[rows]
-    flags[np.asarray(pos, dtype=np.int64)] = rec_flags
-    mem = eng.local()
-    return mem.native_frame(mem.with_missing(mem.table(source), {v: flags[:, j] for j, v in enumerate(keys)}))
+def _protected(eng, comp, keys, row_flags: np.ndarray, pos: np.ndarray, rec_flags: np.ndarray):
+    """``(data, table)``: the protected records, key values made missing (``row_flags``, rows x
+    keys, for every record of a row; ``rec_flags`` for the records at input positions ``pos``
+    instead), as the engine gives them (:meth:`with_suppressed`): the caller's frame type for
+    an in-memory input, the engine's lazy table for a file, a DuckDB relation or a Spark
+    DataFrame; ``table`` is the in-memory engine's table of them (None out of core)."""
+    return eng.with_suppressed(comp, keys, row_flags, pos, rec_flags)
 
 
 def _native_fields(eng, comp) -> dict:
     """``backend`` (and ``row_index``) of a protection result: the caller's frame type for an
     in-memory input, the engine's name for its lazy table."""
     if comp.source.in_memory:
-        return {"backend": comp.source.backend, "row_index": comp.source.index}
-    return {"backend": eng.name}
+        return {"backend": comp.source.backend, "row_index": comp.source.index, "records": eng.records()}
+    return {"backend": eng.name, "records": eng.records()}
 
 
-def _result(
-    eng, comp, names, enc, run, k, imp, alpha, strata, missing, st_codes, st_labels, source
-) -> ProtectionResult:
+def _result(eng, comp, names, enc, run, k, imp, alpha, strata, missing, st_codes, st_labels) -> ProtectionResult:
     codes, counts = enc.codes, comp.counts.astype(np.int64)
     row_flags = (run["out_rows"] < 0) & (codes >= 0)
     rec_flags = (run["out_rec"] < 0) & (codes[run["row_of"]] >= 0)
-    data = _protected(eng, comp, names, row_flags, run["pos"], rec_flags, source)
+    data, table = _protected(eng, comp, names, row_flags, run["pos"], rec_flags)
     n_changed: dict = {}
     by_category: dict = {}
     by_stratum: dict = {}
@@ -167,7 +155,7 @@ def _result(
             "unresolved_rows": run["unresolved_rows"],
         },
         notes=notes,
-        table=None,
+        table=table,
         **_native_fields(eng, comp),
     )
 

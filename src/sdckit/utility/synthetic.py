@@ -15,9 +15,9 @@ import numpy as np
 
 from .._core import synthetic as K
 from .._declare import Param, check_declared, declare
-from .._errors import SdcError
-from .._validation import as_missing_codes, as_name_list, check_bins, raise_problems
-from ..engines import STORED, get_engine, local_engine, local_records
+from .._errors import MissingColumnError, SdcError
+from .._validation import as_name_list, check_bins, missing_columns_message, raise_problems
+from ..engines import RECORDS, get_engine, local_records
 from ..results.synthetic import SyntheticUtilityResult
 from ..risk._synthetic_data import Files, read_files
 from ..scenario import accepts_scenario
@@ -133,12 +133,16 @@ def synthetic_utility(
         problems.append("keys: no variable given; expected keys= and/or variables=")
     raise_problems(problems)
     eng = get_engine(engine, original)
-    if eng.has(STORED):
-        data = _compressed_files(original, synthetic, k, v, par["estimates"], missing, eng)
-    else:
+    if (v or par["estimates"]) and not eng.has(RECORDS):
+        raise SdcError(
+            f"engine: synthetic_utility with numeric variables or estimates needs the records in memory; the "
+            f"{eng.name} engine runs the keys' tables and pMSE (variables=None, estimates=False), or use "
+            "engine='polars'"
+        )
+    if v:
         data = read_files([original, synthetic], ["original", "synthetic"], k, v, missing, engine, "synthetic_utility")
-        if not v:  # keys only: the distinct rows with their counts, as the out-of-core engines do
-            data = _distinct_rows(data)
+    else:  # keys only: every engine groups each file into its distinct rows
+        data = _compressed_files(original, synthetic, k, missing, eng)
     prop = K.pmse(*_design(data))
     tables = _tables(data, par["order"], par["bins"])
     est = None
@@ -159,40 +163,23 @@ def _distinct_rows(data: Files) -> Files:
     return replace(data, cat=tuple(cat), num=tuple(np.empty((len(c), 0)) for c in cat), counts=tuple(cnt))
 
 
-def _compressed_files(original, synthetic, keys, variables, estimates, missing, eng) -> Files:
-    """The out-of-core path: each file grouped by the keys in the engine (a GROUP BY), the small
-    tables coded on one code table in memory."""
-    if variables or estimates:
-        raise SdcError(
-            f"engine: synthetic_utility with numeric variables or estimates needs the records in memory; the "
-            f"{eng.name} engine runs the keys' tables and pMSE (variables=None, estimates=False), or use "
-            "engine='polars'"
-        )
-    tables = [eng.table(d, lab) for d, lab in ((original, "original"), (synthetic, "synthetic"))]
-    for t, lab in zip(tables, ("original", "synthetic")):
-        t.require(keys, "keys")
-        if t.n == 0:
-            raise SdcError(f"{lab}: the file has no records; expected at least one")
+def _compressed_files(original, synthetic, keys, missing, eng) -> Files:
+    """Keys only: each file grouped by the keys in the engine (a GROUP BY), the small tables
+    coded on one code table in memory and checked as the records are (:func:`read_files`);
+    one path for every engine, as fast in memory as coding the records (``docs/contributing.md``)."""
+    labels = ("original", "synthetic")
+    tables = [eng.table(d, lab) for d, lab in zip((original, synthetic), labels)]
+    absent = [
+        missing_columns_message(lab, gone, t.columns)
+        for t, lab in zip(tables, labels)
+        if (gone := [c for c in keys if c not in t.columns])
+    ]
+    if absent:
+        raise MissingColumnError("; ".join(absent))
     comps = [eng.compress(t, keys) for t in tables]
-    loc = local_engine()
-    small = [loc.table(c.frame, lab) for c, lab in zip(comps, ("original", "synthetic"))]
-    cats = [np.empty((c.frame.height, len(keys)), dtype=np.int64) for c in comps]
-    labels = []
-    for j, v in enumerate(keys):
-        codes, labs = loc.encode_joint(small, v, as_missing_codes(missing))
-        for f, c in enumerate(codes):
-            cats[f][:, j] = c
-        labels.append(tuple(loc.label_values(labs)))
-    data = Files(
-        cat_names=tuple(keys),
-        num_names=(),
-        cat=tuple(cats),
-        num=tuple(np.empty((len(c), 0)) for c in cats),
-        labels=tuple(labels),
-        n=tuple(int(c.counts.sum()) for c in comps),
-        backend=tables[0].backend,
-        counts=tuple(np.asarray(c.counts, dtype=np.int64) for c in comps),
-    )
+    data = read_files([c.frame for c in comps], list(labels), keys, [], missing, None, "synthetic_utility")
+    counts = tuple(np.asarray(c.counts, dtype=np.int64) for c in comps)
+    data = replace(data, n=tuple(int(c.sum()) for c in counts), backend=tables[0].backend, counts=counts)
     return _distinct_rows(data)
 
 
