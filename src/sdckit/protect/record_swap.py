@@ -19,7 +19,6 @@ from .._core.record_swap import (
     split_units,
 )
 from .._declare import Param, declare
-from .._deprecation import renamed_parameters
 from .._errors import SdcError
 from .._validation import (
     as_missing_codes,
@@ -70,10 +69,9 @@ class _Households:
         return int(self.size.size)
 
 
-@renamed_parameters(threshold="risk_threshold")
 @declare(
     "method",
-    Param("keys"),
+    Param("keys", nullable=True),
     Param("household"),
     Param("geography", "columns"),
     Param("similar", "column_sets"),
@@ -88,6 +86,7 @@ class _Households:
     changes="the geography (and carried-along variables) of the swapped households",
     aliases=("swap",),
     heading="Targeted record swapping",
+    renamed={"threshold": "risk_threshold"},
 )
 def record_swap(
     data,

@@ -218,7 +218,7 @@ def _interval_flags(pair: NumericPair, interval: str, w: float):
 
 
 @accepts_scenario
-@renamed_parameters(positional=("width",), k="width")
+@renamed_parameters(positional=("width",))
 @declare(
     "measure",
     Param("variables", "columns", role="numeric_keys"),
@@ -230,6 +230,7 @@ def _interval_flags(pair: NumericPair, interval: str, w: float):
         choices=_INTERVALS,
     ),
     inputs=("original", "protected"),
+    renamed={"k": "width"},
 )
 def interval_disclosure(
     original, protected, variables, *, width: float = 0.05, interval: str = "sd", engine=None
@@ -370,7 +371,7 @@ def _relative_counts(inp: _RelativeInput):
     Param("p", "number"),
     Param("c_min", "int", "The smallest number of records an interval must hold to be safe"),
     Param("joint", "bool", "Apply the rule to all variables jointly instead of one by one"),
-    Param("keys", role=None),  # optional grouping: no scenario role
+    Param("keys"),  # optional grouping, filled from the scenario's keys as before
     Param("missing"),
 )
 def relative_interval_risk(
@@ -590,7 +591,7 @@ def _rmd_covariance(inp: _RMDInput):
 
 
 @accepts_scenario
-@renamed_parameters(positional=("width", "width2"), k="width", k2="width2", mcd_alpha="mcd_fraction")
+@renamed_parameters(positional=("width", "width2"))
 @declare(
     "measure",
     Param("variables", "columns", "Numeric variables present in both files", role="numeric_keys"),
@@ -610,6 +611,7 @@ def _rmd_covariance(inp: _RMDInput):
     Param("seed"),
     inputs=("original", "protected"),
     random=True,
+    renamed={"k": "width", "k2": "width2", "mcd_alpha": "mcd_fraction"},
 )
 def rmd_interval_disclosure(
     original,
@@ -747,7 +749,7 @@ def _robust_distances(X: np.ndarray, names, fraction: float, seed):
 
 
 @accepts_scenario
-@renamed_parameters(positional=("quantile",), percentile="quantile", mcd_alpha="mcd_fraction")
+@renamed_parameters(positional=("quantile",))
 @declare(
     "measure",
     Param("variables", "columns", "Numeric variables", role="numeric_keys"),
@@ -756,6 +758,7 @@ def _robust_distances(X: np.ndarray, names, fraction: float, seed):
     Param("mcd_fraction", "number"),
     Param("seed"),
     random=True,
+    renamed={"percentile": "quantile", "mcd_alpha": "mcd_fraction"},
 )
 def outliers(
     data,
@@ -865,7 +868,7 @@ def _fs_confidentiality(X, Y, s: float, bins, lg: bool, pair: NumericPair) -> Co
 
 
 @accepts_scenario
-@renamed_parameters(positional=("significance",), alpha="significance")
+@renamed_parameters(positional=("significance",))
 @declare(
     "measure",
     Param("variables", "columns", "Numeric variables present in both files", role="numeric_keys"),
@@ -881,6 +884,7 @@ def _fs_confidentiality(X, Y, s: float, bins, lg: bool, pair: NumericPair) -> Co
     Param("bins", "any"),
     inputs=("original", "protected"),
     random=True,
+    renamed={"alpha": "significance"},
 )
 def confidentiality_plot(
     original,

@@ -547,7 +547,7 @@ def _distance_linkage(inp: _LinkageArgs, Xs, Ys, used) -> LinkageResult:
 
 
 @accepts_scenario
-@renamed_parameters(positional=("method",), scale="standardize", weights="variable_weights")
+@renamed_parameters(positional=("method",))
 @declare(
     "measure",
     Param("variables", "columns", "The variables linked on, present in both files", role="numeric_keys"),
@@ -569,6 +569,7 @@ def _distance_linkage(inp: _LinkageArgs, Xs, Ys, used) -> LinkageResult:
     Param("missing"),
     Param("comparison_levels", "any", per_variable=True),
     inputs=("original", "protected"),
+    renamed={"scale": "standardize", "weights": "variable_weights"},
 )
 def record_linkage_risk(
     original,
@@ -930,11 +931,11 @@ def _true_partners(a: _ExternalArgs, e, link):
 
 
 @accepts_scenario
-@renamed_parameters(positional=("scales", "availability", "tolerance"), algorithm="method")
+@renamed_parameters(positional=("scales", "availability", "tolerance"))
 @declare(
     "measure",
-    Param("variables", "columns"),
-    Param("scales", "any"),
+    Param("variables", "columns", role="numeric_keys"),
+    Param("scales", "any", role="scales"),
     Param("availability", "number", per_variable=True),
     Param("tolerance", "number"),
     Param("categories", "any"),
@@ -946,6 +947,7 @@ def _true_partners(a: _ExternalArgs, e, link):
     Param("method", "choice", "`exact` (every pair) or `pairwise`", choices=("exact", "pairwise")),
     inputs=("released", "external"),
     out_of_core=True,
+    renamed={"algorithm": "method"},
 )
 def external_risk(
     released,

@@ -47,9 +47,7 @@ def _fractions_by_label(inp) -> dict | None:
 
 
 @accepts_scenario
-@renamed_parameters(
-    fit_method="method", modrisk_method="compat_method", positional=("weight", "sampling_fraction", "model")
-)
+@renamed_parameters(positional=("weight", "sampling_fraction", "model"))
 @declare(
     "measure",
     Param("keys"),
@@ -61,8 +59,8 @@ def _fractions_by_label(inp) -> dict | None:
     Param("search", "choice", choices=("bracket", "skinner-shlomo")),
     Param("z_target", "number"),
     Param("z_crit", "number"),
-    Param("candidates", "int"),
-    Param("term_test", "number"),
+    Param("candidates", "int", nullable=True),
+    Param("term_test", "number", nullable=True),
     Param("stability", "int"),
     Param("seed"),
     Param("max_steps", "int"),
@@ -71,7 +69,7 @@ def _fractions_by_label(inp) -> dict | None:
     Param("max_iter", "int"),
     Param("pram", "mapping"),
     Param("smoothing", "choice", choices=("nb",)),
-    Param("compat", "choice", choices=("sdcMicro",)),
+    Param("compat", "choice", choices=("sdcMicro", "sdcmicro")),
     Param("compat_method", "choice", choices=COMPAT_METHODS),
     Param("bound", "number"),
     Param("missing"),
@@ -80,6 +78,7 @@ def _fractions_by_label(inp) -> dict | None:
     Param("confidence", "number"),
     random=True,
     out_of_core=True,
+    renamed={"fit_method": "method", "modrisk_method": "compat_method"},
 )
 def loglinear_risk(
     data,

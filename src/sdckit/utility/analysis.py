@@ -36,7 +36,7 @@ __all__ = ["AnalysisChangeResult", "analysis_change"]
     Param("variables", "columns", role="numeric_keys"),
     Param("weight"),
     Param("household"),
-    Param("domains", "columns"),
+    Param("domains", "columns", role="domains"),
     Param("max_categories", "int"),
     Param("min_records", "int"),
     Param("significance", "number"),

@@ -44,7 +44,7 @@ _NUMBER_KINDS = ("integer", "float", "null")
     Param("variables", "columns", role="numeric_keys"),
     Param("weight"),
     Param("household"),
-    Param("domains", "columns"),
+    Param("domains", "columns", role="domains"),
     Param("max_categories", "int"),
     Param("confidence", "number"),
     Param("min_records", "int"),

@@ -123,8 +123,8 @@ class ValidatedInput:
 @renamed_parameters(positional=("scales",))
 @declare(
     "measure",
-    Param("variables", "columns"),
-    Param("scales", "any"),
+    Param("variables", "columns", role="numeric_keys"),
+    Param("scales", "any", role="scales"),
     Param("missing"),
     Param("weight"),
     Param("suppressed", "choice", choices=("mlodak", "sdcmicro")),

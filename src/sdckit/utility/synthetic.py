@@ -33,7 +33,7 @@ __all__ = ["SyntheticUtilityResult", "synthetic_utility"]
     Param("variables", "columns", role="numeric_keys"),
     Param("order", "int"),
     Param("bins", "any"),
-    Param("domains", "columns"),
+    Param("domains", "columns", role="domains"),
     Param("estimates", "bool"),
     Param("missing"),
     inputs=("original", "synthetic"),

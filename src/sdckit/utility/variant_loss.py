@@ -38,8 +38,8 @@ _LABELS = ("text", "bool")
 @accepts_scenario
 @declare(
     "measure",
-    Param("variables", "columns"),
-    Param("scales", "any"),
+    Param("variables", "columns", role="numeric_keys"),
+    Param("scales", "any", role="scales"),
     Param("missing"),
     Param("pram", "any"),
     Param("records", "bool"),
