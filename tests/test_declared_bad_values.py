@@ -48,7 +48,7 @@ NOT_GENERATED_REASONS = {
     "missing": "missing-value codes of any type (numbers, text, a list of them)",
     "scales": "one scale or a mapping variable -> scale; checked against the variables (data)",
     "categories": "categories of any type, checked against the variable's values (data)",
-    "pram": "a PRAM result, a matrix or its parts; checked against the keys (data)",
+    "pram": "a PRAM result or a mapping key -> diagonal or transition matrix; checked against the keys (data)",
     "anova": "a column name or a list of them, or False; checked against the data",
     "bins": "a number of bins or a list of edges, checked by the toolkit's check_bins",
     "em_start": "three starting values, checked by the toolkit's check_em_start",
@@ -61,6 +61,9 @@ NOT_GENERATED_REASONS = {
     "combs": "sizes of key combinations (an int or a list); checked against the keys",
     "matrix": "a transition matrix per variable; checked against the variable's categories (data)",
     "hierarchy": "a hierarchy table or its file; checked against the variable's values (data)",
+    "ordered": "True/False, sensitive names, or name -> categories in order; checked against the data",
+    "value": "a number, or a category of an ordered text column (data)",
+    "replacement": "a number, or a category of an ordered text column (data)",
 }
 
 

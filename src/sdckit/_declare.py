@@ -34,6 +34,7 @@ from ._deprecation import warn_deprecated
 from ._errors import SdcError
 from ._validation import (
     RULES,
+    _number_text,
     as_name_list,
     check_bool,
     check_choice,
@@ -535,6 +536,13 @@ def _number(p: Param, value):
 
 
 def _numbers(p: Param, value):
+    """A number or a list of them (a tuple, an array; text ``"2,3,5"`` as typed on the
+    command line)."""
+    if isinstance(value, str):
+        items = [_number_text(t.strip()) for t in value.split(",") if t.strip()]
+        value = items[0] if len(items) == 1 else items or value
+    elif hasattr(value, "__array__") and getattr(value, "ndim", 0):
+        value = value.tolist()
     if isinstance(value, (list, tuple)):
         return [_number(p, v) for v in value]
     return _number(p, value)

@@ -521,8 +521,8 @@ def _category_orders(inp: Input, categories) -> dict[str, list]:
 @declare(
     "method",
     Param("variables", "columns"),
-    Param("value", "number"),
-    Param("replacement", "number"),
+    Param("value", "any"),  # a number, or a category of an ordered text column
+    Param("replacement", "any"),
     Param("kind", "choice", choices=("top", "bottom")),
     Param("categories", "any"),
     changes="the values of the variables beyond the cut (replaced by one value)",

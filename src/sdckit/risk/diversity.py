@@ -398,7 +398,7 @@ def _tcloseness_values(inp: _TClosenessInput, ids, G, s: SensitiveCodes):
     "measure",
     Param("keys", help="Categorical key variables"),
     Param("sensitive", help="Sensitive variables (not key variables)"),
-    Param("ordered", "columns"),
+    Param("ordered", "any"),  # True/False, names, or name -> categories in order
     Param("hierarchies", "mapping", help="Per sensitive variable, a hierarchy: the hierarchical ground distance"),
     Param("weight"),
     Param("weighted", "bool"),

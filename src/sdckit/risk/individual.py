@@ -59,7 +59,7 @@ _METHODS = ("approx", "exact")
         choices=NA_RULES,
     ),
     Param("allow_degenerate_keys"),
-    Param("pram", "mapping"),
+    Param("pram", "any"),
     Param("ci", "bool"),
     Param("confidence", "number"),
     out_of_core=True,

@@ -67,7 +67,7 @@ def _fractions_by_label(inp) -> dict | None:
     Param("method", "choice", choices=METHODS),
     Param("tol", "number"),
     Param("max_iter", "int"),
-    Param("pram", "mapping"),
+    Param("pram", "any"),
     Param("smoothing", "choice", choices=("nb",)),
     Param("compat", "choice", choices=("sdcMicro", "sdcmicro")),
     Param("compat_method", "choice", choices=COMPAT_METHODS),

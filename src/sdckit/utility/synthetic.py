@@ -14,7 +14,7 @@ from itertools import combinations
 import numpy as np
 
 from .._core import synthetic as K
-from .._declare import Param, check_declared, declare
+from .._declare import Param, declare
 from .._errors import SdcError
 from .._validation import as_missing_codes, as_name_list, check_bins, raise_problems
 from ..engines import STORED, get_engine, local_engine
@@ -122,7 +122,8 @@ def synthetic_utility(
     "General and specific utility measures for synthetic data"; Shlomo (2022) for the
     distribution distances.
     """
-    par, problems = check_declared(synthetic_utility, {"order": order, "estimates": estimates})
+    par: dict = {"order": int(order), "estimates": bool(estimates)}  # checked by the declaration
+    problems: list[str] = []
     try:
         par["bins"] = check_bins(bins)
     except SdcError as err:
