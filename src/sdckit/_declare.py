@@ -438,20 +438,6 @@ def declaration(func) -> Declaration | None:
     return getattr(func, ATTRIBUTE, None)
 
 
-def check_declared(func, values: Mapping) -> tuple[dict, list[str]]:
-    """Each of ``values`` checked as ``func`` declares it: the normalised values and the
-    problems found, for the caller to report together with its own."""
-    decl: Declaration = getattr(func, ATTRIBUTE)
-    out: dict = {}
-    problems: list[str] = []
-    for name, value in values.items():
-        try:
-            out[name] = decl.param(name).check(value)
-        except SdcError as err:
-            problems.append(str(err))
-    return out, problems
-
-
 def with_help(decl: Declaration) -> Declaration:
     """The declaration with the title and the help texts the declaration leaves out taken from
     the function's numpydoc docstring (done when the registry is built, not at import)."""

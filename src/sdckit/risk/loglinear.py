@@ -12,7 +12,6 @@ import math
 from .._declare import Param, declare
 from .._deprecation import renamed_parameters
 from .._errors import SdcError
-from .._validation import check_bool, check_rule
 from ..results.loglinear import LoglinearRiskResult
 from ..scenario import accepts_scenario
 from ._loglinear_steps import (
@@ -283,8 +282,7 @@ def loglinear_risk(
     Shlomo, N. (2006), PSD. Rao, J.N.K. & Thomas, D.R. (2003), Analysis of categorical response
     data from complex surveys. sdcMicro ``modRisk``.
     """
-    want_ci = check_bool(ci, "ci")
-    conf = check_rule("confidence", confidence)
+    want_ci, conf = bool(ci), float(confidence)  # checked by the declaration
     inp = validate_loglinear(
         data,
         keys,
