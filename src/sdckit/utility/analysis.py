@@ -182,7 +182,7 @@ class _Input:
 
 
 def _validated(original, protected, keys, variables, weight, household, domains, max_categories, missing, eng):
-    max_cat = check_rule("max_categories", max_categories)
+    max_cat = int(max_categories)  # checked by the declaration
     roles = _roles(keys, variables, domains, weight, household)
     miss = as_missing_codes(missing)
     t_o, t_p = access.read_pair(original, protected, eng)

@@ -240,9 +240,9 @@ def _validated(
     eng,
     paired: bool = True,
 ) -> _Input:
-    """Check every argument and both files once; read and code the columns."""
-    conf = check_rule("confidence", confidence)
-    max_cat = check_rule("max_categories", max_categories)
+    """Check the roles and both files once (the declaration checks each option); read and code
+    the columns."""
+    conf, max_cat = float(confidence), int(max_categories)
     roles = _roles(keys, variables, domains, weight, household)
     miss = as_missing_codes(missing)
     t_o, t_p = access.read_pair(original, protected, eng)
