@@ -9,7 +9,18 @@ check and role filling of :class:`sdckit.SdcProblem` and the docs' parameter tab
 from them. The default of a parameter comes from the function's signature and its help text,
 unless given, from the first sentence of its numpydoc description, so neither is written twice.
 
-This module sits low: it imports only the errors and the validation toolkit.
+:func:`declare` returns the function wrapped (as scikit-learn's ``validate_params`` does; same
+name, docstring and signature, the declaration its attribute, see :func:`checking`): each call
+takes an old parameter name of ``renamed=`` under its new one (with a DeprecationWarning),
+checks every declared parameter given a value other than its default and raises one
+:class:`~sdckit.SdcError` listing every problem, fills the roles a measure left out from
+``scenario=`` by ``Param.role`` (the one place where a role names a parameter), and calls the
+function with the arguments as given. A function checks by hand only what the declaration
+cannot: a value against the data or against another parameter.
+tests/test_declared_bad_values.py passes a bad value of every declared parameter.
+
+This module sits low: it imports only the errors, the validation toolkit and the deprecation
+helper.
 
 Adding a protection method: write its kernel (``_core``) and its function in ``protect/``
 with ``@declare("method", Param(...), ..., changes=..., aliases=...)`` above it, import it in
