@@ -538,7 +538,7 @@ def _numbers(p: Param, value):
     if isinstance(value, str):
         items = [_number_text(t.strip()) for t in value.split(",") if t.strip()]
         value = items[0] if len(items) == 1 else items or value
-    elif hasattr(value, "__array__") and getattr(value, "ndim", 0):
+    elif hasattr(value, "__array__") and getattr(value, "ndim", False):
         value = value.tolist()
     if isinstance(value, (list, tuple)):
         return [_number(p, v) for v in value]

@@ -236,7 +236,7 @@ def _check_files(original, synthetic, control) -> None:
 def _parameters(keys, variables, sensitive, split, order, top, n_attacks, n_cols, n_neighbors, closeness_sample,
              confidence, significance, records, seed) -> dict:  # fmt: skip
     # checked by the declaration; taken as the toolkit's checks return them (int, float, bool)
-    par = {"order": int(order), "top": int(top), "n_attacks": int(n_attacks), "n_cols": int(n_cols),
+    par: dict = {"order": int(order), "top": int(top), "n_attacks": int(n_attacks), "n_cols": int(n_cols),
            "n_neighbors": int(n_neighbors), "closeness_sample": int(closeness_sample),
            "confidence": float(confidence), "significance": float(significance), "records": bool(records),
            "seed": None if seed is None else int(seed)}  # fmt: skip
