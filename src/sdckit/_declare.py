@@ -45,7 +45,6 @@ from ._deprecation import warn_deprecated
 from ._errors import SdcError
 from ._validation import (
     RULES,
-    _number_text,
     as_name_list,
     check_bool,
     check_choice,
@@ -53,6 +52,7 @@ from ._validation import (
     check_int,
     check_number,
     check_seed,
+    number_text,
     raise_problems,
 )
 
@@ -536,7 +536,7 @@ def _numbers(p: Param, value):
     """A number or a list of them (a tuple, an array; text ``"2,3,5"`` as typed on the
     command line)."""
     if isinstance(value, str):
-        items = [_number_text(t.strip()) for t in value.split(",") if t.strip()]
+        items = [number_text(t.strip()) for t in value.split(",") if t.strip()]
         value = items[0] if len(items) == 1 else items or value
     elif hasattr(value, "__array__") and getattr(value, "ndim", False):
         value = value.tolist()
