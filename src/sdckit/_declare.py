@@ -278,7 +278,7 @@ class Declaration:
     #: whether the out-of-core engines (DuckDB, Spark) run it; else only the in-memory engine
     out_of_core: bool = False
     #: old parameter name -> its new name (still accepted, with a DeprecationWarning)
-    renamed: Mapping[str, str] = field(default_factory=dict)
+    renamed: Mapping[str, str] = field(default_factory=dict, compare=False)
 
     def param(self, name: str) -> Param:
         for p in self.params:
