@@ -24,7 +24,6 @@ from .._prepare import Roles
 from .._validation import (
     as_name_list,
     check_bins,
-    check_seed,
     raise_problems,
 )
 from ..engines import get_engine, in_memory_engine
@@ -543,7 +542,7 @@ def _rmd_input(
 ) -> _RMDInput:
     w1, w2, ce, wt = float(width), float(width2), center, weighting  # checked by the declaration
     fr = _mcd_fraction(mcd_fraction)
-    sd = check_seed(seed)
+    sd = _seed(seed)
     pair = numeric_pair(original, protected, variables, allow_missing=False, engine=engine)
     n, p = pair.X.shape
     if p < 2:

@@ -18,7 +18,6 @@ from .._declare import Param, declare
 from .._errors import SdcError, warn
 from .._prepare import prepare
 from .._progress import step
-from .._validation import check_choice
 from ..results.uniqueness import PopulationUniquesResult
 from ..scenario import accepts_scenario
 
@@ -141,7 +140,6 @@ def population_uniques(
     Neisa, A. & Roffey, T. (2012), Estimating the re-identification risk of clinical data sets.
     BMC Medical Informatics and Decision Making 12:66.
     """
-    method = check_choice(method, "method", METHODS)
     sample = _validate(data, keys, sampling_fraction, weight, population_size, missing, allow_degenerate_keys, engine)
     step(f"estimating the population uniques ({method})")
     sizes, counts = uq.class_profile(sample.class_sizes)

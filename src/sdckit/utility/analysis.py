@@ -19,7 +19,7 @@ import numpy as np
 from .._core import analysis as A
 from .._core import estimates as K
 from .._declare import Param, declare
-from .._validation import as_missing_codes, check_rule, raise_problems
+from .._validation import as_missing_codes, raise_problems
 from ..engines import in_memory_engine
 from ..results.analysis import AnalysisChangeResult
 from ..scenario import accepts_scenario
@@ -139,8 +139,7 @@ def analysis_change(
     """
     eng = in_memory_engine(engine, "analysis_change", original)
     inp = _validated(original, protected, keys, variables, weight, household, domains, max_categories, missing, eng)
-    m = check_rule("min_records", min_records)
-    alpha = check_rule("significance", significance)
+    m, alpha = int(min_records), float(significance)  # checked by the declaration
     return AnalysisChangeResult(
         n=inp.n,
         keys=tuple(inp.keys),

@@ -21,7 +21,6 @@ from .._validation import (
     as_missing_codes,
     as_name_list,
     check_column,
-    check_rule,
     mixed_type_problems,
     raise_problems,
 )
@@ -183,7 +182,7 @@ def estimates_of_another_file(original, other, *, min_records: int = 5, engine=N
 
 
 def _estimates(inp: _Input, min_records) -> EstimatesResult:
-    inp = replace(inp, min_records=check_rule("min_records", min_records))
+    inp = replace(inp, min_records=int(min_records))  # checked by the declaration
     notes = list(inp.notes)
     rows = _domain_rows(inp) + _mean_rows(inp) + _coefficient_rows(inp, notes)
     z = K.normal_quantile(inp.confidence)
