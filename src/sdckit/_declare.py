@@ -381,7 +381,8 @@ def checking(func: Callable, decl: Declaration) -> Callable:
     by_position = tuple((i, declared[n]) for i, n in enumerate(positional) if n in declared)
     index = {n: i for i, n in enumerate(positional)}
     roles = tuple(decl.roles.items())
-    takes_scenario = "scenario" in sig.parameters
+    # a measure's scenario= (added by the decorator above it); a method is given its roles by the workflow
+    takes_scenario = "scenario" in sig.parameters or decl.kind != "measure"
     renamed = decl.renamed
 
     @functools.wraps(func)
