@@ -8,13 +8,15 @@ The files are read by :mod:`._synthetic_data`; the arithmetic is in
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from .._core import synthetic as K
 from .._declare import Param, declare
 from .._errors import SdcError, warn
 from .._validation import as_name_list, check_column, raise_problems
-from ..engines import get_engine
+from ..engines import get_engine, local_records
 from ..results.synthetic import SyntheticRiskResult
 from ..scenario import accepts_scenario
 from ._synthetic_data import Files, read_files
@@ -216,7 +218,7 @@ def synthetic_risk(
         name = str(check_column(id, "id", allow_none=False))
         table = get_engine(engine, synthetic).table(synthetic, "synthetic")
         table.require([name], "id")
-        res._with_ids(name, table.values(name))  # set once, on the new result
+        res = dataclasses.replace(res, row_ids=(name, table.values(name)))  # a new, complete result
     return res
 
 
@@ -679,4 +681,5 @@ def _result(data: Files, par: dict, dist: dict, close: dict, attacks: dict, deci
         notes=tuple(notes),
         leak_decision=decision,
         backend=data.backend,
+        records=local_records(),
     )
