@@ -356,8 +356,9 @@ def test_bottom_coding_text_column_with_categories():
         ([5], r"^breaks: got 1 break\(s\); expected"),
         (0, r"^breaks: got 0; expected an integer >= 1"),
         (2.5, r"^breaks: got 2.5; expected an integer >= 1"),
-        ([0, "a"], r"^breaks: got 1 entr\(y/ies\) that are not numbers"),
-        ([0, math.nan], r"^breaks: got 1 entr\(y/ies\) that are not numbers"),
+        # refused by the declaration (each edge a number),
+        ([0, "a"], r"^breaks: got 'a'; expected a number"),
+        ([0, math.nan], r"^breaks: got nan; expected a number"),
     ],
 )
 def test_bad_breaks(breaks, pattern):

@@ -110,7 +110,8 @@ def test_declare_refuses_a_declaration_that_does_not_match_the_signature():
     g = declare("method", Param("variables", "columns"), Param("k", "int", low=1), changes="x")(f)
     assert g.__sdckit_declaration__.param("k").help == ""  # the docstring is read when the registry is built
     decl = with_help(g.__sdckit_declaration__)
-    assert g is f and decl.common == ("engine",) and decl.param("k").default == 2
+    assert inspect.unwrap(g) is f and decl.common == ("engine",) and decl.param("k").default == 2
+    assert inspect.signature(g) == inspect.signature(f) and g.__name__ == "f" and decl.func is g
     assert decl.param("variables").help == "The columns" and decl.param("k").help == "The k"
     assert decl.param("variables").required and not decl.param("k").required
 

@@ -705,7 +705,7 @@ def test_plot(s002):
 # bad input
 # ---------------------------------------------------------------------------------------------
 BAD_CALLS = [
-    ("max-size-0", dict(max_size=0), ["max_size", "got 0", "[1, 4]"]),
+    ("max-size-0", dict(max_size=0), ["max_size", "got 0", "expected an integer >= 1"]),  # the declared rule
     ("max-size-big", dict(max_size=5), ["max_size", "got 5"]),
     ("max-size-frac", dict(max_size=1.5), ["max_size", "1.5"]),
     ("max-size-bool", dict(max_size=True), ["max_size", "True"]),

@@ -92,7 +92,7 @@ BAD_FREQ_CALLS = [
     ("list-data", dict(data=[[1, 2], [3, 4]], keys=["a"]), SdcError, ["data", "unsupported type", "list"]),
     ("none-data", dict(data=None, keys=["a"]), SdcError, ["data", "None"]),
     ("numpy-1d", dict(data=np.arange(5), keys=["0"]), SdcError, ["data", "2-D"]),
-    ("no-keys", dict(data=base(), keys=[]), SdcError, ["keys", "no key variables"]),
+    ("no-keys", dict(data=base(), keys=[]), SdcError, ["keys", "expected at least one column"]),
     ("keys-none", dict(data=base(), keys=None), SdcError, ["keys"]),
     ("key-not-a-name", dict(data=base(), keys=[1.5]), SdcError, ["keys", "1.5", "not a column name"]),
     ("na-rule", dict(data=base(), keys=S002_KEYS, na_rule="drop"), SdcError, ["na_rule", "'drop'", "sdcmicro"]),

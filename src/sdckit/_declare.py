@@ -9,7 +9,18 @@ check and role filling of :class:`sdckit.SdcProblem` and the docs' parameter tab
 from them. The default of a parameter comes from the function's signature and its help text,
 unless given, from the first sentence of its numpydoc description, so neither is written twice.
 
-This module sits low: it imports only the errors and the validation toolkit.
+:func:`declare` returns the function wrapped (as scikit-learn's ``validate_params`` does; same
+name, docstring and signature, the declaration its attribute, see :func:`checking`): each call
+takes an old parameter name of ``renamed=`` under its new one (with a DeprecationWarning),
+checks every declared parameter given a value other than its default and raises one
+:class:`~sdckit.SdcError` listing every problem, fills the roles a measure left out from
+``scenario=`` by ``Param.role`` (the one place where a role names a parameter), and calls the
+function with the arguments as given. A function checks by hand only what the declaration
+cannot: a value against the data or against another parameter.
+tests/test_declared_bad_values.py passes a bad value of every declared parameter.
+
+This module sits low: it imports only the errors, the validation toolkit and the deprecation
+helper.
 
 Adding a protection method: write its kernel (``_core``) and its function in ``protect/``
 with ``@declare("method", Param(...), ..., changes=..., aliases=...)`` above it, import it in
@@ -22,6 +33,7 @@ A measure is the same with ``@declare("measure", ..., inputs=...)`` in ``risk/``
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import re
@@ -29,8 +41,20 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ._deprecation import warn_deprecated
 from ._errors import SdcError
-from ._validation import RULES, as_name_list, check_bool, check_choice, check_int, check_number, check_seed
+from ._validation import (
+    RULES,
+    as_name_list,
+    check_bool,
+    check_choice,
+    check_column,
+    check_int,
+    check_number,
+    check_seed,
+    number_text,
+    raise_problems,
+)
 
 __all__ = [
     "COMMON",
@@ -112,6 +136,8 @@ class Param:
     choices: tuple = ()
     role: str | None = _FROM_NAME
     per_variable: bool = False
+    #: None is accepted as well, though the default is another value (``term_test=None``)
+    nullable: bool = False
 
     def __post_init__(self) -> None:
         self._take_standard()
@@ -164,7 +190,7 @@ class Param:
 
     @property
     def allow_none(self) -> bool:
-        return self.default is None
+        return self.default is None or self.nullable
 
     def check(self, value):
         """``value`` checked with the validation toolkit (the normalised value, or an
@@ -172,7 +198,7 @@ class Param:
         if value is None and self.allow_none:
             return None
         if self.per_variable and isinstance(value, Mapping):
-            return {k: _CHECKS[self.type](replace(self, name=f"{self.name}[{k!r}]"), v) for k, v in value.items()}
+            return {k: replace(self, name=f"{self.name}[{k!r}]").check(v) for k, v in value.items()}
         return _CHECKS[self.type](self, value)
 
     def parse(self, text: str):
@@ -251,6 +277,8 @@ class Declaration:
     heading: str = ""
     #: whether the out-of-core engines (DuckDB, Spark) run it; else only the in-memory engine
     out_of_core: bool = False
+    #: old parameter name -> its new name (still accepted, with a DeprecationWarning)
+    renamed: Mapping[str, str] = field(default_factory=dict, compare=False)
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -272,8 +300,7 @@ class Declaration:
         a name the function renamed is accepted too, so that a recipe saved before the rename
         replays, with the function's deprecation warning)."""
         accepted = (*self.names, *self.common)
-        old_names = getattr(self.func, "renamed_parameters", {})
-        unknown = [str(p) for p in parameters if p not in accepted and p not in old_names]
+        unknown = [str(p) for p in parameters if p not in accepted and p not in self.renamed]
         if unknown:
             raise SdcError(
                 f"{', '.join(unknown)}: not a parameter of {self.name}; expected some of {', '.join(accepted)}"
@@ -296,13 +323,16 @@ def declare(
     aliases=(),
     heading="",
     out_of_core=False,
+    renamed: Mapping[str, str] | None = None,
 ) -> Callable:
-    """Decorate a public function with its declaration (the function itself is unchanged).
+    """Decorate a public function with its declaration; the function returned checks what it
+    declares (see :func:`checking`).
 
     Every parameter of the signature except the data (``inputs``) and :data:`COMMON` must be
     declared, and every declared one must be in the signature. ``heading`` is the short title
     a method's result shows; ``out_of_core`` says that the engines without the records in
-    memory (DuckDB, Spark) run the function too.
+    memory (DuckDB, Spark) run the function too; ``renamed`` maps old parameter names to the
+    new ones (the old name still works, with a DeprecationWarning).
     """
     check_choice(kind, "kind", ("method", "measure"))
 
@@ -312,12 +342,14 @@ def declare(
         names = [p.name for p in params]
         if sorted(expected) != sorted(names) or any(n not in sig for n in inputs):
             raise SdcError(f"{func.__name__}: declared {names}; the signature has {expected}")
-        filled = tuple(_filled(p, sig[p.name]) for p in params)
+        unknown = [new for new in (renamed or {}).values() if new not in names]
+        if unknown:
+            raise SdcError(f"{func.__name__}: renamed to {unknown}, which it does not declare")
         decl = Declaration(
             name=func.__name__,
             kind=kind,
             func=func,
-            params=filled,
+            params=tuple(_filled(p, sig[p.name]) for p in params),
             inputs=tuple(inputs),
             random=bool(random),
             changes=changes,
@@ -325,32 +357,97 @@ def declare(
             common=tuple(n for n in sig if n in COMMON),
             heading=heading,
             out_of_core=bool(out_of_core),
+            renamed=dict(renamed or {}),
         )
-        setattr(func, ATTRIBUTE, decl)
-        return func
+        return checking(func, decl)
 
     return attach
+
+
+def checking(func: Callable, decl: Declaration) -> Callable:
+    """``func`` wrapped so that every call checks what ``decl`` declares, as scikit-learn's
+    ``validate_params`` does.
+
+    The wrapper takes an old parameter name (``decl.renamed``) under its new name, with a
+    DeprecationWarning; checks every declared parameter given a value other than its default
+    (defaults cost nothing), every problem gathered into one :class:`~sdckit.SdcError`; fills
+    the parameters a measure left out from ``scenario=`` (a :class:`~sdckit.Scenario`, given
+    by the decorator that adds the argument) by their ``Param.role``; then calls ``func`` with
+    the arguments as given. Its signature is ``func``'s; the declaration is its attribute.
+    """
+    sig = inspect.signature(func)
+    positional = [n for n, p in sig.parameters.items() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    declared = {p.name: p for p in decl.params}
+    by_position = tuple((i, declared[n]) for i, n in enumerate(positional) if n in declared)
+    index = {n: i for i, n in enumerate(positional)}
+    roles = tuple(decl.roles.items())
+    # a measure's scenario= (added by the decorator above it); a method is given its roles by the workflow
+    takes_scenario = "scenario" in sig.parameters or decl.kind != "measure"
+    renamed = decl.renamed
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        if renamed:
+            _take_renamed(decl.name, renamed, kwargs)
+        scenario = None if takes_scenario else kwargs.pop("scenario", None)
+        problems = _problems(args, kwargs, by_position, declared)
+        if problems:
+            raise_problems(problems)
+        if scenario is not None:
+            for name, role in roles:
+                value = getattr(scenario, role)
+                if name not in kwargs and index.get(name, len(args)) >= len(args) and value not in (None, ()):
+                    kwargs[name] = value
+        return func(*args, **kwargs)
+
+    wrapper.__signature__ = sig  # type: ignore[attr-defined]
+    setattr(wrapper, ATTRIBUTE, replace(decl, func=wrapper))
+    return wrapper
+
+
+def _take_renamed(name: str, renamed: Mapping[str, str], kwargs: dict) -> None:
+    """Each old parameter name in ``kwargs`` replaced by its new one, with a warning."""
+    for old, new in renamed.items():
+        if old in kwargs:
+            if new in kwargs:
+                raise TypeError(f"{name}(): give {new}= only ({old}= is its old name)")
+            warn_deprecated(f"{name}(): {old}= is now called {new}=", stacklevel=4)
+            kwargs[new] = kwargs.pop(old)
+
+
+def _problems(args: tuple, kwargs: dict, by_position: tuple, declared: dict) -> list[str]:
+    """The problems of the declared parameters given a value other than their default."""
+    problems: list[str] = []
+    n = len(args)
+    for i, p in by_position:
+        if i >= n:
+            break
+        _gather(p, args[i], problems)
+    for name, value in kwargs.items():
+        p = declared.get(name)
+        if p is not None:
+            _gather(p, value, problems)
+    return problems
+
+
+#: the value types compared with a default by equality (others only by identity)
+_SCALARS = (int, float, str, bool, type(None))
+
+
+def _gather(p: Param, value, problems: list[str]) -> None:
+    default = p.default
+    if value is default or (type(value) is type(default) and type(value) in _SCALARS and value == default):
+        return
+    try:
+        p.check(value)
+    except SdcError as err:
+        problems.extend(err.problems)
 
 
 def declaration(func) -> Declaration | None:
     """The declaration of a function (None for an undeclared one), without the help texts the
     docstring gives (see :func:`with_help`)."""
     return getattr(func, ATTRIBUTE, None)
-
-
-def check_declared(func, values: Mapping) -> tuple[dict, list[str]]:
-    """Each of ``values`` checked as ``func`` declares it (the validation at a function's
-    boundary, derived from its declaration): the normalised values and the problems found, for
-    the caller to report together with its own."""
-    decl: Declaration = getattr(func, ATTRIBUTE)
-    out: dict = {}
-    problems: list[str] = []
-    for name, value in values.items():
-        try:
-            out[name] = decl.param(name).check(value)
-        except SdcError as err:
-            problems.append(str(err))
-    return out, problems
 
 
 def with_help(decl: Declaration) -> Declaration:
@@ -437,15 +534,24 @@ def _number(p: Param, value):
 
 
 def _numbers(p: Param, value):
+    """A number or a list of them (a tuple, an array; text ``"2,3,5"`` as typed on the
+    command line)."""
+    if isinstance(value, str):
+        items = [number_text(t.strip()) for t in value.split(",") if t.strip()]
+        value = items[0] if len(items) == 1 else items or value
+    elif hasattr(value, "__array__") and getattr(value, "ndim", False):
+        value = value.tolist()
     if isinstance(value, (list, tuple)):
         return [_number(p, v) for v in value]
     return _number(p, value)
 
 
 def _column(p: Param, value):
-    names = as_name_list(value, p.name)
-    if len(names) != 1:
-        raise SdcError(f"{p.name}: got {len(names)} columns; expected one column name")
+    """One column name (a list of one name is taken too)."""
+    if isinstance(value, (list, tuple)) and len(value) == 1:
+        as_name_list(value, p.name)
+    else:
+        check_column(value, p.name, allow_none=False)
     return value
 
 

@@ -243,19 +243,6 @@ class Scenario:
         return checked if encoded else checked[0]
 
 
-#: scenario role -> the parameter name a measure gives it
-_PARAMETER_OF_ROLE = {
-    "keys": "keys",
-    "numeric_keys": "variables",
-    "weight": "weight",
-    "household": "household",
-    "strata": "strata",
-    "sensitive": "sensitive",
-    "missing": "missing",
-    "domains": "domains",
-    "scales": "scales",
-}
-
 #: accepted scale names of ``Scenario(scales=...)`` and their aliases
 SCENARIO_SCALES = {"nominal": "nominal", "categorical": "nominal", "numeric": "numeric", "continuous": "numeric"}
 
@@ -413,13 +400,13 @@ def scenarios_to_dict(scenarios) -> dict:
 
 
 def accepts_scenario(func):
-    """Decorator for the public measures: ``scenario=`` gives the roles the measure has a
-    parameter for (unless given explicitly), ``id=`` names a column of record identifiers
-    that ``to_frame()`` puts first (when the measure has no ``id`` parameter of its own), and
-    ``progress=`` shows the steps of a long computation on stderr (``None``: on a terminal)."""
+    """Decorator for the public (declared) measures: ``scenario=`` gives the roles the measure
+    declares (``Param.role``; the declaration's wrapper fills those not given explicitly),
+    ``id=`` names a column of record identifiers that ``to_frame()`` puts first (when the
+    measure has no ``id`` parameter of its own), and ``progress=`` shows the steps of a long
+    computation on stderr (``None``: on a terminal)."""
     sig = inspect.signature(func)
     params = list(sig.parameters.values())
-    taken = {role: p for role, p in _PARAMETER_OF_ROLE.items() if p in sig.parameters}
     own_id = "id" in sig.parameters
 
     @functools.wraps(func)
@@ -432,11 +419,7 @@ def accepts_scenario(func):
         if scenario is not None:
             if not isinstance(scenario, Scenario):
                 raise_problems([f"scenario: got {type(scenario).__name__}; expected an sdckit.Scenario"])
-            bound = sig.bind_partial(*args, **kwargs).arguments
-            for role, name in taken.items():
-                value = getattr(scenario, role)
-                if name not in bound and value not in (None, ()):
-                    kwargs[name] = value
+            kwargs["scenario"] = scenario  # the declaration's wrapper fills the roles from it
         if id_column is None:
             return func(*args, **kwargs)
         first = args[0] if args else kwargs.get(params[0].name)

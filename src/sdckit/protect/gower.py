@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._core import gower as core
-from .._declare import Param, check_declared, declare
+from .._declare import Param, declare
 from .._errors import SdcError
 from .._validation import as_missing_codes, as_name_list, check_rule, raise_problems
 from ._common import Change, Input, finish, read_input, resolve_seed
@@ -36,7 +36,7 @@ _CATEGORY_RULES = ("mode", "sample")
     Param("group_size", "int"),
     Param("statistic", "choice", choices=_STATISTICS),
     Param("categorical_statistic", "choice", choices=_CATEGORY_RULES),
-    Param("variable_weights", "number", per_variable=True),
+    Param("variable_weights", "numbers", per_variable=True),
     Param("strata"),
     Param("missing"),
     Param("seed"),
@@ -153,12 +153,9 @@ def microaggregation_gower(
     dist = names if distance_variables is None else as_name_list(distance_variables, "distance_variables")
     both = list(dict.fromkeys(names + dist))
     inp = read_input(data, both, "variables", strata=strata, engine=engine, method="microaggregation_gower")
-    checked, problems = check_declared(
-        microaggregation_gower,
-        {"group_size": group_size, "statistic": statistic, "categorical_statistic": categorical_statistic},
-    )
-    raise_problems(problems)
-    k = int(checked["group_size"])
+    # group_size, statistic and categorical_statistic: checked by the declaration
+    k = int(group_size)
+    checked = {"group_size": k, "statistic": statistic, "categorical_statistic": categorical_statistic}
     seed = resolve_seed(seed)
     codes_missing = as_missing_codes(missing)
     scale = _scales(inp, both, scales)

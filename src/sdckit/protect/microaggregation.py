@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core import microaggregation as core
-from .._declare import Param, check_declared, declare
+from .._declare import Param, declare
 from .._errors import SdcError
 from .._validation import as_missing_codes, check_column, raise_problems
 from ..results.protection import ProtectionResult
@@ -150,11 +150,7 @@ def microaggregation(
     """
     inp = read_input(data, variables, "variables", strata=strata, engine=engine, method="microaggregation")
     names = list(inp.variables)
-    checked, problems = check_declared(
-        microaggregation, {"method": method, "group_size": group_size, "statistic": statistic}
-    )
-    raise_problems(problems)
-    method, k, statistic = checked["method"], int(checked["group_size"]), checked["statistic"]
+    k = int(group_size)  # method, group_size and statistic: checked by the declaration
     sort_by = _sort_by(inp, sort_by, method, names)
     codes = as_missing_codes(missing)
     X = _numbers(inp, names, codes)

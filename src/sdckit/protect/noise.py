@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 
 from .._core import noise as core
-from .._declare import Param, check_declared, declare
+from .._declare import Param, declare
 from .._errors import SdcError
-from .._validation import as_missing_codes, check_choice, raise_problems
+from .._validation import as_missing_codes
 from ..results.protection import ProtectionResult
 from ._common import Change, Input, common_scale, finish, read_input, resolve_seed
 
@@ -231,10 +231,9 @@ def per_variable(names: list[str], info: list, key: str, convert=float) -> dict:
 # the work
 # ----------------------------------------------------------------------------------------------
 def _options(inp: Input, method, noise, delta, perturbation) -> dict:
-    method = check_choice(method, "method", METHODS)
-    checked, problems = check_declared(add_noise, {"noise": noise, "delta": delta, "perturbation": perturbation})
-    opts: dict[str, Any] = {"method": method, **checked}
-    raise_problems(problems)
+    # method, noise, delta and perturbation: checked by the declaration
+    opts: dict[str, Any] = {"method": method, "noise": float(noise), "delta": float(delta)}
+    opts["perturbation"] = float(perturbation)
     require_numeric(inp)
     if method == "correlated" and len(inp.variables) < 2:
         raise SdcError(

@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 
 from .._core import rank_swap as core
-from .._declare import Param, check_declared, declare
+from .._declare import Param, declare
 from .._errors import SdcError
-from .._validation import as_missing_codes, raise_problems
+from .._validation import as_missing_codes
 from ..results.protection import ProtectionResult
 from ._common import Change, Input, common_scale, finish, read_input, resolve_seed
 from .noise import per_variable, require_finite, require_numeric, stratum_groups
@@ -174,9 +174,8 @@ def _options(inp: Input, swap_range, r0, k0, top_percent, bottom_percent) -> dic
         raise SdcError(f"{', '.join(given)}: {len(given)} given; expected at most one of swap_range, r0 and k0")
     values = {"swap_range": swap_range, "r0": r0 if given else DEFAULT_R0, "k0": k0}
     values.update(top_percent=top_percent, bottom_percent=bottom_percent)
-    checked, problems = check_declared(rank_swap, {k: v for k, v in values.items() if v is not None})
-    opts: dict[str, Any] = {"swap_range": None, "r0": None, "k0": None, **checked}
-    raise_problems(problems)
+    # each checked by the declaration (r0's default by its rule); as numbers, as the checks return them
+    opts: dict[str, Any] = {k: None if v is None else float(v) for k, v in values.items()}
     if opts["top_percent"] + opts["bottom_percent"] > 100:
         raise SdcError(
             f"top_percent, bottom_percent: {opts['top_percent']:g} + {opts['bottom_percent']:g} > 100; "

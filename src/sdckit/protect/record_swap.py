@@ -19,15 +19,11 @@ from .._core.record_swap import (
     split_units,
 )
 from .._declare import Param, declare
-from .._deprecation import renamed_parameters
 from .._errors import SdcError
 from .._validation import (
     as_missing_codes,
     as_name_list,
     check_column,
-    check_k,
-    check_risk_threshold,
-    check_swap_rate,
     mixed_type_problems,
     raise_problems,
 )
@@ -70,10 +66,9 @@ class _Households:
         return int(self.size.size)
 
 
-@renamed_parameters(threshold="risk_threshold")
 @declare(
     "method",
-    Param("keys"),
+    Param("keys", nullable=True),
     Param("household"),
     Param("geography", "columns"),
     Param("similar", "column_sets"),
@@ -88,6 +83,7 @@ class _Households:
     changes="the geography (and carried-along variables) of the swapped households",
     aliases=("swap",),
     heading="Targeted record swapping",
+    renamed={"threshold": "risk_threshold"},
 )
 def record_swap(
     data,
@@ -251,10 +247,10 @@ def _options(keys, household, geography, similar, k, risk, risk_threshold, swap_
         household=hh,
         geography=as_name_list(geography, "geography"),
         similar=_similar(similar),
-        k=check_k(k),
+        k=int(k),  # k, risk_threshold, swap_rate: checked by the declaration
         risk=risk_list,
-        risk_threshold=check_risk_threshold(risk_threshold),
-        swap_rate=check_swap_rate(swap_rate),
+        risk_threshold=None if risk_threshold is None else float(risk_threshold),
+        swap_rate=float(swap_rate),
         carry_along=as_name_list(carry_along, "carry_along", allow_empty=True),
         seed=resolve_seed(seed),
         missing=as_missing_codes(missing),

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._core import rounding as core
-from .._declare import Param, check_declared, declare
-from .._validation import as_missing_codes, raise_problems
+from .._declare import Param, declare
+from .._validation import as_missing_codes
 from ._common import Change, finish, read_input, resolve_seed
 from .noise import require_finite, require_numeric, stratum_groups
 
@@ -101,9 +101,7 @@ def rounding(
     Mathematical Statistics 20.
     """
     inp = read_input(data, variables, "variables", strata=strata, engine=engine, method="rounding")
-    checked, problems = check_declared(rounding, {"base": base, "method": method})
-    raise_problems(problems)
-    b, method = float(checked["base"]), checked["method"]
+    b = float(base)  # base and method: checked by the declaration
     require_numeric(inp)
     seed = resolve_seed(seed)
     codes = as_missing_codes(missing)
@@ -126,7 +124,7 @@ def rounding(
         largest[name] = float(np.abs(diff).max()) if diff.size else 0.0
     parameters = {
         "variables": names,
-        "base": checked["base"],
+        "base": b,
         "method": method,
         "strata": list(strata) if isinstance(strata, (list, tuple)) else strata,
         "missing": list(codes) or None,

@@ -30,8 +30,6 @@ from .._validation import (
     as_missing_codes,
     as_name_list,
     check_bins,
-    check_bool,
-    check_choice,
     check_column,
     check_comparison_levels,
     check_em_start,
@@ -221,10 +219,7 @@ def _validate_linkage(
     engine=None,
     comparison_levels=None,
 ) -> _LinkageArgs:
-    method = check_choice(method, "method", _METHODS)
-    standardize = check_choice(standardize, "standardize", _STANDARDIZE)
-    metric = check_choice(metric, "metric", _METRICS)
-    sw = check_rule("second_weight", second_weight)
+    sw = float(second_weight)  # method, standardize, metric, second_weight, mu, lam: checked by the declaration
     names = as_name_list(variables, "variables")
     t1, t2 = _tables(original, protected, names, "original", "protected", same_records=True, engine=engine)
     weights = None
@@ -266,8 +261,8 @@ def _validate_linkage(
         sw,
         frozenset(cat),
         b,
-        check_rule("mu", mu),
-        check_rule("lam", lam),
+        float(mu),
+        float(lam),
         check_em_start(em_start),
         as_missing_codes(missing),
         get_engine(engine),
@@ -550,7 +545,7 @@ def _distance_linkage(inp: _LinkageArgs, Xs, Ys, used) -> LinkageResult:
 
 
 @accepts_scenario
-@renamed_parameters(positional=("method",), scale="standardize", weights="variable_weights")
+@renamed_parameters(positional=("method",))
 @declare(
     "measure",
     Param("variables", "columns", "The variables linked on, present in both files", role="numeric_keys"),
@@ -562,7 +557,7 @@ def _distance_linkage(inp: _LinkageArgs, Xs, Ys, used) -> LinkageResult:
     ),
     Param("standardize", "choice", choices=_STANDARDIZE),
     Param("metric", "choice", "The distance of the distance-based linkage", choices=_METRICS),
-    Param("variable_weights", "number", per_variable=True),
+    Param("variable_weights", "numbers", per_variable=True),
     Param("second_weight", "number"),
     Param("categorical", "columns"),
     Param("bins", "any"),
@@ -572,6 +567,7 @@ def _distance_linkage(inp: _LinkageArgs, Xs, Ys, used) -> LinkageResult:
     Param("missing"),
     Param("comparison_levels", "any", per_variable=True),
     inputs=("original", "protected"),
+    renamed={"scale": "standardize", "weights": "variable_weights"},
 )
 def record_linkage_risk(
     original,
@@ -798,10 +794,9 @@ def _validate_external(
     missing,
     engine=None,
 ) -> _ExternalArgs:
-    method = check_choice(method, "method", ("exact", "pairwise"))
-    tol = check_rule("tolerance", tolerance)
-    ptol = check_rule("pair_tol", pair_tol)
-    r_int = check_rule("internal_risk", internal_risk, allow_none=True)
+    # method, tolerance, pair_tol, internal_risk, normalize, one_to_one: checked by the declaration
+    tol, ptol = float(tolerance), float(pair_tol)
+    r_int = None if internal_risk is None else float(internal_risk)
     names = as_name_list(variables, "variables")
     tD, tA = _tables(released, external, names, "released", "external", same_records=False, engine=engine)
     if id is not None:
@@ -822,8 +817,8 @@ def _validate_external(
         cats,
         tol,
         ptol,
-        check_bool(normalize, "normalize"),
-        check_bool(one_to_one, "one_to_one"),
+        bool(normalize),
+        bool(one_to_one),
         r_int,
         id,
         method,
@@ -933,12 +928,12 @@ def _true_partners(a: _ExternalArgs, e, link):
 
 
 @accepts_scenario
-@renamed_parameters(positional=("scales", "availability", "tolerance"), algorithm="method")
+@renamed_parameters(positional=("scales", "availability", "tolerance"))
 @declare(
     "measure",
-    Param("variables", "columns"),
-    Param("scales", "any"),
-    Param("availability", "number", per_variable=True),
+    Param("variables", "columns", role="numeric_keys"),
+    Param("scales", "any", role="scales"),
+    Param("availability", "numbers", per_variable=True),
     Param("tolerance", "number"),
     Param("categories", "any"),
     Param("pair_tol", "number", "Tolerance of a pairing on a continuous variable, besides `tolerance`"),
@@ -949,6 +944,7 @@ def _true_partners(a: _ExternalArgs, e, link):
     Param("method", "choice", "`exact` (every pair) or `pairwise`", choices=("exact", "pairwise")),
     inputs=("released", "external"),
     out_of_core=True,
+    renamed={"algorithm": "method"},
 )
 def external_risk(
     released,

@@ -12,7 +12,6 @@ import math
 from .._declare import Param, declare
 from .._deprecation import renamed_parameters
 from .._errors import SdcError
-from .._validation import check_bool, check_rule
 from ..results.loglinear import LoglinearRiskResult
 from ..scenario import accepts_scenario
 from ._loglinear_steps import (
@@ -47,9 +46,7 @@ def _fractions_by_label(inp) -> dict | None:
 
 
 @accepts_scenario
-@renamed_parameters(
-    fit_method="method", modrisk_method="compat_method", positional=("weight", "sampling_fraction", "model")
-)
+@renamed_parameters(positional=("weight", "sampling_fraction", "model"))
 @declare(
     "measure",
     Param("keys"),
@@ -61,17 +58,17 @@ def _fractions_by_label(inp) -> dict | None:
     Param("search", "choice", choices=("bracket", "skinner-shlomo")),
     Param("z_target", "number"),
     Param("z_crit", "number"),
-    Param("candidates", "int"),
-    Param("term_test", "number"),
+    Param("candidates", "int", nullable=True),
+    Param("term_test", "number", nullable=True),
     Param("stability", "int"),
     Param("seed"),
     Param("max_steps", "int"),
     Param("method", "choice", choices=METHODS),
     Param("tol", "number"),
     Param("max_iter", "int"),
-    Param("pram", "mapping"),
+    Param("pram", "any"),
     Param("smoothing", "choice", choices=("nb",)),
-    Param("compat", "choice", choices=("sdcMicro",)),
+    Param("compat", "choice", choices=("sdcMicro", "sdcmicro")),
     Param("compat_method", "choice", choices=COMPAT_METHODS),
     Param("bound", "number"),
     Param("missing"),
@@ -80,6 +77,7 @@ def _fractions_by_label(inp) -> dict | None:
     Param("confidence", "number"),
     random=True,
     out_of_core=True,
+    renamed={"fit_method": "method", "modrisk_method": "compat_method"},
 )
 def loglinear_risk(
     data,
@@ -284,8 +282,7 @@ def loglinear_risk(
     Shlomo, N. (2006), PSD. Rao, J.N.K. & Thomas, D.R. (2003), Analysis of categorical response
     data from complex surveys. sdcMicro ``modRisk``.
     """
-    want_ci = check_bool(ci, "ci")
-    conf = check_rule("confidence", confidence)
+    want_ci, conf = bool(ci), float(confidence)  # checked by the declaration
     inp = validate_loglinear(
         data,
         keys,

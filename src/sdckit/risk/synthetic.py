@@ -13,7 +13,7 @@ import dataclasses
 import numpy as np
 
 from .._core import synthetic as K
-from .._declare import Param, check_declared, declare
+from .._declare import Param, declare
 from .._errors import SdcError, warn
 from .._validation import as_name_list, check_column, raise_problems
 from ..engines import get_engine, local_records
@@ -237,10 +237,12 @@ def _check_files(original, synthetic, control) -> None:
 
 def _parameters(keys, variables, sensitive, split, order, top, n_attacks, n_cols, n_neighbors, closeness_sample,
              confidence, significance, records, seed) -> dict:  # fmt: skip
-    values = {"order": order, "top": top, "n_attacks": n_attacks, "n_cols": n_cols, "n_neighbors": n_neighbors,
-              "closeness_sample": closeness_sample, "confidence": confidence, "significance": significance,
-              "records": records, "seed": seed}  # fmt: skip
-    par, problems = check_declared(synthetic_risk, values)
+    # checked by the declaration; taken as the toolkit's checks return them (int, float, bool)
+    par: dict = {"order": int(order), "top": int(top), "n_attacks": int(n_attacks), "n_cols": int(n_cols),
+           "n_neighbors": int(n_neighbors), "closeness_sample": int(closeness_sample),
+           "confidence": float(confidence), "significance": float(significance), "records": bool(records),
+           "seed": None if seed is None else int(seed)}  # fmt: skip
+    problems: list[str] = []
     if keys is None:
         problems.append("keys: no key variables given; expected one or more column names")
         keys = []

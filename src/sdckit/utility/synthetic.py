@@ -14,7 +14,7 @@ from itertools import combinations
 import numpy as np
 
 from .._core import synthetic as K
-from .._declare import Param, check_declared, declare
+from .._declare import Param, declare
 from .._errors import MissingColumnError, SdcError
 from .._validation import as_name_list, check_bins, missing_columns_message, raise_problems
 from ..engines import RECORDS, get_engine, local_records
@@ -33,7 +33,7 @@ __all__ = ["SyntheticUtilityResult", "synthetic_utility"]
     Param("variables", "columns", role="numeric_keys"),
     Param("order", "int"),
     Param("bins", "any"),
-    Param("domains", "columns"),
+    Param("domains", "columns", role="domains"),
     Param("estimates", "bool"),
     Param("missing"),
     inputs=("original", "synthetic"),
@@ -122,7 +122,8 @@ def synthetic_utility(
     "General and specific utility measures for synthetic data"; Shlomo (2022) for the
     distribution distances.
     """
-    par, problems = check_declared(synthetic_utility, {"order": order, "estimates": estimates})
+    par: dict = {"order": int(order), "estimates": bool(estimates)}  # checked by the declaration
+    problems: list[str] = []
     try:
         par["bins"] = check_bins(bins)
     except SdcError as err:
