@@ -32,7 +32,7 @@ import numpy as np
 
 from .._errors import SdcError
 from .._validation import missing_columns_message
-from .base import RECORDS, STORED, EngineCapabilities
+from .base import RECORDS, STORED, EngineCapabilities, Query
 from .records import HOUSEHOLD_RISK, Records, local_records
 
 __all__ = [
@@ -429,43 +429,29 @@ class RelationalEngine(EngineCapabilities):
         self.register(name, frame)
         return name
 
-    # -- identifiers (external risk) --------------------------------------------------------------
     def text_type(self) -> str:  # pragma: no cover - abstract
         """The dialect's name of the text type (``VARCHAR``, ``STRING``)."""
         raise NotImplementedError
 
-    def n_distinct(self, table: RelationTable, column: str) -> int:
-        """Distinct non-null values of ``column``."""
-        return int(self.scalar(f"SELECT count(DISTINCT {self.quote(column)}) FROM {table.view}"))
+    # -- measure queries: the measure builds the SQL, the engine runs it ---------------------------
+    @property
+    def dialect(self) -> RelationalDialect:
+        """What a measure's query builder may use (:class:`~sdckit.engines.base.SqlDialect`)."""
+        return RelationalDialect(self)
 
-    def _id_expr(self, left: RelationTable, right: RelationTable, column: str, alias: str) -> str:
-        """``column`` in a type both tables share (numbers as DOUBLE, else text)."""
-        q = f"{alias}.{self.quote(column)}"
-        both = left.is_numeric(column) and right.is_numeric(column)
-        return f"CAST({q} AS DOUBLE)" if both else f"CAST({q} AS {self.text_type()})"
+    def run(self, build, *args):
+        """Run the query ``build(dialect, *args)`` (a :class:`~sdckit.engines.base.Query` built
+        by a measure's ``_<measure>_sql.py`` module): register its uploads, then keep the result
+        under ``query.into`` (returned) or return it as ``{column: list of values}``."""
+        import polars as pl
 
-    def id_matches(self, left: RelationTable, right: RelationTable, column: str, pos_left, pos_right) -> int:
-        """How many of the record pairs (``pos_left[i]`` of ``left``, ``pos_right[i]`` of
-        ``right``; input positions) have the same identifier ``column``."""
-        pairs = self.upload({"a": np.asarray(pos_left), "d": np.asarray(pos_right)})
-        ida, idd = self._id_expr(right, left, column, "a"), self._id_expr(right, left, column, "d")
-        n = self.scalar(
-            f"SELECT count(*) FROM {pairs} x JOIN {self._numbered(left)} a ON a.__rec = x.a "
-            f"JOIN {self._numbered(right)} d ON d.__rec = x.d WHERE {ida} = {idd}"
-        )
-        return int(n or 0)
-
-    def id_partners(self, comp_left: Compressed, comp_right: Compressed, column: str):
-        """The records of ``comp_left``'s table and ``comp_right``'s with the same identifier
-        ``column``, counted per pair of compressed-table rows: a small frame (``ra``: row of
-        ``comp_left``, ``rd``: row of ``comp_right``, ``n``: records)."""
-        tl, tr = comp_left.source, comp_right.source
-        ida, idd = self._id_expr(tr, tl, column, "a"), self._id_expr(tr, tl, column, "d")
-        return self.frame(
-            f"SELECT pa.__row AS ra, pd.__row AS rd, count(*) AS n FROM {tl.view} a JOIN {tr.view} d ON {ida} = {idd} "
-            f"JOIN {comp_left.table} pa ON {self._join_rows(comp_left, 'a', 'pa')} "
-            f"JOIN {comp_right.table} pd ON {self._join_rows(comp_right, 'd', 'pd')} GROUP BY 1, 2"
-        )
+        query = build(self.dialect, *args)
+        for name, columns in query.uploads.items():
+            self.register(name, pl.DataFrame({k: np.asarray(v) for k, v in columns.items()}))
+        if query.into is not None:
+            self.materialize(query.into, query.sql)
+            return query.into
+        return self.frame(query.sql).to_dict(as_series=False)
 
     # -- households ------------------------------------------------------------------------------
     def households(self, comp: Compressed, household: str, row_risk: np.ndarray) -> HouseholdStore:
@@ -684,6 +670,70 @@ class RelationalEngine(EngineCapabilities):
         finally:
             _remove(tmp)
         return p
+
+
+class RelationalDialect:
+    """The SQL pieces of a relational engine a measure's query builder uses
+    (:class:`~sdckit.engines.base.SqlDialect`): the builder never sees the engine itself."""
+
+    def __init__(self, engine: RelationalEngine):
+        self._engine = engine
+
+    def quote(self, name: str) -> str:
+        return self._engine.quote(name)
+
+    def text_type(self) -> str:
+        return self._engine.text_type()
+
+    def null_safe_equal(self, a: str, b: str) -> str:
+        return self._engine.null_safe_equal(a, b)
+
+    def one_minus_exp(self, acc: str) -> str:
+        return self._engine.one_minus_exp(acc)
+
+    def quantiles_sql(self, expr: str, probs) -> str:
+        return self._engine.quantiles_sql(expr, probs)
+
+    @staticmethod
+    def fresh_name(prefix: str) -> str:
+        return new_name(prefix)
+
+    @staticmethod
+    def view(table: RelationTable) -> str:
+        """The engine's name of a caller's table."""
+        return table.view
+
+    def numbered(self, table: RelationTable) -> str:
+        """A subquery of ``table``'s records with ``__rec``, each record's input position."""
+        return self._engine._numbered(table)
+
+    @staticmethod
+    def row_table(comp: Compressed) -> str:
+        """The engine's name of the compressed table (``c0, c1, ...`` and its row ``__row``)."""
+        return comp.table
+
+    @staticmethod
+    def source(comp: Compressed) -> RelationTable:
+        """The table ``comp`` compresses."""
+        return comp.source
+
+    def join_rows(self, comp: Compressed, alias: str = "s", palias: str = "p") -> str:
+        """The join condition of records (``alias``) to rows (``palias``) of ``comp`` (NULL/NaN-safe)."""
+        return self._engine._join_rows(comp, alias, palias)
+
+    @staticmethod
+    def missing(table: RelationTable, column: str) -> str:
+        """The condition that ``column`` is missing (NULL; NaN too in a float column)."""
+        return table._missing_sql(column)
+
+    @staticmethod
+    def literal(value, kind: str) -> str | None:
+        """A missing-value code as a literal of a column of ``kind`` (None: it cannot occur there)."""
+        return _literal(value, kind)
+
+    @staticmethod
+    def query(sql: str, uploads: dict | None = None, into: str | None = None) -> Query:
+        return Query(sql, dict(uploads or {}), into)
 
 
 @dataclass(frozen=True)
