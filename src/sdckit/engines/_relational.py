@@ -9,10 +9,10 @@ A measure asks the engine for three things:
    records ``__n`` and the weight sum ``__w`` of each, one GROUP BY. Everything the measure
    computes depends on the records only through this table, so the in-memory pipeline runs on
    it with each row counted ``__n`` times, and gives the same numbers as on the records.
-3. **Household aggregates** (:meth:`RelationalEngine.households`): the household risk needs
-   the households, which are not small: the engine joins each record's risk (one value per row
-   of the compressed table) to the records, sums ``log(1 - r)`` per household, and returns
-   aggregates only.
+3. **A measure's own queries** (:meth:`RelationalEngine.run`): a measure that needs more than
+   the compressed table (the household risk, which needs the households; external risk's
+   identifiers) builds its SQL in its ``_<measure>_sql.py`` module from the engine's dialect
+   (:class:`RelationalDialect`), and the engine runs it, returning aggregates only.
 
 Per-record results are written by the engine (:meth:`RelationalEngine.write_records`), never
 collected unless the caller asks for them.
@@ -33,7 +33,7 @@ import numpy as np
 from .._errors import SdcError
 from .._validation import missing_columns_message
 from .base import RECORDS, STORED, EngineCapabilities, Query
-from .records import HOUSEHOLD_RISK, Records, local_records
+from .records import HOUSEHOLD_RISK, HouseholdStore, Records, local_records
 
 __all__ = [
     "HOUSEHOLD_RISK",
@@ -453,77 +453,6 @@ class RelationalEngine(EngineCapabilities):
             return query.into
         return self.frame(query.sql).to_dict(as_series=False)
 
-    # -- households ------------------------------------------------------------------------------
-    def households(self, comp: Compressed, household: str, row_risk: np.ndarray) -> HouseholdStore:
-        """Household risk r^h_g = 1 - prod_{i in g} (1 - r_i) in the engine.
-
-        Returns a :class:`HouseholdStore` holding the aggregates (households, ER^h, quantiles
-        and mean over households) and the distinct (row, household size) counts that the
-        household rule of the threshold needs; the per-household table stays in the engine.
-        """
-        src, q = comp.source, self.quote
-        with np.errstate(divide="ignore"):
-            logs = np.log1p(-np.asarray(row_risk, dtype=float))
-        logs[np.isneginf(logs)] = -1e6  # r = 1: exp(sum) underflows to 0, r^h = 1 (exactly, as in memory)
-        vals = self._upload_values({"__log1m": logs})  # column v0
-        h = f"s.{q(household)}"
-        miss = f"({h} IS NULL OR isnan({h}))" if src.kind(household) == "float" else f"({h} IS NULL)"
-        joined = (
-            f"SELECT {h} AS h, {miss} AS hmiss, p.__row AS r, v.v0 AS l FROM {src.view} s "
-            f"JOIN {comp.table} p ON {self._join_rows(comp)} JOIN {vals} v ON v.__row = p.__row"
-        )
-        rec = new_name("hhrec")
-        self.materialize(rec, joined)
-        hh = new_name("hh")
-        self.materialize(
-            hh,
-            f"SELECT h, count(*) AS size, sum(l) AS acc FROM {rec} WHERE NOT hmiss GROUP BY h "
-            f"UNION ALL SELECT NULL AS h, 1 AS size, l AS acc FROM {rec} WHERE hmiss",
-        )
-        risk = self.one_minus_exp("acc")
-        agg = self.frame(
-            f"SELECT count(*) AS g, sum(size * {risk}) AS er, avg({risk}) AS mean, "
-            f"{self.quantiles_sql(risk, (0.0, 0.25, 0.5, 0.75, 1.0))} AS q, "
-            f"sum(CASE WHEN h IS NULL THEN 1 ELSE 0 END) AS nmiss FROM {hh}"
-        ).row(0, named=True)
-        sizes = self.frame(
-            f"SELECT r.r AS r, CASE WHEN r.hmiss THEN 1 ELSE g.size END AS size, count(*) AS n FROM {rec} r "
-            f"LEFT JOIN (SELECT h, size FROM {hh} WHERE h IS NOT NULL) g ON g.h = r.h AND NOT r.hmiss GROUP BY 1, 2"
-        )
-        return HouseholdStore(
-            engine=self,
-            table=hh,
-            risk_sql=risk,
-            n_households=int(agg["g"]),
-            expected_reidentifications=float(agg["er"] or 0.0),
-            mean=float(agg["mean"]) if agg["g"] else None,
-            quantiles=tuple(float(v) for v in agg["q"]) if agg["g"] else None,
-            n_missing=int(agg["nmiss"] or 0),
-            row_sizes=(
-                sizes.get_column("r").to_numpy().astype(np.int64),
-                sizes.get_column("size").to_numpy().astype(float),
-                sizes.get_column("n").to_numpy().astype(np.int64),
-            ),
-            records_table=rec,
-            household_column=household,
-            row_logs=logs,
-        )
-
-    def household_key_conflicts(self, table: RelationTable, household: str, key: str, missing=()) -> int:
-        """Households (with an id) whose members have more than one observed value of ``key``
-        (missing values, null/NaN and the ``missing`` codes of the column's type, ignored)."""
-        q = self.quote
-        kmiss = table._missing_sql(key)
-        codes = [_literal(v, table.kind(key)) for v in missing or ()]
-        codes = [c for c in codes if c is not None]
-        if codes:
-            kmiss = f"({kmiss} OR {q(key)} IN ({', '.join(codes)}))"
-        sql = (
-            f"SELECT count(*) FROM (SELECT {q(household)} FROM {table.view} WHERE NOT {table._missing_sql(household)} "
-            f"AND NOT {kmiss} GROUP BY {q(household)} HAVING count(DISTINCT {q(key)}) > 1) t"
-        )
-        return int(self.scalar(sql) or 0)
-
     # -- protection ----------------------------------------------------------------------------------
     def _numbered(self, table: RelationTable) -> str:
         return f"(SELECT *, {self.record_number(table.view)} AS __rec FROM {table.view})"
@@ -800,43 +729,3 @@ def _literal(value, kind: str) -> str | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return repr(float(value)) if kind == "float" else (repr(int(value)) if float(value).is_integer() else None)
-
-
-@dataclass
-class HouseholdStore:
-    """Household aggregates computed by an out-of-core engine; the per-household table stays
-    there (``table``: h, size, acc = sum log(1 - r_i)) for the threshold and the record output."""
-
-    engine: Any
-    table: str
-    risk_sql: str
-    n_households: int
-    expected_reidentifications: float
-    mean: float | None
-    quantiles: tuple | None
-    n_missing: int
-    row_sizes: tuple  # (row of the compressed table, household size, records)
-    records_table: str
-    household_column: str = ""
-    row_logs: Any = None
-
-    def threshold(self, max_global_risk: float, n: int) -> float | None:
-        """The household-risk threshold rule of ``risk_threshold`` on the household risk levels
-        (records per level = household sizes), evaluated by the engine with running sums.
-
-        The levels are the distinct sums ``acc`` (r^h = 1 - exp(acc) decreases in acc); the
-        engine returns the chosen level's acc and r^h* = -expm1(acc) is computed here, as the
-        in-memory engine computes every household risk, so that the household rule compares
-        the same numbers."""
-        target = float(max_global_risk) * float(n)
-        if self.expected_reidentifications < target:
-            return None
-        eng = self.engine
-        up, down = new_name("levels"), new_name("levels")
-        # l: the level's rank by a (1 = the highest risk); cc: records at this level or above;
-        # low: the sum of c * v over this level and those of lower risk
-        levels = f"SELECT acc AS a, {self.risk_sql} AS v, sum(size) AS c FROM {self.table} GROUP BY acc"
-        eng.running_sums(up, levels, "a ASC", {"l": "1", "cc": "c"})
-        eng.running_sums(down, f"SELECT * FROM {up}", "a DESC", {"low": "c * v"})
-        a = eng.scalar(f"SELECT min(a) FROM {down} WHERE l >= 2 AND low + v * (cc - c) < {target!r}")
-        return 0.0 if a is None else float(-np.expm1(a))
