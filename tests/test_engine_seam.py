@@ -223,3 +223,34 @@ def test_a_result_without_a_handle_says_so(data):
     with pytest.raises(sdckit.SdcError, match="^records: "):
         bare.to_frame()
     assert res.to_frame().shape[0] == len(res.class_sizes)
+
+
+# ----------------------------------------------------------------------------------------------
+# a measure's own queries: built from the engine's dialect, run by the engine
+# ----------------------------------------------------------------------------------------------
+def test_a_measure_query_is_built_from_the_dialect_and_run_by_the_engine():
+    import polars as pl
+
+    pytest.importorskip("duckdb")
+    from sdckit.engines import DuckDBEngine
+    from sdckit.engines.base import Query, SqlDialect, StoredRecords
+    from sdckit.risk import _linkage_sql
+
+    eng = DuckDBEngine()
+    assert isinstance(eng, StoredRecords) and isinstance(eng.dialect, SqlDialect)
+    table = eng.table(pl.DataFrame({'p "i" d': [1, 2, 2, None]}))
+    query = _linkage_sql.n_distinct(eng.dialect, table, 'p "i" d')
+    assert isinstance(query, Query) and '"p ""i"" d"' in query.sql and query.into is None
+    assert eng.run(_linkage_sql.n_distinct, table, 'p "i" d') == {"n": [2]}
+
+
+def test_the_dialect_quotes_for_its_engine():
+    pytest.importorskip("pyspark")
+    from sdckit.engines import SparkEngine
+    from sdckit.risk import _linkage_sql
+
+    class Table:  # the query is only built, not run (no Spark session starts)
+        view = "v"
+
+    query = _linkage_sql.n_distinct(SparkEngine().dialect, Table(), "a`b")
+    assert query.sql == "SELECT count(DISTINCT `a``b`) AS n FROM v"
