@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import inspect
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -414,10 +415,24 @@ def test_frozen_dict_is_json_and_pickle_friendly():
         d["a"] = 2
 
 
+#: the modules outside engines/ that may hold SQL text: a measure's own queries, next to it
+#: (``risk/_linkage_sql.py``), built from the engine's dialect and run by the engine
+SQL_MODULE = re.compile(r"^_\w+_sql\.py$")
+#: what a query module may import of the engines: the dialect's protocol (for its type hints)
+SQL_MODULE_ENGINE_IMPORTS = {"sdckit.engines.base.SqlDialect", "sdckit.engines.base.Query"}
+ENGINE_NAMES = ("duckdb", "spark", "polars", "pyspark")
+
+
+def _is_sql_module(path: Path) -> bool:
+    return bool(SQL_MODULE.match(path.name)) and not path.relative_to(SRC).as_posix().startswith("engines/")
+
+
 def _engine_name_uses(path: Path) -> list[str]:
     """Where a module outside engines/ names an engine, asks which kind it has, or takes the
-    default engine without saying why (``get_engine()`` with no argument)."""
+    default engine without saying why (``get_engine()`` with no argument), or holds SQL text
+    (allowed only in a measure's ``_<measure>_sql.py`` module)."""
     found = []
+    sql_allowed = _is_sql_module(path)
     for node in ast.walk(ast.parse(path.read_text())):
         # ("polars" is also a frame type, the caller's ``backend``: only the other engines count)
         if isinstance(node, ast.Constant) and node.value in ("duckdb", "spark"):
@@ -428,14 +443,52 @@ def _engine_name_uses(path: Path) -> list[str]:
             if not node.keywords:
                 found.append(f"line {node.lineno}: get_engine() with no argument")
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and "SELECT " in node.value.upper():
-            found.append(f"line {node.lineno}: SQL text")
+            if not sql_allowed:
+                found.append(f"line {node.lineno}: SQL text")
+    return found
+
+
+def _sql_module_engine_uses(path: Path) -> list[str]:
+    """Where a query module (``_<measure>_sql.py``) names an engine (a string, a name or an
+    attribute such as ``DuckDBEngine``, ``spark``) or imports one (anything of ``sdckit.engines``
+    but the dialect's protocol type, or an engine's library)."""
+    found = []
+    parts = path.relative_to(SRC.parent).with_suffix("").parts
+    package = ".".join(parts[:-1])
+    for node in ast.walk(ast.parse(path.read_text())):
+        words = []
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            words = re.findall(r"[A-Za-z_]\w*", node.value)
+        elif isinstance(node, ast.Name):
+            words = [node.id]
+        elif isinstance(node, ast.Attribute):
+            words = [node.attr]
+        named = [w for w in words if any(e in w.lower() for e in ENGINE_NAMES)]
+        found += [f"line {node.lineno}: names {w}" for w in named]
+        if isinstance(node, ast.Import):
+            found += [
+                f"line {node.lineno}: imports {a.name}" for a in node.names if a.name.split(".")[0] in FRAME_LIBRARIES
+            ]
+        for name in _imported(node, package):
+            if name.startswith("sdckit.engines") and name not in SQL_MODULE_ENGINE_IMPORTS:
+                found.append(f"line {node.lineno}: imports {name}")
+        if (
+            isinstance(node, ast.ImportFrom)
+            and node.level == 0
+            and (node.module or "").split(".")[0] in FRAME_LIBRARIES
+        ):
+            found.append(f"line {node.lineno}: imports {node.module}")
     return found
 
 
 def test_no_engine_name_or_sql_outside_the_engines():
     """A measure is written once against the Engine protocol: it never asks which engine it has,
     names one, writes SQL, or falls back on the default engine (``engine.local()`` or
-    ``engines.local_engine()`` for the small tables; the engine the caller gave otherwise)."""
+    ``engines.local_engine()`` for the small tables; the engine the caller gave otherwise).
+
+    The one place outside engines/ for SQL is a measure's own query module,
+    ``_<measure>_sql.py`` beside the measure (splink's shape: the algorithm owns its SQL, the
+    backend executes it through ``engine.run``)."""
     offenders = {}
     for p in _modules():
         rel = p.relative_to(SRC).as_posix()
@@ -447,9 +500,43 @@ def test_no_engine_name_or_sql_outside_the_engines():
     assert offenders == {}
 
 
+def test_query_modules_name_and_import_no_engine():
+    """A ``_<measure>_sql.py`` module builds its queries from the dialect it is given: it names
+    no engine and imports none (only the dialect's protocol type, for its hints)."""
+    modules = [p for p in _modules() if _is_sql_module(p)]
+    assert {p.name for p in modules} >= {"_linkage_sql.py", "_households_sql.py"}
+    offenders = {p.relative_to(SRC).as_posix(): f for p in modules if (f := _sql_module_engine_uses(p))}
+    assert offenders == {}
+
+
 def test_the_engine_name_check_can_fail(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text(
         'def f(eng):\n    if eng.name == "duckdb":\n        return get_engine()\n    return is_out_of_core(eng)\n'
     )
     assert len(_engine_name_uses(bad)) == 3
+
+
+def test_the_sql_checks_can_fail(tmp_path, monkeypatch):
+    """SQL outside a query module is found; in a query module (under a measure's package) an
+    engine's name or import is."""
+    risk = tmp_path / "sdckit" / "risk"
+    risk.mkdir(parents=True)
+    monkeypatch.setattr(sys.modules[__name__], "SRC", tmp_path / "sdckit")
+    text = (
+        "from ..engines.base import SqlDialect\nfrom ..engines import DuckDBEngine\nimport duckdb\n"
+        "def q(d):\n    return d.query(f'SELECT count(*) FROM {d.view(t)}')  # spark\n"
+        "def r(d):\n    return 'SELECT 1' if d.kind == 'spark' else SparkEngine\n"
+    )
+    (risk / "_x.py").write_text(text)
+    (risk / "_x_sql.py").write_text(text)
+    assert sorted(_engine_name_uses(risk / "_x.py")) == [
+        "line 5: SQL text",
+        "line 7: SQL text",
+        "line 7: the string 'spark'",
+    ]
+    assert _engine_name_uses(risk / "_x_sql.py") == ["line 7: the string 'spark'"]
+    found = _sql_module_engine_uses(risk / "_x_sql.py")
+    assert "line 2: imports sdckit.engines.DuckDBEngine" in found and "line 3: imports duckdb" in found
+    assert "line 7: names spark" in found and "line 7: names SparkEngine" in found
+    assert not any("SqlDialect" in f for f in found)

@@ -13,7 +13,7 @@ from typing import cast
 
 from .._errors import SdcError
 from .base import OUT_OF_CORE_MEASURES, RECORDS, STORED, EncodedKeys, Engine, EngineCapabilities, TableLike, refusal
-from .records import Records, local_records
+from .records import HouseholdStore, Records, local_records
 
 __all__ = [
     "DEFAULT_ENGINE",
@@ -24,6 +24,7 @@ __all__ = [
     "DuckDBEngine",
     "EncodedKeys",
     "Engine",
+    "HouseholdStore",
     "PolarsEngine",
     "Records",
     "SparkEngine",

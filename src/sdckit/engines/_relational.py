@@ -9,10 +9,10 @@ A measure asks the engine for three things:
    records ``__n`` and the weight sum ``__w`` of each, one GROUP BY. Everything the measure
    computes depends on the records only through this table, so the in-memory pipeline runs on
    it with each row counted ``__n`` times, and gives the same numbers as on the records.
-3. **Household aggregates** (:meth:`RelationalEngine.households`): the household risk needs
-   the households, which are not small: the engine joins each record's risk (one value per row
-   of the compressed table) to the records, sums ``log(1 - r)`` per household, and returns
-   aggregates only.
+3. **A measure's own queries** (:meth:`RelationalEngine.run`): a measure that needs more than
+   the compressed table (the household risk, which needs the households; external risk's
+   identifiers) builds its SQL in its ``_<measure>_sql.py`` module from the engine's dialect
+   (:class:`RelationalDialect`), and the engine runs it, returning aggregates only.
 
 Per-record results are written by the engine (:meth:`RelationalEngine.write_records`), never
 collected unless the caller asks for them.
@@ -32,8 +32,8 @@ import numpy as np
 
 from .._errors import SdcError
 from .._validation import missing_columns_message
-from .base import RECORDS, STORED, EngineCapabilities
-from .records import HOUSEHOLD_RISK, Records, local_records
+from .base import RECORDS, STORED, EngineCapabilities, Query
+from .records import HOUSEHOLD_RISK, HouseholdStore, Records, local_records
 
 __all__ = [
     "HOUSEHOLD_RISK",
@@ -429,114 +429,29 @@ class RelationalEngine(EngineCapabilities):
         self.register(name, frame)
         return name
 
-    # -- identifiers (external risk) --------------------------------------------------------------
     def text_type(self) -> str:  # pragma: no cover - abstract
         """The dialect's name of the text type (``VARCHAR``, ``STRING``)."""
         raise NotImplementedError
 
-    def n_distinct(self, table: RelationTable, column: str) -> int:
-        """Distinct non-null values of ``column``."""
-        return int(self.scalar(f"SELECT count(DISTINCT {self.quote(column)}) FROM {table.view}"))
+    # -- measure queries: the measure builds the SQL, the engine runs it ---------------------------
+    @property
+    def dialect(self) -> RelationalDialect:
+        """What a measure's query builder may use (:class:`~sdckit.engines.base.SqlDialect`)."""
+        return RelationalDialect(self)
 
-    def _id_expr(self, left: RelationTable, right: RelationTable, column: str, alias: str) -> str:
-        """``column`` in a type both tables share (numbers as DOUBLE, else text)."""
-        q = f"{alias}.{self.quote(column)}"
-        both = left.is_numeric(column) and right.is_numeric(column)
-        return f"CAST({q} AS DOUBLE)" if both else f"CAST({q} AS {self.text_type()})"
+    def run(self, build, *args):
+        """Run the query ``build(dialect, *args)`` (a :class:`~sdckit.engines.base.Query` built
+        by a measure's ``_<measure>_sql.py`` module): register its uploads, then keep the result
+        under ``query.into`` (returned) or return it as ``{column: list of values}``."""
+        import polars as pl
 
-    def id_matches(self, left: RelationTable, right: RelationTable, column: str, pos_left, pos_right) -> int:
-        """How many of the record pairs (``pos_left[i]`` of ``left``, ``pos_right[i]`` of
-        ``right``; input positions) have the same identifier ``column``."""
-        pairs = self.upload({"a": np.asarray(pos_left), "d": np.asarray(pos_right)})
-        ida, idd = self._id_expr(right, left, column, "a"), self._id_expr(right, left, column, "d")
-        n = self.scalar(
-            f"SELECT count(*) FROM {pairs} x JOIN {self._numbered(left)} a ON a.__rec = x.a "
-            f"JOIN {self._numbered(right)} d ON d.__rec = x.d WHERE {ida} = {idd}"
-        )
-        return int(n or 0)
-
-    def id_partners(self, comp_left: Compressed, comp_right: Compressed, column: str):
-        """The records of ``comp_left``'s table and ``comp_right``'s with the same identifier
-        ``column``, counted per pair of compressed-table rows: a small frame (``ra``: row of
-        ``comp_left``, ``rd``: row of ``comp_right``, ``n``: records)."""
-        tl, tr = comp_left.source, comp_right.source
-        ida, idd = self._id_expr(tr, tl, column, "a"), self._id_expr(tr, tl, column, "d")
-        return self.frame(
-            f"SELECT pa.__row AS ra, pd.__row AS rd, count(*) AS n FROM {tl.view} a JOIN {tr.view} d ON {ida} = {idd} "
-            f"JOIN {comp_left.table} pa ON {self._join_rows(comp_left, 'a', 'pa')} "
-            f"JOIN {comp_right.table} pd ON {self._join_rows(comp_right, 'd', 'pd')} GROUP BY 1, 2"
-        )
-
-    # -- households ------------------------------------------------------------------------------
-    def households(self, comp: Compressed, household: str, row_risk: np.ndarray) -> HouseholdStore:
-        """Household risk r^h_g = 1 - prod_{i in g} (1 - r_i) in the engine.
-
-        Returns a :class:`HouseholdStore` holding the aggregates (households, ER^h, quantiles
-        and mean over households) and the distinct (row, household size) counts that the
-        household rule of the threshold needs; the per-household table stays in the engine.
-        """
-        src, q = comp.source, self.quote
-        with np.errstate(divide="ignore"):
-            logs = np.log1p(-np.asarray(row_risk, dtype=float))
-        logs[np.isneginf(logs)] = -1e6  # r = 1: exp(sum) underflows to 0, r^h = 1 (exactly, as in memory)
-        vals = self._upload_values({"__log1m": logs})  # column v0
-        h = f"s.{q(household)}"
-        miss = f"({h} IS NULL OR isnan({h}))" if src.kind(household) == "float" else f"({h} IS NULL)"
-        joined = (
-            f"SELECT {h} AS h, {miss} AS hmiss, p.__row AS r, v.v0 AS l FROM {src.view} s "
-            f"JOIN {comp.table} p ON {self._join_rows(comp)} JOIN {vals} v ON v.__row = p.__row"
-        )
-        rec = new_name("hhrec")
-        self.materialize(rec, joined)
-        hh = new_name("hh")
-        self.materialize(
-            hh,
-            f"SELECT h, count(*) AS size, sum(l) AS acc FROM {rec} WHERE NOT hmiss GROUP BY h "
-            f"UNION ALL SELECT NULL AS h, 1 AS size, l AS acc FROM {rec} WHERE hmiss",
-        )
-        risk = self.one_minus_exp("acc")
-        agg = self.frame(
-            f"SELECT count(*) AS g, sum(size * {risk}) AS er, avg({risk}) AS mean, "
-            f"{self.quantiles_sql(risk, (0.0, 0.25, 0.5, 0.75, 1.0))} AS q, "
-            f"sum(CASE WHEN h IS NULL THEN 1 ELSE 0 END) AS nmiss FROM {hh}"
-        ).row(0, named=True)
-        sizes = self.frame(
-            f"SELECT r.r AS r, CASE WHEN r.hmiss THEN 1 ELSE g.size END AS size, count(*) AS n FROM {rec} r "
-            f"LEFT JOIN (SELECT h, size FROM {hh} WHERE h IS NOT NULL) g ON g.h = r.h AND NOT r.hmiss GROUP BY 1, 2"
-        )
-        return HouseholdStore(
-            engine=self,
-            table=hh,
-            risk_sql=risk,
-            n_households=int(agg["g"]),
-            expected_reidentifications=float(agg["er"] or 0.0),
-            mean=float(agg["mean"]) if agg["g"] else None,
-            quantiles=tuple(float(v) for v in agg["q"]) if agg["g"] else None,
-            n_missing=int(agg["nmiss"] or 0),
-            row_sizes=(
-                sizes.get_column("r").to_numpy().astype(np.int64),
-                sizes.get_column("size").to_numpy().astype(float),
-                sizes.get_column("n").to_numpy().astype(np.int64),
-            ),
-            records_table=rec,
-            household_column=household,
-            row_logs=logs,
-        )
-
-    def household_key_conflicts(self, table: RelationTable, household: str, key: str, missing=()) -> int:
-        """Households (with an id) whose members have more than one observed value of ``key``
-        (missing values, null/NaN and the ``missing`` codes of the column's type, ignored)."""
-        q = self.quote
-        kmiss = table._missing_sql(key)
-        codes = [_literal(v, table.kind(key)) for v in missing or ()]
-        codes = [c for c in codes if c is not None]
-        if codes:
-            kmiss = f"({kmiss} OR {q(key)} IN ({', '.join(codes)}))"
-        sql = (
-            f"SELECT count(*) FROM (SELECT {q(household)} FROM {table.view} WHERE NOT {table._missing_sql(household)} "
-            f"AND NOT {kmiss} GROUP BY {q(household)} HAVING count(DISTINCT {q(key)}) > 1) t"
-        )
-        return int(self.scalar(sql) or 0)
+        query = build(self.dialect, *args)
+        for name, columns in query.uploads.items():
+            self.register(name, pl.DataFrame({k: np.asarray(v) for k, v in columns.items()}))
+        if query.into is not None:
+            self.materialize(query.into, query.sql)
+            return query.into
+        return self.frame(query.sql).to_dict(as_series=False)
 
     # -- protection ----------------------------------------------------------------------------------
     def _numbered(self, table: RelationTable) -> str:
@@ -686,6 +601,70 @@ class RelationalEngine(EngineCapabilities):
         return p
 
 
+class RelationalDialect:
+    """The SQL pieces of a relational engine a measure's query builder uses
+    (:class:`~sdckit.engines.base.SqlDialect`): the builder never sees the engine itself."""
+
+    def __init__(self, engine: RelationalEngine):
+        self._engine = engine
+
+    def quote(self, name: str) -> str:
+        return self._engine.quote(name)
+
+    def text_type(self) -> str:
+        return self._engine.text_type()
+
+    def null_safe_equal(self, a: str, b: str) -> str:
+        return self._engine.null_safe_equal(a, b)
+
+    def one_minus_exp(self, acc: str) -> str:
+        return self._engine.one_minus_exp(acc)
+
+    def quantiles_sql(self, expr: str, probs) -> str:
+        return self._engine.quantiles_sql(expr, probs)
+
+    @staticmethod
+    def fresh_name(prefix: str) -> str:
+        return new_name(prefix)
+
+    @staticmethod
+    def view(table: RelationTable) -> str:
+        """The engine's name of a caller's table."""
+        return table.view
+
+    def numbered(self, table: RelationTable) -> str:
+        """A subquery of ``table``'s records with ``__rec``, each record's input position."""
+        return self._engine._numbered(table)
+
+    @staticmethod
+    def row_table(comp: Compressed) -> str:
+        """The engine's name of the compressed table (``c0, c1, ...`` and its row ``__row``)."""
+        return comp.table
+
+    @staticmethod
+    def source(comp: Compressed) -> RelationTable:
+        """The table ``comp`` compresses."""
+        return comp.source
+
+    def join_rows(self, comp: Compressed, alias: str = "s", palias: str = "p") -> str:
+        """The join condition of records (``alias``) to rows (``palias``) of ``comp`` (NULL/NaN-safe)."""
+        return self._engine._join_rows(comp, alias, palias)
+
+    @staticmethod
+    def missing(table: RelationTable, column: str) -> str:
+        """The condition that ``column`` is missing (NULL; NaN too in a float column)."""
+        return table._missing_sql(column)
+
+    @staticmethod
+    def literal(value, kind: str) -> str | None:
+        """A missing-value code as a literal of a column of ``kind`` (None: it cannot occur there)."""
+        return _literal(value, kind)
+
+    @staticmethod
+    def query(sql: str, uploads: dict | None = None, into: str | None = None) -> Query:
+        return Query(sql, dict(uploads or {}), into)
+
+
 @dataclass(frozen=True)
 class HouseholdUnsafe:
     """A per-record column computed by the engine: the mu-ARGUS household rule, a record is
@@ -750,43 +729,3 @@ def _literal(value, kind: str) -> str | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return repr(float(value)) if kind == "float" else (repr(int(value)) if float(value).is_integer() else None)
-
-
-@dataclass
-class HouseholdStore:
-    """Household aggregates computed by an out-of-core engine; the per-household table stays
-    there (``table``: h, size, acc = sum log(1 - r_i)) for the threshold and the record output."""
-
-    engine: Any
-    table: str
-    risk_sql: str
-    n_households: int
-    expected_reidentifications: float
-    mean: float | None
-    quantiles: tuple | None
-    n_missing: int
-    row_sizes: tuple  # (row of the compressed table, household size, records)
-    records_table: str
-    household_column: str = ""
-    row_logs: Any = None
-
-    def threshold(self, max_global_risk: float, n: int) -> float | None:
-        """The household-risk threshold rule of ``risk_threshold`` on the household risk levels
-        (records per level = household sizes), evaluated by the engine with running sums.
-
-        The levels are the distinct sums ``acc`` (r^h = 1 - exp(acc) decreases in acc); the
-        engine returns the chosen level's acc and r^h* = -expm1(acc) is computed here, as the
-        in-memory engine computes every household risk, so that the household rule compares
-        the same numbers."""
-        target = float(max_global_risk) * float(n)
-        if self.expected_reidentifications < target:
-            return None
-        eng = self.engine
-        up, down = new_name("levels"), new_name("levels")
-        # l: the level's rank by a (1 = the highest risk); cc: records at this level or above;
-        # low: the sum of c * v over this level and those of lower risk
-        levels = f"SELECT acc AS a, {self.risk_sql} AS v, sum(size) AS c FROM {self.table} GROUP BY acc"
-        eng.running_sums(up, levels, "a ASC", {"l": "1", "cc": "c"})
-        eng.running_sums(down, f"SELECT * FROM {up}", "a DESC", {"low": "c * v"})
-        a = eng.scalar(f"SELECT min(a) FROM {down} WHERE l >= 2 AND low + v * (cc - c) < {target!r}")
-        return 0.0 if a is None else float(-np.expm1(a))

@@ -10,7 +10,7 @@ record-level data in the database, returning only the small tables.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
@@ -25,6 +25,8 @@ __all__ = [
     "EngineCapabilities",
     "StoredRecords",
     "OUT_OF_CORE_MEASURES",
+    "Query",
+    "SqlDialect",
     "TableLike",
     "refusal",
 ]
@@ -224,21 +226,63 @@ class Engine(Protocol):
     def native_frame(self, table: TableLike): ...
 
 
+@dataclass(frozen=True)
+class Query:
+    """A query a measure built (in its ``_<measure>_sql.py`` module) for a stored engine to run.
+
+    Attributes
+    ----------
+    sql : str
+        The query text, in the engine's dialect (:class:`SqlDialect`).
+    uploads : dict
+        Small tables the engine registers first: name -> {column: 1-D NumPy array}; the query
+        names each by its name (a fresh one, :meth:`SqlDialect.fresh_name`).
+    into : str or None
+        Keep the result in the engine under this name (a fresh one) instead of returning it.
+    """
+
+    sql: str
+    uploads: dict = field(default_factory=dict)
+    into: str | None = None
+
+
+@runtime_checkable
+class SqlDialect(Protocol):
+    """What a measure's query builder may ask the stored engine it runs on: the dialect's SQL
+    pieces (quoting, the text type, quantiles, NULL-safe equality, 1 - exp), the names of the
+    engine's relations and fresh names for new ones. A builder is a pure function
+    ``build(dialect, *args) -> Query``; the engine runs it (``StoredRecords.run``)."""
+
+    def quote(self, name: str) -> str: ...
+    def text_type(self) -> str: ...
+    def null_safe_equal(self, a: str, b: str) -> str: ...
+    def one_minus_exp(self, acc: str) -> str: ...
+    def quantiles_sql(self, expr: str, probs) -> str: ...
+    def fresh_name(self, prefix: str) -> str: ...
+    def view(self, table) -> str: ...
+    def numbered(self, table) -> str: ...
+    def row_table(self, comp) -> str: ...
+    def source(self, comp) -> Any: ...
+    def join_rows(self, comp, alias: str = "s", palias: str = "p") -> str: ...
+    def missing(self, table, column: str) -> str: ...
+    def literal(self, value, kind: str) -> str | None: ...
+    def query(self, sql: str, uploads: dict | None = None, into: str | None = None) -> Query: ...
+
+
 @runtime_checkable
 class StoredRecords(Protocol):
-    """The operations of an engine with the :data:`STORED` capability (DuckDB, Spark): the
+    """The operation of an engine with the :data:`STORED` capability (DuckDB, Spark): the
     records stay in the engine, measures work on its compressed tables (``Engine.compress``,
     which stays numbered in the engine).
 
-    ``households(comp, household, row_risk)`` and
-    ``household_key_conflicts(...)`` aggregate per household; ``n_distinct``, ``id_matches`` and
-    ``id_partners`` compare identifiers of two tables. The per-record output is collected or
-    written in input order through the records handle of ``Engine.records`` (the relational
-    engines' ``records_frame`` and ``write_records``, which only the handle calls).
+    ``run(build, *args)`` executes a query a measure built: the measure owns its SQL (a pure
+    builder ``build(dialect, *args) -> Query`` in the measure's ``_<measure>_sql.py`` module,
+    written against :class:`SqlDialect`), the engine registers the query's small uploads and
+    runs it, returning the (small) result as ``{column: list of values}``, or, for a query with
+    ``into``, keeping the result in the engine under that name and returning the name. The
+    per-record output is collected or written in input order through the records handle of
+    ``Engine.records`` (the relational engines' ``records_frame`` and ``write_records``, which
+    only the handle calls).
     """
 
-    def households(self, comp, household: str, row_risk: np.ndarray) -> Any: ...
-    def household_key_conflicts(self, table, household: str, key: str, missing=()) -> int: ...
-    def n_distinct(self, table, column: str) -> int: ...
-    def id_matches(self, left, right, column: str, pos_left, pos_right) -> int: ...
-    def id_partners(self, comp_left, comp_right, column: str) -> Any: ...
+    def run(self, build, *args) -> Any: ...

@@ -10,9 +10,12 @@ to the records (:meth:`Records.frame`, :meth:`Records.write`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-__all__ = ["HOUSEHOLD_RISK", "HOUSEHOLD_RISK_COLUMN", "Records", "local_records"]
+import numpy as np
+
+__all__ = ["HOUSEHOLD_RISK", "HOUSEHOLD_RISK_COLUMN", "HouseholdStore", "Records", "local_records"]
 
 #: the per-record column an out-of-core engine computes itself: the household risk r^h
 HOUSEHOLD_RISK_COLUMN = "household_risk"
@@ -115,3 +118,46 @@ _LOCAL = Records()
 def local_records() -> Records:
     """The handle of a result computed in memory, or of one that holds only small tables."""
     return _LOCAL
+
+
+@dataclass
+class HouseholdStore:
+    """Household aggregates computed by an out-of-core engine; the per-household table stays
+    there (``table``: h, size, acc = sum log(1 - r_i)) for the threshold and the record output.
+    The household risk measure fills it from the queries it runs on the engine
+    (``risk/_households_sql.py``); the engine reads it for the per-record output."""
+
+    engine: Any
+    table: str
+    #: r^h of a row of ``table`` (an expression or a column of it; the same within a level acc)
+    risk_sql: str
+    n_households: int
+    expected_reidentifications: float
+    mean: float | None
+    quantiles: tuple | None
+    n_missing: int
+    row_sizes: tuple  # (row of the compressed table, household size, records)
+    records_table: str
+    household_column: str = ""
+    row_logs: Any = None
+
+    def threshold(self, max_global_risk: float, n: int) -> float | None:
+        """The household-risk threshold rule of ``risk_threshold`` on the household risk levels
+        (records per level = household sizes), evaluated by the engine with running sums.
+
+        The levels are the distinct sums ``acc`` (r^h = 1 - exp(acc) decreases in acc); the
+        engine returns the chosen level's acc and r^h* = -expm1(acc) is computed here, as the
+        in-memory engine computes every household risk, so that the household rule compares
+        the same numbers."""
+        target = float(max_global_risk) * float(n)
+        if self.expected_reidentifications < target:
+            return None
+        eng = self.engine
+        up, down = eng.dialect.fresh_name("levels"), eng.dialect.fresh_name("levels")
+        # l: the level's rank by a (1 = the highest risk); cc: records at this level or above;
+        # low: the sum of c * v over this level and those of lower risk
+        levels = f"SELECT acc AS a, max({self.risk_sql}) AS v, sum(size) AS c FROM {self.table} GROUP BY acc"
+        eng.running_sums(up, levels, "a ASC", {"l": "1", "cc": "c"})
+        eng.running_sums(down, f"SELECT * FROM {up}", "a DESC", {"low": "c * v"})
+        a = eng.scalar(f"SELECT min(a) FROM {down} WHERE l >= 2 AND low + v * (cc - c) < {target!r}")
+        return 0.0 if a is None else float(-np.expm1(a))

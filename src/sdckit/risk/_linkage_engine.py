@@ -18,6 +18,7 @@ from .._errors import SdcError
 from .._validation import as_name_list, check_column
 from ..engines import local_records
 from ..results.linkage import ExternalRiskResult
+from . import _linkage_sql
 
 
 def external_risk_engine(eng, released, external, variables, options: dict, validate, encode) -> ExternalRiskResult:
@@ -105,7 +106,7 @@ def _check_ids(eng, tD, tA, id_: str) -> None:
     tA.require([id_], "id")
     if tD.n_missing(id_):
         raise SdcError(f"id: column {id_} of released has missing values; expected an identifier for every record")
-    if eng.n_distinct(tD, id_) != tD.n:
+    if int(eng.run(_linkage_sql.n_distinct, tD, id_)["n"][0]) != tD.n:
         raise SdcError(f"id: column {id_} of released has repeated values; expected a unique identifier")
 
 
@@ -113,20 +114,20 @@ def _id_counts(eng, tD, tA, id_, cD, cA, oD, oA, adm, links) -> dict:
     """Correct links and admissible true partners, counted by the engine."""
     posA, posD, link = links
     ok = link >= 0
-    n_correct = eng.id_matches(tA, tD, id_, posA[ok], posD[link[ok]])
-    n_adm = _admissible_partners(eng.id_partners(cA, cD, id_), oA, oD, adm)
+    n_correct = int(eng.run(_linkage_sql.id_matches, tA, tD, id_, posA[ok], posD[link[ok]])["n"][0] or 0)
+    n_adm = _admissible_partners(eng.run(_linkage_sql.id_partners, cA, cD, id_), oA, oD, adm)
     return {"n_correct_links": n_correct, "n_partner_admissible": n_adm}
 
 
 def _admissible_partners(partner, oA, oD, adm) -> int:
     """Records whose true partner's class is admissible for their own class."""
-    if partner.height == 0:
+    if not partner["n"]:
         return 0
     backA, backD = np.empty(oA.size, np.int64), np.empty(oD.size, np.int64)
     backA[oA], backD[oD] = np.arange(oA.size), np.arange(oD.size)
-    ca = adm.a.ids[backA[partner.get_column("ra").to_numpy()]]
-    cd = adm.d.ids[backD[partner.get_column("rd").to_numpy()]]
-    n = partner.get_column("n").to_numpy()
+    ca = adm.a.ids[backA[np.asarray(partner["ra"], np.int64)]]
+    cd = adm.d.ids[backD[np.asarray(partner["rd"], np.int64)]]
+    n = np.asarray(partner["n"], np.int64)
     n_d = adm.d.sizes.size
     owner = np.repeat(np.arange(adm.ptr.size - 1), np.diff(adm.ptr))  # external class of each admissible pair
     ok = np.isin(ca * n_d + cd, owner * n_d + adm.idx)

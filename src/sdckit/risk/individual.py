@@ -23,6 +23,7 @@ from .._validation import (
 from ..engines import STORED, get_engine
 from ..results.individual import IndividualRiskResult, RiskThreshold
 from ..scenario import accepts_scenario
+from ._households_engine import household_key_conflicts, household_store
 from ._pram import is_stratified, keep_by_code, keep_per_record, lacking_categories, strata_reader
 from .frequencies import NA_RULES, frequency_result, pattern_frequencies_of, records_fields
 
@@ -389,7 +390,7 @@ def _household_fields(inp: _IndividualInput, risk: np.ndarray) -> dict:
 
 def _household_fields_engine(inp: _IndividualInput, risk: np.ndarray) -> dict:
     """Household risk computed by an out-of-core engine: aggregates only."""
-    store = inp.prep.engine.households(inp.prep.source, inp.household, risk)
+    store = household_store(inp.prep.engine, inp.prep.source, inp.household, risk)
     if store.n_missing:
         warn(
             f"household: column {inp.household} is missing for {store.n_missing} record(s); each forms its own household"
@@ -427,7 +428,7 @@ def _check_household_keys_engine(household_keys, prep: Prepared, eng, table, hou
     names = _household_key_names(household_keys, prep)
     problems = []
     for name in names:
-        n_groups = eng.household_key_conflicts(table, household, name, prep.roles.missing)
+        n_groups = household_key_conflicts(eng, table, household, name, prep.roles.missing)
         if n_groups:
             problems.append(
                 f"household_keys: column {name} takes more than one value within {n_groups} "
