@@ -619,6 +619,10 @@ def test_leftover_of_a_killed_write_is_removed_at_the_next_write(tmp_path):
         proc.wait()
     left = _parts(tmp_path, target.name)
     assert len(left) == 1 and not target.exists()
+    # the next write comes later: date the leftover a minute back rather than wait (a write
+    # younger than STALE_MARGIN before the next process may still be running, and is kept)
+    stamp = time.time() - 60
+    os.utime(tmp_path / left[0], (stamp, stamp))
     # files that are not leftovers of this target stay: another target's, another pattern
     other = tmp_path / f".other.csv.sdckit-{left[0][-13:-5]}.part"
     other.write_text("x")

@@ -472,6 +472,8 @@ def atomic_write(path, write, *, overwrite: bool = True) -> Path:
 
 
 _PART_SUFFIX = ".part"
+#: how much older than this process a temporary file must be to count as a killed write's leftover
+STALE_MARGIN = 2.0
 _PROCESS_START = None
 
 
@@ -494,7 +496,8 @@ def _process_start() -> float:
 def _remove_stale_parts(p: Path) -> None:
     """Remove the temporary files a killed earlier write of ``p`` left: only names of the exact
     pattern :func:`atomic_write` gives (``.<name>.sdckit-XXXXXXXX.part``), only files older than
-    this process's start (a write still running elsewhere is younger)."""
+    this process's start by :data:`STALE_MARGIN` seconds (a write still running elsewhere is
+    younger; the margin covers the 10 ms clock of the start time and a slow read of it)."""
     import re
 
     pattern = re.compile(re.escape(_part_prefix(p)) + r"[a-z0-9_]{8}" + re.escape(_PART_SUFFIX))
@@ -507,7 +510,10 @@ def _remove_stale_parts(p: Path) -> None:
         if not pattern.fullmatch(entry.name):
             continue
         with contextlib.suppress(OSError):
-            if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mtime < start:
+            if (
+                entry.is_file(follow_symlinks=False)
+                and entry.stat(follow_symlinks=False).st_mtime < start - STALE_MARGIN
+            ):
                 os.remove(entry.path)
 
 
