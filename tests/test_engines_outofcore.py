@@ -180,7 +180,7 @@ def test_suda_on_the_compressed_table(engine, tmp_path):
     [
         dict(weight="sampling_weight"),
         dict(sampling_fraction=0.1, model="2way"),
-        dict(weight="sampling_weight", sampling="constant", model="independence"),
+        dict(weight="sampling_weight", fit={"sampling": "constant"}, model="independence"),
     ],
     ids=["auto-pml", "2way-fraction", "independence-constant"],
 )
@@ -200,7 +200,9 @@ def test_loglinear_sdcmicro_mode_needs_the_records(tmp_path):
     path = tmp_path / "d.parquet"
     _testdata().write_parquet(path)
     with pytest.raises(sdckit.SdcError, match="compat: sdcMicro's modRisk needs the records"):
-        sdckit.loglinear_risk(path, ["urbrur", "sex"], weight="sampling_weight", compat="sdcMicro", engine="duckdb")
+        sdckit.loglinear_risk(
+            path, ["urbrur", "sex"], weight="sampling_weight", engine="duckdb", fit={"compat": "sdcMicro"}
+        )
 
 
 def test_write_records_to_parquet(engine, tmp_path):

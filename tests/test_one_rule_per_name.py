@@ -19,6 +19,7 @@ import pytest
 import sdckit
 from conftest import survey_table
 from sdckit import SdcError
+from sdckit._declare import declaration
 from sdckit._validation import RULES, check_k_list, check_rule
 
 SRC = Path(sdckit.__file__).resolve().parent
@@ -414,10 +415,16 @@ def _cases():
 
     out = []
     for fname, (func, _, _) in _calls().items():
-        for p in inspect.signature(func).parameters:
+        for p in [*inspect.signature(func).parameters, *_fields(func)]:
             if p in RULES and (fname, p) not in NOT_HERE:
                 out.append((fname, p))
     return out
+
+
+def _fields(func) -> dict[str, str]:
+    """The fields of the records of options ``func`` takes -> their record (``tol`` -> ``fit``)."""
+    decl = declaration(func)
+    return {p.name: p.group for p in decl.params if p.group} if decl else {}
 
 
 def test_the_cases_cover_the_shared_names():
@@ -437,7 +444,8 @@ def test_out_of_rule_value_is_refused_with_the_toolkit_message(fname, name):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with pytest.raises(SdcError) as err:
-            func(*args, **{**kwargs, name: value})
+            group = _fields(func).get(name)
+            func(*args, **{**kwargs, **({group: {name: value}} if group else {name: value})})
     text = str(err.value)
     if name in DATA_BOUNDED:  # the declaration's rule refuses it first; the data's bound is checked after
         assert f"{name}: got {value!r}; expected an integer" in text

@@ -131,7 +131,7 @@ def test_coverage_of_tau1_and_tau2(fewer_draws):
         df = pl.DataFrame({k: codes[s][:, j] for j, k in enumerate(keys)})
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            res = sdckit.loglinear_risk(df, keys, sampling_fraction=0.1, model="main", ci=True)
+            res = sdckit.loglinear_risk(df, keys, sampling_fraction=0.1, model="main", intervals={"ci": True})
         f = np.bincount(cells[s], minlength=K)
         su = f == 1
         tau1, tau2 = int(np.sum(su & (F == 1))), float(np.sum(1.0 / F[su]))
@@ -188,7 +188,7 @@ def test_pram_adjusted_interval_is_scaled(testdata):
 def test_loglinear_interval_in_summary_and_dict(testdata):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = sdckit.loglinear_risk(testdata, KEYS[:5], weight=W, model="main", ci=True)
+        res = sdckit.loglinear_risk(testdata, KEYS[:5], weight=W, model="main", intervals={"ci": True})
     lo1, hi1 = res.ci["tau1"]
     lo2, hi2 = res.ci["tau2"]
     assert lo1 <= hi1 and lo2 < res.tau2 < hi2
@@ -212,12 +212,14 @@ def test_bad_ci_parameters(testdata, kwargs, message):
     with pytest.raises(sdckit.SdcError, match=message):
         sdckit.individual_risk(testdata, KEYS, weight=W, **kwargs)
     with pytest.raises(sdckit.SdcError, match=message):
-        sdckit.loglinear_risk(testdata, KEYS[:4], weight=W, model="main", **kwargs)
+        sdckit.loglinear_risk(testdata, KEYS[:4], weight=W, model="main", intervals=kwargs)
 
 
 def test_ci_with_sdcmicro_compatibility_is_refused(testdata):
     with pytest.raises(sdckit.SdcError, match="ci: sdcMicro's modRisk has no intervals"):
-        sdckit.loglinear_risk(testdata, KEYS[:4], weight=W, model="main", compat="sdcMicro", ci=True)
+        sdckit.loglinear_risk(
+            testdata, KEYS[:4], weight=W, model="main", fit={"compat": "sdcMicro"}, intervals={"ci": True}
+        )
 
 
 def test_the_assessment_shows_the_interval_of_the_global_risk():

@@ -285,8 +285,7 @@ def il1s_of(original, table, sc) -> dict:
         variables,
         scales="continuous",
         missing=list(sc.missing) or None,
-        ctbil_dim=0,
-        anova=None,
+        measures={"ctbil_dim": 0, "anova": None},
     )
     return {
         "il1s": None if il.il1s is None else float(il.il1s),

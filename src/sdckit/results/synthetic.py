@@ -174,7 +174,9 @@ class SyntheticRiskResult(Result):
 
     def _records(self) -> dict:
         if self.dcr is None:
-            raise SdcError("to_frame: the per-record distances were not kept; call synthetic_risk(..., records=True)")
+            raise SdcError(
+                'to_frame: the per-record distances were not kept; call synthetic_risk(..., similarity={"records": True})'
+            )
         return {"dcr": self.dcr, "exact_copy": self.exact_copy}
 
     def plot(self, ax=None):

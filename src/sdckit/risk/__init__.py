@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from .._lazy import attach
 
 if TYPE_CHECKING:
+    from ._options import Intervals
     from .combined import CombinedRiskResult, combined_risk
     from .confidentiality import CategoricalConfidentialityResult, categorical_confidentiality_plot
     from .continuous import (
@@ -34,10 +35,16 @@ if TYPE_CHECKING:
     from .frequencies import FrequencyResult, KAnonymityResult, frequencies, k_anonymity
     from .individual import IndividualRiskResult, RiskThreshold, individual_risk
     from .linkage import ExternalRiskResult, LinkageResult, external_risk, record_linkage_risk
-    from .loglinear import LoglinearRiskResult, loglinear_risk
+    from .loglinear import LoglinearFit, LoglinearRiskResult, LoglinearSelection, loglinear_risk
     from .register import RegisterRiskResult, register_risk
     from .suda import MSU, SudaResult, suda
-    from .synthetic import SyntheticRiskResult, synthetic_risk
+    from .synthetic import (
+        SyntheticAttacks,
+        SyntheticDecision,
+        SyntheticRiskResult,
+        SyntheticSimilarity,
+        synthetic_risk,
+    )
     from .threshold_rule import ThresholdRuleResult, threshold_rule
     from .uniqueness import PopulationUniquesResult, population_uniques
 
@@ -62,6 +69,8 @@ __all__ = [
     "MSU",
     "loglinear_risk",
     "LoglinearRiskResult",
+    "LoglinearSelection",
+    "LoglinearFit",
     "population_uniques",
     "PopulationUniquesResult",
     "register_risk",
@@ -91,6 +100,11 @@ __all__ = [
     # synthetic data
     "synthetic_risk",
     "SyntheticRiskResult",
+    "SyntheticSimilarity",
+    "SyntheticAttacks",
+    "SyntheticDecision",
+    # records of options shared by several measures
+    "Intervals",
 ]
 
 if not TYPE_CHECKING:  # a type checker reads the imports above (a module __getattr__ would accept any name)

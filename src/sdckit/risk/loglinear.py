@@ -8,11 +8,11 @@ Skinner & Holmes (1998), Elamir & Skinner (2006), Skinner & Shlomo (2008), Shlom
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
-from .._declare import Param, declare
+from .._declare import Options, Param, declare, options
 from .._deprecation import renamed_parameters
 from .._errors import SdcError
-from .._validation import check_bool, check_rule
 from ..results.loglinear import LoglinearRiskResult
 from ..scenario import accepts_scenario
 from ._loglinear_steps import (
@@ -30,9 +30,10 @@ from ._loglinear_steps import (
     term_names,
     validate_loglinear,
 )
+from ._options import Intervals
 from .frequencies import records_fields
 
-__all__ = ["LoglinearRiskResult", "loglinear_risk", "parse_model"]
+__all__ = ["LoglinearFit", "LoglinearRiskResult", "LoglinearSelection", "loglinear_risk", "parse_model"]
 
 
 def _fractions_by_label(inp) -> dict | None:
@@ -46,6 +47,136 @@ def _fractions_by_label(inp) -> dict | None:
     return {inp.names[j]: {str(lab): float(x) for lab, x in zip(labels, fractions)}}
 
 
+@options(
+    "selection",
+    Param("criterion", "choice", choices=("tau1", "tau2")),
+    Param("search", "choice", choices=("bracket", "skinner-shlomo")),
+    Param("z_target", "number"),
+    Param("z_crit", "number"),
+    Param("candidates", "int", nullable=True),
+    Param("term_test", "number", nullable=True),
+    Param("max_steps", "int"),
+    Param("stability", "int"),
+    Param("seed"),
+)
+@dataclass(frozen=True)
+class LoglinearSelection(Options):
+    r"""How :func:`loglinear_risk` searches for the model (``model="auto"``): the
+    ``selection=`` record (or a mapping of its fields).
+
+    Parameters
+    ----------
+    criterion : {"tau2", "tau1"}
+        Measure whose Z drives the search.
+    search : {"bracket", "skinner-shlomo"}, default "bracket"
+        ``"bracket"``: add terms while Z > ``z_target``; the last two models bracket the target
+        and the estimate uses the model between them, log lambda = (1 - w) log lambda_a +
+        w log lambda_b (the last term's parameters scaled by w in [0, 1]) with Z = z_target.
+        Under a correct model Z is centred somewhat below 0 (its fitted values use the data),
+        hence the default target -0.5. Calibrated on samples of the EU-SILC synthetic population
+        (six key sets, fractions 1/5 to 1/100 and a stratified design; see the calibration page
+        of the documentation). ``"skinner-shlomo"``: the classic rule, stop at |Z| <= ``z_crit``, when no
+        term reduces |Z|, or when the best term gives Z < -z_crit (the previous model is kept).
+    z_target : float, default -0.5
+        The Z the bracketing search aims at.
+    z_crit : float, default 1.96
+        The classic rule's bound.
+    candidates : int or None, default 1
+        Terms scored by Z at each step, the one with the smallest |Z| added: the first
+        ``candidates`` by support (see ``term_test``; 1: the most supported term), or, with
+        ``term_test=None``, those of largest margin deviance (None: every term; the classic
+        search).
+    term_test : float or None, default 2.0
+        A term is a candidate only when the sample supports it: its standardized deviance
+        reduction (G^2 - df) / sqrt(2 df) exceeds this (about a one-sided chi-square test at
+        2.5 %), with G^2 the deviance reduction of its first IPF step (sample-count scale) and df
+        its degrees of freedom less the empty cells of its observed margin (Bishop, Fienberg &
+        Holland 1975); candidates are ranked by it. The search stops early when no term is
+        supported. None: every term is a candidate, ranked by raw margin deviance (the search
+        of sdckit before issue 24, with ``candidates=3``). Ranking by Z or raw deviance favours
+        terms with many parameters, which in sparse tables (single years of age, 1/50 samples)
+        fit the sample's own uniques: the risk was then under-estimated.
+    max_steps : int, optional
+        Maximum number of terms the search adds.
+    stability : int, default 0
+        Repeat the search on this many subsamples (each record kept with probability 0.8,
+        which is a Bernoulli sample of the population at 0.8 pi) and report how often each term
+        is chosen (inclusion frequencies, Sauerbrei & Schumacher 1992), the share of subsamples
+        that choose the same model and the spread of their tau_1 / n_1 and tau_2 / n_1
+        (``result.stability``). Each subsample costs one search.
+    seed : int, optional
+        Seed of the resampling (the same seed gives the same stability figures); None draws a
+        fresh seed, recorded in ``result.stability["seed"]``.
+    """
+
+    criterion: str = "tau2"
+    search: str = "bracket"
+    z_target: float = -0.5
+    z_crit: float = 1.96
+    candidates: int | None = 1
+    term_test: float | None = 2.0
+    max_steps: int | None = None
+    stability: int = 0
+    seed: int | None = None
+
+
+@options(
+    "fit",
+    Param("sampling", "choice", choices=("pml", "constant")),
+    Param("method", "choice", choices=METHODS),
+    Param("tol", "number"),
+    Param("max_iter", "int"),
+    Param("smoothing", "choice", choices=("nb",)),
+    Param("compat", "choice", choices=("sdcMicro", "sdcmicro")),
+    Param("compat_method", "choice", choices=COMPAT_METHODS),
+    Param("bound", "number"),
+)
+@dataclass(frozen=True)
+class LoglinearFit(Options):
+    r"""How :func:`loglinear_risk` fits the model: the ``fit=`` record (or a mapping of its
+    fields).
+
+    Parameters
+    ----------
+    sampling : {"pml", "constant"}
+        How the weights give pi (see ``weight`` of :func:`loglinear_risk`).
+    method : {"auto", "ipf", "irls"}
+        The fit: ``"auto"`` uses IPF for hierarchical models, Poisson IRLS otherwise
+        (formerly ``fit_method``).
+    tol, max_iter
+        IPF convergence: max |fitted - observed margin| < tol (default 1e-4 * total of the
+        fitted counts), at most ``max_iter`` cycles (the Poisson GLM stops at
+        min(max_iter, 100) iterations; a GLM that does not converge is an error naming the terms
+        with empty margins). A tolerance of 1e-8 * n is not reached in 1000 cycles when the MLE
+        lies on the boundary (sparse tables: IPF then converges sublinearly); on eusilcP
+        (103,680 cells, two-way model) tau_1/tau_2 at 1e-4 * n differ from the 1000-cycle values
+        by < 1e-4 relative.
+    smoothing : {"nb"}, optional
+        Negative-binomial smoothing (Rinott & Shlomo 2006), moment estimator over the cells
+        within one step on every key. Experimental: emits an SdcWarning.
+    compat : {"sdcMicro"}, optional
+        Reproduce sdcMicro ``modRisk(method = compat_method, formulaM = model, weights,
+        bound)``: table over the observed levels, GLM on sample counts (numeric key columns
+        enter linearly, as in R's formulas; IPF treats them as factors), fitted sample-scale
+        values used as lambda with p = \sum 1/w per cell, risks divided by the number of kept
+        cells. Requires ``weight`` and an explicit model. Not a population-risk estimate:
+        ``tau1`` and ``tau2`` are NaN, the numbers are in ``result.modrisk``.
+    compat_method : {"default", "CE", "PML", "weightedLLM", "IPF"}
+        sdcMicro ``modRisk``'s ``method`` (formerly ``modrisk_method``).
+    bound : float, default inf
+        sdcMicro's ``bound``: keep cells with 0 < f_k <= bound.
+    """
+
+    sampling: str = "pml"
+    method: str = "auto"
+    tol: float | None = None
+    max_iter: int = 1000
+    smoothing: str | None = None
+    compat: str | None = None
+    compat_method: str = "default"
+    bound: float = math.inf
+
+
 @accepts_scenario
 @renamed_parameters(positional=("weight", "sampling_fraction", "model"))
 @declare(
@@ -54,31 +185,13 @@ def _fractions_by_label(inp) -> dict | None:
     Param("weight"),
     Param("sampling_fraction", "number", per_variable=True),
     Param("model", "any"),
-    Param("sampling", "choice", choices=("pml", "constant")),
-    Param("criterion", "choice", choices=("tau1", "tau2")),
-    Param("search", "choice", choices=("bracket", "skinner-shlomo")),
-    Param("z_target", "number"),
-    Param("z_crit", "number"),
-    Param("candidates", "int", nullable=True),
-    Param("term_test", "number", nullable=True),
-    Param("stability", "int"),
-    Param("seed"),
-    Param("max_steps", "int"),
-    Param("method", "choice", choices=METHODS),
-    Param("tol", "number"),
-    Param("max_iter", "int"),
     Param("pram", "any"),
-    Param("smoothing", "choice", choices=("nb",)),
-    Param("compat", "choice", choices=("sdcMicro", "sdcmicro")),
-    Param("compat_method", "choice", choices=COMPAT_METHODS),
-    Param("bound", "number"),
     Param("missing"),
     Param("allow_degenerate_keys"),
-    Param("ci", "bool"),
-    Param("confidence", "number"),
     random=True,
     out_of_core=True,
     renamed={"fit_method": "method", "modrisk_method": "compat_method"},
+    grouped=(LoglinearSelection, LoglinearFit, Intervals),
 )
 def loglinear_risk(
     data,
@@ -87,28 +200,12 @@ def loglinear_risk(
     weight: str | None = None,
     sampling_fraction: float | dict | None = None,
     model="auto",
-    sampling: str = "pml",
-    criterion: str = "tau2",
-    search: str = "bracket",
-    z_target: float = -0.5,
-    z_crit: float = 1.96,
-    candidates: int | None = 1,
-    term_test: float | None = 2.0,
-    stability: int = 0,
-    seed: int | None = None,
-    max_steps: int | None = None,
-    method: str = "auto",
-    tol: float | None = None,
-    max_iter: int = 1000,
+    selection: LoglinearSelection | dict | None = None,
+    fit: LoglinearFit | dict | None = None,
     pram: dict | None = None,
-    smoothing: str | None = None,
-    compat: str | None = None,
-    compat_method: str = "default",
-    bound: float = math.inf,
+    intervals: Intervals | dict | None = None,
     missing=None,
     allow_degenerate_keys: bool = False,
-    ci: bool = False,
-    confidence: float = 0.95,
     engine=None,
 ) -> LoglinearRiskResult:
     r"""Population-uniqueness risk from a Poisson log-linear model (Skinner & Holmes 1998).
@@ -154,60 +251,12 @@ def loglinear_risk(
         most (``term_test``); ``search`` says when to stop.
         Otherwise see :func:`parse_model`: ``"independence"``, ``"2way"``, ``"3way"``,
         ``"saturated"``, a formula ``"a*b + c"`` or a list of terms.
-    sampling : {"pml", "constant"}
-        How the weights give pi (see ``weight``).
-    criterion : {"tau2", "tau1"}
-        Measure whose Z drives the search.
-    search : {"bracket", "skinner-shlomo"}, default "bracket"
-        ``"bracket"``: add terms while Z > ``z_target``; the last two models bracket the target
-        and the estimate uses the model between them, log lambda = (1 - w) log lambda_a +
-        w log lambda_b (the last term's parameters scaled by w in [0, 1]) with Z = z_target.
-        Under a correct model Z is centred somewhat below 0 (its fitted values use the data),
-        hence the default target -0.5. Calibrated on samples of the EU-SILC synthetic population
-        (six key sets, fractions 1/5 to 1/100 and a stratified design; see the calibration page
-        of the documentation). ``"skinner-shlomo"``: the classic rule, stop at |Z| <= ``z_crit``, when no
-        term reduces |Z|, or when the best term gives Z < -z_crit (the previous model is kept).
-    z_target : float, default -0.5
-        The Z the bracketing search aims at.
-    z_crit : float, default 1.96
-        The classic rule's bound.
-    candidates : int or None, default 1
-        Terms scored by Z at each step, the one with the smallest |Z| added: the first
-        ``candidates`` by support (see ``term_test``; 1: the most supported term), or, with
-        ``term_test=None``, those of largest margin deviance (None: every term; the classic
-        search).
-    term_test : float or None, default 2.0
-        A term is a candidate only when the sample supports it: its standardized deviance
-        reduction (G^2 - df) / sqrt(2 df) exceeds this (about a one-sided chi-square test at
-        2.5 %), with G^2 the deviance reduction of its first IPF step (sample-count scale) and df
-        its degrees of freedom less the empty cells of its observed margin (Bishop, Fienberg &
-        Holland 1975); candidates are ranked by it. The search stops early when no term is
-        supported. None: every term is a candidate, ranked by raw margin deviance (the search
-        of sdckit before issue 24, with ``candidates=3``). Ranking by Z or raw deviance favours
-        terms with many parameters, which in sparse tables (single years of age, 1/50 samples)
-        fit the sample's own uniques: the risk was then under-estimated.
-    stability : int, default 0
-        With ``model="auto"``: repeat the search on this many subsamples (each record kept with
-        probability 0.8, which is a Bernoulli sample of the population at 0.8 pi) and report how
-        often each term is chosen (inclusion frequencies, Sauerbrei & Schumacher 1992), the share
-        of subsamples that choose the same model and the spread of their tau_1 / n_1 and
-        tau_2 / n_1 (``result.stability``). Each subsample costs one search.
-    seed : int, optional
-        Seed of the resampling (the same seed gives the same stability figures); None draws a
-        fresh seed, recorded in ``result.stability["seed"]``.
-    max_steps : int, optional
-        Maximum number of terms the search adds.
-    method : {"auto", "ipf", "irls"}
-        The fit: ``"auto"`` uses IPF for hierarchical models, Poisson IRLS otherwise
-        (formerly ``fit_method``).
-    tol, max_iter
-        IPF convergence: max |fitted - observed margin| < tol (default 1e-4 * total of the
-        fitted counts), at most ``max_iter`` cycles (the Poisson GLM stops at
-        min(max_iter, 100) iterations; a GLM that does not converge is an error naming the terms
-        with empty margins). A tolerance of 1e-8 * n is not reached in 1000 cycles when the MLE
-        lies on the boundary (sparse tables: IPF then converges sublinearly); on eusilcP
-        (103,680 cells, two-way model) tau_1/tau_2 at 1e-4 * n differ from the 1000-cycle values
-        by < 1e-4 relative.
+    selection : LoglinearSelection or dict, optional
+        How the search of ``model="auto"`` runs (criterion, stopping rule, candidates, stability
+        on subsamples): see :class:`LoglinearSelection`.
+    fit : LoglinearFit or dict, optional
+        How the model is fitted (sampling, IPF or IRLS and their convergence, smoothing, the
+        sdcMicro ``modRisk`` reproduction): see :class:`LoglinearFit`.
     pram : dict, optional
         Key variable -> diagonal of its PRAM transition matrix (probability that a category is
         kept): a number (same for every category), a dict label -> probability
@@ -226,9 +275,10 @@ def loglinear_risk(
         (``details["pram_by_stratum"]`` of :func:`sdckit.pram`); each record uses its stratum's
         matrix. ``{}``: no
         adjustment.
-    ci : bool, default False
-        Confidence intervals for tau_1 and tau_2 (``ci`` of the result, shown beside the
-        estimates in the summary). A parametric bootstrap: the model parameters are drawn from
+    intervals : Intervals or dict, optional
+        ``{"ci": True}``: confidence intervals for tau_1 and tau_2 (``ci`` of the result, shown
+        beside the estimates in the summary), at level ``confidence`` (see :class:`Intervals`).
+        A parametric bootstrap: the model parameters are drawn from
         their asymptotic normal distribution (inverse Fisher information of the Poisson fit; a
         sandwich with the weighted counts' variances sum w_i^2 for the pseudo-likelihood fit),
         then F_k - 1 ~ Poisson((1 - pi_k) lambda*_k) for every sample unique; the interval is
@@ -236,22 +286,6 @@ def loglinear_risk(
         2000 draws with a fixed seed (Rinott & Shlomo 2007 give variances and intervals for
         these measures). It covers both the model's estimation error and the randomness of
         the population counts given the sample, and assumes the model is right.
-    confidence : float in (0, 1), default 0.95
-        Level of the intervals.
-    smoothing : {"nb"}, optional
-        Negative-binomial smoothing (Rinott & Shlomo 2006), moment estimator over the cells
-        within one step on every key. Experimental: emits an SdcWarning.
-    compat : {"sdcMicro"}, optional
-        Reproduce sdcMicro ``modRisk(method = compat_method, formulaM = model, weights,
-        bound)``: table over the observed levels, GLM on sample counts (numeric key columns
-        enter linearly, as in R's formulas; IPF treats them as factors), fitted sample-scale
-        values used as lambda with p = \sum 1/w per cell, risks divided by the number of kept
-        cells. Requires ``weight`` and an explicit model. Not a population-risk estimate:
-        ``tau1`` and ``tau2`` are NaN, the numbers are in ``result.modrisk``.
-    compat_method : {"default", "CE", "PML", "weightedLLM", "IPF"}
-        sdcMicro ``modRisk``'s ``method`` (formerly ``modrisk_method``).
-    bound : float, default inf
-        sdcMicro's ``bound``: keep cells with 0 < f_k <= bound.
     missing, allow_degenerate_keys
         As in :func:`sdckit.frequencies`.
     engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
@@ -273,7 +307,8 @@ def loglinear_risk(
     (non-hierarchical models) uses a sparse K x p design (dense when K p^2 is small) and a dense
     p x p system: up to about 10^6 cells and a few thousand parameters. The Z criterion sums
     over all K cells. ``weight``, ``sampling_fraction`` and ``model`` given by position still
-    work, with a DeprecationWarning.
+    work, with a DeprecationWarning, and so do the fields of ``selection``, ``fit`` and
+    ``intervals`` given flat (``tol=1e-8`` for ``fit={"tol": 1e-8}``).
 
     References
     ----------
@@ -283,46 +318,29 @@ def loglinear_risk(
     Shlomo, N. (2006), PSD. Rao, J.N.K. & Thomas, D.R. (2003), Analysis of categorical response
     data from complex surveys. sdcMicro ``modRisk``.
     """
-    want_ci = check_bool(ci, "ci")
-    conf = check_rule("confidence", confidence)
-    inp = validate_loglinear(
-        data,
-        keys,
+    want_ci, conf = intervals.ci, intervals.confidence  # type: ignore[union-attr]
+    arguments = dict(
         weight=weight,
         sampling_fraction=sampling_fraction,
         model=model,
-        sampling=sampling,
-        criterion=criterion,
-        search=search,
-        z_target=z_target,
-        z_crit=z_crit,
-        candidates=candidates,
-        term_test=term_test,
-        stability=stability,
-        seed=seed,
-        max_steps=max_steps,
-        method=method,
-        tol=tol,
-        max_iter=max_iter,
         pram=pram,
-        smoothing=smoothing,
-        compat=compat,
-        compat_method=compat_method,
-        bound=bound,
         missing=missing,
         allow_degenerate_keys=allow_degenerate_keys,
         engine=engine,
+        **selection.fields(),  # type: ignore[union-attr]
+        **fit.fields(),  # type: ignore[union-attr]
     )
+    inp = validate_loglinear(data, keys, **arguments)
     if inp.compat is not None:
         if want_ci:
             raise SdcError("ci: sdcMicro's modRisk has no intervals; expected ci=False with compat='sdcMicro'")
         return modrisk_result(inp)
     table = build_table(inp)
-    fit = fit_model(table, inp)
-    stability_out = model_stability(table, inp, fit)
-    risk = risk_measures(table, fit, inp)
-    pram_out, risk_pram = pram_measures(inp, risk, table, fit)
-    ci_out = ci_measures(inp, table, fit, risk, conf) if want_ci else None
+    model_fit = fit_model(table, inp)
+    stability_out = model_stability(table, inp, model_fit)
+    risk = risk_measures(table, model_fit, inp)
+    pram_out, risk_pram = pram_measures(inp, risk, table, model_fit)
+    ci_out = ci_measures(inp, table, model_fit, risk, conf) if want_ci else None
     smooth_out = smoothing_measures(inp, table, risk)
     return LoglinearRiskResult(
         keys=inp.names,
@@ -334,18 +352,18 @@ def loglinear_risk(
         n_sample_uniques=risk["n1"],
         tau1=risk["tau1"],
         tau2=risk["tau2"],
-        terms=term_names(fit.terms, inp.names),
-        generators=term_names(fit.generators, inp.names),
-        method=fit.method,
-        iterations=fit.iterations,
-        converged=fit.converged,
+        terms=term_names(model_fit.terms, inp.names),
+        generators=term_names(model_fit.generators, inp.names),
+        method=model_fit.method,
+        iterations=model_fit.iterations,
+        converged=model_fit.converged,
         n_parameters=risk["n_parameters"],
         sampling=table.sampling,
         sampling_fraction=table.sampling_fraction,
         criterion=inp.criterion,
         gof=risk["gof"],
-        path=fit.path,
-        blend=fit.blend,
+        path=model_fit.path,
+        blend=model_fit.blend,
         stability=stability_out,
         search=None if inp.terms is not None else inp.search,
         sampling_fractions=_fractions_by_label(inp),
