@@ -115,7 +115,6 @@ LOCAL_CHECKS = {
     "io.py:_check_metadata": "a metadata dictionary's structure",
     "io.py:_check_flat": "a frame's columns are flat (data)",
     "io.py:_check_label_bytes": "value labels fit the file format (data)",
-    "utility/information_loss.py:_check_options": "gathers the options; each is checked by the toolkit",
     "utility/information_loss.py:_check_finite": "the variables' values are finite (data)",
     "workflow/search.py:_check_diversity": "the parts of an l-diversity or t-closeness target; numbers by the toolkit",
     "workflow/search.py:_check_model": "which targets and objectives a suppression model takes (structure)",

@@ -9,7 +9,18 @@ check and role filling of :class:`sdckit.SdcProblem` and the docs' parameter tab
 from them. The default of a parameter comes from the function's signature and its help text,
 unless given, from the first sentence of its numpydoc description, so neither is written twice.
 
-This module sits low: it imports only the errors and the validation toolkit.
+:func:`declare` returns the function wrapped (as scikit-learn's ``validate_params`` does; same
+name, docstring and signature, the declaration its attribute, see :func:`checking`): each call
+takes an old parameter name of ``renamed=`` under its new one (with a DeprecationWarning),
+checks every declared parameter given a value other than its default and raises one
+:class:`~sdckit.SdcError` listing every problem, fills the roles a measure left out from
+``scenario=`` by ``Param.role`` (the one place where a role names a parameter), and calls the
+function with the arguments as given. A function checks by hand only what the declaration
+cannot: a value against the data or against another parameter.
+tests/test_declared_bad_values.py passes a bad value of every declared parameter.
+
+This module sits low: it imports only the errors, the validation toolkit and the deprecation
+helper.
 
 Adding a protection method: write its kernel (``_core``) and its function in ``protect/``
 with ``@declare("method", Param(...), ..., changes=..., aliases=...)`` above it, import it in
@@ -35,7 +46,6 @@ from ._deprecation import warn_deprecated
 from ._errors import SdcError
 from ._validation import (
     RULES,
-    _number_text,
     as_name_list,
     check_bool,
     check_choice,
@@ -43,6 +53,7 @@ from ._validation import (
     check_int,
     check_number,
     check_seed,
+    number_text,
     raise_problems,
 )
 
@@ -357,9 +368,9 @@ class Declaration:
     #: whether the out-of-core engines (DuckDB, Spark) run it; else only the in-memory engine
     out_of_core: bool = False
     #: old parameter name -> its new name (still accepted, with a DeprecationWarning)
-    renamed: Mapping[str, str] = field(default_factory=dict)
+    renamed: Mapping[str, str] = field(default_factory=dict, compare=False)
     #: record name -> its class (:class:`Options`); its fields are in ``params`` with ``group``
-    groups: Mapping[str, type[Options]] = field(default_factory=dict)
+    groups: Mapping[str, type[Options]] = field(default_factory=dict, compare=False)
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -482,7 +493,8 @@ def checking(func: Callable, decl: Declaration) -> Callable:
     by_position = tuple((i, declared[n]) for i, n in enumerate(positional) if n in declared)
     index = {n: i for i, n in enumerate(positional)}
     roles = tuple(decl.roles.items())
-    takes_scenario = "scenario" in sig.parameters
+    # a measure's scenario= (added by the decorator above it); a method is given its roles by the workflow
+    takes_scenario = "scenario" in sig.parameters or decl.kind != "measure"
     renamed = decl.renamed
     groups = decl.groups
 
@@ -601,20 +613,6 @@ def declaration(func) -> Declaration | None:
     return getattr(func, ATTRIBUTE, None)
 
 
-def check_declared(func, values: Mapping) -> tuple[dict, list[str]]:
-    """Each of ``values`` checked as ``func`` declares it: the normalised values and the
-    problems found, for the caller to report together with its own."""
-    decl: Declaration = getattr(func, ATTRIBUTE)
-    out: dict = {}
-    problems: list[str] = []
-    for name, value in values.items():
-        try:
-            out[name] = decl.param(name).check(value)
-        except SdcError as err:
-            problems.append(str(err))
-    return out, problems
-
-
 def with_help(decl: Declaration) -> Declaration:
     """The declaration with the title and the help texts the declaration leaves out taken from
     the function's numpydoc docstring (done when the registry is built, not at import)."""
@@ -703,9 +701,9 @@ def _numbers(p: Param, value):
     """A number or a list of them (a tuple, an array; text ``"2,3,5"`` as typed on the
     command line)."""
     if isinstance(value, str):
-        items = [_number_text(t.strip()) for t in value.split(",") if t.strip()]
+        items = [number_text(t.strip()) for t in value.split(",") if t.strip()]
         value = items[0] if len(items) == 1 else items or value
-    elif hasattr(value, "__array__") and getattr(value, "ndim", 0):
+    elif hasattr(value, "__array__") and getattr(value, "ndim", False):
         value = value.tolist()
     if isinstance(value, (list, tuple)):
         return [_number(p, v) for v in value]

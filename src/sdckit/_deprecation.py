@@ -1,8 +1,10 @@
 """Renamed parameters and attributes keep working for one release, with a DeprecationWarning.
 
-``@renamed_parameters(old="new", ...)`` accepts the old keyword names of a function;
-``positional=("a", "b")`` lets arguments that used to be positional (and are now keyword-only)
-still be given by position after the last positional parameter. ``deprecated_alias(new, old)``
+``@renamed_parameters(old="new", ...)`` accepts the old keyword names of a function (a declared
+method or measure says ``declare(..., renamed={"old": "new"})`` instead: its declaration holds
+them, for recipes saved before the rename); ``positional=("a", "b")`` lets arguments that used
+to be positional (and are now keyword-only) still be given by position after the last
+positional parameter. ``deprecated_alias(new, old)``
 makes an old result attribute a warning property.
 """
 

@@ -54,6 +54,7 @@ __all__ = [
     "check_width",
     "missing_columns_message",
     "mixed_type_problems",
+    "number_text",
     "raise_problems",
     "read_text_file",
 ]
@@ -460,7 +461,7 @@ def check_k_list(k, param: str = "k") -> list[int]:
     (``"2,3,5"``, as typed on the command line). Returns the distinct values, sorted.
     """
     if isinstance(k, str):
-        items: list = [_number_text(p.strip()) for p in k.split(",") if p.strip()]
+        items: list = [number_text(p.strip()) for p in k.split(",") if p.strip()]
     elif isinstance(k, (list, tuple, set, frozenset)) or hasattr(k, "__array__"):
         items = list(k) if not hasattr(k, "tolist") else list(k.tolist()) if getattr(k, "ndim", 1) else [k.item()]
     else:
@@ -470,7 +471,7 @@ def check_k_list(k, param: str = "k") -> list[int]:
     return sorted({check_k(v, param) for v in items})
 
 
-def _number_text(text: str):
+def number_text(text: str):
     """A number typed as text (``"3"`` -> 3, ``"2.5"`` -> 2.5); other text is returned as is
     (and then refused by the check that follows, which shows it)."""
     try:

@@ -154,8 +154,8 @@ def microaggregation_gower(
     both = list(dict.fromkeys(names + dist))
     inp = read_input(data, both, "variables", strata=strata, engine=engine, method="microaggregation_gower")
     # group_size, statistic and categorical_statistic: checked by the declaration
-    checked = {"group_size": int(group_size), "statistic": statistic, "categorical_statistic": categorical_statistic}
-    k = checked["group_size"]
+    k = int(group_size)
+    checked = {"group_size": k, "statistic": statistic, "categorical_statistic": categorical_statistic}
     seed = resolve_seed(seed)
     codes_missing = as_missing_codes(missing)
     scale = _scales(inp, both, scales)

@@ -27,7 +27,7 @@ from .._categories import plain_value as _plain_value
 from .._core import recode as core
 from .._declare import Param, declare
 from .._errors import SdcError
-from .._validation import check_choice, check_rule, raise_problems
+from .._validation import check_rule, raise_problems
 from ..results.protection import ProtectionResult
 from ._common import Change, Input, finish, read_input
 
@@ -313,7 +313,7 @@ def _check_recode_options(mapping, breaks, hierarchy, method, labels, level) -> 
     if len(given) != 1:
         got = ", ".join(given) if given else "none"
         raise SdcError(f"mapping, breaks, hierarchy: got {got}; expected exactly one of them")
-    name = _METHODS[check_choice(method, "method", list(_METHODS))]
+    name = _METHODS[method]  # checked by the declaration
     count = isinstance(breaks, numbers.Real) and not isinstance(breaks, bool)
     problems = []
     if name != "equidistant" and not count:
@@ -585,7 +585,7 @@ def top_bottom_coding(
     micro-data using the R package sdcMicro. *J. Stat. Softw.* 67(4).
     """
     inp = read_input(data, variables, engine=engine, method="top_bottom_coding")
-    top = check_choice(kind, "kind", ("top", "bottom")) == "top"
+    top = kind == "top"  # checked by the declaration
     orders = _category_orders(inp, categories)
     params = {
         "variables": list(inp.variables),

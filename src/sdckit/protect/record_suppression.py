@@ -9,7 +9,7 @@ from .._categories import hierarchy_levels, sensitive_hierarchies
 from .._core import lattice as _lat
 from .._declare import Param, declare
 from .._errors import SdcError
-from .._validation import as_missing_codes, as_name_list, check_choice, check_k, check_rule, check_t_target
+from .._validation import as_missing_codes, as_name_list, check_t_target
 from ..results.protection import ProtectionResult
 from ._common import Change, finish, read_input
 
@@ -150,18 +150,17 @@ def suppress_records(
 
 def _criteria(k, l, sensitive, diversity, c, t, t_distance, keys) -> tuple[_lat.Criteria, str | None]:  # noqa: E741
     """The checked criteria and the sensitive column (None without ``l`` and ``t``)."""
-    kk = check_k(k)
+    kk = int(k)  # k, l, diversity, c and t_distance: checked by the declaration
     if l is None and t is None:  # a sensitive variable (a scenario's role) alone: k-anonymity
         return _lat.Criteria(k=kk), None
     ll = div = None
     if l is not None:
-        ll = check_rule("l", l)
-        div = check_choice(diversity, "diversity", DIVERSITIES)
+        ll, div = float(l), diversity
         if div != "entropy" and not float(ll).is_integer():
             raise SdcError(f"l: {ll:g} is not a whole number; expected an integer >= 1 for {div} diversity")
-    cc = check_rule("c", c)
-    tt = check_t_target(t, "t") if t is not None else None
-    dist = check_choice(t_distance, "t_distance", T_DISTANCES)
+    cc = float(c)
+    tt = check_t_target(t, "t") if t is not None else None  # a target: (0, 1], narrower than t's rule
+    dist = t_distance
     what = "l-diversity" if t is None else "t-closeness" if l is None else "l-diversity and t-closeness"
     if sensitive is None:
         raise SdcError(f"sensitive: None; expected the sensitive column of {what}")

@@ -24,9 +24,6 @@ from .._validation import (
     as_missing_codes,
     as_name_list,
     check_column,
-    check_k,
-    check_risk_threshold,
-    check_swap_rate,
     mixed_type_problems,
     raise_problems,
 )
@@ -250,10 +247,10 @@ def _options(keys, household, geography, similar, k, risk, risk_threshold, swap_
         household=hh,
         geography=as_name_list(geography, "geography"),
         similar=_similar(similar),
-        k=check_k(k),
+        k=int(k),  # k, risk_threshold, swap_rate: checked by the declaration
         risk=risk_list,
-        risk_threshold=check_risk_threshold(risk_threshold),
-        swap_rate=check_swap_rate(swap_rate),
+        risk_threshold=None if risk_threshold is None else float(risk_threshold),
+        swap_rate=float(swap_rate),
         carry_along=as_name_list(carry_along, "carry_along", allow_empty=True),
         seed=resolve_seed(seed),
         missing=as_missing_codes(missing),

@@ -24,12 +24,7 @@ from .._prepare import Roles, role_conflicts, weight_problems
 from .._validation import (
     as_missing_codes,
     as_name_list,
-    check_alpha,
-    check_choice,
     check_column,
-    check_max_global_risk,
-    check_rule,
-    check_threshold,
     missing_columns_message,
     raise_problems,
 )
@@ -270,17 +265,15 @@ def _parameters(plan: _Plan, keys: list, weight, strata, household=None, househo
 
 
 def _plan(inp, weight, threshold, max_global_risk, variables, importance, strategy, alpha, method, missing) -> _Plan:
-    """Check every option and read the keys and weights."""
-    check_choice(method, "method", _METHODS)
-    check_choice(strategy, "strategy", _STRATEGIES)
-    a = check_alpha(alpha)
+    """Check the options together (each is checked by the declaration) and read the keys and weights."""
+    a = float(alpha)
     if (threshold is None) == (max_global_risk is None):
         raise SdcError(
             "threshold: give exactly one of threshold and max_global_risk; expected a risk level in (0, 1] or a "
             "target re-identification rate in (0, 1)"
         )
-    thr = check_threshold(threshold, allow_none=True)
-    xi = check_max_global_risk(max_global_risk, allow_none=True)
+    thr = None if threshold is None else float(threshold)
+    xi = None if max_global_risk is None else float(max_global_risk)
     keys = list(inp.variables)
     names = keys if variables is None else as_name_list(variables, "variables")
     problems = [
@@ -423,13 +416,12 @@ def _suppress_by_risk_households(
 ) -> ProtectionResult:  # fmt: skip
     """:func:`suppress_by_risk` with the mu-ARGUS household rule."""
     name = check_column(household, "household", allow_none=True)
-    h_given = check_rule("household_risk", household_risk, allow_none=True)
+    h_given = None if household_risk is None else float(household_risk)  # checked by the declaration
     if name is None:
         raise SdcError("household_risk: no household column given; expected household=<column> with it")
     h_param = h_given
     if threshold is not None and h_given is None:
-        h_given = check_threshold(threshold)  # r^h* = r*: the household held to the record's level
-    check_choice(method, "method", _METHODS)
+        h_given = float(threshold)  # r^h* = r*: the household held to the record's level
     if method != "iterative":
         raise SdcError(
             "method: the household rule runs with method 'iterative'; expected method='iterative' with household"

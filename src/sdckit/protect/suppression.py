@@ -8,7 +8,7 @@ import numpy as np
 
 from .._core.suppression import default_importance, suppress_to_k
 from .._declare import Param, declaration, declare
-from .._validation import as_missing_codes, check_alpha, check_choice, check_k, raise_problems
+from .._validation import as_missing_codes, check_k, raise_problems
 from ..engines import STORED, get_engine
 from ..results.protection import ProtectionResult
 from ._common import Change, finish, read_input
@@ -113,9 +113,7 @@ def local_suppression(
     Minimum suppression to k-anonymity is NP-hard (Meyerson & Williams 2004); both methods
     are heuristics. Cells already missing stay missing and are not counted as suppressions.
     """
-    check_choice(method, "method", _METHODS)
-    check_alpha(alpha)
-    eng = get_engine(engine, data)
+    eng = get_engine(engine, data)  # method and alpha: checked by the declaration
     if eng.has(STORED):
         result = local_suppression_engine(
             eng,

@@ -1,6 +1,6 @@
 r"""The steps of :func:`sdckit.loglinear_risk`, in order.
 
-1. :func:`validate_loglinear`: every argument checked once, the keys encoded, the model parsed
+1. :func:`validate_loglinear`: the arguments (each checked by the declaration; what depends on the data here), the keys encoded, the model parsed
    -> :class:`LoglinearInput` (frozen).
 2. :func:`build_table`: the full contingency table and the sampling scheme -> :class:`CellTable`.
 3. :func:`fit_model`: the log-linear fit (IPF or Poisson IRLS) or the Skinner-Shlomo forward
@@ -28,13 +28,8 @@ from .._errors import SdcError, warn
 from .._prepare import prepare
 from .._progress import step
 from .._validation import (
-    check_bound,
     check_choice,
-    check_max_iter,
-    check_rule,
     check_sampling_fraction,
-    check_seed,
-    check_tol,
 )
 from ..results.loglinear import LoglinearRiskResult, ModriskNumbers
 from ._loglinear_access import label_numbers, label_values
@@ -233,6 +228,14 @@ class LoglinearInput:
         return out
 
 
+def _float(value):
+    return None if value is None else float(value)
+
+
+def _int(value):
+    return None if value is None else int(value)
+
+
 def validate_loglinear(
     data,
     keys,
@@ -262,29 +265,31 @@ def validate_loglinear(
     seed=None,
     term_test=2.0,
 ) -> LoglinearInput:
-    """Check every argument, encode the keys and parse the model (first error raised)."""
+    """The arguments as the steps take them (each is checked by ``loglinear_risk``'s declaration;
+    what depends on the data here, first error raised), the keys encoded and the model parsed."""
     if isinstance(compat, str) and compat.lower() == "sdcmicro":
         compat = "sdcMicro"
     by_stratum = isinstance(sampling_fraction, dict)
+    # each checked by loglinear_risk's declaration; taken as the toolkit's checks return them
     params = dict(
-        sampling_fraction=None if by_stratum else check_sampling_fraction(sampling_fraction),
-        search=check_choice(search, "search", ("bracket", "skinner-shlomo")),
-        z_target=check_rule("z_target", z_target),
-        candidates=check_rule("candidates", candidates, allow_none=True),
-        term_test=check_rule("term_test", term_test, allow_none=True),
-        stability=check_rule("stability", stability),
-        seed=check_seed(seed),
-        sampling=check_choice(sampling, "sampling", ("pml", "constant")),
-        criterion=check_choice(criterion, "criterion", ("tau1", "tau2")),
-        z_crit=check_rule("z_crit", z_crit),
-        max_steps=check_rule("max_steps", max_steps, allow_none=True),
-        method=check_choice(method, "method", METHODS),
-        tol=check_tol(tol, allow_none=True),
-        max_iter=check_max_iter(max_iter),
-        smoothing=check_choice(smoothing, "smoothing", ("nb",), allow_none=True),
-        compat=check_choice(compat, "compat", ("sdcMicro",), allow_none=True),
-        compat_method=check_choice(compat_method, "compat_method", COMPAT_METHODS),
-        bound=check_bound(bound),
+        sampling_fraction=None if by_stratum else _float(sampling_fraction),
+        search=search,
+        z_target=float(z_target),
+        candidates=_int(candidates),
+        term_test=_float(term_test),
+        stability=int(stability),
+        seed=_int(seed),
+        sampling=sampling,
+        criterion=criterion,
+        z_crit=float(z_crit),
+        max_steps=_int(max_steps),
+        method=method,
+        tol=_float(tol),
+        max_iter=int(max_iter),
+        smoothing=smoothing,
+        compat=compat,
+        compat_method=compat_method,
+        bound=float(bound),
     )
     prep = prepare(
         data, keys, weight=weight, missing=missing, allow_degenerate_keys=allow_degenerate_keys, engine=engine

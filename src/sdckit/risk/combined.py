@@ -10,7 +10,7 @@ from .._declare import Param, declare
 from .._errors import SdcError
 from .._prepare import Roles
 from .._progress import step
-from .._validation import as_name_list, check_choice, check_rule
+from .._validation import as_name_list
 from ..engines import in_memory_engine
 from ..results.combined import CombinedRiskResult
 from ..scenario import accepts_scenario
@@ -107,9 +107,7 @@ def combined_risk(
     risk (complex measurement of the risk of categorical and continuous variables).
     """
     eng = in_memory_engine(engine, "combined_risk", data)
-    pp = check_rule("p", p)
-    cm = check_rule("c_min", c_min)
-    check_choice(combine, "combine", COMBINE_RULES)
+    pp, cm = float(p), int(c_min)  # p, c_min and combine: checked by the declaration
     key_names = tuple(as_name_list(keys, "keys"))
     names = as_name_list(variables, "variables")
     both = sorted(set(names) & set(key_names))

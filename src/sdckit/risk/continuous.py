@@ -24,11 +24,6 @@ from .._prepare import Roles
 from .._validation import (
     as_name_list,
     check_bins,
-    check_bool,
-    check_choice,
-    check_rule,
-    check_seed,
-    check_width,
     raise_problems,
 )
 from ..engines import get_engine, in_memory_engine
@@ -297,8 +292,7 @@ def interval_disclosure(
     disclosure risk, *Combinatorial Algorithms* (IWOCA 2014), LNCS 8986, 24-36.
     """
     eng = in_memory_engine(engine, "interval_disclosure", original)
-    w = check_width(width)
-    kind = check_choice(interval, "interval", _INTERVALS)
+    w, kind = float(width), interval  # checked by the declaration
     pair = numeric_pair(original, protected, variables, engine=eng)
     inside, sd, info = _interval_flags(pair, kind, w)
     return IntervalDisclosureResult(
@@ -328,9 +322,7 @@ class _RelativeInput:
 
 
 def _relative_input(data, variables, *, p, c_min, joint, keys, missing, engine) -> _RelativeInput:
-    pp = check_rule("p", p)
-    cm = check_rule("c_min", c_min)
-    jt = check_bool(joint, "joint")
+    pp, cm, jt = float(p), int(c_min), bool(joint)  # checked by the declaration
     key_names = tuple(as_name_list(keys, "keys", allow_empty=True))
     codes = Roles.of(missing=missing).missing  # a value or a list of values, as for the key-based measures
     if codes and not key_names:
@@ -501,7 +493,11 @@ def robust_fit(Z: np.ndarray, raw: np.ndarray, names, fraction: float, seed):
 
 
 def _mcd_fraction(value) -> float:
-    return check_rule("mcd_fraction", value)
+    return float(value)  # checked by the declaration
+
+
+def _seed(value) -> int | None:
+    return None if value is None else int(value)  # checked by the declaration
 
 
 # ----------------------------------------------------------------------------------------------
@@ -544,12 +540,9 @@ def _user_covariance(covariance, p: int) -> np.ndarray | None:
 def _rmd_input(
     original, protected, variables, *, width, width2, center, weighting, covariance, mcd_fraction, seed, engine
 ) -> _RMDInput:
-    w1 = check_width(width)
-    w2 = check_width(width2, "width2")
-    ce = check_choice(center, "center", ("mean", "mcd"))
-    wt = check_choice(weighting, "weighting", ("sdcmicro", "sum"))
+    w1, w2, ce, wt = float(width), float(width2), center, weighting  # checked by the declaration
     fr = _mcd_fraction(mcd_fraction)
-    sd = check_seed(seed)
+    sd = _seed(seed)
     pair = numeric_pair(original, protected, variables, allow_missing=False, engine=engine)
     n, p = pair.X.shape
     if p < 2:
@@ -804,9 +797,8 @@ def outliers(
     risk of continuous variables); Rousseeuw & Van Driessen (1999).
     """
     eng = in_memory_engine(engine, "outliers", data)
-    q = check_rule("quantile", quantile)
-    mv = check_bool(multivariate, "multivariate")
-    fr, sd = _mcd_fraction(mcd_fraction), check_seed(seed)
+    q, mv = float(quantile), bool(multivariate)  # checked by the declaration
+    fr, sd = _mcd_fraction(mcd_fraction), _seed(seed)
     d = numeric_data(data, variables, engine=eng)
     flags, qs = _core().univariate_outliers(d.X, q)
     rd, cutoff = _robust_distances(d.X, d.names, fr, sd) if mv else (None, None)
@@ -960,9 +952,7 @@ def confidentiality_plot(
     for record linkage, JASA 64, 1183-1210.
     """
     eng = in_memory_engine(engine, "confidentiality_plot", original)
-    s = check_rule("significance", significance)
-    lg, sd = check_bool(log, "log"), check_seed(seed)
-    hood = check_choice(neighbourhood, "neighbourhood", _NEIGHBOURHOODS)
+    s, lg, sd, hood = float(significance), bool(log), _seed(seed), neighbourhood  # checked by the declaration
     b = check_bins(bins)
     pair = numeric_pair(original, protected, variables, allow_missing=False, engine=eng)
     if pair.X.shape[0] < 2:

@@ -26,7 +26,7 @@ from .._declare import Param, declare
 from .._deprecation import renamed_parameters
 from .._errors import SdcError, SdcWarning, warn
 from .._prepare import Prepared, prepare
-from .._validation import as_name_list, check_bool, check_rule, raise_problems
+from .._validation import as_name_list, raise_problems
 from ..results.diversity import LDiversityResult, TClosenessResult
 from ..scenario import accepts_scenario
 from .frequencies import records_fields
@@ -145,7 +145,7 @@ def _ldiversity_input(
     data, keys, sensitive, *, c, strata, missing, allow_degenerate_keys, engine=None
 ) -> _LDiversityInput:
     names = _sensitive_names(sensitive)
-    cc = check_rule("c", c)  # sdcMicro's silent c <= 0 -> 1 is an error here
+    cc = float(c)  # checked by the declaration (sdcMicro's silent c <= 0 -> 1 is an error here)
     prep = prepared_roles(
         data, keys, names, strata=strata, missing=missing, allow_degenerate_keys=allow_degenerate_keys, engine=engine
     )
@@ -364,7 +364,7 @@ def _tcloseness_input(
     data, keys, sensitive, *, ordered, hierarchies, weight, weighted, missing, allow_degenerate_keys, engine=None
 ) -> _TClosenessInput:
     names = _sensitive_names(sensitive)
-    wt = check_bool(weighted, "weighted")
+    wt = bool(weighted)  # checked by the declaration
     if wt and weight is None:
         raise SdcError("weighted: True needs a weight column; expected weight=<column name> too")
     spec = _ordered_spec(ordered, names)

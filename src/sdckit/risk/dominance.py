@@ -15,7 +15,7 @@ import numpy as np
 from .._core import dominance as K
 from .._core.grouping import group_rows
 from .._declare import Param, declare
-from .._validation import as_missing_codes, as_name_list, check_rule, raise_problems
+from .._validation import as_missing_codes, as_name_list, raise_problems
 from ..engines import in_memory_engine
 from ..results.dominance import DominanceResult
 from ..scenario import accepts_scenario
@@ -149,11 +149,7 @@ class _Input:
 
 
 def _validated(data, keys, variables, n_largest, dominance_percent, p_percent, missing, eng) -> _Input:
-    params = (
-        check_rule("n_largest", n_largest),
-        float(check_rule("dominance_percent", dominance_percent)),
-        float(check_rule("p_percent", p_percent)),
-    )
+    params = (int(n_largest), float(dominance_percent), float(p_percent))  # checked by the declaration
     key_names = as_name_list(keys, "keys")
     names = as_name_list(variables, "variables")
     table = eng.table(data, "data")

@@ -12,7 +12,7 @@ from .._deprecation import renamed_parameters
 from .._errors import SdcError
 from .._prepare import Prepared, prepare
 from .._progress import step
-from .._validation import check_alpha, check_choice, check_k_list
+from .._validation import check_k_list
 from ..engines import get_engine
 from ..results.frequencies import FrequencyResult, KAnonymityResult
 from ..scenario import accepts_scenario
@@ -98,8 +98,7 @@ def frequencies(
     Templ, M., Kowarik, A. & Meindl, B. (2015), Statistical disclosure control for micro-data
     using the R package sdcMicro, *Journal of Statistical Software* 67(4) (``freqCalc``).
     """
-    a = check_alpha(alpha)
-    check_choice(na_rule, "na_rule", NA_RULES)
+    a = float(alpha)  # alpha and na_rule: checked by the declaration
     prep = prepare(
         data,
         keys,

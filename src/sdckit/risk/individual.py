@@ -17,11 +17,7 @@ from .._prepare import Prepared, prepare, role_conflicts
 from .._progress import step
 from .._validation import (
     as_name_list,
-    check_alpha,
-    check_bool,
-    check_choice,
     check_column,
-    check_rule,
     raise_problems,
 )
 from ..engines import STORED, get_engine
@@ -208,8 +204,7 @@ def individual_risk(
     >>> res.global_risk, res.household_global_risk                                              # doctest: +SKIP
     >>> res.threshold(0.01).threshold                                                            # doctest: +SKIP
     """
-    want_ci = check_bool(ci, "ci")
-    conf = check_rule("confidence", confidence)
+    want_ci, conf = bool(ci), float(confidence)  # checked by the declaration
     inp = _validate_individual(
         data,
         keys,
@@ -319,10 +314,8 @@ def _validate_individual(
 ) -> _IndividualInput:
     """Check every parameter and role (one error for all column problems) and encode keys,
     strata and households."""
-    a = check_alpha(alpha)
-    check_choice(method, "method", _METHODS)
-    check_choice(na_rule, "na_rule", NA_RULES)
-    household = check_column(household, "household")
+    a = float(alpha)  # alpha, method and na_rule: checked by the declaration
+    household = check_column(household, "household")  # a list of one name refused, as before
     if household_keys is not None and household is None:
         raise SdcError("household_keys: no household column given; expected household=<column>")
     eng = get_engine(engine, data)

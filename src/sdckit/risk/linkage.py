@@ -30,8 +30,6 @@ from .._validation import (
     as_missing_codes,
     as_name_list,
     check_bins,
-    check_bool,
-    check_choice,
     check_column,
     check_comparison_levels,
     check_em_start,
@@ -221,10 +219,7 @@ def _validate_linkage(
     engine=None,
     comparison_levels=None,
 ) -> _LinkageArgs:
-    method = check_choice(method, "method", _METHODS)
-    standardize = check_choice(standardize, "standardize", _STANDARDIZE)
-    metric = check_choice(metric, "metric", _METRICS)
-    sw = check_rule("second_weight", second_weight)
+    sw = float(second_weight)  # method, standardize, metric, second_weight, mu, lam: checked by the declaration
     names = as_name_list(variables, "variables")
     t1, t2 = _tables(original, protected, names, "original", "protected", same_records=True, engine=engine)
     weights = None
@@ -266,8 +261,8 @@ def _validate_linkage(
         sw,
         frozenset(cat),
         b,
-        check_rule("mu", mu),
-        check_rule("lam", lam),
+        float(mu),
+        float(lam),
         check_em_start(em_start),
         as_missing_codes(missing),
         get_engine(engine),
@@ -796,10 +791,9 @@ def _validate_external(
     missing,
     engine=None,
 ) -> _ExternalArgs:
-    method = check_choice(method, "method", ("exact", "pairwise"))
-    tol = check_rule("tolerance", tolerance)
-    ptol = check_rule("pair_tol", pair_tol)
-    r_int = check_rule("internal_risk", internal_risk, allow_none=True)
+    # method, tolerance, pair_tol, internal_risk, normalize, one_to_one: checked by the declaration
+    tol, ptol = float(tolerance), float(pair_tol)
+    r_int = None if internal_risk is None else float(internal_risk)
     names = as_name_list(variables, "variables")
     tD, tA = _tables(released, external, names, "released", "external", same_records=False, engine=engine)
     if id is not None:
@@ -820,8 +814,8 @@ def _validate_external(
         cats,
         tol,
         ptol,
-        check_bool(normalize, "normalize"),
-        check_bool(one_to_one, "one_to_one"),
+        bool(normalize),
+        bool(one_to_one),
         r_int,
         id,
         method,

@@ -318,7 +318,7 @@ def loglinear_risk(
     Shlomo, N. (2006), PSD. Rao, J.N.K. & Thomas, D.R. (2003), Analysis of categorical response
     data from complex surveys. sdcMicro ``modRisk``.
     """
-    want_ci, conf = intervals.ci, intervals.confidence  # type: ignore[union-attr]
+    want_ci, conf = bool(intervals.ci), float(intervals.confidence)  # type: ignore[union-attr]  # checked by the declaration
     arguments = dict(
         weight=weight,
         sampling_fraction=sampling_fraction,

@@ -20,7 +20,7 @@ from .._deprecation import renamed_parameters
 from .._errors import SdcError, warn
 from .._prepare import Prepared, prepare
 from .._progress import step
-from .._validation import check_bool, check_choice, check_rule
+from .._validation import check_rule
 from ..results._suda_access import label_values
 from ..results.suda import MSU, SudaResult
 from ..scenario import accepts_scenario
@@ -211,15 +211,16 @@ def _validate_suda(
     method=None,
     engine=None,
 ) -> SudaInput:
-    """Check every argument and encode the keys (the first problem raises)."""
+    """Check what the declaration cannot (``dis_fraction``, ``method`` against ``original_scores``,
+    ``max_size`` against the number of keys) and encode the keys (the first problem raises)."""
     frac = (
         dis_fraction
         if isinstance(dis_fraction, str) and dis_fraction == "weights"
         else check_rule("dis_fraction", dis_fraction)
     )
-    orig = check_bool(original_scores, "original_scores")
+    orig = bool(original_scores)  # original_scores, keep_msus, method: checked by the declaration
     meth = _score_method(method, orig)
-    keep = _KEEP_DEFAULT if keep_msus is None else check_bool(keep_msus, "keep_msus")
+    keep = _KEEP_DEFAULT if keep_msus is None else bool(keep_msus)
     if frac == "weights" and weight is None:
         raise SdcError("dis_fraction: 'weights' needs a weight column; pass weight= or a number in (0, 1]")
     prep = prepare(
@@ -258,7 +259,6 @@ def _score_method(method, original_scores: bool) -> str:
     """The score variant: ``method`` by name, else the one ``original_scores`` names."""
     if method is None:
         return "elliot" if original_scores else "ihsn"
-    check_choice(method, "method", SCORE_METHODS)
     if not original_scores and method != "ihsn":
         raise SdcError(
             f"original_scores: False (the IHSN weights) contradicts method={method!r}; expected one of them "

@@ -11,7 +11,7 @@ from .._declare import Param, declare
 from .._errors import SdcError
 from .._prepare import Prepared, prepare
 from .._progress import step
-from .._validation import as_name_list, check_choice, check_rule
+from .._validation import as_name_list, check_rule
 from ..results._suda_access import label_values
 from ..results.threshold_rule import ThresholdRuleResult
 from ..scenario import accepts_scenario
@@ -111,7 +111,6 @@ def threshold_rule(
     threshold rule); de Wolf, P.-P. et al. (2014), *mu-ARGUS version 5.1 user's manual*,
     Statistics Netherlands (specifying combinations and the unsafe-combinations table).
     """
-    check_choice(na_rule, "na_rule", NA_RULES)
     prep = prepare(data, keys, missing=missing, allow_degenerate_keys=allow_degenerate_keys, engine=engine)
     names = prep.keys.names
     combos, thresholds = _combinations(names, combinations, max_dimension, frequency_threshold)

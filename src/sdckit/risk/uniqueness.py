@@ -18,7 +18,6 @@ from .._declare import Param, declare
 from .._errors import SdcError, warn
 from .._prepare import prepare
 from .._progress import step
-from .._validation import check_choice, check_rule, check_sampling_fraction
 from ..results.uniqueness import PopulationUniquesResult
 from ..scenario import accepts_scenario
 
@@ -141,7 +140,6 @@ def population_uniques(
     Neisa, A. & Roffey, T. (2012), Estimating the re-identification risk of clinical data sets.
     BMC Medical Informatics and Decision Making 12:66.
     """
-    method = check_choice(method, "method", METHODS)
     sample = _validate(data, keys, sampling_fraction, weight, population_size, missing, allow_degenerate_keys, engine)
     step(f"estimating the population uniques ({method})")
     sizes, counts = uq.class_profile(sample.class_sizes)
@@ -174,9 +172,10 @@ def population_uniques(
 
 
 def _validate(data, keys, sampling_fraction, weight, population_size, missing, allow_degenerate_keys, engine):
-    """Check the parameters, group the complete records into classes, find pi and N."""
-    pi = check_sampling_fraction(sampling_fraction)
-    N = check_rule("population_size", population_size, allow_none=True)
+    """Check the parameters together (each is checked by the declaration), group the complete
+    records into classes, find pi and N."""
+    pi = None if sampling_fraction is None else float(sampling_fraction)
+    N = None if population_size is None else float(population_size)
     if pi is not None and N is not None:
         raise SdcError(
             "population_size: given together with sampling_fraction; expected one of them (N = n / sampling_fraction)"

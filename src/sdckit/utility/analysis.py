@@ -19,7 +19,7 @@ import numpy as np
 from .._core import analysis as A
 from .._core import estimates as K
 from .._declare import Param, declare
-from .._validation import as_missing_codes, check_rule, raise_problems
+from .._validation import as_missing_codes, raise_problems
 from ..engines import in_memory_engine
 from ..results.analysis import AnalysisChangeResult
 from ..scenario import accepts_scenario
@@ -139,8 +139,7 @@ def analysis_change(
     """
     eng = in_memory_engine(engine, "analysis_change", original)
     inp = _validated(original, protected, keys, variables, weight, household, domains, max_categories, missing, eng)
-    m = check_rule("min_records", min_records)
-    alpha = check_rule("significance", significance)
+    m, alpha = int(min_records), float(significance)  # checked by the declaration
     return AnalysisChangeResult(
         n=inp.n,
         keys=tuple(inp.keys),
@@ -182,7 +181,7 @@ class _Input:
 
 
 def _validated(original, protected, keys, variables, weight, household, domains, max_categories, missing, eng):
-    max_cat = check_rule("max_categories", max_categories)
+    max_cat = int(max_categories)  # checked by the declaration
     roles = _roles(keys, variables, domains, weight, household)
     miss = as_missing_codes(missing)
     t_o, t_p = access.read_pair(original, protected, eng)

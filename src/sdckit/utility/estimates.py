@@ -21,7 +21,6 @@ from .._validation import (
     as_missing_codes,
     as_name_list,
     check_column,
-    check_rule,
     mixed_type_problems,
     raise_problems,
 )
@@ -183,7 +182,7 @@ def estimates_of_another_file(original, other, *, min_records: int = 5, engine=N
 
 
 def _estimates(inp: _Input, min_records) -> EstimatesResult:
-    inp = replace(inp, min_records=check_rule("min_records", min_records))
+    inp = replace(inp, min_records=int(min_records))  # checked by the declaration
     notes = list(inp.notes)
     rows = _domain_rows(inp) + _mean_rows(inp) + _coefficient_rows(inp, notes)
     z = K.normal_quantile(inp.confidence)
@@ -240,9 +239,9 @@ def _validated(
     eng,
     paired: bool = True,
 ) -> _Input:
-    """Check every argument and both files once; read and code the columns."""
-    conf = check_rule("confidence", confidence)
-    max_cat = check_rule("max_categories", max_categories)
+    """Check the roles and both files once (the declaration checks each option); read and code
+    the columns."""
+    conf, max_cat = float(confidence), int(max_categories)
     roles = _roles(keys, variables, domains, weight, household)
     miss = as_missing_codes(missing)
     t_o, t_p = access.read_pair(original, protected, eng)

@@ -8,7 +8,7 @@ leaves no doubt (text and booleans are nominal, floating-point numbers continuou
 *ordered* categorical ordinal). Integer columns must be declared: they may be category codes
 or counts, and sdcMicro's rule of treating them by their R class is a known trap.
 
-Layout: :func:`_validate_information_loss` checks everything once and returns a frozen
+Layout: the declaration checks each option; :func:`_validate_information_loss` checks the files and the scales once and returns a frozen
 :class:`ValidatedInput` (NumPy arrays and small tables, read through the data-access helpers
 of :mod:`._access`); the measure families of :mod:`._steps` compute from it; the result class
 is in :mod:`.results`.
@@ -31,13 +31,9 @@ from .._prepare import weight_problems
 from .._validation import (
     as_missing_codes,
     as_name_list,
-    check_bool,
-    check_bound,
     check_choice,
     check_column,
-    check_rule,
     check_scales,
-    check_seed,
     raise_problems,
 )
 from ..engines import in_memory_engine
@@ -430,8 +426,9 @@ class _Background:
 def _validate_information_loss(
     original, protected, variables, *, scales, missing, pram, anova, engine=None, weight=None, **options
 ) -> ValidatedInput:
-    """Check every argument and both files once; read and code the variables."""
-    opts = _check_options(**options)
+    """Check both files and the scales against the variables once (the declaration checks each
+    option); read and code the variables."""
+    opts = _options(**options)
     names = as_name_list(variables, "variables")
     miss = as_missing_codes(missing)
     t_o, t_p = access.read_pair(original, protected, engine)
@@ -506,7 +503,7 @@ def _weights(t_o, t_p, name) -> tuple:
     return w_o, (t_p.floats([name])[:, 0] if own else w_o)
 
 
-def _check_options(
+def _options(
     *,
     suppressed,
     continuous_distance,
@@ -520,21 +517,20 @@ def _check_options(
     new_categories,
     records,
 ) -> dict:
-    """The scalar options, normalised (each checked by the validation toolkit)."""
+    """The scalar options as the toolkit's checks return them (each is checked by the
+    declaration of :func:`information_loss`)."""
     return {
-        "suppressed": check_choice(suppressed, "suppressed", ("mlodak", "sdcmicro")),
-        "continuous_distance": check_choice(
-            continuous_distance, "continuous_distance", ("arctan_sd", "arctan", "max_abs", "max_squared")
-        ),
-        "bound": check_bound(bound),
-        "zero_sd": check_choice(zero_sd, "zero_sd", ("exclude", "inf")),
-        "ctbil_dim": check_rule("ctbil_dim", ctbil_dim),
-        "ebil_base": check_rule("ebil_base", ebil_base, allow_none=True),
-        "gamma_method": check_choice(gamma_method, "gamma_method", ("pearson", "kendall")),
-        "robust": check_bool(robust, "robust"),
-        "seed": check_seed(seed),
-        "new_categories": check_choice(new_categories, "new_categories", ("error", "allow")),
-        "records": check_bool(records, "records"),
+        "suppressed": suppressed,
+        "continuous_distance": continuous_distance,
+        "bound": float(bound),
+        "zero_sd": zero_sd,
+        "ctbil_dim": int(ctbil_dim),
+        "ebil_base": None if ebil_base is None else float(ebil_base),
+        "gamma_method": gamma_method,
+        "robust": bool(robust),
+        "seed": None if seed is None else int(seed),
+        "new_categories": new_categories,
+        "records": bool(records),
     }
 
 

@@ -16,7 +16,7 @@ from .._core import change_loss as CL
 from .._core import infoloss as K
 from .._declare import Param, declare
 from .._errors import SdcError
-from .._validation import as_missing_codes, as_name_list, check_bool, check_scales, raise_problems
+from .._validation import as_missing_codes, as_name_list, check_scales, raise_problems
 from ..engines import in_memory_engine
 from ..results.variant_loss import VariantLossResult
 from ..risk._pram import is_stratified, strata_reader
@@ -162,10 +162,10 @@ class _Input:
 
 
 def _validate(original, protected, variables, scales, missing, pram, records, engine) -> _Input:
-    """Check every argument and both files once."""
+    """Check the variables, the scales and both files once (the declaration checks each option)."""
     names = as_name_list(variables, "variables")
     miss = as_missing_codes(missing)
-    records = check_bool(records, "records")
+    records = bool(records)
     t_o, t_p = access.read_pair(original, protected, engine)
     absent = [
         m for m in (access.absent_columns(t_o, names, "original"), access.absent_columns(t_p, names, "protected")) if m
