@@ -139,8 +139,8 @@ def test_individual_and_household_risk(engine, tmp_path):
 def test_individual_risk_exact_method_without_weights(engine, tmp_path):
     d = _testdata()
     data = as_input(d, engine, "csv", tmp_path)
-    mem = sdckit.individual_risk(d, KEYS, method="exact", alpha=0.3)
-    out = sdckit.individual_risk(data, KEYS, method="exact", alpha=0.3, engine=engine)
+    mem = sdckit.individual_risk(d, KEYS, estimation={"method": "exact", "alpha": 0.3})
+    out = sdckit.individual_risk(data, KEYS, engine=engine, estimation={"method": "exact", "alpha": 0.3})
     assert_close(mem.to_dict(), out.to_dict())
 
 
@@ -310,10 +310,11 @@ def _check_all(d: pl.DataFrame, engine, tmp_path, alpha: float):
     d.write_parquet(path)
     keys = ["a", "b", "c"]
     kw = dict(weight="w", alpha=alpha, allow_degenerate_keys=True)
+    ir = dict(weight="w", estimation={"alpha": alpha}, allow_degenerate_keys=True)  # alpha: in its record
     with pytest.warns(sdckit.SdcWarning) if d["h"].null_count() else _nothing():
-        mem = sdckit.individual_risk(d, keys, household="h", **kw)
+        mem = sdckit.individual_risk(d, keys, household="h", **ir)
     with pytest.warns(sdckit.SdcWarning) if d["h"].null_count() else _nothing():
-        out = sdckit.individual_risk(path, keys, household="h", engine=engine, **kw)
+        out = sdckit.individual_risk(path, keys, household="h", engine=engine, **ir)
     assert_close(mem.to_dict(), out.to_dict())
     assert_close(mem.threshold(0.05).to_dict(), out.threshold(0.05).to_dict())
     assert_records(mem, out.to_frame(), ["risk", "fk", "Fk", "household_risk"])

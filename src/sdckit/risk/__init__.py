@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from .diversity import LDiversityResult, TClosenessResult, l_diversity, t_closeness
     from .dominance import DominanceResult, dominance_rules
     from .frequencies import FrequencyResult, KAnonymityResult, frequencies, k_anonymity
-    from .individual import IndividualRiskResult, RiskThreshold, individual_risk
+    from .individual import IndividualEstimation, IndividualRiskResult, RiskThreshold, individual_risk
     from .linkage import ExternalRiskResult, LinkageResult, external_risk, record_linkage_risk
     from .loglinear import LoglinearFit, LoglinearRiskResult, LoglinearSelection, loglinear_risk
     from .register import RegisterRiskResult, register_risk
@@ -63,6 +63,7 @@ __all__ = [
     "TClosenessResult",
     "individual_risk",
     "IndividualRiskResult",
+    "IndividualEstimation",
     "RiskThreshold",
     "suda",
     "SudaResult",
