@@ -693,7 +693,12 @@ def _external_files(seed: int = 3):
 
 @pytest.mark.parametrize(
     "kw",
-    [dict(), dict(id="pid"), dict(id="pid", one_to_one=False), dict(id="pid", pair_tol=1.0, tolerance=0.1)],
+    [
+        dict(),
+        dict(id="pid"),
+        dict(id="pid", pairing={"one_to_one": False}),
+        dict(id="pid", pairing={"pair_tol": 1.0}, tolerance=0.1),
+    ],
     ids=["plain", "id", "reuse", "pair-tol"],
 )
 def test_external_risk_in_the_engine(engine, kw, tmp_path):
@@ -735,7 +740,7 @@ def test_external_risk_engine_on_the_worked_example(tmp_path):
         out.to_frame()
     with pytest.raises(sdckit.SdcError, match="method: the duckdb engine uses the exact algorithm"):
         sdckit.external_risk(
-            tmp_path / "d.parquet", tmp_path / "a.parquet", ["sex"], method="pairwise", engine="duckdb"
+            tmp_path / "d.parquet", tmp_path / "a.parquet", ["sex"], engine="duckdb", pairing={"method": "pairwise"}
         )
     pl.concat([d, d.head(1)]).write_parquet(tmp_path / "dup.parquet")
     with pytest.raises(sdckit.SdcError, match="id: column pid of released has repeated values"):

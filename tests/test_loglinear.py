@@ -247,7 +247,7 @@ def test_old_names_still_work_and_warn():
             keys,
             weight="sampling_weight",
             model="sex+water+roof",
-            compat="sdcMicro",
+            fit={"compat": "sdcMicro"},
             modrisk_method="CE",
         )
     np.testing.assert_array_equal(old.lam, new.lam)

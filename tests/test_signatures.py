@@ -22,9 +22,6 @@ from sdckit._declare import Options
 #: the most top-level parameters a public function takes
 WIDEST = 15
 
-#: functions not narrowed yet (issue 38, item 3): expected to fail until they are
-NOT_YET = {"register_risk", "record_linkage_risk", "external_risk"}
-
 #: the public packages whose ``__all__`` is checked
 PACKAGES = (sdckit, sdckit.risk, sdckit.utility, sdckit.protect)
 
@@ -51,8 +48,7 @@ def _public():
             obj = getattr(package, name)
             if callable(obj) and not _exempt(obj) and id(obj) not in seen:
                 seen.add(id(obj))
-                marks = pytest.mark.xfail(strict=True, reason="not narrowed yet") if name in NOT_YET else ()
-                yield pytest.param(obj, id=f"{package.__name__}.{name}", marks=marks)
+                yield pytest.param(obj, id=f"{package.__name__}.{name}")
 
 
 def _count(obj) -> int:
@@ -83,20 +79,33 @@ FLAT = {
     "information_loss": {"suppressed": "sdcmicro", "ctbil_dim": 1, "robust": True},
     "synthetic_risk": {"order": 1, "n_attacks": 50, "significance": 0.1},
     "individual_risk": {"method": "exact", "alpha": 0.5, "ci": True},
+    "record_linkage_risk": {"standardize": "separate", "second_weight": 0.5},
+    "external_risk": {"pair_tol": 0.5, "one_to_one": False},
+    "register_risk": {"tol": 1e-9, "max_iter": 50},
 }
+
+
+def _call(name: str):
+    """``(data arguments, example)`` of ``name``: its small example on the S002 table, else its
+    example on sdcMicro's testdata (the file itself as the second file of a two-file measure)."""
+    from conftest import DATA, read_csv_exactly, s002_table
+    from examples import EXAMPLES, SMALL_EXAMPLES, inputs
+    from sdckit import registry
+
+    decl = registry.get(name)
+    if name in SMALL_EXAMPLES:
+        return [s002_table()] * len(decl.inputs), SMALL_EXAMPLES[name]
+    data = read_csv_exactly(DATA / "sdcmicro" / "testdata.csv")
+    return inputs(decl, data, data), EXAMPLES[name]
 
 
 @pytest.mark.parametrize("name", sorted(FLAT))
 def test_old_flat_names_warn_and_give_the_same_result(name):
-    from conftest import s002_table
-    from examples import SMALL_EXAMPLES
     from sdckit import registry
 
     decl = registry.get(name)
-    table = s002_table()
-    data = [table] * len(decl.inputs)
+    data, example = _call(name)
     flat = FLAT[name]
-    example = SMALL_EXAMPLES[name]
     grouped = {k: dict(v) for k, v in example.items() if k in decl.groups}
     for field, value in flat.items():
         grouped.setdefault(decl.param(field).group, {})[field] = value

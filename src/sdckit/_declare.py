@@ -501,7 +501,7 @@ def checking(func: Callable, decl: Declaration) -> Callable:
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         if renamed:
-            _take_renamed(decl.name, renamed, kwargs)
+            _take_renamed(decl, renamed, kwargs)
         if groups:
             kwargs = _nested(decl, kwargs, warn=True)
         scenario = None if takes_scenario else kwargs.pop("scenario", None)
@@ -522,14 +522,22 @@ def checking(func: Callable, decl: Declaration) -> Callable:
     return wrapper
 
 
-def _take_renamed(name: str, renamed: Mapping[str, str], kwargs: dict) -> None:
-    """Each old parameter name in ``kwargs`` replaced by its new one, with a warning."""
+def _take_renamed(decl: Declaration, renamed: Mapping[str, str], kwargs: dict) -> None:
+    """Each old parameter name in ``kwargs`` replaced by its new one, with a warning (a new
+    name that is a field of a record goes into its record, one warning naming that form)."""
+    name = decl.name
+    group_of = {p.name: p.group for p in decl.params if p.group}
     for old, new in renamed.items():
         if old in kwargs:
             if new in kwargs:
                 raise TypeError(f"{name}(): give {new}= only ({old}= is its old name)")
-            warn_deprecated(f"{name}(): {old}= is now called {new}=", stacklevel=4)
-            kwargs[new] = kwargs.pop(old)
+            group = group_of.get(new)
+            if group is None:
+                warn_deprecated(f"{name}(): {old}= is now called {new}=", stacklevel=4)
+                kwargs[new] = kwargs.pop(old)
+                continue
+            kwargs[group] = _merged(decl, group, kwargs.get(group), {new: kwargs.pop(old)})
+            warn_deprecated(f'{name}(): {old}= is now given as {group}={{"{new}": ...}}', stacklevel=4)
 
 
 def _nested(decl: Declaration, parameters: Mapping, warn: bool) -> dict:

@@ -34,9 +34,17 @@ if TYPE_CHECKING:
     from .dominance import DominanceResult, dominance_rules
     from .frequencies import FrequencyResult, KAnonymityResult, frequencies, k_anonymity
     from .individual import IndividualEstimation, IndividualRiskResult, RiskThreshold, individual_risk
-    from .linkage import ExternalRiskResult, LinkageResult, external_risk, record_linkage_risk
+    from .linkage import (
+        ExternalPairing,
+        ExternalRiskResult,
+        LinkageDistance,
+        LinkageProbabilistic,
+        LinkageResult,
+        external_risk,
+        record_linkage_risk,
+    )
     from .loglinear import LoglinearFit, LoglinearRiskResult, LoglinearSelection, loglinear_risk
-    from .register import RegisterRiskResult, register_risk
+    from .register import RegisterFit, RegisterRiskResult, register_risk
     from .suda import MSU, SudaResult, suda
     from .synthetic import (
         SyntheticAttacks,
@@ -76,6 +84,7 @@ __all__ = [
     "PopulationUniquesResult",
     "register_risk",
     "RegisterRiskResult",
+    "RegisterFit",
     # continuous keys and record linkage
     "interval_disclosure",
     "IntervalDisclosureResult",
@@ -89,8 +98,11 @@ __all__ = [
     "OutlierResult",
     "record_linkage_risk",
     "LinkageResult",
+    "LinkageDistance",
+    "LinkageProbabilistic",
     "external_risk",
     "ExternalRiskResult",
+    "ExternalPairing",
     "confidentiality_plot",
     "ConfidentialityResult",
     "categorical_confidentiality_plot",
