@@ -37,7 +37,9 @@ import dataclasses
 import functools
 import inspect
 import json
+import os
 import re
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
@@ -294,7 +296,10 @@ class Options:
     def of(cls, value) -> Options:
         """``value`` (None, a record of this class or a mapping of its fields) as a record."""
         if value is None:
-            return cls()
+            default = _DEFAULT_RECORDS.get(cls)
+            if default is None:  # one record of the defaults per class (frozen: shared safely)
+                default = _DEFAULT_RECORDS[cls] = cls()
+            return default
         if isinstance(value, cls):
             return value
         if not isinstance(value, Mapping):
@@ -314,6 +319,10 @@ class Options:
     def fields(self) -> dict:
         """Every field's value, by name."""
         return {p.name: getattr(self, p.name) for p in self.__params__}
+
+
+#: a record of the defaults per record class (:meth:`Options.of` of None)
+_DEFAULT_RECORDS: dict[type, Options] = {}
 
 
 def options(group: str, *params: Param) -> Callable:
@@ -497,12 +506,13 @@ def checking(func: Callable, decl: Declaration) -> Callable:
     takes_scenario = "scenario" in sig.parameters or decl.kind != "measure"
     renamed = decl.renamed
     groups = decl.groups
+    group_of = {p.name: p.group for p in decl.params if p.group}
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         if renamed:
             _take_renamed(decl, renamed, kwargs)
-        if groups:
+        if groups and not group_of.keys().isdisjoint(kwargs):
             kwargs = _nested(decl, kwargs, warn=True)
         scenario = None if takes_scenario else kwargs.pop("scenario", None)
         problems = _problems(args, kwargs, by_position, declared)
@@ -533,11 +543,25 @@ def _take_renamed(decl: Declaration, renamed: Mapping[str, str], kwargs: dict) -
                 raise TypeError(f"{name}(): give {new}= only ({old}= is its old name)")
             group = group_of.get(new)
             if group is None:
-                warn_deprecated(f"{name}(): {old}= is now called {new}=", stacklevel=4)
+                warn_deprecated(f"{name}(): {old}= is now called {new}=", stacklevel=_user_stacklevel())
                 kwargs[new] = kwargs.pop(old)
                 continue
             kwargs[group] = _merged(decl, group, kwargs.get(group), {new: kwargs.pop(old)})
-            warn_deprecated(f'{name}(): {old}= is now given as {group}={{"{new}": ...}}', stacklevel=4)
+            warn_deprecated(f'{name}(): {old}= is now given as {group}={{"{new}": ...}}', stacklevel=_user_stacklevel())
+
+
+#: the folder of the package: a deprecation warning names the first frame outside it
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _user_stacklevel() -> int:
+    """The ``stacklevel`` of :func:`warn_deprecated`, called by the caller of this function,
+    that names the first frame outside sdckit (the user's call, however many of sdckit's
+    wrappers are between)."""
+    frame, level = sys._getframe(1), 2
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _nested(decl: Declaration, parameters: Mapping, warn: bool) -> dict:
@@ -556,7 +580,7 @@ def _nested(decl: Declaration, parameters: Mapping, warn: bool) -> dict:
         if warn:
             new = ", ".join(f'"{n}": ...' for n in given)
             old = ", ".join(f"{n}=" for n in given)
-            warn_deprecated(f"{decl.name}(): {old} is now given as {group}={{{new}}}", stacklevel=4)
+            warn_deprecated(f"{decl.name}(): {old} is now given as {group}={{{new}}}", stacklevel=_user_stacklevel())
     return out
 
 

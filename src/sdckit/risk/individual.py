@@ -114,7 +114,7 @@ def individual_risk(
 
     with the closed forms r = (p/q) log(1/p) for f = 1, r = p/q - (p/q)^2 log(1/p) for f = 2
     and (``method="approx"``, the mu-ARGUS / sdcMicro default) r ~ p / (f - 1 + p) for f > 2;
-    ``method="exact"`` evaluates the integral for every f (stable for large f and p near 0 or
+    ``estimation={"method": "exact"}`` evaluates the integral for every f (stable for large f and p near 0 or
     1; the approximation overstates it by at most 4.04 %, at f = 3, and by less than
     0.37/f^2 in general). Without weights the file is the population: r = 1/f_k.
 

@@ -1045,7 +1045,7 @@ def external_risk(
     linkage is also reported: external records in file order each take the first admissible
     released record (one-to-one by default).
 
-    Computed exactly (``method="exact"``): identical records are grouped, the categorical
+    Computed exactly (``pairing={"method": "exact"}``): identical records are grouped, the categorical
     variables hashed, and the continuous variables joined one at a time on sorted values (the
     admissible released values of an external value form an interval), so that neither
     repeated values nor missing values make the work quadratic; candidates are then checked

@@ -234,7 +234,7 @@ def loglinear_risk(
         Design weight (keyword only). With ``sampling="pml"`` (default) the model is fitted to
         the weighted counts \hat F_k (pseudo-maximum likelihood, Rao & Thomas 2003),
         \hat lambda_k is the fitted value and pi_k = f_k / \hat F_k (1 / w_i for a sample
-        unique, capped at 1). With ``sampling="constant"`` the model is fitted to the sample
+        unique, capped at 1). With ``fit={"sampling": "constant"}`` the model is fitted to the sample
         counts and pi = n / \sum w.
     sampling_fraction : float in (0, 1] or dict, optional
         A known constant sampling fraction (1 for a census, where every sample unique is a
@@ -291,7 +291,7 @@ def loglinear_risk(
     engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
         Where the record-level work runs (see :func:`sdckit.frequencies`): with DuckDB or Spark
         the contingency table (counts and weight sums per key pattern) is one GROUP BY in the
-        engine; the model is fitted to it in memory. Not with ``compat="sdcMicro"``.
+        engine; the model is fitted to it in memory. Not with ``fit={"compat": "sdcMicro"}``.
 
     Returns
     -------
@@ -333,7 +333,9 @@ def loglinear_risk(
     inp = validate_loglinear(data, keys, **arguments)
     if inp.compat is not None:
         if want_ci:
-            raise SdcError("ci: sdcMicro's modRisk has no intervals; expected ci=False with compat='sdcMicro'")
+            raise SdcError(
+                "intervals.ci: sdcMicro's modRisk has no intervals; expected no intervals with fit={'compat': 'sdcMicro'}"
+            )
         return modrisk_result(inp)
     table = build_table(inp)
     model_fit = fit_model(table, inp)
