@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 from collections.abc import Mapping
@@ -426,7 +427,7 @@ def accepts_scenario(func):
         if eng.has(STORED):
             return _engine_ids(func(*args, **kwargs), id_column)
         name, values = _id_values(first, id_column, eng)
-        return func(*args, **kwargs)._with_ids(name, values)
+        return dataclasses.replace(func(*args, **kwargs), row_ids=(name, values))  # a new, complete result
 
     extra = [
         inspect.Parameter("scenario", inspect.Parameter.KEYWORD_ONLY, default=None),
@@ -444,11 +445,10 @@ def _engine_ids(res, id_column):
     from ._validation import missing_columns_message
 
     name = str(check_column(id_column, "id", allow_none=False))
-    columns = res.records_source[1].source.columns
+    columns = res.records_source.columns
     if name not in columns:
         raise_problems([missing_columns_message("id", [name], columns)], missing_column=True)
-    object.__setattr__(res, "row_ids", (name, None))
-    return res
+    return dataclasses.replace(res, row_ids=(name, None))  # a new, complete result
 
 
 def _id_values(data, id_column, engine=None):

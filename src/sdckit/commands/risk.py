@@ -127,7 +127,7 @@ def records(res, thr, kan) -> dict:
         out = {res.row_ids[0]: res.row_ids[1]} if res.row_ids is not None else {}
         out.update(res._records())
     else:
-        out = dict(res._engine_records()[3])
+        out = res.records_source.engine_values(res._records())
     out["unsafe"] = thr.unsafe
     if res.household is not None:
         if res.records_source is None:
@@ -183,10 +183,7 @@ def run(args) -> int:
     if args.json:
         write_json(args.json, {"data": str(args.data), **payload(res, thr, kan)}, overwrite=args.overwrite)
     if args.records and res.records_source is not None:  # written by the engine, nothing collected
-        engine, comp, household, _, ident = res._engine_records()
-        engine.write_records(
-            comp, records(res, thr, kan), args.records, household=household, id=ident, overwrite=args.overwrite
-        )
+        res.records_source.write(records(res, thr, kan), args.records, ids=res.row_ids, overwrite=args.overwrite)
     elif args.records:
         write_records(records(res, thr, kan), args.records, overwrite=args.overwrite)
     return 0

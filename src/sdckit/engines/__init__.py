@@ -13,6 +13,7 @@ from typing import cast
 
 from .._errors import SdcError
 from .base import OUT_OF_CORE_MEASURES, RECORDS, STORED, EncodedKeys, Engine, EngineCapabilities, TableLike, refusal
+from .records import Records, local_records
 
 __all__ = [
     "DEFAULT_ENGINE",
@@ -24,12 +25,14 @@ __all__ = [
     "EncodedKeys",
     "Engine",
     "PolarsEngine",
+    "Records",
     "SparkEngine",
     "TableLike",
     "get_engine",
     "in_memory_engine",
     "is_out_of_core",
     "local_engine",
+    "local_records",
     "engine_settings",
     "make_engine",
     "refusal",

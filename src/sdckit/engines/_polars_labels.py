@@ -7,17 +7,12 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-__all__ = ["label_at", "label_numbers", "label_values", "msu_text"]
+__all__ = ["label_numbers", "label_values", "msu_text"]
 
 
 def label_values(labels) -> list:
     """The category labels of one key variable as a Python list (code c -> ``out[c]``)."""
     return labels.to_list()
-
-
-def label_at(labels, code: int):
-    """The label of one category code."""
-    return labels[int(code)]
 
 
 def label_numbers(labels) -> np.ndarray | None:

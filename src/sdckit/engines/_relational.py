@@ -33,6 +33,7 @@ import numpy as np
 from .._errors import SdcError
 from .._validation import missing_columns_message
 from .base import RECORDS, STORED, EngineCapabilities
+from .records import HOUSEHOLD_RISK, Records, local_records
 
 __all__ = [
     "HOUSEHOLD_RISK",
@@ -264,17 +265,8 @@ class RelationalEngine(EngineCapabilities):
     def patterns(self, codes, weights=None, cards=None, multiplicity=None):
         return self.local().patterns(codes, weights, cards, multiplicity)
 
-    def factorize(self, key):
-        return self.local().factorize(key)
-
-    def distinct_counts(self, group_ids, values, n_groups: int):
-        return self.local().distinct_counts(group_ids, values, n_groups)
-
     def group_sums(self, factors, levels, values):
         return self.local().group_sums(factors, levels, values)
-
-    def lookup_sums(self, ref_rows, ref_values, query_rows):
-        return self.local().lookup_sums(ref_rows, ref_values, query_rows)
 
     def gather(self, ids, *arrays):
         return self.local().gather(ids, *arrays)
@@ -282,17 +274,14 @@ class RelationalEngine(EngineCapabilities):
     def label_values(self, labels) -> list:
         return self.local().label_values(labels)
 
-    def label_at(self, labels, code: int):
-        return self.local().label_at(labels, code)
-
     def label_numbers(self, labels):
         return self.local().label_numbers(labels)
 
-    def msu_text(self, keys, labels, patterns, pattern_ids, msu_pattern, msu_subset, subsets, n_patterns):
-        return self.local().msu_text(keys, labels, patterns, pattern_ids, msu_pattern, msu_subset, subsets, n_patterns)
-
-    def to_native(self, columns: dict, backend: str, index=None):
-        return self.local().to_native(columns, backend, index)
+    def records(self, comp: Compressed | None = None, household=None) -> Records:
+        """The records handle a result keeps: with the compressed table ``comp`` the engine maps
+        the result's per-row values back to the records (and ``household``'s risk to each
+        record); without it (a result of small tables) the in-memory handle."""
+        return local_records() if comp is None else Records(self, comp, household)
 
     # -- dialect (overridden where they differ) -------------------------------------------------
     def quote(self, name: str) -> str:  # pragma: no cover - abstract
@@ -676,10 +665,6 @@ class RelationalEngine(EngineCapabilities):
         finally:
             _remove(tmp)
         return p
-
-
-#: a per-record column computed by the engine: the household risk r^h of the record's household
-HOUSEHOLD_RISK = "__household_risk__"
 
 
 @dataclass(frozen=True)

@@ -9,12 +9,12 @@ import numpy as np
 import polars as pl
 
 from .._core.frequencies import pattern_table
-from .._core.grouping import distinct_per_group, lookup_sums
 from ..io import read_data
 from . import _polars_labels, _polars_output
 from ._polars_encode import encode_column, encode_keys
-from ._polars_frame import Table, as_table, to_native
+from ._polars_frame import Table, as_table
 from .base import RECORDS, EncodedKeys, EngineCapabilities
+from .records import Records, local_records
 
 __all__ = ["PolarsEngine"]
 
@@ -70,7 +70,8 @@ class PolarsEngine(EngineCapabilities):
 
     # -- group and aggregate ---------------------------------------------------------------------
     def factorize(self, key: np.ndarray) -> tuple[np.ndarray, int]:
-        """Dense ids 0..G-1 (in sorted key order) of an int64 key vector."""
+        """Dense ids 0..G-1 (in sorted key order) of an int64 key vector (the grouping step of
+        :meth:`patterns`; not an operation of the protocol)."""
         if key.size < _POLARS_MIN_N:
             uniq, ids = np.unique(key, return_inverse=True)
             return ids.reshape(-1).astype(np.int64, copy=False), len(uniq)
@@ -82,10 +83,6 @@ class PolarsEngine(EngineCapabilities):
         ``(ids, patterns, counts, weight_sums)`` (see ``_core.frequencies.pattern_table``);
         ``multiplicity`` counts the records of each row of a compressed table."""
         return pattern_table(codes, weights, factorize=self.factorize, cards=cards, multiplicity=multiplicity)
-
-    def distinct_counts(self, group_ids: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
-        """Number of distinct non-negative ``values`` per group (negative = missing)."""
-        return distinct_per_group(group_ids, values, n_groups)
 
     def group_sums(self, factors, levels, values: np.ndarray) -> list[np.ndarray]:
         """Per factor a, the (levels[a], k) sums of the columns of ``values`` within each level
@@ -101,10 +98,6 @@ class PolarsEngine(EngineCapabilities):
             out.append(block)
         return out
 
-    # -- join ------------------------------------------------------------------------------------
-    def lookup_sums(self, ref_rows: np.ndarray, ref_values: np.ndarray, query_rows: np.ndarray) -> np.ndarray:
-        return lookup_sums(ref_rows, ref_values, query_rows)
-
     # -- map back --------------------------------------------------------------------------------
     def gather(self, ids: np.ndarray, *arrays: np.ndarray) -> list[np.ndarray]:
         """``[a[ids] for a in arrays]``: per-group values mapped back to records
@@ -117,13 +110,13 @@ class PolarsEngine(EngineCapabilities):
 
     # -- labels (small tables) -------------------------------------------------------------------
     label_values = staticmethod(_polars_labels.label_values)
-    label_at = staticmethod(_polars_labels.label_at)
     label_numbers = staticmethod(_polars_labels.label_numbers)
-    msu_text = staticmethod(_polars_labels.msu_text)
 
     # -- output ----------------------------------------------------------------------------------
-    def to_native(self, columns: dict, backend: str, index=None):
-        return to_native(columns, backend, index)
+    @staticmethod
+    def records(comp=None, household=None) -> Records:
+        """The records handle a result keeps (in memory: it builds the caller's frame type)."""
+        return local_records()
 
     # -- protected output (a copy of the caller's table with new column values) ---------------
     with_missing = staticmethod(_polars_output.with_missing)

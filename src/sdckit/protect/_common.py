@@ -12,7 +12,7 @@ import numpy as np
 
 from .._declare import declaration
 from .._validation import as_name_list, check_seed, mixed_type_problems, raise_problems
-from ..engines import in_memory_engine
+from ..engines import in_memory_engine, local_records
 from ..results.protection import ProtectionResult
 
 __all__ = ["Change", "Input", "common_scale", "finish", "read_input", "resolve_seed", "strata_of"]
@@ -104,9 +104,10 @@ def strata_of(eng, table, strata) -> tuple[np.ndarray | None, tuple[str, ...]]:
         return None, ()
     enc = eng.encode(table, list(strata))
     ids, patterns, _, _ = eng.patterns(enc.codes)
+    values = [eng.label_values(lab) for lab in enc.labels]
     labels = []
     for row in patterns:
-        parts = ["NA" if c < 0 else str(eng.label_at(enc.labels[j], int(c))) for j, c in enumerate(row)]
+        parts = ["NA" if c < 0 else str(values[j][int(c)]) for j, c in enumerate(row)]
         labels.append("-".join(parts))
     return np.asarray(ids, dtype=np.int64), tuple(labels)
 
@@ -155,5 +156,6 @@ def finish(
         notes=tuple(notes),
         table=table,
         backend=inp.table.backend,
+        records=local_records(),
         row_index=inp.table.index,
     )

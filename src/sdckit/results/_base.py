@@ -236,9 +236,11 @@ class Result:
     #: with an out-of-core engine (DuckDB, Spark): the records each row of the per-record arrays
     #: stands for (the rows are the distinct patterns of a compressed table); None in memory
     row_counts: Any = field(default=None, repr=False, kw_only=True)
-    #: with an out-of-core engine: where the records are (engine and compressed table), to map
-    #: per-row values back to records (:meth:`write_records`, :meth:`to_frame`)
-    records_source: Any = field(default=None, repr=False, kw_only=True)
+    #: the records handle the engine built (``sdckit.engines.records``): every frame the result
+    #: hands back is built through it (:meth:`to_frame`, :meth:`write_records`); with an
+    #: out-of-core engine it holds the engine and its compressed table, to map per-row values
+    #: back to records. The measure gives it at construction: a result imports no engine.
+    records: Any = field(default=None, repr=False, kw_only=True)
 
     #: names of the headline attributes shown by ``repr()``
     _headline: ClassVar[tuple] = ()
@@ -253,7 +255,15 @@ class Result:
         if "__repr__" not in cls.__dict__:  # keep the headline repr: @dataclass would write its own
             cls.__repr__ = Result.__repr__  # type: ignore[method-assign]
 
+    @property
+    def records_source(self):
+        """With an out-of-core engine: the records handle, which knows where the records are
+        (engine and compressed table); None in memory."""
+        records = self.records
+        return records if records is not None and records.stored else None
+
     def __post_init__(self):
+        # freezing the fields is part of construction (a frozen dataclass sets them here, once)
         names = _FIELD_NAMES.get(type(self))
         if names is None:
             names = _FIELD_NAMES[type(self)] = tuple(f.name for f in fields(self))
@@ -313,25 +323,7 @@ class Result:
         and the whole output is collected (same columns; a file, a DuckDB relation or a Spark
         DataFrame gives a Polars frame); :meth:`write_records` writes it without collecting.
         """
-        if self.records_source is not None:
-            engine, comp, household, values, ident = self._engine_records()
-            frame = engine.records_frame(comp, values, household=household, id=ident)
-            columns = dict(zip(frame.columns, frame.get_columns()))
-            return engine.to_native(columns, comp.source.backend, comp.source.index)
         return self._native(self._records())
-
-    def _engine_records(self):
-        """``(engine, compressed table, household store, per-row values, id column)`` of a
-        result computed by an out-of-core engine (the household risk is the engine's own)."""
-        from ..engines._relational import HOUSEHOLD_RISK
-
-        engine, comp, household = self.records_source
-        values = self._records()
-        if household is not None:  # in its place, or last
-            values = {k: HOUSEHOLD_RISK if k == "household_risk" else v for k, v in values.items()}
-            values.setdefault("household_risk", HOUSEHOLD_RISK)
-        ident = self.row_ids[0] if self.row_ids is not None else None
-        return engine, comp, household, values, ident
 
     def write_records(self, path, *, overwrite: bool = False):
         """Write the per-record values (:meth:`to_frame`) to a Parquet or CSV file, atomically.
@@ -350,27 +342,32 @@ class Result:
 
         check_new_file(path, overwrite)  # before any work, with every engine
         if self.records_source is not None:
-            engine, comp, household, values, ident = self._engine_records()
-            return engine.write_records(comp, values, path, household=household, id=ident, overwrite=overwrite)
+            return self.records.write(self._records(), path, ids=self.row_ids, overwrite=overwrite)
         from ..io import write_records
 
         return write_records(self.to_frame(), path, overwrite=overwrite)
 
     def _native(self, columns: dict):
         """Per-record ``columns`` as the caller's frame type, with the identifier column (``id=``)
-        first and the caller's pandas index."""
-        from ..engines import local_engine
+        first and the caller's pandas index (built by the records handle)."""
+        return self._handle().frame(columns, self.backend, self.row_index, ids=self.row_ids)
 
-        if self.row_ids is not None:
-            name, values = self.row_ids
-            columns = {name: values, **{k: v for k, v in columns.items() if k != name}}
-        return local_engine().to_native(columns, self.backend, self.row_index)
+    def _table(self, columns: dict):
+        """A small table (aggregates, one row per class, cell or estimate) as the caller's frame
+        type (no row index: these are not records)."""
+        return self._handle().table(columns, self.backend)
 
-    def _with_ids(self, name: str, values) -> Result:
-        """This result with the identifier column ``name`` attached (results are immutable: the
-        field is set once, right after the measure built the result)."""
-        object.__setattr__(self, "row_ids", (name, _freeze(values)))
-        return self
+    def _handle(self):
+        """The records handle the measure gave; an error naming it when the result was built
+        without one."""
+        if self.records is None:
+            from .._errors import SdcError
+
+            raise SdcError(
+                f"records: this {type(self).__name__} was built without a records handle; "
+                "expected one from the engine (sdckit.engines.local_records())"
+            )
+        return self.records
 
     def _repr_html_(self) -> str:
         return self.summary().to_html()

@@ -175,12 +175,10 @@ class AnalysisChangeResult(Result):
         """One of the three tables as a frame of the caller's type: ``"variance"`` (type 2, one
         row per estimate), ``"structure"`` (type 3, one row per subdomain) or ``"tests"`` (one
         row per pair of keys). Aggregates, not records."""
-        from ..engines import local_engine
-
         check_choice(measure, "measure", tuple(_TABLES))
         rows = {"variance": self.variance_rows, "structure": self.structure_rows, "tests": self.tests}[measure]
         columns = {c: [r[c] for r in rows] for c in _TABLES[measure]}
-        return local_engine().to_native(columns, self.backend)
+        return self._table(columns)
 
     def summary(self) -> Summary:
         head = [

@@ -372,12 +372,10 @@ class TClosenessResult(Result):
     def class_table(self):
         """Per-class table (class id, size, distance per sensitive variable) as a frame of the
         caller's type. Class ids index :attr:`class_ids`."""
-        from ..engines import local_engine
-
         cols = {"class": np.arange(self.n_classes), "size": self.class_sizes}
         for v in self.sensitive:
             cols[f"{v}_TCloseness"] = self.class_distance[v]
-        return local_engine().to_native(cols, self.backend)
+        return self._table(cols)
 
     def plot(self, ax=None, bins: int = 20):
         """Histogram of the per-record distances D(P, Q_E) (one per sensitive variable)."""

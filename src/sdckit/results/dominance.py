@@ -111,11 +111,9 @@ class DominanceResult(Result):
     def to_frame(self):
         """One row per cell and variable: the key labels, ``variable``, ``n_contributors``,
         ``dominance``, ``p_percent``, ``sensitive`` (aggregates, as a frame of the caller's type)."""
-        from ..engines import local_engine
-
         columns = {k: [c["cell"][k] for c in self.cells] for k in self.keys}
         columns.update({f: [c[f] for c in self.cells] for f in CELL_COLUMNS})
-        return local_engine().to_native(columns, self.backend)
+        return self._table(columns)
 
     def summary(self) -> Summary:
         rule = f"({self.n_largest}, {self.dominance_percent:g})-dominance"

@@ -154,10 +154,8 @@ class EstimatesResult(Result):
     def to_frame(self):
         """The estimates table, one row per estimate (the columns of :data:`COLUMNS`), as a
         frame of the caller's type. These are published aggregates, not records: no opt-in."""
-        from ..engines import local_engine
-
         columns = {c: [r[c] for r in self.rows] for c in COLUMNS}
-        return local_engine().to_native(columns, self.backend)
+        return self._table(columns)
 
     def summary(self) -> Summary:
         pct = lambda v: None if v is None else 100.0 * v  # noqa: E731

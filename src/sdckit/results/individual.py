@@ -450,7 +450,7 @@ class IndividualRiskResult(Result):
             row_index=self.row_index,
             row_ids=self.row_ids,
             row_counts=self.row_counts,
-            records_source=self.records_source,
+            records=self.records,
         )
 
     def _household_unsafe_count(self, h_star) -> int:

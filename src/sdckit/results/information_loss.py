@@ -48,7 +48,7 @@ class RenamedKeys(FrozenDict):
 
     def __init__(self, data, renamed: dict):
         super().__init__(data)
-        object.__setattr__(self, "_old", dict(renamed))
+        self._old = dict(renamed)  # an attribute of the dict, not an item
 
     def __missing__(self, key):
         new = self._old.get(key)

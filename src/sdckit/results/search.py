@@ -262,9 +262,7 @@ class SearchResult(Result):
         for name in ("loss", "rate", *(("household_rate",) if self._households else ()), "meets", "suppressed_cells"):
             cols[name] = [f[name] for f in self.front]
         cols["winner"] = [dict(f["levels"]) == dict(self.levels) for f in self.front]
-        from ..engines import local_engine
-
-        return local_engine().to_native(cols, self.backend, None)
+        return self._table(cols)
 
     def plot(self, ax=None):
         """The front: loss (x) against the re-identification rate (y), the winner marked."""

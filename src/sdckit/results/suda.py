@@ -14,7 +14,6 @@ from .._deprecation import REMOVED_IN, deprecated_alias, renamed_parameters
 from .._errors import SdcError, warn
 from .._validation import check_choice
 from ._base import Result, Summary
-from ._suda_access import label_at, msu_text
 
 __all__ = ["MSU", "SudaResult"]
 
@@ -230,7 +229,7 @@ class SudaResult(Result):
             out.append(
                 MSU(
                     tuple(self.keys[j] for j in S),
-                    tuple(label_at(self._labels[j], self._patterns[p, j]) for j in S),
+                    tuple(self._handle().label_values(self._labels[j])[int(self._patterns[p, j])] for j in S),
                     float(self.size_weights.get(len(S), 0.0)),
                 )
             )
@@ -374,7 +373,7 @@ class SudaResult(Result):
             found = msu_search(self._patterns, self._counts, self.max_size, collect=True)
             mp, ms, subsets = found.msu_pattern, found.msu_subset, found.subsets
         cols = self._records()
-        cols["msus"] = msu_text(
+        cols["msus"] = self._handle().msu_text(
             self.keys, self._labels, self._patterns, self._pattern_ids, mp, ms, subsets, len(self._counts)
         )
         return self._native(cols)

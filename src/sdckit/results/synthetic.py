@@ -309,9 +309,7 @@ class SyntheticUtilityResult(Result):
             "kl": np.array([t["kl"] for t in self.tables], dtype=float),
             "cells": np.array([t["cells"] for t in self.tables], dtype=np.int64),
         }
-        from ..engines import local_engine
-
-        return local_engine().to_native(cols, self.backend, None)
+        return self._table(cols)
 
     def plot(self, ax=None):
         """TV of each one-way table."""

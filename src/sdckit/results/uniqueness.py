@@ -188,12 +188,10 @@ class PopulationUniquesResult(Result):
         """The class-size profile as a frame of the caller's type: one row per class size i
         with ``class_size`` (i), ``n_classes`` (c_i) and ``n_records`` (i c_i). Aggregates
         only (no record-level output)."""
-        from ..engines import local_engine
-
         sizes = np.asarray(self.class_sizes, dtype=np.int64)
         counts = np.asarray(self.class_counts, dtype=np.int64)
         cols = {"class_size": sizes, "n_classes": counts, "n_records": sizes * counts}
-        return local_engine().to_native(cols, self.backend, None)
+        return self._table(cols)
 
     def plot(self, ax=None, max_size: int = 20):
         """Bar chart of the class-size profile c_i (i up to ``max_size``), with the estimated

@@ -16,6 +16,7 @@ import numpy as np
 from .._core.linkage_external import AdmissibleClasses, RecordClasses, admissible_classes, class_links
 from .._errors import SdcError
 from .._validation import as_name_list, check_column
+from ..engines import local_records
 from ..results.linkage import ExternalRiskResult
 
 
@@ -56,6 +57,7 @@ def external_risk_engine(eng, released, external, variables, options: dict, vali
         method="exact",
         counts={"n_paired": n_paired, "n_linked": int(np.count_nonzero(links[2] >= 0)), **extra},
         backend=eng.name,
+        records=local_records(),
     )
 
 

@@ -31,6 +31,7 @@ from .._validation import (
     check_choice,
     check_sampling_fraction,
 )
+from ..engines import local_records
 from ..results.loglinear import LoglinearRiskResult, ModriskNumbers
 from ._loglinear_access import label_numbers, label_values
 from ._pram import is_stratified, keep_per_record, matrices_per_record, strata_reader
@@ -1098,6 +1099,7 @@ def modrisk_result(inp: LoglinearInput) -> LoglinearRiskResult:
         compat="sdcMicro",
         **per_record,
         backend=inp.backend,
+        records=local_records(),
         row_index=inp.row_index,
     )
 

@@ -11,7 +11,7 @@ from .._errors import SdcError
 from .._prepare import Roles
 from .._progress import step
 from .._validation import as_name_list
-from ..engines import in_memory_engine
+from ..engines import in_memory_engine, local_records
 from ..results.combined import CombinedRiskResult
 from ..scenario import accepts_scenario
 from .continuous import _core, numeric_data
@@ -138,5 +138,6 @@ def combined_risk(
         risk=r,
         n=d.X.shape[0],
         backend=d.backend,
+        records=local_records(),
         row_index=d.row_index,
     )

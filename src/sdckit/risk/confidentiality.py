@@ -10,7 +10,7 @@ import numpy as np
 from .._declare import Param, declare
 from .._errors import SdcError
 from .._validation import as_missing_codes, as_name_list
-from ..engines import in_memory_engine
+from ..engines import in_memory_engine, local_records
 from ..results.confidentiality import CategoricalConfidentialityResult
 from ..scenario import accepts_scenario
 from .frequencies import frequencies
@@ -104,5 +104,6 @@ def categorical_confidentiality_plot(
         perturbation=changed.mean(axis=1),
         n=t1.n,
         backend=t1.backend,
+        records=local_records(),
         row_index=t1.index,
     )

@@ -26,7 +26,7 @@ from .._validation import (
     check_bins,
     raise_problems,
 )
-from ..engines import get_engine, in_memory_engine
+from ..engines import get_engine, in_memory_engine, local_records
 from ..results.continuous import (
     ConfidentialityResult,
     IntervalDisclosureResult,
@@ -305,6 +305,7 @@ def interval_disclosure(
         interval=kind,
         interval_info=info,
         backend=pair.backend,
+        records=local_records(),
         row_index=pair.row_index,
     )
 
@@ -434,6 +435,7 @@ def relative_interval_risk(
         joint_unsafe=ju,
         n=d.X.shape[0],
         backend=d.backend,
+        records=local_records(),
         row_index=d.row_index,
     )
 
@@ -718,6 +720,7 @@ def rmd_interval_disclosure(
         mcd_factors=factors,
         n=pair.X.shape[0],
         backend=pair.backend,
+        records=local_records(),
         row_index=pair.row_index,
     )
 
@@ -811,6 +814,7 @@ def outliers(
         cutoff=cutoff,
         n=d.X.shape[0],
         backend=d.backend,
+        records=local_records(),
         row_index=d.row_index,
     )
 
@@ -855,6 +859,7 @@ def _fs_confidentiality(X, Y, s: float, bins, lg: bool, pair: NumericPair) -> Co
         neighbourhood="fellegi_sunter",
         fellegi_sunter=fs,
         backend=pair.backend,
+        records=local_records(),
         row_index=pair.row_index,
     )
 
@@ -979,5 +984,6 @@ def confidentiality_plot(
         log=lg,
         n=X.shape[0],
         backend=pair.backend,
+        records=local_records(),
         row_index=pair.row_index,
     )

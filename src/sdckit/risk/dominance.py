@@ -16,7 +16,7 @@ from .._core import dominance as K
 from .._core.grouping import group_rows
 from .._declare import Param, declare
 from .._validation import as_missing_codes, as_name_list, raise_problems
-from ..engines import in_memory_engine
+from ..engines import in_memory_engine, local_records
 from ..results.dominance import DominanceResult
 from ..scenario import accepts_scenario
 
@@ -128,6 +128,7 @@ def dominance_rules(
         cells=tuple(cells),
         n_excluded=excluded,
         backend=inp.backend,
+        records=local_records(),
     )
 
 

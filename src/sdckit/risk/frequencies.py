@@ -13,7 +13,7 @@ from .._errors import SdcError
 from .._prepare import Prepared, prepare
 from .._progress import step
 from .._validation import check_k_list
-from ..engines import get_engine
+from ..engines import get_engine, local_records
 from ..results.frequencies import FrequencyResult, KAnonymityResult
 from ..scenario import accepts_scenario
 
@@ -176,11 +176,11 @@ def frequency_result(
 
 
 def records_fields(prep: Prepared, household=None) -> dict:
-    """``row_counts`` and ``records_source`` of a result computed on an out-of-core engine's
-    compressed table (nothing in memory)."""
+    """``records`` (the engine's records handle) of a result, and ``row_counts`` when it was
+    computed on an out-of-core engine's compressed table."""
     if prep.source is None:
-        return {}
-    return {"row_counts": prep.counts, "records_source": (prep.engine, prep.source, household)}
+        return {"records": local_records()}
+    return {"row_counts": prep.counts, "records": prep.engine.records(prep.source, household)}
 
 
 @accepts_scenario
@@ -276,7 +276,7 @@ def k_anonymity(
         row_index=fr.row_index,
         row_ids=fr.row_ids,
         row_counts=fr.row_counts,
-        records_source=fr.records_source,
+        records=fr.records,
     )
 
 

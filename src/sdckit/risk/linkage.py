@@ -37,7 +37,7 @@ from .._validation import (
     check_scales,
     raise_problems,
 )
-from ..engines import STORED, get_engine, in_memory_engine
+from ..engines import STORED, get_engine, in_memory_engine, local_records
 from ..results.linkage import ExternalRiskResult, LinkageResult
 from ..scenario import accepts_scenario
 
@@ -390,6 +390,7 @@ def _probabilistic_linkage(inp: _LinkageArgs) -> LinkageResult:
         em=em,
         second_weight=inp.second_weight,
         backend=inp.original.backend,
+        records=local_records(),
         row_index=inp.original.index,
     )
 
@@ -523,6 +524,7 @@ def _assignment_linkage(inp: _LinkageArgs, Xs, Ys, used) -> LinkageResult:
         standardize=inp.standardize,
         metric=inp.metric,
         backend=inp.original.backend,
+        records=local_records(),
         row_index=inp.original.index,
     )
 
@@ -546,6 +548,7 @@ def _distance_linkage(inp: _LinkageArgs, Xs, Ys, used) -> LinkageResult:
         standardize=inp.standardize,
         metric=inp.metric,
         backend=inp.original.backend,
+        records=local_records(),
         row_index=inp.original.index,
     )
 
@@ -1142,5 +1145,6 @@ def external_risk(
         n=a.external.n,
         method=a.method,
         backend=a.external.backend,
+        records=local_records(),
         row_index=a.external.index,
     )

@@ -4,7 +4,7 @@ Steps of :func:`suda`: :func:`_validate_suda` (every argument checked, the keys 
 :class:`SudaInput`; :func:`_msu_scores` (pattern table, MSU search, scores and DIS-SUDA per
 record); :func:`_key_contributions` (the share of the total score of every key variable and
 category). The result class is in :mod:`sdckit.results.suda`; labels are read only through
-:mod:`sdckit.results._suda_access`.
+:mod:`sdckit.risk._suda_access`.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from .._errors import SdcError, warn
 from .._prepare import Prepared, prepare
 from .._progress import step
 from .._validation import check_rule
-from ..results._suda_access import label_values
 from ..results.suda import MSU, SudaResult
 from ..scenario import accepts_scenario
+from ._suda_access import label_values
 from .frequencies import records_fields
 
 __all__ = ["MSU", "SudaResult", "suda"]

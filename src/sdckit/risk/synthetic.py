@@ -8,6 +8,7 @@ The files are read by :mod:`._synthetic_data`; the arithmetic is in
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +18,7 @@ from .._core import synthetic as K
 from .._declare import Options, Param, declare, options
 from .._errors import SdcError, warn
 from .._validation import as_name_list, check_column, raise_problems
-from ..engines import get_engine
+from ..engines import get_engine, local_records
 from ..results.synthetic import SyntheticRiskResult
 from ..scenario import accepts_scenario
 from ._synthetic_data import Files, read_files
@@ -271,7 +272,7 @@ def synthetic_risk(
         name = str(check_column(id, "id", allow_none=False))
         table = get_engine(engine, synthetic).table(synthetic, "synthetic")
         table.require([name], "id")
-        res._with_ids(name, table.values(name))  # set once, on the new result
+        res = dataclasses.replace(res, row_ids=(name, table.values(name)))  # a new, complete result
     return res
 
 
@@ -737,4 +738,5 @@ def _result(data: Files, par: dict, dist: dict, close: dict, attacks: dict, deci
         notes=tuple(notes),
         leak_decision=decision,
         backend=data.backend,
+        records=local_records(),
     )

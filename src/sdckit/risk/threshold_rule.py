@@ -12,9 +12,9 @@ from .._errors import SdcError
 from .._prepare import Prepared, prepare
 from .._progress import step
 from .._validation import as_name_list, check_rule
-from ..results._suda_access import label_values
 from ..results.threshold_rule import ThresholdRuleResult
 from ..scenario import accepts_scenario
+from ._suda_access import label_values
 from .frequencies import records_fields
 
 __all__ = ["ThresholdRuleResult", "threshold_rule"]

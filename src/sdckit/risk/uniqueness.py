@@ -18,6 +18,7 @@ from .._declare import Param, declare
 from .._errors import SdcError, warn
 from .._prepare import prepare
 from .._progress import step
+from ..engines import local_records
 from ..results.uniqueness import PopulationUniquesResult
 from ..scenario import accepts_scenario
 
@@ -168,6 +169,7 @@ def population_uniques(
         class_sizes=sizes,
         class_counts=counts,
         backend=sample.backend,
+        records=local_records(),
     )
 
 

@@ -20,7 +20,7 @@ from .._core import analysis as A
 from .._core import estimates as K
 from .._declare import Param, declare
 from .._validation import as_missing_codes, raise_problems
-from ..engines import in_memory_engine
+from ..engines import in_memory_engine, local_records
 from ..results.analysis import AnalysisChangeResult
 from ..scenario import accepts_scenario
 from . import _access as access
@@ -153,6 +153,7 @@ def analysis_change(
         tests=tuple(_test_rows(inp, alpha)),
         notes=tuple(inp.notes),
         backend=inp.backend,
+        records=local_records(),
     )
 
 

@@ -24,7 +24,7 @@ from .._validation import (
     mixed_type_problems,
     raise_problems,
 )
-from ..engines import in_memory_engine
+from ..engines import in_memory_engine, local_records
 from ..results.estimates import EstimatesResult
 from ..scenario import accepts_scenario
 from . import _access as access
@@ -195,6 +195,7 @@ def _estimates(inp: _Input, min_records) -> EstimatesResult:
         confidence=inp.confidence,
         notes=tuple(notes),
         backend=inp.backend,
+        records=local_records(),
     )
 
 

@@ -36,7 +36,7 @@ from .._validation import (
     check_scales,
     raise_problems,
 )
-from ..engines import in_memory_engine
+from ..engines import in_memory_engine, local_records
 from ..results.information_loss import InformationLossResult
 from ..risk._pram import is_stratified, strata_reader
 from ..scenario import accepts_scenario
@@ -391,6 +391,7 @@ def information_loss(
         gamma_method=inp.gamma_method,
         notes=tuple(text for text, _ in notes),
         backend=inp.backend,
+        records=local_records(),
         **fields_,
     )
 

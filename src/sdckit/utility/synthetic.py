@@ -17,7 +17,7 @@ from .._core import synthetic as K
 from .._declare import Param, declare
 from .._errors import SdcError
 from .._validation import as_missing_codes, as_name_list, check_bins, raise_problems
-from ..engines import STORED, get_engine, local_engine
+from ..engines import STORED, get_engine, local_engine, local_records
 from ..results.synthetic import SyntheticUtilityResult
 from ..risk._synthetic_data import Files, read_files
 from ..scenario import accepts_scenario
@@ -287,4 +287,5 @@ def _result(data: Files, prop: dict, tables: list, est, par: dict) -> SyntheticU
         bins=par["bins"] if isinstance(par["bins"], int) else [float(b) for b in par["bins"]],
         notes=tuple(notes),
         backend=data.backend,
+        records=local_records(),
     )

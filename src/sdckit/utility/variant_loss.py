@@ -17,7 +17,7 @@ from .._core import infoloss as K
 from .._declare import Param, declare
 from .._errors import SdcError
 from .._validation import as_missing_codes, as_name_list, check_scales, raise_problems
-from ..engines import in_memory_engine
+from ..engines import in_memory_engine, local_records
 from ..results.variant_loss import VariantLossResult
 from ..risk._pram import is_stratified, strata_reader
 from ..scenario import accepts_scenario
@@ -405,4 +405,5 @@ def _result(inp: _Input, d_cols, changes, ebil, notes) -> VariantLossResult:
         distances=dist,
         notes=tuple(notes),
         backend=inp.backend,
+        records=local_records(),
     )

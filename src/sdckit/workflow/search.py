@@ -1167,6 +1167,7 @@ def _result(s: _Search, out: Outcome, data, seconds: float) -> SearchResult:
         scenario=s.sc,
         assessor=assess_recipes,
         backend=s.table.backend,
+        records=s.eng.records(),
     )
     if best is None:
         return SearchResult(**common)
