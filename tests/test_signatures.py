@@ -114,6 +114,7 @@ def test_old_flat_names_warn_and_give_the_same_result(name):
     with pytest.warns(DeprecationWarning, match="is now given as") as record:
         old = decl.func(*data, **example, **flat)
     told = [str(w.message) for w in record if w.category is DeprecationWarning]
+    assert {w.filename for w in record if w.category is DeprecationWarning} == {__file__}  # the user's call
     assert all(f"{name}()" in m for m in told) and len(told) == len(groups)
     assert all(any(f"{g}={{" in m for m in told) for g in groups)
     assert old.to_dict() == new.to_dict()
