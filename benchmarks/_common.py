@@ -24,6 +24,7 @@ __all__ = [
     "best_of",
     "conditions",
     "fmt_s",
+    "grouped",
     "load_average",
     "markdown_table",
     "median_of",
@@ -184,3 +185,13 @@ def markdown_table(header, align: str, rows) -> None:
     print("|" + "|".join(marks[a] for a in align) + "|")
     for r in rows:
         print("| " + " | ".join(str(c) for c in r) + " |")
+
+
+def grouped(func, **options) -> dict:
+    """``options`` as ``func`` takes them: a record's fields in their record (``fit={"tol": ...}``)
+    where the function groups its options (issue 38), else flat, so that a benchmark runs on the
+    trees before and after the change alike."""
+    from sdckit._declare import declaration
+
+    decl = declaration(func)
+    return decl.grouped(options) if hasattr(decl, "grouped") else options

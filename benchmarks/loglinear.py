@@ -109,14 +109,14 @@ def time_compat(repeats: int, batch: int) -> dict:
     for case in compat_cases():
         if case["dataset"] not in frames:
             frames[case["dataset"]] = pl.read_csv(DATA / "sdcmicro" / f"{case['dataset']}.csv")
-        kw = {"compat_method" if new_names else "modrisk_method": case["method"]}
+        kw = {"compat": "sdcMicro", "compat_method" if new_names else "modrisk_method": case["method"]}
+        if "fit" in inspect.signature(sdckit.loglinear_risk).parameters:  # the options grouped (issue 38)
+            kw = {"fit": kw}
         data = frames[case["dataset"]]
 
         def one_batch(case=case, data=data, kw=kw):
             for _ in range(batch):
-                r = sdckit.loglinear_risk(
-                    data, case["keys"], weight=case["weight"], model=case["model"], compat="sdcMicro", **kw
-                )
+                r = sdckit.loglinear_risk(data, case["keys"], weight=case["weight"], model=case["model"], **kw)
             return r
 
         with warnings.catch_warnings():

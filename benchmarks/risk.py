@@ -45,7 +45,7 @@ import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
 import sdckit  # noqa: E402
-from _common import base_parser, best_of, fmt_s, markdown_table, print_conditions  # noqa: E402
+from _common import base_parser, best_of, fmt_s, grouped, markdown_table, print_conditions  # noqa: E402
 from synthetic import make_keys  # noqa: E402
 
 KEYS = [f"k{j}" for j in range(7)]
@@ -110,7 +110,7 @@ def main(argv=None) -> int:
 
     warm = make_keys(30_000, seed=args.seed + 1, household=True)
     sdckit.individual_risk(warm, KEYS, weight="w", household="hid")
-    sdckit.individual_risk(warm, KEYS, weight="w", household="hid", method="exact")
+    sdckit.individual_risk(warm, KEYS, weight="w", household="hid", **grouped(sdckit.individual_risk, method="exact"))
 
     rows, profiles = [], []
     for n in sizes:
@@ -126,7 +126,7 @@ def main(argv=None) -> int:
                 try:
                     secs, out = _time(
                         lambda df=df, method=method: sdckit.individual_risk(
-                            df, KEYS, weight="w", household="hid", method=method
+                            df, KEYS, weight="w", household="hid", **grouped(sdckit.individual_risk, method=method)
                         ),
                         repeats,
                     )

@@ -37,7 +37,7 @@ import polars as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import base_parser, best_of, fmt_s, markdown_table, print_conditions  # noqa: E402
+from _common import base_parser, best_of, fmt_s, grouped, markdown_table, print_conditions  # noqa: E402
 from synthetic import make_keys  # noqa: E402
 
 TARGET_1E6 = 10.0  # seconds for all measures on 10**6 records x 20 variables
@@ -101,7 +101,14 @@ def cases(n: int, profile: bool, seed: int):
             "mixed",
             mixed,
             "all measures (robust=True)",
-            lambda: sdckit.information_loss(o, p, names, scales=scales, pram=pram, new_categories="allow", robust=True),
+            lambda: sdckit.information_loss(
+                o,
+                p,
+                names,
+                scales=scales,
+                pram=pram,
+                **grouped(sdckit.information_loss, new_categories="allow", robust=True),
+            ),
         )
     ]
     if profile:
@@ -110,7 +117,9 @@ def cases(n: int, profile: bool, seed: int):
                 "mixed",
                 mixed,
                 "defaults (no MCD)",
-                lambda: sdckit.information_loss(o, p, names, scales=scales, pram=pram, new_categories="allow"),
+                lambda: sdckit.information_loss(
+                    o, p, names, scales=scales, pram=pram, **grouped(sdckit.information_loss, new_categories="allow")
+                ),
             )
         )
     return out

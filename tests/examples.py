@@ -50,7 +50,7 @@ EXAMPLES: dict[str, dict] = {
     "estimates_change": {"keys": THREE, "variables": NUM, "weight": W, "household": "ori_hid"},
     "analysis_change": {"keys": THREE, "variables": NUM, "weight": W, "household": "ori_hid"},
     "dominance_rules": {"keys": ["urbrur", "roof"], "variables": NUM},
-    "synthetic_risk": {"keys": THREE, "variables": NUM, "n_attacks": 50, "seed": 1},
+    "synthetic_risk": {"keys": THREE, "variables": NUM, "attacks": {"n_attacks": 50}, "seed": 1},
     "synthetic_utility": {"keys": THREE, "estimates": False},
     # protection methods
     "add_noise": {"variables": NUM, "seed": 1},
@@ -148,7 +148,7 @@ SMALL_EXAMPLES: dict[str, dict] = {
     "dominance_rules": {"keys": S002_KEYS[1:2], "variables": ["w"]},
     # the table as original, synthetic file and control (tests/test_synthetic*.py have real files);
     # the keys leave Residence out: the cells that differ most are published aggregates
-    "synthetic_risk": {"keys": S002_KEYS[1:], "records": True, "seed": 1},
+    "synthetic_risk": {"keys": S002_KEYS[1:], "similarity": {"records": True}, "seed": 1},
     "synthetic_utility": {"keys": S002_KEYS[1:3], "variables": "w"},
     # protection methods
     "global_recode": {"variables": ["Education"], "mapping": EDUCATION_MAP},

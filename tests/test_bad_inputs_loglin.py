@@ -21,6 +21,7 @@ import pytest
 
 import sdckit
 from sdckit import SdcError
+from sdckit._declare import declaration
 
 DATA = Path(__file__).parent / "data" / "sdcmicro" / "testdata2.csv"
 KEYS = ["sex", "water", "roof"]
@@ -33,6 +34,7 @@ def base() -> pl.DataFrame:
 def call(data, method="default", **kw):
     args = dict(weight="sampling_weight", model="sex + water + roof", compat="sdcMicro", compat_method=method)
     args.update(kw)
+    args = declaration(sdckit.loglinear_risk).grouped(args)  # compat, bound, ci: in their records
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return sdckit.loglinear_risk(data, KEYS, **args)

@@ -138,13 +138,19 @@ def _entered(func, call) -> tuple[bool, BaseException | None]:
 @pytest.mark.parametrize(("name", "param", "value"), list(_cases()))
 def test_a_bad_value_is_refused_by_the_declaration(name, param, value):
     decl = registry.get(name)
-    kwargs = {**_example(name), param: value}
+    kwargs = _example(name)
+    group = decl.param(param).group
+    if group:  # a record's field in its record (fit={"tol": ...})
+        kwargs[group] = {**kwargs.get(group, {}), param: value}
+    else:
+        kwargs[param] = value
     data = _table()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         entered, exc = _entered(inspect.unwrap(decl.func), lambda: decl.func(*[data] * len(decl.inputs), **kwargs))
     assert isinstance(exc, SdcError), f"{name}({param}={value!r}) raised {exc!r}"
     text = str(exc)
+    param = decl.param(param).qualified  # a record's field is named with its record: fit.tol
     assert f"{param}:" in text or f"{param}[" in text, text
     assert not entered, f"{name}: {param}={value!r} reached the function; its declaration did not refuse it"
 

@@ -32,7 +32,10 @@ def test_every_declared_function_has_one_example():
 @pytest.mark.parametrize("decl", ALL, ids=[d.name for d in ALL])
 def test_every_example_names_declared_parameters(decl):
     given = set(EXAMPLES[decl.name])
-    assert given <= set(decl.names), f"{decl.name}: {sorted(given - set(decl.names))} are not declared"
+    accepted = set(decl.names) | set(decl.groups)
+    assert given <= accepted, f"{decl.name}: {sorted(given - accepted)} are not declared"
+    for group in given & set(decl.groups):  # a record's fields, in the record
+        assert set(EXAMPLES[decl.name][group]) <= {p.name for p in decl.params if p.group == group}
     required = {p.name for p in decl.params if p.required}
     assert required <= given, f"{decl.name}: the example leaves out {sorted(required - given)}"
 
@@ -89,7 +92,8 @@ def test_every_declared_function_has_a_small_example_or_a_reason():
     assert sorted((set(SMALL_EXAMPLES) | set(SMALL_ELSEWHERE)) - names) == []
     assert not set(SMALL_EXAMPLES) & set(SMALL_ELSEWHERE)
     for name, given in SMALL_EXAMPLES.items():
-        assert set(given) <= set(registry.get(name).names), name
+        decl = registry.get(name)
+        assert set(given) <= set(decl.names) | set(decl.groups), name
 
 
 def test_the_engines_page_names_every_function_the_engines_run():
@@ -143,6 +147,9 @@ def test_a_command_passes_the_declared_options_on_by_name():
     args = build_parser().parse_args(["loglinear", "d.csv", "--keys", "a", "--z-target", "-1", "--candidates", "3"])
     values = declared_values(args, loglinear_risk, model="independence")
     decl = registry.get("loglinear_risk")
-    assert values["z_target"] == -1.0 and values["candidates"] == 3 and values["model"] == "independence"
-    assert values["criterion"] == decl.param("criterion").default and values["z_crit"] == decl.param("z_crit").default
-    assert set(values) <= set(decl.names)
+    selection = values["selection"]  # the search's options, in their record (the flags are unchanged)
+    assert selection["z_target"] == -1.0 and selection["candidates"] == 3 and values["model"] == "independence"
+    assert selection["criterion"] == decl.param("criterion").default
+    assert selection["z_crit"] == decl.param("z_crit").default
+    assert set(values) <= set(decl.names) | set(decl.groups)
+    assert set(selection) <= {p.name for p in decl.params if p.group == "selection"}

@@ -139,8 +139,8 @@ def test_individual_and_household_risk(engine, tmp_path):
 def test_individual_risk_exact_method_without_weights(engine, tmp_path):
     d = _testdata()
     data = as_input(d, engine, "csv", tmp_path)
-    mem = sdckit.individual_risk(d, KEYS, method="exact", alpha=0.3)
-    out = sdckit.individual_risk(data, KEYS, method="exact", alpha=0.3, engine=engine)
+    mem = sdckit.individual_risk(d, KEYS, estimation={"method": "exact", "alpha": 0.3})
+    out = sdckit.individual_risk(data, KEYS, engine=engine, estimation={"method": "exact", "alpha": 0.3})
     assert_close(mem.to_dict(), out.to_dict())
 
 
@@ -180,7 +180,7 @@ def test_suda_on_the_compressed_table(engine, tmp_path):
     [
         dict(weight="sampling_weight"),
         dict(sampling_fraction=0.1, model="2way"),
-        dict(weight="sampling_weight", sampling="constant", model="independence"),
+        dict(weight="sampling_weight", fit={"sampling": "constant"}, model="independence"),
     ],
     ids=["auto-pml", "2way-fraction", "independence-constant"],
 )
@@ -200,7 +200,9 @@ def test_loglinear_sdcmicro_mode_needs_the_records(tmp_path):
     path = tmp_path / "d.parquet"
     _testdata().write_parquet(path)
     with pytest.raises(sdckit.SdcError, match="compat: sdcMicro's modRisk needs the records"):
-        sdckit.loglinear_risk(path, ["urbrur", "sex"], weight="sampling_weight", compat="sdcMicro", engine="duckdb")
+        sdckit.loglinear_risk(
+            path, ["urbrur", "sex"], weight="sampling_weight", engine="duckdb", fit={"compat": "sdcMicro"}
+        )
 
 
 def test_write_records_to_parquet(engine, tmp_path):
@@ -308,10 +310,11 @@ def _check_all(d: pl.DataFrame, engine, tmp_path, alpha: float):
     d.write_parquet(path)
     keys = ["a", "b", "c"]
     kw = dict(weight="w", alpha=alpha, allow_degenerate_keys=True)
+    ir = dict(weight="w", estimation={"alpha": alpha}, allow_degenerate_keys=True)  # alpha: in its record
     with pytest.warns(sdckit.SdcWarning) if d["h"].null_count() else _nothing():
-        mem = sdckit.individual_risk(d, keys, household="h", **kw)
+        mem = sdckit.individual_risk(d, keys, household="h", **ir)
     with pytest.warns(sdckit.SdcWarning) if d["h"].null_count() else _nothing():
-        out = sdckit.individual_risk(path, keys, household="h", engine=engine, **kw)
+        out = sdckit.individual_risk(path, keys, household="h", engine=engine, **ir)
     assert_close(mem.to_dict(), out.to_dict())
     assert_close(mem.threshold(0.05).to_dict(), out.threshold(0.05).to_dict())
     assert_records(mem, out.to_frame(), ["risk", "fk", "Fk", "household_risk"])
@@ -690,7 +693,12 @@ def _external_files(seed: int = 3):
 
 @pytest.mark.parametrize(
     "kw",
-    [dict(), dict(id="pid"), dict(id="pid", one_to_one=False), dict(id="pid", pair_tol=1.0, tolerance=0.1)],
+    [
+        dict(),
+        dict(id="pid"),
+        dict(id="pid", pairing={"one_to_one": False}),
+        dict(id="pid", pairing={"pair_tol": 1.0}, tolerance=0.1),
+    ],
     ids=["plain", "id", "reuse", "pair-tol"],
 )
 def test_external_risk_in_the_engine(engine, kw, tmp_path):
@@ -732,7 +740,7 @@ def test_external_risk_engine_on_the_worked_example(tmp_path):
         out.to_frame()
     with pytest.raises(sdckit.SdcError, match="method: the duckdb engine uses the exact algorithm"):
         sdckit.external_risk(
-            tmp_path / "d.parquet", tmp_path / "a.parquet", ["sex"], method="pairwise", engine="duckdb"
+            tmp_path / "d.parquet", tmp_path / "a.parquet", ["sex"], engine="duckdb", pairing={"method": "pairwise"}
         )
     pl.concat([d, d.head(1)]).write_parquet(tmp_path / "dup.parquet")
     with pytest.raises(sdckit.SdcError, match="id: column pid of released has repeated values"):

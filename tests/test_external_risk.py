@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 import sdckit
 from sdckit import MissingColumnError, SdcError
 from sdckit._core import linkage_external as core
+from sdckit._declare import declaration
 from sdckit.cli import main
 
 # spec F.7 example: D (sex, age group 1..5, income) and A
@@ -40,7 +41,7 @@ KW = dict(scales={"age": "ordinal"}, categories={"age": [1, 2, 3, 4, 5]})
     ],
 )
 def test_spec_example(method, avail, risk, paired):
-    res = sdckit.external_risk(D, A, VARS, availability=list(avail), method=method, **KW)
+    res = sdckit.external_risk(D, A, VARS, availability=list(avail), **KW, pairing={"method": method})
     assert res.share_paired == risk
     assert res.paired.tolist() == paired
 
@@ -66,7 +67,7 @@ def _encode(d, a, names, kw, avail):
     core_mod = __import__("sdckit._core.linkage_external", fromlist=["x"])
     core_mod.external_pairwise = spy
     try:
-        sdckit.external_risk(d, a, names, availability=list(avail), method="pairwise", **kw)
+        sdckit.external_risk(d, a, names, availability=list(avail), **kw, pairing={"method": "pairwise"})
     finally:
         core_mod.external_pairwise = orig
     return captured["e"]
@@ -92,7 +93,7 @@ def test_one_to_one_versus_reuse():
     d = pl.DataFrame({"g": ["a", "b"]})
     a = pl.DataFrame({"g": ["a", "a"]})
     assert sdckit.external_risk(d, a, ["g"]).linked_to.tolist() == [0, -1]
-    assert sdckit.external_risk(d, a, ["g"], one_to_one=False).linked_to.tolist() == [0, 0]
+    assert sdckit.external_risk(d, a, ["g"], pairing={"one_to_one": False}).linked_to.tolist() == [0, 0]
     assert sdckit.external_risk(d, a, ["g"]).share_paired == 1.0  # both are paired all the same
 
 
@@ -105,8 +106,8 @@ def test_combined_risk():
 def test_old_parameter_and_attribute_names_warn():
     # algorithm= -> method=; scales, availability, tolerance by position -> keyword; result
     # attributes risk -> share_paired, algorithm -> method
-    new = sdckit.external_risk(D, A, VARS, method="pairwise", **KW)
-    with pytest.warns(DeprecationWarning, match="algorithm= is now called method="):
+    new = sdckit.external_risk(D, A, VARS, **KW, pairing={"method": "pairwise"})
+    with pytest.warns(DeprecationWarning, match=r'algorithm= is now given as pairing=\{"method"'):
         old = sdckit.external_risk(D, A, VARS, algorithm="pairwise", **KW)
     assert old.method == "pairwise" and old.paired.tolist() == new.paired.tolist()
     with pytest.warns(DeprecationWarning, match="pass scales, availability, tolerance by keyword"):
@@ -249,13 +250,11 @@ def test_exact_equals_direct_pairwise(sc):
         scales=scales,
         availability=avail,
         tolerance=tol,
-        pair_tol=pair_tol,
-        normalize=normalize,
-        one_to_one=not reuse,
         categories={v: ORD_LEVELS for v, s in scales.items() if s == "ordinal"},
     )
+    pairing = dict(pair_tol=pair_tol, normalize=normalize, one_to_one=not reuse)
     for method in ("exact", "pairwise"):
-        res = sdckit.external_risk(d, a, list(scales), method=method, **kw)
+        res = sdckit.external_risk(d, a, list(scales), **kw, pairing={**pairing, "method": method})
         assert res.paired.tolist() == paired, method
         assert res.linked_to.tolist() == links, method
         assert res.share_paired == sum(paired) / len(paired)
@@ -286,7 +285,7 @@ def test_exact_equals_pairwise_on_larger_random_data():
     d, a = make(n, 1), make(500, 2)
     kw = dict(scales={"b": "ordinal", "x": "continuous", "y": "continuous"}, tolerance=0.05)
     fast = sdckit.external_risk(d, a, ["a", "b", "c", "x", "y"], **kw)
-    slow = sdckit.external_risk(d, a, ["a", "b", "c", "x", "y"], method="pairwise", **kw)
+    slow = sdckit.external_risk(d, a, ["a", "b", "c", "x", "y"], **kw, pairing={"method": "pairwise"})
     assert fast.paired.tolist() == slow.paired.tolist()
     assert fast.linked_to.tolist() == slow.linked_to.tolist()
     assert 0 < fast.share_paired < 1
@@ -343,8 +342,8 @@ def test_first_found_kernel_against_sequential_loop():
 def test_external_bad_input(kwargs, exc, fragment):
     args = dict(released=D, external=A, variables=VARS)
     args.update(kwargs)
-    with pytest.raises(exc) as info:
-        sdckit.external_risk(**args)
+    with pytest.raises(exc) as info:  # the options by their flat names: in their record (pairing)
+        sdckit.external_risk(**declaration(sdckit.external_risk).grouped(args))
     assert fragment in str(info.value)
 
 

@@ -84,7 +84,7 @@ def test_public_function_on_integer_valued_variables():
     external = pl.DataFrame({v: a[:, j] for j, v in enumerate(names)})
     kw = dict(scales="continuous", tolerance=0.05)
     fast = sdckit.external_risk(released, external, names, **kw)
-    slow = sdckit.external_risk(released, external, names, method="pairwise", **kw)
+    slow = sdckit.external_risk(released, external, names, **kw, pairing={"method": "pairwise"})
     np.testing.assert_array_equal(fast.paired, slow.paired)
     np.testing.assert_array_equal(fast.linked_to, slow.linked_to)
 

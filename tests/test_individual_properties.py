@@ -58,9 +58,8 @@ def test_risks_in_unit_interval_and_household_bounds(t, method, weighted):
         keys,
         weight="w" if weighted else None,
         household="hh",
-        alpha=alpha,
-        method=method,
         allow_degenerate_keys=True,
+        estimation={"alpha": alpha, "method": method},
     )
     r, rh = res.risk, res.household_risk
     assert np.all((r > 0) & (r <= 1))
@@ -80,11 +79,13 @@ def test_risks_in_unit_interval_and_household_bounds(t, method, weighted):
 def test_strata_equal_separate_runs(t):
     """strata=: every record's f_k, F_k and risk equal a run on its stratum alone."""
     d, keys, alpha = t
-    res = sdckit.individual_risk(d, keys, weight="w", alpha=alpha, strata="st", allow_degenerate_keys=True)
+    res = sdckit.individual_risk(
+        d, keys, weight="w", strata="st", allow_degenerate_keys=True, estimation={"alpha": alpha}
+    )
     st_col = d["st"].to_numpy()
     for s in np.unique(st_col):
         idx = np.flatnonzero(st_col == s)
-        sub = sdckit.individual_risk(d[idx], keys, weight="w", alpha=alpha, allow_degenerate_keys=True)
+        sub = sdckit.individual_risk(d[idx], keys, weight="w", allow_degenerate_keys=True, estimation={"alpha": alpha})
         np.testing.assert_allclose(res.fk[idx], sub.fk, rtol=1e-12)
         np.testing.assert_allclose(res.Fk[idx], sub.Fk, rtol=1e-12)
         np.testing.assert_allclose(res.risk[idx], sub.risk, rtol=1e-11)

@@ -152,7 +152,7 @@ def test_measure_risk_reference_alpha_half_deliberate_difference():
     and the f > 2 approximation for f = 2.5, sdckit the exact value (checked against quadrature).
     Putting sdcMicro's values back in place of ours reproduces its ER to 1e-9."""
     case = _case("measure_risk_francdat_NA_alpha_0.5", MEASURE_CASES)
-    res = sdckit.individual_risk(_francdat(True), FRANC_KEYS, weight="w", alpha=0.5)
+    res = sdckit.individual_risk(_francdat(True), FRANC_KEYS, weight="w", estimation={"alpha": 0.5})
     ind = case["outputs"]["individual"]
     ref_r = np.array(ind["risk"])
     np.testing.assert_allclose(res.fk, ind["fk"], rtol=RTOL)
@@ -191,7 +191,7 @@ def test_measure_risk_reference_alpha_half_deliberate_difference():
 def test_indivrisk_reference(case_id, method):
     """sdcMicro indivRisk(freqCalc(francdat, keys, w)) with method approx / exact: rk to 1e-9."""
     case = _case(case_id, INDIV_CASES)
-    res = sdckit.individual_risk(_francdat(), FRANC_KEYS, weight="w", method=method)
+    res = sdckit.individual_risk(_francdat(), FRANC_KEYS, weight="w", estimation={"method": method})
     np.testing.assert_allclose(res.risk, case["outputs"]["rk"], rtol=RTOL, atol=0)
     np.testing.assert_allclose(res.fk, case["outputs"]["fk"], rtol=RTOL)
 
@@ -480,10 +480,12 @@ def test_strata_equal_separate_runs():
         pl.when(pl.int_range(pl.len()) == 6).then(None).otherwise(pl.col(k)).alias(k) for k in FRANC_KEYS
     )
     for alpha in (1.0, 0.5, 0.0):
-        res = sdckit.individual_risk(d, FRANC_KEYS, weight="w", alpha=alpha, strata="st")
+        res = sdckit.individual_risk(d, FRANC_KEYS, weight="w", strata="st", estimation={"alpha": alpha})
         for st in ("a", "b"):
             idx = np.flatnonzero(d["st"].to_numpy() == st)
-            sub = sdckit.individual_risk(d[idx], FRANC_KEYS, weight="w", alpha=alpha, allow_degenerate_keys=True)
+            sub = sdckit.individual_risk(
+                d[idx], FRANC_KEYS, weight="w", allow_degenerate_keys=True, estimation={"alpha": alpha}
+            )
             np.testing.assert_allclose(res.fk[idx], sub.fk, rtol=1e-12)
             np.testing.assert_allclose(res.Fk[idx], sub.Fk, rtol=1e-12)
             np.testing.assert_allclose(res.risk[idx], sub.risk, rtol=1e-12)
@@ -573,14 +575,14 @@ def test_household_keys_must_agree():
 @pytest.mark.parametrize(
     "kwargs, fragment",
     [
-        ({"method": "simulate"}, "method: got 'simulate'"),
-        ({"alpha": 1.5}, "alpha: got 1.5"),
-        ({"na_rule": "x"}, "na_rule: got 'x'"),
+        ({"method": "simulate"}, "estimation.method: got 'simulate'"),
+        ({"alpha": 1.5}, "estimation.alpha: got 1.5"),
+        ({"na_rule": "x"}, "estimation.na_rule: got 'x'"),
     ],
 )
 def test_bad_parameters(kwargs, fragment):
     with pytest.raises(SdcError, match=fragment):
-        sdckit.individual_risk(s002_table(), S002_KEYS, weight="w", **kwargs)
+        sdckit.individual_risk(s002_table(), S002_KEYS, weight="w", estimation=kwargs)
 
 
 @pytest.mark.parametrize("xi", [0, 1, -0.1, 1.5, "x", True, float("nan")])
@@ -667,7 +669,7 @@ def test_plot_histogram_with_threshold():
 def test_exact_method_through_public_function():
     """method="exact" on the S002 table: f = 1, 2 keys get the same closed forms (spec B.2.2)."""
     a = sdckit.individual_risk(s002_table(), S002_KEYS, weight="w")
-    e = sdckit.individual_risk(s002_table(), S002_KEYS, weight="w", method="exact")
+    e = sdckit.individual_risk(s002_table(), S002_KEYS, weight="w", estimation={"method": "exact"})
     np.testing.assert_allclose(e.risk, a.risk, rtol=1e-13)
     assert e.method == "exact" and e.to_dict()["method"] == "exact"
 

@@ -17,6 +17,7 @@ import sdckit
 from conftest import as_backend
 from sdckit import MissingColumnError, SdcError, SdcWarning
 from sdckit._core import linkage as core
+from sdckit._declare import declaration
 from sdckit.cli import main
 from test_continuous_risk import O8, P8, V3, X8, frame
 
@@ -40,7 +41,9 @@ def test_dbrl_ties_count_one_over_t():
     assert res.correct_first.tolist() == [0.5, 0.5, 1.0, 1.0]
     assert res.correct_second.tolist() == [0.5, 0.5, 0.0, 0.0]
     assert (res.n_linked_first, res.n_linked_second) == (3.0, 1.0)
-    half = sdckit.record_linkage_risk(frame(x, ["a", "b"]), frame(x, ["a", "b"]), ["a", "b"], second_weight=0.5)
+    half = sdckit.record_linkage_risk(
+        frame(x, ["a", "b"]), frame(x, ["a", "b"]), ["a", "b"], distance={"second_weight": 0.5}
+    )
     assert half.share_linked == pytest.approx((3 + 0.5 * 1) / 4)
 
 
@@ -93,17 +96,17 @@ def test_dbrl_options():
     x = rng.normal(size=(50, 3))
     y = x + rng.normal(scale=0.6, size=x.shape)
     o, p = frame(x, ["a", "b", "c"]), frame(y, ["a", "b", "c"])
-    w0 = sdckit.record_linkage_risk(o, p, ["a", "b", "c"], variable_weights={"c": 0})
+    w0 = sdckit.record_linkage_risk(o, p, ["a", "b", "c"], distance={"variable_weights": {"c": 0}})
     ab = sdckit.record_linkage_risk(o, p, ["a", "b"])
     np.testing.assert_array_equal(w0.correct_first, ab.correct_first)
-    mah = sdckit.record_linkage_risk(o, p, ["a", "b", "c"], metric="mahalanobis")
+    mah = sdckit.record_linkage_risk(o, p, ["a", "b", "c"], distance={"metric": "mahalanobis"})
     z = (x - x.mean(0)) / x.std(0, ddof=1)
     zy = (y - x.mean(0)) / x.std(0, ddof=1)
     ci = np.linalg.inv(np.cov(z.T))
     dd = np.einsum("ijk,kl,ijl->ij", zy[:, None] - z[None], ci, zy[:, None] - z[None])
     assert mah.n_linked_first == float((dd.argmin(1) == np.arange(50)).sum())
-    sep = sdckit.record_linkage_risk(o, p, ["a", "b", "c"], standardize="separate")
-    none = sdckit.record_linkage_risk(o, p, ["a", "b", "c"], standardize="none")
+    sep = sdckit.record_linkage_risk(o, p, ["a", "b", "c"], distance={"standardize": "separate"})
+    none = sdckit.record_linkage_risk(o, p, ["a", "b", "c"], distance={"standardize": "none"})
     assert 0 < sep.share_linked <= 2 and 0 < none.share_linked <= 2
 
 
@@ -118,19 +121,19 @@ def test_old_parameter_and_attribute_names_warn():
     # scale= -> standardize=, weights= -> variable_weights=, method by position -> keyword; the
     # old names give the same result with a DeprecationWarning naming the new one
     new = sdckit.record_linkage_risk(
-        O8, P8, V3, method="distance", standardize="separate", variable_weights={"inc": 2.0}
+        O8, P8, V3, method="distance", distance={"standardize": "separate", "variable_weights": {"inc": 2.0}}
     )
-    with pytest.warns(DeprecationWarning, match="scale= is now called standardize="):
-        old = sdckit.record_linkage_risk(O8, P8, V3, scale="separate", variable_weights={"inc": 2.0})
+    with pytest.warns(DeprecationWarning, match=r'scale= is now given as distance=\{"standardize"'):
+        old = sdckit.record_linkage_risk(O8, P8, V3, scale="separate", distance={"variable_weights": {"inc": 2.0}})
     np.testing.assert_array_equal(old.correct_first, new.correct_first)
-    with pytest.warns(DeprecationWarning, match="weights= is now called variable_weights="):
-        old = sdckit.record_linkage_risk(O8, P8, V3, standardize="separate", weights={"inc": 2.0})
+    with pytest.warns(DeprecationWarning, match=r'weights= is now given as distance=\{"variable_weights"'):
+        old = sdckit.record_linkage_risk(O8, P8, V3, weights={"inc": 2.0}, distance={"standardize": "separate"})
     np.testing.assert_array_equal(old.correct_first, new.correct_first)
     with pytest.warns(DeprecationWarning, match="pass method by keyword"):
         old = sdckit.record_linkage_risk(O8, P8, V3, "assignment")
     assert old.method == "assignment"
-    with pytest.raises(TypeError, match="give standardize= only"):
-        sdckit.record_linkage_risk(O8, P8, V3, scale="none", standardize="none")
+    with pytest.raises(TypeError, match=r"give distance=\{'standardize': ...\} only"):
+        sdckit.record_linkage_risk(O8, P8, V3, scale="none", distance={"standardize": "none"})
     for name, value in (
         ("risk", new.share_linked),
         ("linked_first", new.n_linked_first),
@@ -145,7 +148,9 @@ def test_old_parameter_and_attribute_names_warn():
 def test_result_names_counts_and_shares():
     # hand calculation from test_dbrl_ties_count_one_over_t: L1 = 3, L2 = 1 of 4 records
     x = np.array([[0.0, 0.0], [0.0, 0.0], [5.0, 1.0], [9.0, 7.0]])
-    res = sdckit.record_linkage_risk(frame(x, ["a", "b"]), frame(x, ["a", "b"]), ["a", "b"], second_weight=0.5)
+    res = sdckit.record_linkage_risk(
+        frame(x, ["a", "b"]), frame(x, ["a", "b"]), ["a", "b"], distance={"second_weight": 0.5}
+    )
     d = res.to_dict()
     assert (d["n_linked_first"], d["n_linked_second"]) == (3.0, 1.0)
     assert (d["share_linked_first"], d["share_linked_second"], d["share_linked"]) == (0.75, 0.25, 0.875)
@@ -242,9 +247,9 @@ def test_probabilistic_linkage_on_perturbed_categories():
 
 
 def test_probabilistic_numeric_bins_and_categories():
-    res = sdckit.record_linkage_risk(O8, P8, V3, method="probabilistic", bins=3)
+    res = sdckit.record_linkage_risk(O8, P8, V3, method="probabilistic", probabilistic={"bins": 3})
     assert res.em["fields"] == V3 and len(res.em["patterns"]) == 8
-    res2 = sdckit.record_linkage_risk(O8, P8, V3, method="probabilistic", bins={"inc": [15, 40]})
+    res2 = sdckit.record_linkage_risk(O8, P8, V3, method="probabilistic", probabilistic={"bins": {"inc": [15, 40]}})
     assert res2.n == 8
     # categorical variable with a protected category the original lacks -> clear error
     o = pl.DataFrame({"a": ["x", "y", "x"], "b": [1.0, 2, 3]})
@@ -254,7 +259,7 @@ def test_probabilistic_numeric_bins_and_categories():
     with pytest.raises(SdcError, match="column a has type"):
         sdckit.record_linkage_risk(o, p.with_columns(pl.Series("a", [1, 2, 1])), ["a"], method="probabilistic")
     with pytest.raises(SdcError, match="bins"):
-        sdckit.record_linkage_risk(O8, P8, V3, method="probabilistic", bins=1)
+        sdckit.record_linkage_risk(O8, P8, V3, method="probabilistic", probabilistic={"bins": 1})
 
 
 def test_probabilistic_missing_codes():
@@ -266,7 +271,7 @@ def test_probabilistic_missing_codes():
     o = pl.DataFrame({"a": a, "b": rng.normal(size=n)})
     p = o.with_columns(pl.Series("a", np.where(rng.random(n) < 0.2, -9, a)))
     nulled = p.with_columns(pl.when(pl.col("a") == -9).then(None).otherwise(pl.col("a")).alias("a"))
-    kw = dict(method="probabilistic", categorical=["a"], bins=4)
+    kw = dict(method="probabilistic", probabilistic={"categorical": ["a"], "bins": 4})
     coded = sdckit.record_linkage_risk(o, p, ["a", "b"], missing=-9, **kw)
     expected = sdckit.record_linkage_risk(o, nulled, ["a", "b"], **kw)
     assert coded.em["patterns"] == expected.em["patterns"]
@@ -330,7 +335,12 @@ def test_linkage_mismatched_files(method):
 )
 def test_linkage_bad_parameters(kwargs, fragment):
     with pytest.raises(SdcError, match=fragment.replace("(", "\\(")):
-        sdckit.record_linkage_risk(O8, P8, V3, **kwargs)
+        sdckit.record_linkage_risk(O8, P8, V3, **_grouped(kwargs))
+
+
+def _grouped(kwargs: dict) -> dict:
+    """The options by their flat names put into their records (``metric`` into ``distance``)."""
+    return declaration(sdckit.record_linkage_risk).grouped(kwargs)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -453,11 +463,13 @@ PAIR_REGISTRY = {
     ),
     "record_linkage_risk": (lambda o, p: sdckit.record_linkage_risk(o, p, V3), ["correct_first", "correct_second"]),
     "record_linkage_levels": (
-        lambda o, p: sdckit.record_linkage_risk(o, p, V3 + ["grp"], method="probabilistic", comparison_levels=[0, 5]),
+        lambda o, p: sdckit.record_linkage_risk(
+            o, p, V3 + ["grp"], method="probabilistic", probabilistic={"comparison_levels": [0, 5]}
+        ),
         ["correct_first"],
     ),
     "record_linkage_probabilistic": (
-        lambda o, p: sdckit.record_linkage_risk(o, p, V3 + ["grp"], method="probabilistic", bins=4),
+        lambda o, p: sdckit.record_linkage_risk(o, p, V3 + ["grp"], method="probabilistic", probabilistic={"bins": 4}),
         ["correct_first"],
     ),
     "record_linkage_assignment": (

@@ -173,8 +173,8 @@ def test_agree_disagree_is_the_two_level_special_case():
     # same pattern counts, m and u as the default agree/disagree linkage
     o, p = _noisy(200, 1)
     v = list(o.columns)
-    a = sdckit.record_linkage_risk(o, p, v, method="probabilistic", bins=5)
-    b = sdckit.record_linkage_risk(o, p, v, method="probabilistic", bins=5, comparison_levels={})
+    a = sdckit.record_linkage_risk(o, p, v, method="probabilistic", probabilistic={"bins": 5})
+    b = sdckit.record_linkage_risk(o, p, v, method="probabilistic", probabilistic={"bins": 5, "comparison_levels": {}})
     np.testing.assert_allclose([x[0] for x in b.em["m"]], a.em["m"], atol=1e-8)
     np.testing.assert_allclose([x[0] for x in b.em["u"]], a.em["u"], atol=1e-8)
     key = lambda pats: sorted((q["pattern"], q["n_pairs"], q["n_true_pairs"], q["class"]) for q in pats)  # noqa: E731
@@ -186,7 +186,9 @@ def test_agree_disagree_is_the_two_level_special_case():
 def test_levels_result_contents():
     o, p = _noisy(150, 2)
     v = list(o.columns)
-    res = sdckit.record_linkage_risk(o, p, v, method="probabilistic", comparison_levels={"v0": 0.2, "v1": [0.1, 0.3]})
+    res = sdckit.record_linkage_risk(
+        o, p, v, method="probabilistic", probabilistic={"comparison_levels": {"v0": 0.2, "v1": [0.1, 0.3]}}
+    )
     e = res.em
     assert e["levels"] == {
         "v0": ["equal", "|difference| <= 0.2", "disagree"],
@@ -215,9 +217,9 @@ def test_levels_link_more_true_pairs_than_agree_disagree():
     # Levels classify more true pairs as links, at a precision as good as the default bins'.
     o, p = _noisy(500, 7)
     v = list(o.columns)
-    kw = dict(method="probabilistic", mu=0.01)
-    binned = [sdckit.record_linkage_risk(o, p, v, bins=b, **kw) for b in (5, 10, 20)]
-    lev = sdckit.record_linkage_risk(o, p, v, comparison_levels=[0.1, 0.2, 0.4], **kw)
+    kw = dict(method="probabilistic")
+    binned = [sdckit.record_linkage_risk(o, p, v, **kw, probabilistic={"mu": 0.01, "bins": b}) for b in (5, 10, 20)]
+    lev = sdckit.record_linkage_risk(o, p, v, **kw, probabilistic={"mu": 0.01, "comparison_levels": [0.1, 0.2, 0.4]})
     assert lev.em["converged"]
     best = max(r.share_linked for r in binned)
     assert lev.share_linked > best + 0.2  # measured: 0.99 against at most 0.674
@@ -229,19 +231,19 @@ def test_levels_bad_input():
     v = list(o.columns)
     kw = dict(method="probabilistic")
     with pytest.raises(SdcError, match="comparison_levels"):
-        sdckit.record_linkage_risk(o, p, v, comparison_levels=-1, **kw)
+        sdckit.record_linkage_risk(o, p, v, **kw, probabilistic={"comparison_levels": -1})
     with pytest.raises(SdcError, match="not strictly increasing"):
-        sdckit.record_linkage_risk(o, p, v, comparison_levels=[0.5, 0.2], **kw)
+        sdckit.record_linkage_risk(o, p, v, **kw, probabilistic={"comparison_levels": [0.5, 0.2]})
     with pytest.raises(SdcError, match="cut points"):
-        sdckit.record_linkage_risk(o, p, v, comparison_levels=list(range(1, 12)), **kw)
+        sdckit.record_linkage_risk(o, p, v, **kw, probabilistic={"comparison_levels": list(range(1, 12))})
     with pytest.raises(SdcError, match="not among the variables"):
-        sdckit.record_linkage_risk(o, p, v, comparison_levels={"zz": 1}, **kw)
+        sdckit.record_linkage_risk(o, p, v, **kw, probabilistic={"comparison_levels": {"zz": 1}})
     with pytest.raises(SdcError, match="expected method='probabilistic'"):
-        sdckit.record_linkage_risk(o, p, v, comparison_levels=0.1)
+        sdckit.record_linkage_risk(o, p, v, probabilistic={"comparison_levels": 0.1})
     with pytest.raises(SdcError, match="compared as categories"):
-        sdckit.record_linkage_risk(o, p, v, categorical=["v0"], comparison_levels={"v0": 1}, **kw)
+        sdckit.record_linkage_risk(o, p, v, **kw, probabilistic={"categorical": ["v0"], "comparison_levels": {"v0": 1}})
     o2, p2 = o.clone(), p.clone()
-    sdckit.record_linkage_risk(o, p, v, comparison_levels=0.1, **kw)
+    sdckit.record_linkage_risk(o, p, v, **kw, probabilistic={"comparison_levels": 0.1})
     assert o.equals(o2) and p.equals(p2)  # inputs not mutated
 
 
@@ -259,7 +261,7 @@ def test_cli_comparison_levels(tmp_path, capsys):
     assert main([*base, "--comparison-levels", "0.1,0.2,0.4"]) == 0
     got = json.loads(out.read_text())["linkage"]
     direct = sdckit.record_linkage_risk(
-        o, p, list(o.columns), method="probabilistic", comparison_levels=[0.1, 0.2, 0.4]
+        o, p, list(o.columns), method="probabilistic", probabilistic={"comparison_levels": [0.1, 0.2, 0.4]}
     )
     assert got["levels"] == direct.em["levels"] and got["share_linked"] == direct.share_linked
     assert "weight log2(m/u)" in capsys.readouterr().out

@@ -30,7 +30,7 @@ from sdckit.risk.loglinear import parse_model
 
 def test_worked_example_main_effects_constant_fraction():
     # spec C.8: main effects on the 60-cell table, pi = 10/1570
-    r = sdckit.loglinear_risk(s002_table(), S002_KEYS, weight="w", model="independence", sampling="constant")
+    r = sdckit.loglinear_risk(s002_table(), S002_KEYS, weight="w", model="independence", fit={"sampling": "constant"})
     assert r.n_cells == 60 and r.n_sample_uniques == 4
     assert r.sampling_fraction == pytest.approx(10 / 1570)
     assert r.tau1 == pytest.approx(0.0016468, rel=1e-4)
@@ -80,9 +80,7 @@ def test_modrisk_reference(case):
         keys,
         weight=par["weights"],
         model=par["formulaM"],
-        compat="sdcMicro",
-        compat_method=par["method"],
-        bound=bound,
+        fit={"compat": "sdcMicro", "compat_method": par["method"], "bound": bound},
     )
     out = case["outputs"]
     assert r.modrisk["gr1"] == pytest.approx(out["gr1"], rel=1e-6)
@@ -108,7 +106,7 @@ def test_modrisk_cell_table_matches_reference():
     ct = ref["cell_tables"]["testdata2"]["cells"]
     data = pl.read_csv(DATA / "sdcmicro" / "testdata2.csv")
     r = sdckit.loglinear_risk(
-        data, ["sex", "water", "roof"], weight="sampling_weight", model="sex+water+roof", compat="sdcMicro"
+        data, ["sex", "water", "roof"], weight="sampling_weight", model="sex+water+roof", fit={"compat": "sdcMicro"}
     )
     assert r.n_cells == len(ct["counts"]) == 80
     assert r.modrisk["numeric_covariates"] == ["sex", "water", "roof"]  # R treats integer columns linearly
@@ -117,17 +115,25 @@ def test_modrisk_cell_table_matches_reference():
 def test_modrisk_errors():
     d = pl.read_csv(DATA / "sdcmicro" / "testdata2.csv")
     with pytest.raises(SdcError, match="weight"):
-        sdckit.loglinear_risk(d, ["sex", "roof"], model="sex+roof", compat="sdcMicro")
+        sdckit.loglinear_risk(d, ["sex", "roof"], model="sex+roof", fit={"compat": "sdcMicro"})
     with pytest.raises(SdcError, match="IPF"):
         sdckit.loglinear_risk(
-            d, ["sex", "roof"], weight="sampling_weight", model="sex*roof", compat="sdcMicro", compat_method="IPF"
+            d,
+            ["sex", "roof"],
+            weight="sampling_weight",
+            model="sex*roof",
+            fit={"compat": "sdcMicro", "compat_method": "IPF"},
         )
     with pytest.raises(SdcError, match="compat_method: got 'XYZ'"):
         sdckit.loglinear_risk(
-            d, ["sex", "roof"], weight="sampling_weight", model="sex+roof", compat="sdcMicro", compat_method="XYZ"
+            d,
+            ["sex", "roof"],
+            weight="sampling_weight",
+            model="sex+roof",
+            fit={"compat": "sdcMicro", "compat_method": "XYZ"},
         )
     with pytest.raises(SdcError, match="model: 'auto' is not available"):
-        sdckit.loglinear_risk(d, ["sex", "roof"], weight="sampling_weight", compat="sdcMicro")
+        sdckit.loglinear_risk(d, ["sex", "roof"], weight="sampling_weight", fit={"compat": "sdcMicro"})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -140,9 +146,8 @@ def _modrisk_call(data, method, **kw):
         ["sex", "water", "roof"],
         weight="sampling_weight",
         model="sex+water+roof",
-        compat="sdcMicro",
-        compat_method=method,
         **kw,
+        fit={"compat": "sdcMicro", "compat_method": method},
     )
 
 
@@ -219,7 +224,7 @@ def test_modrisk_warns_when_the_glm_does_not_converge():
     d = s002_table()
     with pytest.warns(SdcWarning, match="did not converge"):
         sdckit.loglinear_risk(
-            d, S002_KEYS, weight="w", model="independence", compat="sdcMicro", compat_method="weightedLLM"
+            d, S002_KEYS, weight="w", model="independence", fit={"compat": "sdcMicro", "compat_method": "weightedLLM"}
         )
     prep_codes = np.column_stack([d[k].rank("dense").cast(pl.Int64).to_numpy() - 1 for k in S002_KEYS])
     shape = tuple(int(c.max()) + 1 for c in prep_codes.T)
@@ -229,7 +234,7 @@ def test_modrisk_warns_when_the_glm_does_not_converge():
     assert ll.poisson_irls(X, f, tol=1e-12)[3] is False
     with warnings.catch_warnings():  # the default method converges: no warning
         warnings.simplefilter("error", SdcWarning)
-        sdckit.loglinear_risk(d, S002_KEYS, weight="w", model="independence", compat="sdcMicro")
+        sdckit.loglinear_risk(d, S002_KEYS, weight="w", model="independence", fit={"compat": "sdcMicro"})
 
 
 def test_old_names_still_work_and_warn():
@@ -238,7 +243,12 @@ def test_old_names_still_work_and_warn():
     new = _modrisk_call(d, "CE")
     with pytest.warns(DeprecationWarning, match="compat_method"):
         old = sdckit.loglinear_risk(
-            d, keys, weight="sampling_weight", model="sex+water+roof", compat="sdcMicro", modrisk_method="CE"
+            d,
+            keys,
+            weight="sampling_weight",
+            model="sex+water+roof",
+            fit={"compat": "sdcMicro"},
+            modrisk_method="CE",
         )
     np.testing.assert_array_equal(old.lam, new.lam)
     with pytest.warns(DeprecationWarning, match="by keyword"):  # weight, sampling_fraction, model by position
@@ -276,7 +286,7 @@ def test_old_names_still_work_and_warn():
 
 def test_to_dict_headline_names():
     d = s002_table().to_dict(as_series=False)
-    r = sdckit.loglinear_risk(d, S002_KEYS, weight="w", model="independence", sampling="constant")
+    r = sdckit.loglinear_risk(d, S002_KEYS, weight="w", model="independence", fit={"sampling": "constant"})
     out = r.to_dict()
     assert out["n_sample_uniques"] == 4  # records 3, 5, 7, 8 of the reference table (spec C.8)
     assert out["share_tau2_uniques"] == pytest.approx(r.tau2 / 4)
@@ -494,7 +504,7 @@ def test_nb_smoothing_experimental_and_poisson_limit():
     rho, a = 0.3, 1e-9
     assert rho * (1 - rho**a) / (a * (1 - rho)) == pytest.approx(rho * math.log(1 / rho) / (1 - rho), rel=1e-6)
     with pytest.warns(SdcWarning, match="experimental"):
-        r = sdckit.loglinear_risk(s002_table(), S002_KEYS, weight="w", model="independence", smoothing="nb")
+        r = sdckit.loglinear_risk(s002_table(), S002_KEYS, weight="w", model="independence", fit={"smoothing": "nb"})
     assert 0 <= r.smoothing["tau2"] <= r.n_sample_uniques
 
 
@@ -598,19 +608,19 @@ def test_missing_key_values_are_excluded():
         (dict(sampling_fraction=0), "sampling_fraction"),
         (dict(sampling_fraction=1.5), "sampling_fraction"),
         (dict(sampling_fraction="x"), "sampling_fraction"),
-        (dict(sampling_fraction=0.1, criterion="tau3"), "criterion"),
-        (dict(sampling_fraction=0.1, z_crit=-1), "z_crit"),
-        (dict(sampling_fraction=0.1, method="newton"), "method: got 'newton'"),
-        (dict(sampling_fraction=0.1, tol=0), "tol"),
-        (dict(sampling_fraction=0.1, max_iter=0), "max_iter"),
-        (dict(sampling_fraction=0.1, max_steps=-1), "max_steps"),
-        (dict(sampling_fraction=0.1, z_crit=True), "z_crit"),
+        (dict(sampling_fraction=0.1, selection={"criterion": "tau3"}), "criterion"),
+        (dict(sampling_fraction=0.1, selection={"z_crit": -1}), "z_crit"),
+        (dict(sampling_fraction=0.1, fit={"method": "newton"}), "method: got 'newton'"),
+        (dict(sampling_fraction=0.1, fit={"tol": 0}), "tol"),
+        (dict(sampling_fraction=0.1, fit={"max_iter": 0}), "max_iter"),
+        (dict(sampling_fraction=0.1, selection={"max_steps": -1}), "max_steps"),
+        (dict(sampling_fraction=0.1, selection={"z_crit": True}), "z_crit"),
         (dict(sampling_fraction=0.1, model=3), "model"),
         (dict(sampling_fraction=0.1, model="Age*Gender"), "model: got 'Age'"),
-        (dict(weight="w", compat="sdcMicro", model="independence", bound=0), "bound"),
-        (dict(weight="w", sampling="bayes"), "sampling"),
-        (dict(weight="w", compat="argus"), "compat"),
-        (dict(weight="w", smoothing="kernel"), "smoothing"),
+        (dict(weight="w", model="independence", fit={"compat": "sdcMicro", "bound": 0}), "bound"),
+        (dict(weight="w", fit={"sampling": "bayes"}), "sampling"),
+        (dict(weight="w", fit={"compat": "argus"}), "compat"),
+        (dict(weight="w", fit={"smoothing": "kernel"}), "smoothing"),
     ],
 )
 def test_bad_input(kwargs, fragment):

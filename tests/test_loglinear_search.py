@@ -110,7 +110,7 @@ def test_true_model_is_found_and_kept():
 
 def test_bracketing_search_lands_on_the_target():
     # every term a candidate (term_test=None): the search goes past the true model to Z = -0.5
-    r = sdckit.loglinear_risk(_table(), KEYS, sampling_fraction=0.05, term_test=None, candidates=3)
+    r = sdckit.loglinear_risk(_table(), KEYS, sampling_fraction=0.05, selection={"term_test": None, "candidates": 3})
     assert r.search == "bracket" and r.blend is not None
     assert r.path[1]["added"] == "a:b"  # the real association is found first
     assert abs(r.gof["Z2"] - (-0.5)) < 0.01  # w solves Z(w) = z_target (Brent, xtol 1e-4 on w)
@@ -134,7 +134,7 @@ def test_per_record_risks_of_the_blend_sum_to_tau():
 
 
 def test_target_reached_by_the_main_effects_stops_there():
-    r = sdckit.loglinear_risk(_table(), KEYS, sampling_fraction=0.05, z_target=1e6)
+    r = sdckit.loglinear_risk(_table(), KEYS, sampling_fraction=0.05, selection={"z_target": 1e6})
     assert len(r.path) == 1 and r.blend is None and r.formula == "a + b + c + d"
     text = str(r.summary())
     assert "(tau2, bracketing)" in text and "nan" not in text
@@ -142,7 +142,9 @@ def test_target_reached_by_the_main_effects_stops_there():
 
 def test_every_candidate_classic_rule():
     # the classic Skinner-Shlomo rule: stop at |Z| <= z_crit, the rejected overshoot not kept
-    r = sdckit.loglinear_risk(_table(), KEYS, sampling_fraction=0.05, search="skinner-shlomo", candidates=None)
+    r = sdckit.loglinear_risk(
+        _table(), KEYS, sampling_fraction=0.05, selection={"search": "skinner-shlomo", "candidates": None}
+    )
     assert r.blend is None and r.search == "skinner-shlomo"
     accepted = [p for p in r.path if p["accepted"]]
     assert abs(accepted[-1]["Z2"]) <= 1.96 or not r.path[-1]["accepted"]
@@ -156,7 +158,7 @@ def test_runner_up_is_reported():
     # mu = n prod(n_j / n)); recomputed here from the kernels, the runner-up's Z is the
     # second-smallest |Z| and the chosen term's the smallest
     d = _table()
-    r = sdckit.loglinear_risk(d, KEYS, sampling_fraction=0.05, term_test=None, candidates=3)
+    r = sdckit.loglinear_risk(d, KEYS, sampling_fraction=0.05, selection={"term_test": None, "candidates": 3})
     step1 = r.path[1]
     codes = np.column_stack([d[k].rank("dense").cast(pl.Int64).to_numpy() - 1 for k in KEYS])
     shape = r.levels
@@ -213,10 +215,10 @@ def test_unsupported_terms_are_not_added():
     # (term_test=None) the same search does add terms while Z > -0.5
     rng = np.random.default_rng(5)
     d = pl.DataFrame({k: rng.integers(0, 5, 2000) for k in KEYS})
-    strict = sdckit.loglinear_risk(d, KEYS, sampling_fraction=0.1, term_test=50.0)
+    strict = sdckit.loglinear_risk(d, KEYS, sampling_fraction=0.1, selection={"term_test": 50.0})
     assert len(strict.path) == 1 and strict.blend is None
     assert all(len(t) == 1 for t in strict.terms)
-    loose = sdckit.loglinear_risk(d, KEYS, sampling_fraction=0.1, term_test=None, z_target=-50.0)
+    loose = sdckit.loglinear_risk(d, KEYS, sampling_fraction=0.1, selection={"term_test": None, "z_target": -50.0})
     assert len(loose.path) > 1
 
 
@@ -255,7 +257,9 @@ def test_illinois_root_by_hand():
 def test_tau1_criterion_drives_the_search_on_z1():
     # every term a candidate, so that the search goes on to the target (the true model a:b
     # alone has Z_1 above -0.5)
-    r = sdckit.loglinear_risk(_table(), KEYS, sampling_fraction=0.05, criterion="tau1", term_test=None)
+    r = sdckit.loglinear_risk(
+        _table(), KEYS, sampling_fraction=0.05, selection={"criterion": "tau1", "term_test": None}
+    )
     assert r.criterion == "tau1" and abs(r.gof["Z1"] - (-0.5)) < 0.01
 
 
@@ -264,7 +268,7 @@ def test_tau1_criterion_drives_the_search_on_z1():
 
 
 def test_stability_is_reproducible_and_bounded():
-    kw = dict(sampling_fraction=0.05, stability=4, seed=11)
+    kw = dict(sampling_fraction=0.05, selection={"stability": 4, "seed": 11})
     r1 = sdckit.loglinear_risk(_table(), KEYS, **kw)
     r2 = sdckit.loglinear_risk(_table(), KEYS, **kw)
     assert r1.stability == r2.stability
@@ -276,7 +280,7 @@ def test_stability_is_reproducible_and_bounded():
     assert 0 <= q["q10"] <= q["q50"] <= q["q90"] <= 1
     assert "Stability of the model choice" in str(r1.summary())
     assert sdckit.loglinear_risk(_table(), KEYS, sampling_fraction=0.05).stability is None
-    fresh = sdckit.loglinear_risk(_table(), KEYS, sampling_fraction=0.05, stability=1)
+    fresh = sdckit.loglinear_risk(_table(), KEYS, sampling_fraction=0.05, selection={"stability": 1})
     assert isinstance(fresh.stability["seed"], int)  # a fresh seed is recorded
 
 
@@ -293,7 +297,7 @@ def test_stratum_fractions_are_an_offset_in_the_fit():
     # with that offset (oracle: IRLS), on the table of a sample
     d = _table(3).with_columns(pl.col("a").cast(pl.String))
     fr = _stratified_fractions()
-    r = sdckit.loglinear_risk(d, KEYS, sampling_fraction=fr, model="independence", tol=1e-10)
+    r = sdckit.loglinear_risk(d, KEYS, sampling_fraction=fr, model="independence", fit={"tol": 1e-10})
     shape = r.levels
     codes = np.column_stack([d[k].rank("dense").cast(pl.Int64).to_numpy() - 1 for k in KEYS])
     f = np.bincount(ll.cell_index(codes, shape), minlength=math.prod(shape)).astype(float)
@@ -368,13 +372,13 @@ def test_matching_design_weights_are_accepted():
         (dict(sampling_fraction={"a": 0.1}), "expected a dict category -> fraction"),
         (dict(sampling_fraction=-0.1), "sampling_fraction"),
         (dict(sampling_fraction=float("nan")), "sampling_fraction"),
-        (dict(sampling_fraction=0.1, search="backward"), "search: got 'backward'"),
-        (dict(sampling_fraction=0.1, z_target=float("nan")), "z_target"),
-        (dict(sampling_fraction=0.1, candidates=0), "candidates"),
-        (dict(sampling_fraction=0.1, term_test="strict"), "term_test"),
-        (dict(sampling_fraction=0.1, term_test=float("nan")), "term_test"),
-        (dict(sampling_fraction=0.1, stability=-1), "stability"),
-        (dict(sampling_fraction=0.1, stability=2, seed=-1), "seed"),
+        (dict(sampling_fraction=0.1, selection={"search": "backward"}), "search: got 'backward'"),
+        (dict(sampling_fraction=0.1, selection={"z_target": float("nan")}), "z_target"),
+        (dict(sampling_fraction=0.1, selection={"candidates": 0}), "candidates"),
+        (dict(sampling_fraction=0.1, selection={"term_test": "strict"}), "term_test"),
+        (dict(sampling_fraction=0.1, selection={"term_test": float("nan")}), "term_test"),
+        (dict(sampling_fraction=0.1, selection={"stability": -1}), "stability"),
+        (dict(sampling_fraction=0.1, selection={"stability": 2, "seed": -1}), "seed"),
     ],
 )
 def test_bad_fractions_and_search_parameters(kwargs, fragment):
@@ -406,7 +410,7 @@ def test_model_that_cannot_be_fitted_names_its_term():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with pytest.raises(SdcError, match=r"model: the Poisson GLM .* a:b \(1 empty margin cells\)"):
-            sdckit.loglinear_risk(d, ["a", "b", "c"], sampling_fraction=0.1, model="a:b + c", max_iter=1)
+            sdckit.loglinear_risk(d, ["a", "b", "c"], sampling_fraction=0.1, model="a:b + c", fit={"max_iter": 1})
     big = pl.DataFrame({"x": np.arange(6000) % 80, "y": np.arange(6000) // 75, "z": np.arange(6000) % 3})
     with pytest.raises(SdcError, match=r"term x:y alone has 6,241"):
         sdckit.loglinear_risk(big, ["x", "y", "z"], sampling_fraction=0.1, model="x:y + z")

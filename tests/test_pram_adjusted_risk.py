@@ -206,7 +206,7 @@ def _random_diagonal(data: pl.DataFrame, keys: list, draw) -> dict:
 def test_adjusted_risk_is_within_zero_and_the_naive_risk(t, method, data):
     d, keys, alpha = t
     pram = _random_diagonal(d, keys, data.draw)
-    kw = dict(weight="w", household="hh", alpha=alpha, method=method, allow_degenerate_keys=True)
+    kw = dict(weight="w", household="hh", estimation={"alpha": alpha, "method": method}, allow_degenerate_keys=True)
     naive = sdckit.individual_risk(d, keys, **kw)
     res = sdckit.individual_risk(d, keys, pram=pram, **kw)
     assert np.all((res.risk >= 0) & (res.risk <= naive.risk))
@@ -220,7 +220,7 @@ def test_adjusted_risk_is_within_zero_and_the_naive_risk(t, method, data):
 def test_no_adjustment_gives_exactly_the_naive_result(t, empty):
     """pram={} and a diagonal of ones change nothing (bit for bit)."""
     d, keys, alpha = t
-    kw = dict(weight="w", household="hh", alpha=alpha, allow_degenerate_keys=True)
+    kw = dict(weight="w", household="hh", estimation={"alpha": alpha}, allow_degenerate_keys=True)
     naive = sdckit.individual_risk(d, keys, **kw)
     pram = {} if empty else dict.fromkeys(keys, 1.0)
     res = sdckit.individual_risk(d, keys, pram=pram, **kw)
@@ -238,7 +238,7 @@ def test_row_order_and_relabelling_do_not_matter(t, data):
     diagonal alike changes nothing."""
     d, keys, alpha = t
     pram = _random_diagonal(d, keys, data.draw)
-    kw = dict(weight="w", alpha=alpha, allow_degenerate_keys=True)
+    kw = dict(weight="w", estimation={"alpha": alpha}, allow_degenerate_keys=True)
     res = sdckit.individual_risk(d, keys, pram=pram, **kw)
     perm = np.array(data.draw(st.permutations(range(d.height))), dtype=np.int64)
     shuffled = sdckit.individual_risk(d[perm], keys, pram=pram, **kw)

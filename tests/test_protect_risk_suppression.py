@@ -372,7 +372,7 @@ def test_properties(m, data, threshold, alpha, weighted, strategy):
         kept = out[k].is_not_null().to_numpy()
         assert out[k].filter(kept).equals(df[k].filter(kept))  # a cell is kept or made missing
         assert df[k].is_null().to_numpy()[~kept].sum() + res.n_changed[k] == (~kept).sum()
-    kw = dict(weight=weight, alpha=alpha, allow_degenerate_keys=True)
+    kw = dict(weight=weight, estimation={"alpha": alpha}, allow_degenerate_keys=True)
     before = sdckit.individual_risk(df, keys, **kw)
     after = sdckit.individual_risk(out, keys, **kw)
     unresolved = np.zeros(df.height, dtype=bool)

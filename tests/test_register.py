@@ -307,10 +307,7 @@ def test_d6_through_register_risk():
     register = _records(dict(zip(cells, [2, 9, 1, 5])))
     sample = _records(dict.fromkeys(cells, 1), w=lam)
     for method, iterations in (("newton", 5), ("fisher", 6)):
-        r = sdckit.register_risk(
-            register, sample, ["z", "u"], sample_weight="w", approach="A", model="saturated",
-            membership_model="z", method=method,
-        )  # fmt: skip
+        r = sdckit.register_risk(register, sample, ["z", "u"], sample_weight="w", approach="A", model="saturated", membership_model="z", fit={"method": method})  # fmt: skip
         assert r.membership_fit["iterations"] == iterations and r.membership_fit["converged"]
         assert list(r.xi) == ["(intercept)", "z[2]"]
         np.testing.assert_allclose(list(r.xi.values()), [-LOG4, LOG4], atol=1e-9)
@@ -506,9 +503,9 @@ def files():
         ({"sampling_fraction": 1.5}, "sampling_fraction: got 1.5"),
         ({"sampling_fraction": 0}, "sampling_fraction: got 0"),
         ({"sampling_fraction": 0.3, "approach": "C"}, "approach: got 'C'"),
-        ({"sampling_fraction": 0.3, "method": "bfgs"}, "method: got 'bfgs'"),
-        ({"sampling_fraction": 0.3, "tol": 0}, "tol: got 0"),
-        ({"sampling_fraction": 0.3, "max_iter": 0}, "max_iter: got 0"),
+        ({"sampling_fraction": 0.3, "fit": {"method": "bfgs"}}, "fit.method: got 'bfgs'"),
+        ({"sampling_fraction": 0.3, "fit": {"tol": 0}}, "fit.tol: got 0"),
+        ({"sampling_fraction": 0.3, "fit": {"max_iter": 0}}, "fit.max_iter: got 0"),
         ({"sample_weight": "nope"}, "sample_weight: column"),
         ({"sampling_fraction": 0.3, "model": "a*zz"}, "model: "),
         ({"sampling_fraction": 0.3, "membership_model": "a*zz"}, "membership_model: "),
@@ -707,7 +704,7 @@ def test_non_convergence_names_the_approach_and_the_model(files):
     for approach in ("A", "B"):
         with pytest.raises(sdckit.SdcError, match=f"membership_model: approach {approach}: .* a \\+ b \\+ c did not converge in 1 iter"):  # fmt: skip
             sdckit.register_risk(
-                register, sample, ["a", "b", "c"], sampling_fraction=0.3, approach=approach, max_iter=1
+                register, sample, ["a", "b", "c"], sampling_fraction=0.3, approach=approach, fit={"max_iter": 1}
             )
 
 

@@ -5,6 +5,7 @@ derived from the declarations."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib.util
 import inspect
 import json
@@ -66,9 +67,17 @@ def test_the_hand_kept_lists_are_derived():
 @pytest.mark.parametrize("decl", ALL, ids=[d.name for d in ALL])
 def test_declaration_matches_the_signature(decl):
     sig = inspect.signature(decl.func).parameters
-    assert set(decl.names) | set(decl.inputs) | set(decl.common) == set(sig) - {"args", "kwargs"}
+    top = {p.name for p in decl.params if not p.group} | set(decl.groups)  # a record's fields: in its record
+    assert top | set(decl.inputs) | set(decl.common) == set(sig) - {"args", "kwargs"}
     assert list(sig)[: len(decl.inputs)] == list(decl.inputs)
+    for group in decl.groups:
+        assert sig[group].default is None, f"{decl.name}: {group}= defaults to None (the record's defaults)"
     for p in decl.params:
+        if p.group:
+            field = {f.name: f for f in dataclasses.fields(decl.groups[p.group])}[p.name]
+            assert p.default is field.default or p.default == field.default, p.qualified
+            assert p.help and "\n" not in p.help, f"{decl.name}.{p.qualified} has no one-line help"
+            continue
         expected = REQUIRED if sig[p.name].default is inspect.Parameter.empty else sig[p.name].default
         assert p.default is expected or p.default == expected, p.name
         assert p.help and "\n" not in p.help, f"{decl.name}.{p.name} has no one-line help"

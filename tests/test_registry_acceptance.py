@@ -50,6 +50,15 @@ def _explicit_defaults(decl) -> dict:
     return {p.name: p.default for p in decl.params if not p.role and p.default not in (None, REQUIRED)}
 
 
+def _with_defaults(decl, call: dict) -> dict:
+    """``call`` with every explicit default added (a record's fields in its record, beside the
+    fields ``call`` gives it)."""
+    out = decl.grouped(_explicit_defaults(decl))
+    for name, value in call.items():
+        out[name] = {**out.get(name, {}), **value} if name in decl.groups else value
+    return out
+
+
 def _scenario(decl, example) -> sdckit.Scenario:
     numeric = list(example["variables"]) if decl.roles.get("variables") == "numeric_keys" else None
     return sdckit.Scenario(**ROLES, numeric_keys=numeric)
@@ -120,6 +129,6 @@ def test_measure_call_from_the_registry(decl, testdata):
     assert missing == [], f"{decl.name}: no role or example for {missing}"
     inputs = _inputs(decl, testdata)
     implicit = decl.func(*inputs, **call)
-    explicit = decl.func(*inputs, **{**_explicit_defaults(decl), **call})
+    explicit = decl.func(*inputs, **_with_defaults(decl, call))
     assert type(implicit).__name__.endswith("Result")
     assert repr(explicit) == repr(implicit)  # the declared defaults are the function's

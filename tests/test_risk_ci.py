@@ -103,7 +103,9 @@ def test_coverage_of_the_expected_reidentifications(fewer_draws):
         s = rng.random(cells.size) < 0.1
         c = codes[s]
         df = pl.DataFrame({"a": c[:, 0], "b": c[:, 1], "c": c[:, 2], "w": np.full(len(c), 10.0)})
-        res = sdckit.individual_risk(df, ["a", "b", "c"], weight="w", method="exact", ci=True)
+        res = sdckit.individual_risk(
+            df, ["a", "b", "c"], weight="w", estimation={"method": "exact"}, intervals={"ci": True}
+        )
         lo, hi = res.ci["expected_reidentifications"]
         truth = float(np.sum(1.0 / F[cells[s]]))
         hits += lo <= truth <= hi
@@ -131,7 +133,7 @@ def test_coverage_of_tau1_and_tau2(fewer_draws):
         df = pl.DataFrame({k: codes[s][:, j] for j, k in enumerate(keys)})
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            res = sdckit.loglinear_risk(df, keys, sampling_fraction=0.1, model="main", ci=True)
+            res = sdckit.loglinear_risk(df, keys, sampling_fraction=0.1, model="main", intervals={"ci": True})
         f = np.bincount(cells[s], minlength=K)
         su = f == 1
         tau1, tau2 = int(np.sum(su & (F == 1))), float(np.sum(1.0 / F[su]))
@@ -145,7 +147,7 @@ def test_coverage_of_tau1_and_tau2(fewer_draws):
 # the results
 # ----------------------------------------------------------------------------------------------
 def test_individual_risk_interval_in_summary_and_dict(testdata):
-    res = sdckit.individual_risk(testdata, KEYS, weight=W, ci=True, confidence=0.9)
+    res = sdckit.individual_risk(testdata, KEYS, weight=W, intervals={"ci": True, "confidence": 0.9})
     lo, hi = res.ci["expected_reidentifications"]
     assert lo < hi and res.ci["confidence"] == 0.9 and res.ci["draws"] == rci.DRAWS
     d = res.to_dict()
@@ -153,9 +155,9 @@ def test_individual_risk_interval_in_summary_and_dict(testdata):
     assert d["ci"]["global_risk"] == [lo / res.n, hi / res.n]
     text = str(res.summary())
     assert "expected re-identifications, 90 % interval" in text and "global risk, 90 % interval" in text
-    again = sdckit.individual_risk(testdata, KEYS, weight=W, ci=True, confidence=0.9)
+    again = sdckit.individual_risk(testdata, KEYS, weight=W, intervals={"ci": True, "confidence": 0.9})
     assert again.ci == res.ci  # a fixed seed: the same interval
-    wider = sdckit.individual_risk(testdata, KEYS, weight=W, ci=True, confidence=0.99)
+    wider = sdckit.individual_risk(testdata, KEYS, weight=W, intervals={"ci": True, "confidence": 0.99})
     assert wider.ci["expected_reidentifications"][0] <= lo and wider.ci["expected_reidentifications"][1] >= hi
     plain = sdckit.individual_risk(testdata, KEYS, weight=W)
     assert plain.ci is None and "ci" not in plain.to_dict()
@@ -164,13 +166,13 @@ def test_individual_risk_interval_in_summary_and_dict(testdata):
 
 def test_individual_risk_interval_does_not_depend_on_row_order(testdata):
     perm = np.random.default_rng(2).permutation(testdata.height)
-    a = sdckit.individual_risk(testdata, KEYS, weight=W, ci=True)
-    b = sdckit.individual_risk(testdata[perm], KEYS, weight=W, ci=True)
+    a = sdckit.individual_risk(testdata, KEYS, weight=W, intervals={"ci": True})
+    b = sdckit.individual_risk(testdata[perm], KEYS, weight=W, intervals={"ci": True})
     assert a.ci["expected_reidentifications"] == pytest.approx(b.ci["expected_reidentifications"], rel=1e-12)
 
 
 def test_census_interval_is_the_estimate(testdata):
-    res = sdckit.individual_risk(testdata, KEYS, ci=True)
+    res = sdckit.individual_risk(testdata, KEYS, intervals={"ci": True})
     lo, hi = res.ci["expected_reidentifications"]
     assert lo == pytest.approx(res.expected_reidentifications, rel=1e-12) and hi == pytest.approx(lo, rel=1e-12)
 
@@ -178,8 +180,8 @@ def test_census_interval_is_the_estimate(testdata):
 def test_pram_adjusted_interval_is_scaled(testdata):
     """With every category kept with probability 0.5 on one key, each 1/F_k is halved, and so
     is the interval."""
-    keep = sdckit.individual_risk(testdata, KEYS, weight=W, ci=True, pram={"walls": 0.5})
-    plain = sdckit.individual_risk(testdata, KEYS, weight=W, ci=True)
+    keep = sdckit.individual_risk(testdata, KEYS, weight=W, pram={"walls": 0.5}, intervals={"ci": True})
+    plain = sdckit.individual_risk(testdata, KEYS, weight=W, intervals={"ci": True})
     np.testing.assert_allclose(
         keep.ci["expected_reidentifications"], np.array(plain.ci["expected_reidentifications"]) / 2, rtol=1e-12
     )
@@ -188,7 +190,7 @@ def test_pram_adjusted_interval_is_scaled(testdata):
 def test_loglinear_interval_in_summary_and_dict(testdata):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = sdckit.loglinear_risk(testdata, KEYS[:5], weight=W, model="main", ci=True)
+        res = sdckit.loglinear_risk(testdata, KEYS[:5], weight=W, model="main", intervals={"ci": True})
     lo1, hi1 = res.ci["tau1"]
     lo2, hi2 = res.ci["tau2"]
     assert lo1 <= hi1 and lo2 < res.tau2 < hi2
@@ -210,14 +212,16 @@ def test_loglinear_interval_in_summary_and_dict(testdata):
 )
 def test_bad_ci_parameters(testdata, kwargs, message):
     with pytest.raises(sdckit.SdcError, match=message):
-        sdckit.individual_risk(testdata, KEYS, weight=W, **kwargs)
+        sdckit.individual_risk(testdata, KEYS, weight=W, intervals=kwargs)
     with pytest.raises(sdckit.SdcError, match=message):
-        sdckit.loglinear_risk(testdata, KEYS[:4], weight=W, model="main", **kwargs)
+        sdckit.loglinear_risk(testdata, KEYS[:4], weight=W, model="main", intervals=kwargs)
 
 
 def test_ci_with_sdcmicro_compatibility_is_refused(testdata):
     with pytest.raises(sdckit.SdcError, match="ci: sdcMicro's modRisk has no intervals"):
-        sdckit.loglinear_risk(testdata, KEYS[:4], weight=W, model="main", compat="sdcMicro", ci=True)
+        sdckit.loglinear_risk(
+            testdata, KEYS[:4], weight=W, model="main", fit={"compat": "sdcMicro"}, intervals={"ci": True}
+        )
 
 
 def test_the_assessment_shows_the_interval_of_the_global_risk():
@@ -229,7 +233,7 @@ def test_the_assessment_shows_the_interval_of_the_global_risk():
     keys = list(EXAMPLE_KEYS)
     sc = sdckit.Scenario(keys=keys, weight="weight", household="household")
     res = sdckit.assess(ex, sc, progress=False)
-    direct = sdckit.individual_risk(ex, keys, weight="weight", household="household", ci=True)
+    direct = sdckit.individual_risk(ex, keys, weight="weight", household="household", intervals={"ci": True})
     ci = res.original.categorical_risk["ci"]
     assert ci["global_risk"] == pytest.approx(direct.ci["global_risk"])
     lo, hi = ci["global_risk"]
@@ -251,5 +255,5 @@ def test_the_assessment_leaves_the_interval_out_above_its_pattern_limit(monkeypa
     sc = sdckit.Scenario(keys=list(EXAMPLE_KEYS), weight="weight")
     res = sdckit.assess(ex, sc, progress=False)
     ci = res.original.categorical_risk["ci"]
-    assert ci["skipped"].endswith("(more than 10); run sdckit.individual_risk(ci=True)")
+    assert ci["skipped"].endswith("(more than 10); run sdckit.individual_risk(intervals={'ci': True})")
     assert "left out: " in res.to_html() and "left out (see the report)" in str(res.summary())

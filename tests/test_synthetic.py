@@ -46,7 +46,7 @@ def _pair():
 
 def test_synthetic_risk_distribution_hand_example():
     ori, syn = _pair()
-    r = sdckit.synthetic_risk(ori, syn, keys=["a"], seed=1, top=2)
+    r = sdckit.synthetic_risk(ori, syn, keys=["a"], seed=1, similarity={"top": 2})
     # a: original (w 0, x 2, y 1, z 1)/4, synthetic (w 1, x 1, y 1, z 1)/4 -> the example above
     assert r.distribution["tv"] == pytest.approx(0.25)
     assert r.distribution["hellinger"] == pytest.approx(0.3826834, abs=1e-7)
@@ -59,11 +59,11 @@ def test_synthetic_risk_distribution_hand_example():
 
 def test_combinations_up_to_order():
     ori, syn = _pair()
-    r = sdckit.synthetic_risk(ori, syn, keys=["a", "b"], order=1, seed=1)
+    r = sdckit.synthetic_risk(ori, syn, keys=["a", "b"], seed=1, similarity={"order": 1})
     assert [c["variables"] for c in r.by_combination] == [["a"], ["b"]]
     # b: original (u 3, v 1)/4, synthetic (u 3, v 1)/4: no distance
     assert r.by_combination[1]["tv"] == 0 and r.by_combination[1]["kl"] == 0
-    both = sdckit.synthetic_risk(ori, syn, keys=["a", "b"], order=2, seed=1)
+    both = sdckit.synthetic_risk(ori, syn, keys=["a", "b"], seed=1, similarity={"order": 2})
     assert [c["variables"] for c in both.by_combination] == [["a"], ["b"], ["a", "b"]]
     # the joint table: original xu xv yu zu, synthetic xu yu zu wv: TV = (1/4 + 1/4) / 2 + ... = 0.25
     assert both.by_combination[2]["tv"] == pytest.approx(both.distribution["tv"]) == pytest.approx(0.25)
@@ -225,8 +225,7 @@ def test_independent_sample_is_not_flagged(files):
 
 def test_planted_leak_is_found(files):
     ori, ctrl, _, leak = files
-    r = sdckit.synthetic_risk(ori, leak, ctrl, keys=KEYS, variables=NUM, sensitive="secret", seed=3,
-                              n_attacks=2000)  # fmt: skip
+    r = sdckit.synthetic_risk(ori, leak, ctrl, keys=KEYS, variables=NUM, sensitive="secret", seed=3, attacks={"n_attacks": 2000})  # fmt: skip
     assert r.closeness["n_exact_copies"] == 20
     assert r.closeness["leak"] is True and r.closeness["excess_copies_ci"][0] > 0
     assert r.leak_decision["tests"]["exact_copies"]["rejected"] is True
@@ -239,14 +238,14 @@ def test_planted_leak_is_found(files):
 # ----------------------------------------------------------------------------------------------
 def test_records_and_aggregates():
     ori, syn = _pair()
-    r = sdckit.synthetic_risk(ori, syn, keys=["a", "b"], variables=["n"], records=True, seed=1)
+    r = sdckit.synthetic_risk(ori, syn, keys=["a", "b"], variables=["n"], seed=1, similarity={"records": True})
     frame = r.to_frame()
     assert frame.columns == ["dcr", "exact_copy"] and frame.height == 4
     # synthetic (x, u, 1.0) equals original record 1; (y, u, 2.5) is 0.5/8 from (y, u, 3)
     assert frame["exact_copy"].to_list() == [True, False, False, False]
     assert frame["dcr"][0] == 0 and frame["dcr"][1] == pytest.approx(0.5 / 8, abs=1e-6)
     json.dumps(r.to_dict())
-    with pytest.raises(sdckit.SdcError, match="records=True"):
+    with pytest.raises(sdckit.SdcError, match=r'similarity=\{"records": True\}'):
         sdckit.synthetic_risk(ori, syn, keys=["a"], seed=1).to_frame()
 
 
@@ -257,9 +256,9 @@ def test_bad_input():
     with pytest.raises(sdckit.SdcError, match="variables: column a of the original file"):
         sdckit.synthetic_risk(ori, syn, keys=["b"], variables=["a"])
     with pytest.raises(sdckit.SdcError, match="split"):
-        sdckit.synthetic_risk(ori, syn, keys=["a", "b"], split=[["a"], ["zz"]])
+        sdckit.synthetic_risk(ori, syn, keys=["a", "b"], attacks={"split": [["a"], ["zz"]]})
     with pytest.raises(sdckit.SdcError, match="n_attacks"):
-        sdckit.synthetic_risk(ori, syn, keys=["a"], n_attacks=0)
+        sdckit.synthetic_risk(ori, syn, keys=["a"], attacks={"n_attacks": 0})
 
 
 def test_seed_gives_the_same_result_and_inputs_are_untouched():
@@ -283,8 +282,7 @@ def test_attacks_within_anonymeters_intervals():
     syn = pl.read_csv(shared_file("anonymeter-adults", "adults_syn_ctgan.csv"))
     perm = np.random.default_rng(0).permutation(ctl.height)
     ori, con = ctl[perm[: ctl.height // 2]], ctl[perm[ctl.height // 2 :]]
-    r = sdckit.synthetic_risk(ori, syn, con, keys=ref["keys"], variables=ref["variables"], sensitive="income",
-                              split=ref["split"], n_attacks=500, n_cols=3, seed=0, closeness_sample=200, order=1)  # fmt: skip
+    r = sdckit.synthetic_risk(ori, syn, con, keys=ref["keys"], variables=ref["variables"], sensitive="income", seed=0, attacks={"split": ref["split"], "n_attacks": 500, "n_cols": 3}, similarity={"closeness_sample": 200, "order": 1})  # fmt: skip
     for name in ("singling_out", "linkability", "inference:income"):
         theirs, ours = ref[name], r.attacks[name]
         for mine, count in (("attack", "n_success"), ("control", "n_control")):
@@ -317,11 +315,7 @@ def test_command_line(tmp_path, capsys):
     assert payload["synthetic_risk"]["split"] == [["sex", "race"], ["marital", "age"]]
     # the same call in Python gives the same numbers
     with pytest.warns(sdckit.SdcWarning, match="control"):
-        direct = sdckit.synthetic_risk(
-            pl.read_csv(ori), pl.read_csv(syn), pl.read_csv(ori), keys=["sex", "race", "marital"],
-            variables=["age", "hr_per_week"], sensitive="income", split=[["sex", "race"], ["marital", "age"]],
-            seed=1, records=True,
-        )  # fmt: skip
+        direct = sdckit.synthetic_risk(pl.read_csv(ori), pl.read_csv(syn), pl.read_csv(ori), keys=["sex", "race", "marital"], variables=["age", "hr_per_week"], sensitive="income", seed=1, attacks={"split": [["sex", "race"], ["marital", "age"]]}, similarity={"records": True})  # fmt: skip
     assert payload["synthetic_risk"]["attacks"] == json.loads(json.dumps(direct.to_dict()["attacks"]))
     assert pl.read_csv(rec).height == 100
     rec2 = tmp_path / "dcr_id.csv"
@@ -340,13 +334,9 @@ def test_distances_ignore_row_order_and_labels(seed):
     rng = np.random.default_rng(seed)
     ori = pl.DataFrame({"a": rng.choice(["x", "y", "z"], 30), "b": rng.choice(["u", "v"], 30)})
     syn = pl.DataFrame({"a": rng.choice(["x", "y", "z"], 25), "b": rng.choice(["u", "v"], 25)})
-    base = sdckit.synthetic_risk(ori, syn, keys=["a", "b"], n_attacks=5, seed=1)
+    base = sdckit.synthetic_risk(ori, syn, keys=["a", "b"], seed=1, attacks={"n_attacks": 5})
     relabel = {"x": "q", "y": "a0", "z": "m"}
-    moved = sdckit.synthetic_risk(
-        ori[rng.permutation(30)].with_columns(pl.col("a").replace(relabel)),
-        syn[rng.permutation(25)].with_columns(pl.col("a").replace(relabel)),
-        keys=["a", "b"], n_attacks=5, seed=1,
-    )  # fmt: skip
+    moved = sdckit.synthetic_risk(ori[rng.permutation(30)].with_columns(pl.col("a").replace(relabel)), syn[rng.permutation(25)].with_columns(pl.col("a").replace(relabel)), keys=["a", "b"], seed=1, attacks={"n_attacks": 5})  # fmt: skip
     for key in ("kl", "tv", "hellinger", "cells"):
         assert moved.distribution[key] == pytest.approx(base.distribution[key], abs=1e-12)
     for c0, c1 in zip(base.by_combination, moved.by_combination):
@@ -380,8 +370,8 @@ def test_adult_planted_leak_and_independent_sample(adult_thirds):
     k = syn.height // 100  # 1 % of the synthetic records replaced by copies of original records
     rows = rng.choice(syn.height, size=k, replace=False)
     leak = pl.concat([syn[np.setdiff1d(np.arange(syn.height), rows)], ori[rng.choice(ori.height, size=k)]])
-    call = {"keys": ADULT_KEYS, "variables": ADULT_NUM, "sensitive": "income", "seed": 2, "n_attacks": 2000,
-            "order": 1, "closeness_sample": 2000}  # fmt: skip
+    call = {"keys": ADULT_KEYS, "variables": ADULT_NUM, "sensitive": "income", "seed": 2,
+            "attacks": {"n_attacks": 2000}, "similarity": {"order": 1, "closeness_sample": 2000}}  # fmt: skip
     found = sdckit.synthetic_risk(ori, leak, ctrl, **call)
     assert found.closeness["n_exact_copies"] >= k - 5 and found.closeness["leak"] is True and found.leak is True
     clean = sdckit.synthetic_risk(ori, indep, ctrl, **call)
@@ -393,12 +383,12 @@ def test_scenario_and_id():
     ori, syn = _pair()
     syn = syn.with_columns(pl.Series("pid", [11, 12, 13, 14]))
     sc = sdckit.Scenario(keys=["a", "b"], numeric_keys=["n"])
-    r = sdckit.synthetic_risk(ori, syn, scenario=sc, records=True, seed=1, id="pid")
+    r = sdckit.synthetic_risk(ori, syn, scenario=sc, seed=1, id="pid", similarity={"records": True})
     assert r.keys == ("a", "b") and r.variables == ("n",)
     frame = r.to_frame()
     assert frame.columns == ["pid", "dcr", "exact_copy"] and frame["pid"].to_list() == [11, 12, 13, 14]
     with pytest.raises(sdckit.MissingColumnError):
-        sdckit.synthetic_risk(ori, syn, scenario=sc, records=True, seed=1, id="nope")
+        sdckit.synthetic_risk(ori, syn, scenario=sc, seed=1, id="nope", similarity={"records": True})
 
 
 def test_linkability_and_inference_by_hand():
@@ -406,13 +396,15 @@ def test_linkability_and_inference_by_hand():
     syn = pl.DataFrame({"a": ["x", "y", "z", "y"], "b": ["u", "w", "v", "v"], "s": ["1", "0", "0", "1"]})
     # inference of s from (a, b): target (x, u) -> synthetic record 0 (distance 0), guess 1 = its
     # secret; target (y, v) -> record 3 (distance 0), guess 1, secret 0: 1 success in 2 attacks
-    r = sdckit.synthetic_risk(ori, syn, keys=["a", "b"], sensitive="s", split=[["a"], ["b"]], seed=1, n_attacks=10)
+    r = sdckit.synthetic_risk(
+        ori, syn, keys=["a", "b"], sensitive="s", seed=1, attacks={"split": [["a"], ["b"]], "n_attacks": 10}
+    )
     inf = r.attacks["inference:s"]
     assert (inf["n_attacks"], inf["n_success"]) == (2, 1)
     # linkability with the first three synthetic records, split [a] | [b]: target (x, u) has
     # record 0 nearest on a and on b: linked; target (y, v) has record 1 nearest on a and record 2
     # on b: not linked -> 1 success in 2, the Wilson rate of 1 in 2
-    r2 = sdckit.synthetic_risk(ori, syn[:3], keys=["a", "b"], sensitive="s", split=[["a"], ["b"]], seed=1)
+    r2 = sdckit.synthetic_risk(ori, syn[:3], keys=["a", "b"], sensitive="s", seed=1, attacks={"split": [["a"], ["b"]]})
     assert r2.attacks["linkability"]["n_success"] == 1
     assert r2.attacks["linkability"]["attack_rate"] == pytest.approx(K.wilson(2, 1, 0.95)[0])
 
@@ -431,5 +423,5 @@ def test_control_size_correction():
     # and synthetic_risk runs with a control file of another size
     rng2 = np.random.default_rng(10)
     ori, ctrl2, syn = _population(600, rng2), _population(1200, rng2), _population(900, rng2)
-    r = sdckit.synthetic_risk(ori, syn, ctrl2, keys=KEYS, variables=NUM, seed=1, n_attacks=200)
+    r = sdckit.synthetic_risk(ori, syn, ctrl2, keys=KEYS, variables=NUM, seed=1, attacks={"n_attacks": 200})
     assert r.n_control == 1200 and 0 <= r.attacks["singling_out"]["risk"] <= 1

@@ -19,7 +19,8 @@ import sdckit
 from sdckit._core import synthetic as K
 from test_synthetic import KEYS, NUM, _population
 
-CALL = {"keys": KEYS, "variables": NUM, "sensitive": "secret", "n_attacks": 50, "order": 1, "closeness_sample": 100}
+CALL = {"keys": KEYS, "variables": NUM, "sensitive": "secret", "attacks": {"n_attacks": 50},
+        "similarity": {"order": 1, "closeness_sample": 100}}  # fmt: skip
 
 
 # ----------------------------------------------------------------------------------------------
@@ -175,9 +176,9 @@ def test_no_control_is_not_decidable(three):
 
 def test_significance_is_checked_and_used(three):
     ori, syn, ctl = three
-    with pytest.raises(sdckit.SdcError, match="^significance: "):
-        sdckit.synthetic_risk(ori, syn, ctl, **CALL, significance=1.5)
-    res = sdckit.synthetic_risk(ori, syn, ctl, **CALL, seed=1, significance=0.2)
+    with pytest.raises(sdckit.SdcError, match="^decision.significance: "):
+        sdckit.synthetic_risk(ori, syn, ctl, **CALL, decision={"significance": 1.5})
+    res = sdckit.synthetic_risk(ori, syn, ctl, **CALL, seed=1, decision={"significance": 0.2})
     assert res.leak_decision["significance"] == 0.2
     # the same p-values: the level changes the decision only
     base = sdckit.synthetic_risk(ori, syn, ctl, **CALL, seed=1)

@@ -87,7 +87,7 @@ def test_free1_dutility_and_il_correl(free1):
     x, xm = free1
     out = CASES["free1_onedims"]["outputs"]
     # the original file holds integers: sdckit needs the scale declared (spec K.20)
-    r = sdckit.information_loss(x, xm, x.columns, scales="continuous", robust=False)
+    r = sdckit.information_loss(x, xm, x.columns, scales="continuous", measures={"robust": False})
     assert r.il1s == pytest.approx(out["dUtility_IL1s"], rel=RTOL)
     assert r.il1 == pytest.approx(out["dUtility_IL1"], rel=RTOL)
     assert r.eigen == pytest.approx(out["dUtility_eigen"], rel=RTOL)
@@ -122,14 +122,13 @@ def test_il_variables_reference(ilv):
         xm,
         ["v1", "v2", "v3", "v4"],
         scales={"v1": "nominal", "v4": ["A", "B", "C"]},
-        suppressed="sdcmicro",
-        continuous_distance="arctan",
+        distance={"suppressed": "sdcmicro", "continuous_distance": "arctan"},
     )
     assert r.lambda_ == pytest.approx(out["IL_variables"], rel=RTOL)
     for v, expected in out["indiv_distances"].items():
         assert r.lambda_j[v] == pytest.approx(expected, rel=RTOL, abs=1e-15), v
     # the text and float columns need no declaration except the ordinal's order
-    r2 = sdckit.information_loss(x, xm, ["v1", "v2", "v3"], continuous_distance="arctan")
+    r2 = sdckit.information_loss(x, xm, ["v1", "v2", "v3"], distance={"continuous_distance": "arctan"})
     assert r2.scales == {"v1": "nominal", "v2": "continuous", "v3": "continuous"}
     assert r2.lambda_j["v2"] == pytest.approx(out["indiv_distances"]["v2"], rel=RTOL)
 
@@ -156,9 +155,9 @@ def test_il_variables_scale_is_declared_not_read_from_dtype(ilv):
     assert sdckit.information_loss(xi, xmi, "k", scales={"k": "ordinal"}).lambda_j["k"] == pytest.approx(
         (1 / 3) / 4
     )  # ranks 1..4 of the values 1..4: record 3 moves 1 rank of R - 1 = 3
-    assert sdckit.information_loss(xi, xmi, "k", scales={"k": "continuous"}, continuous_distance="arctan").lambda_j[
-        "k"
-    ] == pytest.approx((2 / math.pi) * math.atan(1) / 4)
+    assert sdckit.information_loss(
+        xi, xmi, "k", scales={"k": "continuous"}, distance={"continuous_distance": "arctan"}
+    ).lambda_j["k"] == pytest.approx((2 / math.pi) * math.atan(1) / 4)
     # the unit-free default divides by S = sd(1, 2, 3, 4) = sqrt((2.25 + 0.25 + 0.25 + 2.25) / 3) = sqrt(5/3)
     assert sdckit.information_loss(xi, xmi, "k", scales={"k": "continuous"}).lambda_j["k"] == pytest.approx(
         (2 / math.pi) * math.atan(1 / math.sqrt(5 / 3)) / 4
@@ -202,7 +201,7 @@ G2_EXPECTED = {  # spec G.2 example [V-py]: (MSE, MAE, MV)
 @pytest.mark.parametrize("pair", sorted(G2_EXPECTED))
 def test_g2_discrepancy_table(pair):
     o, p = g_frames()
-    d = sdckit.information_loss(o, p, G_VARS, robust=False).discrepancy[pair]
+    d = sdckit.information_loss(o, p, G_VARS, measures={"robust": False}).discrepancy[pair]
     mse, mae, mv = G2_EXPECTED[pair]
     assert d["mse"] == pytest.approx(mse, rel=5e-6)
     assert d["mae"] == pytest.approx(mae, rel=5e-6)
@@ -215,7 +214,7 @@ def test_g3_trottini_bound():
     0 -> (0.5 + 0 + 0.5 + 0) / 4 = 0.25."""
     o = pl.DataFrame({"x": [1.0, 0, 0, 2]})
     p = pl.DataFrame({"x": [3.0, 0, 1, 2]})
-    d = sdckit.information_loss(o, p, "x", bound=0.5).discrepancy["X"]
+    d = sdckit.information_loss(o, p, "x", measures={"bound": 0.5}).discrepancy["X"]
     assert d["mv"] == pytest.approx(0.5)
     assert d["mv_bounded"] == pytest.approx(0.25)
     assert d["mse"] == pytest.approx((4 + 0 + 1 + 0) / 4)
@@ -228,7 +227,12 @@ def test_g4_lambda_sdcmicro_convention():
     0.5712426 (D = 69), lambda 0.3570809; per-record inc distances quoted in the spec."""
     o, p = g4_frames()
     r = sdckit.information_loss(
-        o, p, ["sex", "edu", "inc"], scales=G4_SCALES, suppressed="sdcmicro", continuous_distance="arctan", records=True
+        o,
+        p,
+        ["sex", "edu", "inc"],
+        scales=G4_SCALES,
+        records=True,
+        distance={"suppressed": "sdcmicro", "continuous_distance": "arctan"},
     )
     assert r.lambda_j["sex"] == pytest.approx(0.25)
     assert r.lambda_j["edu"] == pytest.approx(0.25)
@@ -245,7 +249,7 @@ def test_g4_lambda_mlodak_convention():
     (mid, R = 3): d = max(1, 1) / 2 = 0.5."""
     o, p = g4_frames()
     r = sdckit.information_loss(
-        o, p, ["sex", "edu", "inc"], scales=G4_SCALES, continuous_distance="arctan", records=True
+        o, p, ["sex", "edu", "inc"], scales=G4_SCALES, records=True, distance={"continuous_distance": "arctan"}
     )
     assert r.distances[4, 2] == pytest.approx(0.94707, abs=5e-6)
     assert r.distances[3, 1] == 0.5
@@ -270,7 +274,9 @@ def test_g4_mlodak_ordinal_extremes():
     p = pl.DataFrame({"o": [None, None, None, None, None]}, schema={"o": pl.Int64})
     r = sdckit.information_loss(o, p, "o", scales={"o": [1, 2, 3, 4, 5]}, records=True)
     np.testing.assert_allclose(r.distances[:, 0], [0.75, 0.75, 0.5, 1.0, 0.0])
-    s = sdckit.information_loss(o, p, "o", scales={"o": [1, 2, 3, 4, 5]}, suppressed="sdcmicro", records=True)
+    s = sdckit.information_loss(
+        o, p, "o", scales={"o": [1, 2, 3, 4, 5]}, records=True, distance={"suppressed": "sdcmicro"}
+    )
     np.testing.assert_allclose(s.distances[:, 0], [1, 1, 1, 1, 0])
 
 
@@ -288,8 +294,8 @@ def test_g4_other_continuous_distances():
     (0.25 + 0 + 0.5 + 1) / 4; max_squared (1, 0, 4, 16) / 16."""
     o = pl.DataFrame({"x": [1.0, 2, 3, 4]})
     p = pl.DataFrame({"x": [2.0, 2, 5, 8]})
-    a = sdckit.information_loss(o, p, "x", continuous_distance="max_abs").lambda_j["x"]
-    b = sdckit.information_loss(o, p, "x", continuous_distance="max_squared").lambda_j["x"]
+    a = sdckit.information_loss(o, p, "x", distance={"continuous_distance": "max_abs"}).lambda_j["x"]
+    b = sdckit.information_loss(o, p, "x", distance={"continuous_distance": "max_squared"}).lambda_j["x"]
     assert a == pytest.approx((0.25 + 0 + 0.5 + 1) / 4)
     assert b == pytest.approx((1 / 16 + 0 + 4 / 16 + 1) / 4)
 
@@ -310,7 +316,7 @@ def test_g5_gamma_singular_warns():
     o = pl.DataFrame({"x": [1.0, 2, 3, 4, 5], "y": [2.0, 4, 6, 8, 10]})
     p = pl.DataFrame({"x": [1.0, 2, 3, 4, 6], "y": [2.0, 4, 7, 8, 10]})
     with pytest.warns(SdcWarning, match="singular"):
-        r = sdckit.information_loss(o, p, ["x", "y"], robust=False)
+        r = sdckit.information_loss(o, p, ["x", "y"], measures={"robust": False})
     assert r.gamma is None and any("singular" in n for n in r.notes)
     assert r.lambda_ > 0
 
@@ -335,7 +341,9 @@ def test_g5_gamma_kendall():
                 M[i, j] = M[j, i] = kendalltau(cols[i], cols[j]).statistic
         return np.diag(np.linalg.inv(M))
 
-    r = sdckit.information_loss(o, p, ["a", "b", "c"], scales={"c": "ordinal"}, gamma_method="kendall", robust=False)
+    r = sdckit.information_loss(
+        o, p, ["a", "b", "c"], scales={"c": "ordinal"}, measures={"gamma_method": "kendall", "robust": False}
+    )
     assert r.gamma == pytest.approx(K.gamma(diag(o), diag(p)), rel=1e-12)
 
 
@@ -370,9 +378,9 @@ def test_g7_ctbil_two_way_by_hand():
     p2 = pl.DataFrame({"u": list("baba"), "v": list("xyxy")})
     r = sdckit.information_loss(o, p2, ["u", "v"])
     assert r.ctbil["by_dim"] == {"1": 0, "2": 4} and r.ctbil["total"] == 4 and r.ctbil["n_cells"] == 8
-    r1 = sdckit.information_loss(o, p, ["u", "v"], ctbil_dim=1)
+    r1 = sdckit.information_loss(o, p, ["u", "v"], measures={"ctbil_dim": 1})
     assert r1.ctbil["total"] == 2 and r1.ctbil["max_dim"] == 1  # u: a 2 -> 1, b 2 -> 3
-    assert sdckit.information_loss(o, p, ["u", "v"], ctbil_dim=0).ctbil is None
+    assert sdckit.information_loss(o, p, ["u", "v"], measures={"ctbil_dim": 0}).ctbil is None
 
 
 def _h5_rs():
@@ -405,7 +413,7 @@ def test_g8_ebil():
     nested = {a: {b: Rs[i, j] for j, b in enumerate("abc")} for i, a in enumerate("abc")}
     for spec in (labelled, nested, (Rs, ["a", "b", "c"])):
         assert sdckit.information_loss(o, o, "v", pram={"v": spec}).ebil["v"] == pytest.approx(54.696084, rel=1e-7)
-    bits = sdckit.information_loss(o, o, "v", pram={"v": Rs}, ebil_base=2).ebil["v"]
+    bits = sdckit.information_loss(o, o, "v", pram={"v": Rs}, measures={"ebil_base": 2}).ebil["v"]
     assert bits == pytest.approx(54.696084 / math.log(2), rel=1e-7)
 
 
@@ -473,13 +481,13 @@ def test_g9_anova_main_effects_against_least_squares():
 
 def test_anova_options():
     o, p = g4_frames()
-    r = sdckit.information_loss(o, p, ["sex", "edu", "inc"], scales=G4_SCALES, anova={"inc": ["sex"]})
+    r = sdckit.information_loss(o, p, ["sex", "edu", "inc"], scales=G4_SCALES, measures={"anova": {"inc": ["sex"]}})
     assert list(r.anova) == ["inc"] and r.anova["inc"]["factors"] == ["sex"]
-    assert sdckit.information_loss(o, p, ["sex", "edu", "inc"], scales=G4_SCALES, anova=None).anova == {}
+    assert sdckit.information_loss(o, p, ["sex", "edu", "inc"], scales=G4_SCALES, measures={"anova": None}).anova == {}
     with pytest.raises(SdcError, match="anova"):
-        sdckit.information_loss(o, p, ["sex", "edu", "inc"], scales=G4_SCALES, anova={"sex": ["edu"]})
+        sdckit.information_loss(o, p, ["sex", "edu", "inc"], scales=G4_SCALES, measures={"anova": {"sex": ["edu"]}})
     with pytest.raises(SdcError, match="anova: factor"):
-        sdckit.information_loss(o, p, ["sex", "edu", "inc"], scales=G4_SCALES, anova={"inc": ["inc"]})
+        sdckit.information_loss(o, p, ["sex", "edu", "inc"], scales=G4_SCALES, measures={"anova": {"inc": ["inc"]}})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -557,12 +565,22 @@ BAD = [
         ["scales", "age", "not among the variables"],
     ),
     ("scales-type", dict(original=_o(), protected=_p(), scales=3), SdcError, ["scales", "int"]),
-    ("suppressed", dict(original=_o(), protected=_p(), suppressed="max"), SdcError, ["suppressed", "'max'", "mlodak"]),
-    ("bound", dict(original=_o(), protected=_p(), bound=0), SdcError, ["bound"]),
-    ("ctbil-dim", dict(original=_o(), protected=_p(), ctbil_dim=1.5), SdcError, ["ctbil_dim", "integer"]),
-    ("distance", dict(original=_o(), protected=_p(), continuous_distance="l2"), SdcError, ["continuous_distance"]),
-    ("zero-sd", dict(original=_o(), protected=_p(), zero_sd="drop"), SdcError, ["zero_sd"]),
-    ("ebil-base", dict(original=_o(), protected=_p(), ebil_base=1), SdcError, ["ebil_base", "> 1"]),
+    (
+        "suppressed",
+        dict(original=_o(), protected=_p(), distance={"suppressed": "max"}),
+        SdcError,
+        ["suppressed", "'max'", "mlodak"],
+    ),
+    ("bound", dict(original=_o(), protected=_p(), measures={"bound": 0}), SdcError, ["bound"]),
+    ("ctbil-dim", dict(original=_o(), protected=_p(), measures={"ctbil_dim": 1.5}), SdcError, ["ctbil_dim", "integer"]),
+    (
+        "distance",
+        dict(original=_o(), protected=_p(), distance={"continuous_distance": "l2"}),
+        SdcError,
+        ["continuous_distance"],
+    ),
+    ("zero-sd", dict(original=_o(), protected=_p(), measures={"zero_sd": "drop"}), SdcError, ["zero_sd"]),
+    ("ebil-base", dict(original=_o(), protected=_p(), measures={"ebil_base": 1}), SdcError, ["ebil_base", "> 1"]),
     ("no-vars", dict(original=_o(), protected=_p(), variables=None), SdcError, ["variables"]),
     ("empty", dict(original=_o().head(0), protected=_p().head(0)), SdcError, ["original", "no records"]),
     ("data-type", dict(original=[[1, 2]], protected=_p()), SdcError, ["original", "unsupported type"]),
@@ -591,7 +609,7 @@ BAD = [
             protected=pl.DataFrame({"sex": list("mfmm")}),
             variables="sex",
             scales=None,
-            new_categories="allow",
+            distance={"new_categories": "allow"},
             pram={"sex": (np.eye(2), ["m", "f"])},
         ),
         SdcError,
@@ -632,7 +650,7 @@ def test_undeclared_integer_column_is_an_error():
 def test_new_categories_allowed_on_request():
     o, p = g4_frames()
     p = p.with_columns(pl.Series("sex", list("mfxfmfmf")))
-    r = sdckit.information_loss(o, p, "sex", new_categories="allow")
+    r = sdckit.information_loss(o, p, "sex", distance={"new_categories": "allow"})
     assert r.lambda_j["sex"] == pytest.approx(1 / 8)
 
 
@@ -642,7 +660,7 @@ def test_zero_sd_variable():
     o = pl.DataFrame({"a": [1.0, 2, 3, 4], "c": [5.0, 5, 5, 5]})
     p = pl.DataFrame({"a": [1.0, 2, 3, 5], "c": [5.0, 5, 6, 5]})
     with pytest.warns(SdcWarning) as caught:
-        r = sdckit.information_loss(o, p, ["a", "c"], robust=False)
+        r = sdckit.information_loss(o, p, ["a", "c"], measures={"robust": False})
     messages = " ".join(str(w.message) for w in caught)
     assert "standard deviation 0" in messages and "gamma" in messages  # R is undefined too
     sd_a = float(np.std([1, 2, 3, 4], ddof=1))
@@ -650,7 +668,7 @@ def test_zero_sd_variable():
     assert r.il1s_mean == pytest.approx(r.il1s / 4)  # n p with p = 1 included variable
     assert math.isinf(r.il1s_by_variable["c"])
     with pytest.warns(SdcWarning) as caught:
-        r2 = sdckit.information_loss(o, p, ["a", "c"], robust=False, zero_sd="inf")
+        r2 = sdckit.information_loss(o, p, ["a", "c"], measures={"robust": False, "zero_sd": "inf"})
     assert any("standard deviation 0" in str(w.message) for w in caught)
     assert math.isinf(r2.il1s)
     assert r2.to_dict()["il1s"]["sum"] is None  # JSON-safe
@@ -661,7 +679,9 @@ def test_missing_codes_and_missing_values():
     the suppressed value is counted."""
     o = pl.DataFrame({"x": [1.0, 2.0, 3.0, 4.0], "g": [1, 2, -999, 1]})
     p = pl.DataFrame({"x": [1.0, -999.0, 3.0, 5.0], "g": [1, 2, 2, 1]})
-    r = sdckit.information_loss(o, p, ["x", "g"], scales={"g": "nominal"}, missing=-999, new_categories="allow")
+    r = sdckit.information_loss(
+        o, p, ["x", "g"], scales={"g": "nominal"}, missing=-999, distance={"new_categories": "allow"}
+    )
     assert r.changes["x"]["n_suppressed"] == 1 and r.changes["g"]["n_imputed"] == 1
     assert r.il1 == pytest.approx(100 * 1 / 4)  # only record 4 differs among complete pairs
 
@@ -685,7 +705,9 @@ def test_pandas_ordered_categorical_is_ordinal():
     cat = pd.CategoricalDtype(["low", "mid", "high"], ordered=True)
     po = o.to_pandas().astype({"edu": cat})
     pp = p.to_pandas().astype({"edu": cat})
-    r = sdckit.information_loss(po, pp, ["sex", "edu", "inc"], suppressed="sdcmicro", continuous_distance="arctan")
+    r = sdckit.information_loss(
+        po, pp, ["sex", "edu", "inc"], distance={"suppressed": "sdcmicro", "continuous_distance": "arctan"}
+    )
     assert r.scales["edu"] == "ordinal"
     assert r.lambda_ == pytest.approx(0.3570809, rel=1e-7)
 
@@ -698,7 +720,7 @@ def test_polars_enum_gives_the_order():
         p.with_columns(pl.col("edu").cast(enum)),
         ["edu"],
         scales={"edu": "ordinal"},
-        suppressed="sdcmicro",
+        distance={"suppressed": "sdcmicro"},
     )
     assert r.lambda_j["edu"] == 0.25
 
@@ -709,7 +731,12 @@ def test_polars_enum_gives_the_order():
 def test_result_summary_dict_frame_plot(tmp_path):
     o, p = g4_frames()
     r = sdckit.information_loss(
-        o, p, ["sex", "edu", "inc"], scales=G4_SCALES, suppressed="sdcmicro", continuous_distance="arctan", records=True
+        o,
+        p,
+        ["sex", "edu", "inc"],
+        scales=G4_SCALES,
+        records=True,
+        distance={"suppressed": "sdcmicro", "continuous_distance": "arctan"},
     )
     text = str(r.summary())
     assert "Per variable" in text and "lambda_j (%)" in text and "35.7081" in text  # lambda in percent
@@ -941,7 +968,7 @@ def test_robust_eigen_is_opt_in():
     lean = sdckit.information_loss(o, p, G_VARS)
     assert lean.robust_eigen is None and not any("robust" in n for n in lean.notes)
     assert "not computed" in str(lean.summary())
-    full = sdckit.information_loss(o, p, G_VARS, robust=True, seed=2)
+    full = sdckit.information_loss(o, p, G_VARS, measures={"robust": True, "seed": 2})
     expected = K.robust_eigen_loss(np.asfortranarray(X), np.asfortranarray(Y), seed=2)  # the same memory layout
     assert full.robust_eigen == pytest.approx(expected, rel=1e-12) and expected > 0
     assert full.eigen == lean.eigen and full.lambda_ == lean.lambda_
@@ -1016,7 +1043,11 @@ def test_no_percentages_in_to_dict():
     """Fractions stay fractions in to_dict(); the summary shows percentages with their unit."""
     o, p = g4_frames()
     r = sdckit.information_loss(
-        o, p, ["sex", "edu", "inc"], scales=G4_SCALES, suppressed="sdcmicro", continuous_distance="arctan"
+        o,
+        p,
+        ["sex", "edu", "inc"],
+        scales=G4_SCALES,
+        distance={"suppressed": "sdcmicro", "continuous_distance": "arctan"},
     )
     d = r.to_dict()
     assert d["lambda"] == pytest.approx(0.3570809, rel=1e-7)  # spec G.4 example, a fraction
@@ -1058,7 +1089,7 @@ def test_cli_robust_option(g4_csv, tmp_path):
         )
         == 0
     )
-    expected = sdckit.information_loss(o, p, G_VARS, robust=True).robust_eigen
+    expected = sdckit.information_loss(o, p, G_VARS, measures={"robust": True}).robust_eigen
     assert json.loads(out.read_text())["information_loss"]["robust_eigen"] == pytest.approx(expected, rel=1e-12)
 
 
@@ -1126,7 +1157,7 @@ def test_arctan_sd_default_by_hand():
     S = statistics.stdev([10, 12, 15, 20, 22, 30, 45, 80])
     diffs = {"mlodak": [1, 0, 1, 1, 12, 1, 2, 5], "sdcmicro": [1, 0, 1, 1, 69, 1, 2, 5]}
     for conv, dd in diffs.items():
-        r = sdckit.information_loss(o, p, ["inc"], suppressed=conv, records=True)
+        r = sdckit.information_loss(o, p, ["inc"], records=True, distance={"suppressed": conv})
         want = [(2 / math.pi) * math.atan(d / S) for d in dd]
         np.testing.assert_allclose(r.distances[:, 0], want, rtol=1e-12)
         assert r.lambda_j["inc"] == pytest.approx(sum(want) / 8, rel=1e-12)
@@ -1144,7 +1175,7 @@ def test_arctan_sd_constant_original():
     o1 = pl.DataFrame({"x": [5.0, None, None]})
     p1 = pl.DataFrame({"x": [5.0, 2.0, None]})
     with pytest.warns(SdcWarning, match="standard deviation 0"):
-        r1 = sdckit.information_loss(o1, p1, "x", records=True, suppressed="sdcmicro")
+        r1 = sdckit.information_loss(o1, p1, "x", records=True, distance={"suppressed": "sdcmicro"})
     np.testing.assert_array_equal(r1.distances[:, 0], [0.0, 1.0, 0.0])
 
 
@@ -1155,7 +1186,7 @@ def test_arctan_sd_is_unit_free_and_arctan_is_not():
     a = sdckit.information_loss(o, p, ["sex", "edu", "inc"], scales=G4_SCALES)
     b = sdckit.information_loss(big_o, big_p, ["sex", "edu", "inc"], scales=G4_SCALES)
     assert b.lambda_ == pytest.approx(a.lambda_, rel=1e-12)
-    raw = {"continuous_distance": "arctan"}
+    raw = {"distance": {"continuous_distance": "arctan"}}
     a = sdckit.information_loss(o, p, ["inc"], **raw)
     b = sdckit.information_loss(big_o, big_p, ["inc"], **raw)
     assert b.lambda_j["inc"] > a.lambda_j["inc"] + 0.2  # the raw form moves with the unit
@@ -1183,13 +1214,13 @@ def test_arctan_sd_unit_invariance_property(rows, factor, conv):
     o, p = pl.DataFrame({"x": x}), pl.DataFrame({"x": y}, schema={"x": pl.Float64})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SdcWarning)  # IL1s warns about a constant original; not tested here
-        a = sdckit.information_loss(o, p, "x", suppressed=conv, records=True)
+        a = sdckit.information_loss(o, p, "x", records=True, distance={"suppressed": conv})
         b = sdckit.information_loss(
             o.with_columns(pl.col("x") * factor),
             p.with_columns(pl.col("x") * factor),
             "x",
-            suppressed=conv,
             records=True,
+            distance={"suppressed": conv},
         )
     np.testing.assert_allclose(b.distances, a.distances, rtol=1e-7, atol=1e-9)
     assert 0.0 <= a.lambda_ <= 1.0

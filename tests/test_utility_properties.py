@@ -90,7 +90,16 @@ def test_identical_files_lose_nothing(shape, convention):
         for v in cat
         if o[v].drop_nulls().len()
     }
-    r = _quiet(o, o.clone(), names, scales=scales, suppressed=convention, pram=pram or None, records=True, robust=True)
+    r = _quiet(
+        o,
+        o.clone(),
+        names,
+        scales=scales,
+        pram=pram or None,
+        records=True,
+        distance={"suppressed": convention},
+        measures={"robust": True},
+    )
     assert r.lambda_ == 0 and all(v == 0 for v in r.lambda_j.values())
     assert np.all(r.distances == 0) and np.all(r.record_loss == 0)
     for v in ("il1", "il1s", "eigen", "robust_eigen", "gamma", "ebil_joint"):
@@ -122,12 +131,9 @@ def test_lambda_and_gamma_in_unit_interval(shape, convention, distance, method):
         p,
         list(scales),
         scales=scales,
-        suppressed=convention,
-        continuous_distance=distance,
-        gamma_method=method,
-        new_categories="allow",
-        robust=False,
         records=True,
+        distance={"suppressed": convention, "continuous_distance": distance, "new_categories": "allow"},
+        measures={"gamma_method": method, "robust": False},
     )
     assert 0 <= r.lambda_ <= 1
     assert all(0 <= v <= 1 for v in r.lambda_j.values())
@@ -162,8 +168,8 @@ def test_row_order_does_not_matter(shape, perm_seed):
     o, p, scales = make_pair(*shape)
     perm = np.random.default_rng(perm_seed).permutation(o.height)
     names = list(scales)
-    a = _quiet(o, p, names, scales=scales, new_categories="allow")
-    b = _quiet(o[perm], p[perm], names, scales=scales, new_categories="allow")
+    a = _quiet(o, p, names, scales=scales, distance={"new_categories": "allow"})
+    b = _quiet(o[perm], p[perm], names, scales=scales, distance={"new_categories": "allow"})
     fa, fb = _flat(a.to_dict()), _flat(b.to_dict())
     assert fa.keys() == fb.keys()
     for k in fa:

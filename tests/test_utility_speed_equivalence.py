@@ -143,7 +143,7 @@ def test_public_function_matches_the_general_paths(n, monkeypatch):
     X, Y = _pair(11, n=n, p=5)
     names = [f"x{j}" for j in range(5)]
     o, p = pl.DataFrame(X, schema=names), pl.DataFrame(Y, schema=names)
-    r = sdckit.information_loss(o, p, names, continuous_distance="arctan")
+    r = sdckit.information_loss(o, p, names, distance={"continuous_distance": "arctan"})
     want = _oracle(X, Y)
     for key in ("il1", "il1s", "eigen", "gamma"):
         assert getattr(r, key) == pytest.approx(want[key], rel=1e-10), key

@@ -348,7 +348,7 @@ def test_eusilc_mdav_income_is_cheap_without_units(eusilc):
     assert r.loss_by_variable["eqIncome"] < 0.05  # measured 0.00049
     il = sdckit.information_loss(eusilc, m, ["eqIncome"])
     assert il.lambda_j["eqIncome"] == pytest.approx(r.loss_by_variable["eqIncome"], rel=1e-12)
-    raw = sdckit.information_loss(eusilc, m, ["eqIncome"], continuous_distance="arctan")
+    raw = sdckit.information_loss(eusilc, m, ["eqIncome"], distance={"continuous_distance": "arctan"})
     assert raw.lambda_j["eqIncome"] > 0.3  # measured 0.41: the raw form counts euros
 
 

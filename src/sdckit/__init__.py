@@ -43,6 +43,8 @@ if TYPE_CHECKING:
         AnalysisChangeResult,
         EstimatesResult,
         InformationLossResult,
+        LossDistance,
+        LossMeasures,
         SyntheticUtilityResult,
         VariantLossResult,
         analysis_change,
@@ -65,6 +67,8 @@ __all__ = [
     # information loss
     "information_loss",
     "InformationLossResult",
+    "LossDistance",
+    "LossMeasures",
     "variant_loss",
     "VariantLossResult",
     # the estimates a data user publishes, original against protected

@@ -33,13 +33,16 @@ A measure is the same with ``@declare("measure", ..., inputs=...)`` in ``risk/``
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import json
+import os
 import re
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar
 
 from ._deprecation import warn_deprecated
 from ._errors import SdcError
@@ -62,9 +65,11 @@ __all__ = [
     "REQUIRED",
     "TYPES",
     "Declaration",
+    "Options",
     "Param",
     "declaration",
     "declare",
+    "options",
     "with_help",
 ]
 
@@ -138,6 +143,9 @@ class Param:
     per_variable: bool = False
     #: None is accepted as well, though the default is another value (``term_test=None``)
     nullable: bool = False
+    #: the record of options (:class:`Options`) the parameter is a field of: the function takes
+    #: it as ``group={name: value}``; ``name=value`` is its old flat form (a DeprecationWarning)
+    group: str | None = None
 
     def __post_init__(self) -> None:
         self._take_standard()
@@ -189,6 +197,11 @@ class Param:
         return self.default is REQUIRED
 
     @property
+    def qualified(self) -> str:
+        """The name messages and the docs give: ``fit.tol`` for field ``tol`` of record ``fit``."""
+        return f"{self.group}.{self.name}" if self.group else self.name
+
+    @property
     def allow_none(self) -> bool:
         return self.default is None or self.nullable
 
@@ -197,6 +210,8 @@ class Param:
         :class:`~sdckit.SdcError` naming the parameter)."""
         if value is None and self.allow_none:
             return None
+        if self.group:
+            return replace(self, name=self.qualified, group=None).check(value)
         if self.per_variable and isinstance(value, Mapping):
             return {k: replace(self, name=f"{self.name}[{k!r}]").check(v) for k, v in value.items()}
         return _CHECKS[self.type](self, value)
@@ -255,6 +270,90 @@ class Param:
         return schema
 
 
+class Options:
+    """A record of options of a declared function (a frozen dataclass made by :func:`options`):
+    ``fit=LoglinearFit(tol=1e-6)`` or the plain mapping ``fit={"tol": 1e-6}``, as statsmodels
+    splits a model from its fit.
+
+    Each field is declared with a :class:`Param`; a value other than the field's default is
+    checked when the record is made, every problem gathered into one
+    :class:`~sdckit.SdcError` naming the field as ``group.field`` (``fit.tol``).
+    """
+
+    #: the name the functions take the record under (``fit``)
+    __group__: ClassVar[str] = ""
+    #: its fields' declarations (``group`` set, defaults from the dataclass)
+    __params__: ClassVar[tuple[Param, ...]] = ()
+
+    def __post_init__(self) -> None:
+        problems: list[str] = []
+        for p in self.__params__:
+            _gather(p, getattr(self, p.name), problems)
+        if problems:
+            raise_problems(problems)
+
+    @classmethod
+    def of(cls, value) -> Options:
+        """``value`` (None, a record of this class or a mapping of its fields) as a record."""
+        if value is None:
+            default = _DEFAULT_RECORDS.get(cls)
+            if default is None:  # one record of the defaults per class (frozen: shared safely)
+                default = _DEFAULT_RECORDS[cls] = cls()
+            return default
+        if isinstance(value, cls):
+            return value
+        if not isinstance(value, Mapping):
+            raise SdcError(
+                f"{cls.__group__}: got a {type(value).__name__}; expected a {cls.__name__} or a mapping of its fields"
+            )
+        names = [p.name for p in cls.__params__]
+        unknown = [str(k) for k in value if k not in names]
+        if unknown:
+            raise SdcError(f"{cls.__group__}: {', '.join(unknown)} not a field; expected some of {', '.join(names)}")
+        return cls(**value)
+
+    def changed(self) -> dict:
+        """The fields whose value is not the default, by name."""
+        return {p.name: v for p in self.__params__ if not _is_default(p, v := getattr(self, p.name))}
+
+    def fields(self) -> dict:
+        """Every field's value, by name."""
+        return {p.name: getattr(self, p.name) for p in self.__params__}
+
+
+#: a record of the defaults per record class (:meth:`Options.of` of None)
+_DEFAULT_RECORDS: dict[type, Options] = {}
+
+
+def options(group: str, *params: Param) -> Callable:
+    """Decorate a class of fields as a record of options (:class:`Options`) taken by the
+    declared functions as ``group=``: a frozen dataclass (written ``@dataclass(frozen=True)``
+    below the decorator, so that type checkers and the docs see its fields) whose fields are ``params``
+    (every field declared, defaults from the class body; help texts from the class's numpydoc
+    ``Parameters``, where the fields are documented once)."""
+
+    def make(cls: type) -> type:
+        if not dataclasses.is_dataclass(cls):
+            cls = dataclass(frozen=True)(cls)
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        names = [p.name for p in params]
+        if sorted(fields) != sorted(names):
+            raise SdcError(f"{cls.__name__}: declared {names}; the record has {list(fields)}")
+        setattr(cls, "__group__", group)  # noqa: B010 (a class attribute of every record)
+        setattr(cls, "__params__", tuple(replace(_filled_field(p, fields[p.name]), group=group) for p in params))  # noqa: B010
+        return cls
+
+    return make
+
+
+def _filled_field(p: Param, f: dataclasses.Field) -> Param:
+    if p.default is not _FROM_SIGNATURE:
+        return p
+    if f.default is not dataclasses.MISSING:
+        return replace(p, default=f.default)
+    raise SdcError(f"{p.name}: a field of a record of options needs a default")
+
+
 @dataclass(frozen=True)
 class Declaration:
     """A public protection method (``kind="method"``) or measure (``kind="measure"``).
@@ -279,6 +378,8 @@ class Declaration:
     out_of_core: bool = False
     #: old parameter name -> its new name (still accepted, with a DeprecationWarning)
     renamed: Mapping[str, str] = field(default_factory=dict, compare=False)
+    #: record name -> its class (:class:`Options`); its fields are in ``params`` with ``group``
+    groups: Mapping[str, type[Options]] = field(default_factory=dict, compare=False)
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -293,13 +394,19 @@ class Declaration:
     @property
     def roles(self) -> dict[str, str]:
         """Parameter name -> the scenario role a workflow fills it from."""
-        return {p.name: p.role for p in self.params if p.role}
+        return {p.name: p.role for p in self.params if p.role and not p.group}
+
+    def grouped(self, parameters: Mapping) -> dict:
+        """``parameters`` with the fields of a record given by their flat names (``tol=``, as
+        the command line, a recipe or the docs' tables name them) put into the record's mapping
+        (``fit={"tol": ...}``), without a warning: the form the function takes."""
+        return _nested(self, parameters, warn=False)
 
     def check_names(self, parameters: Mapping) -> None:
-        """Every given parameter is one the function takes (its declared ones and ``common``;
-        a name the function renamed is accepted too, so that a recipe saved before the rename
-        replays, with the function's deprecation warning)."""
-        accepted = (*self.names, *self.common)
+        """Every given parameter is one the function takes (its declared ones, its records and
+        ``common``; a name the function renamed is accepted too, so that a recipe saved before
+        the rename replays, with the function's deprecation warning)."""
+        accepted = (*self.names, *self.groups, *self.common)
         unknown = [str(p) for p in parameters if p not in accepted and p not in self.renamed]
         if unknown:
             raise SdcError(
@@ -310,7 +417,12 @@ class Declaration:
         """The parameters checked by name and value (the normalised values)."""
         self.check_names(parameters)
         return {
-            name: self.param(name).check(value) if name in self.names else value for name, value in parameters.items()
+            name: self.param(name).check(value)
+            if name in self.names
+            else self.groups[name].of(value)
+            if name in self.groups
+            else value
+            for name, value in parameters.items()
         }
 
 
@@ -324,6 +436,7 @@ def declare(
     heading="",
     out_of_core=False,
     renamed: Mapping[str, str] | None = None,
+    grouped: tuple[type[Options], ...] = (),
 ) -> Callable:
     """Decorate a public function with its declaration; the function returned checks what it
     declares (see :func:`checking`).
@@ -332,24 +445,31 @@ def declare(
     declared, and every declared one must be in the signature. ``heading`` is the short title
     a method's result shows; ``out_of_core`` says that the engines without the records in
     memory (DuckDB, Spark) run the function too; ``renamed`` maps old parameter names to the
-    new ones (the old name still works, with a DeprecationWarning).
+    new ones (the old name still works, with a DeprecationWarning). ``grouped`` lists the
+    records of options (:func:`options`) the function takes, each as one parameter named by
+    its group (``fit=``); their fields are declared on the record and are parameters of the
+    declaration too (``Param.group`` set), so that the command line, the docs and the checks
+    see them; a field given by its flat name (``tol=``) goes into its record, with a
+    DeprecationWarning.
     """
     check_choice(kind, "kind", ("method", "measure"))
 
     def attach(func: Callable) -> Callable:
         sig = inspect.signature(func).parameters
         expected = [n for n in sig if n not in inputs and n not in COMMON]
-        names = [p.name for p in params]
+        groups = {cls.__group__: cls for cls in grouped}
+        names = [p.name for p in params] + list(groups)
         if sorted(expected) != sorted(names) or any(n not in sig for n in inputs):
             raise SdcError(f"{func.__name__}: declared {names}; the signature has {expected}")
-        unknown = [new for new in (renamed or {}).values() if new not in names]
+        leaves = names + [p.name for c in grouped for p in c.__params__]
+        unknown = [new for new in (renamed or {}).values() if new not in leaves]
         if unknown:
             raise SdcError(f"{func.__name__}: renamed to {unknown}, which it does not declare")
         decl = Declaration(
             name=func.__name__,
             kind=kind,
             func=func,
-            params=tuple(_filled(p, sig[p.name]) for p in params),
+            params=(*(_filled(p, sig[p.name]) for p in params), *(p for c in grouped for p in c.__params__)),
             inputs=tuple(inputs),
             random=bool(random),
             changes=changes,
@@ -358,6 +478,7 @@ def declare(
             heading=heading,
             out_of_core=bool(out_of_core),
             renamed=dict(renamed or {}),
+            groups=groups,
         )
         return checking(func, decl)
 
@@ -377,20 +498,26 @@ def checking(func: Callable, decl: Declaration) -> Callable:
     """
     sig = inspect.signature(func)
     positional = [n for n, p in sig.parameters.items() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    declared = {p.name: p for p in decl.params}
+    declared = {p.name: p for p in decl.params if not p.group}
     by_position = tuple((i, declared[n]) for i, n in enumerate(positional) if n in declared)
     index = {n: i for i, n in enumerate(positional)}
     roles = tuple(decl.roles.items())
     # a measure's scenario= (added by the decorator above it); a method is given its roles by the workflow
     takes_scenario = "scenario" in sig.parameters or decl.kind != "measure"
     renamed = decl.renamed
+    groups = decl.groups
+    group_of = {p.name: p.group for p in decl.params if p.group}
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         if renamed:
-            _take_renamed(decl.name, renamed, kwargs)
+            _take_renamed(decl, renamed, kwargs)
+        if groups and not group_of.keys().isdisjoint(kwargs):
+            kwargs = _nested(decl, kwargs, warn=True)
         scenario = None if takes_scenario else kwargs.pop("scenario", None)
         problems = _problems(args, kwargs, by_position, declared)
+        if groups:
+            _take_records(groups, kwargs, problems)
         if problems:
             raise_problems(problems)
         if scenario is not None:
@@ -405,14 +532,78 @@ def checking(func: Callable, decl: Declaration) -> Callable:
     return wrapper
 
 
-def _take_renamed(name: str, renamed: Mapping[str, str], kwargs: dict) -> None:
-    """Each old parameter name in ``kwargs`` replaced by its new one, with a warning."""
+def _take_renamed(decl: Declaration, renamed: Mapping[str, str], kwargs: dict) -> None:
+    """Each old parameter name in ``kwargs`` replaced by its new one, with a warning (a new
+    name that is a field of a record goes into its record, one warning naming that form)."""
+    name = decl.name
+    group_of = {p.name: p.group for p in decl.params if p.group}
     for old, new in renamed.items():
         if old in kwargs:
             if new in kwargs:
                 raise TypeError(f"{name}(): give {new}= only ({old}= is its old name)")
-            warn_deprecated(f"{name}(): {old}= is now called {new}=", stacklevel=4)
-            kwargs[new] = kwargs.pop(old)
+            group = group_of.get(new)
+            if group is None:
+                warn_deprecated(f"{name}(): {old}= is now called {new}=", stacklevel=_user_stacklevel())
+                kwargs[new] = kwargs.pop(old)
+                continue
+            kwargs[group] = _merged(decl, group, kwargs.get(group), {new: kwargs.pop(old)})
+            warn_deprecated(f'{name}(): {old}= is now given as {group}={{"{new}": ...}}', stacklevel=_user_stacklevel())
+
+
+#: the folder of the package: a deprecation warning names the first frame outside it
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _user_stacklevel() -> int:
+    """The ``stacklevel`` of :func:`warn_deprecated`, called by the caller of this function,
+    that names the first frame outside sdckit (the user's call, however many of sdckit's
+    wrappers are between)."""
+    frame, level = sys._getframe(1), 2
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _nested(decl: Declaration, parameters: Mapping, warn: bool) -> dict:
+    """``parameters`` with each record field given by its flat name put into its record's
+    mapping (a warning naming the new form when ``warn``)."""
+    group_of = {p.name: p.group for p in decl.params if p.group}
+    out: dict = {}
+    moved: dict[str, dict] = {}
+    for name, value in parameters.items():
+        if name in group_of:
+            moved.setdefault(group_of[name], {})[name] = value  # type: ignore[index]
+        else:
+            out[name] = value
+    for group, given in moved.items():
+        out[group] = _merged(decl, group, out.get(group), given)
+        if warn:
+            new = ", ".join(f'"{n}": ...' for n in given)
+            old = ", ".join(f"{n}=" for n in given)
+            warn_deprecated(f"{decl.name}(): {old} is now given as {group}={{{new}}}", stacklevel=_user_stacklevel())
+    return out
+
+
+def _merged(decl: Declaration, group: str, record, given: dict) -> dict:
+    """The fields ``given`` by their flat names added to what ``group=`` gave (``record``)."""
+    if record is None:
+        return given
+    base = record.changed() if isinstance(record, Options) else dict(record) if isinstance(record, Mapping) else None
+    if base is None:
+        return record  # not a record: refused by the record's own check
+    both = [n for n in given if n in base]
+    if both:
+        raise TypeError(f"{decl.name}(): give {group}={{'{both[0]}': ...}} only ({both[0]}= is its old form)")
+    return {**base, **given}
+
+
+def _take_records(groups: Mapping[str, type[Options]], kwargs: dict, problems: list[str]) -> None:
+    """Each record argument made a record of its class (defaults when left out)."""
+    for group, cls in groups.items():
+        try:
+            kwargs[group] = cls.of(kwargs.get(group))
+        except SdcError as err:
+            problems.extend(err.problems)
 
 
 def _problems(args: tuple, kwargs: dict, by_position: tuple, declared: dict) -> list[str]:
@@ -434,9 +625,13 @@ def _problems(args: tuple, kwargs: dict, by_position: tuple, declared: dict) -> 
 _SCALARS = (int, float, str, bool, type(None))
 
 
-def _gather(p: Param, value, problems: list[str]) -> None:
+def _is_default(p: Param, value) -> bool:
     default = p.default
-    if value is default or (type(value) is type(default) and type(value) in _SCALARS and value == default):
+    return value is default or (type(value) is type(default) and type(value) in _SCALARS and value == default)
+
+
+def _gather(p: Param, value, problems: list[str]) -> None:
+    if _is_default(p, value):
         return
     try:
         p.check(value)
@@ -454,8 +649,9 @@ def with_help(decl: Declaration) -> Declaration:
     """The declaration with the title and the help texts the declaration leaves out taken from
     the function's numpydoc docstring (done when the registry is built, not at import)."""
     doc = inspect.unwrap(decl.func).__doc__ or ""
-    helps = docstring_params(doc)
-    params = tuple(p if p.help else replace(p, help=helps.get(p.name, "")) for p in decl.params)
+    helps: dict[str | None, dict[str, str]] = {None: docstring_params(doc)}
+    helps.update({g: docstring_params(cls.__doc__ or "") for g, cls in decl.groups.items()})
+    params = tuple(p if p.help else replace(p, help=helps[p.group].get(p.name, "")) for p in decl.params)
     return replace(decl, params=params, title=decl.title or _first_sentence(doc.strip().split("\n\n")[0]))
 
 
@@ -518,7 +714,7 @@ def _rule(p: Param):
     """The toolkit's rule of ``p``'s glossary name (``pd['x']``: one variable's value of ``pd``),
     for a number and for each of a list of them (``k=[2, 3]``); a list with a range of its own
     (``breaks`` as interval edges, not a number of intervals) is checked as declared."""
-    rule = RULES.get(p.name.split("[")[0])
+    rule = RULES.get(p.name.split("[")[0].rsplit(".", 1)[-1])
     if rule is None or (p.type == "numbers" and p.bounds != tuple(getattr(rule, b) for b in _BOUNDS)):
         return None
     return rule

@@ -120,7 +120,7 @@ def _table(decl: Declaration) -> list[str]:
         role = f"`{p.role}`" if p.role else ""
         kind = p.type + (" or {variable: value}" if p.per_variable else "")
         rows.append(
-            f"| `{p.name}` | {_cell(kind)} | {_cell(_default_text(p))} | {_cell(p.range_text())} | {role} | "
+            f"| `{p.qualified}` | {_cell(kind)} | {_cell(_default_text(p))} | {_cell(p.range_text())} | {role} | "
             f"{_cell(p.help)} |"
         )
     return rows

@@ -92,7 +92,7 @@ def categorical_risk(table, sc, ks, max_global_risk: float, pram=None) -> dict:
     # at most CI_MAX_PATTERNS patterns, where it costs a fraction of a second
     n_patterns = ir.frequencies.n_patterns
     if sc.weight is not None and n_patterns <= CI_MAX_PATTERNS:
-        ir = individual_risk(table, list(sc.keys), ci=True, **args)
+        ir = individual_risk(table, list(sc.keys), **args, intervals={"ci": True})
     kan = k_anonymity(ir.frequencies, k=list(ks))
     thr = ir.threshold(max_global_risk)
     out = {
@@ -142,7 +142,7 @@ def _ci_of(ir, sc, n_patterns: int) -> dict | None:
         return None
     if ir.ci is None:
         return {
-            "skipped": f"{n_patterns:,} key patterns (more than {CI_MAX_PATTERNS:,}); run sdckit.individual_risk(ci=True)"
+            "skipped": f"{n_patterns:,} key patterns (more than {CI_MAX_PATTERNS:,}); run sdckit.individual_risk(intervals={{'ci': True}})"
         }
     return {k: ir.ci[k] for k in ("confidence", "method", "expected_reidentifications", "global_risk")}
 
@@ -285,8 +285,7 @@ def il1s_of(original, table, sc) -> dict:
         variables,
         scales="continuous",
         missing=list(sc.missing) or None,
-        ctbil_dim=0,
-        anova=None,
+        measures={"ctbil_dim": 0, "anova": None},
     )
     return {
         "il1s": None if il.il1s is None else float(il.il1s),

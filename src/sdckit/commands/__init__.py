@@ -122,8 +122,13 @@ def add_declared_options(sp, func, helps: dict, **given: dict) -> None:
 def declared_values(args, func, **read) -> dict:
     """The values of the options :func:`add_declared_options` made for ``func``, by parameter
     name, as the command line read them; ``read``: the parameters the command reads itself
-    (a list from its comma-separated text), which replace the option's text."""
-    return {**{name: getattr(args, name) for name in getattr(args, _declared_key(func))}, **read}
+    (a list from its comma-separated text), which replace the option's text. The fields of a
+    record of options (``--tol``, a field of ``fit``) are given in their record
+    (``fit={"tol": ...}``), as the function takes them."""
+    from .._declare import declaration
+
+    values = {**{name: getattr(args, name) for name in getattr(args, _declared_key(func))}, **read}
+    return declaration(func).grouped(values)  # type: ignore[union-attr]
 
 
 def _declared_key(func) -> str:

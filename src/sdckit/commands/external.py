@@ -81,10 +81,11 @@ def run(args) -> int:
         released,
         external,
         names,
-        **declared_values(args, external_risk, scales=scales or None, availability=avail or None),
+        **declared_values(
+            args, external_risk, scales=scales or None, availability=avail or None, one_to_one=not args.reuse
+        ),
         categories=categories or None,
         id=args.id,
-        one_to_one=not args.reuse,
         missing=split_list(args.missing) or None,
     )
     prog.close()

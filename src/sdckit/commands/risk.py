@@ -92,13 +92,12 @@ def assess(
             keys,
             weight=weight,
             household=household,
-            alpha=alpha,
-            method=method,
             strata=strata,
             household_keys=household_keys,
             missing=missing,
             id=id,
             engine=engine,
+            estimation={"alpha": alpha, "method": method},
         )
     thr = res.threshold(max_global_risk, household_risk=household_risk)
     kan = k_anonymity(res.frequencies, k=K_VALUES)

@@ -78,9 +78,11 @@ def run(args) -> int:
     roles = {"keys": keys, "variables": split_list(args.variables) or None, "missing": missing}
     prog.step("risk")
     risk, caught = with_warnings(sdckit.synthetic_risk, tables["original"], tables["synthetic"], tables.get("control"),
-                                 **roles, sensitive=split_list(args.sensitive) or None, split=_split(args.split),
-                                 order=args.order, n_attacks=args.n_attacks, n_cols=args.n_cols,
-                                 significance=args.significance, seed=args.seed, records=bool(args.records),
+                                 **roles, sensitive=split_list(args.sensitive) or None,
+                                 similarity={"order": args.order, "records": bool(args.records)},
+                                 attacks={"split": _split(args.split), "n_attacks": args.n_attacks,
+                                          "n_cols": args.n_cols},
+                                 decision={"significance": args.significance}, seed=args.seed,
                                  id=args.id)  # fmt: skip
     prog.step("utility")
     util = (

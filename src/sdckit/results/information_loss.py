@@ -79,7 +79,7 @@ class InformationLossResult(Result):
 
     Every measure is None when it does not apply to the variables given (for example the
     continuous-variable measures without continuous variables), when it was not asked for
-    (``robust_eigen`` without ``robust=True``) or cannot be computed (then ``notes`` says why).
+    (``robust_eigen`` without ``measures={"robust": True}``) or cannot be computed (then ``notes`` says why).
 
     Attributes
     ----------

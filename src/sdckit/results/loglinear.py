@@ -142,7 +142,7 @@ class LoglinearRiskResult(Result):
     p_unique: np.ndarray = field(default=None, repr=False)
     risk: np.ndarray = field(default=None, repr=False)
     risk_pram: np.ndarray | None = field(default=None, repr=False)
-    #: confidence intervals of tau_1 and tau_2 (``ci=True``): confidence, method, draws,
+    #: confidence intervals of tau_1 and tau_2 (``intervals={"ci": True}``): confidence, method, draws,
     #: ``tau1`` / ``tau2`` as [low, high] and their shares of the sample uniques
     ci: dict | None = None
 
@@ -355,7 +355,7 @@ class LoglinearRiskResult(Result):
         ]
 
     def _ci_rows(self) -> list:
-        """The intervals of tau_1 and tau_2 (``ci=True``), beside the estimates."""
+        """The intervals of tau_1 and tau_2 (``intervals={"ci": True}``), beside the estimates."""
         if self.ci is None:
             return []
         pct = f"{100 * self.ci['confidence']:g} % interval"

@@ -1,7 +1,7 @@
 """The results of :func:`sdckit.synthetic_risk` and :func:`sdckit.synthetic_utility`.
 
 Every field is an aggregate (distances, shares, counts, attack success rates) except the
-per-synthetic-record DCR and exact-copy flags that ``records=True`` keeps.
+per-synthetic-record DCR and exact-copy flags that ``similarity={"records": True}`` keeps.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ class SyntheticRiskResult(Result):
     confidence : float
     split : list of two lists or None
     dcr, exact_copy : ndarray (n_synthetic,) or None
-        Per synthetic record (``records=True``).
+        Per synthetic record (``similarity={"records": True}``).
     notes : tuple of str
     leak_decision : dict
         ``leak`` (True, False, or None when it cannot be decided), ``significance`` (the
@@ -174,7 +174,9 @@ class SyntheticRiskResult(Result):
 
     def _records(self) -> dict:
         if self.dcr is None:
-            raise SdcError("to_frame: the per-record distances were not kept; call synthetic_risk(..., records=True)")
+            raise SdcError(
+                'to_frame: the per-record distances were not kept; call synthetic_risk(..., similarity={"records": True})'
+            )
         return {"dcr": self.dcr, "exact_copy": self.exact_copy}
 
     def plot(self, ax=None):

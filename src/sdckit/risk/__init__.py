@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from .._lazy import attach
 
 if TYPE_CHECKING:
+    from ._options import Intervals
     from .combined import CombinedRiskResult, combined_risk
     from .confidentiality import CategoricalConfidentialityResult, categorical_confidentiality_plot
     from .continuous import (
@@ -32,12 +33,26 @@ if TYPE_CHECKING:
     from .diversity import LDiversityResult, TClosenessResult, l_diversity, t_closeness
     from .dominance import DominanceResult, dominance_rules
     from .frequencies import FrequencyResult, KAnonymityResult, frequencies, k_anonymity
-    from .individual import IndividualRiskResult, RiskThreshold, individual_risk
-    from .linkage import ExternalRiskResult, LinkageResult, external_risk, record_linkage_risk
-    from .loglinear import LoglinearRiskResult, loglinear_risk
-    from .register import RegisterRiskResult, register_risk
+    from .individual import IndividualEstimation, IndividualRiskResult, RiskThreshold, individual_risk
+    from .linkage import (
+        ExternalPairing,
+        ExternalRiskResult,
+        LinkageDistance,
+        LinkageProbabilistic,
+        LinkageResult,
+        external_risk,
+        record_linkage_risk,
+    )
+    from .loglinear import LoglinearFit, LoglinearRiskResult, LoglinearSelection, loglinear_risk
+    from .register import RegisterFit, RegisterRiskResult, register_risk
     from .suda import MSU, SudaResult, suda
-    from .synthetic import SyntheticRiskResult, synthetic_risk
+    from .synthetic import (
+        SyntheticAttacks,
+        SyntheticDecision,
+        SyntheticRiskResult,
+        SyntheticSimilarity,
+        synthetic_risk,
+    )
     from .threshold_rule import ThresholdRuleResult, threshold_rule
     from .uniqueness import PopulationUniquesResult, population_uniques
 
@@ -56,16 +71,20 @@ __all__ = [
     "TClosenessResult",
     "individual_risk",
     "IndividualRiskResult",
+    "IndividualEstimation",
     "RiskThreshold",
     "suda",
     "SudaResult",
     "MSU",
     "loglinear_risk",
     "LoglinearRiskResult",
+    "LoglinearSelection",
+    "LoglinearFit",
     "population_uniques",
     "PopulationUniquesResult",
     "register_risk",
     "RegisterRiskResult",
+    "RegisterFit",
     # continuous keys and record linkage
     "interval_disclosure",
     "IntervalDisclosureResult",
@@ -79,8 +98,11 @@ __all__ = [
     "OutlierResult",
     "record_linkage_risk",
     "LinkageResult",
+    "LinkageDistance",
+    "LinkageProbabilistic",
     "external_risk",
     "ExternalRiskResult",
+    "ExternalPairing",
     "confidentiality_plot",
     "ConfidentialityResult",
     "categorical_confidentiality_plot",
@@ -91,6 +113,11 @@ __all__ = [
     # synthetic data
     "synthetic_risk",
     "SyntheticRiskResult",
+    "SyntheticSimilarity",
+    "SyntheticAttacks",
+    "SyntheticDecision",
+    # records of options shared by several measures
+    "Intervals",
 ]
 
 if not TYPE_CHECKING:  # a type checker reads the imports above (a module __getattr__ would accept any name)

@@ -7,7 +7,7 @@ r"""The steps of :func:`sdckit.loglinear_risk`, in order.
    search -> :class:`ModelFit`.
 4. :func:`risk_measures`, :func:`pram_measures`, :func:`smoothing_measures`: tau_1, tau_2 and
    the per-record risks, the PRAM-adjusted tau_2, the negative-binomial smoothing.
-5. :func:`modrisk_result`: sdcMicro's ``modRisk`` instead of 2-4 (``compat="sdcMicro"``).
+5. :func:`modrisk_result`: sdcMicro's ``modRisk`` instead of 2-4 (``fit={"compat": "sdcMicro"}``).
 
 The labels of the key variables are read only through :mod:`sdckit.risk._loglinear_access`.
 """
@@ -886,7 +886,7 @@ def model_stability(table: CellTable, inp: LoglinearInput, fit: ModelFit) -> dic
 
     Returns the share of subsamples that choose the same terms, each term's inclusion frequency
     (Sauerbrei & Schumacher 1992) and the 10 / 50 / 90 % quantiles of the subsamples' tau_1 / n_1
-    and tau_2 / n_1. None without ``model="auto"`` or with ``stability=0``.
+    and tau_2 / n_1. None without ``model="auto"`` or with ``selection={"stability": 0}``.
     """
     if inp.terms is not None or inp.stability == 0:
         return None

@@ -10,7 +10,7 @@ import numpy as np
 from .._core import risk_ci
 from .._core.individual import household_risk as _household_risk
 from .._core.individual import individual_risk_values, keep_probability
-from .._declare import Param, declare
+from .._declare import Options, Param, declare, options
 from .._deprecation import renamed_parameters
 from .._errors import SdcError, warn
 from .._prepare import Prepared, prepare, role_conflicts
@@ -24,10 +24,11 @@ from ..engines import STORED, get_engine
 from ..results.individual import IndividualRiskResult, RiskThreshold
 from ..scenario import accepts_scenario
 from ._households_engine import household_key_conflicts, household_store
+from ._options import Intervals
 from ._pram import is_stratified, keep_by_code, keep_per_record, lacking_categories, strata_reader
 from .frequencies import NA_RULES, frequency_result, pattern_frequencies_of, records_fields
 
-__all__ = ["IndividualRiskResult", "RiskThreshold", "individual_risk"]
+__all__ = ["IndividualEstimation", "IndividualRiskResult", "RiskThreshold", "individual_risk"]
 
 _METHODS = ("approx", "exact")
 
@@ -35,6 +36,42 @@ _METHODS = ("approx", "exact")
 # ----------------------------------------------------------------------------------------------
 # public function
 # ----------------------------------------------------------------------------------------------
+@options(
+    "estimation",
+    Param(
+        "method", "choice", "`approx` (sdcMicro's approximation) or `exact` (the exact expectation)", choices=_METHODS
+    ),
+    Param("alpha"),
+    Param(
+        "na_rule",
+        "choice",
+        "How missing key values match: `sdcmicro` (a missing value matches every category) or `own_category`",
+        choices=NA_RULES,
+    ),
+)
+@dataclass(frozen=True)
+class IndividualEstimation(Options):
+    """How :func:`individual_risk` estimates the risk (the form of E(1/F_k | f_k), and how
+    records match through missing key values): the ``estimation=`` record (or a mapping of
+    its fields).
+
+    Parameters
+    ----------
+    method : {"approx", "exact"}, default "approx"
+        ``"approx"``: the mu-ARGUS / sdcMicro closed forms (r ~ p / (f - 1 + p) for f > 2);
+        ``"exact"``: the integral for every f.
+    alpha : float in [0, 1], default 1
+        Weight of matches through missing key values (sdcMicro ``alpha``).
+    na_rule : {"sdcmicro", "own_category"}, default "sdcmicro"
+        How missing key values match: ``"sdcmicro"`` (a missing value matches every category)
+        or ``"own_category"`` (missing is a category of its own).
+    """
+
+    method: str = "approx"
+    alpha: float = 1.0
+    na_rule: str = "sdcmicro"
+
+
 @accepts_scenario
 @renamed_parameters(positional=("weight", "household", "alpha", "method"))
 @declare(
@@ -42,24 +79,13 @@ _METHODS = ("approx", "exact")
     Param("keys"),
     Param("weight"),
     Param("household"),
-    Param("alpha"),
-    Param(
-        "method", "choice", "`approx` (sdcMicro's approximation) or `exact` (the exact expectation)", choices=_METHODS
-    ),
     Param("strata"),
     Param("household_keys", "columns"),
     Param("missing"),
-    Param(
-        "na_rule",
-        "choice",
-        "How missing key values match: `sdcmicro` (a missing value matches every category) or `own_category`",
-        choices=NA_RULES,
-    ),
     Param("allow_degenerate_keys"),
     Param("pram", "any"),
-    Param("ci", "bool"),
-    Param("confidence", "number"),
     out_of_core=True,
+    grouped=(IndividualEstimation, Intervals),
 )
 def individual_risk(
     data,
@@ -67,16 +93,13 @@ def individual_risk(
     *,
     weight=None,
     household=None,
-    alpha: float = 1.0,
-    method: str = "approx",
+    estimation: IndividualEstimation | dict | None = None,
     strata=None,
     household_keys=None,
     missing=None,
-    na_rule: str = "sdcmicro",
     allow_degenerate_keys: bool = False,
     pram=None,
-    ci: bool = False,
-    confidence: float = 0.95,
+    intervals: Intervals | dict | None = None,
     engine=None,
 ) -> IndividualRiskResult:
     r"""Individual re-identification risk, global risk and household risk.
@@ -92,7 +115,7 @@ def individual_risk(
 
     with the closed forms r = (p/q) log(1/p) for f = 1, r = p/q - (p/q)^2 log(1/p) for f = 2
     and (``method="approx"``, the mu-ARGUS / sdcMicro default) r ~ p / (f - 1 + p) for f > 2;
-    ``method="exact"`` evaluates the integral for every f (stable for large f and p near 0 or
+    ``estimation={"method": "exact"}`` evaluates the integral for every f (stable for large f and p near 0 or
     1; the approximation overstates it by at most 4.04 %, at f = 3, and by less than
     0.37/f^2 in general). Without weights the file is the population: r = 1/f_k.
 
@@ -123,9 +146,10 @@ def individual_risk(
     household : str, optional
         Household id column. Records without an id form their own household (an
         :class:`SdcWarning` says how many).
-    alpha : float in [0, 1], default 1
-        Weight of matches through missing key values (sdcMicro ``alpha``).
-    method : {"approx", "exact"}, default "approx"
+    estimation : IndividualEstimation or dict, optional
+        ``method`` (``"approx"`` or ``"exact"``), ``alpha`` (the weight of matches through
+        missing key values) and ``na_rule`` (how missing values match): see
+        :class:`IndividualEstimation`.
     strata : str or list of str, optional
         Stratification variables: f_k and F_k are computed within each stratum (as if the
         function were run on each stratum separately). Must not be missing.
@@ -135,7 +159,6 @@ def individual_risk(
         :class:`SdcError`.
     missing : value or list of values, optional
         Extra missing-value codes of the key variables (e.g. ``-999``).
-    na_rule : {"sdcmicro", "own_category"}, default "sdcmicro"
     allow_degenerate_keys : bool, default False
         Accept key variables that are entirely missing or have a single category.
     pram : dict, optional
@@ -148,17 +171,16 @@ def individual_risk(
         within strata: ``{"strata": columns, "matrices": {stratum label: any of these}}`` (its
         ``details["pram_diagonal_by_stratum"]`` with ``strata``); each record then uses its stratum's
         probability. ``{}`` or None: no adjustment.
-    ci : bool, default False
-        A confidence interval for the expected number of re-identifications and the global
+    intervals : Intervals or dict, optional
+        ``{"ci": True}``: a confidence interval for the expected number of re-identifications and the global
         risk (``ci`` of the result, shown beside the estimates). A parametric bootstrap of the
         model: F_k = f_k + NegBin(f_k, p_k) drawn independently for every key, 2000 draws with
         a fixed seed; the interval is the central ``confidence`` range of sum_k a_k / F_k (a_k:
         the key's records, times M_kk with ``pram``). It is the range of the true number of
         re-identifications given the sample under the model (Rinott & Shlomo 2007 give
         variances and intervals for the global measures); the weights' own error is not in it.
-        Without weights (a census) it is the estimate itself.
-    confidence : float in (0, 1), default 0.95
-        Level of the interval.
+        Without weights (a census) it is the estimate itself. ``confidence`` (default 0.95)
+        is its level (see :class:`Intervals`).
     engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
         Where the record-level work runs (see :func:`frequencies`). With DuckDB or Spark the
         household risk is computed in the engine and only its aggregates come back
@@ -188,7 +210,9 @@ def individual_risk(
     ``alpha < 1``) gets the exact value of the integral; sdcMicro's ``indivRisk`` has branches
     for f = 1, f = 2 and f > 2 only, so it returns 0 for 1 < f_k < 2, and applies the f > 2
     approximation to fractional f_k above 2. Values of f_k within 1e-9 (relative) of an
-    integer are treated as that integer. p_k is clamped to 1 when F_k < f_k.
+    integer are treated as that integer. p_k is clamped to 1 when F_k < f_k. The fields of
+    ``estimation`` and ``intervals`` given flat (``method="exact"``) still work for one release,
+    with a DeprecationWarning.
 
     References
     ----------
@@ -205,22 +229,19 @@ def individual_risk(
     >>> res.global_risk, res.household_global_risk                                              # doctest: +SKIP
     >>> res.threshold(0.01).threshold                                                            # doctest: +SKIP
     """
-    want_ci, conf = bool(ci), float(confidence)  # checked by the declaration
-    inp = _validate_individual(
-        data,
-        keys,
+    want_ci, conf = bool(intervals.ci), float(intervals.confidence)  # type: ignore[union-attr]  # checked by the declaration
+    arguments = dict(
         weight=weight,
         household=household,
-        alpha=alpha,
-        method=method,
         strata=strata,
         household_keys=household_keys,
         missing=missing,
-        na_rule=na_rule,
         allow_degenerate_keys=allow_degenerate_keys,
         pram=pram,
         engine=engine,
+        **estimation.fields(),  # type: ignore[union-attr]
     )
+    inp = _validate_individual(data, keys, **arguments)
     prep = inp.prep
     pf = pattern_frequencies_of(prep, inp.alpha, inp.na_rule)
     rp, clamped = individual_risk_values(pf.fp, pf.Fp, inp.method)

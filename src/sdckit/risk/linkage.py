@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .._declare import Param, declare
+from .._declare import Options, Param, declare, options
 from .._deprecation import renamed_parameters
 from .._errors import SdcError, SdcWarning, warn
 from .._progress import step
@@ -41,7 +41,15 @@ from ..engines import STORED, get_engine, in_memory_engine, local_records
 from ..results.linkage import ExternalRiskResult, LinkageResult
 from ..scenario import accepts_scenario
 
-__all__ = ["LinkageResult", "ExternalRiskResult", "record_linkage_risk", "external_risk"]
+__all__ = [
+    "ExternalPairing",
+    "ExternalRiskResult",
+    "LinkageDistance",
+    "LinkageProbabilistic",
+    "LinkageResult",
+    "external_risk",
+    "record_linkage_risk",
+]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -206,6 +214,7 @@ def _validate_linkage(
     protected,
     variables,
     method,
+    *,
     standardize,
     metric,
     variable_weights,
@@ -544,6 +553,77 @@ def _distance_linkage(inp: _LinkageArgs, Xs, Ys, used) -> LinkageResult:
     )
 
 
+@options(
+    "distance",
+    Param("standardize", "choice", choices=_STANDARDIZE),
+    Param("metric", "choice", "The distance of the distance-based linkage", choices=_METRICS),
+    Param("variable_weights", "numbers", per_variable=True),
+    Param("second_weight", "number"),
+)
+@dataclass(frozen=True)
+class LinkageDistance(Options):
+    """How :func:`record_linkage_risk` measures distances (``method="distance"`` and
+    ``"assignment"``): the ``distance=`` record (or a mapping of its fields).
+
+    Parameters
+    ----------
+    standardize : {"original", "separate", "none"}
+        Standardisation (distance, assignment): the original's mean and sd for both files, each
+        file its own, or none. Constant variables are dropped with a warning.
+    metric : {"euclidean", "mahalanobis"}
+        The distance of the distance-based linkage: Euclidean (optionally weighted per
+        variable) or Mahalanobis with the original covariance.
+    variable_weights : number, list or dict, optional
+        Non-negative variable weights of the Euclidean distance.
+    second_weight : float in [0, 1], default 1
+        Weight of second-nearest links in the share linked.
+    """
+
+    standardize: str = "original"
+    metric: str = "euclidean"
+    variable_weights: Any = None
+    second_weight: float = 1.0
+
+
+@options(
+    "probabilistic",
+    Param("categorical", "columns"),
+    Param("bins", "any"),
+    Param("mu", "number"),
+    Param("lam", "number"),
+    Param("em_start", "any", "Starting values of the EM algorithm of probabilistic linkage"),
+    Param("comparison_levels", "any", per_variable=True),
+)
+@dataclass(frozen=True)
+class LinkageProbabilistic(Options):
+    """How :func:`record_linkage_risk` links with ``method="probabilistic"`` (Fellegi-Sunter):
+    the ``probabilistic=`` record (or a mapping of its fields).
+
+    Parameters
+    ----------
+    categorical : list of str, optional
+        Numeric variables to compare as categories (text columns always are).
+    bins : int, list of edges, or dict per variable, default 10
+        Discretisation of numeric variables.
+    mu, lam : float, default 0.05
+        Tolerated false-link and false non-link rates.
+    em_start : (m, u, p), default (0.9, 0.1, 0.1)
+        Starting values of the EM algorithm.
+    comparison_levels : number, list of cut points, or dict per variable, optional
+        The comparison levels of numeric fields (a tolerance t: equal, within t, disagree;
+        t = 0: equal, disagree; a list: increasing cut points >= 0 on the absolute difference,
+        at most 9). A dict gives them per variable; the fields without levels agree or
+        disagree as without this option. Default: agree / disagree for every field.
+    """
+
+    categorical: Any = None
+    bins: Any = 10
+    mu: float = 0.05
+    lam: float = 0.05
+    em_start: Any = (0.9, 0.1, 0.1)
+    comparison_levels: Any = None
+
+
 @accepts_scenario
 @renamed_parameters(positional=("method",))
 @declare(
@@ -555,19 +635,10 @@ def _distance_linkage(inp: _LinkageArgs, Xs, Ys, used) -> LinkageResult:
         "The linkage: nearest distance, probabilistic (Fellegi-Sunter) or one-to-one assignment",
         choices=_METHODS,
     ),
-    Param("standardize", "choice", choices=_STANDARDIZE),
-    Param("metric", "choice", "The distance of the distance-based linkage", choices=_METRICS),
-    Param("variable_weights", "numbers", per_variable=True),
-    Param("second_weight", "number"),
-    Param("categorical", "columns"),
-    Param("bins", "any"),
-    Param("mu", "number"),
-    Param("lam", "number"),
-    Param("em_start", "any", "Starting values of the EM algorithm of probabilistic linkage"),
     Param("missing"),
-    Param("comparison_levels", "any", per_variable=True),
     inputs=("original", "protected"),
     renamed={"scale": "standardize", "weights": "variable_weights"},
+    grouped=(LinkageDistance, LinkageProbabilistic),
 )
 def record_linkage_risk(
     original,
@@ -575,17 +646,9 @@ def record_linkage_risk(
     variables,
     *,
     method: str = "distance",
-    standardize: str = "original",
-    metric: str = "euclidean",
-    variable_weights=None,
-    second_weight: float = 1.0,
-    categorical=None,
-    bins=10,
-    mu: float = 0.05,
-    lam: float = 0.05,
-    em_start=(0.9, 0.1, 0.1),
+    distance: LinkageDistance | dict | None = None,
+    probabilistic: LinkageProbabilistic | dict | None = None,
     missing=None,
-    comparison_levels=None,
     engine=None,
 ) -> LinkageResult:
     r"""Re-identification risk by linking the protected file back to the original.
@@ -630,29 +693,16 @@ def record_linkage_risk(
         The same records in the same order.
     variables : list of str
     method : {"distance", "probabilistic", "assignment"}
-    standardize : {"original", "separate", "none"}
-        Standardisation (distance, assignment): the original's mean and sd for both files, each
-        file its own, or none. Constant variables are dropped with a warning.
-    metric : {"euclidean", "mahalanobis"}
-    variable_weights : number, list or dict, optional
-        Non-negative variable weights of the Euclidean distance.
-    second_weight : float in [0, 1], default 1
-        Weight of second-nearest links in the share linked.
-    categorical : list of str, optional
-        Probabilistic: numeric variables to compare as categories (text columns always are).
-    bins : int, list of edges, or dict per variable, default 10
-        Probabilistic: discretisation of numeric variables.
-    mu, lam : float, default 0.05
-        Tolerated false-link and false non-link rates.
-    em_start : (m, u, p), default (0.9, 0.1, 0.1)
+    distance : LinkageDistance or dict, optional
+        The distance of ``"distance"`` and ``"assignment"``: standardisation, metric, variable
+        weights and the weight of second-nearest links (see :class:`LinkageDistance`).
+    probabilistic : LinkageProbabilistic or dict, optional
+        The comparisons and the EM of ``"probabilistic"``: variables compared as categories,
+        bins, the tolerated error rates, EM's start and comparison levels (see
+        :class:`LinkageProbabilistic`).
     missing : value or list of values, optional
         Probabilistic: values to treat as missing in the categorical variables, besides null
         and NaN (e.g. ``-999``); a missing value never agrees.
-    comparison_levels : number, list of cut points, or dict per variable, optional
-        Probabilistic: the comparison levels of numeric fields (a tolerance t: equal, within t,
-        disagree; t = 0: equal, disagree; a list: increasing cut points >= 0 on the absolute
-        difference, at most 9). A dict gives them per variable; the fields without levels
-        agree or disagree as without this option. Default: agree / disagree for every field.
     engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
         The engine that reads the data. This measure needs every record's values in memory: an
         engine that keeps the records (DuckDB, Spark) is refused, with a message that says so.
@@ -669,26 +719,15 @@ def record_linkage_risk(
     ----------
     Fellegi & Sunter (1969); Jaro (1989); Winkler (1988, 1990, string comparator metrics and
     comparison levels); Domingo-Ferrer & Torra (2001).
+
+    Notes
+    -----
+    The fields of ``distance`` and ``probabilistic`` given flat (``metric="mahalanobis"``) still
+    work for one release, with a DeprecationWarning.
     """
     eng = in_memory_engine(engine, "record_linkage_risk", original)
-    inp = _validate_linkage(
-        original,
-        protected,
-        variables,
-        method,
-        standardize,
-        metric,
-        variable_weights,
-        second_weight,
-        categorical,
-        bins,
-        mu,
-        lam,
-        em_start,
-        missing,
-        eng,
-        comparison_levels,
-    )
+    options = {**distance.fields(), **probabilistic.fields()}  # type: ignore[union-attr]
+    inp = _validate_linkage(original, protected, variables, method, missing=missing, engine=eng, **options)
     if inp.method == "probabilistic":
         return _probabilistic_linkage(inp)
     Xs, Ys, used = _distance_space(inp)
@@ -927,6 +966,37 @@ def _true_partners(a: _ExternalArgs, e, link):
     return correct, admissible
 
 
+@options(
+    "pairing",
+    Param("pair_tol", "number", "Tolerance of a pairing on a continuous variable, besides `tolerance`"),
+    Param("normalize", "bool"),
+    Param("one_to_one", "bool"),
+    Param("method", "choice", "`exact` (every pair) or `pairwise`", choices=("exact", "pairwise")),
+)
+@dataclass(frozen=True)
+class ExternalPairing(Options):
+    """When :func:`external_risk` pairs an external record with a released one, and how it
+    links them: the ``pairing=`` record (or a mapping of its fields).
+
+    Parameters
+    ----------
+    pair_tol : float >= 0, default 0
+        a is paired when some h has d_{ah} <= pair_tol (0: every available variable matches).
+    normalize : bool, default False
+        Divide d_{ah} by sum_j p_j (only matters with ``pair_tol`` > 0).
+    one_to_one : bool, default True
+        First-found linkage takes each released record at most once.
+    method : {"exact", "pairwise"}
+        ``"exact"``: identical records grouped and the continuous variables joined on sorted
+        values; ``"pairwise"``: every pair compared (the paper's algorithm).
+    """
+
+    pair_tol: float = 0.0
+    normalize: bool = False
+    one_to_one: bool = True
+    method: str = "exact"
+
+
 @accepts_scenario
 @renamed_parameters(positional=("scales", "availability", "tolerance"))
 @declare(
@@ -936,15 +1006,12 @@ def _true_partners(a: _ExternalArgs, e, link):
     Param("availability", "numbers", per_variable=True),
     Param("tolerance", "number"),
     Param("categories", "any"),
-    Param("pair_tol", "number", "Tolerance of a pairing on a continuous variable, besides `tolerance`"),
-    Param("normalize", "bool"),
-    Param("one_to_one", "bool"),
     Param("internal_risk", "number"),
     Param("missing"),
-    Param("method", "choice", "`exact` (every pair) or `pairwise`", choices=("exact", "pairwise")),
     inputs=("released", "external"),
     out_of_core=True,
     renamed={"algorithm": "method"},
+    grouped=(ExternalPairing,),
 )
 def external_risk(
     released,
@@ -956,12 +1023,9 @@ def external_risk(
     tolerance: float = 0.05,
     categories=None,
     id=None,
-    pair_tol: float = 0.0,
-    normalize: bool = False,
-    one_to_one: bool = True,
+    pairing: ExternalPairing | dict | None = None,
     internal_risk=None,
     missing=None,
-    method: str = "exact",
     engine=None,
 ) -> ExternalRiskResult:
     r"""Mlodak's external risk: can records of an alternative source be paired with released ones?
@@ -984,7 +1048,7 @@ def external_risk(
     linkage is also reported: external records in file order each take the first admissible
     released record (one-to-one by default).
 
-    Computed exactly (``method="exact"``): identical records are grouped, the categorical
+    Computed exactly (``pairing={"method": "exact"}``): identical records are grouped, the categorical
     variables hashed, and the continuous variables joined one at a time on sorted values (the
     admissible released values of an external value form an interval), so that neither
     repeated values nor missing values make the work quadratic; candidates are then checked
@@ -1013,20 +1077,18 @@ def external_risk(
         error.
     id : str, optional
         Identifier column in both files (unique in the released file): reports correct links.
-    pair_tol : float >= 0, default 0
-    normalize : bool, default False
-        Divide d_{ah} by sum_j p_j (only matters with ``pair_tol`` > 0).
-    one_to_one : bool, default True
-        First-found linkage takes each released record at most once.
+    pairing : ExternalPairing or dict, optional
+        The tolerance of d_{ah} (``pair_tol``) and whether it is normalised, whether the
+        first-found linkage is one-to-one, and the algorithm (``method``): see
+        :class:`ExternalPairing`.
     internal_risk : float in [0, 1], optional
         r_int, e.g. the global re-identification rate of the categorical keys.
     missing : value or list of values, optional
         Values to treat as missing in the nominal and ordinal variables, besides null and NaN
         (e.g. ``-999``).
-    method : {"exact", "pairwise"}
     engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
         Where the record-level work runs. With DuckDB or Spark (both files in the same engine,
-        ``method="exact"``) each file is grouped into its distinct rows by the engine, the
+        ``pairing={"method": "exact"}``) each file is grouped into its distinct rows by the engine, the
         admissible pairs are found between those, only the records of paired classes are
         fetched (their positions, for the first-found links), and the identifiers are compared
         by the engine; the result holds the counts, not per-record arrays.
@@ -1040,42 +1102,28 @@ def external_risk(
     Młodak, A., Pietrzak, M. & Józefowski, T. (2021). The trade-off between the risk of
     disclosure and data utility in SDC - a case of data from a survey of accidents at work.
     Conference of European Statisticians, Expert Meeting on Statistical Data Confidentiality.
+
+    Notes
+    -----
+    The fields of ``pairing`` given flat (``pair_tol=0.5``) still work for one release, with a
+    DeprecationWarning.
     """
     eng = get_engine(engine, external)
+    options = dict(
+        scales=scales,
+        availability=availability,
+        tolerance=tolerance,
+        categories=categories,
+        id=id,
+        internal_risk=internal_risk,
+        missing=missing,
+        **pairing.fields(),  # type: ignore[union-attr]
+    )
     if eng.has(STORED):
         from ._linkage_engine import external_risk_engine
 
-        options = dict(
-            scales=scales,
-            availability=availability,
-            tolerance=tolerance,
-            categories=categories,
-            id=id,
-            pair_tol=pair_tol,
-            normalize=normalize,
-            one_to_one=one_to_one,
-            internal_risk=internal_risk,
-            method=method,
-            missing=missing,
-        )
         return external_risk_engine(eng, released, external, variables, options, _validate_with, _encode_external)
-    a = _validate_external(
-        released,
-        external,
-        variables,
-        scales,
-        availability,
-        tolerance,
-        categories,
-        id,
-        pair_tol,
-        normalize,
-        one_to_one,
-        internal_risk,
-        method,
-        missing,
-        eng,
-    )
+    a = _validate_with(released, external, variables, {**options, "engine": eng})
     e = _encode_external(a)
     paired, link = _pair_and_link(e, a)
     correct = admissible = None

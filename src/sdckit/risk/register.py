@@ -6,8 +6,10 @@ See :func:`register_risk`; the steps are in :mod:`sdckit.risk._register_steps`, 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from .._core.register import theta_hat
-from .._declare import Param, declare
+from .._declare import Options, Param, declare, options
 from ..engines import in_memory_engine
 from ..results.register import RegisterRiskResult
 from ..scenario import accepts_scenario
@@ -15,7 +17,52 @@ from ._loglinear_steps import term_names
 from ._register_steps import APPROACHES, approach_a, approach_b, build_cells, measures, validate_register
 from .frequencies import records_fields
 
-__all__ = ["RegisterRiskResult", "register_risk"]
+__all__ = ["RegisterFit", "RegisterRiskResult", "register_risk"]
+
+
+@options(
+    "fit",
+    Param("method", "choice", choices=("newton", "fisher")),
+    Param("tol", "number"),
+    Param("max_iter", "int"),
+)
+@dataclass(frozen=True)
+class RegisterFit(Options):
+    """How :func:`register_risk` fits the membership coefficients xi: the ``fit=`` record (or a
+    mapping of its fields).
+
+    Parameters
+    ----------
+    method : {"newton", "fisher"}, default "newton"
+        Approach A's fit of xi: ``"fisher"`` is Fisher scoring as published; ``"newton"`` uses
+        Fisher scoring for the first 3 iterations and whenever minus the observed Hessian is not
+        positive definite, Newton-Raphson otherwise (Fisher scoring alone converges only
+        linearly on real data). Approach B's logit has the canonical link: always Newton-Raphson.
+    tol : float, default 1e-10
+        The fits of xi stop when max |xi_r - xi_{r-1}| < tol; each step is halved (at most 30
+        times) while the log-likelihood falls. Before the iterations, a design column without
+        register members but with sample records (approach B; population, approach A) gets
+        xi = -inf (p = 0 in its cells; ``n_infinite``); approach B: a design column with at
+        least as many register members as the sample's weight sum (0 for a category or
+        combination that no sample record has) gets xi = +inf (p = 1 in its cells, so
+        F-hat = F^1 there; ``n_certain``, and a warning naming the terms; a key's first
+        category, which has no column, is checked by the same rule: at p = 1 its cells leave the
+        fit and the key's other coefficients are relative to its last category); both rules
+        repeat, the first before the second, until neither applies (a cell in columns of both
+        kinds has p = 0 without register member, 1 with members). An aliased column (a
+        combination of earlier columns over the fitted cells, e.g. when a key's first category
+        has no record) is dropped with xi = 0. ``membership_fit`` counts them all and reports
+        the iterations (0 when the rules fix every cell).
+    max_iter : int, default 100
+        Iterations of a fit of xi; a fit that has not converged then is an error naming the
+        approach and the model. So is a membership model without finite maximum that the rules
+        above do not resolve (approach A: more register members than the fitted population
+        count; approach B: a direction of several columns, found by the fit).
+    """
+
+    method: str = "newton"
+    tol: float = 1e-10
+    max_iter: int = 100
 
 
 @accepts_scenario
@@ -27,11 +74,9 @@ __all__ = ["RegisterRiskResult", "register_risk"]
     Param("approach", "choice", choices=APPROACHES),
     Param("model", "any"),
     Param("membership_model", "any"),
-    Param("method", "choice", choices=("newton", "fisher")),
-    Param("tol", "number"),
-    Param("max_iter", "int"),
     Param("missing"),
     inputs=("register", "sample"),
+    grouped=(RegisterFit,),
 )
 def register_risk(
     register,
@@ -43,9 +88,7 @@ def register_risk(
     approach: str = "B",
     model="2way",
     membership_model="independence",
-    method: str = "newton",
-    tol: float = 1e-10,
-    max_iter: int = 100,
+    fit: RegisterFit | dict | None = None,
     missing=None,
     engine=None,
 ) -> RegisterRiskResult:
@@ -88,7 +131,7 @@ def register_risk(
         that occurs in the register but in no sample record is an error for approach A (and
         ``"both"``: its population counts come from the sample, which cannot estimate those
         cells; merge it with a similar category). Approach B accepts it: its weight sum is 0, at
-        most its register count, so the p = 1 rule (``tol`` below) sets p = 1 there, F-hat = F^1,
+        most its register count, so the p = 1 rule (``tol`` of :class:`RegisterFit`) sets p = 1 there, F-hat = F^1,
         with a warning.
     sample_weight : str, optional
         The sample's design-weight column. Without ``sampling_fraction`` it gives the sampling
@@ -120,31 +163,10 @@ def register_risk(
         The logistic model of membership: main effects of every key by default, or the same
         forms as ``model``, except that a formula or a list of terms leaves out the keys it does
         not mention (``"age + sex"``: membership depends on age and sex only).
-    method : {"newton", "fisher"}, default "newton"
-        Approach A's fit of xi: ``"fisher"`` is Fisher scoring as published; ``"newton"`` uses
-        Fisher scoring for the first 3 iterations and whenever minus the observed Hessian is not
-        positive definite, Newton-Raphson otherwise (Fisher scoring alone converges only
-        linearly on real data). Approach B's logit has the canonical link: always Newton-Raphson.
-    tol : float, default 1e-10
-        The fits of xi stop when max |xi_r - xi_{r-1}| < tol; each step is halved (at most 30
-        times) while the log-likelihood falls. Before the iterations, a design column without
-        register members but with sample records (approach B; population, approach A) gets
-        xi = -inf (p = 0 in its cells; ``n_infinite``); approach B: a design column with at
-        least as many register members as the sample's weight sum (0 for a category or
-        combination that no sample record has) gets xi = +inf (p = 1 in its cells, so
-        F-hat = F^1 there; ``n_certain``, and a warning naming the terms; a key's first
-        category, which has no column, is checked by the same rule: at p = 1 its cells leave the
-        fit and the key's other coefficients are relative to its last category); both rules
-        repeat, the first before the second, until neither applies (a cell in columns of both
-        kinds has p = 0 without register member, 1 with members). An aliased column (a
-        combination of earlier columns over the fitted cells, e.g. when a key's first category
-        has no record) is dropped with xi = 0. ``membership_fit`` counts them all and reports
-        the iterations (0 when the rules fix every cell).
-    max_iter : int, default 100
-        Iterations of a fit of xi; a fit that has not converged then is an error naming the
-        approach and the model. So is a membership model without finite maximum that the rules
-        above do not resolve (approach A: more register members than the fitted population
-        count; approach B: a direction of several columns, found by the fit).
+    fit : RegisterFit or dict, optional
+        How the membership coefficients xi are fitted (Newton-Raphson or Fisher scoring, the
+        tolerance and the iterations, and the rules for coefficients at -inf or +inf): see
+        :class:`RegisterFit`.
     missing
         Extra values to treat as missing in the key columns (as in :func:`sdckit.frequencies`).
     engine : str (a name of ``sdckit.engines.ENGINES``) or Engine, optional
@@ -183,11 +205,9 @@ def register_risk(
         approach=approach,
         model=model,
         membership_model=membership_model,
-        method=method,
-        tol=tol,
-        max_iter=max_iter,
         missing=missing,
         engine=eng,
+        **fit.fields(),  # type: ignore[union-attr]
     )
     cells = build_cells(inp)
     fits = {}
@@ -195,7 +215,7 @@ def register_risk(
         fits["A"] = approach_a(inp, cells)
     if inp.approach in ("B", "both"):
         fits["B"] = approach_b(inp, cells)
-    results = {a: _result(inp, cells, fit) for a, fit in fits.items()}
+    results = {a: _result(inp, cells, fitted) for a, fitted in fits.items()}
     if inp.approach != "both":
         return results[inp.approach]
     from dataclasses import replace

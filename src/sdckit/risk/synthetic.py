@@ -9,11 +9,13 @@ The files are read by :mod:`._synthetic_data`; the arithmetic is in
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from .._core import synthetic as K
-from .._declare import Param, declare
+from .._declare import Options, Param, declare, options
 from .._errors import SdcError, warn
 from .._validation import as_name_list, check_column, raise_problems
 from ..engines import get_engine, local_records
@@ -21,9 +23,91 @@ from ..results.synthetic import SyntheticRiskResult
 from ..scenario import accepts_scenario
 from ._synthetic_data import Files, read_files
 
-__all__ = ["SyntheticRiskResult", "synthetic_risk"]
+__all__ = ["SyntheticAttacks", "SyntheticDecision", "SyntheticRiskResult", "SyntheticSimilarity", "synthetic_risk"]
 
 _ORIGINAL, _SYNTHETIC, _CONTROL = 0, 1, 2
+
+
+@options(
+    "similarity",
+    Param("order", "int"),
+    Param("top", "int"),
+    Param("closeness_sample", "int"),
+    Param("records", "bool"),
+)
+@dataclass(frozen=True)
+class SyntheticSimilarity(Options):
+    """How :func:`synthetic_risk` compares the two files (the distribution distances and the
+    closeness of records): the ``similarity=`` record (or a mapping of its fields).
+
+    Parameters
+    ----------
+    order : int, default 2
+        The largest number of keys in a combination whose distribution distances are reported.
+    top : int, default 10
+        Number of cells of the joint key table listed as contributing most to TV.
+    closeness_sample : int, default 5000
+        Synthetic and control records (a random sample of each) whose nearest original record
+        is searched; exact copies are counted over all records.
+    records : bool, default False
+        Search the nearest original record of every synthetic record and keep its DCR and
+        whether it is an exact copy (``to_frame()``, one row per synthetic record).
+    """
+
+    order: int = 2
+    top: int = 10
+    closeness_sample: int = 5000
+    records: bool = False
+
+
+@options(
+    "attacks",
+    Param("split", "column_sets"),
+    Param("n_attacks", "int"),
+    Param("n_cols", "int"),
+    Param("n_neighbors", "int"),
+)
+@dataclass(frozen=True)
+class SyntheticAttacks(Options):
+    """How :func:`synthetic_risk` runs the attacks (singling out, linkability, inference): the
+    ``attacks=`` record (or a mapping of its fields).
+
+    Parameters
+    ----------
+    split : list of two lists of column names, optional
+        The two parts of the keys an intruder holds in two different files (linkability). Default:
+        the first half and the second half of ``keys + variables``.
+    n_attacks : int, default 500
+        Number of attacks (queries or targets) per attack type.
+    n_cols : int, default 3
+        Number of columns in a singling-out query.
+    n_neighbors : int, default 1
+        Nearest synthetic records compared in the linkability attack.
+    """
+
+    split: list | None = None
+    n_attacks: int = 500
+    n_cols: int = 3
+    n_neighbors: int = 1
+
+
+@options("decision", Param("confidence", "number"), Param("significance", "number"))
+@dataclass(frozen=True)
+class SyntheticDecision(Options):
+    """How :func:`synthetic_risk` compares the original records with the control records (the
+    intervals and the leak decision): the ``decision=`` record (or a mapping of its fields).
+
+    Parameters
+    ----------
+    confidence : float, default 0.95
+        Level of the confidence intervals.
+    significance : float, default 0.05
+        The chance, at most, that the leak decision flags a synthetic file made without the
+        original records (all its tests together).
+    """
+
+    confidence: float = 0.95
+    significance: float = 0.05
 
 
 @accepts_scenario
@@ -32,20 +116,11 @@ _ORIGINAL, _SYNTHETIC, _CONTROL = 0, 1, 2
     Param("keys"),
     Param("variables", "columns", role="numeric_keys"),
     Param("sensitive"),
-    Param("split", "column_sets"),
-    Param("order", "int"),
-    Param("top", "int"),
-    Param("n_attacks", "int"),
-    Param("n_cols", "int"),
-    Param("n_neighbors", "int"),
-    Param("closeness_sample", "int"),
-    Param("confidence", "number"),
-    Param("significance", "number"),
-    Param("records", "bool"),
     Param("missing"),
     Param("seed"),
     inputs=("original", "synthetic", "control"),
     random=True,
+    grouped=(SyntheticSimilarity, SyntheticAttacks, SyntheticDecision),
 )
 def synthetic_risk(
     original,
@@ -55,16 +130,9 @@ def synthetic_risk(
     keys=None,
     variables=None,
     sensitive=None,
-    split=None,
-    order: int = 2,
-    top: int = 10,
-    n_attacks: int = 500,
-    n_cols: int = 3,
-    n_neighbors: int = 1,
-    closeness_sample: int = 5000,
-    confidence: float = 0.95,
-    significance: float = 0.05,
-    records: bool = False,
+    similarity: SyntheticSimilarity | dict | None = None,
+    attacks: SyntheticAttacks | dict | None = None,
+    decision: SyntheticDecision | dict | None = None,
     missing=None,
     seed=None,
     engine=None,
@@ -137,30 +205,16 @@ def synthetic_risk(
         Numeric key variables (used by closeness and the attacks, not by the distributions).
     sensitive : str or list of str, optional
         Secret variables of the inference attack (also compared by closeness and singling out).
-    split : list of two lists of column names, optional
-        The two parts of the keys an intruder holds in two different files (linkability). Default:
-        the first half and the second half of ``keys + variables``.
-    order : int, default 2
-        The largest number of keys in a combination whose distribution distances are reported.
-    top : int, default 10
-        Number of cells of the joint key table listed as contributing most to TV.
-    n_attacks : int, default 500
-        Number of attacks (queries or targets) per attack type.
-    n_cols : int, default 3
-        Number of columns in a singling-out query.
-    n_neighbors : int, default 1
-        Nearest synthetic records compared in the linkability attack.
-    closeness_sample : int, default 5000
-        Synthetic and control records (a random sample of each) whose nearest original record
-        is searched; exact copies are counted over all records.
-    confidence : float, default 0.95
-        Level of the confidence intervals.
-    significance : float, default 0.05
-        The chance, at most, that the leak decision flags a synthetic file made without the
-        original records (all its tests together).
-    records : bool, default False
-        Search the nearest original record of every synthetic record and keep its DCR and
-        whether it is an exact copy (``to_frame()``, one row per synthetic record).
+    similarity : SyntheticSimilarity or dict, optional
+        The combinations of keys compared and the cells listed, the records sampled for the
+        closeness, and whether every synthetic record's nearest original is kept: see
+        :class:`SyntheticSimilarity`.
+    attacks : SyntheticAttacks or dict, optional
+        The parts of the keys in the linkability attack, the number of attacks, the columns of
+        a singling-out query and the neighbours compared: see :class:`SyntheticAttacks`.
+    decision : SyntheticDecision or dict, optional
+        The level of the intervals and the significance of the leak decision: see
+        :class:`SyntheticDecision`.
     missing : value or list of values, optional
         Extra missing-value codes.
     seed : int, optional
@@ -200,8 +254,8 @@ def synthetic_risk(
     Cohen and Nissim (2020) for the singling-out model.
     """
     _check_files(original, synthetic, control)
-    par = _parameters(keys, variables, sensitive, split, order, top, n_attacks, n_cols, n_neighbors,
-                   closeness_sample, confidence, significance, records, seed)  # fmt: skip
+    options = {**similarity.fields(), **attacks.fields(), **decision.fields()}  # type: ignore[union-attr]
+    par = _parameters(keys, variables, sensitive, seed, options)
     files = [original, synthetic] + ([control] if control is not None else [])
     labels = ["original", "synthetic", "control"][: len(files)]
     data = read_files(files, labels, par["cat"], par["num"], missing, engine, "synthetic_risk")
@@ -235,13 +289,16 @@ def _check_files(original, synthetic, control) -> None:
             raise SdcError(f"{name}: got a Scenario; pass it as scenario=... (the third argument is the control file)")
 
 
-def _parameters(keys, variables, sensitive, split, order, top, n_attacks, n_cols, n_neighbors, closeness_sample,
-             confidence, significance, records, seed) -> dict:  # fmt: skip
+def _parameters(keys, variables, sensitive, seed, options: dict) -> dict:
+    """The parameters as the parts take them (``options``: the fields of the records)."""
     # checked by the declaration; taken as the toolkit's checks return them (int, float, bool)
-    par: dict = {"order": int(order), "top": int(top), "n_attacks": int(n_attacks), "n_cols": int(n_cols),
-           "n_neighbors": int(n_neighbors), "closeness_sample": int(closeness_sample),
-           "confidence": float(confidence), "significance": float(significance), "records": bool(records),
+    o = options
+    par: dict[str, Any] = {"order": int(o["order"]), "top": int(o["top"]), "n_attacks": int(o["n_attacks"]),
+           "n_cols": int(o["n_cols"]), "n_neighbors": int(o["n_neighbors"]),
+           "closeness_sample": int(o["closeness_sample"]), "confidence": float(o["confidence"]),
+           "significance": float(o["significance"]), "records": bool(o["records"]),
            "seed": None if seed is None else int(seed)}  # fmt: skip
+    split = o["split"]
     problems: list[str] = []
     if keys is None:
         problems.append("keys: no key variables given; expected one or more column names")

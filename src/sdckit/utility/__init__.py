@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from ..results.variant_loss import VariantLossResult
     from .analysis import analysis_change
     from .estimates import estimates_change
-    from .information_loss import SCALES, information_loss
+    from .information_loss import SCALES, LossDistance, LossMeasures, information_loss
     from .synthetic import synthetic_utility
     from .variant_loss import variant_loss
 
@@ -23,6 +23,8 @@ __all__ = [
     "AnalysisChangeResult",
     "EstimatesResult",
     "InformationLossResult",
+    "LossDistance",
+    "LossMeasures",
     "SyntheticUtilityResult",
     "VariantLossResult",
     "analysis_change",

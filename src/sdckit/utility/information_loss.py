@@ -20,10 +20,11 @@ import functools
 import warnings
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
-from .._declare import Param, declare
+from .._declare import Options, Param, declare, options
 from .._deprecation import renamed_parameters
 from .._errors import SdcError, SdcWarning
 from .._prepare import weight_problems
@@ -42,7 +43,7 @@ from ..scenario import accepts_scenario
 from . import _access as access
 from . import _steps as steps
 
-__all__ = ["SCALES", "InformationLossResult", "ValidatedInput", "information_loss"]
+__all__ = ["SCALES", "InformationLossResult", "LossDistance", "LossMeasures", "ValidatedInput", "information_loss"]
 
 #: accepted scale names (``"numeric"`` is an alias of ``"continuous"``, ``"categorical"`` of ``"nominal"``)
 SCALES = ("nominal", "ordinal", "continuous")
@@ -115,6 +116,100 @@ class ValidatedInput:
 # ----------------------------------------------------------------------------------------------
 # public function
 # ----------------------------------------------------------------------------------------------
+@options(
+    "distance",
+    Param("suppressed", "choice", choices=("mlodak", "sdcmicro")),
+    Param("continuous_distance", "choice", choices=("arctan_sd", "arctan", "max_abs", "max_squared")),
+    Param("new_categories", "choice", choices=("error", "allow")),
+)
+@dataclass(frozen=True)
+class LossDistance(Options):
+    r"""How :func:`information_loss` measures the distance of a protected value from its
+    original (Mlodak's complex distance): the ``distance=`` record (or a mapping of its fields).
+
+    Parameters
+    ----------
+    suppressed : {"mlodak", "sdcmicro"}
+        Distance when exactly one of x, x' is missing. ``"mlodak"``: nominal 1; ordinal the
+        distance to the extreme category farthest from the observed value; continuous the
+        distance to the original maximum (observed value <= original median) or minimum.
+        ``"sdcmicro"`` (``IL_variables``): nominal 1, ordinal 1, continuous
+        (2/pi) arctan max(|min x' - max x|, |max x' - min x|). Both missing: 0. With
+        ``continuous_distance="arctan_sd"`` the continuous differences of both conventions are
+        divided by S_j as well.
+    continuous_distance : {"arctan_sd", "arctan", "max_abs", "max_squared"}
+        ``"arctan_sd"`` (default): (2/pi) arctan(|x' - x| / S_j), S_j the standard deviation
+        (n - 1) of the original's observed values of variable j (S_j = 0: 0 when x' = x, else
+        1). It does not depend on the unit: multiply a variable by 1,000 in both files and its
+        lambda_j does not move. ``"arctan"``: (2/pi) arctan|x' - x|, sdcMicro's
+        ``IL_variables`` form on raw differences; it is in the variable's own units, so any
+        change of a variable measured in large units (income in euros) counts almost fully
+        (lambda_j near 1 even for a light perturbation), which is why it is no longer the
+        default; pass it by name to reproduce sdcMicro. ``"max_abs"``: |x' - x| / max|x' - x|;
+        ``"max_squared"``: (x' - x)^2 / max (x' - x)^2 (Mlodak 2020).
+    new_categories : {"error", "allow"}
+        A nominal category of the protected file that the original lacks is an error unless
+        ``"allow"`` (it then counts as a change). Ordinal categories must always be in the order.
+    """
+
+    suppressed: str = "mlodak"
+    continuous_distance: str = "arctan_sd"
+    new_categories: str = "error"
+
+
+@options(
+    "measures",
+    Param("bound", "number"),
+    Param("zero_sd", "choice", choices=("exclude", "inf")),
+    Param("ctbil_dim", "int"),
+    Param("ebil_base", "number"),
+    Param("anova", "any"),
+    Param("gamma_method", "choice", choices=("pearson", "kendall")),
+    Param("robust", "bool"),
+    Param("seed"),
+)
+@dataclass(frozen=True)
+class LossMeasures(Options):
+    r"""The settings of the single measures of :func:`information_loss` (mean variation, IL1s,
+    CTBIL, EBIL, ANOVA, gamma, the robust eigenvalue loss): the ``measures=`` record (or a
+    mapping of its fields).
+
+    Parameters
+    ----------
+    bound : float, default 1
+        Trottini's cap B on each mean-variation cell.
+    zero_sd : {"exclude", "inf"}
+        A continuous variable with S_j = 0 makes its IL1s terms infinite: ``"exclude"`` leaves
+        it out of the IL1s totals (with a warning), ``"inf"`` keeps the infinite total.
+    ctbil_dim : int, default 2
+        Largest table dimension K of CTBIL; 0 skips CTBIL.
+    ebil_base : float, optional
+        Logarithm base of EBIL (default natural log; 2 gives bits).
+    anova : "auto", dict or None
+        ``"auto"``: every continuous variable against all categorical variables (main effects);
+        ``{y: [factors]}``; None or False: skip.
+    gamma_method : {"pearson", "kendall"}
+        Correlation for gamma. With ``"kendall"`` ordinal variables enter gamma as ranks.
+    robust : bool, default False
+        Also compute the robust eigenvalue loss (sdcMicro ``dUtility(method="robeigen")``), from
+        Minimum Covariance Determinant estimates found by FAST-MCD. Off by default because it
+        costs far more than all the other measures together (about 0.7 s for 5,000 records of 5
+        variables, where everything else takes about 0.01 s) and, like in sdcMicro, is rarely
+        needed; ``robust_eigen`` is then None.
+    seed : int, default 0
+        Seed of the MCD subsets (the result is deterministic for a given seed).
+    """
+
+    bound: float = 1.0
+    zero_sd: str = "exclude"
+    ctbil_dim: int = 2
+    ebil_base: float | None = None
+    anova: Any = "auto"
+    gamma_method: str = "pearson"
+    robust: bool = False
+    seed: int = 0
+
+
 @accepts_scenario
 @renamed_parameters(positional=("scales",))
 @declare(
@@ -123,21 +218,11 @@ class ValidatedInput:
     Param("scales", "any", role="scales"),
     Param("missing"),
     Param("weight"),
-    Param("suppressed", "choice", choices=("mlodak", "sdcmicro")),
-    Param("continuous_distance", "choice", choices=("arctan_sd", "arctan", "max_abs", "max_squared")),
-    Param("bound", "number"),
-    Param("zero_sd", "choice", choices=("exclude", "inf")),
-    Param("ctbil_dim", "int"),
     Param("pram", "any"),
-    Param("ebil_base", "number"),
-    Param("anova", "any"),
-    Param("gamma_method", "choice", choices=("pearson", "kendall")),
-    Param("robust", "bool"),
-    Param("seed"),
-    Param("new_categories", "choice", choices=("error", "allow")),
     Param("records", "bool"),
     inputs=("original", "protected"),
     random=True,
+    grouped=(LossDistance, LossMeasures),
 )
 def information_loss(
     original,
@@ -147,18 +232,9 @@ def information_loss(
     scales=None,
     missing=None,
     weight=None,
-    suppressed: str = "mlodak",
-    continuous_distance: str = "arctan_sd",
-    bound: float = 1.0,
-    zero_sd: str = "exclude",
-    ctbil_dim: int = 2,
     pram=None,
-    ebil_base: float | None = None,
-    anova="auto",
-    gamma_method: str = "pearson",
-    robust: bool = False,
-    seed: int = 0,
-    new_categories: str = "error",
+    distance: LossDistance | dict | None = None,
+    measures: LossMeasures | dict | None = None,
     records: bool = False,
     engine=None,
 ) -> InformationLossResult:
@@ -217,31 +293,6 @@ def information_loss(
         with its own weights (the original's when the protected file lacks the column), so
         ``ctbil`` compares the weighted tables that are published; ``ctbil_unweighted`` keeps
         the loss on record counts. The other measures do not use weights.
-    suppressed : {"mlodak", "sdcmicro"}
-        Distance when exactly one of x, x' is missing. ``"mlodak"``: nominal 1; ordinal the
-        distance to the extreme category farthest from the observed value; continuous the
-        distance to the original maximum (observed value <= original median) or minimum.
-        ``"sdcmicro"`` (``IL_variables``): nominal 1, ordinal 1, continuous
-        (2/pi) arctan max(|min x' - max x|, |max x' - min x|). Both missing: 0. With
-        ``continuous_distance="arctan_sd"`` the continuous differences of both conventions are
-        divided by S_j as well.
-    continuous_distance : {"arctan_sd", "arctan", "max_abs", "max_squared"}
-        ``"arctan_sd"`` (default): (2/pi) arctan(|x' - x| / S_j), S_j the standard deviation
-        (n - 1) of the original's observed values of variable j (S_j = 0: 0 when x' = x, else
-        1). It does not depend on the unit: multiply a variable by 1,000 in both files and its
-        lambda_j does not move. ``"arctan"``: (2/pi) arctan|x' - x|, sdcMicro's
-        ``IL_variables`` form on raw differences; it is in the variable's own units, so any
-        change of a variable measured in large units (income in euros) counts almost fully
-        (lambda_j near 1 even for a light perturbation), which is why it is no longer the
-        default; pass it by name to reproduce sdcMicro. ``"max_abs"``: |x' - x| / max|x' - x|;
-        ``"max_squared"``: (x' - x)^2 / max (x' - x)^2 (Mlodak 2020).
-    bound : float, default 1
-        Trottini's cap B on each mean-variation cell.
-    zero_sd : {"exclude", "inf"}
-        A continuous variable with S_j = 0 makes its IL1s terms infinite: ``"exclude"`` leaves
-        it out of the IL1s totals (with a warning), ``"inf"`` keeps the infinite total.
-    ctbil_dim : int, default 2
-        Largest table dimension K of CTBIL; 0 skips CTBIL.
     pram : dict variable -> transition matrix, optional
         PRAM matrices P[i, j] = P(V' = j | V = i) for EBIL: a pandas DataFrame (index and columns
         = categories), a dict of dicts ``{from: {to: p}}``, a pair ``(matrix, categories)`` or a
@@ -251,24 +302,14 @@ def information_loss(
         columns, "matrices": {stratum label: matrix}}`` (``details["pram_by_stratum"]``
         of :func:`sdckit.pram` with ``strata``); EBIL is then the sum over the strata of each
         stratum's EBIL under its matrix (the original file gives each record's stratum).
-    ebil_base : float, optional
-        Logarithm base of EBIL (default natural log; 2 gives bits).
-    anova : "auto", dict or None
-        ``"auto"``: every continuous variable against all categorical variables (main effects);
-        ``{y: [factors]}``; None or False: skip.
-    gamma_method : {"pearson", "kendall"}
-        Correlation for gamma. With ``"kendall"`` ordinal variables enter gamma as ranks.
-    robust : bool, default False
-        Also compute the robust eigenvalue loss (sdcMicro ``dUtility(method="robeigen")``), from
-        Minimum Covariance Determinant estimates found by FAST-MCD. Off by default because it
-        costs far more than all the other measures together (about 0.7 s for 5,000 records of 5
-        variables, where everything else takes about 0.01 s) and, like in sdcMicro, is rarely
-        needed; ``robust_eigen`` is then None.
-    seed : int, default 0
-        Seed of the MCD subsets (the result is deterministic for a given seed).
-    new_categories : {"error", "allow"}
-        A nominal category of the protected file that the original lacks is an error unless
-        ``"allow"`` (it then counts as a change). Ordinal categories must always be in the order.
+    distance : LossDistance or dict, optional
+        How a protected value's distance from its original is measured (a missing value on one
+        side, the continuous distance, categories the original lacks): see
+        :class:`LossDistance`.
+    measures : LossMeasures or dict, optional
+        The settings of the single measures (Trottini's bound, IL1s with S_j = 0, CTBIL's
+        dimension, EBIL's base, the ANOVA, gamma's correlation, the robust eigenvalue loss and
+        its seed): see :class:`LossMeasures`.
     records : bool, default False
         Keep the (n, m) per-record distances (``distances``, and one column per variable in
         ``to_frame()``); the per-record mean ``record_loss`` is always kept.
@@ -296,7 +337,9 @@ def information_loss(
     missing y or factor in each file separately. Sampling weights enter CTBIL only.
 
     Cost: O(n m) for the distances and the IL1 family, O(n p^2) for the covariance-based
-    measures, O(n m^2) for CTBIL and ANOVA; ``robust=True`` adds the FAST-MCD search.
+    measures, O(n m^2) for CTBIL and ANOVA; ``measures={"robust": True}`` adds the FAST-MCD search. The fields
+    of ``distance`` and ``measures`` given flat (``robust=True``) still work for one release,
+    with a DeprecationWarning.
 
     References
     ----------
@@ -315,18 +358,9 @@ def information_loss(
         missing=missing,
         weight=weight,
         pram=pram,
-        anova=anova,
-        suppressed=suppressed,
-        continuous_distance=continuous_distance,
-        bound=bound,
-        zero_sd=zero_sd,
-        ctbil_dim=ctbil_dim,
-        ebil_base=ebil_base,
-        gamma_method=gamma_method,
-        robust=robust,
-        seed=seed,
-        new_categories=new_categories,
         records=records,
+        **distance.fields(),  # type: ignore[union-attr]
+        **measures.fields(),  # type: ignore[union-attr]
     )
     notes: list[tuple[str, bool]] = []
     absdiff = steps.K.abs_differences(inp.X, inp.Y) if inp.cont else None
