@@ -254,3 +254,15 @@ def test_the_dialect_quotes_for_its_engine():
 
     query = _linkage_sql.n_distinct(SparkEngine().dialect, Table(), "a`b")
     assert query.sql == "SELECT count(DISTINCT `a``b`) AS n FROM v"
+
+
+def test_an_engine_maps_no_per_record_value_to_an_empty_frame(data):
+    """A result with nothing per record (a measure of aggregates only) gives an empty frame on
+    every engine, as in memory (DuckDB once wrote a SELECT with no column)."""
+    pytest.importorskip("duckdb")
+    from sdckit.engines import DuckDBEngine
+
+    eng = DuckDBEngine()
+    comp = eng.compress(eng.table(data), ["a", "b"])
+    assert eng.records_frame(comp, {}).shape == (0, 0)
+    assert eng.records_frame(comp, {"x": np.zeros(len(comp.counts))}).height == data.height

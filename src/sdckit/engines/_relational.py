@@ -579,7 +579,12 @@ class RelationalEngine(EngineCapabilities):
         return f"({uploaded(value.risk)} >= {level} / coalesce(g.size, 1))"
 
     def records_frame(self, comp: Compressed, values: dict, *, household=None, id=None):
-        """The per-record output collected as a Polars frame (names of :meth:`record_names`)."""
+        """The per-record output collected as a Polars frame (names of :meth:`record_names`);
+        a result with no per-record value gives an empty frame, as in memory."""
+        if not values and id is None:
+            import polars as pl
+
+            return pl.DataFrame()
         frame = self.frame(self.record_query(comp, values, household, id))
         return frame.rename(dict(zip(frame.columns, self.record_names(values, id))))
 
