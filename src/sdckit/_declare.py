@@ -720,13 +720,30 @@ def _rule(p: Param):
     return rule
 
 
+def _number_check(p: Param):
+    """The check of one number of ``p`` (its glossary rule, or its declared range), found once
+    per parameter: a list of numbers checks each item with it."""
+    check = _NUMBER_CHECKS.get(id(p))
+    if check is None or check[0] is not p:
+        rule = _rule(p)
+        if rule is not None:
+            fn = rule.check
+        else:
+            bounds = {"low": p.low, "high": p.high, "low_open": p.low_open, "high_open": p.high_open}
+
+            def fn(value, name, _b=bounds, _inf=p.allow_inf):
+                return check_number(value, name, allow_inf=_inf, **_b)
+
+        check = _NUMBER_CHECKS[id(p)] = (p, fn)
+    return check[1]
+
+
+#: id(param) -> (param, its number check); the param is kept so that an id is never reused
+_NUMBER_CHECKS: dict[int, tuple] = {}
+
+
 def _number(p: Param, value):
-    rule = _rule(p)
-    if rule is not None:
-        return rule.check(value, p.name)
-    return check_number(
-        value, p.name, low=p.low, high=p.high, low_open=p.low_open, high_open=p.high_open, allow_inf=p.allow_inf
-    )
+    return _number_check(p)(value, p.name)
 
 
 def _numbers(p: Param, value):
@@ -737,9 +754,10 @@ def _numbers(p: Param, value):
         value = items[0] if len(items) == 1 else items or value
     elif hasattr(value, "__array__") and getattr(value, "ndim", False):
         value = value.tolist()
+    check = _number_check(p)
     if isinstance(value, (list, tuple)):
-        return [_number(p, v) for v in value]
-    return _number(p, value)
+        return [check(v, p.name) for v in value]
+    return check(value, p.name)
 
 
 def _column(p: Param, value):
