@@ -97,3 +97,10 @@ def test_a_role_added_to_the_table_only_fails_the_checks(monkeypatch):
         test_the_standard_parameters_of_each_role_take_its_kind_and_name()
     with pytest.raises(AssertionError):
         test_the_app_form_shows_the_labelled_roles()
+
+
+def test_the_assess_command_has_an_option_per_reported_role():
+    from sdckit.cli import build_parser
+
+    args = build_parser(["assess"]).parse_args(["assess", "data.csv", "--report", "r.html"])
+    assert all(hasattr(args, name) for name in _table(reported=True))
