@@ -104,3 +104,7 @@ def test_the_assess_command_has_an_option_per_reported_role():
 
     args = build_parser(["assess"]).parse_args(["assess", "data.csv", "--report", "r.html"])
     assert all(hasattr(args, name) for name in _table(reported=True))
+
+
+def test_every_role_has_a_label_in_the_report():
+    assert all(r.report_label.strip() for r in ROLES)

@@ -5,7 +5,7 @@ and which parts of sdckit read it.
 (``_prepare.Roles``) the roles it marks ``prepared``, the declarations (``_declare.STANDARD``)
 the roles it marks ``standard``, the recipe schema every role (its ``kind`` and ``meaning``),
 the app's role form the roles with a ``label``, the report's "Data and scenario" table the
-``reported`` ones, and a synthetic variant leaves out the ``may_lack`` ones its file lacks.
+``reported`` ones (by their ``report_label``), and a synthetic variant leaves out the ``may_lack`` ones its file lacks.
 ``tests/test_roles_table.py`` checks that every reader agrees with this table.
 
 This module sits at the bottom: it imports only the errors.
@@ -50,6 +50,8 @@ class Role:
     may_lack : bool
         Whether a synthetic file may lack its column (the role is then left out of the
         synthetic variant's scenario, with a note).
+    report_label : str
+        The role's label in the report's "Data and scenario" table.
     """
 
     name: str
@@ -60,6 +62,7 @@ class Role:
     standard: bool = False
     reported: bool = False
     may_lack: bool = False
+    report_label: str = ""
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -68,34 +71,111 @@ class Role:
 
 #: every scenario role, in the order of the Scenario's fields (and the app's form)
 ROLES: tuple[Role, ...] = (
-    Role("keys", "columns", "Key variables (categorical)", "categorical key variables", True, True, True),
-    Role("numeric_keys", "columns", "Numeric key variables", "continuous key variables", True, reported=True),
-    Role("weight", "column", "Sampling weight", "the sampling-weight column", True, True, True, True),
-    Role("household", "column", "Household identifier", "the household identifier column", True, True, True, True),
-    Role("strata", "columns", "Strata", "stratification columns", True, True, True, True),
-    Role("sensitive", "columns", "Sensitive variables", "sensitive variables", True, True, True),
-    Role("missing", "any", None, "extra missing-value codes", True, True, True),
-    Role("domains", "columns", None, "domains of the estimates compared in the assessment", reported=True),
+    Role(
+        "keys",
+        "columns",
+        "Key variables (categorical)",
+        "categorical key variables",
+        prepared=True,
+        standard=True,
+        reported=True,
+        report_label="categorical key variables",
+    ),
+    Role(
+        "numeric_keys",
+        "columns",
+        "Numeric key variables",
+        "continuous key variables",
+        prepared=True,
+        reported=True,
+        report_label="continuous key variables",
+    ),
+    Role(
+        "weight",
+        "column",
+        "Sampling weight",
+        "the sampling-weight column",
+        prepared=True,
+        standard=True,
+        reported=True,
+        may_lack=True,
+        report_label="design weight",
+    ),
+    Role(
+        "household",
+        "column",
+        "Household identifier",
+        "the household identifier column",
+        prepared=True,
+        standard=True,
+        reported=True,
+        may_lack=True,
+        report_label="household identifier",
+    ),
+    Role(
+        "strata",
+        "columns",
+        "Strata",
+        "stratification columns",
+        prepared=True,
+        standard=True,
+        reported=True,
+        may_lack=True,
+        report_label="strata",
+    ),
+    Role(
+        "sensitive",
+        "columns",
+        "Sensitive variables",
+        "sensitive variables",
+        prepared=True,
+        standard=True,
+        reported=True,
+        report_label="sensitive variables",
+    ),
+    Role(
+        "missing",
+        "any",
+        None,
+        "extra missing-value codes",
+        prepared=True,
+        standard=True,
+        reported=True,
+        report_label="extra missing-value codes",
+    ),
+    Role(
+        "domains",
+        "columns",
+        None,
+        "domains of the estimates compared in the assessment",
+        reported=True,
+        report_label="domains of the compared estimates",
+    ),
     Role(
         "scales",
         "mapping",
         None,
         "measurement scale per variable for the information loss: nominal or numeric",
         reported=True,
+        report_label="measurement scales declared",
     ),
-    Role("name", "text", None, "the scenario's name (an intruder scenario among several)"),
-    Role("release_type", "text", None, "the kind of release: public-use or scientific-use"),
+    Role("name", "text", None, "the scenario's name (an intruder scenario among several)", report_label="scenario"),
+    Role(
+        "release_type", "text", None, "the kind of release: public-use or scientific-use", report_label="release type"
+    ),
     Role(
         "direct_identifiers",
         "columns",
         "Direct identifiers (removed from the released file)",
         "direct identifiers, removed from every released file",
+        report_label="direct identifiers (removed)",
     ),
     Role(
         "linked",
         "mapping",
         None,
         "linked (ghost) variables: variable -> the key (or list of keys) whose suppressions and recodes it follows",
+        report_label="linked variables (follow their key)",
     ),
 )
 
