@@ -81,9 +81,10 @@ def test_no_upward_imports():
 LAYERS = (
     # kernels on NumPy arrays, errors, parameter checks, progress, memory tuning, the declaration
     # of a function's parameters (checked through the validation toolkit), the categories and
-    # hierarchies the methods and measures share, and the lazy loading of a package's names
+    # hierarchies the methods and measures share, the lazy loading of a package's names, and the
+    # one table of the scenario roles
     ("_core", "_errors", "_deprecation", "_validation", "_progress", "_memory", "_version", "_declare")
-    + ("_categories", "_lazy"),
+    + ("_categories", "_lazy", "_roles"),
     # data access: the engines (all record-level work), the file readers and writers, bundled data
     ("engines", "io", "datasets"),
     # the roles, checked against the data once at the boundary

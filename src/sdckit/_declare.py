@@ -19,8 +19,8 @@ function with the arguments as given. A function checks by hand only what the de
 cannot: a value against the data or against another parameter.
 tests/test_declared_bad_values.py passes a bad value of every declared parameter.
 
-This module sits low: it imports only the errors, the validation toolkit and the deprecation
-helper.
+This module sits low: it imports only the errors, the validation toolkit, the deprecation
+helper and the roles table.
 
 Adding a protection method: write its kernel (``_core``) and its function in ``protect/``
 with ``@declare("method", Param(...), ..., changes=..., aliases=...)`` above it, import it in
@@ -46,6 +46,7 @@ from typing import Any, ClassVar
 
 from ._deprecation import warn_deprecated
 from ._errors import SdcError
+from ._roles import ROLES
 from ._validation import (
     RULES,
     as_name_list,
@@ -83,13 +84,9 @@ COMMON = ("engine", "scenario", "progress", "id")
 LIST_SEPARATOR = ";"
 #: the names every function declares alike: their type, the scenario role that fills them, and
 #: their choices (a declaration writes just ``Param("keys")``)
+#: (the roles' entries come from the roles table, ``_roles.ROLES``: those marked ``standard``)
 STANDARD: dict[str, tuple[str, str | None, tuple]] = {
-    "keys": ("columns", "keys", ()),
-    "weight": ("column", "weight", ()),
-    "household": ("column", "household", ()),
-    "strata": ("columns", "strata", ()),
-    "sensitive": ("columns", "sensitive", ()),
-    "missing": ("any", "missing", ()),
+    **{r.name: (r.kind, r.name, ()) for r in ROLES if r.standard},
     "alpha": ("number", None, ()),
     "allow_degenerate_keys": ("bool", None, ()),
     "seed": ("seed", None, ()),

@@ -10,6 +10,8 @@ import numpy as np
 
 from ._errors import warn
 from ._progress import step
+from ._roles import names
+from ._roles import role as role_row
 from ._validation import (
     as_missing_codes,
     as_name_list,
@@ -21,12 +23,13 @@ from ._validation import (
 )
 from .engines import STORED, EncodedKeys, get_engine
 
-__all__ = ["Prepared", "Roles", "prepare", "role_conflicts", "validate_roles"]
+__all__ = ["PREPARED_ROLES", "Prepared", "Roles", "prepare", "role_conflicts", "validate_roles"]
 
 
 @dataclass(frozen=True)
 class Roles:
-    """Normalised column roles (names only; nothing read yet)."""
+    """Normalised column roles (names only; nothing read yet): one field per role the roles
+    table (``_roles.ROLES``) marks ``prepared``, in its order (tests/test_roles_table.py)."""
 
     keys: tuple[str, ...] = ()
     numeric_keys: tuple[str, ...] = ()
@@ -37,29 +40,37 @@ class Roles:
     missing: tuple = ()
 
     @classmethod
-    def of(
-        cls, keys=None, *, numeric_keys=None, weight=None, household=None, strata=None, sensitive=None, missing=None
-    ) -> Roles:
-        names = lambda v, p: tuple(as_name_list(v, p, allow_empty=True))  # noqa: E731
-        return cls(
-            names(keys, "keys"),
-            names(numeric_keys, "numeric_keys"),
-            check_column(weight, "weight"),
-            check_column(household, "household"),
-            names(strata, "strata"),
-            names(sensitive, "sensitive"),
-            as_missing_codes(missing),
-        )
+    def of(cls, keys=None, **given) -> Roles:
+        """The roles checked by their kind in the roles table (``_roles.ROLES``, those marked
+        ``prepared``): names of columns, a column, missing-value codes."""
+        given["keys"] = keys
+        out = cls(**{name: _normalised(name, given.pop(name, None)) for name in PREPARED_ROLES})
+        if given:
+            raise TypeError(f"Roles.of() got unexpected role(s) {', '.join(given)}")
+        return out
 
     def by_role(self) -> dict[str, tuple[str, ...]]:
-        return {
-            "keys": self.keys,
-            "numeric_keys": self.numeric_keys,
-            "weight": (self.weight,) if self.weight else (),
-            "household": (self.household,) if self.household else (),
-            "strata": self.strata,
-            "sensitive": self.sensitive,
-        }
+        """The roles that name columns: role -> its columns (none for a role not given)."""
+        out = {}
+        for name in PREPARED_ROLES:
+            if role_row(name).kind in ("column", "columns"):
+                value = getattr(self, name)
+                out[name] = value if isinstance(value, tuple) else ((value,) if value else ())
+        return out
+
+
+#: the roles the preparation reads, in the roles table's order
+PREPARED_ROLES = names(prepared=True)
+
+
+def _normalised(name: str, value):
+    """One prepared role's value normalised by its kind."""
+    kind = role_row(name).kind
+    if kind == "columns":
+        return tuple(as_name_list(value, name, allow_empty=True))
+    if kind == "column":
+        return check_column(value, name)
+    return as_missing_codes(value)
 
 
 @dataclass(frozen=True)

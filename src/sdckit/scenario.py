@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ._errors import SdcError
-from ._prepare import Roles, validate_roles
+from ._prepare import PREPARED_ROLES, Roles, validate_roles
 from ._progress import measure_progress
 from ._validation import as_name_list, check_column, missing_columns_message, raise_problems
 from .engines import STORED, get_engine
@@ -90,6 +90,11 @@ class Scenario:
     >>> sc = Scenario(keys=["region", "sex", "age"], weight="w")
     >>> sc.validate(df)                                        # doctest: +SKIP
     >>> sdckit.individual_risk(df, scenario=sc)                # doctest: +SKIP
+
+    Notes
+    -----
+    The fields are the roles of the roles table (``_roles.ROLES``), in its order
+    (tests/test_roles_table.py checks it).
     """
 
     keys: tuple[str, ...] = ()
@@ -107,16 +112,8 @@ class Scenario:
     linked: Mapping[str, str | tuple[str, ...]] = field(default_factory=dict)
 
     def __post_init__(self):
-        r = Roles.of(
-            self.keys,
-            numeric_keys=self.numeric_keys,
-            weight=self.weight,
-            household=self.household,
-            strata=self.strata,
-            sensitive=self.sensitive,
-            missing=self.missing,
-        )
-        for name in ("keys", "numeric_keys", "weight", "household", "strata", "sensitive", "missing"):
+        r = Roles.of(**{name: getattr(self, name) for name in PREPARED_ROLES})
+        for name in PREPARED_ROLES:
             object.__setattr__(self, name, getattr(r, name))
         object.__setattr__(self, "domains", tuple(as_name_list(self.domains, "domains", allow_empty=True)))
         object.__setattr__(self, "scales", _scales(self.scales))
@@ -153,9 +150,7 @@ class Scenario:
         return problems
 
     def _roles(self) -> Roles:
-        return Roles(
-            self.keys, self.numeric_keys, self.weight, self.household, self.strata, self.sensitive, self.missing
-        )
+        return Roles(**{name: getattr(self, name) for name in PREPARED_ROLES})
 
     def to_dict(self) -> dict:
         """Every field that is set, as a recipe or a JSON file records it (lists and a mapping)."""

@@ -13,6 +13,7 @@ from typing import Any
 
 from .._declare import REQUIRED, Declaration, Param
 from .._errors import SdcError
+from .._roles import ROLES as ROLE_TABLE
 
 __all__ = [
     "ROLES",
@@ -34,16 +35,9 @@ __all__ = [
     "variant_name",
 ]
 
-#: the roles a user sets, in the order the page shows them: (role, label, several columns)
-ROLES = (
-    ("keys", "Key variables (categorical)", True),
-    ("numeric_keys", "Numeric key variables", True),
-    ("weight", "Sampling weight", False),
-    ("household", "Household identifier", False),
-    ("strata", "Strata", True),
-    ("sensitive", "Sensitive variables", True),
-    ("direct_identifiers", "Direct identifiers (removed from the released file)", True),
-)
+#: the roles a user sets, in the order the page shows them: (role, label, several columns), the
+#: roles of the roles table that have a label
+ROLES = tuple((r.name, r.label, r.kind == "columns") for r in ROLE_TABLE if r.label)
 
 #: categories listed by name in the variables table (a variable with more shows its count only)
 MAX_LISTED = 12

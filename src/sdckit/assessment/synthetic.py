@@ -14,13 +14,15 @@ from typing import Any
 
 from .._errors import SdcError
 from .._progress import step
+from .._roles import names
 from ..scenario import Scenario
 from .tradeoff import estimates_of
 
 __all__ = ["synthetic_parts", "synthetic_scenario"]
 
-#: the roles a synthetic file may lack (its own weights, households, strata)
-_OPTIONAL_ROLES = ("weight", "household", "strata")
+#: the roles a synthetic file may lack (its own weights, households, strata): those the roles
+#: table marks ``may_lack``
+_OPTIONAL_ROLES = names(may_lack=True)
 
 
 def synthetic_scenario(sc: Scenario, columns, notes: list, prefix: str) -> Scenario:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .._errors import SdcError
+from .._roles import names, role
 from . import add_old_spelling, add_overwrite_option, progress_enabled, split_list, write_json
 
 
@@ -93,17 +94,7 @@ def scenario_from(args):
     content = read_recipe_file(args.config, "--config") if args.config else {}
     if not isinstance(content, dict):
         raise SdcError("--config: expected a mapping of roles (or of scenarios) in the file")
-    given = {
-        "keys": split_list(args.keys),
-        "numeric_keys": split_list(args.numeric_keys),
-        "weight": args.weight,
-        "household": args.household,
-        "strata": split_list(args.strata),
-        "sensitive": split_list(args.sensitive),
-        "missing": split_list(args.missing),
-        "domains": split_list(args.domains),
-        "scales": _scales_option(args.scales),
-    }
+    given = {name: _role_option(args, name) for name in names(reported=True)}  # an option per reported role
     given = {k: v for k, v in given.items() if v}
     allowed = set(Scenario.__dataclass_fields__) | {"scenarios"}
     unknown = sorted(set(content) - allowed)
@@ -125,6 +116,16 @@ def scenario_from(args):
                 f"--keys: no key variables{where}; expected --keys and/or --numeric (or a --config with keys)"
             )
     return scenarios[0] if len(scenarios) == 1 else list(scenarios)
+
+
+def _role_option(args, name: str):
+    """The value of a role's option (``--keys``, ``--weight``, ``--scales``, ...) by the role's kind
+    in the roles table: a column as given, a mapping as ``NAME=VALUE,...``, else a list."""
+    kind = role(name).kind
+    value = getattr(args, name)
+    if kind == "column":
+        return value
+    return _scales_option(value) if kind == "mapping" else split_list(value)
 
 
 def _scales_option(text: str | None) -> dict | None:

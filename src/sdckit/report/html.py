@@ -13,6 +13,7 @@ import html as _html
 
 import numpy as np
 
+from .._roles import ROLES
 from ..results._base import fmt, fmt_percent, fmt_share
 from ..results.bins import NEIGHBOUR_EDGES, PERTURBATION_EDGES, RISK_EDGES
 from . import figures as F
@@ -165,21 +166,7 @@ def _header(res) -> str:
 
 def _data(res) -> str:
     sc = res.scenario
-    labels = {
-        "keys": "categorical key variables",
-        "numeric_keys": "continuous key variables",
-        "weight": "design weight",
-        "household": "household identifier",
-        "strata": "strata",
-        "sensitive": "sensitive variables",
-        "missing": "extra missing-value codes",
-        "domains": "domains of the compared estimates",
-        "scales": "measurement scales declared",
-        "name": "scenario",
-        "release_type": "release type",
-        "direct_identifiers": "direct identifiers (removed)",
-        "linked": "linked variables (follow their key)",
-    }
+    labels = {r.name: r.report_label for r in ROLES}  # the roles table
     rows = [("records", fmt(res.n)), ("variables in the file", fmt(res.n_columns))]
     rows += [(labels[k], role_text(v)) for k, v in sc.items()]
     rows.append(("target re-identification rate", fmt_share(res.max_global_risk)))

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from .._errors import SdcError
 from .._progress import measure_progress, step
+from .._roles import names
 from .._validation import missing_columns_message, raise_problems
 from ..assessment.variants import (
     Options,
@@ -202,8 +203,9 @@ def _released_variant(table, protected, ids, notes: list, eng) -> Variant:
     return replace(protected_variant(table, _without(other, kept, eng), eng), name=name)
 
 
-#: the scenario entries the report's "Data and scenario" table labels (report/html.py)
-_REPORTED_ROLES = ("keys", "numeric_keys", "weight", "household", "strata", "sensitive", "missing", "domains", "scales")
+#: the scenario entries the report's "Data and scenario" table labels (report/html.py): the
+#: roles the roles table marks ``reported``
+_REPORTED_ROLES = names(reported=True)
 
 
 def _reported(result: AssessmentResult, sc: Scenario) -> AssessmentResult:

@@ -342,31 +342,11 @@ def _published_pram(results) -> dict | None:
     return {"matrices": matrices, "diagonal": diagonal, "stratified": sorted(stratified)}
 
 
-#: the scenario roles a recipe records, with the JSON Schema of each
-_SCENARIO_SCHEMA = {
-    "keys": ("columns", "categorical key variables"),
-    "numeric_keys": ("columns", "continuous key variables"),
-    "weight": ("column", "the sampling-weight column"),
-    "household": ("column", "the household identifier column"),
-    "strata": ("columns", "stratification columns"),
-    "sensitive": ("columns", "sensitive variables"),
-    "missing": ("any", "extra missing-value codes"),
-    "domains": ("columns", "domains of the estimates compared in the assessment"),
-    "scales": ("mapping", "measurement scale per variable for the information loss: nominal or numeric"),
-    "name": ("text", "the scenario's name (an intruder scenario among several)"),
-    "release_type": ("text", "the kind of release: public-use or scientific-use"),
-    "direct_identifiers": ("columns", "direct identifiers, removed from every released file"),
-    "linked": (
-        "mapping",
-        "linked (ghost) variables: variable -> the key (or list of keys) whose suppressions and recodes it follows",
-    ),
-}
-
-
 def recipe_schema() -> dict:
     """The JSON Schema (draft 2020-12) of a recipe, written from the registry: one step shape
     per protection method, with its parameters' types, ranges and choices."""
     from .._declare import Param
+    from .._roles import ROLES
     from ..registry import methods
 
     steps = [
@@ -386,9 +366,7 @@ def recipe_schema() -> dict:
         }
         for decl in methods()
     ]
-    scenario = {
-        name: Param(name, kind, text, default=None).json_schema() for name, (kind, text) in _SCENARIO_SCHEMA.items()
-    }
+    scenario = {r.name: Param(r.name, r.kind, r.meaning, default=None).json_schema() for r in ROLES}
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "sdckit recipe",
