@@ -103,7 +103,9 @@ def main() -> None:
     print_conditions()
     repeats = 1 if args.quick else args.repeats
     ori, syn, ctl, num, label = _files(args.quick)
-    par = S._parameters(KEYS, num, ["income"], None, 2, 10, 500, 3, 1, 5000, 0.95, 0.05, False, args.seed)
+    options = {"split": None, "order": 2, "top": 10, "n_attacks": 500, "n_cols": 3, "n_neighbors": 1,
+               "closeness_sample": 5000, "confidence": 0.95, "significance": 0.05, "records": False}  # fmt: skip
+    par = S._parameters(KEYS, num, ["income"], args.seed, options)
     data = read_files([ori, syn, ctl], ["original", "synthetic", "control"], par["cat"], par["num"], None, None, "b")
 
     def attack(fn, *extra):
