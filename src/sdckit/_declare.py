@@ -718,25 +718,14 @@ def _rule(p: Param):
 
 
 def _number_check(p: Param):
-    """The check of one number of ``p`` (its glossary rule, or its declared range), found once
-    per parameter: a list of numbers checks each item with it."""
-    check = _NUMBER_CHECKS.get(id(p))
-    if check is None or check[0] is not p:
-        rule = _rule(p)
-        if rule is not None:
-            fn = rule.check
-        else:
-            bounds = {"low": p.low, "high": p.high, "low_open": p.low_open, "high_open": p.high_open}
-
-            def fn(value, name, _b=bounds, _inf=p.allow_inf):
-                return check_number(value, name, allow_inf=_inf, **_b)
-
-        check = _NUMBER_CHECKS[id(p)] = (p, fn)
-    return check[1]
-
-
-#: id(param) -> (param, its number check); the param is kept so that an id is never reused
-_NUMBER_CHECKS: dict[int, tuple] = {}
+    """The check of one number of ``p``: its glossary rule, or its declared range (a list of
+    numbers finds it once for all its items)."""
+    rule = _rule(p)
+    if rule is not None:
+        return rule.check
+    return lambda value, name: check_number(
+        value, name, low=p.low, high=p.high, low_open=p.low_open, high_open=p.high_open, allow_inf=p.allow_inf
+    )
 
 
 def _number(p: Param, value):

@@ -15,7 +15,7 @@ from .._errors import MissingColumnError, SdcError
 from .._validation import as_missing_codes, missing_columns_message, raise_problems
 from ..engines import in_memory_engine
 
-__all__ = ["Files", "read_files"]
+__all__ = ["Files", "read_files", "require_columns"]
 
 _NUMBER_KINDS = ("integer", "float")
 
@@ -48,14 +48,9 @@ class Files:
         return self.cat_names + self.num_names
 
 
-def read_files(files, labels, cat_names, num_names, missing, engine, what: str) -> Files:
-    """Read ``files`` (the original, the synthetic file and, optionally, the control file; None
-    is left out) through the in-memory engine; every named column must be in every file, the
-    numeric ones hold numbers and the synthetic file has records."""
-    eng = in_memory_engine(engine, what, files[0])
-    miss = as_missing_codes(missing)
-    tables = [eng.table(d, lab) for d, lab in zip(files, labels)]
-    names = list(cat_names) + list(num_names)
+def require_columns(tables, labels, names) -> None:
+    """Every column of ``names`` in every table (one error naming, per file, the columns it
+    lacks)."""
     absent = [
         missing_columns_message(lab, gone, t.columns)
         for t, lab in zip(tables, labels)
@@ -63,6 +58,16 @@ def read_files(files, labels, cat_names, num_names, missing, engine, what: str) 
     ]
     if absent:
         raise MissingColumnError("; ".join(absent))
+
+
+def read_files(files, labels, cat_names, num_names, missing, engine, what: str) -> Files:
+    """Read ``files`` (the original, the synthetic file and, optionally, the control file; None
+    is left out) through the in-memory engine; every named column must be in every file, the
+    numeric ones hold numbers and the synthetic file has records."""
+    eng = in_memory_engine(engine, what, files[0])
+    miss = as_missing_codes(missing)
+    tables = [eng.table(d, lab) for d, lab in zip(files, labels)]
+    require_columns(tables, labels, list(cat_names) + list(num_names))
     problems = []
     for t, lab in zip(tables, labels):
         if t.n == 0:

@@ -15,11 +15,11 @@ import numpy as np
 
 from .._core import synthetic as K
 from .._declare import Param, declare
-from .._errors import MissingColumnError, SdcError
-from .._validation import as_name_list, check_bins, missing_columns_message, raise_problems
+from .._errors import SdcError
+from .._validation import as_name_list, check_bins, raise_problems
 from ..engines import RECORDS, get_engine, local_records
 from ..results.synthetic import SyntheticUtilityResult
-from ..risk._synthetic_data import Files, read_files
+from ..risk._synthetic_data import Files, read_files, require_columns
 from ..scenario import accepts_scenario
 from .estimates import estimates_of_another_file
 
@@ -170,13 +170,7 @@ def _compressed_files(original, synthetic, keys, missing, eng) -> Files:
     one path for every engine, as fast in memory as coding the records (``docs/contributing.md``)."""
     labels = ("original", "synthetic")
     tables = [eng.table(d, lab) for d, lab in zip((original, synthetic), labels)]
-    absent = [
-        missing_columns_message(lab, gone, t.columns)
-        for t, lab in zip(tables, labels)
-        if (gone := [c for c in keys if c not in t.columns])
-    ]
-    if absent:
-        raise MissingColumnError("; ".join(absent))
+    require_columns(tables, labels, keys)
     comps = [eng.compress(t, keys) for t in tables]
     data = read_files([c.frame for c in comps], list(labels), keys, [], missing, None, "synthetic_utility")
     counts = tuple(np.asarray(c.counts, dtype=np.int64) for c in comps)
