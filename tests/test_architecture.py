@@ -83,7 +83,7 @@ LAYERS = (
     # of a function's parameters (checked through the validation toolkit), the categories and
     # hierarchies the methods and measures share, the lazy loading of a package's names, and the
     # one table of the scenario roles
-    ("_core", "_errors", "_deprecation", "_validation", "_progress", "_memory", "_version", "_declare")
+    ("_core", "_errors", "_deprecation", "_validation", "_progress", "_memory", "_version", "_declare", "_assessed")
     + ("_categories", "_lazy", "_roles"),
     # data access: the engines (all record-level work), the file readers and writers, bundled data
     ("engines", "io", "datasets"),

@@ -3,7 +3,9 @@
 * ``docs/parameters.md``: the parameter tables of every protection method and measure;
 * ``docs/recipe-schema.json``: the JSON Schema of a recipe;
 * ``src/sdckit/engines/_declared.py``: what the declarations say about the engines (the
-  engines sit below the registry and cannot read it).
+  engines sit below the registry and cannot read it);
+* ``src/sdckit/assessment/measures_table.json``: the assessment's table of the measures, from the
+  measures' ``assessed=`` and ``excluded=`` (read without importing the measures).
 
 Run after changing a declaration: ``PYTHONPATH=src python tools/registry_docs.py``. A test
 (tests/test_registry.py) checks that the committed pages equal the generated ones.
@@ -21,6 +23,7 @@ ENGINE_FACTS = ROOT / "src" / "sdckit" / "engines" / "_declared.py"
 
 def pages() -> dict[Path, str]:
     """Path -> content of every generated page."""
+    from sdckit.assessment.table import TABLE_FILE, generated
     from sdckit.registry import parameter_tables
     from sdckit.workflow.problem import recipe_schema
 
@@ -28,6 +31,7 @@ def pages() -> dict[Path, str]:
         DOCS / "parameters.md": parameter_tables(),
         DOCS / "recipe-schema.json": json.dumps(recipe_schema(), indent=2, ensure_ascii=False) + "\n",
         ENGINE_FACTS: engine_facts(),
+        TABLE_FILE: json.dumps(generated(), indent=2, ensure_ascii=False) + "\n",
     }
 
 

@@ -44,6 +44,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
+from ._assessed import Assessed
 from ._deprecation import warn_deprecated
 from ._errors import SdcError
 from ._roles import ROLES
@@ -377,6 +378,10 @@ class Declaration:
     renamed: Mapping[str, str] = field(default_factory=dict, compare=False)
     #: record name -> its class (:class:`Options`); its fields are in ``params`` with ``group``
     groups: Mapping[str, type[Options]] = field(default_factory=dict, compare=False)
+    #: a measure's facts for the assessment's table (``_assessed.Assessed``), or None
+    assessed: Assessed | None = field(default=None, compare=False)
+    #: why a measure is not in the assessment's table (sdckit runs it only when called)
+    excluded: str = ""
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -434,6 +439,8 @@ def declare(
     out_of_core=False,
     renamed: Mapping[str, str] | None = None,
     grouped: tuple[type[Options], ...] = (),
+    assessed: Assessed | None = None,
+    excluded: str = "",
 ) -> Callable:
     """Decorate a public function with its declaration; the function returned checks what it
     declares (see :func:`checking`).
@@ -447,9 +454,13 @@ def declare(
     its group (``fit=``); their fields are declared on the record and are parameters of the
     declaration too (``Param.group`` set), so that the command line, the docs and the checks
     see them; a field given by its flat name (``tol=``) goes into its record, with a
-    DeprecationWarning.
+    DeprecationWarning. A measure says what the assessment does with it: ``assessed`` (an
+    :class:`~sdckit._assessed.Assessed`: its roles, headlines, per-step and search use) or
+    ``excluded`` (why sdckit runs it only when called); a method says neither.
     """
     check_choice(kind, "kind", ("method", "measure"))
+    if (assessed is not None or excluded) and (kind != "measure" or (assessed is not None and excluded)):
+        raise SdcError("declare: a measure takes assessed= or excluded= (one of them); a method neither")
 
     def attach(func: Callable) -> Callable:
         sig = inspect.signature(func).parameters
@@ -476,6 +487,8 @@ def declare(
             out_of_core=bool(out_of_core),
             renamed=dict(renamed or {}),
             groups=groups,
+            assessed=assessed,
+            excluded=str(excluded),
         )
         return checking(func, decl)
 

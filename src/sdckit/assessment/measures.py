@@ -25,6 +25,8 @@ __all__ = [
     "capture",
     "categorical_risk",
     "continuous_risk",
+    "declared_call",
+    "declared_headlines",
     "il1s_of",
     "l_diversity_of",
     "loglinear_of",
@@ -340,3 +342,40 @@ def _grid(perturbation: np.ndarray, neighbours: np.ndarray) -> list[list[int]]:
     grid = np.zeros((len(NEIGHBOUR_EDGES), len(PERTURBATION_EDGES)), dtype=np.int64)
     np.add.at(grid, (row, col), 1)
     return grid.tolist()
+
+
+# ----------------------------------------------------------------------------------------------
+# a measure of the table with no section of its own: called as declared
+# ----------------------------------------------------------------------------------------------
+def declared_call(entry, original, table, sc):
+    """The result of the table's measure ``entry`` on ``table`` (against ``original`` for a
+    measure of a variant): its public function given the scenario (which fills every parameter
+    whose declared role the scenario sets) and the entry's ``call`` arguments."""
+    from .. import registry
+
+    func = registry.get(entry.name).func
+    args = (original, table) if entry.variants_only else (table,)
+    return func(*args, scenario=sc, **entry.call)
+
+
+def declared_headlines(entry, original, table, sc) -> dict:
+    """The headlines of ``entry`` on ``table`` whose roles the scenario sets, each as
+    ``{"value", "meaning", "better"}`` (a plain number), for the assessment's ``measures``."""
+    step(entry.name.replace("_", " "))
+    res = declared_call(entry, original, table, sc)
+    return {
+        h.name: {"value": plain_number(getattr(res, h.attribute)), "meaning": h.meaning, "better": h.better}
+        for h in entry.headlines
+        if all(getattr(sc, r) for r in h.needs)
+    }
+
+
+def plain_number(value):
+    """A headline as a plain number (a mapping of numbers stays a mapping; NaN as None)."""
+    if isinstance(value, dict):
+        return {str(k): plain_number(v) for k, v in value.items()}
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    return _finite(value)

@@ -11,12 +11,14 @@ from typing import Any
 
 import numpy as np
 
+from .._errors import SdcError
 from .._progress import measure_progress
 from .._validation import check_bool, check_k_list, check_max_global_risk, raise_problems
 from ..engines import in_memory_engine
 from ..results.assessment import AssessmentResult, VariantAssessment
 from ..scenario import Scenario
 from . import measures as M
+from . import table as measures_table
 from . import tradeoff as T
 from .synthetic import synthetic_parts, synthetic_scenario
 from .table import applies
@@ -280,8 +282,27 @@ def _measure(original, v: Variant, sc, opts: Options, cards, notes: list, eng, l
                 local: list[str] = []
                 parts["continuous"] = M.continuous_risk(original, v.table, sc, local)
                 notes.extend(prefix + n for n in local if prefix + n not in notes)
+        parts["measures"] = _declared_measures(original, v, sc, notes, prefix)
     _gap_notes(parts, notes, prefix)
     return VariantAssessment(v.name, v.kind, v.steps, step_texts=v.step_texts, **parts)
+
+
+def _declared_measures(original, v: Variant, sc, notes: list, prefix: str) -> dict:
+    """The headlines of the table's measures that have no section of their own (``part`` None,
+    ``assess`` true, no option), each called as declared with the scenario: a measure of a
+    variant (``variants_only``) for a protection variant only; one that fails is left out with
+    a note saying why."""
+    out: dict = {}
+    for e in measures_table.MEASURES:
+        if e.part is not None or not e.assess or e.option is not None or not applies(e.name, sc):
+            continue
+        if e.variants_only and v.kind in ("original", "synthetic"):
+            continue
+        try:
+            out[e.name] = M.declared_headlines(e, original, v.table, sc)
+        except SdcError as exc:
+            notes.append(f"{prefix}{e.name.replace('_', ' ')} left out: {exc}")
+    return out
 
 
 def _usable_pram(v: Variant, sc, notes: list, prefix: str) -> dict | None:

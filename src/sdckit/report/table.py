@@ -78,10 +78,30 @@ def variant_table(res) -> tuple[list[str], list[tuple]]:
         "share in the 5 % sd interval",
         lambda v: None if cont(v, "share_interval_risk") is None else _pct(cont(v, "share_interval_risk")),
     )
+    for m, h, meaning in _declared_rows(vs):
+        row(meaning, lambda v, m=m, h=h: _declared_value(v, m, h))
     row("loss (every change, unit-free)", lambda v: v.loss)
     row("cells suppressed", lambda v: None if v.kind == "original" else sum(v.suppressed_by_variable.values()))
     row("IL1s (continuous keys)", lambda v: None if v.il1s is None else v.il1s["il1s"])
     return ["measure", *[v.name for v in vs]], rows
+
+
+def _declared_rows(vs) -> list[tuple[str, str, str]]:
+    """(measure, headline, meaning) of every headline in the variants' ``measures``, in order."""
+    seen: dict = {}
+    for v in vs:
+        for m, heads in v.measures.items():
+            for h, d in heads.items():
+                seen.setdefault((m, h), d["meaning"])
+    return [(m, h, meaning) for (m, h), meaning in seen.items()]
+
+
+def _declared_value(v, m: str, h: str):
+    """A variant's value of a declared measure's headline (a mapping per k as one text)."""
+    value = (v.measures.get(m) or {}).get(h, {}).get("value")
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {fmt(x)}" for k, x in value.items())
+    return value
 
 
 def split_loss(v) -> tuple[float, float]:

@@ -141,6 +141,10 @@ class VariantAssessment:
         ``excess_copies``, ``attacks`` (per attack ``risk``, ``ci``, ``detected``),
         ``distribution`` (KL, TV, Hellinger of the keys' table), ``pmse``, ``s_pmse`` and
         ``table_loss`` (the mean total variation of the one- and two-way key tables).
+    measures : mapping
+        The headlines of the declared measures that have no field of their own (a measure whose
+        declaration puts it in the assessment's table without a ``part``): per measure, per
+        headline, its ``value``, ``meaning`` and ``better`` ("lower" or "higher").
     """
 
     name: str
@@ -165,6 +169,7 @@ class VariantAssessment:
     register: dict | None = None
     continuous: dict | None = None
     synthetic: dict | None = None
+    measures: dict = field(default_factory=dict)
 
     def __post_init__(self):
         for f in fields(self):

@@ -28,6 +28,7 @@ __all__ = ["CombinedRiskResult", "combined_risk"]
     Param("c_min", "int", "The smallest number of candidates a record must have to be safe"),
     Param("combine", "choice", choices=COMBINE_RULES),
     Param("missing"),
+    excluded="needs both kinds of keys and a linkage model the user chooses",
 )
 def combined_risk(
     data,

@@ -36,6 +36,7 @@ def _changed(eng, t1, t2, key: str, missing) -> np.ndarray:
     Param("weight"),
     Param("missing"),
     inputs=("original", "protected"),
+    excluded="a figure for one variable pair, chosen by the user",
 )
 def categorical_confidentiality_plot(
     original, protected, keys, *, weight=None, missing=None, engine=None

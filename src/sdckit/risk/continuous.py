@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from .._assessed import Assessed, Headline
 from .._declare import Param, declare
 from .._deprecation import renamed_parameters
 from .._errors import SdcError, warn
@@ -226,6 +227,22 @@ def _interval_flags(pair: NumericPair, interval: str, w: float):
     ),
     inputs=("original", "protected"),
     renamed={"k": "width"},
+    assessed=Assessed(
+        needs=("numeric_keys",),
+        headlines=(
+            Headline(
+                "share_interval_risk",
+                "share of records within 5 % of a standard deviation on every continuous key",
+                "lower",
+                "share_at_risk",
+                label="share in 5 % sd interval",
+            ),
+        ),
+        order=90,
+        part="continuous",
+        variants_only=True,
+        step=True,
+    ),
 )
 def interval_disclosure(
     original, protected, variables, *, width: float = 0.05, interval: str = "sd", engine=None
@@ -366,6 +383,7 @@ def _relative_counts(inp: _RelativeInput):
     Param("joint", "bool", "Apply the rule to all variables jointly instead of one by one"),
     Param("keys"),  # optional grouping, filled from the scenario's keys as before
     Param("missing"),
+    excluded="a variant of interval disclosure with a user-chosen interval",
 )
 def relative_interval_risk(
     data, variables, *, p: float = 0.2, c_min: int = 3, joint: bool = False, keys=None, missing=None, engine=None
@@ -607,6 +625,7 @@ def _rmd_covariance(inp: _RMDInput):
     inputs=("original", "protected"),
     random=True,
     renamed={"k": "width", "k2": "width2", "mcd_alpha": "mcd_fraction"},
+    excluded="a variant of interval disclosure with a user-chosen distance",
 )
 def rmd_interval_disclosure(
     original,
@@ -755,6 +774,7 @@ def _robust_distances(X: np.ndarray, names, fraction: float, seed):
     Param("seed"),
     random=True,
     renamed={"percentile": "quantile", "mcd_alpha": "mcd_fraction"},
+    excluded="flags records of one continuous variable; the user decides what an outlier is",
 )
 def outliers(
     data,
@@ -882,6 +902,20 @@ def _fs_confidentiality(X, Y, s: float, bins, lg: bool, pair: NumericPair) -> Co
     inputs=("original", "protected"),
     random=True,
     renamed={"alpha": "significance"},
+    assessed=Assessed(
+        needs=("numeric_keys",),
+        headlines=(
+            Headline(
+                "share_nearest_correct",
+                "share of records whose nearest original is their own (the share of nearest_correct)",
+                "lower",
+                "nearest_correct",
+            ),
+        ),
+        order=120,
+        part="continuous",
+        variants_only=True,
+    ),
 )
 def confidentiality_plot(
     original,

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._assessed import Assessed, Headline
 from .._categories import hierarchy_levels, sensitive_hierarchies
 from .._core.diversity import (
     equivalence_classes,
@@ -174,6 +175,15 @@ def _ldiversity_values(ids, G, s: SensitiveCodes, names, c: float, counts=None):
     Param("missing"),
     Param("allow_degenerate_keys"),
     out_of_core=True,
+    assessed=Assessed(
+        needs=("keys", "sensitive"),
+        headlines=(
+            Headline("n_not_2_diverse", "records in classes with fewer than 2 distinct values", "lower", "n_below"),
+        ),
+        order=20,
+        targets=("l", "sensitive", "diversity", "c"),
+        part="l_diversity",
+    ),
 )
 def l_diversity(
     data,
@@ -405,6 +415,13 @@ def _tcloseness_values(inp: _TClosenessInput, ids, G, s: SensitiveCodes):
     Param("missing"),
     Param("allow_degenerate_keys", help="Accept key variables that are entirely missing or have a single category"),
     out_of_core=True,
+    assessed=Assessed(
+        needs=("keys", "sensitive"),
+        headlines=(Headline("max", "the largest distance of a class from the file's distribution", "lower", "max"),),
+        order=30,
+        targets=("t", "sensitive", "t_distance"),
+        assess=False,
+    ),
 )
 def t_closeness(
     data,

@@ -33,6 +33,7 @@ __all__ = ["DominanceResult", "dominance_rules"]
     Param("p_percent", "number"),
     Param("missing"),
     inputs=("data",),
+    excluded="a rule for tables of magnitudes, not for microdata releases",
 )
 def dominance_rules(
     data,

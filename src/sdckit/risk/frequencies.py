@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._assessed import Assessed, Headline
 from .._core.frequencies import pattern_frequencies, strata_correction
 from .._declare import Param, declare
 from .._deprecation import renamed_parameters
@@ -35,6 +36,12 @@ NA_RULES = ("sdcmicro", "own_category")
     Param("allow_degenerate_keys"),
     Param("zero_weight"),
     out_of_core=True,
+    assessed=Assessed(
+        needs=("keys",),
+        headlines=(Headline("n_sample_uniques", "records unique on the keys", "lower", "n_sample_uniques"),),
+        order=60,
+        part="categorical_risk",
+    ),
 )
 def frequencies(
     data,
@@ -197,6 +204,16 @@ def records_fields(prep: Prepared, household=None) -> dict:
     Param("allow_degenerate_keys"),
     Param("zero_weight"),
     out_of_core=True,
+    assessed=Assessed(
+        needs=("keys",),
+        headlines=(
+            Headline("n_violations", "records with f_k < k, for each k", "lower", "n_violations", label="f_k < {k}"),
+        ),
+        order=10,
+        targets=("k",),
+        part="categorical_risk",
+        step=True,
+    ),
 )
 def k_anonymity(
     data,

@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .._assessed import Assessed, Headline
 from .._core import risk_ci
 from .._core.individual import household_risk as _household_risk
 from .._core.individual import individual_risk_values, keep_probability
@@ -86,6 +87,33 @@ class IndividualEstimation(Options):
     Param("pram", "any"),
     out_of_core=True,
     grouped=(IndividualEstimation, Intervals),
+    assessed=Assessed(
+        needs=("keys",),
+        headlines=(
+            Headline(
+                "global_risk", "expected share of records re-identified", "lower", "global_risk", label="global risk"
+            ),
+            Headline(
+                "expected_reidentifications",
+                "expected records re-identified",
+                "lower",
+                "expected_reidentifications",
+                label="expected re-identifications",
+            ),
+            Headline(
+                "household_global_risk",
+                "expected share of households re-identified",
+                "lower",
+                "household_global_risk",
+                label="household risk",
+                needs=("household",),
+            ),
+        ),
+        order=40,
+        targets=("max_risk", "max_global_risk", "household"),
+        part="categorical_risk",
+        step=True,
+    ),
 )
 def individual_risk(
     data,

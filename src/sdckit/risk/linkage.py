@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from .._assessed import Assessed, Headline
 from .._declare import Options, Param, declare, options
 from .._deprecation import renamed_parameters
 from .._errors import SdcError, SdcWarning, warn
@@ -639,6 +640,22 @@ class LinkageProbabilistic(Options):
     inputs=("original", "protected"),
     renamed={"scale": "standardize", "weights": "variable_weights"},
     grouped=(LinkageDistance, LinkageProbabilistic),
+    assessed=Assessed(
+        needs=("numeric_keys",),
+        headlines=(
+            Headline(
+                "share_linked",
+                "share of records linked to their own original by distance",
+                "lower",
+                "share_linked",
+                label="share linked by distance",
+            ),
+        ),
+        order=100,
+        variants_only=True,
+        step=True,
+        assess=False,
+    ),
 )
 def record_linkage_risk(
     original,
@@ -1012,6 +1029,7 @@ class ExternalPairing(Options):
     out_of_core=True,
     renamed={"algorithm": "method"},
     grouped=(ExternalPairing,),
+    excluded="needs the intruder's external file",
 )
 def external_risk(
     released,

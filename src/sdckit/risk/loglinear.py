@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .._assessed import Assessed, Headline
 from .._declare import Options, Param, declare, options
 from .._deprecation import renamed_parameters
 from .._errors import SdcError
@@ -192,6 +193,12 @@ class LoglinearFit(Options):
     out_of_core=True,
     renamed={"fit_method": "method", "modrisk_method": "compat_method"},
     grouped=(LoglinearSelection, LoglinearFit, Intervals),
+    assessed=Assessed(
+        needs=("keys",),
+        headlines=(Headline("tau1", "expected population uniques among the sample uniques", "lower", "tau1"),),
+        order=70,
+        part="loglinear",
+    ),
 )
 def loglinear_risk(
     data,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .._assessed import Assessed, Headline
 from .._core.register import theta_hat
 from .._declare import Options, Param, declare, options
 from ..engines import in_memory_engine
@@ -77,6 +78,13 @@ class RegisterFit(Options):
     Param("missing"),
     inputs=("register", "sample"),
     grouped=(RegisterFit,),
+    assessed=Assessed(
+        needs=("keys",),
+        headlines=(Headline("tau1_star", "expected register uniques that are sample uniques", "lower", "tau1_star"),),
+        order=80,
+        part="register",
+        option="register_sample",
+    ),
 )
 def register_risk(
     register,

@@ -14,6 +14,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from .._assessed import Assessed, Headline
 from .._core.suda import SCORE_METHODS, dis_probability, dis_suda, msu_search, product_scores, score_weights
 from .._declare import Param, declare
 from .._deprecation import renamed_parameters
@@ -51,6 +52,19 @@ _KEEP_DEFAULT = 1 << 23  # MSUs kept for explanation by default (8 bytes each)
     Param("allow_degenerate_keys"),
     Param("keep_msus", "bool"),
     out_of_core=True,
+    assessed=Assessed(
+        needs=("keys",),
+        headlines=(
+            Headline(
+                "n_with_msu", "records with a minimal sample unique", "lower", "n_with_msu", label="records with an MSU"
+            ),
+        ),
+        order=50,
+        targets=("max_suda",),
+        part="suda",
+        step=True,
+        option="suda",
+    ),
 )
 def suda(
     data,

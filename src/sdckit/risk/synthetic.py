@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from .._assessed import Assessed, Headline
 from .._core import synthetic as K
 from .._declare import Options, Param, declare, options
 from .._errors import SdcError, warn
@@ -121,6 +122,14 @@ class SyntheticDecision(Options):
     inputs=("original", "synthetic", "control"),
     random=True,
     grouped=(SyntheticSimilarity, SyntheticAttacks, SyntheticDecision),
+    assessed=Assessed(
+        needs=("keys",),
+        headlines=(Headline("risk", "the largest attack risk beyond the control file", "lower", "risk"),),
+        order=150,
+        part="synthetic",
+        variants_only=True,
+        option="synthetic",
+    ),
 )
 def synthetic_risk(
     original,

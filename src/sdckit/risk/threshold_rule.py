@@ -38,6 +38,7 @@ _MAX_COMBINATIONS = 100_000
     Param("na_rule", "choice", choices=NA_RULES),
     Param("allow_degenerate_keys"),
     out_of_core=True,
+    excluded="a rule for tables of counts, with thresholds the user sets",
 )
 def threshold_rule(
     data,

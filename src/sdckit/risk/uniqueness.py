@@ -52,6 +52,7 @@ class _Sample:
     Param("missing"),
     Param("allow_degenerate_keys"),
     out_of_core=True,
+    excluded="an estimator the user picks (the assessment uses the log-linear model)",
 )
 def population_uniques(
     data,

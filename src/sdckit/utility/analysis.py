@@ -42,6 +42,7 @@ __all__ = ["AnalysisChangeResult", "analysis_change"]
     Param("significance", "number"),
     Param("missing"),
     inputs=("original", "protected"),
+    excluded="a data user's own analysis (variances, covariances, tests): no headline for every file",
 )
 def analysis_change(
     original,

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .._assessed import Assessed, Headline
 from .._core import estimates as K
 from .._declare import Param, declare
 from .._prepare import weight_problems
@@ -49,6 +50,20 @@ _NUMBER_KINDS = ("integer", "float", "null")
     Param("min_records", "int"),
     Param("missing"),
     inputs=("original", "protected"),
+    assessed=Assessed(
+        needs=(),
+        headlines=(
+            Headline(
+                "mean_abs_relative_change",
+                "the mean absolute relative change of the published estimates",
+                "lower",
+                "mean_abs_relative_change",
+            ),
+        ),
+        order=140,
+        part="estimates",
+        variants_only=True,
+    ),
 )
 def estimates_change(
     original,

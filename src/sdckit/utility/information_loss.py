@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from .._assessed import Assessed, Headline
 from .._declare import Options, Param, declare, options
 from .._deprecation import renamed_parameters
 from .._errors import SdcError, SdcWarning
@@ -223,6 +224,14 @@ class LossMeasures(Options):
     inputs=("original", "protected"),
     random=True,
     grouped=(LossDistance, LossMeasures),
+    assessed=Assessed(
+        needs=("numeric_keys",),
+        headlines=(Headline("il1s", "IL1s of the continuous keys (unit-free)", "lower", "il1s", label="IL1s"),),
+        order=110,
+        part="il1s",
+        variants_only=True,
+        step=True,
+    ),
 )
 def information_loss(
     original,

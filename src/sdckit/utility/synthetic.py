@@ -13,6 +13,7 @@ from itertools import combinations
 
 import numpy as np
 
+from .._assessed import Assessed, Headline
 from .._core import synthetic as K
 from .._declare import Param, declare
 from .._errors import SdcError
@@ -38,6 +39,14 @@ __all__ = ["SyntheticUtilityResult", "synthetic_utility"]
     Param("missing"),
     inputs=("original", "synthetic"),
     out_of_core=True,
+    assessed=Assessed(
+        needs=("keys",),
+        headlines=(Headline("pmse", "propensity mean squared error", "lower", "pmse"),),
+        order=160,
+        part="synthetic",
+        variants_only=True,
+        option="synthetic",
+    ),
 )
 def synthetic_utility(
     original,

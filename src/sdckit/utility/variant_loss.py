@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._assessed import Assessed, Headline
 from .._core import change_loss as CL
 from .._core import infoloss as K
 from .._declare import Param, declare
@@ -44,6 +45,13 @@ _LABELS = ("text", "bool")
     Param("pram", "any"),
     Param("records", "bool"),
     inputs=("original", "protected"),
+    assessed=Assessed(
+        needs=(),
+        headlines=(Headline("loss", "mean lambda_j of the loss variables, in [0, 1]", "lower", "loss"),),
+        order=130,
+        part="loss",
+        variants_only=True,
+    ),
 )
 def variant_loss(
     original,

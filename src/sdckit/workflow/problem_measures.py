@@ -6,6 +6,7 @@ from __future__ import annotations
 import warnings
 
 from .._errors import SdcWarning
+from ..assessment.measures import declared_call
 from ..assessment.table import step_entries
 
 __all__ = ["STEP_MEASURES", "measure_step", "summary_rows"]
@@ -16,15 +17,22 @@ def measure_step(problem, table, changed: tuple, pram=None) -> dict:
     (:func:`sdckit.assessment.table.step_entries`) that the roles allow; for categorical keys,
     k-anonymity violations, individual and household risk and SUDA (if asked); for continuous
     keys, interval disclosure, distance-based linkage and IL1s against the original; after a
-    step, the loss lambda_j of every key and changed variable. ``pram`` (the published matrices
-    of the PRAM steps so far) makes the risk PRAM-adjusted and the loss of a PRAMed variable its
+    step, the loss lambda_j of every key and changed variable. A measure without a call of its
+    own in :data:`STEP_MEASURES` is called as declared, with the scenario
+    (:func:`sdckit.assessment.measures.declared_call`). ``pram`` (the published matrices of the
+    PRAM steps so far) makes the risk PRAM-adjusted and the loss of a PRAMed variable its
     expected change."""
     out: dict = {}
     diagonal = (pram or {}).get("diagonal")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SdcWarning)  # the scenario was checked once, at the start
         for entry in step_entries(problem.scenario, _options(problem)):
-            result = STEP_MEASURES[entry.name](problem, table, diagonal)
+            hook = STEP_MEASURES.get(entry.name)
+            result = (
+                hook(problem, table, diagonal)
+                if hook is not None
+                else declared_call(entry, problem._original, table, problem.scenario)
+            )
             for h in _shown(entry, problem.scenario):
                 out[h.name] = _number(h.name, getattr(result, h.attribute))
         if changed:
@@ -82,14 +90,6 @@ def _suda(problem, table, diagonal):
     return suda(table, list(problem.scenario.keys), missing=list(problem.scenario.missing) or None)
 
 
-def _interval_disclosure(problem, table, diagonal):
-    """Share of records whose original values all lie within 5 % of a standard deviation of the
-    released ones, on the continuous keys."""
-    from ..risk import interval_disclosure
-
-    return interval_disclosure(problem._original, table, list(problem.scenario.numeric_keys))
-
-
 def _record_linkage(problem, table, diagonal):
     """The share linked to their own original record by distance, on the continuous keys."""
     from ..risk import record_linkage_risk
@@ -104,12 +104,12 @@ def _information_loss(problem, table, diagonal):
     return information_loss(problem._original, table, list(problem.scenario.numeric_keys), scales="continuous")
 
 
-#: how the workflow runs each per-step entry of the measures table on a table after a step
+#: the per-step entries of the measures table that the workflow calls in its own way (the
+#: options of the problem, the PRAM adjustment); any other is called as declared
 STEP_MEASURES = {
     "k_anonymity": _k_anonymity,
     "individual_risk": _individual_risk,
     "suda": _suda,
-    "interval_disclosure": _interval_disclosure,
     "record_linkage_risk": _record_linkage,
     "information_loss": _information_loss,
 }

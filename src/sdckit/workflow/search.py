@@ -31,7 +31,7 @@ from .._validation import (
     check_t_target,
     raise_problems,
 )
-from ..assessment.table import search_targets
+from ..assessment.table import generic_targets, search_targets
 from ..engines import in_memory_engine
 from ..results.search import SearchResult
 from ..scenario import Scenario
@@ -88,6 +88,8 @@ class Target:
     max_global_risk: float | None = None
     household: bool = False
     max_suda: float | None = None
+    #: the targets a measure's headline declares (``Headline.target``): (name, bound) pairs
+    measures: tuple[tuple[str, float], ...] = ()
 
     @property
     def risk_based(self) -> bool:
@@ -96,11 +98,20 @@ class Target:
     @property
     def monotone(self) -> bool:
         """Only k-anonymity: a generalisation of a node that meets it meets it too."""
-        return self.k is not None and not self.risk_based and self.l is None and self.max_suda is None
+        return (
+            self.k is not None
+            and not self.risk_based
+            and self.l is None
+            and self.max_suda is None
+            and not self.measures
+        )
 
     def to_dict(self) -> dict:
         out: dict = {}
-        for name in SEARCH_TARGETS:
+        declared = generic_targets()
+        for name in search_targets():
+            if name in declared:
+                continue
             value = getattr(self, name)
             if name in ("diversity", "c") and self.l is None:
                 continue
@@ -112,19 +123,20 @@ class Target:
                 continue
             if value is not None:
                 out[name] = value
-        return out
+        return {**out, **dict(self.measures)}
 
 
 def check_target(target, scenario: Scenario, table) -> Target:
     """The target mapping checked once: known names, values in range, columns present."""
+    names = search_targets()
     if not isinstance(target, Mapping) or not target:
         raise SdcError(
             "target: expected a non-empty mapping such as {'k': 5} or {'max_global_risk': 0.01}; names: "
-            + ", ".join(SEARCH_TARGETS)
+            + ", ".join(names)
         )
-    unknown = [str(k) for k in target if k not in SEARCH_TARGETS]
+    unknown = [str(k) for k in target if k not in names]
     if unknown:
-        raise SdcError(f"target: unknown name(s) {', '.join(unknown)}; expected some of {', '.join(SEARCH_TARGETS)}")
+        raise SdcError(f"target: unknown name(s) {', '.join(unknown)}; expected some of {', '.join(names)}")
     t = dict(target)
     problems: list[str] = []
     out: dict = {}
@@ -157,10 +169,23 @@ def check_target(target, scenario: Scenario, table) -> Target:
             )
         if "max_global_risk" not in t:
             problems.append("target['household']: the household rule needs target['max_global_risk']")
-    if not any(n in out for n in ("k", "l", "t", "max_risk", "max_global_risk", "max_suda")):
+    measures = _declared_targets(t, problems)
+    if not measures and not any(n in out for n in ("k", "l", "t", "max_risk", "max_global_risk", "max_suda")):
         problems.append("target: no risk target; expected k, l, t, max_risk, max_global_risk or max_suda")
     raise_problems(problems)
-    return Target(**out)
+    return Target(**out, measures=measures)
+
+
+def _declared_targets(t: dict, problems: list) -> tuple[tuple[str, float], ...]:
+    """The targets that bound a measure's headline (``Headline.target``), each a finite number."""
+    out = []
+    for name in generic_targets():
+        if name in t:
+            try:
+                out.append((name, check_number(t[name], f"target[{name!r}]")))
+            except SdcError as exc:
+                problems.append(str(exc))
+    return tuple(out)
 
 
 def _check_diversity(t: dict, scenario: Scenario, table, problems: list) -> dict:
@@ -216,6 +241,11 @@ class _Search:
         self.keys = list(scenario.keys)
         self.missing = list(scenario.missing) or None
         self.target = check_target(target, scenario, self.table)
+        if self.model == "arx" and self.target.measures:
+            names = ", ".join(n for n, _ in self.target.measures)
+            raise SdcError(
+                f"target: {names} cannot be combined with model='arx' (ARX's model prunes on k, l and t only)"
+            )
         self._check_reachable()
         self.limit = check_rule("suppression_limit", limit)
         self.suppression = check_choice(suppression, "suppression", SUPPRESSIONS)
@@ -555,7 +585,20 @@ class _Search:
             sd = suda(table, self.keys, missing=self.missing, allow_degenerate_keys=True)
             risk["max_suda"] = float(np.max(sd.score)) if len(sd.score) else 0.0
             ok &= risk["max_suda"] <= t.max_suda
+        for name, bound in t.measures:
+            risk[name], met = self._declared_target(table, name, bound)
+            ok &= met
         return bool(ok), risk
+
+    def _declared_target(self, table, name: str, bound: float) -> tuple[float, bool]:
+        """The headline a target names, measured on ``table`` (the measure called as declared,
+        with the scenario; against the original for a measure of a variant), and whether it
+        is within ``bound``."""
+        from ..assessment.measures import declared_call
+
+        entry, head = generic_targets()[name]
+        value = float(getattr(declared_call(entry, self.table, table, self.sc), head.attribute))
+        return value, bool(value <= bound if head.better == "lower" else value >= bound)
 
     def _t_of(self, table) -> float | None:
         """The largest distance of a class's distribution of the sensitive variable from the
