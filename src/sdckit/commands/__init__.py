@@ -14,7 +14,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from .._errors import SdcError
+from .._roles import names as role_names
 from ..engines import DEFAULT_ENGINE, ENGINES
+from ._role_options import add_role_option, role_value
 
 __all__ = [
     "Progress",
@@ -26,12 +28,14 @@ __all__ = [
     "add_old_spelling",
     "add_output_options",
     "add_overwrite_option",
+    "add_role_option",
     "add_variables_option",
     "key_list",
     "name_list",
     "parse_pairs",
     "print_warnings",
     "read_input",
+    "role_value",
     "run_measure",
     "split_list",
     "with_warnings",
@@ -78,11 +82,16 @@ def progress_enabled(args) -> bool:
 def add_key_options(sp) -> None:
     """The data file and --keys, shared by every single-file command."""
     sp.add_argument("data", help="data file: .csv, .tsv, .parquet, .sav, .dta, .sas7bdat, .xpt")
-    sp.add_argument("--keys", required=True, help="comma-separated categorical key variables")
+    add_role_option(sp, "keys", required=True)
 
 
 #: the help text of --alpha (sdckit freq, sdckit risk)
 ALPHA_HELP = "weight of matches through missing values, in [0, 1] (default 1)"
+
+#: the attribute that marks an argparse action as the option of a declared parameter (the
+#: function's name): a parameter that shares a role's name without taking the role (``scales``
+#: of ``information_loss``) is the function's own
+DECLARED_MARK = "sdckit_declared"
 
 #: the argparse ``type`` of a declared parameter's option, by the parameter's type (the other
 #: types are read as text: column names, lists and formulas are parsed by the command)
@@ -112,9 +121,18 @@ def declared_option(func, name: str, **given) -> dict:
 def add_declared_options(sp, func, helps: dict, **given: dict) -> None:
     """One option ``--<name>`` (underscores written as hyphens) for each parameter of ``helps``
     (parameter name -> the option's help text), its settings from ``func``'s declaration (see
-    :func:`declared_option`; ``given``: per parameter, settings the command line sets itself)."""
+    :func:`declared_option`; ``given``: per parameter, settings the command line sets itself).
+
+    A parameter that takes a scenario role (a standard role of the roles table: ``weight``,
+    ``strata``, ...) gets the role's option (:func:`add_role_option`, its help text after the
+    table's); ``given`` does not apply to it."""
+    standard = role_names(standard=True)
     for name, text in helps.items():
-        sp.add_argument("--" + name.replace("_", "-"), help=text, **declared_option(func, name, **given.get(name, {})))
+        if name in standard:
+            add_role_option(sp, name, text)
+            continue
+        settings = declared_option(func, name, **given.get(name, {}))
+        setattr(sp.add_argument("--" + name.replace("_", "-"), help=text, **settings), DECLARED_MARK, func.__name__)
     key = _declared_key(func)
     sp.set_defaults(**{key: (*(sp.get_default(key) or ()), *helps)})
 
@@ -127,8 +145,17 @@ def declared_values(args, func, **read) -> dict:
     (``fit={"tol": ...}``), as the function takes them."""
     from .._declare import declaration
 
-    values = {**{name: getattr(args, name) for name in getattr(args, _declared_key(func))}, **read}
+    standard = role_names(standard=True)
+    given = {
+        name: role_value(args, name) if name in standard else getattr(args, name) for name in _declared(args, func)
+    }
+    values = {**given, **read}
     return declaration(func).grouped(values)  # type: ignore[union-attr]
+
+
+def _declared(args, func) -> tuple:
+    """The parameters of ``func`` that have an option (:func:`add_declared_options`)."""
+    return getattr(args, _declared_key(func))
 
 
 def _declared_key(func) -> str:
@@ -149,8 +176,8 @@ def add_measure_endings(sp, run, missing: str = "key variables", **output) -> No
 
 
 def add_missing_options(sp, what: str = "key variables") -> None:
-    """--missing and --na-values (``what``: the variables the codes apply to)."""
-    sp.add_argument("--missing", help=f"extra values to treat as missing in the {what}, comma-separated (e.g. -999)")
+    """--missing (the role's option) and --na-values (``what``: the variables the codes apply to)."""
+    add_role_option(sp, "missing", f"(in the {what}; e.g. -999)")
     sp.add_argument(
         "--na-values", dest="na_values", help="strings read as missing from text files (default: empty and NA)"
     )
