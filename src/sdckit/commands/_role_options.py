@@ -73,11 +73,12 @@ def add_role_option(sp, name: str, more: str = "", *, required: bool = False):
 def role_value(args, name: str):
     """The value of the role's option in ``args`` by the role's kind in the roles table: a
     column (or a text) as given, columns and codes as a list, a mapping as a dict; ``None``
-    when the option was not given (or the command has none)."""
+    when the option was not given (or the command has none); a ``KeyError`` for a name that is
+    not a role."""
+    kind = role(name).kind
     value = getattr(args, name, None)
     if value is None:
         return None
-    kind = role(name).kind
     if kind in ("column", "text"):
         return value
     if kind == "mapping":
