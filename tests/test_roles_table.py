@@ -133,8 +133,7 @@ def _not_from_the_table(parser=None) -> list[str]:
     information loss's scales, not the scenario's)."""
     import argparse
 
-    from sdckit.commands import DECLARED_MARK
-    from sdckit.commands._role_options import ROLE_MARK, role_help, role_option
+    from sdckit.commands import DECLARED_MARK, ROLE_MARK, role_help, role_option
 
     problems = []
     for command, action in _command_options(parser):
@@ -172,7 +171,7 @@ def test_a_hand_written_role_option_fails_the_check():
 
 
 def test_the_role_options_are_named_and_helped_by_the_table():
-    from sdckit.commands._role_options import role_help, role_option
+    from sdckit.commands import role_help, role_option
 
     assert role_option("numeric_keys") == "--numeric-keys"
     assert role_help("weight") == role("weight").meaning
