@@ -396,5 +396,16 @@ def test_cli_lattice_too_large(tmp_path, capsys):
     assert rc != 0 and "4,782,969 nodes" in err and "Traceback" not in err
 
 
+def test_cli_sensitive_is_one_variable(tmp_path, capsys):
+    """--sensitive is the role's option (a comma-separated list); the search's target takes one."""
+    from sdckit.cli import main
+
+    path = tmp_path / "base.csv"
+    base().write_csv(path)
+    rc = main(["search", str(path), "--keys", "x", "--l", "2", "--sensitive", "s,x"])
+    err = capsys.readouterr().err
+    assert rc != 0 and "--sensitive: got 2 variables; expected one" in err and "Traceback" not in err
+
+
 def test_catalogue_size():
     assert len(CASES) >= 30

@@ -1,7 +1,8 @@
 """Every reader of the scenario roles agrees with the one roles table (``sdckit._roles.ROLES``):
 the Scenario's fields, the preparation's Roles, the declarations' STANDARD, the recipe schema,
-the app's role form, the report's roles and a synthetic file's optional roles. A role added to
-the table but not to a reader (or the other way round) fails here."""
+the app's role form, the report's roles, a synthetic file's optional roles and every command's
+role options (``--keys``, ``--weight``, ...). A role added to the table but not to a reader (or
+the other way round), or a role option written by hand, fails here."""
 
 from __future__ import annotations
 
@@ -108,3 +109,97 @@ def test_the_assess_command_has_an_option_per_reported_role():
 
 def test_every_role_has_a_label_in_the_report():
     assert all(r.report_label.strip() for r in ROLES)
+
+
+def _command_options(parser=None):
+    """(command, action) for every option of every ``sdckit`` command (or of ``parser``'s)."""
+    import argparse
+
+    from sdckit.cli import build_parser
+
+    parser = parser or build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for command, sp in sub.choices.items():
+        for action in sp._actions:
+            yield command, action
+
+
+def _not_from_the_table(parser=None) -> list[str]:
+    """The options of a role (their destination is a role's name) not built from the roles table.
+
+    Allowed: an option built by ``add_role_option`` (the role's name, its help starting with the
+    table's), a hidden old spelling of such an option, and a declared function's own parameter
+    that shares the name of a role that is not standard (``sdckit utility --scales``: the
+    information loss's scales, not the scenario's)."""
+    import argparse
+
+    from sdckit.commands import DECLARED_MARK, ROLE_MARK, role_help, role_option
+
+    problems = []
+    for command, action in _command_options(parser):
+        if action.dest not in names():
+            continue
+        where = f"sdckit {command} {'/'.join(action.option_strings)}"
+        if action.help == argparse.SUPPRESS and getattr(action, "new", None):  # an old spelling
+            ok = action.new == role_option(action.dest)
+        elif hasattr(action, ROLE_MARK):
+            ok = getattr(action, ROLE_MARK) == action.dest and action.option_strings == [role_option(action.dest)]
+            ok = ok and action.help.startswith(role_help(action.dest))
+        else:
+            ok = bool(getattr(action, DECLARED_MARK, None)) and not role(action.dest).standard
+        if not ok:
+            problems.append(where)
+    return problems
+
+
+def test_every_command_option_of_a_role_is_built_from_the_table():
+    assert _not_from_the_table() == []
+
+
+def test_a_hand_written_role_option_fails_the_check():
+    import argparse
+
+    from sdckit.commands import add_role_option
+
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers()
+    add_role_option(sub.add_parser("good"), "weight", "(the helper's)")
+    sub.add_parser("bad").add_argument("--weight", help="sampling weight column")
+    sub.add_parser("renamed").add_argument("--w", dest="weight", help="the sampling-weight column")
+    sub.add_parser("own").add_argument("--scales", help="scales of the command's own")
+    assert _not_from_the_table(parser) == ["sdckit bad --weight", "sdckit renamed --w", "sdckit own --scales"]
+
+
+def test_the_role_options_are_named_and_helped_by_the_table():
+    from sdckit.commands import role_help, role_option
+
+    assert role_option("numeric_keys") == "--numeric-keys"
+    assert role_help("weight") == role("weight").meaning
+    assert role_help("strata") == role("strata").meaning + ", comma-separated"
+    offered = {}
+    for command, action in _command_options():
+        if action.dest in names() and action.help.startswith(role_help(action.dest)):
+            offered.setdefault(command, []).append(action.dest)
+    assert offered["assess"] == _table(reported=True)
+    assert offered["search"] == ["keys", "weight", "household", "missing", "sensitive"]
+    assert offered["protect"] == ["keys", "weight", "household", "strata", "missing"]
+
+
+def test_a_role_option_is_read_by_the_role_kind():
+    import argparse
+
+    from sdckit.commands import role_value
+
+    args = argparse.Namespace(keys="a, b,", weight="w", missing="-9,x", scales="age = numeric,hsize=nominal", strata="")
+    assert role_value(args, "keys") == ["a", "b"]
+    assert role_value(args, "weight") == "w"
+    assert role_value(args, "missing") == ["-9", "x"]
+    assert role_value(args, "scales") == {"age": "numeric", "hsize": "nominal"}
+    assert role_value(args, "strata") == []
+    assert role_value(args, "household") is None  # not given (or not offered)
+    with pytest.raises(SdcError, match="--scales: 'income' is not VARIABLE=SCALE"):
+        role_value(argparse.Namespace(scales="income"), "scales")
+    with pytest.raises(SdcError, match="--linked: 'a' is not NAME=VALUE"):
+        role_value(argparse.Namespace(linked="a"), "linked")
+    with pytest.raises(KeyError):
+        role_value(args, "nope")

@@ -2,7 +2,15 @@
 
 A command module defines ``register(subparsers)``, which adds its parser and sets
 ``func`` to a handler ``handler(args) -> int``; ``sdckit.cli.COMMANDS`` lists the modules.
-Shared helpers for the handlers live here.
+Shared helpers for the handlers live here, among them the role options (``--keys``,
+``--weight``, ``--scales``, ...), built from the one roles table (:data:`sdckit._roles.ROLES`):
+:func:`add_role_option` gives a role's option its name (the role's, underscores written as
+hyphens), its destination (the role's name) and the start of its help (the role's meaning and
+how its kind is written); a command chooses which roles it offers, whether one is required and
+a help text of its own after the table's. :func:`role_value` reads the option by the role's
+kind: a column as given, columns (and codes) as a comma-separated list, a mapping as
+``NAME=VALUE,...``. ``tests/test_roles_table.py`` checks that every command's option for a
+role was built there.
 """
 
 from __future__ import annotations
@@ -14,6 +22,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from .._errors import SdcError
+from .._roles import names as role_names
+from .._roles import role
 from ..engines import DEFAULT_ENGINE, ENGINES
 
 __all__ = [
@@ -26,12 +36,16 @@ __all__ = [
     "add_old_spelling",
     "add_output_options",
     "add_overwrite_option",
+    "add_role_option",
+    "role_help",
+    "role_option",
     "add_variables_option",
     "key_list",
     "name_list",
     "parse_pairs",
     "print_warnings",
     "read_input",
+    "role_value",
     "run_measure",
     "split_list",
     "with_warnings",
@@ -69,6 +83,89 @@ def split_list(value: str | None) -> list[str]:
     return [p.strip() for p in value.split(",") if p.strip()] if value else []
 
 
+#: the attribute that marks an argparse action as a role's option built by :func:`add_role_option`
+ROLE_MARK = "sdckit_role"
+
+#: how a value of each kind of role is written on the command line (the end of its base help)
+_WRITTEN = {
+    "column": "",
+    "columns": ", comma-separated",
+    "any": ", comma-separated",
+    "mapping": ", comma-separated NAME=VALUE",
+    "text": "",
+}
+
+#: a mapping role's item and an example, as its error message names them (default NAME=VALUE)
+_MAPPING_ITEMS = {"scales": ("VARIABLE=SCALE", "age=numeric,hsize=numeric")}
+
+
+def role_option(name: str) -> str:
+    """The option of the role ``name``: ``"--numeric-keys"`` for ``numeric_keys``."""
+    return "--" + role(name).name.replace("_", "-")
+
+
+def role_help(name: str) -> str:
+    """The start of the help of the role's option: its meaning in the roles table and how its
+    kind is written (``"stratification columns, comma-separated"``)."""
+    r = role(name)
+    return r.meaning + _WRITTEN[r.kind]
+
+
+def add_role_option(sp, name: str, more: str = "", *, required: bool = False):
+    """Add the option of the role ``name`` to the parser ``sp`` and return its action.
+
+    Parameters
+    ----------
+    sp : argparse.ArgumentParser or argument group
+        Where the option goes.
+    name : str
+        A role of the roles table (a ``KeyError`` otherwise).
+    more : str
+        The command's own words after the table's help, e.g. ``"(searched)"``.
+    required : bool
+        Whether the command needs the option.
+
+    Returns
+    -------
+    argparse.Action
+        The option, marked with :data:`ROLE_MARK` (the role's name).
+    """
+    text = role_help(name) + (f" {more}" if more else "")
+    action = sp.add_argument(role_option(name), dest=name, required=required, help=text)
+    setattr(action, ROLE_MARK, name)
+    return action
+
+
+def role_value(args, name: str):
+    """The value of the role's option in ``args`` by the role's kind in the roles table: a
+    column (or a text) as given, columns and codes as a list, a mapping as a dict; ``None``
+    when the option was not given (or the command has none); a ``KeyError`` for a name that is
+    not a role."""
+    kind = role(name).kind
+    value = getattr(args, name, None)
+    if value is None:
+        return None
+    if kind in ("column", "text"):
+        return value
+    if kind == "mapping":
+        return _mapping(value, name)
+    return split_list(value)
+
+
+def _mapping(text: str, name: str) -> dict | None:
+    """``age=numeric,hsize=numeric`` -> {"age": "numeric", "hsize": "numeric"} (``None`` when empty)."""
+    if not text:
+        return None
+    item_form, example = _MAPPING_ITEMS.get(name, ("NAME=VALUE", "a=x,b=y"))
+    out = {}
+    for item in split_list(text):
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise SdcError(f"{role_option(name)}: {item!r} is not {item_form}; expected e.g. {example}")
+        out[key.strip()] = value.strip()
+    return out
+
+
 def progress_enabled(args) -> bool:
     if getattr(args, "progress", None) is not None:
         return args.progress
@@ -78,11 +175,16 @@ def progress_enabled(args) -> bool:
 def add_key_options(sp) -> None:
     """The data file and --keys, shared by every single-file command."""
     sp.add_argument("data", help="data file: .csv, .tsv, .parquet, .sav, .dta, .sas7bdat, .xpt")
-    sp.add_argument("--keys", required=True, help="comma-separated categorical key variables")
+    add_role_option(sp, "keys", required=True)
 
 
 #: the help text of --alpha (sdckit freq, sdckit risk)
 ALPHA_HELP = "weight of matches through missing values, in [0, 1] (default 1)"
+
+#: the attribute that marks an argparse action as the option of a declared parameter (the
+#: function's name): a parameter that shares a role's name without taking the role (``scales``
+#: of ``information_loss``) is the function's own
+DECLARED_MARK = "sdckit_declared"
 
 #: the argparse ``type`` of a declared parameter's option, by the parameter's type (the other
 #: types are read as text: column names, lists and formulas are parsed by the command)
@@ -112,9 +214,18 @@ def declared_option(func, name: str, **given) -> dict:
 def add_declared_options(sp, func, helps: dict, **given: dict) -> None:
     """One option ``--<name>`` (underscores written as hyphens) for each parameter of ``helps``
     (parameter name -> the option's help text), its settings from ``func``'s declaration (see
-    :func:`declared_option`; ``given``: per parameter, settings the command line sets itself)."""
+    :func:`declared_option`; ``given``: per parameter, settings the command line sets itself).
+
+    A parameter that takes a scenario role (a standard role of the roles table: ``weight``,
+    ``strata``, ...) gets the role's option (:func:`add_role_option`, its help text after the
+    table's); ``given`` does not apply to it."""
+    standard = role_names(standard=True)
     for name, text in helps.items():
-        sp.add_argument("--" + name.replace("_", "-"), help=text, **declared_option(func, name, **given.get(name, {})))
+        if name in standard:
+            add_role_option(sp, name, text)
+            continue
+        settings = declared_option(func, name, **given.get(name, {}))
+        setattr(sp.add_argument("--" + name.replace("_", "-"), help=text, **settings), DECLARED_MARK, func.__name__)
     key = _declared_key(func)
     sp.set_defaults(**{key: (*(sp.get_default(key) or ()), *helps)})
 
@@ -127,8 +238,17 @@ def declared_values(args, func, **read) -> dict:
     (``fit={"tol": ...}``), as the function takes them."""
     from .._declare import declaration
 
-    values = {**{name: getattr(args, name) for name in getattr(args, _declared_key(func))}, **read}
+    standard = role_names(standard=True)
+    given = {
+        name: role_value(args, name) if name in standard else getattr(args, name) for name in _declared(args, func)
+    }
+    values = {**given, **read}
     return declaration(func).grouped(values)  # type: ignore[union-attr]
+
+
+def _declared(args, func) -> tuple:
+    """The parameters of ``func`` that have an option (:func:`add_declared_options`)."""
+    return getattr(args, _declared_key(func))
 
 
 def _declared_key(func) -> str:
@@ -149,8 +269,8 @@ def add_measure_endings(sp, run, missing: str = "key variables", **output) -> No
 
 
 def add_missing_options(sp, what: str = "key variables") -> None:
-    """--missing and --na-values (``what``: the variables the codes apply to)."""
-    sp.add_argument("--missing", help=f"extra values to treat as missing in the {what}, comma-separated (e.g. -999)")
+    """--missing (the role's option) and --na-values (``what``: the variables the codes apply to)."""
+    add_role_option(sp, "missing", f"(in the {what}; e.g. -999)")
     sp.add_argument(
         "--na-values", dest="na_values", help="strings read as missing from text files (default: empty and NA)"
     )

@@ -6,8 +6,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from .._errors import SdcError
-from .._roles import names, role
-from . import add_old_spelling, add_overwrite_option, progress_enabled, split_list, write_json
+from .._roles import names
+from . import add_old_spelling, add_overwrite_option, add_role_option, progress_enabled, role_value, write_json
+
+#: the command's words after the roles table's help of a role's option
+_MORE_HELP = {
+    "sensitive": "(l-diversity)",
+    "missing": "(in the key variables)",
+    "domains": "(categorical variables whose categories are the domains; default: the keys with at most 12 categories)",
+    "scales": "(e.g. age=numeric,hsize=numeric; default: text and integer-coded keys nominal, numeric keys numeric)",
+}
 
 
 def register(sub) -> None:
@@ -19,24 +27,10 @@ def register(sub) -> None:
         "protection variants) and write one self-contained HTML report that needs no network.",
     )
     a.add_argument("data", help="data file: .csv, .tsv, .parquet, .sav, .dta, .sas7bdat, .xpt")
-    a.add_argument("--keys", help="comma-separated categorical key variables")
-    a.add_argument("--numeric-keys", dest="numeric_keys", help="comma-separated continuous key variables")
-    add_old_spelling(a, "--numeric", "--numeric-keys")
-    a.add_argument("--weight", help="sampling weight column")
-    a.add_argument("--household", help="household identifier column")
-    a.add_argument("--strata", help="stratification columns, comma-separated")
-    a.add_argument("--sensitive", help="sensitive variables (l-diversity), comma-separated")
-    a.add_argument("--missing", help="extra missing-value codes of the key variables, comma-separated")
-    a.add_argument(
-        "--domains",
-        help="categorical variables whose categories are the domains of the compared estimates, comma-separated "
-        "(default: the keys with at most 12 categories)",
-    )
-    a.add_argument(
-        "--scales",
-        help="measurement scale of variables for the information loss, e.g. age=numeric,hsize=numeric "
-        "(nominal or numeric; default: text and integer-coded keys nominal, numeric keys numeric)",
-    )
+    for name in names(reported=True):  # an option per reported role
+        add_role_option(a, name, _MORE_HELP.get(name, ""))
+        if name == "numeric_keys":
+            add_old_spelling(a, "--numeric", "--numeric-keys")
     a.add_argument("--config", help="a scenario file (YAML or JSON) with the same roles; options given here win")
     a.add_argument("--protected", help="a protected version of the data (same rows and columns) to compare")
     a.add_argument("--recipe", action="append", default=[], help="a protection recipe to compare (repeatable)")
@@ -94,7 +88,7 @@ def scenario_from(args):
     content = read_recipe_file(args.config, "--config") if args.config else {}
     if not isinstance(content, dict):
         raise SdcError("--config: expected a mapping of roles (or of scenarios) in the file")
-    given = {name: _role_option(args, name) for name in names(reported=True)}  # an option per reported role
+    given = {name: role_value(args, name) for name in names(reported=True)}  # an option per reported role
     given = {k: v for k, v in given.items() if v}
     allowed = set(Scenario.__dataclass_fields__) | {"scenarios"}
     unknown = sorted(set(content) - allowed)
@@ -116,29 +110,6 @@ def scenario_from(args):
                 f"--keys: no key variables{where}; expected --keys and/or --numeric (or a --config with keys)"
             )
     return scenarios[0] if len(scenarios) == 1 else list(scenarios)
-
-
-def _role_option(args, name: str):
-    """The value of a role's option (``--keys``, ``--weight``, ``--scales``, ...) by the role's kind
-    in the roles table: a column as given, a mapping as ``NAME=VALUE,...``, else a list."""
-    kind = role(name).kind
-    value = getattr(args, name)
-    if kind == "column":
-        return value
-    return _scales_option(value) if kind == "mapping" else split_list(value)
-
-
-def _scales_option(text: str | None) -> dict | None:
-    """``age=numeric,hsize=numeric`` -> {"age": "numeric", "hsize": "numeric"}."""
-    if not text:
-        return None
-    out = {}
-    for item in split_list(text):
-        name, sep, scale = item.partition("=")
-        if not sep or not name.strip() or not scale.strip():
-            raise SdcError(f"--scales: {item!r} is not VARIABLE=SCALE; expected e.g. age=numeric,hsize=numeric")
-        out[name.strip()] = scale.strip()
-    return out
 
 
 def run(args) -> int:

@@ -14,7 +14,7 @@ from . import (
     progress_enabled,
     read_input,
     report,
-    split_list,
+    role_value,
 )
 
 
@@ -86,7 +86,7 @@ def run(args) -> int:
         ),
         categories=categories or None,
         id=args.id,
-        missing=split_list(args.missing) or None,
+        missing=role_value(args, "missing") or None,
     )
     prog.close()
     return report(args, res, "external_risk", released=args.released, external=args.external)

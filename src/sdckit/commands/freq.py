@@ -12,7 +12,7 @@ from . import (
     engine_input,
     key_list,
     progress_enabled,
-    split_list,
+    role_value,
     write_json,
 )
 
@@ -29,7 +29,7 @@ def register(sub) -> None:
     add_declared_options(
         f,
         frequencies,
-        {"weight": "sampling weight column (none: the file is a census, F_k = f_k)", "alpha": ALPHA_HELP},
+        {"weight": "(none: the file is a census, F_k = f_k)", "alpha": ALPHA_HELP},
     )
     add_declared_options(
         f, k_anonymity, {"k": "k values for k-anonymity, comma-separated (default 2,3,5)"}, k={"default": "2,3,5"}
@@ -52,7 +52,7 @@ def run(args) -> int:
         keys,
         weight=args.weight,
         alpha=args.alpha,
-        missing=split_list(args.missing) or None,
+        missing=role_value(args, "missing") or None,
         id=args.id,
         engine=engine,
     )

@@ -12,7 +12,7 @@ from . import (
     progress_enabled,
     read_input,
     report,
-    split_list,
+    role_value,
 )
 
 
@@ -28,7 +28,7 @@ def register(sub) -> None:
     f.add_argument("data", help="data file: .csv, .tsv, .parquet, .sav, .dta, .sas7bdat, .xpt")
     add_variables_option(f, "comma-separated numeric variables")
     helps = {
-        "keys": "count only within the same combination of these categorical keys",
+        "keys": "(records are counted only within the same combination of these keys)",
         "p": "relative half-width of the interval, in (0, 1) (default 0.2)",
         "c_min": "a value is unsafe with fewer records in its interval (default 3)",
         "joint": "also count records inside all intervals at once",
@@ -41,7 +41,7 @@ def run(args) -> int:
     from ..risk.continuous import relative_interval_risk
 
     names = name_list(args.variables, "--variables")
-    keys = split_list(args.keys)
+    keys = role_value(args, "keys") or []
     prog = Progress(3, progress_enabled(args))
     prog.step("reading data")
     data = read_input(args.data, keys, args.na_values)
@@ -50,7 +50,7 @@ def run(args) -> int:
         data,
         names,
         **declared_values(args, relative_interval_risk, keys=keys or None),
-        missing=split_list(args.missing) or None,
+        missing=role_value(args, "missing") or None,
         id=args.id,
     )
     prog.step("writing output")

@@ -16,6 +16,7 @@ from . import (
     progress_enabled,
     read_input,
     report,
+    role_value,
     split_list,
 )
 
@@ -98,7 +99,7 @@ def run(args) -> int:
             categorical=cat or None,
             comparison_levels=_levels(args.comparison_levels),
         ),
-        missing=split_list(args.missing) or None,
+        missing=role_value(args, "missing") or None,
         id=args.id,
     )
     prog.close()

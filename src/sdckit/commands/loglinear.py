@@ -8,8 +8,8 @@ from . import (
     add_measure_endings,
     add_old_spelling,
     declared_values,
+    role_value,
     run_measure,
-    split_list,
 )
 
 
@@ -26,7 +26,7 @@ def register(sub) -> None:
     )
     add_key_options(f)
     helps = {
-        "weight": "sampling weight column (pseudo-maximum likelihood)",
+        "weight": "(pseudo-maximum likelihood)",
         "sampling_fraction": "known constant sampling fraction in (0, 1] (1: census); required without --weight",
         "sampling": "with --weight: pml (fit to weighted counts, default) or constant (pi = n / sum w)",
         "model": 'auto (forward search, default), independence, 2way, 3way, saturated or a formula "a*b+c"',
@@ -58,7 +58,7 @@ def run(args) -> int:
             data,
             keys,
             **declared_values(args, loglinear_risk),
-            missing=split_list(args.missing) or None,
+            missing=role_value(args, "missing") or None,
             id=args.id,
         )
 

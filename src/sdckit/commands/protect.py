@@ -12,9 +12,11 @@ from . import (
     add_missing_options,
     add_old_spelling,
     add_overwrite_option,
+    add_role_option,
     name_list,
     parse_pairs,
     progress_enabled,
+    role_value,
     split_list,
     write_json,
 )
@@ -45,10 +47,8 @@ def register(sub) -> None:
         metavar="NAME:PARAM=VALUE,...",
         help="one protection step (repeat for several, applied in order); see below",
     )
-    p.add_argument(
-        "--keys", help="with --step: comma-separated categorical key variables (default: the keys the steps name)"
-    )
-    _add_common(p, roles=True)
+    add_role_option(p, "keys", "(with --step; default: the keys the steps name)")
+    _add_common(p)
     p.set_defaults(func=run_protect)
 
     r = _step_parser(sub, "recode", "global recoding of one variable (category map, intervals or a hierarchy)")
@@ -150,10 +150,8 @@ def _option_type(p):
 def _step_parser(sub, name: str, text: str, keys_required: bool = True):
     sp = sub.add_parser(name, help=text, description=f"{text[0].upper()}{text[1:]}; writes the protected file.")
     sp.add_argument("data", help="data file: .csv, .tsv, .parquet, .sav, .dta, .sas7bdat, .xpt")
-    sp.add_argument(
-        "--keys", required=keys_required, help="comma-separated categorical key variables (measured before/after)"
-    )
-    _add_common(sp, roles=True)
+    add_role_option(sp, "keys", "(measured before/after)", required=keys_required)
+    _add_common(sp)
     return sp
 
 
@@ -221,14 +219,14 @@ def _register_continuous(sub) -> None:
     w.set_defaults(func=run_swap)
 
 
-def _add_common(sp, roles: bool) -> None:
-    if roles:
-        sp.add_argument("--weight", help="sampling weight column")
-        sp.add_argument("--household", help="household identifier column")
-        sp.add_argument("--strata", help="stratification columns, comma-separated")
-        add_missing_options(sp)
-    else:
-        sp.add_argument("--na-values", dest="na_values", help="strings read as missing from text files")
+#: the roles a protection command takes besides the keys (and --missing)
+_ROLES = ("weight", "household", "strata")
+
+
+def _add_common(sp) -> None:
+    for name in _ROLES:
+        add_role_option(sp, name)
+    add_missing_options(sp)
     sp.add_argument("--out", required=True, help="the protected file to write (.csv, .parquet, .sav, .dta)")
     sp.add_argument("--save-recipe", dest="save_recipe", help="also write the steps as a recipe (.yaml or .json)")
     sp.add_argument("--json", metavar="OUT", help="write the before/after measures as JSON to OUT")
@@ -253,13 +251,20 @@ def _scenario(args, numeric_keys=None):
     from ..scenario import Scenario
 
     return Scenario(
-        keys=split_list(args.keys) if args.keys else None,
+        keys=role_value(args, "keys") if args.keys else None,
         numeric_keys=numeric_keys,
-        weight=args.weight,
-        household=args.household,
-        strata=split_list(args.strata) or None,
-        missing=split_list(args.missing) or None,
+        **_role_values(args),
     )
+
+
+def _role_values(args) -> dict:
+    """The weight, household, strata and missing codes the options give (``None``: not given)."""
+    return {
+        "weight": role_value(args, "weight"),
+        "household": role_value(args, "household"),
+        "strata": role_value(args, "strata") or None,
+        "missing": role_value(args, "missing") or None,
+    }
 
 
 def _finish(args, problem, prog) -> int:
@@ -294,7 +299,7 @@ def run_protect(args) -> int:
     data = _read(args)
     if not steps:
         prog.step("applying the recipe")
-        given = any(getattr(args, r) for r in ("keys", "weight", "household", "strata", "missing"))
+        given = any(getattr(args, r) for r in ("keys", *_ROLES, "missing"))
         problem = SdcProblem.from_recipe(data, args.recipe, scenario=_scenario(args) if given else None)
         return _finish(args, problem, prog)
     prog.step(f"applying {len(steps)} step(s)")
@@ -352,21 +357,14 @@ def _step_scenario(args, steps):
                     out += [v for v in _names(params[name]) if v not in out]
         return out
 
-    keys = split_list(args.keys) or named("keys")
+    keys = role_value(args, "keys") or named("keys")
     numeric = named("numeric_keys")
     if not keys and not numeric:
         raise SdcError(
             "--keys: no key variables; expected --keys (the categorical keys measured before and after) "
             "or a step on continuous variables"
         )
-    return Scenario(
-        keys=keys or None,
-        numeric_keys=numeric or None,
-        weight=args.weight,
-        household=args.household,
-        strata=split_list(args.strata) or None,
-        missing=split_list(args.missing) or None,
-    )
+    return Scenario(keys=keys or None, numeric_keys=numeric or None, **_role_values(args))
 
 
 def _names(value) -> list[str]:

@@ -5,9 +5,10 @@ from __future__ import annotations
 from . import (
     add_declared_options,
     add_measure_endings,
+    add_role_option,
     declared_values,
+    role_value,
     run_measure,
-    split_list,
 )
 
 
@@ -24,7 +25,7 @@ def register(sub) -> None:
     )
     f.add_argument("register", help="the register: every member of the subpopulation (.csv, .parquet, ...)")
     f.add_argument("sample", help="an independent probability sample of the whole population, same key columns")
-    f.add_argument("--keys", required=True, help="comma-separated categorical key variables (in both files)")
+    add_role_option(f, "keys", "(in both files)", required=True)
     helps = {
         "sample_weight": "the sample's design-weight column",
         "sampling_fraction": "the sample's known constant sampling fraction in (0, 1]; required without "
@@ -47,7 +48,7 @@ def run(args) -> int:
             smp,
             keys,
             **declared_values(args, register_risk),
-            missing=split_list(args.missing) or None,
+            missing=role_value(args, "missing") or None,
         )
 
     inputs = {"register": args.register, "sample": args.sample}

@@ -15,6 +15,7 @@ from . import (
     engine_input,
     key_list,
     progress_enabled,
+    role_value,
     split_list,
     write_json,
 )
@@ -34,10 +35,10 @@ def register(sub) -> None:
     )
     add_key_options(f)
     helps = {
-        "weight": "sampling weight column (none: the file is a census, risk = 1/f_k)",
-        "household": "household id column (household risk; records without an id are their own household)",
+        "weight": "(none: the file is a census, risk = 1/f_k)",
+        "household": "(household risk; records without an id are their own household)",
         "household_keys": "comma-separated key variables that must be constant within a household",
-        "strata": "comma-separated strata variables (frequencies within strata)",
+        "strata": "(frequencies within strata)",
         "alpha": ALPHA_HELP,
         "method": "approx: mu-ARGUS/sdcMicro closed forms (default); exact: exact value for every f_k",
     }
@@ -158,7 +159,7 @@ def run(args) -> int:
     prog = Progress(4, progress_enabled(args))
     engine = engine_from_args(args)
     prog.step("reading data")
-    strata = split_list(args.strata) or None
+    strata = role_value(args, "strata") or None
     data = engine_input(args, keys + (strata or []), engine)
     prog.step("individual and household risk")
     res, thr, kan, messages = assess(
@@ -172,7 +173,7 @@ def run(args) -> int:
         method=args.method,
         max_global_risk=args.max_global_risk,
         household_risk=args.household_risk,
-        missing=split_list(args.missing) or None,
+        missing=role_value(args, "missing") or None,
         id=args.id,
         engine=engine,
     )

@@ -7,7 +7,17 @@ import json
 
 from .._declare import Param
 from .._errors import SdcError
-from . import Progress, add_missing_options, add_overwrite_option, name_list, progress_enabled, split_list, write_json
+from . import (
+    Progress,
+    add_missing_options,
+    add_overwrite_option,
+    add_role_option,
+    name_list,
+    progress_enabled,
+    role_value,
+    split_list,
+    write_json,
+)
 
 
 def register(sub) -> None:
@@ -25,14 +35,14 @@ def register(sub) -> None:
         "--save-recipe safe.yaml --report search.html",
     )
     p.add_argument("data", help="data file: .csv, .tsv, .parquet, .sav, .dta, .sas7bdat, .xpt")
-    p.add_argument("--keys", required=True, help="comma-separated categorical key variables (searched)")
-    p.add_argument("--weight", help="sampling weight column")
-    p.add_argument("--household", help="household identifier column")
+    add_role_option(p, "keys", "(searched)", required=True)
+    add_role_option(p, "weight")
+    add_role_option(p, "household")
     add_missing_options(p)
     t = p.add_argument_group("target (any combination)")
     t.add_argument("--k", type=_option_type(Param("k", "int")), help="k-anonymity")
     t.add_argument("--l", type=_option_type(Param("k", "int")), help="l-diversity of --sensitive")
-    t.add_argument("--sensitive", help="the sensitive variable of --l and --t")
+    add_role_option(t, "sensitive", "(one here: the sensitive variable of --l and --t)")
     t.add_argument("--diversity", choices=("distinct", "entropy", "recursive"), help="the kind of l-diversity")
     t.add_argument("--c", type=float, help="the constant c of recursive (c, l)-diversity (default 2)")
     t.add_argument("--t", type=float, help="t-closeness of --sensitive: largest distance of a class's distribution")
@@ -119,7 +129,7 @@ def register(sub) -> None:
 def _target(args) -> dict:
     target: dict = {}
     for name in ("k", "l", "t", "t_distance", "sensitive", "diversity", "c", "max_risk", "max_global_risk", "max_suda"):
-        value = getattr(args, name)
+        value = _sensitive(args) if name == "sensitive" else getattr(args, name)
         if value is not None:
             target[name] = value
     if args.household_rule:
@@ -127,6 +137,16 @@ def _target(args) -> dict:
     if not target:
         raise SdcError("target: none given; expected --k, --l, --t, --max-risk, --max-global-risk or --max-suda")
     return target
+
+
+def _sensitive(args) -> str | None:
+    """The one sensitive variable of --l and --t (``None``: not given)."""
+    given = role_value(args, "sensitive")
+    if given is None:
+        return None
+    if len(given) != 1:
+        raise SdcError(f"--sensitive: got {len(given)} variables; expected one, the sensitive variable of --l and --t")
+    return given[0]
 
 
 def _pairs(items, option: str, number: bool = False) -> dict:
@@ -161,9 +181,9 @@ def run_search(args) -> int:
     data = read_data(args.data, na_values=("", "NA"))
     sc = Scenario(
         keys=tuple(name_list(args.keys, "--keys", "key variables")),
-        weight=args.weight,
-        household=args.household,
-        missing=tuple(split_list(args.missing)),
+        weight=role_value(args, "weight"),
+        household=role_value(args, "household"),
+        missing=tuple(role_value(args, "missing") or ()),
     )
     prog.step("searching")
     res = search(
@@ -209,7 +229,7 @@ def _text_format(args) -> dict:
     out: dict = {}
     if Path(args.data).suffix.lower() in (".csv", ".txt", ".tsv"):
         out["sep"] = read_metadata(args.data).get("separator", ",")
-    missing = split_list(args.missing)
+    missing = role_value(args, "missing")
     if missing:
         out["na"] = str(missing[0])
     return out

@@ -13,7 +13,7 @@ from . import (
     key_list,
     progress_enabled,
     read_input,
-    split_list,
+    role_value,
     write_json,
 )
 
@@ -40,7 +40,7 @@ def register(sub) -> None:
         help="score variant: elliot (sdcMicro default), ihsn (sdcMicro original_scores=FALSE), templ (Elliot's "
         "weights / ATT!, summed) or templ_product (their product over a record's MSUs)",
     )
-    add_declared_options(f, suda, {"weight": "sampling weight column (only for --dis-fraction weights and its check)"})
+    add_declared_options(f, suda, {"weight": "(only for --dis-fraction weights and its check)"})
     add_missing_options(f)
     f.add_argument(
         "--levels",
@@ -76,7 +76,7 @@ def run(args) -> int:
         keys,
         **declared_values(args, suda, dis_fraction=frac),
         method=args.scores,
-        missing=split_list(args.missing) or None,
+        missing=role_value(args, "missing") or None,
         id=args.id,
     )
     prog.step("writing output")

@@ -7,10 +7,12 @@ from . import (
     Progress,
     add_declared_options,
     add_measure_endings,
+    add_role_option,
     key_list,
     print_warnings,
     progress_enabled,
     read_input,
+    role_value,
     split_list,
     with_warnings,
     write_json,
@@ -31,10 +33,10 @@ def register(sub) -> None:
     s.add_argument("original", help="original data file (.csv, .tsv, .parquet, .sav, .dta, .sas7bdat, .xpt)")
     s.add_argument("synthetic", help="synthetic data file with the same columns")
     s.add_argument("--control", help="original records not used to generate the synthetic file (the baseline)")
-    s.add_argument("--keys", required=True, help="comma-separated categorical key variables")
+    add_role_option(s, "keys", required=True)
     helps = {
         "variables": "comma-separated numeric key variables",
-        "sensitive": "comma-separated secret variables of the inference attack",
+        "sensitive": "(the secret variables of the inference attack)",
         "split": "the two parts of the keys for the linkability attack: A,B;C,D (default: the two halves of keys "
         "and variables)",
         "order": "largest number of variables in a compared table (default 2)",
@@ -67,18 +69,18 @@ def run(args) -> int:
     import sdckit
 
     keys = key_list(args)
-    text = keys + [v for v in split_list(args.sensitive) if v not in split_list(args.variables)]
+    text = keys + [v for v in role_value(args, "sensitive") or [] if v not in split_list(args.variables)]
     prog = Progress(4, progress_enabled(args))
     prog.step("reading data")
     files = {"original": args.original, "synthetic": args.synthetic}
     if args.control:
         files["control"] = args.control
     tables = {k: read_input(p, text, args.na_values) for k, p in files.items()}
-    missing = split_list(args.missing) or None
+    missing = role_value(args, "missing") or None
     roles = {"keys": keys, "variables": split_list(args.variables) or None, "missing": missing}
     prog.step("risk")
     risk, caught = with_warnings(sdckit.synthetic_risk, tables["original"], tables["synthetic"], tables.get("control"),
-                                 **roles, sensitive=split_list(args.sensitive) or None,
+                                 **roles, sensitive=role_value(args, "sensitive") or None,
                                  similarity={"order": args.order, "records": bool(args.records)},
                                  attacks={"split": _split(args.split), "n_attacks": args.n_attacks,
                                           "n_cols": args.n_cols},

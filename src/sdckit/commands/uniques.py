@@ -7,8 +7,8 @@ from . import (
     add_key_options,
     add_measure_endings,
     declared_values,
+    role_value,
     run_measure,
-    split_list,
 )
 
 
@@ -26,7 +26,7 @@ def register(sub) -> None:
     helps = {
         "sampling_fraction": "known sampling fraction in (0, 1] (else from --population-size or --weight)",
         "population_size": "population size N (pi = n / N)",
-        "weight": "design-weight column (pi = n / sum of the weights)",
+        "weight": "(pi = n / sum of the weights)",
         "method": "the estimator: dankar (default: the decision rule), pitman, zayatz, snb, or all of them",
     }
     add_declared_options(f, population_uniques, helps)
@@ -41,7 +41,7 @@ def run(args) -> int:
             data,
             keys,
             **declared_values(args, population_uniques),
-            missing=split_list(args.missing) or None,
+            missing=role_value(args, "missing") or None,
         )
 
     return run_measure(args, "population_uniques", call, inputs={"data": args.data}, doing="estimating")

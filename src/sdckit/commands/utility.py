@@ -9,6 +9,7 @@ from .._errors import SdcError, SdcWarning
 from . import (
     Progress,
     add_declared_options,
+    add_missing_options,
     add_output_options,
     add_variables_option,
     declared_values,
@@ -17,7 +18,7 @@ from . import (
     progress_enabled,
     read_input,
     report,
-    split_list,
+    role_value,
 )
 
 
@@ -53,10 +54,7 @@ def register(sub) -> None:
         information_loss,
         {"new_categories": "protected categories that the original lacks: error (default) or allow"},
     )
-    u.add_argument("--missing", help="extra values to treat as missing, comma-separated (e.g. -999)")
-    u.add_argument(
-        "--na-values", dest="na_values", help="strings read as missing from text files (default: empty and NA)"
-    )
+    add_missing_options(u, "variables")
     add_output_options(u, records="the per-record distances")
     u.set_defaults(func=run)
 
@@ -93,7 +91,7 @@ def run(args) -> int:
     prog.step("reading protected")
     protected = read_input(args.protected, text, args.na_values, "--scales")
     prog.step("information loss")
-    missing = split_list(args.missing) or None
+    missing = role_value(args, "missing") or None
     if missing:
         missing = [_number(m) for m in missing]
     with warnings.catch_warnings():  # the summary prints the same messages as notes
