@@ -1,18 +1,23 @@
-"""Write the docs pages derived from the registry of methods and measures.
+"""Write the pages and the names derived from the declarations of the methods and measures.
 
+* the names of ``src/sdckit/{risk,utility,protect}/__init__.py`` and ``src/sdckit/__init__.py``
+  (between the generated markers): every function with ``@declare(...)`` above it in those
+  packages' modules, its result class and its records of options, read from the source with ast
+  (a new module needs no hand edit to be imported by its package);
 * ``docs/parameters.md``: the parameter tables of every protection method and measure;
 * ``docs/recipe-schema.json``: the JSON Schema of a recipe;
 * ``src/sdckit/engines/_declared.py``: what the declarations say about the engines (the
   engines sit below the registry and cannot read it).
 
-Run after changing a declaration: ``PYTHONPATH=src python tools/registry_docs.py``. A test
-(tests/test_registry.py) checks that the committed pages equal the generated ones.
+Run after adding or changing a declaration: ``PYTHONPATH=src python tools/registry_docs.py``.
+Tests (tests/test_registry.py) check that the committed pages and names equal the generated ones.
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -146,8 +151,10 @@ def _origin(module: str, name: str, tree: ast.Module | None = None, *, strict: b
 
 def _defined_or_imported(tree: ast.Module, name: str, module: str, package: str) -> str | None:
     """``module`` when its top level defines the class ``name``, the absolute module it imports
-    ``name`` from (``package`` is the one its relative imports start from), or None."""
-    for node in tree.body:
+    ``name`` from (at the top or under ``if TYPE_CHECKING:``; ``package`` is the one its relative
+    imports start from), or None."""
+    nodes = [n for node in tree.body for n in (node.body if isinstance(node, ast.If) else [node])]
+    for node in nodes:
         if isinstance(node, ast.ClassDef) and node.name == name:
             return module
         if isinstance(node, ast.ImportFrom) and any((a.asname or a.name) == name for a in node.names):
@@ -184,10 +191,15 @@ def top_region(declared: dict[str, dict[str, str]]) -> str:
     """The generated region of ``sdckit/__init__.py``: every declared name of each package,
     imported from that package."""
     imports = {f".{package}": list(names) for package, names in declared.items()}
-    return "if TYPE_CHECKING:\n" + import_lines(imports) + "\n" + all_lines([n for ns in imports.values() for n in ns])
+    every = [n for ns in imports.values() for n in ns]
+    twice = sorted({n for n in every if every.count(n) > 1})
+    if twice:
+        raise SystemExit(f"declared by two packages of sdckit: {', '.join(twice)}")
+    return "if TYPE_CHECKING:\n" + import_lines(imports) + "\n" + all_lines(every)
 
 
 def all_lines(names: list[str]) -> str:
+    """The ``__all__`` entries of the declared names, one a line, after the hand-kept ones."""
     body = "".join(f'    "{name}",\n' for name in names)
     return f"__all__ += [\n{body}]\n"
 
@@ -196,12 +208,14 @@ def import_lines(imports: dict[str, list[str]], *, alias: bool = False) -> str:
     """``from module import names`` lines, indented once, as ruff's isort writes them: modules
     furthest first then by name, the names constants, classes, then the rest; one ``as`` import
     a line; a line longer than ruff's wrapped one name a line."""
-    lines = []
+    if not any(imports.values()):
+        return "    pass\n"
     if alias:
         pairs = sorted(
             ((m, n) for m, ns in imports.items() for n in ns), key=lambda p: (_module_key(p[0]), _name_key(p[1]))
         )
         return "".join(f"    from {m} import {n} as {n}\n" for m, n in pairs)
+    lines = []
     for module in sorted(imports, key=_module_key):
         names = sorted(set(imports[module]), key=_name_key)
         line = f"    from {module} import {', '.join(names)}"
@@ -212,13 +226,20 @@ def import_lines(imports: dict[str, list[str]], *, alias: bool = False) -> str:
 
 
 def _module_key(module: str) -> tuple:
+    """Ruff's order of relative modules: the furthest first, then by name (case-insensitive,
+    numbers by value)."""
     dots = len(module) - len(module.lstrip("."))
-    return (-dots, module.lower(), module)
+    return (-dots, _natural(module.lower()), module)
 
 
 def _name_key(name: str) -> tuple:
+    """Ruff's order of imported names: constants, classes, then the rest."""
     kind = 0 if len(name) > 1 and name.isupper() else 1 if name[0].isupper() else 2
-    return (kind, name.lower(), name)
+    return (kind, _natural(name.lower()), name)
+
+
+def _natural(text: str) -> tuple:
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
 
 
 def with_region(path: Path, region: str) -> str:
