@@ -338,6 +338,26 @@ def test_the_committed_schema_and_tables_are_the_generated_ones():
     assert "recipes.md" in nav and "parameters.md" in nav
 
 
+def test_the_committed_package_names_are_the_generated_ones():
+    """The names of risk/, utility/, protect/ and sdckit/__init__.py between the generated
+    markers are those the ``@declare`` lines of the modules give (a new measure or method needs
+    no hand edit there), and the generator leaves the rest of each file as it is."""
+    spec = importlib.util.spec_from_file_location("registry_docs", ROOT / "tools" / "registry_docs.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)  # type: ignore[union-attr]
+    inits = tool.package_inits()
+    assert len(inits) == 4
+    for path, text in inits.items():
+        name = path.relative_to(ROOT)
+        assert path.read_text(encoding="utf-8") == text, f"{name}: run `python tools/registry_docs.py`"
+        assert text.count(tool.BEGIN) == text.count(tool.END) == 1, name
+    for package in tool.PACKAGES:  # each declared function of the source is among the generated names
+        names = tool.declared_names(package)
+        module = getattr(sdckit, package)
+        assert {d.name for d in ALL if d.func.__module__.startswith(module.__name__)} <= set(names)
+        assert set(names) <= set(module.__all__) and set(names) <= set(sdckit.__all__), package
+
+
 def test_common_parameters_are_in_the_glossary():
     assert set(COMMON) <= _glossary_parameters()
 

@@ -22,9 +22,9 @@ from sdckit.cli import COMMANDS, command_modules
 #: libraries ``import sdckit`` must not import (each costs a tenth of a second or more)
 HEAVY = ("numpy", "polars", "narwhals", "pandas", "pyarrow", "scipy", "duckdb", "pyspark", "numba", "matplotlib")
 HEAVY += ("shiny", "yaml", "tqdm")
-#: the sdckit modules ``import sdckit`` loads: the namespace, its loader, the errors, the version
-#: and the package ``sdckit.risk`` (its ``__all__`` is part of ``sdckit.__all__``), no measure
-LIGHT = {"sdckit", "sdckit._lazy", "sdckit._errors", "sdckit._version", "sdckit.risk"}
+#: the sdckit modules ``import sdckit`` loads: the namespace, its loader, the errors and the
+#: version, no measure and no package of measures
+LIGHT = {"sdckit", "sdckit._lazy", "sdckit._errors", "sdckit._version"}
 #: the packages whose names are lazy: each lists them under ``if TYPE_CHECKING:``
 LAZY_PACKAGES = ("sdckit", "sdckit.risk", "sdckit.protect", "sdckit.utility", "sdckit.workflow")
 
