@@ -180,7 +180,13 @@ def test_the_contributing_page_says_how_a_measure_reaches_the_table():
     from pathlib import Path
 
     page = (Path(__file__).resolve().parents[1] / "docs" / "contributing.md").read_text()
-    for name in ("`assessed=Assessed(", "`excluded=", "`STEP_MEASURES`", "`src/sdckit/assessment/measures_table.json`", "`assessment/`"):
+    for name in (
+        "`assessed=Assessed(",
+        "`excluded=",
+        "`STEP_MEASURES`",
+        "`src/sdckit/assessment/measures_table.json`",
+        "`assessment/`",
+    ):
         assert name in page, name
 
 
