@@ -23,12 +23,13 @@ This module sits low: it imports only the errors, the validation toolkit, the de
 helper and the roles table.
 
 Adding a protection method: write its kernel (``_core``) and its function in ``protect/``
-with ``@declare("method", Param(...), ..., changes=..., aliases=...)`` above it, import it in
-``protect/__init__.py`` (``METHODS`` follows from the declaration) and ``sdckit/__init__.py``,
-add a new parameter name to ``docs/glossary.md``, run ``tools/registry_docs.py`` (the parameter
-tables and the recipe schema), and write its tests. The workflow, recipes, ``--step`` and the
-common tests pick it up from its one example in tests/examples.py.
-A measure is the same with ``@declare("measure", ..., inputs=...)`` in ``risk/`` or ``utility/``.
+with ``@declare("method", Param(...), ..., changes=..., aliases=...)`` above it, add a new
+parameter name to ``docs/glossary.md``, run ``tools/registry_docs.py`` (the packages' names,
+the parameter tables, the recipe schema, the out-of-core list and the measures table), and
+write its tests. The workflow, recipes, ``--step`` and the common tests pick it up from its one
+example in tests/examples.py.
+A measure is the same with ``@declare("measure", ..., inputs=..., assessed=... or excluded=...)``
+in ``risk/`` or ``utility/``.
 """
 
 from __future__ import annotations
