@@ -38,6 +38,7 @@ import dataclasses
 import functools
 import inspect
 import json
+import math
 import os
 import re
 import sys
@@ -754,10 +755,32 @@ def _numbers(p: Param, value):
         value = items[0] if len(items) == 1 else items or value
     elif hasattr(value, "__array__") and getattr(value, "ndim", False):
         value = value.tolist()
-    check = _number_check(p)
     if isinstance(value, (list, tuple)):
+        fast = _plain_within(p, value)
+        if fast is not None:
+            return fast
+        check = _number_check(p)
         return [check(v, p.name) for v in value]
-    return check(value, p.name)
+    return _number_check(p)(value, p.name)
+
+
+def _plain_within(p: Param, values) -> list[float] | None:
+    """``values`` as floats when every one is a plain finite int or float within ``p``'s
+    declared range (one pass, as a list of interval edges usually is); None otherwise, or when
+    a glossary rule checks the numbers (the per-item check then names the one at fault)."""
+    if _rule(p) is not None or not all(type(v) is float or type(v) is int for v in values):
+        return None
+    x = [float(v) for v in values]
+    if not x:
+        return x
+    lo, hi = min(x), max(x)
+    if math.isnan(sum(x)) or (not p.allow_inf and (math.isinf(lo) or math.isinf(hi))):
+        return None
+    if p.low is not None and (lo < p.low or (p.low_open and lo == p.low)):
+        return None
+    if p.high is not None and (hi > p.high or (p.high_open and hi == p.high)):
+        return None
+    return x
 
 
 def _column(p: Param, value):
