@@ -13,12 +13,13 @@ from fractions import Fraction
 import numpy as np
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from conftest import SHARED, TESTDATA, shared_file
 from lattice_brute import every_node
 from sdckit import SdcError
+from sdckit._core import lattice as _lat
 from sdckit.workflow._arx import ArxOutcome, arx_search
 
 SMALL = TESTDATA / "arx"
@@ -68,10 +69,12 @@ def _fails(records, members, k, l, sensitive, diversity, c) -> bool:
     if l is not None:
         counts = sorted(Counter(records[i][sensitive] for i in members).values(), reverse=True)
         fails |= len(counts) < math.ceil(l)
-        if diversity == "entropy":  # entropy of the class's values, in bits
-            tot = sum(counts)
-            ent = math.log(tot) / math.log(2) - sum(x * math.log(x) / math.log(2) for x in counts) / tot
-            fails |= not ent >= math.log(l) / math.log(2)
+        if diversity == "entropy":
+            # entropy ln n - sum f ln f / n >= ln l  <=>  prod f^f * l^n <= n^n, in exact integers
+            # with l = p / q: no rounding, so a tie (half and half against l = 2) passes
+            tot, ell = sum(counts), Fraction(str(l))
+            lhs = math.prod(x**x for x in counts) * ell.numerator**tot
+            fails |= lhs > tot**tot * ell.denominator**tot
         elif diversity == "recursive":
             fails |= not counts[0] < c * sum(counts[math.ceil(l) - 1 :])
     return fails
@@ -334,8 +337,23 @@ def _problems(draw):
     return pl.DataFrame(data), hier, dict(crit, suppression_limit=limit, metric=metric, gs_factor=gs)
 
 
+def _tie_problem(metric: str):
+    """Found by hypothesis: at {x0: 0, x1: 1} both classes are half s0, half s2 (entropy exactly
+    log 2, l = 2 on the boundary), and so is the top node's one class. The log2 form of the test
+    rounded the top to a failure; the search, trusting monotonicity, then tagged the whole
+    lattice below it as failing and returned no answer."""
+    rows = [("v0_0", "v1_0", "s0"), ("v0_0", "v1_0", "s0"), ("v0_1", "v1_0", "s0"),
+            ("v0_0", "v1_0", "s2"), ("v0_0", "v1_1", "s2"), ("v0_1", "v1_2", "s2")]  # fmt: skip
+    data = pl.DataFrame(dict(zip(["x0", "x1", "s"], map(list, zip(*rows)))))
+    hier = {"x0": [["v0_0", "*"], ["v0_1", "*"]], "x1": [["v1_0", "*"], ["v1_1", "*"], ["v1_2", "*"]]}
+    params = dict(l=2, sensitive="s", diversity="entropy", suppression_limit=0.0, metric=metric, gs_factor=0.5)
+    return data, hier, params
+
+
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_problems())
+@example(_tie_problem("discernibility"))
+@example(_tie_problem("entropy"))
 def test_pruned_search_equals_oracle_on_random_data(problem):
     data, hier, params = problem
     keys = list(hier)
@@ -650,3 +668,39 @@ def test_a_missing_key_value_is_named_as_missing_not_as_the_hierarchys_fault():
     msg = str(err.value)
     assert msg.startswith("keys: sex has 3 record(s) with a missing value") and "cell suppression" in msg
     assert "hierarchies[" not in msg
+
+
+@pytest.mark.parametrize("metric", ["loss", "precision", "discernibility", "entropy"])
+def test_entropy_tie_is_found_by_every_metric(metric):
+    """The tie found by hypothesis: every metric's pruned search has the oracle's answer."""
+    data, hier, params = _tie_problem(metric)
+    assert arx_search(data, list(hier), hier, **params).levels == {"x0": 0, "x1": 1}
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.integers(1, 12), min_size=1, max_size=6),
+    st.sampled_from([1.0, 1.5, 1.6, 2.0, 2.2, 3.0, 4.0]),
+)
+def test_entropy_test_equals_exact_integer_test(counts, ell):
+    """The kernel's entropy l-diversity test of one class against the exact one (prod f^f * l^n
+    <= n^n in integers); an exact tie, such as counts (3, 3) against l = 2, passes."""
+    got = bool(_lat._entropy_ok(np.array(counts), np.array([len(counts)]), np.array([sum(counts)]), ell)[0])
+    n, q = sum(counts), Fraction(str(ell))
+    lhs, rhs = math.prod(x**x for x in counts) * q.numerator**n, n**n * q.denominator**n
+    if lhs == rhs or abs(math.log(lhs) - math.log(rhs)) > 1e-9 * max(1.0, n * math.log(n)):
+        assert got == (lhs <= rhs)
+
+
+def test_entropy_ties_pass():
+    """Hand cases: (3, 3), (2, 2), (1, 1) against l = 2 and (2, 2, 2) against l = 3 are ties
+    and pass; (3, 2) has entropy 0.673 < ln 2 = 0.693 and fails."""
+    cases = [
+        ([3, 3], 2.0, True),
+        ([2, 2], 2.0, True),
+        ([1, 1], 2.0, True),
+        ([2, 2, 2], 3.0, True),
+        ([3, 2], 2.0, False),
+    ]
+    for counts, ell, ok in cases:
+        assert bool(_lat._entropy_ok(np.array(counts), np.array([len(counts)]), np.array([sum(counts)]), ell)[0]) is ok

@@ -71,6 +71,8 @@ __all__ = [
 #: ARX compares information loss on its first ten decimals (``Metric.round``: floor(x * 1e10) / 1e10)
 _FACTOR = 1e10
 _LN2 = math.log(2.0)
+#: relative slack of the entropy l-diversity test (see :func:`_entropy_ok`)
+_ENTROPY_SLACK = 1e-12
 #: memory for the class tables of evaluated nodes kept for rolling up (bytes)
 _CACHE_BYTES = 256 * 2**20
 #: nodes per block when the bounds are computed: a multiple of every SIMD width, so that each
@@ -735,8 +737,8 @@ def class_violations(
     ``sens_size``), ``counts`` the records per row. A class of ``n`` records with sensitive
     counts ``f_s`` violates k-anonymity when ``n < k``; distinct l-diversity when it has fewer
     than ``ceil(l)`` values; entropy l-diversity when also
-    ``-(sum_s f_s log2 f_s / n - log2 n) < log2 l`` (ARX's ``EntropyLDiversity``, log2 as
-    ln / ln 2); recursive (c, l)-diversity when ``r_1 >= c (r_l + ... + r_m)`` over the counts in
+    ``sum_s f_s ln f_s > n (ln n - ln l)``, i.e. its entropy is below ``log l`` (ARX's
+    ``EntropyLDiversity``; an exact tie passes, see :func:`_entropy_ok`); recursive (c, l)-diversity when ``r_1 >= c (r_l + ... + r_m)`` over the counts in
     decreasing order (ARX's ``RecursiveCLDiversity``; Machanavajjhala et al. 2007); t-closeness
     (``closeness``, see :func:`closeness_of`) when its distance from the input's distribution
     exceeds ``t`` (:func:`class_distances`)."""
@@ -750,13 +752,7 @@ def class_violations(
         if crit.diversity == "distinct":
             bad |= n_distinct < crit.l
         elif crit.diversity == "entropy":
-            # ARX's EntropyLDiversity: -(sum f log2 f / n - log2 n) >= log2 l, log2 x = ln x / ln 2
-            cls = np.repeat(np.arange(len(starts)), n_distinct)
-            f = counts.astype(float)
-            sum1 = np.bincount(cls, weights=f * (np.log(f) / _LN2), minlength=len(starts))
-            total = sizes.astype(float)
-            ent = -((sum1 / total) - np.log(total) / _LN2)
-            bad |= (n_distinct < math.ceil(crit.l)) | ~(ent >= math.log(crit.l) / math.log(2.0))
+            bad |= (n_distinct < math.ceil(crit.l)) | ~_entropy_ok(counts, n_distinct, sizes, crit.l)
         else:
             bad |= ~_recursive_ok(counts, starts, n_distinct, sizes, crit)
     if closeness is not None:
@@ -815,6 +811,21 @@ def _hierarchical_distances(tc: Closeness, cls, sens, counts, sizes) -> np.ndarr
             total += cost[:, col]
         starts, d = up, d_up
     return total / (float(big_p) * big_q.astype(float))
+
+
+def _entropy_ok(counts, n_distinct, sizes, l: float) -> np.ndarray:  # noqa: E741
+    """Per class, whether its entropy is at least ``log l``: ARX's ``EntropyLDiversity`` (Shannon
+    estimator) in its natural-log form ``sum_s f_s ln f_s <= n (ln n - ln l)``. The right side
+    gets a relative slack of :data:`_ENTROPY_SLACK` of ``n ln n`` (the size of either side), so
+    that a class whose entropy equals ``log l`` exactly (two values half and half against
+    l = 2) passes whatever the rounding: without it, rounding could fail a class whose merged
+    generalisation passes, and a search that trusts monotonicity would tag a cone wrongly."""
+    cls = np.repeat(np.arange(len(sizes)), n_distinct)
+    f = counts.astype(float)
+    sum1 = np.bincount(cls, weights=f * np.log(f), minlength=len(sizes))
+    total = sizes.astype(float)
+    n_ln_n = total * np.log(total)
+    return sum1 <= (n_ln_n - total * math.log(l)) + _ENTROPY_SLACK * n_ln_n
 
 
 def _recursive_ok(counts, starts, n_distinct, sizes, crit: Criteria) -> np.ndarray:
