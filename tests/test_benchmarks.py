@@ -19,6 +19,7 @@ CASES = {
     "linkage.py": ["--n", "3000", "--repeats", "1"],
     "loglinear.py": [],
     "loglinear_validation.py": ["--samples", "2", "--synthetic-samples", "1"],
+    "loglinear_grid.py": ["--quick"],  # two samples of two settings on the synthetic population
     "risk_validation.py": ["--samples", "2", "--settings", "K1, 1/50;K1, by region"],
     "register_validation.py": ["--samples", "2"],  # synthetic 10^6 population, two samples
     "suda.py": ["--quick"],  # fixed sizes (10^5 and 10^6), one run each

@@ -32,6 +32,7 @@ __all__ = [
     "poisson_irls",
     "n_parameters",
     "uniqueness_probabilities",
+    "uniqueness_variances",
     "bias_criterion",
     "geometric_blend",
     "margin",
@@ -354,6 +355,42 @@ def uniqueness_probabilities(mu: np.ndarray):
         p1 = np.exp(-mu)
         p2 = np.where(mu > 0, -np.expm1(-mu) / mu, 1.0)
     return p1, p2
+
+
+def uniqueness_variances(mu: np.ndarray):
+    r"""For a sample unique with F - 1 ~ Poisson(mu): Var(1[F = 1]) = e^-mu (1 - e^-mu) and
+    Var(1/F) = E(1/F^2) - E(1/F)^2, with
+
+    .. math:: E(1/F^2) = \frac{e^{-\mu}}{\mu} \sum_{y \ge 1} \frac{\mu^y}{y\, y!}
+              = \frac{e^{-\mu}}{\mu} (\mathrm{Ei}(\mu) - \gamma - \ln \mu)
+
+    (the series below mu = 1, where Ei's form cancels; Ei otherwise, and the
+    asymptotic e^-mu Ei(mu) = sum_k k! / mu^(k+1), six terms, for mu > 700, where Ei overflows). The sums
+    over the sample uniques are the variances of tau_1 and tau_2 given the model's lambdas (the
+    population counts independent Poisson, Skinner & Holmes 1998)."""
+    from scipy.special import expi
+
+    mu = np.maximum(np.asarray(mu, float), 0.0)
+    p1, p2 = uniqueness_probabilities(mu)
+    e2 = np.ones_like(mu)
+    small = (mu > 0) & (mu < 1.0)
+    mid = (mu >= 1.0) & (mu <= 700.0)
+    big = mu > 700.0
+    if small.any():
+        m = mu[small]
+        term, acc = np.ones_like(m), np.zeros_like(m)
+        for y in range(1, 25):  # mu^y / (y y!): below 1e-25 by y = 24
+            term = term * m / y
+            acc += term / y
+        e2[small] = np.exp(-m) * acc / m
+    if mid.any():
+        m = mu[mid]
+        e2[mid] = np.exp(-m) * (expi(m) - np.euler_gamma - np.log(m)) / m
+    if big.any():
+        m = mu[big]
+        tail = sum(math.factorial(k) / m ** (k + 1) for k in range(6))
+        e2[big] = (tail - np.exp(-m) * (np.euler_gamma + np.log(m))) / m
+    return p1 * (1.0 - p1), np.maximum(e2 - p2**2, 0.0)
 
 
 def bias_criterion(f: np.ndarray, lam: np.ndarray, pi, which: str = "12", chunk: int = 16384):

@@ -225,6 +225,20 @@ def loglinear_of(table, sc, cards: tuple[int, ...], pram=None) -> dict:
         "share_tau1_uniques": _finite(res.share_tau1_uniques),
         "share_tau2_uniques": _finite(res.pram["share_tau2_uniques"] if res.pram else res.share_tau2_uniques),
         "model": res.model_choice,
+        **_loglinear_interval(res),
+    }
+
+
+def _loglinear_interval(res) -> dict:
+    """The interval of tau1 and tau2 that carries the model choice (a PRAM-adjusted tau2's
+    interval is the unadjusted one scaled by the adjustment) and why the estimate is weak."""
+    iv = res.interval or {}
+    scale = res.pram["tau2"] / res.tau2 if res.pram and res.tau2 > 0 else 1.0
+    return {
+        "tau1_interval": [_finite(x) for x in iv["tau1"]] if "tau1" in iv else None,
+        "tau2_interval": [_finite(x * scale) for x in iv["tau2"]] if "tau2" in iv else None,
+        "confidence": iv.get("confidence"),
+        "weak": list(res.weak),
     }
 
 

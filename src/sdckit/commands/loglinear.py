@@ -37,6 +37,7 @@ def register(sub) -> None:
         "z_crit": "skinner-shlomo rule: stop at |Z| <= z (1.96)",
         "candidates": "terms scored by Z per search step, the most supported first (1)",
         "term_test": "a term enters the search only when its standardized deviance reduction exceeds this (2.0)",
+        "records_per_parameter": "a term enters the search only with at least this many records per parameter it adds (1.0)",
         "stability": "repeat the search on this many 80%% subsamples and report how stable the model choice is (0: no)",
         "seed": "seed of the stability subsamples",
         "compat": "reproduce sdcMicro modRisk (needs --weight and a formula)",

@@ -467,15 +467,22 @@ def _loglinear(res) -> str:
     for v in vs:
         ll = v.loglinear
         if "skipped" in ll:
-            rows.append((v.name, "-", "-", "-", "left out: " + ll["skipped"]))
+            rows.append((v.name, "-", "-", "-", "-", "left out: " + ll["skipped"], "-"))
         else:
-            rows.append((v.name, ll["n_sample_uniques"], ll["tau1"], ll["tau2"], ll["model"]))
+            iv = ll.get("tau2_interval")
+            interval = "-" if not iv else f"{fmt(iv[0])} to {fmt(iv[1])}"
+            weak = "; ".join(ll.get("weak") or ()) or "-"
+            rows.append((v.name, ll["n_sample_uniques"], ll["tau1"], ll["tau2"], interval, ll["model"], weak))
     intro = (
         "<p>tau1 estimates how many sample uniques are unique in the population, tau2 the expected number of "
         "correct matches of sample uniques, from a Poisson log-linear model of the key table (Skinner and "
-        "Holmes; Skinner and Shlomo's model search).</p>"
+        "Holmes; Skinner and Shlomo's model search). The interval of tau2 (95 %) carries the choice of model "
+        "as well as the randomness of the population counts; where the estimate is weak (a sample under 5,000 "
+        "records, a model with more parameters than records, fewer than 10 expected matches) tau2 may be "
+        "substantially too low, and the last column says why.</p>"
     )
-    return intro + _table(["variant", "sample uniques", "tau1", "tau2", "model"], rows)
+    header = ["variant", "sample uniques", "tau1", "tau2", "tau2, 95 % interval", "model", "weak estimate"]
+    return intro + _table(header, rows)
 
 
 def _register(res) -> str:

@@ -32,6 +32,23 @@ def _ll(v, key: str):
     return value
 
 
+def _ll_interval(v):
+    """The interval of the log-linear tau2, as text ("[lo, hi]"), None when there is none."""
+    ll = v.loglinear
+    if ll is None or "skipped" in ll or not ll.get("tau2_interval"):
+        return None
+    lo, hi = ll["tau2_interval"]
+    return f"{fmt(lo)} to {fmt(hi)}"
+
+
+def _ll_weak(v):
+    """ "weak: <reasons>" when the log-linear estimate is weak, "-" when it is not."""
+    ll = v.loglinear
+    if ll is None or "skipped" in ll or "weak" not in ll:
+        return None
+    return ("weak, tau2 may be substantially too low: " + "; ".join(ll["weak"])) if ll["weak"] else "-"
+
+
 def variant_table(res) -> tuple[list[str], list[tuple]]:
     """The measures side by side: columns ``measure`` and one per variant, one row per measure
     (the rows that apply to the scenario's roles) of an :class:`AssessmentResult` ``res``."""
@@ -65,6 +82,8 @@ def variant_table(res) -> tuple[list[str], list[tuple]]:
     row("records with an MSU (SUDA)", lambda v: None if v.suda is None else v.suda["n_with_msu"])
     row("log-linear tau1 (population uniques)", lambda v: _ll(v, "tau1"))
     row("log-linear tau2 (expected correct matches)", lambda v: _ll(v, "tau2"))
+    row("log-linear tau2, 95 % interval (with the model choice)", _ll_interval)
+    row("log-linear estimate", _ll_weak)
     reg = lambda v, key: None if v.register is None else ("skipped" if "skipped" in v.register else v.register.get(key))  # noqa: E731
     row("register tau1* (register uniques unique in the population)", lambda v: reg(v, "tau1_star"))
     row("register theta-hat (a match is correct)", lambda v: reg(v, "theta_hat"))

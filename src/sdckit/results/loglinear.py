@@ -145,6 +145,13 @@ class LoglinearRiskResult(Result):
     #: confidence intervals of tau_1 and tau_2 (``intervals={"ci": True}``): confidence, method, draws,
     #: ``tau1`` / ``tau2`` as [low, high] and their shares of the sample uniques
     ci: dict | None = None
+    #: the interval of tau_1 and tau_2 that carries the choice of model (always computed; see
+    #: ``interval`` in the docs): confidence, method, ``tau1`` / ``tau2`` as (low, high), their
+    #: parts on the log scale and their shares of the sample uniques
+    interval: dict | None = None
+    #: why the estimate is weak (small sample, more parameters than records, few expected
+    #: matches); empty when it is not
+    weak: tuple = ()
 
     _headline = ("n", "n_sample_uniques", "tau1", "tau2")
 
@@ -223,6 +230,9 @@ class LoglinearRiskResult(Result):
             out["pram"] = dict(self.pram)
         if self.ci is not None:
             out["ci"] = {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.ci.items()}
+        if self.interval is not None:
+            out["interval"] = {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.interval.items()}
+        out["weak"] = list(self.weak)
         if self.smoothing is not None:
             out["smoothing"] = dict(self.smoothing)
         if self.modrisk is not None:
@@ -265,6 +275,9 @@ class LoglinearRiskResult(Result):
         else:
             sections += self._tau_sections()
             notes.append("Z >> 0: under-fitting (risk over-estimated); Z << 0: over-fitting (Skinner & Shlomo 2008)")
+            if self.weak:
+                notes.insert(0, "weak estimate: tau_2 may be substantially too low: " + "; ".join(self.weak)
+                             + " (see the interval with the model choice)")  # fmt: skip
         if self.path:
             sections.append(self._search_section())
         if self.stability is not None:
@@ -355,16 +368,21 @@ class LoglinearRiskResult(Result):
         ]
 
     def _ci_rows(self) -> list:
-        """The intervals of tau_1 and tau_2 (``intervals={"ci": True}``), beside the estimates."""
-        if self.ci is None:
-            return []
-        pct = f"{100 * self.ci['confidence']:g} % interval"
+        """The intervals of tau_1 and tau_2 beside the estimates: the model-aware one always,
+        the parametric bootstrap of the fixed model with ``intervals={"ci": True}``."""
         fmt = lambda v: f"[{v[0]:.6g}, {v[1]:.6g}]"  # noqa: E731
-        return [
-            (f"tau_1, {pct}", fmt(self.ci["tau1"])),
-            (f"tau_2, {pct}", fmt(self.ci["tau2"])),
-            ("interval method", f"{self.ci['method']} ({self.ci['draws']} draws)"),
-        ]
+        rows = []
+        if self.interval is not None:
+            pct = f"{100 * self.interval['confidence']:g} % interval, with the model choice"
+            rows += [(f"tau_1, {pct}", fmt(self.interval["tau1"])), (f"tau_2, {pct}", fmt(self.interval["tau2"]))]
+        if self.ci is not None:
+            pct = f"{100 * self.ci['confidence']:g} % interval, model fixed"
+            rows += [
+                (f"tau_1, {pct}", fmt(self.ci["tau1"])),
+                (f"tau_2, {pct}", fmt(self.ci["tau2"])),
+                ("interval method (model fixed)", f"{self.ci['method']} ({self.ci['draws']} draws)"),
+            ]
+        return rows
 
     def _records(self):
         out = {"fk": self.fk, "lambda": self.lam, "p_unique": self.p_unique, "risk": self.risk}

@@ -22,6 +22,7 @@ from ._loglinear_steps import (
     build_table,
     ci_measures,
     fit_model,
+    model_interval,
     model_stability,
     modrisk_result,
     parse_model,
@@ -30,6 +31,7 @@ from ._loglinear_steps import (
     smoothing_measures,
     term_names,
     validate_loglinear,
+    weak_estimate,
 )
 from ._options import Intervals
 from .frequencies import records_fields
@@ -56,6 +58,7 @@ def _fractions_by_label(inp) -> dict | None:
     Param("z_crit", "number"),
     Param("candidates", "int", nullable=True),
     Param("term_test", "number", nullable=True),
+    Param("records_per_parameter", "number", nullable=True, low=0.0, low_open=True),
     Param("max_steps", "int"),
     Param("stability", "int"),
     Param("seed"),
@@ -97,6 +100,11 @@ class LoglinearSelection(Options):
         of sdckit before issue 24, with ``candidates=3``). Ranking by Z or raw deviance favours
         terms with many parameters, which in sparse tables (single years of age, 1/50 samples)
         fit the sample's own uniques: the risk was then under-estimated.
+    records_per_parameter : float or None, default 1.0
+        A term is a candidate only when the sample has at least this many records per
+        parameter it adds (prod (L_j - 1) over its keys): a term with more parameters than
+        records fits the sample's own uniques whatever the support test says, and makes tau_2
+        too low. Chosen on the validation grid (see the calibration page). None: no bound.
     max_steps : int, optional
         Maximum number of terms the search adds.
     stability : int, default 0
@@ -116,6 +124,7 @@ class LoglinearSelection(Options):
     z_crit: float = 1.96
     candidates: int | None = 1
     term_test: float | None = 2.0
+    records_per_parameter: float | None = 1.0
     max_steps: int | None = None
     stability: int = 0
     seed: int | None = None
@@ -350,6 +359,8 @@ def loglinear_risk(
     risk = risk_measures(table, model_fit, inp)
     pram_out, risk_pram = pram_measures(inp, risk, table, model_fit)
     ci_out = ci_measures(inp, table, model_fit, risk, conf) if want_ci else None
+    interval = model_interval(table, model_fit, risk, conf)
+    weak = weak_estimate(inp, risk, interval)
     smooth_out = smoothing_measures(inp, table, risk)
     return LoglinearRiskResult(
         keys=inp.names,
@@ -384,6 +395,8 @@ def loglinear_risk(
         risk=risk["risk"],
         risk_pram=risk_pram,
         ci=ci_out,
+        interval=interval,
+        weak=weak,
         backend=inp.backend,
         row_index=inp.row_index,
         **records_fields(inp.prep),
