@@ -21,7 +21,10 @@ CASES = {
     "loglinear_validation.py": ["--samples", "2", "--synthetic-samples", "1"],
     "loglinear_grid.py": ["--quick"],  # two samples of two settings on the synthetic population
     "risk_validation.py": ["--samples", "2", "--settings", "K1, 1/50;K1, by region"],
-    "register_validation.py": ["--samples", "2"],  # synthetic 10^6 population, two samples
+    "register_validation.py": ["--samples", "2"],
+    "register_convergence.py": [
+        "--quick"
+    ],  # two fits of approach B, the true membership model  # synthetic 10^6 population, two samples
     "suda.py": ["--quick"],  # fixed sizes (10^5 and 10^6), one run each
     "local_suppression.py": ["--quick"],  # eusilcP when ../shared is present, else the bundled files
     "record_swap.py": ["--quick"],  # eusilcP when ../shared is present, else a synthetic population

@@ -175,9 +175,11 @@ def test_members_reaching_the_weight_fix_p_at_one_closed_form():
     # ... also when the weight sum carries rounding error (3 / 0.1 = 30.000000000000004 > 30)
     fit = rk.fit_membership_propensity(X, np.array([3.0, 2.0, 4.0, 6.0, 30.0, 0.0]), np.r_[W[:4], 3 / 0.1, 0.0])
     assert fit.n_certain == 1 and fit.converged and fit.p[4] == 1.0
-    # approach A keeps its rule: no p = 1 fix (lambda 9 against 14 members leaves p -> 1 unconverged)
+    # approach A has no p = 1 column rule: lambda 9 against 14 members drives p -> 1 in a3's two
+    # cells, which the boundary rule then fixes at p = 1 (the extended MLE); the rest as above
     fa = rk.fit_membership_poisson(X, F1, W)
-    assert fa.n_certain == 0 and not fa.converged
+    assert fa.n_certain == 0 and fa.n_boundary == 2 and fa.boundary_rounds == 1 and fa.converged
+    np.testing.assert_allclose(fa.p, [0.05, 0.05, 0.1, 0.1, 1.0, 1.0], rtol=1e-9)
 
 
 def test_p_one_fix_leaves_the_fit_of_the_other_cells_to_an_independent_optimiser():
@@ -638,7 +640,11 @@ def test_reference_category_absent_from_the_sample_has_propensity_one_in_approac
     fit = rk.fit_membership_propensity(X, F1, W, reference=R)
     assert fit.certain_reference == (0,) and fit.n_certain == 1 and fit.converged
     np.testing.assert_allclose(fit.p, [1.0, 0.25, 0.5], rtol=1e-10)
-    assert not rk.fit_membership_propensity(X, F1, W).converged  # without it: no finite maximum
+    # without it the fit has no finite maximum: the boundary rule fixes the cell (a1, W = 0) at
+    # p = 1 after one round and gives the same fit
+    bare = rk.fit_membership_propensity(X, F1, W)
+    assert bare.converged and bare.n_boundary == 1 and bare.boundary_rounds == 1
+    np.testing.assert_allclose(bare.p, [1.0, 0.25, 0.5], rtol=1e-9)
 
 
 def _interaction_files():
@@ -730,10 +736,13 @@ def test_members_reaching_the_weight_get_propensity_one_with_a_warning():
         np.testing.assert_allclose(r.lam, [400.0] * 10 + [60.0] * 60, rtol=1e-6)
         assert r.to_dict()["membership_model"]["xi"]["z[2]"] is None  # JSON has no infinity
         assert "approach B: 1 membership column(s) have at least as many register members" in str(r.summary())
-    # approach A has no such rule: lambda from the sample is 40 < 60 members, no finite maximum
+    # approach A has no such rule: lambda from the sample is 40 < 60 members, no finite maximum;
+    # the boundary rule fixes p = 1 in z = 1 and says so
     sample = pl.DataFrame({"z": ["0"] * 20 + ["1"] * 2, "w": [20.0] * 22})
-    with pytest.raises(sdckit.SdcError, match="approach A: .* has no finite maximum"):
-        sdckit.register_risk(register, sample, ["z"], sample_weight="w", model="saturated", approach="A")
+    with pytest.warns(sdckit.SdcWarning, match="approach A: .* no finite maximum along a combination"):
+        ra = sdckit.register_risk(register, sample, ["z"], sample_weight="w", model="saturated", approach="A")
+    assert ra.membership_fit["converged"] and ra.membership_fit["n_boundary"] == 1
+    np.testing.assert_allclose(ra.p_member[10:], 1.0)
 
 
 def test_p_one_after_p_zero_columns_and_a_direction_of_no_finite_maximum():
@@ -752,13 +761,16 @@ def test_p_one_after_p_zero_columns_and_a_direction_of_no_finite_maximum():
     # members (a1, b1) 10, (a2, b1) 10, (a2, b2) 10 against weights 20, 5, 20, (a1, b2) 10 without
     # member: no column reaches its weight (intercept 30 < 55, a[2] 20 < 25, b[2] 10 < 30), but
     # along xi_a2 - xi_b2 the score 10 - 5 p(a2, b1) + 10 p(a1, b2) stays positive: p(a2, b1) -> 1,
-    # found by the fit, an error
+    # found by the fit: along that direction p(a2, b1) -> 1 and p(a1, b2) -> 0; the boundary rule
+    # fixes both, refits the other two cells (three coefficients: saturated, p = 10 / 20 each) and
+    # warns
     register = pl.DataFrame({"a": ["a1"] * 10 + ["a2"] * 20, "b": ["b1"] * 20 + ["b2"] * 10})
     sample = pl.DataFrame({"a": ["a1", "a2", "a1", "a2"], "b": ["b1", "b1", "b2", "b2"], "w": [20.0, 5.0, 10.0, 20.0]})
-    with pytest.raises(
-        sdckit.SdcError, match="approach B: .* has no finite maximum: fitted membership probabilities approach 1"
-    ):
-        sdckit.register_risk(register, sample, ["a", "b"], sample_weight="w", model="independence")
+    with pytest.warns(sdckit.SdcWarning, match="approach B: .* no finite maximum along a combination of its terms"):
+        r = sdckit.register_risk(register, sample, ["a", "b"], sample_weight="w", model="independence")
+    mf = r.membership_fit
+    assert mf["converged"] and mf["n_boundary"] == 2 and mf["boundary_rounds"] == 1
+    np.testing.assert_allclose(r.p_member, [0.5] * 10 + [1.0] * 10 + [0.5] * 10, rtol=1e-8)
 
 
 def test_missing_key_values_warn_with_counts_per_file(files):

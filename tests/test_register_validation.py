@@ -285,3 +285,33 @@ def test_approach_b_against_the_truth_when_membership_depends_on_age_and_activit
     est, truth = np.array(est), np.array(truth)
     for j, (name, rel) in enumerate([("tau1*", 0.05), ("tau2*", 0.05), ("tau1", 0.15), ("tau2", 0.15)]):
         assert est[:, j].mean() == pytest.approx(truth[:, j].mean(), rel=rel), name
+
+
+def test_interaction_membership_model_converges_through_the_boundary_rule():
+    """The true membership model of the "interactions" scenario, approach B, on the second
+    sample of seed 7: the first fit has no finite maximum (cells with more register members
+    than the weighted sample represents, along a combination of terms); the boundary rule fixes
+    them at p = 1, the refit converges, it warns, and tau1* is within 10 % of the truth."""
+    import warnings
+
+    import polars as pl
+
+    import sdckit
+
+    popi = V.make_population(scenario="interactions")
+    register = V.records(popi.cell[popi.member])
+    rng = np.random.default_rng(7)
+    V.draw_sample(popi, rng)
+    sample = V.records(V.draw_sample(popi, rng)).with_columns(pl.lit(50.0).alias("w"))
+    k = V.KEYS
+    model = f"{k[1]}*{k[5]} + {k[1]}*{k[2]} + {k[4]}*{k[5]}"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        r = sdckit.register_risk(
+            register, sample, k, sample_weight="w", sampling_fraction=V.FRACTION, approach="B", membership_model=model
+        )
+    mf = r.membership_fit
+    assert mf["converged"] and mf["n_boundary"] > 0 and mf["boundary_rounds"] >= 1
+    assert any("no finite maximum along a combination" in str(w.message) for w in caught)
+    true_tau1_star = float(np.sum((popi.F1 == 1) & (popi.F == 1)))
+    assert abs(r.tau1_star / true_tau1_star - 1) < 0.10

@@ -18,7 +18,7 @@ Nothing here knows about frames or labels.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -201,6 +201,9 @@ class MembershipFit:
     n_aliased: int = 0
     n_certain: int = 0
     certain_reference: tuple = ()
+    #: rows fixed at p = 1 or 0 by the boundary rule of :func:`_fit`, and its refits
+    n_boundary: int = 0
+    boundary_rounds: int = 0
 
 
 class _PoissonLogit:
@@ -438,9 +441,51 @@ def _at_maximum(model, X, eta) -> bool:
     return bool(U.size == 0 or np.max(np.abs(U)) <= 1e-6 * (1.0 + float(np.sum(model.F1))))
 
 
+#: the boundary rule's rounds: at most this many refits after fixing the cells a fit drives past
+#: the boundary (see :func:`_fit`)
+MAX_BOUNDARY_ROUNDS = 20
+
+
 def _fit(model_cls, X, pos, cap, extra, tol, max_iter, newton, certain=False, R=None) -> MembershipFit:
     """The fit on the supported rows and the independent supported columns, mapped back to
-    every row and column."""
+    every row and column, with the boundary rule for a maximum at infinity that no single
+    column shows.
+
+    The boundary rule: when a fit stops without a finite maximum and its linear predictor has
+    passed +-:data:`ETA_BOUNDARY` on some rows (p within 1e-13 of 1 or 0; a combination of
+    columns along which the likelihood rises without bound: quasi-complete separation), those
+    rows are fixed at p = 1 (or 0), as the extended maximum-likelihood estimate has them, they
+    leave the fit (their counts set to 0) and the rest is fitted again from 0, until a fit
+    converges, no row passes the boundary, or :data:`MAX_BOUNDARY_ROUNDS` rounds are done.
+    ``iterations`` sums the rounds' iterations; the fixed rows count in ``n_boundary``."""
+    pos = np.asarray(pos, float).copy()
+    cap = np.asarray(cap, float).copy()
+    extra = tuple(np.asarray(e, float).copy() for e in extra)
+    at_one, at_zero = np.zeros(X.shape[0], bool), np.zeros(X.shape[0], bool)
+    total_it = rounds = 0
+    while True:
+        fit, rows, eta_rows = _fit_once(model_cls, X, pos, cap, extra, tol, max_iter, newton, certain, R)
+        total_it += fit.iterations
+        if fit.converged or rounds == MAX_BOUNDARY_ROUNDS or eta_rows is None:
+            break
+        idx = np.flatnonzero(rows)
+        up, down = idx[eta_rows > ETA_BOUNDARY], idx[eta_rows < -ETA_BOUNDARY]
+        if not (up.size or down.size):
+            break
+        at_one[up], at_zero[down] = True, True
+        for a in (pos, cap, *extra):
+            a[up] = 0.0
+            a[down] = 0.0
+        rounds += 1
+    p = fit.p.copy()
+    p[at_one], p[at_zero] = 1.0, 0.0
+    n_boundary = int(at_one.sum() + at_zero.sum())
+    return replace(fit, p=p, iterations=total_it, n_boundary=n_boundary, boundary_rounds=rounds)
+
+
+def _fit_once(model_cls, X, pos, cap, extra, tol, max_iter, newton, certain=False, R=None):
+    """One fit (see :func:`_fit`): the fit, the rows in it and their linear predictor (None
+    when nothing was iterated)."""
     rows, cols, minus, plus, one, rplus = _support(X, pos, cap, certain, R)
     Xs = X[rows][:, cols] if not isinstance(X, np.ndarray) else X[np.ix_(rows, cols)]
     if Xs.shape[0] * Xs.shape[1] ** 2 <= 1 << 22 and not isinstance(Xs, np.ndarray):
@@ -451,8 +496,9 @@ def _fit(model_cls, X, pos, cap, extra, tol, max_iter, newton, certain=False, R=
         cols[np.flatnonzero(cols)[~independent]] = False
         Xs = Xs[:, independent]
     model = model_cls(pos[rows], *(e[rows] for e in extra))
+    eta_rows = None
     if Xs.shape[1]:
-        xi_s, _, ll, it, conv, halv, kinds, path, last = _maximise(model, Xs, tol, max_iter, newton)
+        xi_s, eta_rows, ll, it, conv, halv, kinds, path, last = _maximise(model, Xs, tol, max_iter, newton)
     else:  # every row is fixed at p = 0 or 1: nothing to iterate
         xi_s, ll, it, conv, halv, kinds, path, last = np.zeros(0), 0.0, 0, True, 0, (), (), 0.0
     xi = np.zeros(X.shape[1])
@@ -465,10 +511,11 @@ def _fit(model_cls, X, pos, cap, extra, tol, max_iter, newton, certain=False, R=
     xi[plus] = np.inf
     n_ne = int(np.count_nonzero(~cols & ~minus & ~plus)) - n_aliased
     n_certain = int(plus.sum()) + int(rplus.sum())
-    return MembershipFit(
+    fit = MembershipFit(
         xi, p, it, conv, ll, halv, kinds, path, last, int(minus.sum()), n_ne, n_aliased, n_certain,
         tuple(int(i) for i in np.flatnonzero(rplus)),
     )  # fmt: skip
+    return fit, rows, eta_rows
 
 
 def fit_membership_poisson(

@@ -423,7 +423,21 @@ def _membership_info(fit: rk.MembershipFit, method: str) -> dict:
         "n_not_estimable": int(fit.n_not_estimable),
         "n_aliased": int(fit.n_aliased),
         "n_certain": int(fit.n_certain),
+        "n_boundary": int(fit.n_boundary),
+        "boundary_rounds": int(fit.boundary_rounds),
     }
+
+
+def _warn_boundary(fit: rk.MembershipFit, inp: RegisterInput, approach: str) -> None:
+    """The boundary rule fixed cells (:func:`sdckit._core.register._fit`): a warning that says
+    how many, and why."""
+    if fit.n_boundary:
+        warn(
+            f"membership_model: approach {approach}: {_formula(inp.membership_terms, inp.names)} has no finite "
+            f"maximum along a combination of its terms; {fit.n_boundary} cell(s) were fixed at a membership "
+            f"probability of 1 or 0 (the extended maximum-likelihood estimate) and the rest refitted in "
+            f"{fit.boundary_rounds} round(s)"
+        )
 
 
 def _not_converged(fit: rk.MembershipFit, inp: RegisterInput, approach: str, what: str) -> None:
@@ -458,6 +472,7 @@ def approach_a(inp: RegisterInput, cells: RegisterCells) -> ApproachFit:
         X, cells.F1[fit_cells], lam[fit_cells], method=inp.method, tol=inp.tol, max_iter=inp.max_iter
     )
     _not_converged(fit, inp, "A", "the Poisson fit of the register counts")
+    _warn_boundary(fit, inp, "A")
     p = np.zeros(cells.K)
     p[fit_cells] = fit.p
     xi = dict(zip(_xi_names(columns, inp), map(float, fit.xi)))
@@ -507,6 +522,7 @@ def approach_b(inp: RegisterInput, cells: RegisterCells) -> ApproachFit:
         X, cells.F1[fit_cells], cells.W[fit_cells], tol=inp.tol, max_iter=inp.max_iter, reference=R
     )
     _not_converged(fit, inp, "B", "the propensity fit")
+    _warn_boundary(fit, inp, "B")
     _warn_certain(fit, columns, reference_terms, inp)
     p = np.zeros(cells.K)
     p[fit_cells] = fit.p
