@@ -315,3 +315,34 @@ def test_interaction_membership_model_converges_through_the_boundary_rule():
     assert any("no finite maximum along a combination" in str(w.message) for w in caught)
     true_tau1_star = float(np.sum((popi.F1 == 1) & (popi.F == 1)))
     assert abs(r.tau1_star / true_tau1_star - 1) < 0.10
+
+
+def test_a_fit_the_boundary_rule_cannot_save_is_an_error_not_a_nan():
+    """The ninth sample of seed 7 (true interaction model, approach B): after the boundary rule
+    the refit leaves cells with register members at p ~ 0, which would make F-hat = F^1 / p
+    infinite and tau1* NaN; the fit is reported as without a finite maximum instead."""
+    import warnings
+
+    import polars as pl
+
+    import sdckit
+
+    popi = V.make_population(scenario="interactions")
+    register = V.records(popi.cell[popi.member])
+    rng = np.random.default_rng(7)
+    for _ in range(8):
+        V.draw_sample(popi, rng)
+    sample = V.records(V.draw_sample(popi, rng)).with_columns(pl.lit(50.0).alias("w"))
+    k = V.KEYS
+    model = f"{k[1]}*{k[5]} + {k[1]}*{k[2]} + {k[4]}*{k[5]}"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sdckit.SdcWarning)
+        try:
+            r = sdckit.register_risk(
+                register, sample, k, sample_weight="w", sampling_fraction=V.FRACTION, approach="B",
+                membership_model=model,
+            )  # fmt: skip
+        except sdckit.SdcError as exc:
+            assert "membership_model: approach B" in str(exc) and "no finite maximum" in str(exc)
+            return
+    assert math.isfinite(r.tau1_star) and math.isfinite(r.tau2_star)

@@ -444,6 +444,8 @@ def _at_maximum(model, X, eta) -> bool:
 #: the boundary rule's rounds: at most this many refits after fixing the cells a fit drives past
 #: the boundary (see :func:`_fit`)
 MAX_BOUNDARY_ROUNDS = 20
+#: after the boundary rule, a cell with register members needs at least this fitted p
+MIN_MEMBER_P = 1e-12
 
 
 def _fit(model_cls, X, pos, cap, extra, tol, max_iter, newton, certain=False, R=None) -> MembershipFit:
@@ -454,10 +456,12 @@ def _fit(model_cls, X, pos, cap, extra, tol, max_iter, newton, certain=False, R=
     The boundary rule: when a fit stops without a finite maximum and its linear predictor has
     passed +-:data:`ETA_BOUNDARY` on some rows (p within 1e-13 of 1 or 0; a combination of
     columns along which the likelihood rises without bound: quasi-complete separation), those
-    rows are fixed at p = 1 (or 0), as the extended maximum-likelihood estimate has them, they
+    rows are fixed at p = 1 (or 0, only a row without register members), as the extended
+    maximum-likelihood estimate has them, they
     leave the fit (their counts set to 0) and the rest is fitted again from 0, until a fit
     converges, no row passes the boundary, or :data:`MAX_BOUNDARY_ROUNDS` rounds are done.
     ``iterations`` sums the rounds' iterations; the fixed rows count in ``n_boundary``."""
+    members = np.asarray(pos, float) > 0
     pos = np.asarray(pos, float).copy()
     cap = np.asarray(cap, float).copy()
     extra = tuple(np.asarray(e, float).copy() for e in extra)
@@ -469,7 +473,10 @@ def _fit(model_cls, X, pos, cap, extra, tol, max_iter, newton, certain=False, R=
         if fit.converged or rounds == MAX_BOUNDARY_ROUNDS or eta_rows is None:
             break
         idx = np.flatnonzero(rows)
-        up, down = idx[eta_rows > ETA_BOUNDARY], idx[eta_rows < -ETA_BOUNDARY]
+        # p -> 0 only where the cell has no register member (with one, the likelihood falls
+        # without bound as p -> 0: such a row is never at that boundary)
+        up = idx[eta_rows > ETA_BOUNDARY]
+        down = idx[(eta_rows < -ETA_BOUNDARY) & (pos[idx] <= 0)]
         if not (up.size or down.size):
             break
         at_one[up], at_zero[down] = True, True
@@ -480,7 +487,10 @@ def _fit(model_cls, X, pos, cap, extra, tol, max_iter, newton, certain=False, R=
     p = fit.p.copy()
     p[at_one], p[at_zero] = 1.0, 0.0
     n_boundary = int(at_one.sum() + at_zero.sum())
-    return replace(fit, p=p, iterations=total_it, n_boundary=n_boundary, boundary_rounds=rounds)
+    # a refit that leaves a cell with register members at p ~ 0 is no extended MLE either:
+    # reported as not converged (the caller's error), never as counts of F^1 / p = inf
+    ok = fit.converged and not (rounds and np.any(members & (p < MIN_MEMBER_P)))
+    return replace(fit, p=p, converged=ok, iterations=total_it, n_boundary=n_boundary, boundary_rounds=rounds)
 
 
 def _fit_once(model_cls, X, pos, cap, extra, tol, max_iter, newton, certain=False, R=None):
