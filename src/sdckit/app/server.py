@@ -104,6 +104,19 @@ def _variables_table(rows: list[dict]) -> ui.Tag:
     return ui.tags.table(ui.tags.thead(head), ui.tags.tbody(*body), class_="sdckit-variables")
 
 
+def _load_every_lazy_name() -> None:
+    """Load every name the packages import on first use, once, before any worker thread runs:
+    two threads that load lazily imported modules at the same time can each hold one module's
+    import lock and wait for the other's, which Python breaks by handing one of them a
+    half-initialised module. An ImportError in the app's Apply was seen once in five CI runs;
+    this race is its likely cause (not proven)."""
+    import sdckit
+
+    for package in (sdckit, sdckit.risk, sdckit.protect, sdckit.utility):
+        for name in getattr(package, "__all__", ()):
+            getattr(package, name, None)
+
+
 def create_app(data: str | None = None, folder=None) -> App:
     """The Shiny application; ``data`` is a file path loaded when a session starts, ``folder``
     the folder every file the app writes goes into (default: the current folder)."""
@@ -111,6 +124,7 @@ def create_app(data: str | None = None, folder=None) -> App:
 
     from .protect import export_panel, history_panel, protect_panel, protect_server
 
+    _load_every_lazy_name()
     initial = "" if data is None else str(data)
     home = os.path.realpath(os.getcwd() if folder is None else os.fspath(folder))
     if not os.path.isdir(home):
