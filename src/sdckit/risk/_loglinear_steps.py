@@ -195,7 +195,7 @@ class LoglinearInput:
     candidates: int | None = 1
     #: the standardized deviance reduction a term must exceed (None: every term, by raw deviance)
     term_test: float | None = 2.0
-    #: a candidate term needs at least this many records per degree of freedom (None: no bound)
+    #: a candidate term needs at least this many records per parameter it adds (None: no bound)
     records_per_parameter: float | None = 1.0
     stability: int = 0
     seed: int | None = None
@@ -1062,11 +1062,9 @@ def _path_spread(path: tuple, key: str, value: float) -> float:
     """The model-choice spread of ``key`` (tau1 or tau2): the largest |log| ratio between the
     reported value and the models next to it on the search path (the bracket's two models and
     the one before them); 0 without a path (a model the user chose)."""
-    accepted = [p for p in path if p["accepted"]]
-    near = [p[key] for p in accepted[-3:]]
-    if not near or not value > 0:
-        return 0.0
-    return max(abs(math.log(x / value)) for x in near if x > 0) if any(x > 0 for x in near) else 0.0
+    near = [p[key] for p in path if p["accepted"]][-3:]
+    ratios = [abs(math.log(x / value)) for x in near if x > 0] if value > 0 else []
+    return max(ratios, default=0.0)
 
 
 def model_interval(table: CellTable, fit: ModelFit, risk: dict, confidence: float = 0.95) -> dict:
@@ -1095,9 +1093,8 @@ def model_interval(table: CellTable, fit: ModelFit, risk: dict, confidence: floa
     from scipy.stats import norm
 
     z = float(norm.ppf(0.5 + confidence / 2.0))
-    su = table.f[table.idx] == 1
-    pi = table.pi_records[su]
-    v1, v2 = ll.uniqueness_variances((1.0 - pi) * fit.lam[table.idx][su])
+    su = risk["su"]  # the sample uniques' rows, as risk_measures found them
+    v1, v2 = ll.uniqueness_variances((1.0 - table.pi_records[su]) * fit.lam[table.idx[su]])
     n = max(float(table.f.sum()), 1.0)
     s_sparse = SPARSE_ERROR * math.sqrt(risk["n_parameters"] / n)
     out: dict[str, Any] = {"confidence": confidence, "method": "model-aware"}
