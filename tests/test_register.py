@@ -647,6 +647,24 @@ def test_reference_category_absent_from_the_sample_has_propensity_one_in_approac
     np.testing.assert_allclose(bare.p, [1.0, 0.25, 0.5], rtol=1e-9)
 
 
+def test_a_combination_only_register_only_cells_see_is_not_estimable():
+    # main effects of a and b (columns 1, a[2], b[2]); the sample has records in (a1, b1) and
+    # (a2, b2) only (W = 100 each), the register has members in all four cells. Over the two
+    # cells with a weight the columns have rank 2: the direction a[2] - b[2] is seen only by
+    # (a1, b2) and (a2, b1), which carry F^1 eta and no information, so l* is linear along it
+    # (slope 5 - 3 > 0: no finite maximum, by sending the members of (a1, b2) to p = 0). It is
+    # not estimable: b[2] is aliased (coefficient 0), and the fit of (1, a[2]) is saturated in a,
+    # by hand p = (10 + 3) / 100 = 0.13 for a1 and (5 + 10) / 100 = 0.15 for a2 (the score
+    # sum_k (F^1_k - W_k p) over each category is 0). Before the rule the steps wandered along
+    # that direction and the fit did not converge
+    X, _ = rk.cell_design(np.array([[0, 0], [0, 1], [1, 0], [1, 1]]), (2, 2), [(0,), (1,)])
+    F1, W = np.array([10.0, 3.0, 5.0, 10.0]), np.array([100.0, 0.0, 0.0, 100.0])
+    fit = rk.fit_membership_propensity(X, F1, W)
+    assert fit.converged and fit.n_aliased == 1 and fit.n_boundary == 0 and fit.xi[2] == 0.0
+    np.testing.assert_allclose(fit.p, [0.13, 0.13, 0.15, 0.15], rtol=1e-10)
+    np.testing.assert_allclose(fit.xi[:2], [_logit(0.13), _logit(0.15) - _logit(0.13)], atol=1e-10)
+
+
 def _interaction_files():
     """Every category of a and b in both files, but the combination (a2, b2) only in the register."""
     register = pl.DataFrame({"a": ["a1", "a1", "a2", "a2", "a2"], "b": ["b1", "b2", "b1", "b2", "b2"]})

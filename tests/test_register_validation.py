@@ -289,9 +289,10 @@ def test_approach_b_against_the_truth_when_membership_depends_on_age_and_activit
 
 def test_interaction_membership_model_converges_through_the_boundary_rule():
     """The true membership model of the "interactions" scenario, approach B, on the second
-    sample of seed 7: the first fit has no finite maximum (cells with more register members
-    than the weighted sample represents, along a combination of terms); the boundary rule fixes
-    them at p = 1, the refit converges, it warns, and tau1* is within 10 % of the truth."""
+    sample of seed 7: a combination of terms picks out a register-only cell (members, no
+    sample record; l* rises without bound there), which is fixed at p = 1 before the
+    iterations; the fit converges in few iterations, it warns, and tau1* is within 10 % of the
+    truth."""
     import warnings
 
     import polars as pl
@@ -311,16 +312,20 @@ def test_interaction_membership_model_converges_through_the_boundary_rule():
             register, sample, k, sample_weight="w", sampling_fraction=V.FRACTION, approach="B", membership_model=model
         )
     mf = r.membership_fit
-    assert mf["converged"] and mf["n_boundary"] > 0 and mf["boundary_rounds"] >= 1
+    assert mf["converged"] and mf["n_boundary"] > 0 and mf["boundary_rounds"] >= 1 and mf["iterations"] <= 30
     assert any("no finite maximum along a combination" in str(w.message) for w in caught)
     true_tau1_star = float(np.sum((popi.F1 == 1) & (popi.F == 1)))
     assert abs(r.tau1_star / true_tau1_star - 1) < 0.10
 
 
-def test_a_fit_the_boundary_rule_cannot_save_is_an_error_not_a_nan():
-    """The ninth sample of seed 7 (true interaction model, approach B): after the boundary rule
-    the refit leaves cells with register members at p ~ 0, which would make F-hat = F^1 / p
-    infinite and tau1* NaN; the fit is reported as without a finite maximum instead."""
+@pytest.mark.parametrize("draw", [8, 9])
+def test_fits_that_once_ended_without_a_maximum_converge(draw):
+    """The ninth and tenth samples of seed 7 (true interaction model, approach B). Before the
+    rules for directions the sample does not see, Newton's steps wandered along a combination
+    of terms seen only by register-only cells (no information there) and the fits stopped
+    without a maximum (the ninth: cells with members at p ~ 0, F-hat infinite; reported as an
+    error, never a NaN). Now both converge, with finite measures and tau1* within 10 % of the
+    truth."""
     import warnings
 
     import polars as pl
@@ -330,19 +335,17 @@ def test_a_fit_the_boundary_rule_cannot_save_is_an_error_not_a_nan():
     popi = V.make_population(scenario="interactions")
     register = V.records(popi.cell[popi.member])
     rng = np.random.default_rng(7)
-    for _ in range(8):
+    for _ in range(draw):
         V.draw_sample(popi, rng)
     sample = V.records(V.draw_sample(popi, rng)).with_columns(pl.lit(50.0).alias("w"))
     k = V.KEYS
     model = f"{k[1]}*{k[5]} + {k[1]}*{k[2]} + {k[4]}*{k[5]}"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", sdckit.SdcWarning)
-        try:
-            r = sdckit.register_risk(
-                register, sample, k, sample_weight="w", sampling_fraction=V.FRACTION, approach="B",
-                membership_model=model,
-            )  # fmt: skip
-        except sdckit.SdcError as exc:
-            assert "membership_model: approach B" in str(exc) and "no finite maximum" in str(exc)
-            return
+        r = sdckit.register_risk(
+            register, sample, k, sample_weight="w", sampling_fraction=V.FRACTION, approach="B", membership_model=model
+        )
+    assert r.membership_fit["converged"] and r.membership_fit["iterations"] <= 50
     assert math.isfinite(r.tau1_star) and math.isfinite(r.tau2_star)
+    true_tau1_star = float(np.sum((popi.F1 == 1) & (popi.F == 1)))
+    assert abs(r.tau1_star / true_tau1_star - 1) < 0.10

@@ -460,7 +460,9 @@ def _fit(model_cls, X, pos, cap, extra, tol, max_iter, newton, certain=False, R=
     maximum-likelihood estimate has them, they
     leave the fit (their counts set to 0) and the rest is fitted again from 0, until a fit
     converges, no row passes the boundary, or :data:`MAX_BOUNDARY_ROUNDS` rounds are done.
-    ``iterations`` sums the rounds' iterations; the fixed rows count in ``n_boundary``."""
+    ``iterations`` sums the rounds' iterations; the fixed rows count in ``n_boundary``. Approach
+    B (``certain``) first fixes, before each fit, the register-only rows of
+    :func:`_fix_unseen` (counted in ``n_boundary`` and ``boundary_rounds`` as well)."""
     members = np.asarray(pos, float) > 0
     pos = np.asarray(pos, float).copy()
     cap = np.asarray(cap, float).copy()
@@ -468,21 +470,22 @@ def _fit(model_cls, X, pos, cap, extra, tol, max_iter, newton, certain=False, R=
     at_one, at_zero = np.zeros(X.shape[0], bool), np.zeros(X.shape[0], bool)
     total_it = rounds = 0
     while True:
+        if certain:
+            rounds += _fix_unseen(X, pos, cap, (pos, cap, *extra), R, at_one)
         fit, rows, eta_rows = _fit_once(model_cls, X, pos, cap, extra, tol, max_iter, newton, certain, R)
         total_it += fit.iterations
-        if fit.converged or rounds == MAX_BOUNDARY_ROUNDS or eta_rows is None:
+        if fit.converged or rounds >= MAX_BOUNDARY_ROUNDS or eta_rows is None:
             break
         idx = np.flatnonzero(rows)
-        # p -> 0 only where the cell has no register member (with one, the likelihood falls
-        # without bound as p -> 0: such a row is never at that boundary)
-        up = idx[eta_rows > ETA_BOUNDARY]
-        down = idx[(eta_rows < -ETA_BOUNDARY) & (pos[idx] <= 0)]
+        # only rows still in the likelihood (a fixed row has counts 0 and an arbitrary eta); p -> 0
+        # only where the cell has no register member (with one, the likelihood falls without
+        # bound as p -> 0: such a row is never at that boundary)
+        live = (pos[idx] > 0) | (cap[idx] > 0)
+        up = idx[live & (eta_rows > ETA_BOUNDARY)]
+        down = idx[live & (eta_rows < -ETA_BOUNDARY) & ~members[idx]]
         if not (up.size or down.size):
             break
-        at_one[up], at_zero[down] = True, True
-        for a in (pos, cap, *extra):
-            a[up] = 0.0
-            a[down] = 0.0
+        _fix(up, down, at_one, at_zero, (pos, cap, *extra))
         rounds += 1
     p = fit.p.copy()
     p[at_one], p[at_zero] = 1.0, 0.0
@@ -493,6 +496,78 @@ def _fit(model_cls, X, pos, cap, extra, tol, max_iter, newton, certain=False, R=
     return replace(fit, p=p, converged=ok, iterations=total_it, n_boundary=n_boundary, boundary_rounds=rounds)
 
 
+#: a direction of the design is unseen by the sample when X_seen' X_seen has an eigenvalue below
+#: this share of its largest; an entry of a direction below UNSEEN_ZERO is 0
+UNSEEN_TOL = 1e-9
+UNSEEN_ZERO = 1e-9
+
+
+def _unseen_up(Xs, seen: np.ndarray, members: np.ndarray) -> np.ndarray:
+    r"""Approach B: register-only rows that a direction unseen by the sample drives to p = 1.
+
+    A row with register members and no sample weight adds F^1_k eta_k to l* and nothing to its
+    curvature. Along a direction d with X_seen d = 0 (a null vector of X_seen' X_seen, ``seen``
+    the rows with a weight), l* is therefore linear with slope sum_k F^1_k delta_k, delta = X d
+    on the register-only rows. A direction with delta >= 0 there, not all 0, has a positive
+    slope: those rows form a set of cells, identified by the model, where the register has
+    members and the sample none, and l* rises without bound as p -> 1 in them; as the column
+    rule of :func:`_support` does for a single column, they are fixed at p = 1. A linear program
+    over the null space (maximise sum delta, 0 <= delta <= 1) finds such a direction. The
+    remaining unseen directions have deltas of both signs (l* unbounded only by sending members
+    to p = 0, or flat): not estimable, their columns are aliased by the caller. Returns a mask
+    over the rows of ``Xs`` (``members`` & ~``seen`` rows only)."""
+    from scipy.linalg import eigh
+    from scipy.optimize import linprog
+
+    out = np.zeros(Xs.shape[0], bool)
+    only = np.flatnonzero(members & ~seen)
+    if only.size == 0 or Xs.shape[1] == 0:
+        return out
+    vals, vecs = eigh(_gram(Xs[seen], np.ones(int(seen.sum()))))
+    null = vecs[:, vals <= UNSEEN_TOL * max(float(vals[-1]), 1.0)]
+    if null.shape[1] == 0:
+        return out
+    D = np.asarray(Xs[only] @ null)
+    D[np.abs(D) < UNSEEN_ZERO] = 0.0
+    keep = np.any(D != 0, axis=1)
+    if not keep.any():
+        return out
+    D = D[keep]
+    res = linprog(
+        -D.sum(axis=0), A_ub=np.vstack([D, -D]), b_ub=np.r_[np.ones(len(D)), np.zeros(len(D))],
+        bounds=[(None, None)] * D.shape[1], method="highs",
+    )  # fmt: skip
+    if res.status == 0 and res.x is not None and -res.fun > UNSEEN_TOL:
+        out[only[keep][D @ res.x > 1e-6]] = True
+    return out
+
+
+def _fix_unseen(X, pos, cap, arrays, R, at_one) -> int:
+    """Approach B: fix the rows of :func:`_unseen_up` at p = 1 (they leave the fit) until none is
+    left, on the rows and independent columns of :func:`_support`. Returns the rounds."""
+    for rounds in range(MAX_BOUNDARY_ROUNDS + 1):
+        rows, cols, *_ = _support(X, pos, cap, True, R)
+        Xs = X[rows][:, cols] if not isinstance(X, np.ndarray) else X[np.ix_(rows, cols)]
+        live = (pos[rows] > 0) | (cap[rows] > 0)
+        Xs, idx = Xs[live], np.flatnonzero(rows)[live]
+        if not isinstance(Xs, np.ndarray):
+            Xs = Xs.toarray()
+        Xs = Xs[:, _independent_columns(Xs)]
+        up = _unseen_up(Xs, cap[idx] > 0, pos[idx] > 0)
+        if not up.any():
+            return rounds
+        _fix(idx[up], idx[:0], at_one, at_one, arrays)
+    return rounds
+
+
+def _fix(up, down, at_one, at_zero, arrays) -> None:
+    """Fix the rows ``up`` at p = 1 and ``down`` at p = 0: they leave the fit (counts set to 0)."""
+    at_one[up], at_zero[down] = True, True
+    for a in arrays:
+        a[up] = 0.0
+        a[down] = 0.0
+
+
 def _fit_once(model_cls, X, pos, cap, extra, tol, max_iter, newton, certain=False, R=None):
     """One fit (see :func:`_fit`): the fit, the rows in it and their linear predictor (None
     when nothing was iterated)."""
@@ -500,7 +575,11 @@ def _fit_once(model_cls, X, pos, cap, extra, tol, max_iter, newton, certain=Fals
     Xs = X[rows][:, cols] if not isinstance(X, np.ndarray) else X[np.ix_(rows, cols)]
     if Xs.shape[0] * Xs.shape[1] ** 2 <= 1 << 22 and not isinstance(Xs, np.ndarray):
         Xs = Xs.toarray()
-    independent = _independent_columns(Xs)
+    # aliasing on the rows with a capacity: a row without one (approach B: register members, no
+    # sample record) adds F^1 eta to l* and nothing to the information, so a combination of
+    # columns that only such rows see is not estimable (l* is linear along it: Newton's steps
+    # wander along it, or it has no finite maximum by sending some members to p = 0)
+    independent = _independent_columns(Xs[cap[rows] > 0])
     n_aliased = int(np.count_nonzero(~independent))
     if n_aliased:
         cols[np.flatnonzero(cols)[~independent]] = False
@@ -586,8 +665,11 @@ def fit_membership_propensity(
 
     Without these, -H* is singular (or vanishes) and the steps wander along its null space
     without meeting the stopping rule. When every cell is fixed, no iteration is needed
-    (``iterations`` 0). A direction of no finite maximum that no single column (nor reference
-    indicator) shows (``converged`` False, p approaching 1) is left to the caller.
+    (``iterations`` 0). Cells with register members and no sample weight carry no information:
+    a combination of columns seen only there is fixed at p = 1 where it is >= 0 in all of them
+    (:func:`_unseen_up`) and aliased otherwise (columns are aliased over the cells with a
+    weight). Another direction of no finite maximum goes to the boundary rule of :func:`_fit`;
+    one it cannot save (``converged`` False, p approaching 1) is left to the caller.
     """
     F1 = np.asarray(F1, float)
     W = np.asarray(W, float)
