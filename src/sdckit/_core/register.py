@@ -550,8 +550,6 @@ def _fix_unseen(X, pos, cap, arrays, R, at_one) -> int:
         Xs = X[rows][:, cols] if not isinstance(X, np.ndarray) else X[np.ix_(rows, cols)]
         live = (pos[rows] > 0) | (cap[rows] > 0)
         Xs, idx = Xs[live], np.flatnonzero(rows)[live]
-        if not isinstance(Xs, np.ndarray):
-            Xs = Xs.toarray()
         Xs = Xs[:, _independent_columns(Xs)]
         up = _unseen_up(Xs, cap[idx] > 0, pos[idx] > 0)
         if not up.any():
