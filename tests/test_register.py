@@ -665,6 +665,21 @@ def test_a_combination_only_register_only_cells_see_is_not_estimable():
     np.testing.assert_allclose(fit.xi[:2], [_logit(0.13), _logit(0.15) - _logit(0.13)], atol=1e-10)
 
 
+def test_a_combination_that_picks_out_register_only_cells_has_propensity_one():
+    # main effects of a and b (columns 1, a[2], b[2]) on three cells: (a1, b1) with 10 members
+    # and W = 100, (a1, b2) with 3 members and no sample record (W = 0), (a2, b2) with 20 members
+    # and W = 100. No column reaches its weight (intercept 33 < 200, a[2] 20 < 100, b[2]
+    # 23 < 100), but b[2] - a[2] is 0 in both cells with a weight and +1 in (a1, b2): along it
+    # l* rises by 3 per unit without end. The cell is fixed at p = 1 before any iteration; the
+    # other two cells leave rank 2 (a column aliased), so the fit is saturated there, by hand
+    # p = 10 / 100 and 20 / 100
+    X, _ = rk.cell_design(np.array([[0, 0], [0, 1], [1, 1]]), (2, 2), [(0,), (1,)])
+    fit = rk.fit_membership_propensity(X, np.array([10.0, 3.0, 20.0]), np.array([100.0, 0.0, 100.0]))
+    assert fit.converged and fit.n_boundary == 1 and fit.boundary_rounds == 1 and fit.n_aliased == 1
+    assert fit.n_certain == 0 and fit.iterations < 10
+    np.testing.assert_allclose(fit.p, [0.1, 1.0, 0.2], rtol=1e-10)
+
+
 def _interaction_files():
     """Every category of a and b in both files, but the combination (a2, b2) only in the register."""
     register = pl.DataFrame({"a": ["a1", "a1", "a2", "a2", "a2"], "b": ["b1", "b2", "b1", "b2", "b2"]})

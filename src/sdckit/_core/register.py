@@ -485,7 +485,8 @@ def _fit(model_cls, X, pos, cap, extra, tol, max_iter, newton, certain=False, R=
         down = idx[live & (eta_rows < -ETA_BOUNDARY) & ~members[idx]]
         if not (up.size or down.size):
             break
-        _fix(up, down, at_one, at_zero, (pos, cap, *extra))
+        _fix(at_one, up, (pos, cap, *extra))
+        _fix(at_zero, down, (pos, cap, *extra))
         rounds += 1
     p = fit.p.copy()
     p[at_one], p[at_zero] = 1.0, 0.0
@@ -497,9 +498,11 @@ def _fit(model_cls, X, pos, cap, extra, tol, max_iter, newton, certain=False, R=
 
 
 #: a direction of the design is unseen by the sample when X_seen' X_seen has an eigenvalue below
-#: this share of its largest; an entry of a direction below UNSEEN_ZERO is 0
+#: this share of its largest; an entry of a direction below UNSEEN_ZERO is 0; a row moves along
+#: the linear program's direction when its entry exceeds UNSEEN_MOVES
 UNSEEN_TOL = 1e-9
 UNSEEN_ZERO = 1e-9
+UNSEEN_MOVES = 1e-6
 
 
 def _unseen_up(Xs, seen: np.ndarray, members: np.ndarray) -> np.ndarray:
@@ -538,7 +541,7 @@ def _unseen_up(Xs, seen: np.ndarray, members: np.ndarray) -> np.ndarray:
         bounds=[(None, None)] * D.shape[1], method="highs",
     )  # fmt: skip
     if res.status == 0 and res.x is not None and -res.fun > UNSEEN_TOL:
-        out[only[keep][D @ res.x > 1e-6]] = True
+        out[only[keep][D @ res.x > UNSEEN_MOVES]] = True
     return out
 
 
@@ -547,30 +550,35 @@ def _fix_unseen(X, pos, cap, arrays, R, at_one) -> int:
     left, on the rows and independent columns of :func:`_support`. Returns the rounds."""
     for rounds in range(MAX_BOUNDARY_ROUNDS + 1):
         rows, cols, *_ = _support(X, pos, cap, True, R)
-        Xs = X[rows][:, cols] if not isinstance(X, np.ndarray) else X[np.ix_(rows, cols)]
+        Xs = _submatrix(X, rows, cols)
         live = (pos[rows] > 0) | (cap[rows] > 0)
         Xs, idx = Xs[live], np.flatnonzero(rows)[live]
         Xs = Xs[:, _independent_columns(Xs)]
         up = _unseen_up(Xs, cap[idx] > 0, pos[idx] > 0)
         if not up.any():
             return rounds
-        _fix(idx[up], idx[:0], at_one, at_one, arrays)
+        _fix(at_one, idx[up], arrays)
     return rounds
 
 
-def _fix(up, down, at_one, at_zero, arrays) -> None:
-    """Fix the rows ``up`` at p = 1 and ``down`` at p = 0: they leave the fit (counts set to 0)."""
-    at_one[up], at_zero[down] = True, True
+def _fix(at: np.ndarray, rows: np.ndarray, arrays) -> None:
+    """Mark ``rows`` in ``at`` (the rows fixed at p = 1, or at p = 0) and take them out of the fit:
+    their counts in ``arrays`` set to 0."""
+    at[rows] = True
     for a in arrays:
-        a[up] = 0.0
-        a[down] = 0.0
+        a[rows] = 0.0
+
+
+def _submatrix(X, rows: np.ndarray, cols: np.ndarray):
+    """The rows and columns (boolean masks) of a dense or SciPy sparse X."""
+    return X[rows][:, cols] if not isinstance(X, np.ndarray) else X[np.ix_(rows, cols)]
 
 
 def _fit_once(model_cls, X, pos, cap, extra, tol, max_iter, newton, certain=False, R=None):
     """One fit (see :func:`_fit`): the fit, the rows in it and their linear predictor (None
     when nothing was iterated)."""
     rows, cols, minus, plus, one, rplus = _support(X, pos, cap, certain, R)
-    Xs = X[rows][:, cols] if not isinstance(X, np.ndarray) else X[np.ix_(rows, cols)]
+    Xs = _submatrix(X, rows, cols)
     if Xs.shape[0] * Xs.shape[1] ** 2 <= 1 << 22 and not isinstance(Xs, np.ndarray):
         Xs = Xs.toarray()
     # aliasing on the rows with a capacity: a row without one (approach B: register members, no
